@@ -1,0 +1,148 @@
+#!/usr/bin/env node
+/**
+ * `restfold <command>`: migrate, createuser, token create|revoke, serve.
+ * Every command migrates first and works on the server's DATABASE_URL.
+ */
+import { parseArgs } from 'node:util';
+import { pathToFileURL } from 'node:url';
+import { resolve } from 'node:path';
+import { AdminInputError, createUser } from './framework/authentication/admin.js';
+import { createToken, revokeUserTokens } from './framework/authentication/token.js';
+import {
+  loadConfig,
+  loadDotEnv,
+  migrateApp,
+  openConfiguredDatabase,
+  serve,
+  type AppDefinition,
+  type Config,
+  type Database,
+} from './framework/index.js';
+
+const USAGE = `Usage: restfold <command> [options]
+
+Commands:
+  serve [--app FILE]                 migrate, then serve HTTP on HOST:PORT
+  migrate [--app FILE]               apply pending migrations
+  createuser --username U [--password P | --password-stdin] [--email E]
+             [--superuser] [--permission NAME ...]
+  token create --username U          print a new API token for U
+  token revoke --username U          revoke every token of U
+
+Settings come from the environment (DATABASE_URL, PORT, ...; see README).`;
+
+class UsageError extends Error {}
+const isUserMistake = (error: unknown): boolean =>
+  error instanceof UsageError || error instanceof AdminInputError || (error instanceof TypeError && String((error as { code?: string }).code).startsWith('ERR_PARSE_ARGS'));
+
+async function loadApp(file: string | undefined): Promise<AppDefinition> {
+  const url = file ? pathToFileURL(resolve(file)).href : new URL('./service/app.js', import.meta.url).href;
+  const module = (await import(url)) as { default?: AppDefinition };
+  if (!module.default?.collections) throw new UsageError(`${file} has no default export made with defineApp().`);
+  return module.default;
+}
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+}
+
+async function userIdByName(database: Database, username: string): Promise<number> {
+  const row = await database.db.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst();
+  if (!row) throw new UsageError(`No user named "${username}".`);
+  return Number(row.id);
+}
+
+async function withDatabase<T>(config: Config, app: AppDefinition, work: (database: Database) => Promise<T>): Promise<T> {
+  const database = openConfiguredDatabase(config);
+  try {
+    await migrateApp(database, app);
+    return await work(database);
+  } finally {
+    await database.close();
+  }
+}
+
+async function main(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      app: { type: 'string' },
+      username: { type: 'string' },
+      password: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+      email: { type: 'string' },
+      superuser: { type: 'boolean' },
+      permission: { type: 'string', multiple: true },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  const [command, subcommand] = positionals;
+  if (values.help || !command) {
+    console.log(USAGE);
+    return;
+  }
+  loadDotEnv();
+  const config = loadConfig();
+  const app = await loadApp(values.app);
+  const username = (): string => {
+    if (!values.username) throw new UsageError('--username is required.');
+    return values.username;
+  };
+
+  switch (command) {
+    case 'serve':
+      await serve(app, config);
+      return;
+    case 'migrate': {
+      const applied = await withDatabase(config, app, async () => []);
+      console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Migrations are up to date.');
+      return;
+    }
+    case 'createuser': {
+      if (values.password !== undefined && values['password-stdin']) {
+        throw new UsageError('Give --password or --password-stdin, not both.');
+      }
+      const password = values['password-stdin'] ? await readStdin() : values.password;
+      const id = await withDatabase(config, app, (database) =>
+        createUser(database, {
+          username: username(),
+          password,
+          email: values.email ?? '',
+          superuser: values.superuser ?? false,
+          permissions: values.permission ?? [],
+        }),
+      );
+      console.log(`Created user "${values.username}" (id ${id}).`);
+      return;
+    }
+    case 'token': {
+      if (subcommand === 'create') {
+        const token = await withDatabase(config, app, async (database) =>
+          createToken(database, await userIdByName(database, username())),
+        );
+        console.log(token);
+        return;
+      }
+      if (subcommand === 'revoke') {
+        const count = await withDatabase(config, app, async (database) =>
+          revokeUserTokens(database, await userIdByName(database, username())),
+        );
+        console.log(`Revoked ${count} token(s) of "${values.username}".`);
+        return;
+      }
+      throw new UsageError('Use "token create" or "token revoke".');
+    }
+    default:
+      throw new UsageError(`Unknown command "${command}".`);
+  }
+}
+
+main(process.argv.slice(2)).catch((error: unknown) => {
+  const message = error instanceof Error ? error.message : String(error);
+  console.error(`restfold: ${message}`);
+  if (isUserMistake(error)) console.error('Run "restfold --help" for usage.');
+  process.exit(isUserMistake(error) ? 2 : 1);
+});

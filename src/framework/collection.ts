@@ -1,0 +1,78 @@
+/**
+ * A collection: a serializer plus the policies of one resource (filters,
+ * ordering, page sizes, permissions). Everything is checked once, here, at
+ * start-up, so a request never meets a declaration error.
+ */
+import type { ListSource, Ordering } from '../store/list.js';
+import type { Lookup } from './fields.js';
+import type { Action, Permission } from './permissions.js';
+import type { QueryRules } from './query.js';
+import type { Serializer } from './serializer.js';
+
+export interface CollectionOptions {
+  serializer: Serializer;
+  /** Fields that may be filtered: a list (every lookup that fits each type) or field → lookups. */
+  filterFields?: readonly string[] | Readonly<Record<string, readonly Lookup[]>>;
+  orderingFields?: readonly string[];
+  /** Used when a request gives no `ordering`, e.g. `['-created_at']`; ties always fall back to `id`. */
+  defaultOrdering?: readonly string[];
+  pageSize?: number;
+  maxPageSize?: number;
+  /** Checks for every action, or per action; actions left out get the API's default. */
+  permissions?: readonly Permission[] | Partial<Readonly<Record<Action, readonly Permission[]>>>;
+}
+
+export interface Collection {
+  readonly name: string;
+  readonly serializer: Serializer;
+  readonly queryRules: QueryRules;
+  readonly listSource: ListSource;
+  /** The collection's own checks for an action, if it set any. */
+  permissionsFor(action: Action): readonly Permission[] | undefined;
+}
+
+const RESOURCE_NAME = /^[a-z][a-z0-9_-]*$/;
+
+export function collection(name: string, options: CollectionOptions): Collection {
+  const { serializer } = options;
+  const modelFields = serializer.model.fields;
+  if (!RESOURCE_NAME.test(name)) throw new Error(`Collection name "${name}" must match ${RESOURCE_NAME}.`);
+
+  const filters = new Map<string, readonly Lookup[]>();
+  const filterFields = options.filterFields ?? [];
+  const entries = Array.isArray(filterFields)
+    ? (filterFields as readonly string[]).map((field) => [field, modelFields[field]?.lookups ?? []] as const)
+    : Object.entries(filterFields as Readonly<Record<string, readonly Lookup[]>>);
+  for (const [field, lookups] of entries) {
+    const declared = modelFields[field];
+    if (!declared || declared.writeOnly) throw new Error(`${name}: cannot filter on "${field}".`);
+    const unfit = lookups.filter((lookup) => !declared.lookups.includes(lookup));
+    if (unfit.length > 0) throw new Error(`${name}: lookups ${unfit.join(', ')} do not fit "${field}".`);
+    filters.set(field, lookups);
+  }
+
+  const ordering = options.orderingFields ?? [];
+  for (const field of ordering) {
+    if (!modelFields[field] || modelFields[field].writeOnly) throw new Error(`${name}: cannot order by "${field}".`);
+  }
+  const defaultOrdering: Ordering[] = (options.defaultOrdering ?? []).map((term) => {
+    const descending = term.startsWith('-');
+    const field = descending ? term.slice(1) : term;
+    if (!modelFields[field]) throw new Error(`${name}: cannot order by "${field}".`);
+    return { field, descending };
+  });
+
+  const pageSize = options.pageSize ?? 20;
+  const maxPageSize = options.maxPageSize ?? 100;
+  if (pageSize < 1 || maxPageSize < pageSize) throw new Error(`${name}: need 1 <= pageSize <= maxPageSize.`);
+
+  const permissions = options.permissions;
+  return {
+    name,
+    serializer,
+    queryRules: { fields: modelFields, filters, ordering, defaultOrdering, pageSize, maxPageSize },
+    listSource: { selection: serializer.selection, fields: modelFields, searchFields: serializer.search },
+    permissionsFor: (action) =>
+      permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * Settings from environment variables (and a `.env` file, if present),
+ * validated once at start-up: a bad value stops the process with a clear
+ * message rather than surfacing later as a 500.
+ */
+import { existsSync } from 'node:fs';
+import type { AuthKind } from './authentication/index.js';
+import { parseRate, type Rate } from './throttling.js';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly databaseUrl: string;
+  readonly maxConnections: number;
+  readonly maxIdleConnections: number;
+  /** undefined: generate one and keep it in the data folder (see secrets.ts). */
+  readonly secretKey: string | undefined;
+  readonly auth: readonly AuthKind[];
+  readonly requireAuth: boolean;
+  readonly redisUrl: string | undefined;
+  readonly workers: number;
+  readonly logLevel: string;
+  readonly throttleAnonymous: Rate | null;
+  readonly throttleUser: Rate | null;
+  readonly maxBodyBytes: number;
+  readonly trustProxy: boolean;
+}
+
+const AUTH_KINDS: readonly AuthKind[] = ['token', 'jwt', 'session'];
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function integer(env: Env, name: string, fallback: number, min: number): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  if (!/^\d+$/.test(text) || Number(text) < min) throw new Error(`${name} must be an integer >= ${min} (got "${text}").`);
+  return Number(text);
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const text = env[name]?.toLowerCase();
+  if (text === undefined || text === '') return fallback;
+  if (['true', '1', 'yes', 'on'].includes(text)) return true;
+  if (['false', '0', 'no', 'off'].includes(text)) return false;
+  throw new Error(`${name} must be true or false (got "${env[name]}").`);
+}
+
+function rate(env: Env, name: string, fallback: string): Rate | null {
+  try {
+    return parseRate(env[name] || fallback);
+  } catch (error) {
+    throw new Error(`${name}: ${(error as Error).message}`);
+  }
+}
+
+/** Reads `.env` into process.env (without overriding what is set) when the file exists. */
+export function loadDotEnv(path = '.env'): void {
+  if (existsSync(path)) process.loadEnvFile(path);
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const auth = (env.AUTH ?? 'token,jwt,session')
+    .split(',')
+    .map((kind) => kind.trim())
+    .filter(Boolean);
+  for (const kind of auth) {
+    if (!AUTH_KINDS.includes(kind as AuthKind)) throw new Error(`AUTH: unknown kind "${kind}" (use ${AUTH_KINDS.join(', ')}).`);
+  }
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}.`);
+  return {
+    port: integer(env, 'PORT', 8000, 0),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl: env.DATABASE_URL || 'sqlite:./data/restfold.sqlite3',
+    maxConnections: integer(env, 'DB_MAX_CONNECTIONS', 25, 1),
+    maxIdleConnections: integer(env, 'DB_MAX_IDLE_CONNECTIONS', 5, 0),
+    secretKey: env.SECRET_KEY || undefined,
+    auth: auth as AuthKind[],
+    requireAuth: boolean(env, 'API_REQUIRE_AUTH', true),
+    redisUrl: env.REDIS_URL || undefined,
+    workers: integer(env, 'WORKERS', 1, 0),
+    logLevel,
+    throttleAnonymous: rate(env, 'THROTTLE_ANON', '100/min'),
+    throttleUser: rate(env, 'THROTTLE_USER', '1000/min'),
+    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1_048_576, 1),
+    trustProxy: boolean(env, 'TRUST_PROXY', false),
+  };
+}

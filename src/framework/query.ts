@@ -1,0 +1,132 @@
+/**
+ * A list request's query string → a typed ListQuery, or a 400 that names
+ * what is allowed. Nothing here touches SQL; names are checked against the
+ * collection's declaration and values are parsed by their fields.
+ */
+import type { Filter, ListQuery, Ordering } from '../store/list.js';
+import { ApiError, validationFailed, type ErrorDetails } from './errors.js';
+import { FieldError, assertCleanText, type Field, type Lookup } from './fields.js';
+
+export const RESERVED_PARAMETERS = ['page', 'page_size', 'search', 'ordering', 'format'] as const;
+
+const MAX_SEARCH_TERMS = 50;
+const MAX_IN_VALUES = 1000;
+
+export interface QueryRules {
+  readonly fields: Readonly<Record<string, Field>>;
+  /** Field name → the lookups it may be filtered with. */
+  readonly filters: ReadonlyMap<string, readonly Lookup[]>;
+  readonly ordering: readonly string[];
+  readonly defaultOrdering: readonly Ordering[];
+  readonly pageSize: number;
+  readonly maxPageSize: number;
+}
+
+/** The request's parameters, the last value winning when one is repeated. */
+export function queryParameters(url: string): Map<string, string> {
+  const start = url.indexOf('?');
+  return new Map(start === -1 ? [] : new URLSearchParams(url.slice(start + 1)));
+}
+
+export const invalidPage = (): ApiError => new ApiError(404, 'not_found', 'Invalid page.');
+
+function positiveInteger(text: string, name: string, details: ErrorDetails): number | undefined {
+  if (!/^[1-9]\d*$/.test(text)) {
+    details[name] = ['A positive integer is required.'];
+    return undefined;
+  }
+  return Number(text);
+}
+
+export function parseListQuery(parameters: ReadonlyMap<string, string>, rules: QueryRules): ListQuery {
+  const details: ErrorDetails = {};
+  const filters: Filter[] = [];
+  for (const [name, text] of parameters) {
+    try {
+      assertCleanText(text);
+    } catch (error) {
+      details[name] = (error as FieldError).messages;
+      continue;
+    }
+    if (!(RESERVED_PARAMETERS as readonly string[]).includes(name)) {
+      const filter = parseFilter(name, text, rules, details);
+      if (filter) filters.push(filter);
+    }
+  }
+
+  const page = positiveInteger(parameters.get('page') ?? '1', 'page', details) ?? 1;
+  const requestedSize = positiveInteger(parameters.get('page_size') ?? String(rules.pageSize), 'page_size', details);
+  const search = (parameters.get('search') ?? '').split(/\s+/).filter(Boolean);
+  if (search.length > MAX_SEARCH_TERMS) details.search = [`Use at most ${MAX_SEARCH_TERMS} search terms.`];
+  const ordering = parseOrdering(parameters.get('ordering'), rules, details) ?? rules.defaultOrdering;
+
+  if (Object.keys(details).length > 0) throw validationFailed(details, 'Invalid query parameters.');
+  // A page number beyond any page that could exist is simply past the end.
+  if (!Number.isSafeInteger(page)) throw invalidPage();
+  return {
+    page,
+    pageSize: Math.min(requestedSize ?? rules.pageSize, rules.maxPageSize),
+    search,
+    ordering,
+    filters,
+  };
+}
+
+function parseOrdering(text: string | undefined, rules: QueryRules, details: ErrorDetails): Ordering[] | undefined {
+  if (text === undefined || text.trim() === '') return undefined;
+  const ordering: Ordering[] = [];
+  for (const term of text.split(',').map((part) => part.trim()).filter(Boolean)) {
+    const descending = term.startsWith('-');
+    const field = descending ? term.slice(1) : term;
+    if (!rules.ordering.includes(field)) {
+      details.ordering = [`Unknown ordering field "${term}". Allowed: ${rules.ordering.join(', ')}.`];
+      return undefined;
+    }
+    ordering.push({ field, descending });
+  }
+  return ordering;
+}
+
+function parseFilter(name: string, text: string, rules: QueryRules, details: ErrorDetails): Filter | undefined {
+  const split = name.lastIndexOf('__');
+  const [fieldName, lookupName] =
+    rules.filters.has(name) || split === -1 ? [name, 'exact'] : [name.slice(0, split), name.slice(split + 2)];
+  const allowedLookups = rules.filters.get(fieldName);
+  if (!allowedLookups) {
+    details[name] = [`Unknown filter field "${fieldName}". Allowed: ${[...rules.filters.keys()].join(', ')}.`];
+    return undefined;
+  }
+  if (!allowedLookups.includes(lookupName as Lookup)) {
+    details[name] = [`Unknown lookup "${lookupName}" for "${fieldName}". Allowed: ${allowedLookups.join(', ')}.`];
+    return undefined;
+  }
+  const lookup = lookupName as Lookup;
+  try {
+    return { field: fieldName, lookup, value: parseOperand(rules.fields[fieldName]!, lookup, text) };
+  } catch (error) {
+    if (!(error instanceof FieldError)) throw error;
+    details[name] = error.messages;
+    return undefined;
+  }
+}
+
+function parseOperand(field: Field, lookup: Lookup, text: string): unknown {
+  switch (lookup) {
+    case 'isnull':
+      if (text === 'true' || text === '1') return true;
+      if (text === 'false' || text === '0') return false;
+      throw new FieldError('Must be true or false.');
+    case 'in': {
+      const values = text.split(',');
+      if (values.length > MAX_IN_VALUES) throw new FieldError(`Give at most ${MAX_IN_VALUES} values.`);
+      return values.map((value) => field.parseText(value));
+    }
+    case 'range': {
+      const bounds = text.split(',');
+      if (bounds.length !== 2) throw new FieldError('Give exactly two comma-separated bounds.');
+      return bounds.map((bound) => field.parseText(bound));
+    }
+    default:
+      return field.parseText(text);
+  }
+}

@@ -1,0 +1,95 @@
+/**
+ * The router: mounts collections and the authentication endpoints under a
+ * prefix (a Fastify plugin). Paths end in a slash; the unslashed path answers
+ * 308, a known path with another method 405 with `Allow`, anything else under
+ * the prefix a JSON 404.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Collection } from './collection.js';
+import { methodNotAllowed, notFound } from './errors.js';
+import { absoluteUrl } from './pagination.js';
+import type { Action } from './permissions.js';
+import { handleCollection, type ApiRuntime } from './views.js';
+
+export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** Body bytes are kept raw here and parsed by the parsing stage, after authentication. */
+export function keepRawBodies(scope: FastifyInstance): void {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+}
+
+/**
+ * Registers `url` (ending in `/`) with its handlers, OPTIONS, 405 for the other
+ * methods, and a 308 from the unslashed path.
+ */
+export function resource(scope: FastifyInstance, url: string, handlers: Partial<Record<Method, Handler>>): void {
+  const methods = Object.keys(handlers) as Method[];
+  const allowed = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'];
+  // Under a prefix, '/' must not also claim the unslashed prefix (that path redirects).
+  const slashed = { url, prefixTrailingSlash: 'slash' } as const;
+  for (const method of methods) scope.route({ ...slashed, method, handler: handlers[method]! });
+  scope.route({
+    ...slashed,
+    method: 'OPTIONS',
+    handler: async (_request, reply) => reply.status(204).header('Allow', allowed.join(', ')).send(),
+  });
+  const others = scope.supportedMethods.filter((method) => !allowed.includes(method));
+  scope.route({
+    ...slashed,
+    method: others,
+    handler: async (request) => {
+      throw methodNotAllowed(request.method, allowed);
+    },
+  });
+  scope.route({
+    method: scope.supportedMethods,
+    url: url.slice(0, -1),
+    prefixTrailingSlash: 'no-slash',
+    handler: async (request, reply) => {
+      const query = request.url.indexOf('?');
+      const path = request.url.slice(0, query === -1 ? undefined : query);
+      return reply.redirect(`${path}/${query === -1 ? '' : request.url.slice(query)}`, 308);
+    },
+  });
+}
+
+const listActions: Partial<Record<Method, Action>> = { GET: 'list', POST: 'create' };
+const detailActions: Partial<Record<Method, Action>> = {
+  GET: 'retrieve',
+  PUT: 'update',
+  PATCH: 'partial_update',
+  DELETE: 'destroy',
+};
+
+function handlersFor(runtime: ApiRuntime, collection: Collection, actions: Partial<Record<Method, Action>>) {
+  return Object.fromEntries(
+    Object.entries(actions).map(([method, action]) => [
+      method,
+      (request: FastifyRequest, reply: FastifyReply) => handleCollection(request, reply, runtime, collection, action),
+    ]),
+  );
+}
+
+export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, collections: readonly Collection[]): void {
+  const names = new Set<string>();
+  for (const collection of collections) {
+    if (names.has(collection.name)) throw new Error(`Two collections are named "${collection.name}".`);
+    names.add(collection.name);
+    resource(scope, `/${collection.name}/`, handlersFor(runtime, collection, listActions));
+    resource(scope, `/${collection.name}/:id/`, handlersFor(runtime, collection, detailActions));
+  }
+  // The API root lists every collection with its URL.
+  resource(scope, '/', {
+    GET: async (request, reply) => {
+      const root = absoluteUrl(request).pathname;
+      return reply.send(
+        Object.fromEntries(collections.map(({ name }) => [name, absoluteUrl(request, `${root}${name}/`).toString()])),
+      );
+    },
+  });
+  scope.setNotFoundHandler(async () => {
+    throw notFound();
+  });
+}

@@ -1,0 +1,161 @@
+/**
+ * Serializers: which fields a collection shows and accepts, in which order,
+ * which are read-only, hidden, searched or nested; body → values to store
+ * (or `details` of what is wrong), and stored row → JSON record.
+ */
+import { FieldError, type DefaultContext, type Field } from './fields.js';
+import { parseError, validationFailed, type ErrorDetails } from './errors.js';
+import type { Model } from './model.js';
+
+export type Row = Record<string, unknown>;
+export type WriteMode = 'create' | 'update' | 'partial_update';
+
+export interface NestedField {
+  /** The foreign-key field of this model that names the nested record. */
+  readonly source: string;
+  readonly serializer: Serializer;
+}
+
+export interface SerializerOptions {
+  /** Output order; names of model fields or of `nested` entries. */
+  fields: string[];
+  readOnly?: string[];
+  /** Always rendered as null; still writable (a password, say). */
+  hidden?: string[];
+  /** String fields the `search` parameter looks through. */
+  search?: string[];
+  nested?: Record<string, NestedField>;
+  /** Per-field rendering in place of the field's own (the stored value in, JSON out). */
+  format?: Record<string, (stored: unknown, row: Row) => unknown>;
+}
+
+/** What the store must read for a serializer: own columns and one join per nested field. */
+export interface Selection {
+  readonly table: string;
+  readonly columns: readonly string[];
+  readonly joins: readonly { name: string; table: string; via: string; columns: readonly string[] }[];
+}
+
+export interface WriteContext extends DefaultContext {
+  /** Whether `table` has a row with this id (foreign keys must name one). */
+  exists(table: string, id: unknown): Promise<boolean>;
+}
+
+export const UNKNOWN_FIELD = 'Unknown field.';
+export const REQUIRED = 'This field is required.';
+
+export class Serializer {
+  readonly model: Model;
+  readonly fields: readonly string[];
+  readonly readOnly: ReadonlySet<string>;
+  readonly hidden: ReadonlySet<string>;
+  readonly search: readonly string[];
+  readonly nested: Readonly<Record<string, NestedField>>;
+  /** Model fields a body may carry. */
+  readonly writable: readonly string[];
+  readonly selection: Selection;
+  private readonly format: Readonly<Record<string, (stored: unknown, row: Row) => unknown>>;
+
+  constructor(model: Model, options: SerializerOptions) {
+    this.model = model;
+    this.fields = options.fields;
+    this.nested = options.nested ?? {};
+    this.hidden = new Set(options.hidden ?? []);
+    this.search = options.search ?? [];
+    this.format = options.format ?? {};
+    const fieldOf = (name: string): Field | undefined => model.fields[name];
+    for (const name of this.fields) {
+      if (!fieldOf(name) && !this.nested[name]) throw new Error(`${model.table}: unknown field "${name}" in fields.`);
+    }
+    for (const name of this.search) {
+      if (fieldOf(name)?.valueType !== 'string') throw new Error(`${model.table}: search field "${name}" is not a string.`);
+    }
+    for (const [name, nested] of Object.entries(this.nested)) {
+      if (fieldOf(nested.source)?.references !== nested.serializer.model.table) {
+        throw new Error(`${model.table}: nested "${name}" needs "${nested.source}" to be a foreign key to ${nested.serializer.model.table}.`);
+      }
+    }
+    // Nested objects and write-only-by-nature fields are never taken from a body as they are.
+    this.readOnly = new Set([...(options.readOnly ?? []), ...Object.keys(this.nested), 'id']);
+    this.writable = this.fields.filter((name) => !this.readOnly.has(name));
+    const own = this.fields.filter((name) => fieldOf(name) && !this.hidden.has(name) && !fieldOf(name)?.writeOnly);
+    this.selection = {
+      table: model.table,
+      columns: [...new Set(['id', ...own, ...Object.values(this.nested).map((n) => n.source)])],
+      joins: Object.entries(this.nested).map(([name, nested]) => ({
+        name,
+        table: nested.serializer.model.table,
+        via: nested.source,
+        columns: nested.serializer.selection.columns,
+      })),
+    };
+  }
+
+  /** A stored row (nested rows already attached under their names) → the JSON record. */
+  render(row: Row): Row {
+    const record: Row = {};
+    for (const name of this.fields) {
+      const format = this.format[name];
+      const nested = this.nested[name];
+      if (this.hidden.has(name)) record[name] = null;
+      else if (format) record[name] = format(row[name], row);
+      else if (nested) record[name] = row[name] ? nested.serializer.render(row[name] as Row) : null;
+      else record[name] = this.model.fields[name]!.render(row[name]);
+    }
+    return record;
+  }
+
+  /**
+   * A request body → the model values to store. Read-only fields are ignored,
+   * a hidden field sent as null counts as not sent, unknown fields fail.
+   */
+  async validate(body: unknown, mode: WriteMode, context: WriteContext): Promise<Row> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw parseError('Expected a JSON object.');
+    }
+    const input = body as Row;
+    const details: ErrorDetails = {};
+    const values: Row = {};
+    const known = new Set(this.fields);
+    for (const name of Object.keys(input)) {
+      if (!known.has(name)) details[name] = [UNKNOWN_FIELD];
+    }
+    for (const name of this.writable) {
+      const field = this.model.fields[name]!;
+      const sent = Object.hasOwn(input, name) && !(this.hidden.has(name) && input[name] === null);
+      if (!sent) {
+        if (field.required === 'always' ? mode !== 'partial_update' : field.required === 'create' && mode === 'create') {
+          details[name] = [REQUIRED];
+        }
+        continue;
+      }
+      try {
+        values[name] = await this.parseValue(field, input[name], context);
+      } catch (error) {
+        if (!(error instanceof FieldError)) throw error;
+        details[name] = error.messages;
+      }
+    }
+    if (Object.keys(details).length > 0) throw validationFailed(details);
+    if (mode === 'create') {
+      for (const [name, field] of Object.entries(this.model.fields)) {
+        if (!(name in values) && field.default) values[name] = field.default(context);
+      }
+    }
+    return values;
+  }
+
+  private async parseValue(field: Field, value: unknown, context: WriteContext): Promise<unknown> {
+    if (value === null) {
+      if (field.nullable) return null;
+      throw new FieldError('This field may not be null.');
+    }
+    const parsed = await field.parse(value);
+    if (field.references && !(await context.exists(field.references, parsed))) {
+      throw new FieldError(`Invalid id "${String(parsed)}": object does not exist.`);
+    }
+    return parsed;
+  }
+}
+
+export const serializer = (model: Model, options: SerializerOptions): Serializer => new Serializer(model, options);

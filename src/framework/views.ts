@@ -1,0 +1,63 @@
+/**
+ * The collection handler: the seed's stages, in order, in one place.
+ *   authentication → permissions → throttling → negotiation → parsing → action → rendering
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Database } from '../store/database.js';
+import { runAction } from './actions.js';
+import { authenticate, type Authenticator } from './authentication/index.js';
+import type { Collection } from './collection.js';
+import { negotiate, type MediaType } from './negotiation.js';
+import { parseJsonBody } from './parsers.js';
+import { checkPermissions, type Action, type Permission } from './permissions.js';
+import { queryParameters } from './query.js';
+import { renderResult } from './renderers.js';
+import type { Throttle } from './throttling.js';
+
+export interface ApiRuntime {
+  readonly database: Database;
+  readonly authenticators: readonly Authenticator[];
+  readonly sessionCookie?: string;
+  /** Checks for actions a collection leaves to the API. */
+  defaultPermissions(action: Action): readonly Permission[];
+  readonly throttle: Throttle;
+  readonly mediaTypes: readonly MediaType[];
+}
+
+const actionsWithBody: ReadonlySet<Action> = new Set(['create', 'update', 'partial_update']);
+
+export async function handleCollection(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  runtime: ApiRuntime,
+  collection: Collection,
+  action: Action,
+): Promise<FastifyReply> {
+  const { user } = await authenticate(request, runtime.authenticators, runtime.sessionCookie);
+  request.user = user;
+
+  const permissions = collection.permissionsFor(action) ?? runtime.defaultPermissions(action);
+  await checkPermissions(permissions, { user, action });
+
+  await runtime.throttle.check(request, reply, user, collection.name);
+
+  const parameters = queryParameters(request.url);
+  const mediaType = negotiate(request, runtime.mediaTypes, parameters.get('format'));
+
+  const body = actionsWithBody.has(action) ? parseJsonBody(request) : undefined;
+
+  const { id } = request.params as { id?: string };
+  const result = await runAction[action]({
+    request,
+    database: runtime.database,
+    collection,
+    action,
+    permissions,
+    user,
+    parameters,
+    id,
+    body,
+  });
+
+  return renderResult(reply, mediaType, result);
+}

@@ -1,0 +1,9 @@
+/** The example service: what `npm start` serves. Built only on the framework's public API. */
+import { defineApp } from '../framework/index.js';
+import { articleMigrations, articles } from './articles.js';
+import { users } from './users.js';
+
+export default defineApp({
+  collections: [users, articles],
+  migrations: { ...articleMigrations },
+});

@@ -1,0 +1,28 @@
+/** The `users` collection: the accounts themselves, over the framework's User model. */
+import { User, anyOf, collection, hasPermission, isAuthenticated, isOwner, serializer } from '../framework/index.js';
+
+export const userSerializer = serializer(User, {
+  fields: ['id', 'username', 'email', 'is_active', 'date_joined', 'password'],
+  readOnly: ['id', 'date_joined'],
+  hidden: ['password'],
+  search: ['username', 'email'],
+});
+
+/** What other records show of a user. */
+export const userSummarySerializer = serializer(User, { fields: ['id', 'username'] });
+
+const changeOwnOrAny = [anyOf(hasPermission('users.change'), isOwner('id'))];
+
+export const users = collection('users', {
+  serializer: userSerializer,
+  filterFields: ['id', 'username', 'email', 'is_active', 'date_joined'],
+  orderingFields: ['id', 'username', 'email', 'date_joined'],
+  permissions: {
+    list: [isAuthenticated],
+    retrieve: [isAuthenticated],
+    create: [hasPermission('users.add')],
+    update: changeOwnOrAny,
+    partial_update: changeOwnOrAny,
+    destroy: [hasPermission('users.delete')],
+  },
+});

@@ -1,0 +1,136 @@
+/**
+ * DATABASE_URL → a Kysely instance, and the few places where SQLite and
+ * PostgreSQL differ (case-insensitive matching, constraint errors, outages).
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, PostgresDialect, SqliteDialect, sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
+import pg from 'pg';
+
+/** Tables are declared at run time, so the schema type is open. */
+export type Tables = Record<string, Record<string, unknown>>;
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface DatabaseOptions {
+  maxConnections?: number;
+  maxIdleConnections?: number;
+}
+
+export interface Database {
+  readonly db: Kysely<Tables>;
+  readonly dialect: Dialect;
+  /** `column LIKE pattern`, where pattern uses `%` and `_` and escapes with `\`; `insensitive` folds case. */
+  like(column: Expression<unknown>, pattern: string, insensitive: boolean): RawBuilder<SqlBool>;
+  /** The columns of a unique constraint this error reports, if it is one. */
+  uniqueViolation(error: unknown): string[] | undefined;
+  /** Whether an error means the database cannot be reached right now. */
+  isUnavailable(error: unknown): boolean;
+  close(): Promise<void>;
+}
+
+/** Escape `\`, `%` and `_` so a value matches only itself inside a LIKE pattern. */
+export const escapeLike = (value: string): string => value.replace(/[\\%_]/g, '\\$&');
+
+export function openDatabase(url: string, options: DatabaseOptions = {}): Database {
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
+  if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);
+  throw new Error('DATABASE_URL must start with sqlite: or postgres://');
+}
+
+function openSqlite(path: string): Database {
+  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  const connection = new SQLite(path);
+  connection.pragma('journal_mode = WAL');
+  connection.pragma('synchronous = NORMAL');
+  connection.pragma('foreign_keys = ON');
+  connection.pragma('busy_timeout = 5000');
+  // SQLite's own lower() and LIKE fold ASCII only; these fold all of Unicode, as PostgreSQL does.
+  connection.function('casefold', { deterministic: true }, (text: unknown) =>
+    typeof text === 'string' ? text.toLowerCase() : text,
+  );
+  connection.function('like_cs', { deterministic: true }, (pattern: unknown, text: unknown) =>
+    typeof pattern === 'string' && typeof text === 'string' ? (likeToRegExp(pattern).test(text) ? 1 : 0) : null,
+  );
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: connection }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    like: (column, pattern, insensitive) =>
+      insensitive
+        ? sql<SqlBool>`like_cs(casefold(${pattern}), casefold(${column}))`
+        : sql<SqlBool>`like_cs(${pattern}, ${column})`,
+    uniqueViolation(error) {
+      const match = /UNIQUE constraint failed: (.+)$/.exec(error instanceof Error ? error.message : '');
+      return match?.[1]?.split(', ').map((column) => column.split('.').pop()!);
+    },
+    isUnavailable: (error) => error instanceof SQLite.SqliteError && /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN)/.test(error.code),
+    close: () => db.destroy(),
+  };
+}
+
+const likeCache = new Map<string, RegExp>();
+
+/** A LIKE pattern (`%`, `_`, `\` escapes) → an anchored, case-sensitive RegExp. */
+function likeToRegExp(pattern: string): RegExp {
+  let regexp = likeCache.get(pattern);
+  if (regexp) return regexp;
+  let source = '';
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i]!;
+    if (char === '\\' && i + 1 < pattern.length) source += escapeRegExp(pattern[++i]!);
+    else if (char === '%') source += '[\\s\\S]*';
+    else if (char === '_') source += '[\\s\\S]';
+    else source += escapeRegExp(char);
+  }
+  regexp = new RegExp(`^${source}$`, 'u');
+  if (likeCache.size > 1000) likeCache.clear();
+  likeCache.set(pattern, regexp);
+  return regexp;
+}
+
+const escapeRegExp = (char: string): string => char.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+
+/** SQLSTATE classes that mean "no connection", not "bad query". */
+const UNAVAILABLE_CODES = /^(08|57P0[1-3]|53300)/;
+const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
+
+function openPostgres(url: string, options: DatabaseOptions): Database {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: options.maxConnections ?? 25,
+    min: options.maxIdleConnections ?? 5,
+    idleTimeoutMillis: 10_000,
+    connectionTimeoutMillis: 5_000,
+    types: { getTypeParser: postgresTypeParser },
+  });
+  // An idle client losing its connection (server restart) must not crash the process.
+  pool.on('error', () => {});
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    db,
+    dialect: 'postgres',
+    like: (column, pattern, insensitive) =>
+      insensitive ? sql<SqlBool>`${column} ILIKE ${pattern}` : sql<SqlBool>`${column} LIKE ${pattern}`,
+    uniqueViolation(error) {
+      const { code, detail } = (error ?? {}) as { code?: string; detail?: string };
+      if (code !== '23505') return undefined;
+      const match = /^Key \((.+?)\)=/.exec(detail ?? '');
+      return match?.[1]?.split(', ') ?? [];
+    },
+    isUnavailable(error) {
+      const { code, message } = (error ?? {}) as { code?: string; message?: string };
+      if (code && (UNAVAILABLE_CODES.test(code) || UNAVAILABLE_ERRNOS.has(code))) return true;
+      return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(message ?? '');
+    },
+    close: () => db.destroy(),
+  };
+}
+
+const INT8 = 20;
+
+/** bigint columns and counts come back as numbers (ids stay far below 2^53). */
+function postgresTypeParser(oid: number, format?: string): (value: string) => unknown {
+  if (oid === INT8) return (value: string) => Number(value);
+  return pg.types.getTypeParser(oid, format as 'text');
+}

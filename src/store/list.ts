@@ -1,0 +1,136 @@
+/**
+ * A list query (filters, search, ordering, page) → SQL: one count and one
+ * page query, with nested records joined into the page query.
+ */
+import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import { Day, type Field, type Lookup } from '../framework/fields.js';
+import type { Row, Selection } from '../framework/serializer.js';
+import { escapeLike, type Database, type Tables } from './database.js';
+import { assembleRow, fromSelection, selectColumns } from './records.js';
+
+export interface Filter {
+  readonly field: string;
+  readonly lookup: Lookup;
+  /** Parsed by the field: one operand, a list for `in`, two bounds for `range`, a boolean for `isnull`. */
+  readonly value: unknown;
+}
+
+export interface Ordering {
+  readonly field: string;
+  readonly descending: boolean;
+}
+
+export interface ListQuery {
+  readonly page: number;
+  readonly pageSize: number;
+  /** Every term must be found in at least one search field. */
+  readonly search: readonly string[];
+  readonly ordering: readonly Ordering[];
+  readonly filters: readonly Filter[];
+}
+
+export interface ListSource {
+  readonly selection: Selection;
+  readonly fields: Readonly<Record<string, Field>>;
+  readonly searchFields: readonly string[];
+}
+
+export interface ListResult {
+  readonly count: number;
+  readonly rows: Row[];
+}
+
+type Where = ExpressionBuilder<Tables, string>;
+
+export async function countRecords(database: Database, source: ListSource, query: ListQuery): Promise<number> {
+  const row = await fromSelection(database, { ...source.selection, joins: [] })
+    .where((eb) => whereClause(database, source, query, eb))
+    .select((eb) => eb.fn.countAll().as('count'))
+    .executeTakeFirstOrThrow();
+  return Number(row.count);
+}
+
+export async function pageOfRecords(database: Database, source: ListSource, query: ListQuery): Promise<Row[]> {
+  const { table } = source.selection;
+  let page = selectColumns(fromSelection(database, source.selection), source.selection).where((eb) =>
+    whereClause(database, source, query, eb),
+  );
+  for (const { field, descending } of query.ordering) {
+    const nullable = source.fields[field]!.nullable;
+    // NULL sorts as the largest value on both databases (PostgreSQL's own rule).
+    page = page.orderBy(sql.ref(`${table}.${field}`), (order) => {
+      const direction = descending ? order.desc() : order.asc();
+      if (!nullable) return direction;
+      return descending ? direction.nullsFirst() : direction.nullsLast();
+    });
+  }
+  const rows = await page
+    .orderBy(sql.ref(`${table}.id`), 'asc')
+    .limit(query.pageSize)
+    .offset((query.page - 1) * query.pageSize)
+    .execute();
+  return rows.map((row) => assembleRow(row, source.selection));
+}
+
+function whereClause(database: Database, source: ListSource, query: ListQuery, eb: Where): Expression<SqlBool> {
+  const { table } = source.selection;
+  const conditions = query.filters.map((filter) =>
+    compileFilter(database, source.fields[filter.field]!, `${table}.${filter.field}`, filter, eb),
+  );
+  for (const term of query.search) {
+    conditions.push(
+      eb.or(source.searchFields.map((name) => database.like(sql.ref(`${table}.${name}`), `%${escapeLike(term)}%`, true))),
+    );
+  }
+  return eb.and(conditions);
+}
+
+function compileFilter(database: Database, field: Field, column: string, filter: Filter, eb: Where): Expression<SqlBool> {
+  const ref = sql.ref(column);
+  const bind = (value: unknown): unknown => field.toDriver(value);
+  const compare = (operator: '=' | '>' | '>=' | '<' | '<=', value: unknown): Expression<SqlBool> => {
+    if (value instanceof Day) {
+      // A bare date: exact means the whole day; the other comparisons use its start.
+      if (operator === '=') return eb.and([eb(ref, '>=', bind(value.start)), eb(ref, '<', bind(value.end))]);
+      return eb(ref, operator, bind(value.start));
+    }
+    return eb(ref, operator, bind(value));
+  };
+  const like = (pattern: string, insensitive: boolean): Expression<SqlBool> => database.like(ref, pattern, insensitive);
+  const text = (): string => escapeLike(filter.value as string);
+
+  switch (filter.lookup) {
+    case 'exact':
+      return compare('=', filter.value);
+    case 'iexact':
+      return like(text(), true);
+    case 'contains':
+      return like(`%${text()}%`, false);
+    case 'icontains':
+      return like(`%${text()}%`, true);
+    case 'startswith':
+      return like(`${text()}%`, false);
+    case 'endswith':
+      return like(`%${text()}`, false);
+    case 'gt':
+      return compare('>', filter.value);
+    case 'gte':
+      return compare('>=', filter.value);
+    case 'lt':
+      return compare('<', filter.value);
+    case 'lte':
+      return compare('<=', filter.value);
+    case 'in': {
+      const values = filter.value as unknown[];
+      if (values.some((value) => value instanceof Day)) return eb.or(values.map((value) => compare('=', value)));
+      return eb(ref, 'in', values.map(bind));
+    }
+    case 'isnull':
+      return filter.value ? eb(ref, 'is', null) : eb(ref, 'is not', null);
+    case 'range': {
+      const [low, high] = filter.value as [unknown, unknown];
+      const upper = high instanceof Day ? eb(ref, '<', bind(high.end)) : eb(ref, '<=', bind(high));
+      return eb.and([compare('>=', low), upper]);
+    }
+  }
+}

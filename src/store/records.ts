@@ -1,0 +1,101 @@
+/**
+ * Reading and writing single records. Every identifier comes from a model
+ * declaration (checked in model()); every value is bound.
+ */
+import { sql, type SelectQueryBuilder } from 'kysely';
+import type { Field } from '../framework/fields.js';
+import type { Model } from '../framework/model.js';
+import type { Row, Selection } from '../framework/serializer.js';
+import type { Database, Tables } from './database.js';
+
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a select over run-time tables has no static row type
+export type RowQuery = SelectQueryBuilder<Tables, string, {}>;
+
+const nestedAlias = (name: string): string => `nested_${name}`;
+const nestedColumn = (name: string, column: string): string => `${name}__${column}`;
+
+/** FROM the selection's table, LEFT JOIN each nested table; no columns yet. */
+export function fromSelection(database: Database, selection: Selection): RowQuery {
+  let query = database.db.selectFrom(selection.table) as unknown as RowQuery;
+  for (const join of selection.joins) {
+    const alias = nestedAlias(join.name);
+    query = query.leftJoin(`${join.table} as ${alias}`, `${alias}.id`, `${selection.table}.${join.via}`) as RowQuery;
+  }
+  return query;
+}
+
+/** The selection's columns, nested ones flattened as `<name>__<column>`. */
+export function selectColumns(query: RowQuery, selection: Selection): RowQuery {
+  return query.select([
+    ...selection.columns.map((column) => sql.ref(`${selection.table}.${column}`).as(column)),
+    ...selection.joins.flatMap((join) =>
+      join.columns.map((column) => sql.ref(`${nestedAlias(join.name)}.${column}`).as(nestedColumn(join.name, column))),
+    ),
+  ]) as RowQuery;
+}
+
+/** Flattened nested columns → one object per nested field (null when the join found nothing). */
+export function assembleRow(row: Row, selection: Selection): Row {
+  for (const join of selection.joins) {
+    const nested: Row = {};
+    for (const column of join.columns) {
+      const key = nestedColumn(join.name, column);
+      nested[column] = row[key];
+      delete row[key];
+    }
+    row[join.name] = nested.id === null || nested.id === undefined ? null : nested;
+  }
+  return row;
+}
+
+export type RecordId = number | bigint;
+
+export async function findRecord(database: Database, selection: Selection, id: RecordId): Promise<Row | undefined> {
+  const query = selectColumns(fromSelection(database, selection), selection).where(
+    sql.ref(`${selection.table}.id`),
+    '=',
+    id,
+  );
+  const row = await query.executeTakeFirst();
+  return row && assembleRow(row, selection);
+}
+
+export async function recordExists(database: Database, table: string, id: unknown): Promise<boolean> {
+  const row = await database.db.selectFrom(table).select(sql.lit(1).as('found')).where('id', '=', id).executeTakeFirst();
+  return row !== undefined;
+}
+
+function toDriverValues(model: Model, values: Row): Row {
+  const driverValues: Row = {};
+  for (const [name, value] of Object.entries(values)) {
+    const field: Field | undefined = model.fields[name];
+    if (!field) throw new Error(`${model.table} has no field "${name}"`);
+    driverValues[name] = value === null ? null : field.toDriver(value);
+  }
+  return driverValues;
+}
+
+export async function insertRecord(database: Database, model: Model, values: Row): Promise<RecordId> {
+  const row = await database.db
+    .insertInto(model.table)
+    .values(toDriverValues(model, values))
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id as RecordId;
+}
+
+/** Whether the record existed. An empty change still checks that it does. */
+export async function updateRecord(database: Database, model: Model, id: RecordId, values: Row): Promise<boolean> {
+  if (Object.keys(values).length === 0) return recordExists(database, model.table, id);
+  const result = await database.db
+    .updateTable(model.table)
+    .set(toDriverValues(model, values))
+    .where('id', '=', id)
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+export async function deleteRecord(database: Database, model: Model, id: RecordId): Promise<boolean> {
+  const result = await database.db.deleteFrom(model.table).where('id', '=', id).executeTakeFirst();
+  return result.numDeletedRows > 0n;
+}
