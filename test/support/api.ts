@@ -1,0 +1,98 @@
+/**
+ * A running example service for HTTP tests (Fastify inject), on a fresh
+ * database, with helpers to make users and tokens.
+ */
+import type { FastifyInstance } from 'fastify';
+import { buildApp, loadConfig, migrateApp, openDatabase, type AppDefinition, type Database } from '../../src/framework/index.js';
+import { createToken } from '../../src/framework/authentication/token.js';
+import { grantPermissions } from '../../src/framework/authentication/admin.js';
+import { hashPassword } from '../../src/framework/passwords.js';
+import service from '../../src/service/app.js';
+import { createTestDatabase } from './database.js';
+
+export const PASSWORD = 'correct-horse-battery';
+let passwordHash: Promise<string> | undefined;
+
+export interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | number | undefined>;
+  body: string;
+  /** The body parsed as JSON (undefined when it is empty). */
+  json: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- tests read arbitrary shapes
+}
+
+export interface RequestOptions {
+  token?: string;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+export interface TestUser {
+  id: number;
+  username: string;
+  token: string;
+}
+
+export interface TestApi {
+  readonly app: FastifyInstance;
+  readonly database: Database;
+  request(method: string, url: string, options?: RequestOptions): Promise<Reply>;
+  /** A user with a token; the password is PASSWORD. */
+  user(username: string, options?: { permissions?: string[]; superuser?: boolean; active?: boolean }): Promise<TestUser>;
+  close(): Promise<void>;
+}
+
+export async function startApi(env: Record<string, string> = {}, definition: AppDefinition = service): Promise<TestApi> {
+  const testDatabase = await createTestDatabase();
+  const config = loadConfig({ THROTTLE_ANON: 'off', THROTTLE_USER: 'off', LOG_LEVEL: 'silent', ...env, DATABASE_URL: testDatabase.url });
+  const database = openDatabase(config.databaseUrl);
+  await migrateApp(database, definition);
+  const app = await buildApp(definition, { database, config });
+  await app.ready();
+
+  return {
+    app,
+    database,
+    async request(method, url, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      if (options.token) headers.authorization = `Bearer ${options.token}`;
+      let payload: string | undefined;
+      if (options.body !== undefined) {
+        payload = typeof options.body === 'string' ? options.body : JSON.stringify(options.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const response = await app.inject({ method: method as 'GET', url, headers, payload });
+      const body = response.body;
+      let json: unknown;
+      try {
+        json = body ? JSON.parse(body) : undefined;
+      } catch {
+        json = undefined;
+      }
+      return { status: response.statusCode, headers: response.headers, body, json };
+    },
+    async user(username, options = {}) {
+      passwordHash ??= hashPassword(PASSWORD);
+      const row = await database.db
+        .insertInto('users')
+        .values({
+          username,
+          email: `${username}@example.com`,
+          password: await passwordHash,
+          is_active: options.active === false ? 0 : 1,
+          is_superuser: options.superuser ? 1 : 0,
+          date_joined: new Date().toISOString(),
+        })
+        .returning('id')
+        .executeTakeFirstOrThrow();
+      const id = Number(row.id);
+      await grantPermissions(database, id, options.permissions ?? []);
+      return { id, username, token: await createToken(database, id) };
+    },
+    async close() {
+      await app.close();
+      await database.close();
+      await testDatabase.drop();
+    },
+  };
+}
