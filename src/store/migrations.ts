@@ -2,7 +2,7 @@
  * Migrations through Kysely's Migrator, which takes a lock first (an advisory
  * lock on PostgreSQL), so processes starting together migrate once.
  */
-import { Migrator, type ColumnDefinitionBuilder, type Kysely, type MigrationProvider } from 'kysely';
+import { Migrator, sql, type ColumnDefinitionBuilder, type Kysely, type MigrationProvider } from 'kysely';
 import type { Database, Dialect, Tables } from './database.js';
 
 /** Column types that differ between SQLite and PostgreSQL, so one migration serves both. */
@@ -39,6 +39,11 @@ export function sqlTypes(dialect: Dialect): SqlTypes {
       };
 }
 
+async function currentSchema(database: Database): Promise<string> {
+  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db);
+  return rows[0]!.schema;
+}
+
 /** Runs what has not run yet of `migrations`, bookkept in `<name>_migrations`. */
 export async function migrate(database: Database, name: string, migrations: Migrations): Promise<string[]> {
   const types = sqlTypes(database.dialect);
@@ -53,6 +58,8 @@ export async function migrate(database: Database, name: string, migrations: Migr
     provider,
     migrationTableName: `${name}_migrations`,
     migrationLockTableName: `${name}_migrations_lock`,
+    // Kysely looks for its tables in every schema unless told which; another schema's must not count.
+    migrationTableSchema: database.dialect === 'postgres' ? await currentSchema(database) : undefined,
   });
   const { error, results = [] } = await migrator.migrateToLatest();
   if (error) throw error;
