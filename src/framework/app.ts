@@ -18,7 +18,8 @@ import type { Config } from './config.js';
 import { ApiError, toApiError } from './errors.js';
 import { allowAny, isAuthenticated, readActions } from './permissions.js';
 import { renderJsonError } from './renderers.js';
-import { keepRawBodies, mountCollections } from './router.js';
+import { registerOpenApi } from './openapi.js';
+import { keepRawBodies, mountCollections, resource } from './router.js';
 import { createThrottle, memoryCounterStore, type ThrottleRates } from './throttling.js';
 import type { ApiRuntime } from './views.js';
 
@@ -47,6 +48,7 @@ export interface AppDefinition {
 export const defineApp = (definition: AppDefinition): AppDefinition => definition;
 
 export const API_PREFIX = '/api/v1';
+const statusSchema = { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] };
 const MAX_URL_LENGTH = 16 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 
@@ -78,6 +80,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   });
   app.decorateRequest('user', null);
   await app.register(cookie);
+  await registerOpenApi(app, config.auth, `${API_PREFIX}/schema/`);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-ID', request.id);
@@ -107,8 +110,15 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     throw new ApiError(404, 'not_found', 'Not found.');
   });
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_request, reply) => {
+  const health = (summary: string) => ({
+    schema: {
+      tags: ['health'],
+      summary,
+      response: { '2xx': statusSchema, 503: { description: 'Database unreachable', ...statusSchema } },
+    },
+  });
+  app.get('/healthz', health('The process is up'), async () => ({ status: 'ok' }));
+  app.get('/readyz', health('The database is reachable'), async (_request, reply) => {
     try {
       await database.db.selectNoFrom((eb) => eb.lit(1).as('ok')).execute();
       return { status: 'ok' };
@@ -138,6 +148,9 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       keepRawBodies(api);
       mountAuthRoutes(api, database, config.auth);
       mountCollections(api, runtime, definition.collections);
+      resource(api, '/schema/', {
+        GET: { schema: { tags: ['api'], summary: 'This OpenAPI 3.1 document' }, handler: async () => app.swagger() },
+      });
     },
     { prefix: API_PREFIX },
   );
