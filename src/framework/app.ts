@@ -17,7 +17,9 @@ import type { Collection } from './collection.js';
 import type { Config } from './config.js';
 import { ApiError, toApiError } from './errors.js';
 import { allowAny, isAuthenticated, readActions } from './permissions.js';
-import { renderJsonError } from './renderers.js';
+import { renderHtmlError, renderJsonError } from './renderers.js';
+import { mountBrowsableAssets, type BrowsableContext } from './browsable/index.js';
+import { API_MEDIA_TYPES, preferredMediaType } from './negotiation.js';
 import { registerOpenApi } from './openapi.js';
 import { keepRawBodies, mountCollections, resource } from './router.js';
 import { createThrottle, memoryCounterStore, type ThrottleRates } from './throttling.js';
@@ -101,10 +103,16 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       'request',
     );
   });
+  const page: BrowsableContext = {
+    root: `${API_PREFIX}/`,
+    loginUrl: config.auth.includes('session') ? `${API_PREFIX}/auth/login/` : undefined,
+    logoutUrl: config.auth.includes('session') ? `${API_PREFIX}/auth/logout/` : undefined,
+  };
   app.setErrorHandler(async (error, request, reply) => {
     const apiError = toApiError(error, database.isUnavailable);
     if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
-    return renderJsonError(reply, apiError);
+    const browser = request.url.startsWith(API_PREFIX) && preferredMediaType(request, API_MEDIA_TYPES) === 'text/html';
+    return browser ? renderHtmlError(reply, apiError, page) : renderJsonError(reply, apiError);
   });
   app.setNotFoundHandler(async () => {
     throw new ApiError(404, 'not_found', 'Not found.');
@@ -141,8 +149,10 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       { anonymous: config.throttleAnonymous, user: config.throttleUser },
       definition.throttles,
     ),
-    mediaTypes: ['application/json'],
+    mediaTypes: API_MEDIA_TYPES,
+    page,
   };
+  mountBrowsableAssets(app);
   await app.register(
     async (api) => {
       keepRawBodies(api);

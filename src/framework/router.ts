@@ -8,7 +8,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } fro
 import type { Collection } from './collection.js';
 import { methodNotAllowed, notFound } from './errors.js';
 import { actionSchema } from './openapi.js';
+import { negotiate } from './negotiation.js';
 import { absoluteUrl } from './pagination.js';
+import { queryParameters } from './query.js';
+import { renderResult } from './renderers.js';
 import type { Action } from './permissions.js';
 import { handleCollection, type ApiRuntime } from './views.js';
 
@@ -104,10 +107,10 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
         response: { 200: { type: 'object', additionalProperties: { type: 'string', format: 'uri' } } },
       },
       handler: async (request, reply) => {
+        const mediaType = negotiate(request, runtime.mediaTypes, queryParameters(request.url).get('format'));
         const root = absoluteUrl(request).pathname;
-        return reply.send(
-          Object.fromEntries(collections.map(({ name }) => [name, absoluteUrl(request, `${root}${name}/`).toString()])),
-        );
+        const body = Object.fromEntries(collections.map(({ name }) => [name, absoluteUrl(request, `${root}${name}/`).toString()]));
+        return renderResult(reply, mediaType, { status: 200, body }, runtime.page);
       },
     },
   });
