@@ -15,9 +15,9 @@ import { tokenAuthentication } from './authentication/token.js';
 import { authMigrations } from './authentication/users.js';
 import type { Collection } from './collection.js';
 import type { Config } from './config.js';
-import { ApiError, toApiError } from './errors.js';
+import { ApiError } from './errors.js';
 import { allowAny, isAuthenticated, readActions } from './permissions.js';
-import { renderJsonError } from './renderers.js';
+import { renderErrorsWith, renderJsonError } from './renderers.js';
 import { keepRawBodies, mountCollections } from './router.js';
 import { createThrottle, memoryCounterStore, type ThrottleRates } from './throttling.js';
 import type { ApiRuntime } from './views.js';
@@ -98,14 +98,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       'request',
     );
   });
-  app.setErrorHandler(async (error, request, reply) => {
-    const apiError = toApiError(error, database.isUnavailable);
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
-    return renderJsonError(reply, apiError);
-  });
-  app.setNotFoundHandler(async () => {
-    throw new ApiError(404, 'not_found', 'Not found.');
-  });
+  renderErrorsWith(app, database.isUnavailable, renderJsonError);
 
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
