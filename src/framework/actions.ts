@@ -78,7 +78,7 @@ function writeContext({ database, user }: ActionRequest): WriteContext {
 }
 
 /** A write, with unique-constraint clashes (even between concurrent requests) turned into 400s. */
-async function storing<T>(database: Database, write: () => Promise<T>): Promise<T> {
+export async function storing<T>(database: Database, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {

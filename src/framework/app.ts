@@ -15,9 +15,9 @@ import { tokenAuthentication } from './authentication/token.js';
 import { authMigrations } from './authentication/users.js';
 import type { Collection } from './collection.js';
 import type { Config } from './config.js';
-import { ApiError, toApiError } from './errors.js';
+import { ApiError } from './errors.js';
 import { allowAny, isAuthenticated, readActions } from './permissions.js';
-import { renderHtmlError, renderJsonError } from './renderers.js';
+import { renderErrorsWith, renderHtmlError, renderJsonError } from './renderers.js';
 import { mountBrowsableAssets, type BrowsableContext } from './browsable/index.js';
 import { API_MEDIA_TYPES, preferredMediaType } from './negotiation.js';
 import { registerOpenApi } from './openapi.js';
@@ -108,15 +108,12 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     loginUrl: config.auth.includes('session') ? `${API_PREFIX}/auth/login/` : undefined,
     logoutUrl: config.auth.includes('session') ? `${API_PREFIX}/auth/logout/` : undefined,
   };
-  app.setErrorHandler(async (error, request, reply) => {
-    const apiError = toApiError(error, database.isUnavailable);
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
-    const browser = request.url.startsWith(API_PREFIX) && preferredMediaType(request, API_MEDIA_TYPES) === 'text/html';
-    return browser ? renderHtmlError(reply, apiError, page) : renderJsonError(reply, apiError);
-  });
-  app.setNotFoundHandler(async () => {
-    throw new ApiError(404, 'not_found', 'Not found.');
-  });
+  // A browser asking anything under the API prefix gets its error inside the browsable page.
+  renderErrorsWith(app, database.isUnavailable, (reply, error) =>
+    reply.request.url.startsWith(API_PREFIX) && preferredMediaType(reply.request, API_MEDIA_TYPES) === 'text/html'
+      ? renderHtmlError(reply, error, page)
+      : renderJsonError(reply, error),
+  );
 
   const health = (summary: string) => ({
     schema: {

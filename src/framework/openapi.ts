@@ -54,6 +54,16 @@ export function errorResponses(statuses: readonly number[]): Record<string, Json
   );
 }
 
+/** Plain-text error bodies (for simple routes), one per status. */
+export function textErrorResponses(statuses: readonly number[]): Record<string, JsonSchema> {
+  return Object.fromEntries(
+    [...statuses, 500].map((status) => [
+      String(status),
+      { description: ERROR_DESCRIPTIONS[status], content: { 'text/plain': { schema: { type: 'string' } } } },
+    ]),
+  );
+}
+
 /** The JSON a record renders as. */
 export function recordSchema(serializer: Serializer): JsonSchema {
   const properties: Record<string, JsonSchema> = {};

@@ -3,10 +3,10 @@
  * Surface A errors are the JSON envelope `{error, code, details?}`; simple
  * routes (Surface B) render the same errors as plain text.
  */
-import type { FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ActionResult } from './actions.js';
 import { renderPage, type BrowsableContext } from './browsable/index.js';
-import type { ApiError } from './errors.js';
+import { notFound, toApiError, type ApiError } from './errors.js';
 import type { MediaType } from './negotiation.js';
 
 export function renderResult(reply: FastifyReply, mediaType: MediaType, result: ActionResult, page: BrowsableContext): FastifyReply {
@@ -44,6 +44,32 @@ export function renderHtmlError(reply: FastifyReply, error: ApiError, page: Brow
   return reply.type('text/html; charset=utf-8').send(renderPage(reply.request, reply, error.status, errorEnvelope(reply, error), page));
 }
 
+/** The message, or one line per field (`title: This field is required.`) when the error names fields. */
 export function renderTextError(reply: FastifyReply, error: ApiError): FastifyReply {
-  return reply.status(error.status).headers(error.headers).type('text/plain; charset=utf-8').send(error.message);
+  const lines = Object.entries(error.details ?? {}).map(([field, messages]) =>
+    field === 'non_field_errors' ? messages.join(' ') : `${field}: ${messages.join(' ')}`,
+  );
+  const text = lines.length > 0 ? lines.join('\n') : error.message;
+  return reply.status(error.status).headers(error.headers).type('text/plain; charset=utf-8').send(text);
+}
+
+export type ErrorRenderer = (reply: FastifyReply, error: ApiError) => FastifyReply;
+
+/**
+ * Renders every error thrown in `scope`, and its unknown paths (404), with
+ * `render`. A 5xx's cause goes to the log, never into the body.
+ */
+export function renderErrorsWith(
+  scope: FastifyInstance,
+  isDatabaseUnavailable: (error: unknown) => boolean,
+  render: ErrorRenderer,
+): void {
+  scope.setErrorHandler(async (error, request, reply) => {
+    const apiError = toApiError(error, isDatabaseUnavailable);
+    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    return render(reply, apiError);
+  });
+  scope.setNotFoundHandler(async () => {
+    throw notFound();
+  });
 }
