@@ -16,11 +16,12 @@ import {
 } from '../store/records.js';
 import type { AuthUser } from './authentication/index.js';
 import type { Collection } from './collection.js';
+import { assertMatches, notModified, strongEtag, weakEtag } from './conditional.js';
 import { notFound, validationFailed } from './errors.js';
 import { absoluteUrl, assertPageExists, paginate } from './pagination.js';
 import { checkObjectPermissions, type Action, type Permission } from './permissions.js';
 import { parseListQuery } from './query.js';
-import type { Row, WriteContext, WriteMode } from './serializer.js';
+import { chosenFields, type Row, type WriteContext, type WriteMode } from './serializer.js';
 
 export interface ActionRequest {
   readonly request: FastifyRequest;
@@ -50,27 +51,37 @@ export function parseId(text: string): RecordId {
   return big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
 }
 
-async function list({ request, database, collection, parameters }: ActionRequest): Promise<ActionResult> {
+async function list(action: ActionRequest): Promise<ActionResult> {
+  const { request, database, collection, parameters } = action;
   const query = parseListQuery(parameters, collection.queryRules);
-  const count = await countRecords(database, collection.listSource, query);
+  const serializer = chosenFields(collection.serializer, parameters);
+  const source = { ...collection.listSource, selection: serializer.selection };
+  const count = await countRecords(database, source, query);
   assertPageExists(query.page, query.pageSize, count);
-  const rows = count === 0 ? [] : await pageOfRecords(database, collection.listSource, query);
-  const results = rows.map((row) => collection.serializer.render(row));
-  return { status: 200, body: paginate(request, query.page, query.pageSize, count, results) };
+  const rows = count === 0 ? [] : await pageOfRecords(database, source, query);
+  const body = paginate(request, query.page, query.pageSize, count, rows.map((row) => serializer.render(row)));
+  return representation(request, body, weakEtag(body));
 }
 
-/** The record named by the path, after the object-level permission checks. */
-async function loadRecord(action: ActionRequest): Promise<{ id: RecordId; row: Row }> {
+/** 200 with the body and its ETag, or 304 when the client's copy is current. */
+function representation(request: FastifyRequest, body: unknown, etag: string): ActionResult {
+  return notModified(request, etag) ? { status: 304, headers: { ETag: etag } } : { status: 200, body, headers: { ETag: etag } };
+}
+
+/** The record named by the path, after the object-level permission checks; `lock` holds it for a write. */
+async function loadRecord(action: ActionRequest, selection = action.collection.serializer.selection, lock = false): Promise<{ id: RecordId; row: Row }> {
   const id = parseId(action.id ?? '');
-  const row = await findRecord(action.database, action.collection.serializer.selection, id);
+  const row = await findRecord(action.database, selection, id, { lock });
   if (!row) throw notFound();
   await checkObjectPermissions(action.permissions, { user: action.user, action: action.action }, row);
   return { id, row };
 }
 
 async function retrieve(action: ActionRequest): Promise<ActionResult> {
-  const { row } = await loadRecord(action);
-  return { status: 200, body: action.collection.serializer.render(row) };
+  const serializer = chosenFields(action.collection.serializer, action.parameters);
+  const { row } = await loadRecord(action, serializer.selection);
+  const body = serializer.render(row);
+  return representation(action.request, body, strongEtag(body));
 }
 
 function writeContext({ database, user }: ActionRequest): WriteContext {
@@ -97,27 +108,41 @@ async function create(action: ActionRequest): Promise<ActionResult> {
   const id = await storing(database, () => insertRecord(database, collection.serializer.model, values));
   const row = await findRecord(database, collection.serializer.selection, id);
   if (!row) throw notFound();
+  const body = collection.serializer.render(row);
   const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${id}/`;
-  return {
-    status: 201,
-    body: collection.serializer.render(row),
-    headers: { Location: absoluteUrl(request, path).toString() },
-  };
+  return { status: 201, body, headers: { Location: absoluteUrl(request, path).toString(), ETag: strongEtag(body) } };
+}
+
+/**
+ * A write to the record named by the path, in one transaction: the record is
+ * loaded and locked, its object permissions and If-Match checked, then `write`
+ * runs — so two writers holding the same ETag cannot both succeed.
+ */
+async function guardedWrite<T>(action: ActionRequest, write: (database: Database, id: RecordId) => Promise<T>): Promise<T> {
+  return action.database.db.transaction().execute(async (transaction) => {
+    const database = { ...action.database, db: transaction };
+    const { id, row } = await loadRecord({ ...action, database }, undefined, true);
+    assertMatches(action.request, strongEtag(action.collection.serializer.render(row)));
+    return write(database, id);
+  });
 }
 
 async function change(action: ActionRequest, mode: WriteMode): Promise<ActionResult> {
-  const { database, collection } = action;
-  const { id } = await loadRecord(action);
+  const { collection } = action;
+  // 404 and 403 come before a body is judged; validation (which may hash a password) stays outside the transaction.
+  await loadRecord(action);
   const values = await collection.serializer.validate(action.body, mode, writeContext(action));
-  const found = await storing(database, () => updateRecord(database, collection.serializer.model, id, values));
-  const row = found && (await findRecord(database, collection.serializer.selection, id));
+  const row = await guardedWrite(action, async (database, id) => {
+    await storing(database, () => updateRecord(database, collection.serializer.model, id, values));
+    return findRecord(database, collection.serializer.selection, id);
+  });
   if (!row) throw notFound();
-  return { status: 200, body: collection.serializer.render(row) };
+  const body = collection.serializer.render(row);
+  return { status: 200, body, headers: { ETag: strongEtag(body) } };
 }
 
 async function destroy(action: ActionRequest): Promise<ActionResult> {
-  const { id } = await loadRecord(action);
-  if (!(await deleteRecord(action.database, action.collection.serializer.model, id))) throw notFound();
+  await guardedWrite(action, (database, id) => deleteRecord(database, action.collection.serializer.model, id));
   return { status: 204 };
 }
 

@@ -39,6 +39,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   403: 'Permission denied',
   404: 'Not found',
   406: 'Not acceptable',
+  412: 'Precondition failed: the record changed since the If-Match ETag',
   413: 'Payload too large',
   414: 'URI too long',
   415: 'Unsupported media type',
@@ -74,7 +75,8 @@ export function recordSchema(serializer: Serializer): JsonSchema {
     else if (nested) properties[name] = { anyOf: [recordSchema(nested.serializer), { type: 'null' }] };
     else properties[name] = { ...field!.schema, ...(serializer.readOnly.has(name) ? { readOnly: true } : {}) };
   }
-  return { type: 'object', properties, required: [...serializer.fields] };
+  // No `required`: `fields` and `omit` may leave any of them out.
+  return { type: 'object', properties };
 }
 
 /** A create (POST), update (PUT) or partial update (PATCH) body. */
@@ -107,6 +109,7 @@ function listQuerySchema(collection: Collection): JsonSchema {
       description: `Comma-separated, "-" for descending. Allowed: ${ordering.join(', ') || '(none)'}. Ties by id.`,
     },
     format: { type: 'string', enum: ['json'], description: 'Force JSON (e.g. in a browser).' },
+    ...fieldSelectionParameters(collection),
   };
   for (const [name, lookups] of filters) {
     const schema = fields[name]!.schema;
@@ -123,6 +126,16 @@ function listQuerySchema(collection: Collection): JsonSchema {
   }
   return { type: 'object', properties };
 }
+
+function fieldSelectionParameters(collection: Collection): Record<string, JsonSchema> {
+  const names = collection.serializer.fields.join(', ');
+  return {
+    fields: { type: 'string', description: `Comma-separated fields to show (nested with dots, e.g. author.username). Of: ${names}.` },
+    omit: { type: 'string', description: `Comma-separated fields to leave out. Of: ${names}.` },
+  };
+}
+
+const notModifiedResponse = { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' };
 
 const idParams: JsonSchema = {
   type: 'object',
@@ -162,6 +175,7 @@ export function actionSchema(collection: Collection, action: Action): FastifySch
               results: { type: 'array', items: record },
             },
           },
+          304: notModifiedResponse,
           ...errorResponses(reads),
         },
       };
@@ -172,17 +186,22 @@ export function actionSchema(collection: Collection, action: Action): FastifySch
         response: { 201: { description: 'Created; Location names it', ...record }, ...errorResponses(writes) },
       };
     case 'retrieve':
-      return { ...base, params: idParams, response: { 200: { description: 'The record', ...record }, ...errorResponses(reads) } };
+      return {
+        ...base,
+        params: idParams,
+        querystring: { type: 'object', properties: fieldSelectionParameters(collection) },
+        response: { 200: { description: 'The record', ...record }, 304: notModifiedResponse, ...errorResponses(reads) },
+      };
     case 'update':
     case 'partial_update':
       return {
         ...base,
         params: idParams,
         body: inputSchema(collection.serializer, action),
-        response: { 200: { description: 'The updated record', ...record }, ...errorResponses(writes) },
+        response: { 200: { description: 'The updated record', ...record }, ...errorResponses([...writes, 412]) },
       };
     case 'destroy':
-      return { ...base, params: idParams, response: { 204: { description: 'Deleted', type: 'null' }, ...errorResponses(reads) } };
+      return { ...base, params: idParams, response: { 204: { description: 'Deleted', type: 'null' }, ...errorResponses([...reads, 412]) } };
   }
 }
 

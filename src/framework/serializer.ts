@@ -55,9 +55,11 @@ export class Serializer {
   readonly writable: readonly string[];
   readonly selection: Selection;
   private readonly format: Readonly<Record<string, (stored: unknown, row: Row) => unknown>>;
+  private readonly options: SerializerOptions;
 
   constructor(model: Model, options: SerializerOptions) {
     this.model = model;
+    this.options = options;
     this.fields = options.fields;
     this.nested = options.nested ?? {};
     this.hidden = new Set(options.hidden ?? []);
@@ -89,6 +91,46 @@ export class Serializer {
         columns: nested.serializer.selection.columns,
       })),
     };
+  }
+
+  /**
+   * The same serializer showing fewer fields: `include` (all when undefined)
+   * minus `exclude`; `author.username` reaches into a nested field.
+   */
+  narrow(include: readonly string[] | undefined, exclude: readonly string[]): Serializer {
+    const details: ErrorDetails = {};
+    const wanted = include && this.group(include, 'fields', details);
+    const unwanted = this.group(exclude, 'omit', details);
+    if (Object.keys(details).length > 0) throw validationFailed(details, 'Invalid query parameters.');
+    const fields = this.fields.filter((name) => (!wanted || wanted.has(name)) && unwanted.get(name)?.length !== 0);
+    const nested: Record<string, NestedField> = {};
+    for (const name of fields) {
+      const field = this.nested[name];
+      if (!field) continue;
+      const inner = wanted?.get(name);
+      nested[name] = {
+        ...field,
+        serializer: field.serializer.narrow(inner?.length ? inner : undefined, unwanted.get(name) ?? []),
+      };
+    }
+    return new Serializer(this.model, { ...this.options, fields, nested });
+  }
+
+  /** Dotted paths → top-level field → the paths below it (empty: the whole field). */
+  private group(paths: readonly string[], parameter: string, details: ErrorDetails): Map<string, string[]> {
+    const groups = new Map<string, string[]>();
+    for (const path of paths) {
+      const [top = '', ...rest] = path.split('.');
+      if (!this.fields.includes(top) || (rest.length > 0 && !this.nested[top])) {
+        (details[parameter] ??= []).push(`Unknown field "${path}". Allowed: ${this.fields.join(', ')}.`);
+        continue;
+      }
+      const below = groups.get(top);
+      if (rest.length === 0) groups.set(top, []);
+      else if (below === undefined) groups.set(top, [rest.join('.')]);
+      else if (below.length > 0) below.push(rest.join('.'));
+    }
+    return groups;
   }
 
   /** A stored row (nested rows already attached under their names) → the JSON record. */
@@ -156,6 +198,16 @@ export class Serializer {
     }
     return parsed;
   }
+}
+
+const listOf = (text: string | undefined): string[] | undefined =>
+  text === undefined || text.trim() === '' ? undefined : text.split(',').map((name) => name.trim()).filter(Boolean);
+
+/** The serializer narrowed by the request's `fields` and `omit` parameters (400 for names it does not have). */
+export function chosenFields(serializer: Serializer, parameters: ReadonlyMap<string, string>): Serializer {
+  const include = listOf(parameters.get('fields'));
+  const exclude = listOf(parameters.get('omit')) ?? [];
+  return include === undefined && exclude.length === 0 ? serializer : serializer.narrow(include, exclude);
 }
 
 export const serializer = (model: Model, options: SerializerOptions): Serializer => new Serializer(model, options);

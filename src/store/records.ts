@@ -51,12 +51,15 @@ export function assembleRow(row: Row, selection: Selection): Row {
 
 export type RecordId = number | bigint;
 
-export async function findRecord(database: Database, selection: Selection, id: RecordId): Promise<Row | undefined> {
-  const query = selectColumns(fromSelection(database, selection), selection).where(
-    sql.ref(`${selection.table}.id`),
-    '=',
-    id,
-  );
+/** `lock` holds the row until the transaction ends (PostgreSQL; SQLite transactions already exclude other writers). */
+export async function findRecord(
+  database: Database,
+  selection: Selection,
+  id: RecordId,
+  { lock = false }: { lock?: boolean } = {},
+): Promise<Row | undefined> {
+  let query = selectColumns(fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.id`), '=', id);
+  if (lock && database.dialect === 'postgres') query = query.forUpdate(selection.table);
   const row = await query.executeTakeFirst();
   return row && assembleRow(row, selection);
 }

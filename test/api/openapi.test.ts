@@ -67,7 +67,7 @@ describe('the OpenAPI document', () => {
     }
     expect(parameters).not.toHaveProperty('password');
     expect(parameters.ordering.description).toContain('Allowed: id, username, email, date_joined');
-    expect(Object.keys(list.responses).sort()).toEqual(['200', '400', '401', '403', '404', '406', '414', '429', '500', '503']);
+    expect(Object.keys(list.responses).sort()).toEqual(['200', '304', '400', '401', '403', '404', '406', '414', '429', '500', '503']);
 
     const create = document.paths['/api/v1/users/'].post;
     const createBody = create.requestBody.content['application/json'].schema;
