@@ -7,6 +7,7 @@ import type { Database } from '../../store/database.js';
 import { authenticationFailed, notAuthenticated, validationFailed } from '../errors.js';
 import { parseJsonBody } from '../parsers.js';
 import { resource } from '../router.js';
+import type { LoginThrottle } from '../throttling.js';
 import type { AuthKind } from './index.js';
 import { createToken, revokeToken, tokenShape } from './token.js';
 import { checkCredentials, type AuthUser } from './users.js';
@@ -25,10 +26,12 @@ export async function userFromCredentials(database: Database, body: unknown): Pr
   return user;
 }
 
-export function mountAuthRoutes(scope: FastifyInstance, database: Database, kinds: readonly AuthKind[]): void {
+/** `throttleLogin` guards every endpoint that checks a password; call it before reading the body. */
+export function mountAuthRoutes(scope: FastifyInstance, database: Database, kinds: readonly AuthKind[], throttleLogin: LoginThrottle): void {
   if (kinds.includes('token')) {
     resource(scope, '/auth/token/', {
       POST: async (request, reply) => {
+        await throttleLogin(request, reply);
         const user = await userFromCredentials(database, parseJsonBody(request));
         request.user = user;
         return reply.send({ token: await createToken(database, user.id) });
