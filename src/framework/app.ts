@@ -16,7 +16,7 @@ import { tokenAuthentication } from './authentication/token.js';
 import { authMigrations } from './authentication/users.js';
 import type { Collection } from './collection.js';
 import type { Config } from './config.js';
-import { ApiError, toApiError } from './errors.js';
+import { ApiError, parseError, toApiError } from './errors.js';
 import { allowAny, isAuthenticated, readActions } from './permissions.js';
 import { renderJsonError } from './renderers.js';
 import { keepRawBodies, mountCollections } from './router.js';
@@ -53,6 +53,7 @@ export const defineApp = (definition: AppDefinition): AppDefinition => definitio
 export const API_PREFIX = '/api/v1';
 const MAX_URL_LENGTH = 16 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,200}$/;
+const uriTooLong = (): ApiError => new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL_LENGTH} bytes.`);
 /** A socket silent this long mid-request (a client that stopped reading, say) is closed. */
 const SOCKET_IDLE_TIMEOUT_MS = 60_000;
 /** Under WORKERS > 1, which process answered (a small number, not the pid). */
@@ -103,6 +104,11 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       return server;
     },
     return503OnClosing: true,
+    // URLs the router refuses before any hook runs: our envelope, not Fastify's (which echoes the URL).
+    frameworkErrors: (error, request, reply) => {
+      reply.header('X-Request-ID', request.id);
+      return renderJsonError(reply, error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? uriTooLong() : parseError('The request URL is malformed.'));
+    },
   });
   app.decorateRequest('user', null);
   await app.register(cookie);
@@ -110,9 +116,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-ID', request.id);
     if (workerId) reply.header('X-Worker-Id', workerId);
-    if (request.url.length > MAX_URL_LENGTH) {
-      throw new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL_LENGTH} bytes.`);
-    }
+    if (request.url.length > MAX_URL_LENGTH) throw uriTooLong();
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
