@@ -20,7 +20,7 @@ import { ApiError, parseError, toApiError } from './errors.js';
 import { allowAny, isAuthenticated, readActions } from './permissions.js';
 import { renderJsonError } from './renderers.js';
 import { keepRawBodies, mountCollections } from './router.js';
-import { connectRedis } from './redis.js';
+import { closeRedis, connectRedis } from './redis.js';
 import { createLoginThrottle, createThrottle, memoryCounterStore, redisCounterStore, type CounterStore, type ScopedRates } from './throttling.js';
 import type { ApiRuntime } from './views.js';
 
@@ -160,7 +160,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   let counters: CounterStore = memoryCounterStore();
   if (config.redisUrl) {
     const redis = await connectRedis(config.redisUrl, (error) => app.log.warn({ err: error }, 'redis connection error'));
-    app.addHook('onClose', async () => void (await redis.quit()));
+    app.addHook('onClose', () => closeRedis(redis));
     counters = redisCounterStore(redis, config.redisKeyPrefix);
   }
   const runtime: ApiRuntime = {

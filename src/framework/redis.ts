@@ -23,3 +23,9 @@ export async function connectRedis(url: string, onError: (error: Error) => void)
   }
   return redis;
 }
+
+/** Quits politely when connected; otherwise just drops the connection (and its reconnect attempts). */
+export async function closeRedis(redis: Redis): Promise<void> {
+  if (redis.status === 'ready') await redis.quit();
+  else redis.disconnect();
+}

@@ -173,6 +173,11 @@ describe('throttling: the login endpoints', () => {
 });
 
 describe('throttling: settings', () => {
+  it('refuses to start when REDIS_URL names a Redis it cannot reach', async () => {
+    const closed = 'redis://127.0.0.1:1';
+    await expect(startApi({ REDIS_URL: closed })).rejects.toThrow(/^REDIS_URL: cannot connect to Redis/);
+  });
+
   it('accepts N/sec, N/min, N/hour, N/day and off, and names a bad setting', () => {
     const config = loadConfig({ THROTTLE_ANON: '5/sec', THROTTLE_USER: '7/day', THROTTLE_LOGIN: 'off' });
     expect(config.throttleAnonymous).toEqual({ limit: 5, windowSeconds: 1 });
