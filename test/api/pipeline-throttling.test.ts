@@ -113,6 +113,24 @@ describe('throttling: anonymous clients by IP, after authentication and permissi
   });
 });
 
+describe('throttling: client addresses behind a proxy', () => {
+  const env = { THROTTLE_ANON: '1/min' };
+  const viaProxy = (client: string) => from('10.9.9.9', 'GET', '/api/v1/notes/', { 'x-forwarded-for': client });
+
+  it('ignores X-Forwarded-For without TRUST_PROXY, so a client cannot dodge its limit by forging it', async () => {
+    await start(env, withPublicNotes());
+    expect((await viaProxy('203.0.113.1')).status).toBe(200);
+    expect((await viaProxy('203.0.113.2')).status).toBe(429);
+  });
+
+  it('keys anonymous clients by their X-Forwarded-For address with TRUST_PROXY', async () => {
+    await start({ ...env, TRUST_PROXY: 'true' }, withPublicNotes());
+    expect((await viaProxy('203.0.113.1')).status).toBe(200);
+    expect((await viaProxy('203.0.113.1')).status).toBe(429);
+    expect((await viaProxy('203.0.113.2')).status).toBe(200);
+  });
+});
+
 describe('throttling: scoped rates per collection', () => {
   const scoped = withPublicNotes({ throttles: { articles: { user: '1/min' }, notes: { user: '1/min' } } });
 
