@@ -1,9 +1,9 @@
 /**
  * Content negotiation: which representation the client accepts, among the
  * media types the API can render (the first is the default, for a missing
- * Accept or one that takes anything). `format=<name>` in the query string wins over the Accept
- * header (a browser asking for JSON). Serving another type is one entry in
- * FORMATS plus its renderer.
+ * Accept or one that takes anything). `format=<name>` in the query string
+ * wins over the Accept header (a browser asking for JSON). Serving another
+ * type is one entry in the API's media types plus its renderer.
  */
 import Negotiator from 'negotiator';
 import type { FastifyRequest } from 'fastify';
