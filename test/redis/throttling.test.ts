@@ -102,6 +102,14 @@ describe('throttling with REDIS_URL', () => {
     expect((await get(a, '/api/v1/notes/', { authorization })).statusCode).toBe(429);
   });
 
+  it('lets exactly the limit through when two instances take concurrent requests', async () => {
+    const [a, b] = await twoInstances({ THROTTLE_ANON: '50/min' });
+    const replies = await Promise.all(Array.from({ length: 120 }, (_, i) => get(i % 2 ? a : b, '/api/v1/notes/', {}, '10.1.1.9')));
+    const statuses = replies.map((reply) => reply.statusCode);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(50);
+    expect(statuses.filter((status) => status === 429)).toHaveLength(70);
+  });
+
   it('holds an anonymous limit per address across two instances', async () => {
     const [a, b] = await twoInstances({ THROTTLE_ANON: '2/min' });
     expect((await get(a, '/api/v1/notes/')).statusCode).toBe(200);
