@@ -8,12 +8,12 @@ import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
 import { AdminInputError, createUser } from './framework/authentication/admin.js';
 import { createToken, revokeUserTokens } from './framework/authentication/token.js';
+import { serveWorkers } from './framework/cluster.js';
 import {
   loadConfig,
   loadDotEnv,
   migrateApp,
   openConfiguredDatabase,
-  serve,
   type AppDefinition,
   type Config,
   type Database,
@@ -22,7 +22,7 @@ import {
 const USAGE = `Usage: restfold <command> [options]
 
 Commands:
-  serve [--app FILE]                 migrate, then serve HTTP on HOST:PORT
+  serve [--app FILE]                 migrate, then serve HTTP on HOST:PORT (WORKERS processes)
   migrate [--app FILE]               apply pending migrations
   createuser --username U [--password P | --password-stdin] [--email E]
              [--superuser] [--permission NAME ...]
@@ -94,7 +94,7 @@ async function main(argv: string[]): Promise<void> {
 
   switch (command) {
     case 'serve':
-      await serve(app, config);
+      await serveWorkers(app, config);
       return;
     case 'migrate': {
       const applied = await withDatabase(config, app, async () => []);

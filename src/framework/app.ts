@@ -3,6 +3,7 @@
  * Fastify instance with what wraps every request (request id, one log line,
  * errors as 4xx/5xx envelopes) and the health endpoints.
  */
+import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:http';
 import cookie from '@fastify/cookie';
@@ -15,14 +16,15 @@ import { tokenAuthentication } from './authentication/token.js';
 import { authMigrations } from './authentication/users.js';
 import type { Collection } from './collection.js';
 import type { Config } from './config.js';
-import { ApiError } from './errors.js';
+import { ApiError, parseError } from './errors.js';
 import { allowAny, isAuthenticated, readActions } from './permissions.js';
 import { renderErrorsWith, renderHtmlError, renderJsonError } from './renderers.js';
 import { mountBrowsableAssets, type BrowsableContext } from './browsable/index.js';
 import { API_MEDIA_TYPES, preferredMediaType } from './negotiation.js';
 import { registerOpenApi } from './openapi.js';
 import { keepRawBodies, mountCollections, resource } from './router.js';
-import { createThrottle, memoryCounterStore, type ThrottleRates } from './throttling.js';
+import { closeRedis, connectRedis } from './redis.js';
+import { createLoginThrottle, createThrottle, memoryCounterStore, redisCounterStore, type CounterStore, type ScopedRates } from './throttling.js';
 import type { ApiRuntime } from './views.js';
 
 declare module 'fastify' {
@@ -35,6 +37,8 @@ declare module 'fastify' {
 export interface AppContext {
   readonly database: Database;
   readonly config: Config;
+  /** Where log lines go (stdout when unset); tests pass a stream to read them. */
+  readonly logStream?: { write(line: string): void };
 }
 
 export interface AppDefinition {
@@ -42,7 +46,7 @@ export interface AppDefinition {
   /** The app's own tables; they run after the framework's (users, permissions, tokens). */
   readonly migrations?: Migrations;
   /** Scoped throttle rates by collection name, in place of THROTTLE_ANON / THROTTLE_USER. */
-  readonly throttles?: Readonly<Record<string, ThrottleRates>>;
+  readonly throttles?: Readonly<Record<string, ScopedRates>>;
   /** Routes outside the collection API (a Fastify plugin body). */
   readonly routes?: (app: FastifyInstance, context: AppContext) => void | Promise<void>;
 }
@@ -53,6 +57,11 @@ export const API_PREFIX = '/api/v1';
 const statusSchema = { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] };
 const MAX_URL_LENGTH = 16 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,200}$/;
+const uriTooLong = (): ApiError => new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL_LENGTH} bytes.`);
+/** A socket silent this long mid-request (a client that stopped reading, say) is closed. */
+const SOCKET_IDLE_TIMEOUT_MS = 60_000;
+/** Under WORKERS > 1, which process answered (a small number, not the pid). */
+const workerId = cluster.worker ? String(cluster.worker.id) : undefined;
 
 /** The framework's migrations, then the app's. */
 export async function migrateApp(database: Database, definition: AppDefinition): Promise<string[]> {
@@ -65,7 +74,12 @@ export async function migrateApp(database: Database, definition: AppDefinition):
 export async function buildApp(definition: AppDefinition, context: AppContext): Promise<FastifyInstance> {
   const { database, config } = context;
   const app = Fastify({
-    logger: { level: config.logLevel },
+    logger: {
+      level: config.logLevel,
+      ...(context.logStream && { stream: context.logStream }),
+      // Nothing logs these today; the redaction keeps a future log call from leaking them.
+      redact: ['req.headers.authorization', 'req.headers.cookie', 'res.headers["set-cookie"]', '*.password', 'body.password'],
+    },
     // Fastify's own request lines (which would include headers) are off; see onResponse below.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     requestIdHeader: false,
@@ -77,8 +91,28 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     trustProxy: config.trustProxy,
     routerOptions: { maxParamLength: MAX_URL_LENGTH },
     // The 16 KiB request-line limit is ours (414); Node's own header limit must sit above it.
-    serverFactory: (handler) => createServer({ maxHeaderSize: 64 * 1024 }, handler),
+    // With a serverFactory Fastify applies none of its timeouts, so they are all set here.
+    serverFactory: (handler) => {
+      const server = createServer(
+        {
+          maxHeaderSize: 64 * 1024,
+          requestTimeout: config.requestTimeoutMs,
+          headersTimeout: config.headersTimeoutMs,
+          keepAliveTimeout: config.keepAliveTimeoutMs,
+          // How often Node looks for connections past those timeouts (its default, 30 s, would blunt them).
+          connectionsCheckingInterval: Math.min(1000, config.headersTimeoutMs),
+        },
+        handler,
+      );
+      server.setTimeout(SOCKET_IDLE_TIMEOUT_MS);
+      return server;
+    },
     return503OnClosing: true,
+    // URLs the router refuses before any hook runs: our envelope, not Fastify's (which echoes the URL).
+    frameworkErrors: (error, request, reply) => {
+      reply.header('X-Request-ID', request.id);
+      return renderJsonError(reply, error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? uriTooLong() : parseError('The request URL is malformed.'));
+    },
   });
   app.decorateRequest('user', null);
   await app.register(cookie);
@@ -86,9 +120,8 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-ID', request.id);
-    if (request.url.length > MAX_URL_LENGTH) {
-      throw new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL_LENGTH} bytes.`);
-    }
+    if (workerId) reply.header('X-Worker-Id', workerId);
+    if (request.url.length > MAX_URL_LENGTH) throw uriTooLong();
   });
   app.addHook('onResponse', async (request, reply) => {
     request.log.info(
@@ -136,16 +169,21 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   const authenticators: Authenticator[] = config.auth.flatMap((kind) =>
     kind === 'token' ? [tokenAuthentication(database)] : [],
   );
+  for (const scope of Object.keys(definition.throttles ?? {})) {
+    if (!definition.collections.some(({ name }) => name === scope)) throw new Error(`throttles: no collection named "${scope}".`);
+  }
+  let counters: CounterStore = memoryCounterStore();
+  if (config.redisUrl) {
+    const redis = await connectRedis(config.redisUrl, (error) => app.log.warn({ err: error }, 'redis connection error'));
+    app.addHook('onClose', () => closeRedis(redis));
+    counters = redisCounterStore(redis, config.redisKeyPrefix);
+  }
   const runtime: ApiRuntime = {
     database,
     authenticators,
     defaultPermissions: (action) =>
       config.requireAuth || !readActions.has(action) ? [isAuthenticated] : [allowAny],
-    throttle: createThrottle(
-      memoryCounterStore(),
-      { anonymous: config.throttleAnonymous, user: config.throttleUser },
-      definition.throttles,
-    ),
+    throttle: createThrottle(counters, { anonymous: config.throttleAnonymous, user: config.throttleUser }, definition.throttles),
     mediaTypes: API_MEDIA_TYPES,
     page,
   };
@@ -153,7 +191,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   await app.register(
     async (api) => {
       keepRawBodies(api);
-      mountAuthRoutes(api, database, config.auth);
+      mountAuthRoutes(api, database, config.auth, createLoginThrottle(counters, config.throttleLogin));
       mountCollections(api, runtime, definition.collections);
       resource(api, '/schema/', {
         GET: { schema: { tags: ['api'], summary: 'This OpenAPI 3.1 document' }, handler: async () => app.swagger() },

@@ -22,6 +22,14 @@ export interface Config {
   readonly logLevel: string;
   readonly throttleAnonymous: Rate | null;
   readonly throttleUser: Rate | null;
+  /** Attempts per client IP at endpoints that check a password (token, JWT, login). */
+  readonly throttleLogin: Rate | null;
+  /** Prepended to every Redis key, so several services (or test runs) can share one Redis. */
+  readonly redisKeyPrefix: string;
+  /** Slow-client limits (see docs/deploying.md): whole request, headers alone, idle keep-alive. */
+  readonly requestTimeoutMs: number;
+  readonly headersTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
   readonly maxBodyBytes: number;
   readonly trustProxy: boolean;
 }
@@ -69,6 +77,10 @@ export function loadConfig(env: Env = process.env): Config {
   }
   const logLevel = env.LOG_LEVEL || 'info';
   if (!LOG_LEVELS.includes(logLevel)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}.`);
+  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1);
+  const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 1);
+  // Node refuses a headers timeout longer than the request timeout.
+  if (headersTimeoutMs > requestTimeoutMs) throw new Error('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS.');
   return {
     port: integer(env, 'PORT', 8000, 0),
     host: env.HOST || '127.0.0.1',
@@ -83,6 +95,11 @@ export function loadConfig(env: Env = process.env): Config {
     logLevel,
     throttleAnonymous: rate(env, 'THROTTLE_ANON', '100/min'),
     throttleUser: rate(env, 'THROTTLE_USER', '1000/min'),
+    throttleLogin: rate(env, 'THROTTLE_LOGIN', '10/min'),
+    redisKeyPrefix: env.REDIS_KEY_PREFIX ?? 'restfold:',
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 1),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1_048_576, 1),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
   };

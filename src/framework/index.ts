@@ -7,6 +7,7 @@ export { collection } from './collection.js';
 export type { Collection, CollectionOptions } from './collection.js';
 export { loadConfig, loadDotEnv } from './config.js';
 export type { Config } from './config.js';
+export type { ScopedRates } from './throttling.js';
 export { ApiError, notFound, parseError, validationFailed } from './errors.js';
 export type { ErrorCode, ErrorDetails } from './errors.js';
 export { Day, FieldError, fields, lookups, parseInteger64 } from './fields.js';

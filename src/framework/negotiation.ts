@@ -1,6 +1,9 @@
 /**
- * Content negotiation: which representation the client accepts. `format=json`
- * in the query string wins over the Accept header (a browser asking for JSON).
+ * Content negotiation: which representation the client accepts, among the
+ * media types the API can render (the first is the default, for a missing
+ * Accept or one that takes anything). `format=<name>` in the query string
+ * wins over the Accept header (a browser asking for JSON). Serving another
+ * type is one entry in the API's media types plus its renderer.
  */
 import Negotiator from 'negotiator';
 import type { FastifyRequest } from 'fastify';
@@ -21,15 +24,36 @@ export function preferredMediaType(request: FastifyRequest, available: readonly 
   }
 }
 
+/** The `format=` name of each media type. */
+const FORMATS: Readonly<Record<MediaType, string>> = { 'application/json': 'json', 'text/html': 'html' };
+
+const notAcceptable = (message: string): ApiError => new ApiError(406, 'not_acceptable', message);
+
+/**
+ * The Accept header with every media-range parameter but `q` dropped: the
+ * negotiator would otherwise refuse `application/json; charset=utf-8`, and no
+ * parameter changes what we render (JSON is always UTF-8).
+ */
+function weightsOnly(accept: string): string {
+  return accept
+    .split(',')
+    .map((range) => {
+      const [type = '', ...parameters] = range.split(';').map((part) => part.trim());
+      const q = parameters.find((parameter) => /^q\s*=/i.test(parameter));
+      return q ? `${type};${q}` : type;
+    })
+    .join(',');
+}
+
 export function negotiate(request: FastifyRequest, available: readonly MediaType[], format: string | undefined): MediaType {
   if (format !== undefined) {
-    if (format === 'json') return 'application/json';
-    throw new ApiError(404, 'not_found', `Unknown format "${format}". Use format=json.`);
+    const forced = available.find((type) => FORMATS[type] === format);
+    if (forced) return forced;
+    throw notAcceptable(`Unknown format "${format}". Use ${available.map((type) => `format=${FORMATS[type]}`).join(' or ')}.`);
   }
-  if (!request.headers.accept) return available[0]!;
-  const chosen = new Negotiator(request).mediaType([...available]) as MediaType | undefined;
-  if (!chosen) {
-    throw new ApiError(406, 'not_acceptable', `Could not satisfy the Accept header. Available: ${available.join(', ')}.`);
-  }
+  const accept = request.headers.accept?.trim();
+  if (!accept) return available[0]!;
+  const chosen = new Negotiator({ headers: { accept: weightsOnly(accept) } }).mediaType([...available]) as MediaType | undefined;
+  if (!chosen) throw notAcceptable(`Could not satisfy the Accept header. Available: ${available.join(', ')}.`);
   return chosen;
 }

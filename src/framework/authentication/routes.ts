@@ -8,6 +8,7 @@ import { authenticationFailed, notAuthenticated, validationFailed } from '../err
 import { errorResponses } from '../openapi.js';
 import { parseJsonBody } from '../parsers.js';
 import { resource } from '../router.js';
+import type { LoginThrottle } from '../throttling.js';
 import type { AuthKind } from './index.js';
 import { createToken, revokeToken, tokenShape } from './token.js';
 import { checkCredentials, type AuthUser } from './users.js';
@@ -32,7 +33,8 @@ export async function userFromCredentials(database: Database, body: unknown): Pr
   return user;
 }
 
-export function mountAuthRoutes(scope: FastifyInstance, database: Database, kinds: readonly AuthKind[]): void {
+/** `throttleLogin` guards every endpoint that checks a password; call it before reading the body. */
+export function mountAuthRoutes(scope: FastifyInstance, database: Database, kinds: readonly AuthKind[], throttleLogin: LoginThrottle): void {
   if (kinds.includes('token')) {
     resource(scope, '/auth/token/', {
       POST: {
@@ -43,6 +45,7 @@ export function mountAuthRoutes(scope: FastifyInstance, database: Database, kind
           response: { 200: { type: 'object', properties: { token: { type: 'string' } }, required: ['token'] }, ...errorResponses([400, 413, 415, 429, 503]) },
         },
         handler: async (request, reply) => {
+          await throttleLogin(request, reply);
           const user = await userFromCredentials(database, parseJsonBody(request));
           request.user = user;
           return reply.send({ token: await createToken(database, user.id) });

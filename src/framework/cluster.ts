@@ -1,0 +1,82 @@
+/**
+ * WORKERS: several processes serving one port (node:cluster). The primary
+ * migrates once, then forks the workers (each runs `serve`, whose migration
+ * check then finds nothing to do). A worker that dies after it was serving is
+ * replaced; one that dies while starting stops the whole service, since a
+ * start-up failure (a taken port, a bad setting) would only repeat. SIGTERM or
+ * SIGINT to the primary asks every worker to stop gracefully, then exits.
+ */
+import cluster, { type Worker } from 'node:cluster';
+import { availableParallelism } from 'node:os';
+import type { AppDefinition } from './app.js';
+import { migrateApp } from './app.js';
+import type { Config } from './config.js';
+import { openConfiguredDatabase, serve } from './server.js';
+
+const LEVELS: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
+
+/** The primary's log lines, in the same JSON shape pino gives the workers' lines. */
+function primaryLogger(level: string) {
+  const threshold = LEVELS[level] ?? LEVELS.info!;
+  const write = (value: number) => (fields: Record<string, unknown>, msg: string) => {
+    if (value >= threshold) process.stdout.write(`${JSON.stringify({ level: value, time: Date.now(), pid: process.pid, role: 'primary', ...fields, msg })}\n`);
+  };
+  return { info: write(LEVELS.info!), warn: write(LEVELS.warn!), error: write(LEVELS.error!) };
+}
+
+export const workerCount = (config: Config): number => (config.workers === 0 ? availableParallelism() : config.workers);
+
+/** `serve`, in one process or, with WORKERS > 1 (or 0 on a machine with several CPUs), in several. */
+export async function serveWorkers(definition: AppDefinition, config: Config): Promise<void> {
+  const count = workerCount(config);
+  if (cluster.isWorker || count === 1) {
+    await serve(definition, config);
+    return;
+  }
+  const log = primaryLogger(config.logLevel);
+  const database = openConfiguredDatabase(config);
+  try {
+    log.info({ applied: await migrateApp(database, definition) }, 'migrated');
+  } finally {
+    await database.close();
+  }
+
+  const serving = new WeakSet<Worker>();
+  let stopping = false;
+  let exitCode = 0;
+
+  const fork = (): void => {
+    const worker = cluster.fork();
+    worker.on('listening', (address) => {
+      serving.add(worker);
+      log.info({ worker: worker.id, worker_pid: worker.process.pid, port: address.port }, 'worker listening');
+    });
+  };
+  const stop = (signal: string, code: number): void => {
+    if (stopping) return;
+    stopping = true;
+    exitCode = code;
+    log.info({ signal }, 'stopping workers');
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+  };
+
+  cluster.on('exit', (worker, code, signal) => {
+    const fields = { worker: worker.id, worker_pid: worker.process.pid, code, signal };
+    if (stopping) {
+      if (code !== 0 && signal !== 'SIGTERM') exitCode = 1;
+      log.info(fields, 'worker stopped');
+    } else if (serving.has(worker)) {
+      log.warn(fields, 'worker died; starting a replacement');
+      fork();
+    } else {
+      log.error(fields, 'worker failed to start; stopping');
+      stop('worker start-up failure', 1);
+    }
+    if (stopping && Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
+  });
+  process.once('SIGTERM', () => stop('SIGTERM', 0));
+  process.once('SIGINT', () => stop('SIGINT', 0));
+
+  log.info({ workers: count }, 'starting workers');
+  for (let i = 0; i < count; i += 1) fork();
+}
