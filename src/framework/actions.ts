@@ -5,10 +5,11 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
-import { countRecords, pageOfRecords } from '../store/list.js';
+import { countRecords, estimateRecords, pageOfRecords, type ListQuery, type ListSource } from '../store/list.js';
 import {
   deleteRecord,
   findRecord,
+  findRecords,
   insertRecord,
   recordExists,
   updateRecord,
@@ -17,10 +18,10 @@ import {
 import type { AuthUser } from './authentication/index.js';
 import type { Collection } from './collection.js';
 import { assertMatches, notModified, strongEtag, weakEtag } from './conditional.js';
-import { notFound, validationFailed } from './errors.js';
-import { absoluteUrl, assertPageExists, paginate } from './pagination.js';
+import { ApiError, notFound, validationFailed, type ErrorDetails } from './errors.js';
+import { absoluteUrl, assertPageExists, paginate, preferredCount } from './pagination.js';
 import { checkObjectPermissions, type Action, type Permission } from './permissions.js';
-import { parseListQuery } from './query.js';
+import { invalidPage, parseListQuery } from './query.js';
 import { chosenFields, type Row, type WriteContext, type WriteMode } from './serializer.js';
 
 export interface ActionRequest {
@@ -56,11 +57,41 @@ async function list(action: ActionRequest): Promise<ActionResult> {
   const query = parseListQuery(parameters, collection.queryRules);
   const serializer = chosenFields(collection.serializer, parameters);
   const source = { ...collection.listSource, selection: serializer.selection };
+  const mode = preferredCount(request, collection.countModes);
+  const { count, rows, hasNext } = mode === 'exact' ? await exactPage(action, source, query) : await pageWithout(action, source, query, mode);
+  const body = paginate(request, query.page, count, hasNext, rows.map((row) => serializer.render(row)));
+  const result = representation(request, body, weakEtag(body));
+  return mode === 'exact' ? result : { ...result, headers: { ...result.headers, 'Preference-Applied': `count=${mode}` } };
+}
+
+interface CountedPage {
+  count: number | null;
+  rows: Row[];
+  hasNext: boolean;
+}
+
+async function exactPage({ database }: ActionRequest, source: ListSource, query: ListQuery): Promise<CountedPage> {
   const count = await countRecords(database, source, query);
   assertPageExists(query.page, query.pageSize, count);
   const rows = count === 0 ? [] : await pageOfRecords(database, source, query);
-  const body = paginate(request, query.page, query.pageSize, count, rows.map((row) => serializer.render(row)));
-  return representation(request, body, weakEtag(body));
+  return { count, rows, hasNext: query.page * query.pageSize < count };
+}
+
+/**
+ * A page without an exact count: one row past the page tells whether there is
+ * a next one. `estimated` takes the planner's guess, or counts exactly below
+ * the collection's threshold (and where the database has no planner estimate).
+ */
+async function pageWithout(action: ActionRequest, source: ListSource, query: ListQuery, mode: 'estimated' | 'none'): Promise<CountedPage> {
+  const { database, collection } = action;
+  const [estimate, rows] = await Promise.all([
+    mode === 'estimated' ? estimateRecords(database, source, query) : undefined,
+    pageOfRecords(database, source, query, 1),
+  ]);
+  if (query.page > 1 && rows.length === 0) throw invalidPage();
+  const count =
+    mode === 'none' ? null : estimate !== undefined && estimate >= collection.estimateThreshold ? Math.round(estimate) : await countRecords(database, source, query);
+  return { count, rows: rows.slice(0, query.pageSize), hasNext: rows.length > query.pageSize };
 }
 
 /** 200 with the body and its ETag, or 304 when the client's copy is current. */
@@ -103,6 +134,7 @@ export async function storing<T>(database: Database, write: () => Promise<T>): P
 }
 
 async function create(action: ActionRequest): Promise<ActionResult> {
+  if (Array.isArray(action.body) && action.collection.bulkCreateMax !== undefined) return createMany(action, action.body);
   const { database, collection, request } = action;
   const values = await collection.serializer.validate(action.body, 'create', writeContext(action));
   const id = await storing(database, () => insertRecord(database, collection.serializer.model, values));
@@ -111,6 +143,45 @@ async function create(action: ActionRequest): Promise<ActionResult> {
   const body = collection.serializer.render(row);
   const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${id}/`;
   return { status: 201, body, headers: { Location: absoluteUrl(request, path).toString(), ETag: strongEtag(body) } };
+}
+
+/** Each record's errors under `<index>.<field>`. */
+function atIndex(index: number, error: unknown): ErrorDetails {
+  if (!(error instanceof ApiError) || !error.details) throw error;
+  return Object.fromEntries(Object.entries(error.details).map(([field, messages]) => [`${index}.${field}`, messages]));
+}
+
+/** A bulk create: every record valid and stored, in one transaction, or none. */
+async function createMany(action: ActionRequest, records: unknown[]): Promise<ActionResult> {
+  const { database, collection } = action;
+  const max = collection.bulkCreateMax!;
+  if (records.length > max) throw new ApiError(413, 'payload_too_large', `Send at most ${max} records at once.`);
+  if (records.length === 0) throw validationFailed({ non_field_errors: ['Send at least one record.'] });
+  const context = writeContext(action);
+  const details: ErrorDetails = {};
+  const values: Row[] = [];
+  for (const [index, record] of records.entries()) {
+    try {
+      values.push(await collection.serializer.validate(record, 'create', context));
+    } catch (error) {
+      Object.assign(details, atIndex(index, error));
+    }
+  }
+  if (Object.keys(details).length > 0) throw validationFailed(details);
+  const ids = await database.db.transaction().execute(async (transaction) => {
+    const scoped = { ...database, db: transaction };
+    const created: RecordId[] = [];
+    for (const [index, record] of values.entries()) {
+      try {
+        created.push(await storing(scoped, () => insertRecord(scoped, collection.serializer.model, record)));
+      } catch (error) {
+        throw validationFailed(atIndex(index, error));
+      }
+    }
+    return created;
+  });
+  const rows = await findRecords(database, collection.serializer.selection, ids);
+  return { status: 201, body: rows.map((row) => collection.serializer.render(row)) };
 }
 
 /**

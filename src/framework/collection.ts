@@ -5,6 +5,7 @@
  */
 import type { ListSource, Ordering } from '../store/list.js';
 import type { Lookup } from './fields.js';
+import type { CountMode } from './pagination.js';
 import type { Action, Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
 import type { Serializer } from './serializer.js';
@@ -18,6 +19,12 @@ export interface CollectionOptions {
   defaultOrdering?: readonly string[];
   pageSize?: number;
   maxPageSize?: number;
+  /** Counts a client may prefer over the exact one (`Prefer: count=estimated` or `count=none`). */
+  countModes?: readonly ('estimated' | 'none')[];
+  /** Below this many estimated records, `count=estimated` counts exactly (default 10 000). */
+  estimateThreshold?: number;
+  /** Accept a JSON array on POST: created in one transaction, all or nothing, at most `max` records. */
+  bulkCreate?: { max: number };
   /** Checks for every action, or per action; actions left out get the API's default. */
   permissions?: readonly Permission[] | Partial<Readonly<Record<Action, readonly Permission[]>>>;
 }
@@ -27,6 +34,10 @@ export interface Collection {
   readonly serializer: Serializer;
   readonly queryRules: QueryRules;
   readonly listSource: ListSource;
+  readonly countModes: readonly CountMode[];
+  readonly estimateThreshold: number;
+  /** The most records one bulk create may carry; undefined when the collection takes one object only. */
+  readonly bulkCreateMax: number | undefined;
   /** The collection's own checks for an action, if it set any. */
   permissionsFor(action: Action): readonly Permission[] | undefined;
 }
@@ -72,6 +83,9 @@ export function collection(name: string, options: CollectionOptions): Collection
     serializer,
     queryRules: { fields: modelFields, filters, ordering, defaultOrdering, pageSize, maxPageSize },
     listSource: { selection: serializer.selection, fields: modelFields, searchFields: serializer.search },
+    countModes: ['exact', ...(options.countModes ?? [])],
+    estimateThreshold: options.estimateThreshold ?? 10_000,
+    bulkCreateMax: options.bulkCreate?.max,
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
   };

@@ -169,7 +169,7 @@ export function actionSchema(collection: Collection, action: Action): FastifySch
             type: 'object',
             required: ['count', 'next', 'previous', 'results'],
             properties: {
-              count: { type: 'integer' },
+              count: { type: ['integer', 'null'], description: 'Null when the client preferred no count (Prefer: count=none).' },
               next: { type: ['string', 'null'], format: 'uri' },
               previous: { type: ['string', 'null'], format: 'uri' },
               results: { type: 'array', items: record },
@@ -179,12 +179,22 @@ export function actionSchema(collection: Collection, action: Action): FastifySch
           ...errorResponses(reads),
         },
       };
-    case 'create':
+    case 'create': {
+      const one = inputSchema(collection.serializer, 'create');
+      const max = collection.bulkCreateMax;
+      if (max === undefined) {
+        return { ...base, body: one, response: { 201: { description: 'Created; Location names it', ...record }, ...errorResponses(writes) } };
+      }
       return {
         ...base,
-        body: inputSchema(collection.serializer, 'create'),
-        response: { 201: { description: 'Created; Location names it', ...record }, ...errorResponses(writes) },
+        description: `Also takes an array of up to ${max} records, created all or none; errors are keyed "<index>.<field>".`,
+        body: { anyOf: [one, { type: 'array', items: one, minItems: 1, maxItems: max }] },
+        response: {
+          201: { description: 'Created (an array for an array body)', anyOf: [record, { type: 'array', items: record }] },
+          ...errorResponses(writes),
+        },
       };
+    }
     case 'retrieve':
       return {
         ...base,

@@ -6,7 +6,8 @@ import type { FastifyRequest } from 'fastify';
 import { invalidPage } from './query.js';
 
 export interface Page<T> {
-  count: number;
+  /** null when the client preferred no count (`Prefer: count=none`). */
+  count: number | null;
   next: string | null;
   previous: string | null;
   results: T[];
@@ -15,6 +16,19 @@ export interface Page<T> {
 /** The request's own absolute URL (scheme and host from X-Forwarded-* only behind a trusted proxy). */
 export function absoluteUrl(request: FastifyRequest, path = request.url): URL {
   return new URL(path, `${request.protocol}://${request.host}`);
+}
+
+export type CountMode = 'exact' | 'estimated' | 'none';
+
+/**
+ * The count the client prefers (`Prefer: count=estimated|none`, RFC 7240),
+ * if the collection allows it; exact otherwise.
+ */
+export function preferredCount(request: FastifyRequest, allowed: readonly CountMode[]): CountMode {
+  const prefer = request.headers.prefer;
+  const match = typeof prefer === 'string' ? /(?:^|[,;]\s*)count=(exact|estimated|none)\b/i.exec(prefer) : null;
+  const mode = match?.[1]?.toLowerCase() as CountMode | undefined;
+  return mode && allowed.includes(mode) ? mode : 'exact';
 }
 
 /** 404 `Invalid page.` past the last page; page 1 of nothing is a valid, empty page. */
@@ -29,10 +43,10 @@ function linkToPage(request: FastifyRequest, page: number): string {
   return url.toString();
 }
 
-export function paginate<T>(request: FastifyRequest, page: number, pageSize: number, count: number, results: T[]): Page<T> {
+export function paginate<T>(request: FastifyRequest, page: number, count: number | null, hasNext: boolean, results: T[]): Page<T> {
   return {
     count,
-    next: page * pageSize < count ? linkToPage(request, page + 1) : null,
+    next: hasNext ? linkToPage(request, page + 1) : null,
     previous: page > 1 ? linkToPage(request, page - 1) : null,
     results,
   };

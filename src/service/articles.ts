@@ -47,6 +47,8 @@ export const articles = collection('articles', {
   }),
   filterFields: ['author_id', 'title', 'created_at'],
   orderingFields: ['created_at', 'title'],
+  bulkCreate: { max: 100 },
+  countModes: ['estimated', 'none'],
   permissions: {
     list: [isAuthenticated],
     retrieve: [isAuthenticated],

@@ -17,6 +17,7 @@ export const users = collection('users', {
   serializer: userSerializer,
   filterFields: ['id', 'username', 'email', 'is_active', 'date_joined'],
   orderingFields: ['id', 'username', 'email', 'date_joined'],
+  countModes: ['estimated', 'none'],
   permissions: {
     list: [isAuthenticated],
     retrieve: [isAuthenticated],

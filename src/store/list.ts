@@ -35,11 +35,6 @@ export interface ListSource {
   readonly searchFields: readonly string[];
 }
 
-export interface ListResult {
-  readonly count: number;
-  readonly rows: Row[];
-}
-
 type Where = ExpressionBuilder<Tables, string>;
 
 export async function countRecords(database: Database, source: ListSource, query: ListQuery): Promise<number> {
@@ -50,7 +45,21 @@ export async function countRecords(database: Database, source: ListSource, query
   return Number(row.count);
 }
 
-export async function pageOfRecords(database: Database, source: ListSource, query: ListQuery): Promise<Row[]> {
+/**
+ * The planner's estimate of how many records match (PostgreSQL), read from
+ * EXPLAIN without running the query; undefined where there is no planner estimate.
+ */
+export async function estimateRecords(database: Database, source: ListSource, query: ListQuery): Promise<number | undefined> {
+  if (database.dialect !== 'postgres') return undefined;
+  const [plan] = await fromSelection(database, { ...source.selection, joins: [] })
+    .where((eb) => whereClause(database, source, query, eb))
+    .select(sql.lit(1).as('one'))
+    .explain<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>('json');
+  return plan?.['QUERY PLAN'][0].Plan['Plan Rows'];
+}
+
+/** The query's page; `extra` more rows are read past it (one tells whether a next page exists). */
+export async function pageOfRecords(database: Database, source: ListSource, query: ListQuery, extra = 0): Promise<Row[]> {
   const { table } = source.selection;
   let page = selectColumns(fromSelection(database, source.selection), source.selection).where((eb) =>
     whereClause(database, source, query, eb),
@@ -66,7 +75,7 @@ export async function pageOfRecords(database: Database, source: ListSource, quer
   }
   const rows = await page
     .orderBy(sql.ref(`${table}.id`), 'asc')
-    .limit(query.pageSize)
+    .limit(query.pageSize + extra)
     .offset((query.page - 1) * query.pageSize)
     .execute();
   return rows.map((row) => assembleRow(row, source.selection));

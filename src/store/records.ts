@@ -64,6 +64,15 @@ export async function findRecord(
   return row && assembleRow(row, selection);
 }
 
+/** The records with these ids, in id order. */
+export async function findRecords(database: Database, selection: Selection, ids: readonly RecordId[]): Promise<Row[]> {
+  const rows = await selectColumns(fromSelection(database, selection), selection)
+    .where(sql.ref(`${selection.table}.id`), 'in', ids)
+    .orderBy(sql.ref(`${selection.table}.id`))
+    .execute();
+  return rows.map((row) => assembleRow(row, selection));
+}
+
 export async function recordExists(database: Database, table: string, id: unknown): Promise<boolean> {
   const row = await database.db.selectFrom(table).select(sql.lit(1).as('found')).where('id', '=', id).executeTakeFirst();
   return row !== undefined;
