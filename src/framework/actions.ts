@@ -53,7 +53,7 @@ export function parseId(text: string): RecordId {
 }
 
 async function list(action: ActionRequest): Promise<ActionResult> {
-  const { request, database, collection, parameters } = action;
+  const { request, collection, parameters } = action;
   const query = parseListQuery(parameters, collection.queryRules);
   const serializer = chosenFields(collection.serializer, parameters);
   const source = { ...collection.listSource, selection: serializer.selection };
