@@ -5,7 +5,7 @@
  */
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import cookie from '@fastify/cookie';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Database } from '../store/database.js';
@@ -22,6 +22,7 @@ import { renderErrorsWith, renderHtmlError, renderJsonError } from './renderers.
 import { mountBrowsableAssets, type BrowsableContext } from './browsable/index.js';
 import { API_MEDIA_TYPES, preferredMediaType } from './negotiation.js';
 import { registerOpenApi } from './openapi.js';
+import { createMetrics, listenForMetrics, mountMetrics } from './metrics.js';
 import { keepRawBodies, mountCollections, resource } from './router.js';
 import { closeRedis, connectRedis } from './redis.js';
 import { createLoginThrottle, createThrottle, memoryCounterStore, redisCounterStore, type CounterStore, type ScopedRates } from './throttling.js';
@@ -52,6 +53,20 @@ export interface AppDefinition {
 }
 
 export const defineApp = (definition: AppDefinition): AppDefinition => definition;
+
+/** Metrics on the app, or on their own port once the app listens. */
+function serveMetrics(app: FastifyInstance, database: Database, config: Config): void {
+  const registry = createMetrics(app, database);
+  const port = config.metricsPort;
+  if (port === undefined) return mountMetrics(app, registry);
+  let server: Server | undefined;
+  app.addHook('onListen', async () => {
+    server = await listenForMetrics(registry, port, config.host);
+  });
+  app.addHook('onClose', async () => {
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  });
+}
 
 export const API_PREFIX = '/api/v1';
 const statusSchema = { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] };
@@ -188,6 +203,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     page,
   };
   mountBrowsableAssets(app);
+  if (config.metrics) serveMetrics(app, database, config);
   await app.register(
     async (api) => {
       keepRawBodies(api);

@@ -24,6 +24,8 @@ export interface Database {
   like(column: Expression<unknown>, pattern: string, insensitive: boolean): RawBuilder<SqlBool>;
   /** The columns of a unique constraint this error reports, if it is one. */
   uniqueViolation(error: unknown): string[] | undefined;
+  /** Pool connections by state (PostgreSQL); undefined where there is no pool. */
+  poolStats(): { total: number; idle: number; waiting: number } | undefined;
   /** Whether an error means the database cannot be reached right now. */
   isUnavailable(error: unknown): boolean;
   close(): Promise<void>;
@@ -64,6 +66,7 @@ function openSqlite(path: string): Database {
       const match = /UNIQUE constraint failed: (.+)$/.exec(error instanceof Error ? error.message : '');
       return match?.[1]?.split(', ').map((column) => column.split('.').pop()!);
     },
+    poolStats: () => undefined,
     isUnavailable: (error) => error instanceof SQLite.SqliteError && /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN)/.test(error.code),
     close: () => db.destroy(),
   };
@@ -118,6 +121,7 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
       const match = /^Key \((.+?)\)=/.exec(detail ?? '');
       return match?.[1]?.split(', ') ?? [];
     },
+    poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     isUnavailable(error) {
       const { code, message } = (error ?? {}) as { code?: string; message?: string };
       if (code && (UNAVAILABLE_CODES.test(code) || UNAVAILABLE_ERRNOS.has(code))) return true;
