@@ -9,9 +9,9 @@ import cookie from '@fastify/cookie';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Database } from '../store/database.js';
 import { migrate, type Migrations } from '../store/migrations.js';
-import type { AuthUser, Authenticator } from './authentication/index.js';
-import { mountAuthRoutes } from './authentication/routes.js';
-import { tokenAuthentication } from './authentication/token.js';
+import type { AuthUser } from './authentication/index.js';
+import { resolveSecretKey } from './authentication/secrets.js';
+import { authenticationFor } from './authentication/setup.js';
 import { authMigrations } from './authentication/users.js';
 import type { Collection } from './collection.js';
 import type { Config } from './config.js';
@@ -35,6 +35,8 @@ declare module 'fastify' {
 export interface AppContext {
   readonly database: Database;
   readonly config: Config;
+  /** Where log lines go (standard output when absent); lets tests read them. */
+  readonly logStream?: NodeJS.WritableStream;
 }
 
 export interface AppDefinition {
@@ -65,7 +67,7 @@ export async function migrateApp(database: Database, definition: AppDefinition):
 export async function buildApp(definition: AppDefinition, context: AppContext): Promise<FastifyInstance> {
   const { database, config } = context;
   const app = Fastify({
-    logger: { level: config.logLevel },
+    logger: { level: config.logLevel, ...(context.logStream && { stream: context.logStream }) },
     // Fastify's own request lines (which would include headers) are off; see onResponse below.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
     requestIdHeader: false,
@@ -81,7 +83,10 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     return503OnClosing: true,
   });
   app.decorateRequest('user', null);
-  await app.register(cookie);
+  const secretKey = await resolveSecretKey(config, app.log);
+  await app.register(cookie, { secret: secretKey });
+  const auth = authenticationFor(database, config, secretKey);
+  app.addHook('onClose', auth.close);
   await registerOpenApi(app, config.auth, `${API_PREFIX}/schema/`);
 
   app.addHook('onRequest', async (request, reply) => {
@@ -133,12 +138,10 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     }
   });
 
-  const authenticators: Authenticator[] = config.auth.flatMap((kind) =>
-    kind === 'token' ? [tokenAuthentication(database)] : [],
-  );
   const runtime: ApiRuntime = {
     database,
-    authenticators,
+    authenticators: auth.authenticators,
+    sessionCookie: auth.sessionCookie,
     defaultPermissions: (action) =>
       config.requireAuth || !readActions.has(action) ? [isAuthenticated] : [allowAny],
     throttle: createThrottle(
@@ -153,7 +156,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   await app.register(
     async (api) => {
       keepRawBodies(api);
-      mountAuthRoutes(api, database, config.auth);
+      auth.mountRoutes(api);
       mountCollections(api, runtime, definition.collections);
       resource(api, '/schema/', {
         GET: { schema: { tags: ['api'], summary: 'This OpenAPI 3.1 document' }, handler: async () => app.swagger() },
