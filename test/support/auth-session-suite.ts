@@ -8,13 +8,13 @@ import { PASSWORD, startApi, type Reply, type TestApi, type TestUser } from './a
 export interface SessionLogin {
   session: string;
   csrf: string;
-  /** `rf_session=<signed value>`, as a browser would send it back. */
+  /** `restfold_session=<signed value>`, as a browser would send it back. */
   cookie: string;
   /** The Set-Cookie line. */
   setCookie: string;
 }
 
-export const setCookieLine = (reply: Reply, name = 'rf_session'): string | undefined =>
+export const setCookieLine = (reply: Reply, name = 'restfold_session'): string | undefined =>
   ([reply.headers['set-cookie'] ?? []].flat() as string[]).find((line) => line.startsWith(`${name}=`));
 
 export async function login(api: TestApi, username: string, headers: Record<string, string> = {}): Promise<SessionLogin> {
@@ -54,7 +54,7 @@ export function describeSessions(title: string, env: Record<string, string>): vo
       expect(attributes).toEqual(expect.arrayContaining(['HttpOnly', 'SameSite=Lax', 'Path=/']));
       expect(attributes).not.toContain('Secure');
       // Signed: the session id plus a signature, not the bare id.
-      expect(pair).toMatch(new RegExp(`^rf_session=${reply.json.session}\\.[A-Za-z0-9+/]+$`));
+      expect(pair).toMatch(new RegExp(`^restfold_session=${reply.json.session}\\.[A-Za-z0-9+/]+$`));
     });
 
     it('marks the cookie Secure when the request came over HTTPS through a trusted proxy only', async () => {
@@ -101,7 +101,7 @@ export function describeSessions(title: string, env: Record<string, string>): vo
     it('refuses a tampered or unsigned cookie with 401', async () => {
       const { cookie, session } = await login(api, 'alice');
       expectRefused(await api.request('GET', '/api/v1/users/', { headers: { cookie: `${cookie.slice(0, -2)}AA` } }));
-      expectRefused(await api.request('GET', '/api/v1/users/', { headers: { cookie: `rf_session=${session}` } }));
+      expectRefused(await api.request('GET', '/api/v1/users/', { headers: { cookie: `restfold_session=${session}` } }));
     });
 
     it('refuses a well-formed but unknown session, in cookie or header', async () => {
@@ -137,7 +137,7 @@ export function describeSessions(title: string, env: Record<string, string>): vo
       const reply = await api.request('POST', '/api/v1/auth/logout/', { headers: { cookie, 'x-csrf-token': csrf } });
       expect(reply.status).toBe(204);
       expect(reply.body).toBe('');
-      expect(setCookieLine(reply)).toMatch(/^rf_session=;.*Expires=Thu, 01 Jan 1970/);
+      expect(setCookieLine(reply)).toMatch(/^restfold_session=;.*Expires=Thu, 01 Jan 1970/);
       expectRefused(await api.request('GET', '/api/v1/users/', { headers: { cookie } }));
       expectRefused(await api.request('GET', '/api/v1/users/', { token: session }));
     });
