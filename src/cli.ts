@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 /**
- * `restfold <command>`: migrate, createuser, token create|revoke, serve.
+ * `restfold <command>`: migrate, createuser, token create|revoke,
+ * permissions list|add|remove, serve.
  * Every command migrates first and works on the server's DATABASE_URL.
  */
 import { parseArgs } from 'node:util';
 import { pathToFileURL } from 'node:url';
 import { resolve } from 'node:path';
-import { AdminInputError, createUser } from './framework/authentication/admin.js';
+import { AdminInputError, createUser, grantPermissions, revokePermissions } from './framework/authentication/admin.js';
 import { createToken, revokeUserTokens } from './framework/authentication/token.js';
+import { listPermissions } from './framework/authentication/users.js';
 import { serveWorkers } from './framework/cluster.js';
 import {
   loadConfig,
@@ -28,6 +30,9 @@ Commands:
              [--superuser] [--permission NAME ...]
   token create --username U          print a new API token for U
   token revoke --username U          revoke every token of U
+  permissions list --username U      print the permissions U holds, one a line
+  permissions add --username U NAME ...
+  permissions remove --username U NAME ...
 
 Settings come from the environment (DATABASE_URL, PORT, ...; see README).`;
 
@@ -134,6 +139,32 @@ async function main(argv: string[]): Promise<void> {
         return;
       }
       throw new UsageError('Use "token create" or "token revoke".');
+    }
+    case 'permissions': {
+      const names = positionals.slice(2);
+      if (subcommand === 'list') {
+        if (names.length > 0) throw new UsageError('"permissions list" takes no names.');
+        const held = await withDatabase(config, app, async (database) =>
+          listPermissions(database, await userIdByName(database, username())),
+        );
+        for (const name of held) console.log(name);
+        return;
+      }
+      if (subcommand === 'add' || subcommand === 'remove') {
+        if (names.length === 0) throw new UsageError(`Name at least one permission to ${subcommand}.`);
+        await withDatabase(config, app, async (database) => {
+          const id = await userIdByName(database, username());
+          if (subcommand === 'add') {
+            await grantPermissions(database, id, names);
+            console.log(`"${values.username}" now holds: ${(await listPermissions(database, id)).join(', ')}.`);
+          } else {
+            const removed = await revokePermissions(database, id, names);
+            console.log(`Removed ${removed} permission(s) from "${values.username}".`);
+          }
+        });
+        return;
+      }
+      throw new UsageError('Use "permissions list", "permissions add" or "permissions remove".');
     }
     default:
       throw new UsageError(`Unknown command "${command}".`);

@@ -10,9 +10,10 @@ import cookie from '@fastify/cookie';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Database } from '../store/database.js';
 import { migrate, type Migrations } from '../store/migrations.js';
-import type { AuthUser, Authenticator } from './authentication/index.js';
-import { mountAuthRoutes } from './authentication/routes.js';
-import { tokenAuthentication } from './authentication/token.js';
+import type { AuthUser } from './authentication/index.js';
+import { resolveSecretKey } from './authentication/secrets.js';
+import { loginCheck } from './authentication/routes.js';
+import { authenticationFor } from './authentication/setup.js';
 import { authMigrations } from './authentication/users.js';
 import type { Collection } from './collection.js';
 import type { Config } from './config.js';
@@ -38,7 +39,7 @@ declare module 'fastify' {
 export interface AppContext {
   readonly database: Database;
   readonly config: Config;
-  /** Where log lines go (stdout when unset); tests pass a stream to read them. */
+  /** Where log lines go (standard output when absent); lets tests read them. */
   readonly logStream?: { write(line: string): void };
 }
 
@@ -53,6 +54,14 @@ export interface AppDefinition {
 }
 
 export const defineApp = (definition: AppDefinition): AppDefinition => definition;
+
+/** Throttle counters: in this process, or in Redis (shared by every instance) when REDIS_URL is set. */
+async function counterStore(app: FastifyInstance, config: Config): Promise<CounterStore> {
+  if (!config.redisUrl) return memoryCounterStore();
+  const redis = await connectRedis(config.redisUrl, (error) => app.log.warn({ err: error }, 'redis connection error'));
+  app.addHook('onClose', () => closeRedis(redis));
+  return redisCounterStore(redis, config.redisKeyPrefix);
+}
 
 /** Metrics on the app, or on their own port once the app listens. */
 function serveMetrics(app: FastifyInstance, database: Database, config: Config): void {
@@ -130,7 +139,11 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     },
   });
   app.decorateRequest('user', null);
-  await app.register(cookie);
+  const counters = await counterStore(app, config);
+  const secretKey = await resolveSecretKey(config, app.log);
+  await app.register(cookie, { secret: secretKey });
+  const auth = authenticationFor(database, config, secretKey, loginCheck(database, createLoginThrottle(counters, config.throttleLogin)));
+  app.addHook('onClose', auth.close);
   await registerOpenApi(app, config.auth, `${API_PREFIX}/schema/`);
 
   app.addHook('onRequest', async (request, reply) => {
@@ -181,21 +194,13 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     }
   });
 
-  const authenticators: Authenticator[] = config.auth.flatMap((kind) =>
-    kind === 'token' ? [tokenAuthentication(database)] : [],
-  );
   for (const scope of Object.keys(definition.throttles ?? {})) {
     if (!definition.collections.some(({ name }) => name === scope)) throw new Error(`throttles: no collection named "${scope}".`);
   }
-  let counters: CounterStore = memoryCounterStore();
-  if (config.redisUrl) {
-    const redis = await connectRedis(config.redisUrl, (error) => app.log.warn({ err: error }, 'redis connection error'));
-    app.addHook('onClose', () => closeRedis(redis));
-    counters = redisCounterStore(redis, config.redisKeyPrefix);
-  }
   const runtime: ApiRuntime = {
     database,
-    authenticators,
+    authenticators: auth.authenticators,
+    sessionCookie: auth.sessionCookie,
     defaultPermissions: (action) =>
       config.requireAuth || !readActions.has(action) ? [isAuthenticated] : [allowAny],
     throttle: createThrottle(counters, { anonymous: config.throttleAnonymous, user: config.throttleUser }, definition.throttles),
@@ -207,7 +212,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   await app.register(
     async (api) => {
       keepRawBodies(api);
-      mountAuthRoutes(api, database, config.auth, createLoginThrottle(counters, config.throttleLogin));
+      auth.mountRoutes(api);
       mountCollections(api, runtime, definition.collections);
       resource(api, '/schema/', {
         GET: { schema: { tags: ['api'], summary: 'This OpenAPI 3.1 document' }, handler: async () => app.swagger() },

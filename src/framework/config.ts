@@ -17,6 +17,10 @@ export interface Config {
   readonly secretKey: string | undefined;
   readonly auth: readonly AuthKind[];
   readonly requireAuth: boolean;
+  /** Lifetimes in seconds. */
+  readonly jwtAccessLifetime: number;
+  readonly jwtRefreshLifetime: number;
+  readonly sessionLifetime: number;
   readonly redisUrl: string | undefined;
   readonly workers: number;
   readonly logLevel: string;
@@ -65,6 +69,20 @@ function rate(env: Env, name: string, fallback: string): Rate | null {
   }
 }
 
+const MAX_DURATION = 3650 * 86_400;
+const SECONDS_PER_UNIT: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** A duration: seconds (`300`) or a number with a unit (`300s`, `5m`, `12h`, `1d`). */
+function duration(env: Env, name: string, fallback: string): number {
+  const text = env[name] || fallback;
+  const match = /^(\d+)([smhd]?)$/.exec(text.trim());
+  const seconds = match ? Number(match[1]) * SECONDS_PER_UNIT[match[2] || 's']! : 0;
+  if (seconds < 1 || seconds > MAX_DURATION) {
+    throw new Error(`${name} must be a duration from 1 second to 3650 days, such as 300, 5m, 12h or 1d (got "${text}").`);
+  }
+  return seconds;
+}
+
 /** Reads `.env` into process.env (without overriding what is set) when the file exists. */
 export function loadDotEnv(path = '.env'): void {
   if (existsSync(path)) process.loadEnvFile(path);
@@ -91,8 +109,11 @@ export function loadConfig(env: Env = process.env): Config {
     maxConnections: integer(env, 'DB_MAX_CONNECTIONS', 25, 1),
     maxIdleConnections: integer(env, 'DB_MAX_IDLE_CONNECTIONS', 5, 0),
     secretKey: env.SECRET_KEY || undefined,
-    auth: auth as AuthKind[],
+    auth: [...new Set(auth)] as AuthKind[],
     requireAuth: boolean(env, 'API_REQUIRE_AUTH', true),
+    jwtAccessLifetime: duration(env, 'JWT_ACCESS_LIFETIME', '5m'),
+    jwtRefreshLifetime: duration(env, 'JWT_REFRESH_LIFETIME', '1d'),
+    sessionLifetime: duration(env, 'SESSION_LIFETIME', '14d'),
     redisUrl: env.REDIS_URL || undefined,
     workers: integer(env, 'WORKERS', 1, 0),
     logLevel,

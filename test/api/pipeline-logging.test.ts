@@ -83,6 +83,6 @@ describe('logging', () => {
   it('follows LOG_LEVEL: at warn, request lines are not written', async () => {
     const { app, lines } = await start({ LOG_LEVEL: 'warn' });
     await app.inject({ method: 'GET', url: '/healthz' });
-    expect(lines).toEqual([]);
+    expect(lines.filter((line) => JSON.parse(line).level < 40)).toEqual([]);
   });
 });

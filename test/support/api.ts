@@ -42,12 +42,16 @@ export interface TestApi {
   close(): Promise<void>;
 }
 
-export async function startApi(env: Record<string, string> = {}, definition: AppDefinition = service): Promise<TestApi> {
+export async function startApi(
+  env: Record<string, string> = {},
+  definition: AppDefinition = service,
+  options: { logStream?: NodeJS.WritableStream } = {},
+): Promise<TestApi> {
   const testDatabase = await createTestDatabase();
   const config = loadConfig({ THROTTLE_ANON: 'off', THROTTLE_USER: 'off', LOG_LEVEL: 'silent', ...env, DATABASE_URL: testDatabase.url });
   const database = openDatabase(config.databaseUrl);
   await migrateApp(database, definition);
-  const app = await buildApp(definition, { database, config });
+  const app = await buildApp(definition, { database, config, logStream: options.logStream });
   await app.ready();
 
   return {

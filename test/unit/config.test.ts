@@ -17,7 +17,15 @@ describe('configuration from the environment', () => {
       throttleUser: { limit: 1000, windowSeconds: 60 },
       maxBodyBytes: 1_048_576,
       trustProxy: false,
+      jwtAccessLifetime: 300,
+      jwtRefreshLifetime: 86_400,
+      sessionLifetime: 14 * 86_400,
     });
+  });
+
+  it('reads lifetimes in seconds or with a unit', () => {
+    const config = loadConfig({ JWT_ACCESS_LIFETIME: '90', JWT_REFRESH_LIFETIME: '12h', SESSION_LIFETIME: '30m' });
+    expect([config.jwtAccessLifetime, config.jwtRefreshLifetime, config.sessionLifetime]).toEqual([90, 43_200, 1800]);
   });
 
   it('reads rates, switches and lists', () => {
@@ -36,6 +44,9 @@ describe('configuration from the environment', () => {
     [{ AUTH: 'token,basic' }, /AUTH: unknown kind "basic"/],
     [{ API_REQUIRE_AUTH: 'maybe' }, /API_REQUIRE_AUTH must be true or false/],
     [{ LOG_LEVEL: 'loud' }, /LOG_LEVEL must be one of/],
+    [{ JWT_ACCESS_LIFETIME: '5 minutes' }, /JWT_ACCESS_LIFETIME must be a duration/],
+    [{ JWT_REFRESH_LIFETIME: '0' }, /JWT_REFRESH_LIFETIME must be a duration/],
+    [{ SESSION_LIFETIME: '9999d' }, /SESSION_LIFETIME must be a duration from 1 second to 3650 days/],
   ])('refuses %j with a clear message', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });

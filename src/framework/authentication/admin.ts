@@ -55,13 +55,33 @@ export async function createUser(database: Database, user: NewUser): Promise<num
   });
 }
 
+const PERMISSION_NAME = /^[\w.:-]{1,200}$/;
+
+/** The distinct names, all checked before any is stored. */
+function permissionNames(names: readonly string[]): string[] {
+  const bad = names.find((name) => !PERMISSION_NAME.test(name));
+  if (bad !== undefined) throw new AdminInputError(`Invalid permission name "${bad}": use letters, digits and _ . : - (1-200 characters).`);
+  return [...new Set(names)];
+}
+
 export async function grantPermissions(database: Database, userId: number, names: readonly string[]): Promise<void> {
-  for (const name of new Set(names)) {
-    if (!/^[\w.:-]{1,200}$/.test(name)) throw new AdminInputError(`Invalid permission name "${name}".`);
+  for (const name of permissionNames(names)) {
     await database.db
       .insertInto('user_permissions')
       .values({ user_id: userId, name })
       .onConflict((conflict) => conflict.columns(['user_id', 'name']).doNothing())
       .execute();
   }
+}
+
+/** How many of `names` the user held. */
+export async function revokePermissions(database: Database, userId: number, names: readonly string[]): Promise<number> {
+  const distinct = permissionNames(names);
+  if (distinct.length === 0) return 0;
+  const result = await database.db
+    .deleteFrom('user_permissions')
+    .where('user_id', '=', userId)
+    .where('name', 'in', distinct)
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
 }

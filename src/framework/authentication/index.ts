@@ -3,7 +3,7 @@
  * Authenticator; they are tried in the configured order and the first that
  * recognises the credential decides.
  */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { authenticationFailed } from '../errors.js';
 import type { AuthUser } from './users.js';
 
@@ -21,6 +21,15 @@ export interface Authenticator {
   authenticate(credential: Credential, request: FastifyRequest): Promise<AuthUser | undefined>;
 }
 
+/** One kind as a whole: its Authenticator and the endpoints that hand out and take back its credentials. */
+export interface AuthenticationKind {
+  readonly authenticator: Authenticator;
+  /** Registers the kind's endpoints on the API scope (under `/auth/`). */
+  mount(scope: FastifyInstance): void;
+  /** Releases what the kind holds open (a Redis connection, say). */
+  close?(): Promise<void>;
+}
+
 export interface Authentication {
   readonly user: AuthUser | null;
   readonly credential: Credential | null;
@@ -29,7 +38,7 @@ export interface Authentication {
 const ANONYMOUS: Authentication = { user: null, credential: null };
 
 /** The credential a request carries: a Bearer header first, else a cookie some kind reads. */
-function credentialOf(request: FastifyRequest, cookieName: string | undefined): Credential | null {
+export function credentialOf(request: FastifyRequest, cookieName: string | undefined): Credential | null {
   const header = request.headers.authorization;
   if (header !== undefined) {
     const match = /^Bearer(?: +(\S*))?\s*$/i.exec(header);

@@ -1,16 +1,12 @@
 /**
- * The endpoints that hand out and take back credentials, one set per enabled
- * kind, under `<prefix>/auth/`.
+ * What the endpoints that hand out credentials share: each kind mounts its
+ * own under `<prefix>/auth/` and checks `{username, password}` here.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../../store/database.js';
-import { authenticationFailed, notAuthenticated, validationFailed } from '../errors.js';
-import { errorResponses } from '../openapi.js';
+import { validationFailed } from '../errors.js';
 import { parseJsonBody } from '../parsers.js';
-import { resource } from '../router.js';
 import type { LoginThrottle } from '../throttling.js';
-import type { AuthKind } from './index.js';
-import { createToken, revokeToken, tokenShape } from './token.js';
 import { checkCredentials, type AuthUser } from './users.js';
 
 export const credentialsSchema = {
@@ -18,6 +14,14 @@ export const credentialsSchema = {
   properties: { username: { type: 'string' }, password: { type: 'string', format: 'password' } },
   required: ['username', 'password'],
 };
+
+/** A 200 response schema: an object of the named strings, all present. */
+export const objectOf = (properties: Readonly<Record<string, string>>) => ({
+  description: 'OK',
+  type: 'object',
+  properties: Object.fromEntries(Object.entries(properties).map(([name, description]) => [name, { type: 'string', description }])),
+  required: Object.keys(properties),
+});
 
 export const INVALID_CREDENTIALS = 'Unable to log in with the provided credentials.';
 
@@ -33,37 +37,12 @@ export async function userFromCredentials(database: Database, body: unknown): Pr
   return user;
 }
 
-/** `throttleLogin` guards every endpoint that checks a password; call it before reading the body. */
-export function mountAuthRoutes(scope: FastifyInstance, database: Database, kinds: readonly AuthKind[], throttleLogin: LoginThrottle): void {
-  if (kinds.includes('token')) {
-    resource(scope, '/auth/token/', {
-      POST: {
-        schema: {
-          tags: ['auth'],
-          summary: 'Obtain an API token',
-          body: credentialsSchema,
-          response: { 200: { type: 'object', properties: { token: { type: 'string' } }, required: ['token'] }, ...errorResponses([400, 413, 415, 429, 503]) },
-        },
-        handler: async (request, reply) => {
-          await throttleLogin(request, reply);
-          const user = await userFromCredentials(database, parseJsonBody(request));
-          request.user = user;
-          return reply.send({ token: await createToken(database, user.id) });
-        },
-      },
-      DELETE: {
-        schema: {
-          tags: ['auth'],
-          summary: 'Revoke the bearer token',
-          response: { 204: { description: 'Revoked', type: 'null' }, ...errorResponses([401, 503]) },
-        },
-        handler: async (request, reply) => {
-          const match = /^Bearer +(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-          if (!match) throw notAuthenticated();
-          if (!tokenShape.test(match[1]!) || !(await revokeToken(database, match[1]!))) throw authenticationFailed('Invalid token.');
-          return reply.status(204).send();
-        },
-      },
-    });
-  }
-}
+/** What every endpoint that takes a password runs: the login throttle, then the credentials in the body. */
+export type LoginCheck = (request: FastifyRequest, reply: FastifyReply) => Promise<AuthUser>;
+
+export const loginCheck =
+  (database: Database, throttle: LoginThrottle): LoginCheck =>
+  async (request, reply) => {
+    await throttle(request, reply);
+    return userFromCredentials(database, parseJsonBody(request));
+  };

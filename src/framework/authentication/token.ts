@@ -3,19 +3,20 @@
  * The `rf_` prefix lets the token kind recognise its own credentials (and
  * lets secret scanners find leaked ones).
  */
-import { createHash, randomBytes } from 'node:crypto';
 import type { Database } from '../../store/database.js';
-import { authenticationFailed } from '../errors.js';
-import type { Authenticator } from './index.js';
+import { authenticationFailed, notAuthenticated } from '../errors.js';
+import { errorResponses } from '../openapi.js';
+import { resource } from '../router.js';
+import { credentialShape, hashOf, newCredential } from './credentials.js';
+import type { AuthenticationKind, Authenticator } from './index.js';
+import { credentialsSchema, objectOf, type LoginCheck } from './routes.js';
 import { ACTIVE, toAuthUser, type AuthUser, type UserRow } from './users.js';
 
 const PREFIX = 'rf_';
-export const tokenShape = /^rf_[A-Za-z0-9_-]{43}$/;
-
-const hashOf = (token: string): string => createHash('sha256').update(token).digest('hex');
+export const tokenShape = credentialShape(PREFIX);
 
 export async function createToken(database: Database, userId: number): Promise<string> {
-  const token = PREFIX + randomBytes(32).toString('base64url');
+  const token = newCredential(PREFIX);
   await database.db
     .insertInto('auth_tokens')
     .values({ user_id: userId, key_hash: hashOf(token), created_at: new Date().toISOString() })
@@ -54,5 +55,40 @@ export const tokenAuthentication = (database: Database): Authenticator => ({
     const user = await userOfToken(database, credential.value);
     if (!user) throw authenticationFailed('Invalid token.');
     return user;
+  },
+});
+
+/** `POST <prefix>/auth/token/` hands out a token; `DELETE` on it, with the token, revokes it. */
+export const tokenKind = (database: Database, login: LoginCheck): AuthenticationKind => ({
+  authenticator: tokenAuthentication(database),
+  mount(scope) {
+    resource(scope, '/auth/token/', {
+      POST: {
+        schema: {
+          tags: ['auth'],
+          summary: 'Obtain an API token',
+          body: credentialsSchema,
+          response: { 200: objectOf({ token: 'The new API token' }), ...errorResponses([400, 413, 415, 503]) },
+        },
+        handler: async (request, reply) => {
+          const user = await login(request, reply);
+          request.user = user;
+          return reply.send({ token: await createToken(database, user.id) });
+        },
+      },
+      DELETE: {
+        schema: {
+          tags: ['auth'],
+          summary: 'Revoke the bearer token',
+          response: { 204: { description: 'Revoked', type: 'null' }, ...errorResponses([401, 503]) },
+        },
+        handler: async (request, reply) => {
+          const match = /^Bearer +(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+          if (!match) throw notAuthenticated();
+          if (!tokenShape.test(match[1]!) || !(await revokeToken(database, match[1]!))) throw authenticationFailed('Invalid token.');
+          return reply.status(204).send();
+        },
+      },
+    });
   },
 });

@@ -8,6 +8,7 @@ import type { Migrations } from '../../store/migrations.js';
 import { fields } from '../fields.js';
 import { model } from '../model.js';
 import { verifyAgainstDummy, verifyPassword } from '../passwords.js';
+import { sessionMigrations } from './session-store.js';
 
 export const USERNAME_PATTERN = /^[\w.@+-]+$/;
 
@@ -64,6 +65,7 @@ export const authMigrations: Migrations = {
       .execute();
     await db.schema.createIndex('auth_tokens_user_id_idx').on('auth_tokens').column('user_id').execute();
   },
+  ...sessionMigrations,
 };
 
 export interface UserRow {

@@ -1,0 +1,115 @@
+/**
+ * Sessions: `POST <prefix>/auth/login/` starts one (a signed, HttpOnly,
+ * SameSite=Lax cookie, and the id in the body for Bearer use);
+ * `POST <prefix>/auth/logout/` ends it. A session borne by the cookie must
+ * send its CSRF token in `X-CSRF-Token` on unsafe methods (a browser attaches
+ * cookies to cross-site requests, never an Authorization header).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Database } from '../../store/database.js';
+import { authenticationFailed, notAuthenticated, permissionDenied, validationFailed } from '../errors.js';
+import { errorResponses } from '../openapi.js';
+import { resource } from '../router.js';
+import { constantTimeEqual, credentialShape, hashOf, newCredential } from './credentials.js';
+import { credentialOf, type AuthenticationKind, type Authenticator, type Credential } from './index.js';
+import { credentialsSchema, objectOf, type LoginCheck } from './routes.js';
+import type { SessionStore } from './session-store.js';
+import { findActiveUser, type AuthUser } from './users.js';
+
+const PREFIX = 'rfs_';
+const sessionShape = credentialShape(PREFIX);
+export const SESSION_COOKIE = 'restfold_session';
+export const CSRF_HEADER = 'x-csrf-token';
+const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
+
+export function sessionKind(database: Database, store: SessionStore, lifetime: number, checkLogin: LoginCheck): AuthenticationKind {
+  /** The session id a credential carries; undefined when it is not a session's. Tampered cookies fail. */
+  function sessionIdOf(credential: Credential, request: FastifyRequest): string | undefined {
+    if (credential.scheme === 'bearer') return sessionShape.test(credential.value) ? credential.value : undefined;
+    const { valid, value } = request.unsignCookie(credential.value);
+    if (!valid || value === null || !sessionShape.test(value)) throw authenticationFailed('Invalid session.');
+    return value;
+  }
+
+  async function userOf(id: string, credential: Credential, request: FastifyRequest): Promise<AuthUser> {
+    const stored = await store.load(hashOf(id));
+    const user = stored && (await findActiveUser(database, stored.userId));
+    if (!stored || !user) throw authenticationFailed('Invalid or expired session.');
+    if (credential.scheme === 'cookie' && !SAFE_METHODS.has(request.method)) {
+      const sent = request.headers[CSRF_HEADER];
+      if (typeof sent !== 'string' || !constantTimeEqual(sent, stored.csrfToken)) {
+        throw permissionDenied('CSRF check failed: send the session\'s csrf_token in the X-CSRF-Token header.');
+      }
+    }
+    return user;
+  }
+
+  const authenticator: Authenticator = {
+    kind: 'session',
+    async authenticate(credential, request) {
+      const id = sessionIdOf(credential, request);
+      return id === undefined ? undefined : userOf(id, credential, request);
+    },
+  };
+
+  async function login(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const user = await checkLogin(request, reply);
+    request.user = user;
+    // Always a new id, so a session planted before login (fixation) is worth nothing after it.
+    const session = newCredential(PREFIX);
+    const csrfToken = newCredential('');
+    await store.save(hashOf(session), { userId: user.id, csrfToken }, lifetime);
+    reply.setCookie(SESSION_COOKIE, session, {
+      signed: true,
+      httpOnly: true,
+      sameSite: 'lax',
+      secure: request.protocol === 'https',
+      path: '/',
+      maxAge: lifetime,
+    });
+    return reply.send({ session, csrf_token: csrfToken });
+  }
+
+  async function logout(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+    const credential = credentialOf(request, SESSION_COOKIE);
+    if (!credential) throw notAuthenticated();
+    const id = sessionIdOf(credential, request);
+    if (id === undefined) {
+      throw validationFailed({ non_field_errors: ['Only a session logs out; revoke an API token with DELETE /auth/token/.'] });
+    }
+    request.user = await userOf(id, credential, request);
+    await store.remove(hashOf(id));
+    return reply.clearCookie(SESSION_COOKIE, { path: '/' }).status(204).send();
+  }
+
+  return {
+    authenticator,
+    close: () => store.close(),
+    mount(scope) {
+      resource(scope, '/auth/login/', {
+        POST: {
+          schema: {
+            tags: ['auth'],
+            summary: 'Log in: start a session (cookie and Bearer credential)',
+            body: credentialsSchema,
+            response: {
+              200: objectOf({ session: 'The session id, usable as Bearer', csrf_token: 'Send as X-CSRF-Token with the cookie on unsafe methods' }),
+              ...errorResponses([400, 413, 415, 503]),
+            },
+          },
+          handler: login,
+        },
+      });
+      resource(scope, '/auth/logout/', {
+        POST: {
+          schema: {
+            tags: ['auth'],
+            summary: 'Log out: end the session',
+            response: { 204: { description: 'Logged out', type: 'null' }, ...errorResponses([400, 401, 403, 503]) },
+          },
+          handler: logout,
+        },
+      });
+    },
+  };
+}

@@ -1,0 +1,50 @@
+/**
+ * The enabled kinds, in AUTH order, built from the settings: what the app
+ * assembly needs to authenticate requests and mount the `/auth/` endpoints.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Database } from '../../store/database.js';
+import type { Config } from '../config.js';
+import type { AuthKind, AuthenticationKind, Authenticator } from './index.js';
+import { jwtKind } from './jwt.js';
+import { SESSION_COOKIE, sessionKind } from './session.js';
+import { redisSessionStore } from './session-store-redis.js';
+import { databaseSessionStore } from './session-store.js';
+import type { LoginCheck } from './routes.js';
+import { tokenKind } from './token.js';
+
+export interface AuthSetup {
+  readonly authenticators: readonly Authenticator[];
+  /** The cookie a session may travel in, when sessions are enabled. */
+  readonly sessionCookie: string | undefined;
+  mountRoutes(scope: FastifyInstance): void;
+  close(): Promise<void>;
+}
+
+export function authenticationFor(database: Database, config: Config, secretKey: string, login: LoginCheck): AuthSetup {
+  const build: Record<AuthKind, () => AuthenticationKind> = {
+    token: () => tokenKind(database, login),
+    jwt: () =>
+      jwtKind(database, {
+        secretKey,
+        accessLifetime: config.jwtAccessLifetime,
+        refreshLifetime: config.jwtRefreshLifetime,
+      }, login),
+    session: () =>
+      sessionKind(
+        database,
+        config.redisUrl ? redisSessionStore(config.redisUrl) : databaseSessionStore(database),
+        config.sessionLifetime,
+        login,
+      ),
+  };
+  const kinds = config.auth.map((kind) => build[kind]());
+  return {
+    authenticators: kinds.map((kind) => kind.authenticator),
+    sessionCookie: config.auth.includes('session') ? SESSION_COOKIE : undefined,
+    mountRoutes: (scope) => kinds.forEach((kind) => kind.mount(scope)),
+    close: async () => {
+      await Promise.all(kinds.map((kind) => kind.close?.()));
+    },
+  };
+}

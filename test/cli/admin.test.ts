@@ -1,0 +1,173 @@
+/**
+ * The admin CLI as a user runs it: `node dist/cli.js …` in a child process,
+ * on a SQLite file, checked through the HTTP API on the same file. Like the
+ * other CLI suites, it runs what `npm run build` left in dist/.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { buildApp, loadConfig, openDatabase, type Database } from '../../src/framework/index.js';
+import service from '../../src/service/app.js';
+
+const root = join(import.meta.dirname, '..', '..');
+
+let folder: string;
+let databaseUrl: string;
+
+beforeEach(() => {
+  folder = mkdtempSync(join(tmpdir(), 'restfold-cli-'));
+  databaseUrl = `sqlite:${join(folder, 'db.sqlite3')}`;
+});
+afterEach(() => rmSync(folder, { recursive: true, force: true }));
+
+interface Run {
+  status: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], input?: string): Run {
+  const result = spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), ...args], {
+    cwd: folder,
+    input,
+    encoding: 'utf8',
+    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+  });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+function ok(args: string[], input?: string): string {
+  const run = cli(args, input);
+  expect(run, run.stderr).toMatchObject({ status: 0 });
+  return run.stdout;
+}
+
+/** The service on the CLI's database file, for checking what the CLI did through HTTP. */
+async function withApi<T>(work: (request: (method: string, url: string, token?: string, body?: unknown) => Promise<{ status: number; json: any }>) => Promise<T>): Promise<T> { // eslint-disable-line @typescript-eslint/no-explicit-any -- replies of any shape
+  const config = loadConfig({ DATABASE_URL: databaseUrl, SECRET_KEY: 'cli-test-secret-key-0123456789abcdef', LOG_LEVEL: 'silent', THROTTLE_ANON: 'off', THROTTLE_USER: 'off' });
+  const database: Database = openDatabase(config.databaseUrl);
+  const app: FastifyInstance = await buildApp(service, { database, config });
+  try {
+    return await work(async (method, url, token, body) => {
+      const reply = await app.inject({
+        method: method as 'GET',
+        url,
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+        ...(body !== undefined && { payload: body as object }),
+      });
+      return { status: reply.statusCode, json: reply.body ? reply.json() : undefined };
+    });
+  } finally {
+    await app.close();
+    await database.close();
+  }
+}
+
+const tokenOf = async (request: Parameters<Parameters<typeof withApi>[0]>[0], username: string, password: string) =>
+  (await request('POST', '/api/v1/auth/token/', undefined, { username, password })).json?.token as string | undefined;
+
+describe('createuser', () => {
+  it('--password-stdin reads the password from standard input and never prints it', async () => {
+    const out = cli(['createuser', '--username', 'alice', '--password-stdin'], 'stdin-secret-pass\n');
+    expect(out.status).toBe(0);
+    expect(out.stdout).toMatch(/Created user "alice"/);
+    expect(out.stdout + out.stderr).not.toContain('stdin-secret-pass');
+    await withApi(async (request) => {
+      expect(await tokenOf(request, 'alice', 'stdin-secret-pass')).toMatch(/^rf_/);
+      expect(await tokenOf(request, 'alice', 'stdin-secret-pass\n')).toBeUndefined();
+    });
+  });
+
+  it('--superuser makes a user holding every permission', async () => {
+    ok(['createuser', '--username', 'root', '--password', 'root-pass', '--superuser']);
+    ok(['createuser', '--username', 'plain', '--password', 'plain-pass']);
+    await withApi(async (request) => {
+      const root = (await tokenOf(request, 'root', 'root-pass'))!;
+      const plain = (await tokenOf(request, 'plain', 'plain-pass'))!;
+      expect((await request('POST', '/api/v1/users/', plain, { username: 'x', password: 'y' })).status).toBe(403);
+      expect((await request('POST', '/api/v1/users/', root, { username: 'x', password: 'y' })).status).toBe(201);
+    });
+  });
+
+  it('takes --permission more than once', async () => {
+    ok(['createuser', '--username', 'clerk', '--password', 'clerk-pass', '--permission', 'users.add', '--permission', 'articles.change']);
+    expect(ok(['permissions', 'list', '--username', 'clerk'])).toBe('articles.change\nusers.add\n');
+    await withApi(async (request) => {
+      const clerk = (await tokenOf(request, 'clerk', 'clerk-pass'))!;
+      expect((await request('POST', '/api/v1/users/', clerk, { username: 'x', password: 'y' })).status).toBe(201);
+    });
+  });
+
+  it('refuses bad input with a clear message, a non-zero exit, and no user made', async () => {
+    const cases: [string[], RegExp, string?][] = [
+      [['createuser', '--password', 'p'], /--username is required/],
+      [['createuser', '--username', 'a'], /A password is required/],
+      [['createuser', '--username', 'a', '--password', 'p', '--password-stdin'], /not both/, 'p'],
+      [['createuser', '--username', 'a', '--password-stdin'], /A password is required/, ''],
+      [['createuser', '--username', 'bad name!', '--password', 'p'], /username: Enter a valid username/],
+      [['createuser', '--username', 'a', '--password', 'p', '--email', 'nope'], /email: Enter a valid email address/],
+      [['createuser', '--username', 'a', '--password', 'p', '--permission', 'no spaces'], /Invalid permission name "no spaces"/],
+      [['createuser', '--username', 'a', '--password', 'p', '--admin'], /Unknown option '--admin'/],
+    ];
+    for (const [args, message, input] of cases) {
+      const run = cli(args, input);
+      expect(run.status, args.join(' ')).not.toBe(0);
+      expect(run.stderr, args.join(' ')).toMatch(message);
+    }
+    await withApi(async (request) => {
+      expect(await tokenOf(request, 'a', 'p')).toBeUndefined();
+    });
+  });
+
+  it('refuses a username already taken', () => {
+    ok(['createuser', '--username', 'alice', '--password', 'p1']);
+    const again = cli(['createuser', '--username', 'alice', '--password', 'p2']);
+    expect(again.status).not.toBe(0);
+    expect(again.stderr).toMatch(/A user named "alice" already exists/);
+  });
+});
+
+describe('permissions', () => {
+  beforeEach(() => {
+    ok(['createuser', '--username', 'bob', '--password', 'bob-pass']);
+  });
+
+  it('add, list and remove named permissions, with effect on the API', async () => {
+    expect(ok(['permissions', 'list', '--username', 'bob'])).toBe('');
+    expect(ok(['permissions', 'add', '--username', 'bob', 'users.add', 'users.delete', 'users.add'])).toMatch(/users\.add, users\.delete/);
+    expect(ok(['permissions', 'list', '--username', 'bob'])).toBe('users.add\nusers.delete\n');
+    await withApi(async (request) => {
+      const bob = (await tokenOf(request, 'bob', 'bob-pass'))!;
+      expect((await request('POST', '/api/v1/users/', bob, { username: 'x', password: 'y' })).status).toBe(201);
+    });
+
+    expect(ok(['permissions', 'remove', '--username', 'bob', 'users.add', 'never.held'])).toMatch(/Removed 1 permission/);
+    expect(ok(['permissions', 'list', '--username', 'bob'])).toBe('users.delete\n');
+    await withApi(async (request) => {
+      const bob = (await tokenOf(request, 'bob', 'bob-pass'))!;
+      expect((await request('POST', '/api/v1/users/', bob, { username: 'z', password: 'y' })).status).toBe(403);
+    });
+  });
+
+  it('refuses bad input with a clear message and a non-zero exit, changing nothing', () => {
+    const cases: [string[], RegExp][] = [
+      [['permissions', 'list'], /--username is required/],
+      [['permissions', 'list', '--username', 'nobody'], /No user named "nobody"/],
+      [['permissions', 'add', '--username', 'nobody', 'users.add'], /No user named "nobody"/],
+      [['permissions', 'add', '--username', 'bob'], /Name at least one permission/],
+      [['permissions', 'remove', '--username', 'bob'], /Name at least one permission/],
+      [['permissions', 'add', '--username', 'bob', 'users.add', 'bad name'], /Invalid permission name "bad name"/],
+      [['permissions', 'grant', '--username', 'bob', 'users.add'], /Use "permissions list", "permissions add" or "permissions remove"/],
+      [['permissions', 'list', '--username', 'bob', 'extra'], /takes no names/],
+    ];
+    for (const [args, message] of cases) {
+      const run = cli(args);
+      expect(run.status, args.join(' ')).not.toBe(0);
+      expect(run.stderr, args.join(' ')).toMatch(message);
+    }
+    expect(ok(['permissions', 'list', '--username', 'bob'])).toBe('');
+  });
+});
