@@ -41,6 +41,13 @@ if (process.env.TEST_DATABASE_URL) {
   skipped.push('PostgreSQL suites (test/api on PostgreSQL, test/postgres): TEST_DATABASE_URL is not set');
 }
 
+const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+if (existsSync(chromium)) {
+  vitest('browser tests (headless Chromium)', ['test/browser'], { RESTFOLD_TEST_DB: 'sqlite', CHROMIUM_PATH: chromium });
+} else {
+  skipped.push(`browser tests (test/browser): no Chromium at ${chromium} (apt-get install chromium)`);
+}
+
 if (process.env.TEST_REDIS_URL && existsSync('test/redis')) {
   vitest('tests on Redis', ['test/redis'], { RESTFOLD_TEST_DB: process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite' });
 } else {

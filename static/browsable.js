@@ -60,10 +60,11 @@ for (const form of document.querySelectorAll('form.record-form')) {
 }
 
 document.getElementById('delete')?.addEventListener('click', async (event) => {
+  const url = event.currentTarget.dataset.url;
   if (!window.confirm('Delete this record?')) return;
-  const outcome = await send('DELETE', event.currentTarget.dataset.url);
+  const outcome = await send('DELETE', url);
   if (!outcome.response.ok) return show(outcome);
-  window.location.assign(parentPath(event.currentTarget.dataset.url));
+  window.location.assign(parentPath(url));
 });
 
 document.getElementById('login')?.addEventListener('submit', async (event) => {

@@ -33,6 +33,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** Set by the authentication stage; null for anonymous requests. */
     user: AuthUser | null;
+    /** The CSRF token of a cookie-borne session, once authenticated. */
+    csrfToken: string | undefined;
   }
 }
 
@@ -139,6 +141,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     },
   });
   app.decorateRequest('user', null);
+  app.decorateRequest('csrfToken', undefined);
   const counters = await counterStore(app, config);
   const secretKey = await resolveSecretKey(config, app.log);
   await app.register(cookie, { secret: secretKey });

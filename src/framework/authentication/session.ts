@@ -35,6 +35,8 @@ export function sessionKind(database: Database, store: SessionStore, lifetime: n
     const stored = await store.load(hashOf(id));
     const user = stored && (await findActiveUser(database, stored.userId));
     if (!stored || !user) throw authenticationFailed('Invalid or expired session.');
+    // The browsable page renders it for its own forms; other origins cannot read the page.
+    if (credential.scheme === 'cookie') request.csrfToken = stored.csrfToken;
     if (credential.scheme === 'cookie' && !SAFE_METHODS.has(request.method)) {
       const sent = request.headers[CSRF_HEADER];
       if (typeof sent !== 'string' || !constantTimeEqual(sent, stored.csrfToken)) {

@@ -21,11 +21,10 @@ export interface BrowsableContext {
   readonly root: string;
   readonly loginUrl?: string;
   readonly logoutUrl?: string;
-  readonly csrfToken?: string;
 }
 
 /** Response headers worth showing a reader. */
-const SHOWN_HEADERS = ['allow', 'content-type', 'location', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', 'www-authenticate'];
+const SHOWN_HEADERS = ['allow', 'content-type', 'etag', 'location', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', 'www-authenticate'];
 
 function breadcrumbs(request: FastifyRequest, root: string): PageLink[] {
   const path = request.url.split('?')[0]!;
@@ -73,7 +72,7 @@ export function renderPage(
     headers,
     body,
     user: request.user,
-    csrfToken: context.csrfToken,
+    csrfToken: request.csrfToken,
     loginUrl: context.loginUrl,
     logoutUrl: context.logoutUrl,
     pagination:

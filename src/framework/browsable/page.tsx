@@ -53,7 +53,7 @@ function Section(props: { title: string; children: ComponentChildren }) {
   );
 }
 
-function FieldInput(props: { name: string; field: Field; value: unknown; hidden: boolean }) {
+function FieldInput(props: { name: string; field: Field; value: unknown; hidden: boolean; creating: boolean }) {
   const { name, field, value } = props;
   const common = { id: `field-${name}`, name, 'data-kind': field.kind };
   let input;
@@ -72,7 +72,7 @@ function FieldInput(props: { name: string; field: Field; value: unknown; hidden:
     <label class="field" for={`field-${name}`}>
       <span>
         {name}
-        {field.required === 'always' ? ' *' : ''}
+        {field.required === 'always' || (field.required === 'create' && props.creating) ? ' *' : ''}
       </span>
       {input}
     </label>
@@ -84,7 +84,14 @@ function RecordForm(props: { form: NonNullable<PageModel['form']>; path: string 
   return (
     <form class="record-form" data-url={props.path}>
       {serializer.writable.map((name) => (
-        <FieldInput key={name} name={name} field={serializer.model.fields[name]!} value={values[name]} hidden={serializer.hidden.has(name)} />
+        <FieldInput
+          key={name}
+          name={name}
+          field={serializer.model.fields[name]!}
+          value={values[name]}
+          hidden={serializer.hidden.has(name)}
+          creating={kind === 'create'}
+        />
       ))}
       <div class="actions">
         {kind === 'create' ? (
