@@ -13,8 +13,11 @@ export type Tables = Record<string, Record<string, unknown>>;
 export type Dialect = 'sqlite' | 'postgres';
 
 export interface DatabaseOptions {
+  /** PostgreSQL: the most connections open at once (DB_MAX_CONNECTIONS). */
   maxConnections?: number;
+  /** PostgreSQL: connections kept open when idle (DB_MAX_IDLE_CONNECTIONS); more are closed after `idleTimeoutMillis`. */
   maxIdleConnections?: number;
+  idleTimeoutMillis?: number;
 }
 
 export interface Database {
@@ -96,16 +99,24 @@ const UNAVAILABLE_CODES = /^(08|57P0[1-3]|53300)/;
 const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
 
 function openPostgres(url: string, options: DatabaseOptions): Database {
+  const max = options.maxConnections ?? 25;
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.maxConnections ?? 25,
-    min: options.maxIdleConnections ?? 5,
-    idleTimeoutMillis: 10_000,
+    // The URL's own application_name, if any, wins (it is parsed over these settings).
+    application_name: 'restfold',
+    max,
+    // pg-pool closes a connection idle for idleTimeoutMillis only while more than `min` are open,
+    // so at rest `min` stay open: that is the idle allowance. It never opens connections ahead.
+    min: Math.min(options.maxIdleConnections ?? 5, max),
+    idleTimeoutMillis: options.idleTimeoutMillis ?? 10_000,
     connectionTimeoutMillis: 5_000,
     types: { getTypeParser: postgresTypeParser },
   });
-  // An idle client losing its connection (server restart) must not crash the process.
+  // A connection lost while idle (pool 'error') or while checked out (the client's own 'error',
+  // which pg emits besides failing the query) must not crash the process: the query in flight
+  // fails on its own, and pg-pool drops the broken client when it is released.
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
   return {
     db,
