@@ -27,6 +27,8 @@ export interface Database {
   like(column: Expression<unknown>, pattern: string, insensitive: boolean): RawBuilder<SqlBool>;
   /** The columns of a unique constraint this error reports, if it is one. */
   uniqueViolation(error: unknown): string[] | undefined;
+  /** The columns of a foreign key whose target row is missing (deleted meanwhile), if this error says so; [] if unknown. */
+  missingReference(error: unknown): string[] | undefined;
   /** Whether an error means the database cannot be reached right now. */
   isUnavailable(error: unknown): boolean;
   close(): Promise<void>;
@@ -67,6 +69,9 @@ function openSqlite(path: string): Database {
       const match = /UNIQUE constraint failed: (.+)$/.exec(error instanceof Error ? error.message : '');
       return match?.[1]?.split(', ').map((column) => column.split('.').pop()!);
     },
+    // SQLite does not say which foreign key failed.
+    missingReference: (error) =>
+      error instanceof SQLite.SqliteError && error.code === 'SQLITE_CONSTRAINT_FOREIGNKEY' ? [] : undefined,
     isUnavailable: (error) => error instanceof SQLite.SqliteError && /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN)/.test(error.code),
     close: () => db.destroy(),
   };
@@ -128,6 +133,12 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
       if (code !== '23505') return undefined;
       const match = /^Key \((.+?)\)=/.exec(detail ?? '');
       return match?.[1]?.split(', ') ?? [];
+    },
+    missingReference(error) {
+      const { code, detail } = (error ?? {}) as { code?: string; detail?: string };
+      const match = /^Key \((.+?)\)=.* is not present in table/.exec(detail ?? '');
+      if (code !== '23503' || !match) return undefined;
+      return match[1]!.split(', ');
     },
     isUnavailable(error) {
       const { code, message } = (error ?? {}) as { code?: string; message?: string };

@@ -68,7 +68,7 @@ describe.runIf(testDialect === 'postgres')('a PostgreSQL outage', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    token = await userWithToken(database.url, 'survivor');
+    ({ token } = await userWithToken(database.url, 'survivor'));
   });
   afterAll(async () => {
     await Promise.all(servers.map((server) => server.stop()));

@@ -17,7 +17,7 @@ describe.runIf(testDialect === 'postgres')('the PostgreSQL pool', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    token = await userWithToken(database.url, 'pooled');
+    ({ token } = await userWithToken(database.url, 'pooled'));
     server = await spawnServer({
       DATABASE_URL: withApplicationName(database.url, applicationName),
       DB_MAX_CONNECTIONS: '4',

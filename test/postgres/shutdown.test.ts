@@ -15,7 +15,7 @@ describe.runIf(testDialect === 'postgres')('SIGTERM', () => {
 
   beforeAll(async () => {
     database = await createTestDatabase();
-    token = await userWithToken(database.url, 'patient');
+    ({ token } = await userWithToken(database.url, 'patient'));
     server = await spawnServer({ DATABASE_URL: withApplicationName(database.url, applicationName) });
   });
   afterAll(async () => {

@@ -77,10 +77,11 @@ export interface HttpReply {
 }
 
 /** One request on a connection of its own (no keep-alive), so a refused connection shows as an error. */
-export function get(port: number, path: string, token?: string): Promise<HttpReply> {
+export function send(port: number, method: string, path: string, options: { token?: string; body?: unknown } = {}): Promise<HttpReply> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = token ? { authorization: `Bearer ${token}` } : {};
-    const request = httpRequest({ host: '127.0.0.1', port, path, headers, agent: false }, (response) => {
+    const headers: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
+    if (options.body !== undefined) headers['content-type'] = 'application/json';
+    const request = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
@@ -89,17 +90,19 @@ export function get(port: number, path: string, token?: string): Promise<HttpRep
       );
     });
     request.on('error', reject);
-    request.end();
+    request.end(options.body === undefined ? undefined : JSON.stringify(options.body));
   });
 }
 
+export const get = (port: number, path: string, token?: string): Promise<HttpReply> => send(port, 'GET', path, { token });
+
 /** A user `name` with a token, made directly in the database at `url` (which also gets migrated). */
-export async function userWithToken(url: string, name: string): Promise<string> {
+export async function userWithToken(url: string, name: string): Promise<{ id: number; token: string }> {
   const database = openDatabase(url);
   try {
     await migrateApp(database, service);
     const id = await createUser(database, { username: name, password: 'pw-123456', email: '', superuser: false, permissions: [] });
-    return await createToken(database, id);
+    return { id, token: await createToken(database, id) };
   } finally {
     await database.close();
   }
