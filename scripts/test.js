@@ -3,10 +3,14 @@
 // the API suites again on PostgreSQL when TEST_DATABASE_URL is set, and the
 // Redis suites when TEST_REDIS_URL is set. Skipped suites are named, with why.
 import { spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 
 const failures = [];
 const skipped = [];
+const counts = { passed: 0, failed: 0, skipped: 0 };
+const reportFile = join(mkdtempSync(join(tmpdir(), 'restfold-test-')), 'report.json');
 
 function run(title, command, args, env = {}) {
   console.log(`\n=== ${title} ===`);
@@ -16,24 +20,35 @@ function run(title, command, args, env = {}) {
 
 const bin = (name) => `node_modules/.bin/${name}`;
 
-run('build', bin('tsc'), ['-p', 'tsconfig.json']);
+function vitest(title, paths, env) {
+  run(title, bin('vitest'), ['run', ...paths, '--reporter=default', '--reporter=json', `--outputFile=${reportFile}`], env);
+  if (!existsSync(reportFile)) return;
+  const report = JSON.parse(readFileSync(reportFile, 'utf8'));
+  counts.passed += report.numPassedTests;
+  counts.failed += report.numFailedTests;
+  counts.skipped += report.numPendingTests + report.numTodoTests;
+  rmSync(reportFile);
+}
+
+run('build', 'npm', ['run', '--silent', 'build']);
 run('type-check', bin('tsc'), ['-p', 'tsconfig.check.json']);
 run('lint', bin('eslint'), ['.']);
-run('tests on SQLite', bin('vitest'), ['run', 'test/unit', 'test/api', 'test/cli'], { RESTFOLD_TEST_DB: 'sqlite' });
+vitest('tests on SQLite', ['test/unit', 'test/api', 'test/cli'], { RESTFOLD_TEST_DB: 'sqlite' });
 
 if (process.env.TEST_DATABASE_URL) {
-  run('tests on PostgreSQL', bin('vitest'), ['run', 'test/api', 'test/postgres'], { RESTFOLD_TEST_DB: 'postgres' });
+  vitest('tests on PostgreSQL', ['test/api', 'test/postgres'], { RESTFOLD_TEST_DB: 'postgres' });
 } else {
   skipped.push('PostgreSQL suites (test/api on PostgreSQL, test/postgres): TEST_DATABASE_URL is not set');
 }
 
 if (process.env.TEST_REDIS_URL && existsSync('test/redis')) {
-  run('tests on Redis', bin('vitest'), ['run', 'test/redis'], { RESTFOLD_TEST_DB: process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite' });
+  vitest('tests on Redis', ['test/redis'], { RESTFOLD_TEST_DB: process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite' });
 } else {
   skipped.push(`Redis suites (test/redis): ${process.env.TEST_REDIS_URL ? 'none written yet' : 'TEST_REDIS_URL is not set'}`);
 }
 
 console.log('\n=== summary ===');
+console.log(`tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
 for (const line of skipped) console.log(`SKIPPED: ${line}`);
 if (failures.length > 0) {
   console.log(`FAILED: ${failures.join('; ')}`);

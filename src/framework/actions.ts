@@ -85,7 +85,7 @@ const detailsFor = (columns: readonly string[], message: string) =>
  * A write, with constraint failures that concurrent requests can cause (a
  * unique clash, a referenced record deleted after validation) turned into 400s.
  */
-async function storing<T>(database: Database, write: () => Promise<T>): Promise<T> {
+export async function storing<T>(database: Database, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {

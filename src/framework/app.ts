@@ -15,10 +15,13 @@ import { tokenAuthentication } from './authentication/token.js';
 import { authMigrations } from './authentication/users.js';
 import type { Collection } from './collection.js';
 import type { Config } from './config.js';
-import { ApiError, toApiError } from './errors.js';
+import { ApiError } from './errors.js';
 import { allowAny, isAuthenticated, readActions } from './permissions.js';
-import { renderJsonError } from './renderers.js';
-import { keepRawBodies, mountCollections } from './router.js';
+import { renderErrorsWith, renderHtmlError, renderJsonError } from './renderers.js';
+import { mountBrowsableAssets, type BrowsableContext } from './browsable/index.js';
+import { API_MEDIA_TYPES, preferredMediaType } from './negotiation.js';
+import { registerOpenApi } from './openapi.js';
+import { keepRawBodies, mountCollections, resource } from './router.js';
 import { createThrottle, memoryCounterStore, type ThrottleRates } from './throttling.js';
 import type { ApiRuntime } from './views.js';
 
@@ -47,6 +50,7 @@ export interface AppDefinition {
 export const defineApp = (definition: AppDefinition): AppDefinition => definition;
 
 export const API_PREFIX = '/api/v1';
+const statusSchema = { type: 'object', properties: { status: { type: 'string' } }, required: ['status'] };
 const MAX_URL_LENGTH = 16 * 1024;
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 
@@ -78,6 +82,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   });
   app.decorateRequest('user', null);
   await app.register(cookie);
+  await registerOpenApi(app, config.auth, `${API_PREFIX}/schema/`);
 
   app.addHook('onRequest', async (request, reply) => {
     reply.header('X-Request-ID', request.id);
@@ -98,17 +103,27 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       'request',
     );
   });
-  app.setErrorHandler(async (error, request, reply) => {
-    const apiError = toApiError(error, database.isUnavailable);
-    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
-    return renderJsonError(reply, apiError);
-  });
-  app.setNotFoundHandler(async () => {
-    throw new ApiError(404, 'not_found', 'Not found.');
-  });
+  const page: BrowsableContext = {
+    root: `${API_PREFIX}/`,
+    loginUrl: config.auth.includes('session') ? `${API_PREFIX}/auth/login/` : undefined,
+    logoutUrl: config.auth.includes('session') ? `${API_PREFIX}/auth/logout/` : undefined,
+  };
+  // A browser asking anything under the API prefix gets its error inside the browsable page.
+  renderErrorsWith(app, database.isUnavailable, (reply, error) =>
+    reply.request.url.startsWith(API_PREFIX) && preferredMediaType(reply.request, API_MEDIA_TYPES) === 'text/html'
+      ? renderHtmlError(reply, error, page)
+      : renderJsonError(reply, error),
+  );
 
-  app.get('/healthz', async () => ({ status: 'ok' }));
-  app.get('/readyz', async (_request, reply) => {
+  const health = (summary: string) => ({
+    schema: {
+      tags: ['health'],
+      summary,
+      response: { '2xx': statusSchema, 503: { description: 'Database unreachable', ...statusSchema } },
+    },
+  });
+  app.get('/healthz', health('The process is up'), async () => ({ status: 'ok' }));
+  app.get('/readyz', health('The database is reachable'), async (_request, reply) => {
     try {
       await database.db.selectNoFrom((eb) => eb.lit(1).as('ok')).execute();
       return { status: 'ok' };
@@ -131,13 +146,18 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       { anonymous: config.throttleAnonymous, user: config.throttleUser },
       definition.throttles,
     ),
-    mediaTypes: ['application/json'],
+    mediaTypes: API_MEDIA_TYPES,
+    page,
   };
+  mountBrowsableAssets(app);
   await app.register(
     async (api) => {
       keepRawBodies(api);
       mountAuthRoutes(api, database, config.auth);
       mountCollections(api, runtime, definition.collections);
+      resource(api, '/schema/', {
+        GET: { schema: { tags: ['api'], summary: 'This OpenAPI 3.1 document' }, handler: async () => app.swagger() },
+      });
     },
     { prefix: API_PREFIX },
   );

@@ -5,8 +5,21 @@
 import Negotiator from 'negotiator';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
+import { queryParameters } from './query.js';
 
 export type MediaType = 'application/json' | 'text/html';
+
+// The API's representations: JSON first (for any type, or no Accept), the browsable page for browsers.
+export const API_MEDIA_TYPES: readonly MediaType[] = ['application/json', 'text/html'];
+
+/** What to render an error as: the negotiated type, or JSON when negotiation itself fails. */
+export function preferredMediaType(request: FastifyRequest, available: readonly MediaType[]): MediaType {
+  try {
+    return negotiate(request, available, queryParameters(request.url).get('format'));
+  } catch {
+    return 'application/json';
+  }
+}
 
 export function negotiate(request: FastifyRequest, available: readonly MediaType[], format: string | undefined): MediaType {
   if (format !== undefined) {

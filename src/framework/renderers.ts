@@ -3,14 +3,18 @@
  * Surface A errors are the JSON envelope `{error, code, details?}`; simple
  * routes (Surface B) render the same errors as plain text.
  */
-import type { FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ActionResult } from './actions.js';
-import type { ApiError } from './errors.js';
+import { renderPage, type BrowsableContext } from './browsable/index.js';
+import { notFound, toApiError, type ApiError } from './errors.js';
 import type { MediaType } from './negotiation.js';
 
-export function renderResult(reply: FastifyReply, _mediaType: MediaType, result: ActionResult): FastifyReply {
+export function renderResult(reply: FastifyReply, mediaType: MediaType, result: ActionResult, page: BrowsableContext): FastifyReply {
   reply.status(result.status);
   if (result.headers) reply.headers(result.headers);
+  if (mediaType === 'text/html') {
+    return reply.type('text/html; charset=utf-8').send(renderPage(reply.request, reply, result.status, result.body, page));
+  }
   if (result.body === undefined) return reply.send();
   return reply.type('application/json; charset=utf-8').send(result.body);
 }
@@ -22,14 +26,50 @@ export interface ErrorEnvelope {
   request_id?: string;
 }
 
-export function renderJsonError(reply: FastifyReply, error: ApiError): FastifyReply {
+function errorEnvelope(reply: FastifyReply, error: ApiError): ErrorEnvelope {
   const body: ErrorEnvelope = { error: error.message, code: error.code };
   if (error.details) body.details = error.details;
   // A 500 says nothing of its cause; the request id finds the cause in the log.
   if (error.status >= 500) body.request_id = String(reply.request.id);
-  return reply.status(error.status).headers(error.headers).type('application/json; charset=utf-8').send(body);
+  return body;
 }
 
+export function renderJsonError(reply: FastifyReply, error: ApiError): FastifyReply {
+  return reply.status(error.status).headers(error.headers).type('application/json; charset=utf-8').send(errorEnvelope(reply, error));
+}
+
+/** The error envelope inside the browsable page, for a browser. */
+export function renderHtmlError(reply: FastifyReply, error: ApiError, page: BrowsableContext): FastifyReply {
+  reply.status(error.status).headers(error.headers);
+  return reply.type('text/html; charset=utf-8').send(renderPage(reply.request, reply, error.status, errorEnvelope(reply, error), page));
+}
+
+/** The message, or one line per field (`title: This field is required.`) when the error names fields. */
 export function renderTextError(reply: FastifyReply, error: ApiError): FastifyReply {
-  return reply.status(error.status).headers(error.headers).type('text/plain; charset=utf-8').send(error.message);
+  const lines = Object.entries(error.details ?? {}).map(([field, messages]) =>
+    field === 'non_field_errors' ? messages.join(' ') : `${field}: ${messages.join(' ')}`,
+  );
+  const text = lines.length > 0 ? lines.join('\n') : error.message;
+  return reply.status(error.status).headers(error.headers).type('text/plain; charset=utf-8').send(text);
+}
+
+export type ErrorRenderer = (reply: FastifyReply, error: ApiError) => FastifyReply;
+
+/**
+ * Renders every error thrown in `scope`, and its unknown paths (404), with
+ * `render`. A 5xx's cause goes to the log, never into the body.
+ */
+export function renderErrorsWith(
+  scope: FastifyInstance,
+  isDatabaseUnavailable: (error: unknown) => boolean,
+  render: ErrorRenderer,
+): void {
+  scope.setErrorHandler(async (error, request, reply) => {
+    const apiError = toApiError(error, isDatabaseUnavailable);
+    if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
+    return render(reply, apiError);
+  });
+  scope.setNotFoundHandler(async () => {
+    throw notFound();
+  });
 }

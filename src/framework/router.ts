@@ -4,15 +4,28 @@
  * 308, a known path with another method 405 with `Allow`, anything else under
  * the prefix a JSON 404.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Collection } from './collection.js';
 import { methodNotAllowed, notFound } from './errors.js';
+import { actionSchema } from './openapi.js';
+import { negotiate } from './negotiation.js';
 import { absoluteUrl } from './pagination.js';
+import { queryParameters } from './query.js';
+import { renderResult } from './renderers.js';
 import type { Action } from './permissions.js';
 import { handleCollection, type ApiRuntime } from './views.js';
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
-type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A handler and its schema (documentation, and the compiled response serializer). */
+export interface Endpoint {
+  readonly handler: Handler;
+  readonly schema?: FastifySchema;
+}
+
+/** Routes that only answer for the protocol (OPTIONS, 405, 308) stay out of the document. */
+const hidden = { schema: { hide: true } } as const;
 
 /** Body bytes are kept raw here and parsed by the parsing stage, after authentication. */
 export function keepRawBodies(scope: FastifyInstance): void {
@@ -24,26 +37,29 @@ export function keepRawBodies(scope: FastifyInstance): void {
  * Registers `url` (ending in `/`) with its handlers, OPTIONS, 405 for the other
  * methods, and a 308 from the unslashed path.
  */
-export function resource(scope: FastifyInstance, url: string, handlers: Partial<Record<Method, Handler>>): void {
-  const methods = Object.keys(handlers) as Method[];
+export function resource(scope: FastifyInstance, url: string, endpoints: Partial<Record<Method, Endpoint>>): void {
+  const methods = Object.keys(endpoints) as Method[];
   const allowed = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'];
   // Under a prefix, '/' must not also claim the unslashed prefix (that path redirects).
   const slashed = { url, prefixTrailingSlash: 'slash' } as const;
-  for (const method of methods) scope.route({ ...slashed, method, handler: handlers[method]! });
+  for (const method of methods) scope.route({ ...slashed, method, ...endpoints[method]! });
   scope.route({
     ...slashed,
+    ...hidden,
     method: 'OPTIONS',
     handler: async (_request, reply) => reply.status(204).header('Allow', allowed.join(', ')).send(),
   });
   const others = scope.supportedMethods.filter((method) => !allowed.includes(method));
   scope.route({
     ...slashed,
+    ...hidden,
     method: others,
     handler: async (request) => {
       throw methodNotAllowed(request.method, allowed);
     },
   });
   scope.route({
+    ...hidden,
     method: scope.supportedMethods,
     url: url.slice(0, -1),
     prefixTrailingSlash: 'no-slash',
@@ -63,11 +79,14 @@ const detailActions: Partial<Record<Method, Action>> = {
   DELETE: 'destroy',
 };
 
-function handlersFor(runtime: ApiRuntime, collection: Collection, actions: Partial<Record<Method, Action>>) {
+function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Partial<Record<Method, Action>>) {
   return Object.fromEntries(
-    Object.entries(actions).map(([method, action]) => [
+    Object.entries(actions).map(([method, action]): [string, Endpoint] => [
       method,
-      (request: FastifyRequest, reply: FastifyReply) => handleCollection(request, reply, runtime, collection, action),
+      {
+        handler: (request, reply) => handleCollection(request, reply, runtime, collection, action),
+        schema: actionSchema(collection, action),
+      },
     ]),
   );
 }
@@ -77,16 +96,22 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
   for (const collection of collections) {
     if (names.has(collection.name)) throw new Error(`Two collections are named "${collection.name}".`);
     names.add(collection.name);
-    resource(scope, `/${collection.name}/`, handlersFor(runtime, collection, listActions));
-    resource(scope, `/${collection.name}/:id/`, handlersFor(runtime, collection, detailActions));
+    resource(scope, `/${collection.name}/`, endpointsFor(runtime, collection, listActions));
+    resource(scope, `/${collection.name}/:id/`, endpointsFor(runtime, collection, detailActions));
   }
-  // The API root lists every collection with its URL.
   resource(scope, '/', {
-    GET: async (request, reply) => {
-      const root = absoluteUrl(request).pathname;
-      return reply.send(
-        Object.fromEntries(collections.map(({ name }) => [name, absoluteUrl(request, `${root}${name}/`).toString()])),
-      );
+    GET: {
+      schema: {
+        summary: 'The collections and their URLs',
+        tags: ['api'],
+        response: { 200: { type: 'object', additionalProperties: { type: 'string', format: 'uri' } } },
+      },
+      handler: async (request, reply) => {
+        const mediaType = negotiate(request, runtime.mediaTypes, queryParameters(request.url).get('format'));
+        const root = absoluteUrl(request).pathname;
+        const body = Object.fromEntries(collections.map(({ name }) => [name, absoluteUrl(request, `${root}${name}/`).toString()]));
+        return renderResult(reply, mediaType, { status: 200, body }, runtime.page);
+      },
     },
   });
   scope.setNotFoundHandler(async () => {

@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
 import { runAction } from './actions.js';
 import { authenticate, type Authenticator } from './authentication/index.js';
+import type { BrowsableContext } from './browsable/index.js';
 import type { Collection } from './collection.js';
 import { negotiate, type MediaType } from './negotiation.js';
 import { parseJsonBody } from './parsers.js';
@@ -22,6 +23,8 @@ export interface ApiRuntime {
   defaultPermissions(action: Action): readonly Permission[];
   readonly throttle: Throttle;
   readonly mediaTypes: readonly MediaType[];
+  /** What the browsable page needs beyond the request (login URLs, the API root). */
+  readonly page: BrowsableContext;
 }
 
 const actionsWithBody: ReadonlySet<Action> = new Set(['create', 'update', 'partial_update']);
@@ -59,5 +62,5 @@ export async function handleCollection(
     body,
   });
 
-  return renderResult(reply, mediaType, result);
+  return renderResult(reply, mediaType, result, { ...runtime.page, collection, action });
 }

@@ -1,5 +1,5 @@
 /**
- * Reading and writing single records. Every identifier comes from a model
+ * Reading and writing records. Every identifier comes from a model
  * declaration (checked in model()); every value is bound.
  */
 import { sql, type SelectQueryBuilder } from 'kysely';
@@ -7,6 +7,7 @@ import type { Field } from '../framework/fields.js';
 import type { Model } from '../framework/model.js';
 import type { Row, Selection } from '../framework/serializer.js';
 import type { Database, Tables } from './database.js';
+import type { Ordering } from './list.js';
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a select over run-time tables has no static row type
 export type RowQuery = SelectQueryBuilder<Tables, string, {}>;
@@ -98,4 +99,23 @@ export async function updateRecord(database: Database, model: Model, id: RecordI
 export async function deleteRecord(database: Database, model: Model, id: RecordId): Promise<boolean> {
   const result = await database.db.deleteFrom(model.table).where('id', '=', id).executeTakeFirst();
   return result.numDeletedRows > 0n;
+}
+
+/** Every record whose fields equal `where`, in `ordering` order, unpaged (for small fixed lists). */
+export async function listRecords(
+  database: Database,
+  model: Model,
+  selection: Selection,
+  where: Row,
+  ordering: readonly Ordering[],
+): Promise<Row[]> {
+  let query = selectColumns(fromSelection(database, selection), selection);
+  for (const [name, value] of Object.entries(toDriverValues(model, where))) {
+    query = query.where(sql.ref(`${selection.table}.${name}`), value === null ? 'is' : '=', value);
+  }
+  for (const { field, descending } of ordering) {
+    query = query.orderBy(sql.ref(`${selection.table}.${field}`), descending ? 'desc' : 'asc');
+  }
+  const rows = await query.execute();
+  return rows.map((row) => assembleRow(row, selection));
 }

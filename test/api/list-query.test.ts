@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApi, type TestApi, type TestUser } from '../support/api.js';
+import { startApi, type Reply, type TestApi, type TestUser } from '../support/api.js';
 
 let api: TestApi;
 let admin: TestUser;
@@ -35,7 +35,7 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
-async function list(query: string): Promise<{ status: number; json: any }> {
+async function list(query: string): Promise<Reply> {
   return api.request('GET', `/api/v1/users/${query}`, { token: admin.token });
 }
 async function names(query: string): Promise<string[]> {

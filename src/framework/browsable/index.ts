@@ -1,0 +1,107 @@
+/**
+ * The browsable API: what a browser gets from any endpoint under /api/v1 —
+ * the JSON result with its status and headers, pagination links, list
+ * controls from the collection's declaration, and forms to create, edit and
+ * delete, usable with a session login.
+ */
+import { readFileSync } from 'node:fs';
+import { STATUS_CODES } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { h } from 'preact';
+import { renderToString } from 'preact-render-to-string';
+import type { Collection } from '../collection.js';
+import type { Action } from '../permissions.js';
+import { queryParameters } from '../query.js';
+import { Page, type PageLink, type PageModel } from './page.js';
+
+export interface BrowsableContext {
+  readonly collection?: Collection;
+  readonly action?: Action;
+  /** The API's root path, e.g. /api/v1/. */
+  readonly root: string;
+  readonly loginUrl?: string;
+  readonly logoutUrl?: string;
+  readonly csrfToken?: string;
+}
+
+/** Response headers worth showing a reader. */
+const SHOWN_HEADERS = ['allow', 'content-type', 'location', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', 'www-authenticate'];
+
+function breadcrumbs(request: FastifyRequest, root: string): PageLink[] {
+  const path = request.url.split('?')[0]!;
+  const crumbs: PageLink[] = [{ label: 'API root', href: root }];
+  const parts = path.slice(root.length).split('/').filter(Boolean);
+  parts.forEach((part, index) => crumbs.push({ label: part, href: `${root}${parts.slice(0, index + 1).join('/')}/` }));
+  return crumbs;
+}
+
+function listControls(collection: Collection, request: FastifyRequest): PageModel['controls'] {
+  const parameters = queryParameters(request.url);
+  const { filters, ordering } = collection.queryRules;
+  return {
+    search: collection.serializer.search.length > 0,
+    searchValue: parameters.get('search') ?? '',
+    ordering,
+    orderingValue: parameters.get('ordering') ?? '',
+    filters: [...filters.entries()],
+    values: parameters,
+  };
+}
+
+export function renderPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  status: number,
+  body: unknown,
+  context: BrowsableContext,
+): string {
+  const { collection, action } = context;
+  const headers = SHOWN_HEADERS.flatMap((name): [string, string][] => {
+    const value = name === 'content-type' ? 'application/json' : reply.getHeader(name);
+    return value === undefined ? [] : [[name, String(value)]];
+  });
+  const record = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : undefined;
+  const succeeded = status < 400;
+  const crumbs = breadcrumbs(request, context.root);
+  const model: PageModel = {
+    title: collection && action !== 'list' && record?.id !== undefined ? `${collection.name} ${String(record.id)}` : crumbs.at(-1)!.label,
+    breadcrumbs: crumbs,
+    method: request.method,
+    path: request.url.split('?')[0]!,
+    status,
+    statusText: STATUS_CODES[status] ?? '',
+    headers,
+    body,
+    user: request.user,
+    csrfToken: context.csrfToken,
+    loginUrl: context.loginUrl,
+    logoutUrl: context.logoutUrl,
+    pagination:
+      action === 'list' && succeeded && record
+        ? { previous: (record.previous as string | null) ?? null, next: (record.next as string | null) ?? null }
+        : undefined,
+    controls: collection && action === 'list' ? listControls(collection, request) : undefined,
+    form:
+      collection && succeeded && (action === 'list' || action === 'retrieve')
+        ? { kind: action === 'list' ? 'create' : 'edit', serializer: collection.serializer, values: action === 'retrieve' ? record : undefined }
+        : undefined,
+    allowDelete: collection !== undefined && action === 'retrieve' && succeeded,
+  };
+  return `<!doctype html>\n${renderToString(h(Page, { model }))}`;
+}
+
+const STATIC = new URL('../../../static/', import.meta.url);
+const assets: Record<string, string> = {
+  'browsable.js': 'text/javascript; charset=utf-8',
+  'browsable.css': 'text/css; charset=utf-8',
+};
+
+/** The page's own script and style sheet, served by the service itself (nothing from a CDN). */
+export function mountBrowsableAssets(app: FastifyInstance): void {
+  for (const [name, type] of Object.entries(assets)) {
+    const content = readFileSync(new URL(name, STATIC), 'utf8');
+    app.get(`/api/static/${name}`, { schema: { hide: true } }, async (_request, reply) =>
+      reply.type(type).header('Cache-Control', 'public, max-age=3600').send(content),
+    );
+  }
+}

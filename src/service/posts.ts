@@ -1,0 +1,111 @@
+/**
+ * Surface B: the fixed posts API under /api/posts (no version, no trailing
+ * slash, no pagination, no authentication), with plain-text errors.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import {
+  fields,
+  inputSchema,
+  model,
+  mountSimpleRoutes,
+  parseRecordId,
+  readJsonBody,
+  recordSchema,
+  recordStore,
+  serializer,
+  textErrorResponses,
+  type AppContext,
+  type Migrations,
+} from '../framework/index.js';
+
+export const Post = model('posts', {
+  id: fields.id(),
+  title: fields.string({ maxLength: 200 }),
+  content: fields.text(),
+  published: fields.boolean({ default: false }),
+  created_at: fields.timestamp(),
+  updated_at: fields.timestamp(),
+});
+
+export const postSerializer = serializer(Post, {
+  fields: ['id', 'title', 'content', 'published', 'created_at', 'updated_at'],
+  readOnly: ['id', 'created_at', 'updated_at'],
+});
+
+export const postMigrations: Migrations = {
+  '0002_posts': async (db, types) => {
+    await db.schema
+      .createTable('posts')
+      .addColumn('id', types.id, types.idColumn)
+      .addColumn('title', 'varchar(200)', (column) => column.notNull())
+      .addColumn('content', 'text', (column) => column.notNull())
+      .addColumn('published', types.boolean, (column) => column.notNull())
+      .addColumn('created_at', types.timestamp, (column) => column.notNull())
+      .addColumn('updated_at', types.timestamp, (column) => column.notNull())
+      .execute();
+    // The list: published posts, newest first, ties by id.
+    await db.schema.createIndex('posts_published_created_at_idx').on('posts').columns(['published', 'created_at', 'id']).execute();
+  },
+};
+
+const post = recordSchema(postSerializer);
+// The body's known fields are applied over the record; others are ignored, so any property is allowed.
+const body = (mode: 'create' | 'partial_update') => ({ ...inputSchema(postSerializer, mode), additionalProperties: true });
+const idParams = { type: 'object', properties: { id: { type: 'integer', description: 'A 64-bit integer.' } }, required: ['id'] };
+const documented = (summary: string, schema: Record<string, unknown>) => ({ tags: ['posts'], summary, ...schema });
+
+const idOf = (request: FastifyRequest): ReturnType<typeof parseRecordId> =>
+  parseRecordId((request.params as { id: string }).id, 'post');
+
+export function postRoutes(app: FastifyInstance, { database }: AppContext): Promise<void> {
+  // Unknown body fields are dropped: the body's known fields are applied over the record.
+  const posts = recordStore(database, postSerializer, { name: 'post', unknownFields: 'ignore' });
+  return mountSimpleRoutes(app, database, '/api/posts', {
+    '/': {
+      GET: {
+        schema: documented('Published posts, newest first', {
+          response: { 200: { description: 'Every published post', type: 'array', items: post }, ...textErrorResponses([503]) },
+        }),
+        handler: () => posts.list({ published: true }, ['-created_at', '-id']),
+      },
+      POST: {
+        schema: documented('Create a post', {
+          body: body('create'),
+          response: { 201: { description: 'The created post', ...post }, ...textErrorResponses([400, 413, 503]) },
+        }),
+        handler: async (request, reply) => {
+          const now = new Date();
+          const created = await posts.create(readJsonBody(request), { created_at: now, updated_at: now });
+          return reply.status(201).send(created);
+        },
+      },
+    },
+    '/:id': {
+      GET: {
+        schema: documented('A post', {
+          params: idParams,
+          response: { 200: { description: 'The post', ...post }, ...textErrorResponses([400, 404, 503]) },
+        }),
+        handler: (request) => posts.get(idOf(request)),
+      },
+      PUT: {
+        schema: documented('Update a post: the body\'s fields over the stored ones', {
+          params: idParams,
+          body: body('partial_update'),
+          response: { 200: { description: 'The updated post', ...post }, ...textErrorResponses([400, 404, 413, 503]) },
+        }),
+        handler: (request) => posts.update(idOf(request), () => readJsonBody(request), { updated_at: new Date() }),
+      },
+      DELETE: {
+        schema: documented('Delete a post', {
+          params: idParams,
+          response: { 204: { description: 'Deleted', type: 'null' }, ...textErrorResponses([400, 404, 503]) },
+        }),
+        handler: async (request, reply) => {
+          await posts.delete(idOf(request));
+          return reply.status(204).send();
+        },
+      },
+    },
+  });
+}

@@ -1,0 +1,98 @@
+// The browsable API's behaviour: forms send JSON (so the API's 415 rule holds
+// for browsers too), with the session's CSRF token when there is one.
+'use strict';
+
+const csrfToken = document.querySelector('meta[name="csrf-token"]')?.content;
+
+async function send(method, url, body) {
+  const headers = { Accept: 'application/json' };
+  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  if (csrfToken) headers['X-CSRF-Token'] = csrfToken;
+  const response = await fetch(url, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  return { response, text };
+}
+
+function show({ response, text }) {
+  const result = document.getElementById('result');
+  let pretty = text;
+  try {
+    pretty = JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    // not JSON: show as it came
+  }
+  result.className = response.ok ? 'ok' : 'error';
+  result.textContent = `HTTP ${response.status} ${response.statusText}\n${pretty}`;
+}
+
+/** A form's inputs → the JSON body, typed by each field's kind; empty optional numbers and passwords are left out. */
+function formBody(form) {
+  const body = {};
+  for (const element of form.elements) {
+    if (!element.name || !element.dataset.kind) continue;
+    const kind = element.dataset.kind;
+    if (kind === 'boolean') body[element.name] = element.checked;
+    else if (kind === 'integer' || kind === 'foreign_key') {
+      if (element.value !== '') body[element.name] = Number(element.value);
+    } else if (kind === 'password' || kind === 'timestamp') {
+      if (element.value !== '') body[element.name] = element.value;
+    } else body[element.name] = element.value;
+  }
+  return body;
+}
+
+const parentPath = (path) => path.replace(/[^/]+\/$/, '');
+
+for (const form of document.querySelectorAll('form.record-form')) {
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const method = event.submitter?.dataset.method ?? 'POST';
+    const outcome = await send(method, form.dataset.url, formBody(form));
+    if (!outcome.response.ok) return show(outcome);
+    if (method === 'POST') window.location.assign(outcome.response.headers.get('Location') ?? window.location.href);
+    else window.location.reload();
+  });
+}
+
+document.getElementById('delete')?.addEventListener('click', async (event) => {
+  if (!window.confirm('Delete this record?')) return;
+  const outcome = await send('DELETE', event.currentTarget.dataset.url);
+  if (!outcome.response.ok) return show(outcome);
+  window.location.assign(parentPath(event.currentTarget.dataset.url));
+});
+
+document.getElementById('login')?.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const outcome = await send('POST', form.dataset.url, { username: form.username.value, password: form.password.value });
+  if (!outcome.response.ok) return show(outcome);
+  window.location.reload();
+});
+
+document.getElementById('logout')?.addEventListener('click', async (event) => {
+  const outcome = await send('POST', event.currentTarget.dataset.url);
+  if (!outcome.response.ok) return show(outcome);
+  window.location.reload();
+});
+
+document.getElementById('list-controls')?.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const form = event.currentTarget;
+  const query = new URLSearchParams(window.location.search);
+  for (const name of [...query.keys()]) if (name !== 'page_size') query.delete(name);
+  for (const name of ['search', 'ordering']) {
+    if (form.elements[name]?.value) query.set(name, form.elements[name].value);
+  }
+  for (const filter of form.querySelectorAll('.filter')) {
+    const value = filter.querySelector('.value').value;
+    const lookup = filter.querySelector('.lookup').value;
+    if (value !== '') query.set(lookup === 'exact' ? filter.dataset.field : `${filter.dataset.field}__${lookup}`, value);
+  }
+  const search = query.toString();
+  window.location.assign(window.location.pathname + (search ? `?${search}` : ''));
+});
