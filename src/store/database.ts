@@ -5,8 +5,9 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
+import { Kysely, SqliteDialect, sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import pg from 'pg';
+import { CurrentSchemaPostgresDialect } from './introspection.js';
 
 /** Tables are declared at run time, so the schema type is open. */
 export type Tables = Record<string, Record<string, unknown>>;
@@ -122,7 +123,7 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
   // fails on its own, and pg-pool drops the broken client when it is released.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  const db = new Kysely<Tables>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
   return {
     db,
     dialect: 'postgres',
