@@ -119,17 +119,23 @@ function writeContext({ database, user }: ActionRequest): WriteContext {
   return { userId: user?.id ?? null, exists: (table, id) => recordExists(database, table, id) };
 }
 
-/** A write, with unique-constraint clashes (even between concurrent requests) turned into 400s. */
+/** Column names → the same message for each (or for `non_field_errors` when none are known). */
+const detailsFor = (columns: readonly string[], message: string) =>
+  Object.fromEntries(columns.length ? columns.map((column) => [column, [message]]) : [['non_field_errors', [message]]]);
+
+/**
+ * A write, with constraint failures that concurrent requests can cause (a
+ * unique clash, a referenced record deleted after validation) turned into 400s.
+ */
 export async function storing<T>(database: Database, write: () => Promise<T>): Promise<T> {
   try {
     return await write();
   } catch (error) {
-    const columns = database.uniqueViolation(error);
-    if (!columns) throw error;
-    const message = `A record with this ${columns.join(', ') || 'value'} already exists.`;
-    throw validationFailed(
-      Object.fromEntries(columns.length ? columns.map((column) => [column, [message]]) : [['non_field_errors', [message]]]),
-    );
+    const clashing = database.uniqueViolation(error);
+    if (clashing) throw validationFailed(detailsFor(clashing, `A record with this ${clashing.join(', ') || 'value'} already exists.`));
+    const missing = database.missingReference(error);
+    if (missing) throw validationFailed(detailsFor(missing, 'The object this refers to does not exist.'));
+    throw error;
   }
 }
 

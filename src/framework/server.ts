@@ -16,8 +16,9 @@ export function openConfiguredDatabase(config: Config): Database {
 
 export async function serve(definition: AppDefinition, config: Config): Promise<FastifyInstance> {
   const database = openConfiguredDatabase(config);
-  await migrateApp(database, definition);
+  const applied = await migrateApp(database, definition);
   const app = await buildApp(definition, { database, config });
+  if (applied.length > 0) app.log.info({ migrations: applied }, 'migrations applied');
   app.addHook('onClose', async () => database.close());
   await app.listen({ port: config.port, host: config.host });
 

@@ -5,16 +5,20 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, PostgresDialect, SqliteDialect, sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
+import { Kysely, SqliteDialect, sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
 import pg from 'pg';
+import { CurrentSchemaPostgresDialect } from './introspection.js';
 
 /** Tables are declared at run time, so the schema type is open. */
 export type Tables = Record<string, Record<string, unknown>>;
 export type Dialect = 'sqlite' | 'postgres';
 
 export interface DatabaseOptions {
+  /** PostgreSQL: the most connections open at once (DB_MAX_CONNECTIONS). */
   maxConnections?: number;
+  /** PostgreSQL: connections kept open when idle (DB_MAX_IDLE_CONNECTIONS); more are closed after `idleTimeoutMillis`. */
   maxIdleConnections?: number;
+  idleTimeoutMillis?: number;
 }
 
 export interface Database {
@@ -26,6 +30,8 @@ export interface Database {
   uniqueViolation(error: unknown): string[] | undefined;
   /** Pool connections by state (PostgreSQL); undefined where there is no pool. */
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
+  /** The columns of a foreign key whose target row is missing (deleted meanwhile), if this error says so; [] if unknown. */
+  missingReference(error: unknown): string[] | undefined;
   /** Whether an error means the database cannot be reached right now. */
   isUnavailable(error: unknown): boolean;
   close(): Promise<void>;
@@ -67,6 +73,9 @@ function openSqlite(path: string): Database {
       return match?.[1]?.split(', ').map((column) => column.split('.').pop()!);
     },
     poolStats: () => undefined,
+    // SQLite does not say which foreign key failed.
+    missingReference: (error) =>
+      error instanceof SQLite.SqliteError && error.code === 'SQLITE_CONSTRAINT_FOREIGNKEY' ? [] : undefined,
     isUnavailable: (error) => error instanceof SQLite.SqliteError && /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN)/.test(error.code),
     close: () => db.destroy(),
   };
@@ -99,17 +108,25 @@ const UNAVAILABLE_CODES = /^(08|57P0[1-3]|53300)/;
 const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
 
 function openPostgres(url: string, options: DatabaseOptions): Database {
+  const max = options.maxConnections ?? 25;
   const pool = new pg.Pool({
     connectionString: url,
-    max: options.maxConnections ?? 25,
-    min: options.maxIdleConnections ?? 5,
-    idleTimeoutMillis: 10_000,
+    // The URL's own application_name, if any, wins (it is parsed over these settings).
+    application_name: 'restfold',
+    max,
+    // pg-pool closes a connection idle for idleTimeoutMillis only while more than `min` are open,
+    // so at rest `min` stay open: that is the idle allowance. It never opens connections ahead.
+    min: Math.min(options.maxIdleConnections ?? 5, max),
+    idleTimeoutMillis: options.idleTimeoutMillis ?? 10_000,
     connectionTimeoutMillis: 5_000,
     types: { getTypeParser: postgresTypeParser },
   });
-  // An idle client losing its connection (server restart) must not crash the process.
+  // A connection lost while idle (pool 'error') or while checked out (the client's own 'error',
+  // which pg emits besides failing the query) must not crash the process: the query in flight
+  // fails on its own, and pg-pool drops the broken client when it is released.
   pool.on('error', () => {});
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool }) });
+  pool.on('connect', (client) => client.on('error', () => {}));
+  const db = new Kysely<Tables>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
   return {
     db,
     dialect: 'postgres',
@@ -122,6 +139,12 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
       return match?.[1]?.split(', ') ?? [];
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    missingReference(error) {
+      const { code, detail } = (error ?? {}) as { code?: string; detail?: string };
+      const match = /^Key \((.+?)\)=.* is not present in table/.exec(detail ?? '');
+      if (code !== '23503' || !match) return undefined;
+      return match[1]!.split(', ');
+    },
     isUnavailable(error) {
       const { code, message } = (error ?? {}) as { code?: string; message?: string };
       if (code && (UNAVAILABLE_CODES.test(code) || UNAVAILABLE_ERRNOS.has(code))) return true;

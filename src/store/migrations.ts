@@ -2,8 +2,9 @@
  * Migrations through Kysely's Migrator, which takes a lock first (an advisory
  * lock on PostgreSQL), so processes starting together migrate once.
  */
-import { Migrator, sql, type ColumnDefinitionBuilder, type Kysely, type MigrationProvider } from 'kysely';
+import { Migrator, type ColumnDefinitionBuilder, type Kysely, type MigrationProvider } from 'kysely';
 import type { Database, Dialect, Tables } from './database.js';
+import { currentSchema } from './introspection.js';
 
 /** Column types that differ between SQLite and PostgreSQL, so one migration serves both. */
 export interface SqlTypes {
@@ -39,11 +40,6 @@ export function sqlTypes(dialect: Dialect): SqlTypes {
       };
 }
 
-async function currentSchema(database: Database): Promise<string> {
-  const { rows } = await sql<{ schema: string }>`select current_schema() as schema`.execute(database.db);
-  return rows[0]!.schema;
-}
-
 /** Runs what has not run yet of `migrations`, bookkept in `<name>_migrations`. */
 export async function migrate(database: Database, name: string, migrations: Migrations): Promise<string[]> {
   const types = sqlTypes(database.dialect);
@@ -59,7 +55,7 @@ export async function migrate(database: Database, name: string, migrations: Migr
     migrationTableName: `${name}_migrations`,
     migrationLockTableName: `${name}_migrations_lock`,
     // Kysely looks for its tables in every schema unless told which; another schema's must not count.
-    migrationTableSchema: database.dialect === 'postgres' ? await currentSchema(database) : undefined,
+    migrationTableSchema: database.dialect === 'postgres' ? await currentSchema(database.db) : undefined,
   });
   const { error, results = [] } = await migrator.migrateToLatest();
   if (error) throw error;
