@@ -59,7 +59,12 @@ async function seed(url, { rows, posts = 100 }) {
 
     // Seeded users share one hash: hashing a million passwords would take hours by design.
     const sharedHash = await hashPassword('seeded-user-password');
-    await bulkInsert(database, 'users', rows, (i) => ({ ...userAt(i, random, now), password: sharedHash }));
+    let searchMatches = 0;
+    await bulkInsert(database, 'users', rows, (i) => {
+      const user = userAt(i, random, now);
+      if (user.username.includes(SEARCH_TERM)) searchMatches++;
+      return { ...user, password: sharedHash };
+    });
     const { firstId, lastId } = await database.db
       .selectFrom('users')
       .select((eb) => [eb.fn.min('id').as('firstId'), eb.fn.max('id').as('lastId')])
@@ -81,6 +86,7 @@ async function seed(url, { rows, posts = 100 }) {
       firstUserId: Number(firstId),
       lastUserId: Number(lastId),
       searchTerm: SEARCH_TERM,
+      searchMatches,
       token,
       seconds: (Date.now() - started) / 1000,
     };
