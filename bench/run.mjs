@@ -99,6 +99,33 @@ function rssOf(pid) {
   }
 }
 
+/** CPU time a process and its children have used, in clock ticks. */
+function cpuTicksOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean);
+    // utime and stime are the 14th and 15th fields; the split above starts at the 3rd.
+    return Number(fields[11]) + Number(fields[12]) + children.reduce((sum, child) => sum + cpuTicksOf(Number(child)), 0);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Waits until the server has finished what the last scenario left in flight (closing a connection
+ * does not cancel its request: a backlog of password hashes would otherwise run into the next scenario).
+ */
+async function waitUntilIdle(pid) {
+  const deadline = Date.now() + 120_000;
+  let last = cpuTicksOf(pid);
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const now = cpuTicksOf(pid);
+    if (now - last <= 5) return;
+    last = now;
+  }
+}
+
 async function startServer(args, env) {
   const port = await freePort();
   const child = spawn(process.execPath, args, {
@@ -195,10 +222,12 @@ async function measure(server, scenario, token) {
   const counter = { next: 1_000_000 * Math.floor(Math.random() * 1000) };
   await probe(server.base, scenario, token, counter.next++);
   await drive(server, scenario, token, warmup, counter);
+  await waitUntilIdle(server.pid);
   let peakRss = 0;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(server.pid))), 250);
   const result = await drive(server, scenario, token, duration, counter);
   clearInterval(sampler);
+  await waitUntilIdle(server.pid);
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
