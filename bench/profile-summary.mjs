@@ -1,0 +1,44 @@
+#!/usr/bin/env node
+/**
+ * `node bench/profile-summary.mjs FILE.cpuprofile`: where a `node --cpu-prof`
+ * profile spent its time, by package or source file and by function (self time).
+ */
+import { readFileSync } from 'node:fs';
+
+const profile = JSON.parse(readFileSync(process.argv[2], 'utf8'));
+const interval = (profile.endTime - profile.startTime) / profile.samples.length;
+const samples = new Map();
+for (const id of profile.samples) samples.set(id, (samples.get(id) ?? 0) + 1);
+
+/** node_modules/<package>, dist/<file>, node:<module>, or what V8 calls it. */
+function placeOf(url) {
+  if (!url) return '(native / V8)';
+  const module = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(url);
+  if (module) return module[1];
+  const ours = /\/(dist\/.+|bench\/.+)$/.exec(url);
+  if (ours) return ours[1];
+  return url.startsWith('node:') ? url : url.replace(/^file:\/\//, '');
+}
+
+const byPlace = new Map();
+const byFunction = new Map();
+let total = 0;
+for (const node of profile.nodes) {
+  const count = samples.get(node.id) ?? 0;
+  if (count === 0) continue;
+  total += count;
+  const { functionName, url, lineNumber } = node.callFrame;
+  const place = placeOf(url);
+  byPlace.set(place, (byPlace.get(place) ?? 0) + count);
+  const name = `${functionName || '(anonymous)'} ${place}:${lineNumber + 1}`;
+  byFunction.set(name, (byFunction.get(name) ?? 0) + count);
+}
+
+const top = (map, n) =>
+  [...map.entries()]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([name, count]) => `${((100 * count) / total).toFixed(1).padStart(5)} %  ${name}`)
+    .join('\n');
+
+console.log(`${total} samples, ${((total * interval) / 1e6).toFixed(1)} s\n\nSelf time by place:\n${top(byPlace, 15)}\n\nSelf time by function:\n${top(byFunction, 25)}`);

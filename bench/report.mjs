@@ -1,0 +1,62 @@
+/**
+ * bench/RESULTS.md: one section per configuration (database, rows, workers),
+ * replaced when that configuration is measured again; text outside the
+ * sections (notes, the profile summary) is kept as written.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+
+const FILE = new URL('./RESULTS.md', import.meta.url);
+const HEADER = `# Benchmark results
+
+Written by \`npm run bench\` (see docs/performance.md); each section below is one configuration, replaced when it is
+measured again. Text outside the sections is kept.
+`;
+
+const number = (value, digits = 0) => value.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const DATABASES = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
+
+function table(results) {
+  const baselineRps = new Map(results.filter((r) => r.server === 'baseline').map((r) => [r.scenario.key, r.rps]));
+  const lines = [
+    '| Scenario | Server | req/s | % of baseline | p50 ms | p99 ms | errors | non-2xx | server RSS MB |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|',
+  ];
+  for (const r of results) {
+    const ceiling = r.server === 'restfold' ? baselineRps.get(r.scenario.key) : undefined;
+    const share = ceiling ? `${number((100 * r.rps) / ceiling)} %` : '';
+    lines.push(
+      `| ${r.scenario.title} | ${r.server} | ${number(r.rps)} | ${share} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${number(r.rssMb)} |`,
+    );
+  }
+  return lines.join('\n');
+}
+
+function searchComparison(results) {
+  const rpsOf = (key) => results.find((r) => r.server === 'restfold' && r.scenario.key === key)?.rps;
+  const indexed = rpsOf('b');
+  const scanned = rpsOf('b-noindex');
+  if (!indexed || !scanned) return '';
+  return `\nSearch (b) with the pg_trgm GIN indexes runs at **${number(indexed / scanned, 1)}x** the req/s of the same query without them.\n`;
+}
+
+export function writeSection(run) {
+  const key = `${run.db}:${run.rows}:w${run.workers}`;
+  const { machine, seeded } = run;
+  const section = [
+    `<!-- bench:${key} -->`,
+    `## ${DATABASES[run.db]}, ${number(run.rows)} users and articles, ${run.workers} worker(s)`,
+    '',
+    ...(run.note ? [`> ${run.note}`, ''] : []),
+    `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${machine.cores} cores (${machine.cpu}), Node ${machine.node}; ` +
+      `autocannon with ${run.connections} connections over loopback, ${run.duration} s per scenario after a warm-up, one server at a time; ` +
+      `seeding took ${number(seeded.seconds, 1)} s. The search term matches ${number(seeded.searchMatches)} users.`,
+    '',
+    table(run.results),
+    searchComparison(run.results),
+    '<!-- /bench -->',
+  ].join('\n');
+
+  const text = existsSync(FILE) ? readFileSync(FILE, 'utf8') : HEADER;
+  const pattern = new RegExp(`<!-- bench:${key} -->[\\s\\S]*?<!-- /bench -->`);
+  writeFileSync(FILE, pattern.test(text) ? text.replace(pattern, section) : `${text.trimEnd()}\n\n${section}\n`);
+}

@@ -1,0 +1,299 @@
+#!/usr/bin/env node
+/**
+ * `npm run bench -- [--db sqlite|postgres] [--rows N] [--duration S] [--connections C] [--workers W]`
+ *
+ * Seeds a fresh database through bench/seed.mjs, then, one server at a time:
+ * the baseline (bench/baseline/server.mjs) for (a), (c), (g), and Restfold as
+ * `npm start` runs it for (a)-(h); on PostgreSQL (b) again without the trigram
+ * indexes. Each scenario gets a warm-up, then an autocannon run over loopback.
+ * The table replaces this configuration's section of bench/RESULTS.md.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { availableParallelism, cpus, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import pg from 'pg';
+import { SEARCH_INDEXES } from '../dist/service/indexes.js';
+import { writeSection } from './report.mjs';
+
+const { values: options } = parseArgs({
+  options: {
+    db: { type: 'string', default: 'sqlite' },
+    rows: { type: 'string', default: '10000' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '50' },
+    workers: { type: 'string', default: '1' },
+    'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    note: { type: 'string', default: '' },
+  },
+});
+if (!['sqlite', 'postgres'].includes(options.db)) throw new Error('--db must be sqlite or postgres.');
+const rows = Number(options.rows);
+const duration = Number(options.duration);
+const connections = Number(options.connections);
+const warmup = Math.max(1, Math.min(3, Math.round(duration / 5)));
+
+// ---- the database -------------------------------------------------------------------------------
+
+async function onPostgres(url, work) {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return await work(client);
+  } finally {
+    await client.end();
+  }
+}
+
+/** A fresh, empty database: a temporary SQLite file, or a new PostgreSQL database. */
+async function freshDatabase() {
+  if (options.db === 'sqlite') {
+    const dir = mkdtempSync(join(tmpdir(), 'restfold-bench-'));
+    return { url: `sqlite:${join(dir, 'bench.sqlite3')}`, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+  }
+  const name = `restfold_bench_${randomBytes(4).toString('hex')}`;
+  await onPostgres(options['pg-url'], (client) => client.query(`CREATE DATABASE ${name}`));
+  const url = new URL(options['pg-url']);
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    drop: () => onPostgres(options['pg-url'], (client) => client.query(`DROP DATABASE ${name} WITH (FORCE)`)),
+  };
+}
+
+function runToEnd(command, args, env) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout.on('data', (chunk) => (output += chunk));
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${command} ${args.join(' ')} exited with ${code}`))));
+  });
+}
+
+// ---- servers ------------------------------------------------------------------------------------
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.on('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Resident memory of a process and its children (cluster workers), in bytes. */
+function rssOf(pid) {
+  try {
+    const kib = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean);
+    return kib * 1024 + children.reduce((sum, child) => sum + rssOf(Number(child)), 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU time a process and its children have used, in clock ticks. */
+function cpuTicksOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean);
+    // utime and stime are the 14th and 15th fields; the split above starts at the 3rd.
+    return Number(fields[11]) + Number(fields[12]) + children.reduce((sum, child) => sum + cpuTicksOf(Number(child)), 0);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Waits until the server has finished what the last scenario left in flight (closing a connection
+ * does not cancel its request: a backlog of password hashes would otherwise run into the next scenario).
+ */
+async function waitUntilIdle(pid) {
+  const deadline = Date.now() + 120_000;
+  let last = cpuTicksOf(pid);
+  while (Date.now() < deadline) {
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    const now = cpuTicksOf(pid);
+    if (now - last <= 5) return;
+    last = now;
+  }
+}
+
+async function startServer(args, env) {
+  const port = await freePort();
+  const child = spawn(process.execPath, args, {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (let attempt = 0; ; attempt++) {
+    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${child.exitCode}`);
+    try {
+      await fetch(`${base}/readyz`);
+      break;
+    } catch {
+      if (attempt > 300) throw new Error(`${args.join(' ')} did not start listening.`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  }
+  return {
+    base,
+    pid: child.pid,
+    stop: () =>
+      new Promise((resolve) => {
+        child.once('exit', resolve);
+        child.kill('SIGTERM');
+      }),
+  };
+}
+
+// ---- scenarios ----------------------------------------------------------------------------------
+
+/**
+ * A scenario makes its k-th request: { method, path, body? }. Ids rotate over
+ * the seeded users in a scattered order, so reads are not one cached row.
+ */
+function scenarios(seeded, searchPage) {
+  const runId = randomBytes(3).toString('hex');
+  const userCount = seeded.lastUserId - seeded.firstUserId + 1;
+  const userId = (k) => seeded.firstUserId + ((k * 7919) % userCount);
+  const get = (path) => () => ({ method: 'GET', path });
+  return [
+    { key: 'a', title: '(a) users list, `is_active=true&ordering=-date_joined`', auth: true, baseline: true, request: get('/api/v1/users/?is_active=true&ordering=-date_joined') },
+    { key: 'b', title: `(b) users search \`${seeded.searchTerm}\`, page ${searchPage}`, auth: true, request: get(`/api/v1/users/?search=${seeded.searchTerm}&page=${searchPage}`) },
+    { key: 'c', title: '(c) users detail', auth: true, baseline: true, request: (k) => ({ method: 'GET', path: `/api/v1/users/${userId(k)}/` }) },
+    { key: 'f', title: '(f) articles list, nested authors', auth: true, request: get('/api/v1/articles/') },
+    { key: 'g', title: '(g) posts list (published)', auth: false, baseline: true, request: get('/api/posts') },
+    {
+      key: 'd',
+      title: '(d) users create (scrypt hash per request)',
+      auth: true,
+      status: 201,
+      request: (k) => ({
+        method: 'POST',
+        path: '/api/v1/users/',
+        body: { username: `new_${runId}_${k}`, email: `new_${runId}_${k}@example.com`, password: 'a-new-password' },
+      }),
+    },
+    { key: 'e', title: '(e) users PATCH', auth: true, request: (k) => ({ method: 'PATCH', path: `/api/v1/users/${userId(k)}/`, body: { email: `changed_${k}@example.com` } }) },
+    {
+      key: 'h',
+      title: '(h) posts create',
+      auth: false,
+      status: 201,
+      request: (k) => ({ method: 'POST', path: '/api/posts', body: { title: `Bench ${runId} ${k}`, content: 'Written by the benchmark.', published: false } }),
+    },
+  ];
+}
+
+function headersFor(scenario, token) {
+  return { 'content-type': 'application/json', ...(scenario.auth ? { authorization: `Bearer ${token}` } : {}) };
+}
+
+/** One request, to check the scenario works before measuring it. */
+async function probe(base, scenario, token, k) {
+  const { method, path, body } = scenario.request(k);
+  const response = await fetch(base + path, { method, headers: headersFor(scenario, token), body: body && JSON.stringify(body) });
+  const expected = scenario.status ?? 200;
+  if (response.status !== expected) throw new Error(`${scenario.title}: ${method} ${path} answered ${response.status}, expected ${expected}: ${await response.text()}`);
+  return response;
+}
+
+async function drive(server, scenario, token, seconds, counter) {
+  const requests = [
+    {
+      setupRequest: (request) => {
+        const { method, path, body } = scenario.request(counter.next++);
+        return { ...request, method, path, body: body && JSON.stringify(body) };
+      },
+    },
+  ];
+  return autocannon({ url: server.base, connections, duration: seconds, headers: headersFor(scenario, token), requests });
+}
+
+async function measure(server, scenario, token) {
+  const counter = { next: 1_000_000 * Math.floor(Math.random() * 1000) };
+  await probe(server.base, scenario, token, counter.next++);
+  await drive(server, scenario, token, warmup, counter);
+  await waitUntilIdle(server.pid);
+  let peakRss = 0;
+  const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(server.pid))), 250);
+  const result = await drive(server, scenario, token, duration, counter);
+  clearInterval(sampler);
+  await waitUntilIdle(server.pid);
+  return {
+    rps: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    errors: result.errors + result.timeouts,
+    non2xx: result.non2xx,
+    rssMb: Math.max(peakRss, rssOf(server.pid)) / 2 ** 20,
+  };
+}
+
+// ---- the run ------------------------------------------------------------------------------------
+
+async function main() {
+  const database = await freshDatabase();
+  const stopping = [];
+  try {
+    console.log(`Seeding ${rows} users and articles on ${options.db}...`);
+    const seeded = JSON.parse(await runToEnd(process.execPath, ['bench/seed.mjs', '--rows', String(rows), '--json'], { DATABASE_URL: database.url }));
+    console.log(`Seeded in ${seeded.seconds.toFixed(1)} s.`);
+    const results = [];
+    const record = (scenario, server, measured) => {
+      results.push({ scenario, server, ...measured });
+      console.log(`${scenario.title} [${server}]: ${measured.rps.toFixed(0)} req/s, p50 ${measured.p50} ms, p99 ${measured.p99} ms, errors ${measured.errors}, non-2xx ${measured.non2xx}, RSS ${measured.rssMb.toFixed(0)} MB`);
+    };
+
+    // The search page: 50 when there are that many pages of matches, else the last full one.
+    const list = scenarios(seeded, Math.max(1, Math.min(50, Math.floor(seeded.searchMatches / 20))));
+    const serverEnv = { DATABASE_URL: database.url, LOG_LEVEL: 'warn', THROTTLE_ANON: 'off', THROTTLE_USER: 'off', WORKERS: options.workers };
+
+    const baseline = await startServer(['bench/baseline/server.mjs'], { DATABASE_URL: database.url });
+    stopping.push(baseline.stop);
+    for (const scenario of list.filter((s) => s.baseline)) record(scenario, 'baseline', await measure(baseline, scenario, seeded.token));
+    await baseline.stop();
+    stopping.pop();
+
+    const server = await startServer(['dist/cli.js', 'serve'], serverEnv);
+    stopping.push(server.stop);
+    for (const scenario of list) record(scenario, 'restfold', await measure(server, scenario, seeded.token));
+    if (options.db === 'postgres') {
+      // The same search with the trigram indexes gone: the planner's other choice is a scan.
+      await onPostgres(database.url, (client) => client.query(`DROP INDEX ${SEARCH_INDEXES.map((index) => index.name).join(', ')}`));
+      const search = list.find((s) => s.key === 'b');
+      record({ ...search, key: 'b-noindex', title: `${search.title}, **without** trigram indexes` }, 'restfold', await measure(server, search, seeded.token));
+    }
+    await server.stop();
+    stopping.pop();
+
+    writeSection({
+      db: options.db,
+      rows,
+      duration,
+      connections,
+      workers: options.workers,
+      note: options.note,
+      machine: { cores: availableParallelism(), cpu: cpus()[0]?.model ?? 'unknown', node: process.version },
+      seeded,
+      results,
+    });
+    console.log('Wrote bench/RESULTS.md.');
+  } finally {
+    for (const stop of stopping.reverse()) await stop();
+    await database.drop();
+  }
+}
+
+main().catch((error) => {
+  console.error(`bench: ${error instanceof Error ? error.stack : String(error)}`);
+  process.exit(1);
+});

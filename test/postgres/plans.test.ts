@@ -1,0 +1,123 @@
+/**
+ * The query plans PostgreSQL picks for the SQL the service really sends (captured
+ * from requests), on enough rows that the planner has a choice: lists and
+ * their counts are read through indexes, search through the trigram indexes.
+ * Shapes only, never timings. PostgreSQL only (scripts/test.js runs test/postgres there).
+ */
+import type { FastifyInstance } from 'fastify';
+import { CompiledQuery, sql, type KyselyPlugin } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, loadConfig, migrateApp, openDatabase, type Database } from '../../src/framework/index.js';
+import { createToken } from '../../src/framework/authentication/token.js';
+import service from '../../src/service/app.js';
+import { createTestDatabase, testDialect, type TestDatabase } from '../support/database.js';
+
+const ROWS = 20_000;
+
+interface PlanNode {
+  'Node Type': string;
+  'Relation Name'?: string;
+  'Index Name'?: string;
+  Plans?: PlanNode[];
+}
+
+const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodesOf)];
+
+describe.runIf(testDialect === 'postgres')('query plans on PostgreSQL', () => {
+  let testDatabase: TestDatabase;
+  let database: Database;
+  let app: FastifyInstance;
+  let token: string;
+  const sent: CompiledQuery[] = [];
+
+  beforeAll(async () => {
+    testDatabase = await createTestDatabase();
+    database = openDatabase(testDatabase.url);
+    await migrateApp(database, service);
+    // 1 user in 50 is a Kowalski; half are active; date_joined one minute apart.
+    await sql`
+      INSERT INTO users (username, email, password, is_active, is_superuser, date_joined)
+      SELECT CASE WHEN i % 50 = 0 THEN 'anna.kowalski' ELSE 'user' END || i, 'user' || i || '@example.com', 'x',
+             i % 2 = 1, i = 1, now() - i * interval '1 minute'
+      FROM generate_series(1, ${ROWS}) AS i`.execute(database.db);
+    await sql`
+      INSERT INTO articles (title, body, author_id, created_at)
+      SELECT 'Article ' || i, 'About databases.', 1 + i % ${ROWS}, now() - i * interval '1 minute'
+      FROM generate_series(1, ${ROWS}) AS i`.execute(database.db);
+    await sql`VACUUM ANALYZE users, articles`.execute(database.db);
+    token = await createToken(database, 1);
+
+    // The app gets the same database, with every statement it sends recorded.
+    const recorder: KyselyPlugin = {
+      transformQuery: ({ node, queryId }) => {
+        sent.push(database.db.getExecutor().compileQuery(node, queryId));
+        return node;
+      },
+      transformResult: async ({ result }) => result,
+    };
+    const config = loadConfig({ DATABASE_URL: testDatabase.url, LOG_LEVEL: 'silent', THROTTLE_ANON: 'off', THROTTLE_USER: 'off' });
+    app = await buildApp(service, { database: { ...database, db: database.db.withPlugin(recorder) }, config });
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await database?.close();
+    await testDatabase?.drop();
+  });
+
+  /** Requests `url` and returns the plan of each statement it sent that reads `table`. */
+  async function plansOf(url: string, table: string): Promise<{ sql: string; nodes: PlanNode[] }[]> {
+    sent.length = 0;
+    const response = await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
+    expect(response.statusCode).toBe(200);
+    const reads = sent.filter((query) => query.sql.startsWith('select') && query.sql.includes(` from "${table}"`));
+    return Promise.all(
+      reads.map(async (query) => {
+        const { rows } = await database.db.executeQuery<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+          CompiledQuery.raw(`EXPLAIN (FORMAT JSON) ${query.sql}`, [...query.parameters]),
+        );
+        return { sql: query.sql, nodes: nodesOf(rows[0]!['QUERY PLAN'][0]!.Plan) };
+      }),
+    );
+  }
+
+  const scansOf = (nodes: PlanNode[], table: string): PlanNode[] => nodes.filter((node) => node['Relation Name'] === table);
+  const indexesUsed = (nodes: PlanNode[]): (string | undefined)[] => nodes.map((node) => node['Index Name']).filter(Boolean);
+
+  it('counts and pages a filtered, ordered users list from the composite index, without a sort', async () => {
+    const [count, page] = await plansOf('/api/v1/users/?is_active=true&ordering=-date_joined&page=3', 'users');
+    expect(count!.sql).toContain('count(*)');
+    expect(count!.nodes.map((node) => node['Node Type'])).toContain('Index Only Scan');
+    expect(scansOf(count!.nodes, 'users').every((node) => node['Node Type'] !== 'Seq Scan')).toBe(true);
+
+    expect(indexesUsed(page!.nodes)).toContain('users_is_active_date_joined_idx');
+    expect(page!.nodes.map((node) => node['Node Type'])).not.toContain('Sort');
+    expect(page!.nodes.map((node) => node['Node Type'])).not.toContain('Seq Scan');
+  });
+
+  it('serves search on username and email from the trigram indexes', async () => {
+    const plans = await plansOf('/api/v1/users/?search=kowalski&page=2', 'users');
+    expect(plans).toHaveLength(2);
+    const [count] = plans;
+    expect(indexesUsed(count!.nodes)).toEqual(expect.arrayContaining(['users_username_trgm_idx', 'users_email_trgm_idx']));
+    for (const plan of plans) expect(plan.nodes.map((node) => node['Node Type'])).not.toContain('Seq Scan');
+  });
+
+  it('serves search on article titles and bodies from the trigram indexes', async () => {
+    const [count] = await plansOf('/api/v1/articles/?search=Article%201234', 'articles');
+    expect(indexesUsed(count!.nodes)).toEqual(expect.arrayContaining(['articles_title_trgm_idx', 'articles_body_trgm_idx']));
+  });
+
+  it("counts and pages one author's articles, newest first, from an index", async () => {
+    const [count, page] = await plansOf('/api/v1/articles/?author_id=42&ordering=-created_at', 'articles');
+    for (const plan of [count!, page!]) {
+      expect(scansOf(plan.nodes, 'articles').every((node) => node['Node Type'] !== 'Seq Scan')).toBe(true);
+    }
+    expect(indexesUsed(page!.nodes)).toContain('articles_author_id_created_at_idx');
+  });
+
+  it('reads a user by primary key', async () => {
+    const [detail] = await plansOf('/api/v1/users/777/', 'users');
+    expect(indexesUsed(detail!.nodes)).toContain('users_pkey');
+  });
+});
