@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql, type Expression, type RawBuilder, type SqlBool } from 'kysely';
+import { Kysely, SqliteDialect, sql, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase } from 'kysely';
 import pg from 'pg';
 import { CurrentSchemaPostgresDialect } from './introspection.js';
 
@@ -60,7 +60,7 @@ function openSqlite(path: string): Database {
   connection.function('like_cs', { deterministic: true }, (pattern: unknown, text: unknown) =>
     typeof pattern === 'string' && typeof text === 'string' ? (likeToRegExp(pattern).test(text) ? 1 : 0) : null,
   );
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: connection }) });
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
   return {
     db,
     dialect: 'sqlite',
@@ -78,6 +78,29 @@ function openSqlite(path: string): Database {
       error instanceof SQLite.SqliteError && error.code === 'SQLITE_CONSTRAINT_FOREIGNKEY' ? [] : undefined,
     isUnavailable: (error) => error instanceof SQLite.SqliteError && /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN)/.test(error.code),
     close: () => db.destroy(),
+  };
+}
+
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely prepares every query anew; a list runs the same few SQL texts over
+ * and over, so prepared statements are kept by their text. (better-sqlite3
+ * runs each synchronously, so one statement is never in use twice at once.)
+ */
+function withStatementCache(connection: SQLite.Database): SqliteDatabase {
+  const statements = new Map<string, SQLite.Statement>();
+  return {
+    prepare(text) {
+      let statement = statements.get(text);
+      if (!statement) {
+        if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear();
+        statement = connection.prepare(text);
+        statements.set(text, statement);
+      }
+      return statement;
+    },
+    close: () => connection.close(),
   };
 }
 
