@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
-import { countRecords, estimateRecords, pageOfRecords, type ListQuery, type ListSource } from '../store/list.js';
+import { countRecords, estimateRecords, pageByKeyset, pageOfRecords, type ListQuery, type ListSource } from '../store/list.js';
 import {
   deleteRecord,
   findRecord,
@@ -22,7 +22,8 @@ import { ApiError, notFound, validationFailed, type ErrorDetails } from './error
 import { absoluteUrl, assertPageExists, paginate, preferredCount } from './pagination.js';
 import { checkObjectPermissions, type Action, type Permission } from './permissions.js';
 import { invalidPage, parseListQuery } from './query.js';
-import { chosenFields, type Row, type WriteContext, type WriteMode } from './serializer.js';
+import { chosenFields, type Row, type Serializer, type WriteContext, type WriteMode } from './serializer.js';
+import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
 
 export interface ActionRequest {
   readonly request: FastifyRequest;
@@ -32,6 +33,8 @@ export interface ActionRequest {
   readonly permissions: readonly Permission[];
   readonly user: AuthUser | null;
   readonly parameters: ReadonlyMap<string, string>;
+  /** Signs and checks pagination cursors. */
+  readonly secretKey: string;
   /** The `{id}` path segment of detail routes, unparsed. */
   readonly id?: string;
   readonly body?: unknown;
@@ -57,11 +60,42 @@ async function list(action: ActionRequest): Promise<ActionResult> {
   const query = parseListQuery(parameters, collection.queryRules);
   const serializer = chosenFields(collection.serializer, parameters);
   const source = { ...collection.listSource, selection: serializer.selection };
+  if (collection.pagination === 'cursor') return listByCursor(action, serializer, query);
   const mode = preferredCount(request, collection.countModes);
   const { count, rows, hasNext } = mode === 'exact' ? await exactPage(action, source, query) : await pageWithout(action, source, query, mode);
   const body = paginate(request, query.page, count, hasNext, rows.map((row) => serializer.render(row)));
   const result = representation(request, body, weakEtag(body));
   return mode === 'exact' ? result : { ...result, headers: { ...result.headers, 'Preference-Applied': `count=${mode}` } };
+}
+
+/** A cursor page: `{count: null, next, previous, results}`, with links that carry signed cursors. */
+async function listByCursor(action: ActionRequest, serializer: Serializer, query: ListQuery): Promise<ActionResult> {
+  const { request, database, collection, parameters, secretKey } = action;
+  const fields = collection.queryRules.fields;
+  const key = orderingKey(query.ordering);
+  const text = parameters.get('cursor');
+  const cursor = text ? decodeCursor(text, secretKey, key) : undefined;
+  const backwards = cursor?.direction === 'previous';
+  const source = { ...collection.listSource, selection: serializer.selection };
+  const keyset = cursor && { boundary: boundaryOf(cursor, query.ordering, fields), backwards };
+  const read = await pageByKeyset(database, source, query, keyset, query.pageSize + 1);
+  const more = read.length > query.pageSize;
+  const rows = read.slice(0, query.pageSize);
+  if (backwards) rows.reverse();
+  const link = (row: Row | undefined, direction: 'next' | 'previous'): string | null => {
+    if (!row) return null;
+    const url = absoluteUrl(request);
+    url.searchParams.delete('page');
+    url.searchParams.set('cursor', encodeCursor({ ordering: key, ...cursorAt(row, query.ordering, fields, direction) }, secretKey));
+    return url.toString();
+  };
+  const body = {
+    count: null,
+    next: (backwards ? cursor !== undefined : more) ? link(rows.at(-1), 'next') : null,
+    previous: (backwards ? more : cursor !== undefined) ? link(rows[0], 'previous') : null,
+    results: rows.map((row) => serializer.render(row)),
+  };
+  return representation(request, body, weakEtag(body));
 }
 
 interface CountedPage {

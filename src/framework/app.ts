@@ -202,6 +202,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   }
   const runtime: ApiRuntime = {
     database,
+    secretKey,
     authenticators: auth.authenticators,
     sessionCookie: auth.sessionCookie,
     defaultPermissions: (action) =>

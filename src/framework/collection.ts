@@ -23,6 +23,12 @@ export interface CollectionOptions {
   countModes?: readonly ('estimated' | 'none')[];
   /** Below this many estimated records, `count=estimated` counts exactly (default 10 000). */
   estimateThreshold?: number;
+  /**
+   * `cursor` pages by opaque cursors instead of page numbers: stable under
+   * inserts and without counting, for very large collections. Ordering fields
+   * must then be indexed and not nullable.
+   */
+  pagination?: 'page' | 'cursor';
   /** Accept a JSON array on POST: created in one transaction, all or nothing, at most `max` records. */
   bulkCreate?: { max: number };
   /** Checks for every action, or per action; actions left out get the API's default. */
@@ -34,6 +40,7 @@ export interface Collection {
   readonly serializer: Serializer;
   readonly queryRules: QueryRules;
   readonly listSource: ListSource;
+  readonly pagination: 'page' | 'cursor';
   readonly countModes: readonly CountMode[];
   readonly estimateThreshold: number;
   /** The most records one bulk create may carry; undefined when the collection takes one object only. */
@@ -73,6 +80,11 @@ export function collection(name: string, options: CollectionOptions): Collection
     return { field, descending };
   });
 
+  if (options.pagination === 'cursor') {
+    const nullable = [...ordering, ...defaultOrdering.map(({ field }) => field)].filter((field) => modelFields[field]!.nullable);
+    if (nullable.length > 0) throw new Error(`${name}: cursor pagination cannot order by nullable fields (${nullable.join(', ')}).`);
+  }
+
   const pageSize = options.pageSize ?? 20;
   const maxPageSize = options.maxPageSize ?? 100;
   if (pageSize < 1 || maxPageSize < pageSize) throw new Error(`${name}: need 1 <= pageSize <= maxPageSize.`);
@@ -83,6 +95,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     serializer,
     queryRules: { fields: modelFields, filters, ordering, defaultOrdering, pageSize, maxPageSize },
     listSource: { selection: serializer.selection, fields: modelFields, searchFields: serializer.search },
+    pagination: options.pagination ?? 'page',
     countModes: ['exact', ...(options.countModes ?? [])],
     estimateThreshold: options.estimateThreshold ?? 10_000,
     bulkCreateMax: options.bulkCreate?.max,

@@ -111,6 +111,10 @@ function listQuerySchema(collection: Collection): JsonSchema {
     format: { type: 'string', enum: ['json'], description: 'Force JSON (e.g. in a browser).' },
     ...fieldSelectionParameters(collection),
   };
+  if (collection.pagination === 'cursor') {
+    delete properties.page;
+    properties.cursor = { type: 'string', description: 'Opaque, from a previous page\'s next or previous link.' };
+  }
   for (const [name, lookups] of filters) {
     const schema = fields[name]!.schema;
     for (const lookup of lookups) {

@@ -7,7 +7,7 @@ import type { Filter, ListQuery, Ordering } from '../store/list.js';
 import { ApiError, validationFailed, type ErrorDetails } from './errors.js';
 import { FieldError, assertCleanText, type Field, type Lookup } from './fields.js';
 
-export const RESERVED_PARAMETERS = ['page', 'page_size', 'search', 'ordering', 'format', 'fields', 'omit'] as const;
+export const RESERVED_PARAMETERS = ['page', 'page_size', 'search', 'ordering', 'format', 'fields', 'omit', 'cursor'] as const;
 
 const MAX_SEARCH_TERMS = 50;
 const MAX_IN_VALUES = 1000;

@@ -17,6 +17,7 @@ import type { Throttle } from './throttling.js';
 
 export interface ApiRuntime {
   readonly database: Database;
+  readonly secretKey: string;
   readonly authenticators: readonly Authenticator[];
   readonly sessionCookie?: string;
   /** Checks for actions a collection leaves to the API. */
@@ -53,6 +54,7 @@ export async function handleCollection(
   const result = await runAction[action]({
     request,
     database: runtime.database,
+    secretKey: runtime.secretKey,
     collection,
     action,
     permissions,

@@ -81,6 +81,49 @@ export async function pageOfRecords(database: Database, source: ListSource, quer
   return rows.map((row) => assembleRow(row, source.selection));
 }
 
+/** Where a cursor page starts: the boundary row's driver values (ordering fields, then id), and which way to read. */
+export interface Keyset {
+  readonly boundary: readonly unknown[];
+  readonly backwards: boolean;
+}
+
+/**
+ * Up to `limit` records after (or, backwards, before) the keyset boundary in
+ * the query's ordering, ties by id: stable while rows are inserted, with no
+ * OFFSET to scan past. Backwards pages come out in reverse order.
+ */
+export async function pageByKeyset(database: Database, source: ListSource, query: ListQuery, keyset: Keyset | undefined, limit: number): Promise<Row[]> {
+  const { table } = source.selection;
+  const order = [...query.ordering, { field: 'id', descending: false }].map(({ field, descending }) => ({
+    ref: sql.ref(`${table}.${field}`),
+    field,
+    descending: keyset?.backwards ? !descending : descending,
+  }));
+  // The boundary of the next page needs the ordering values, whether or not the serializer shows them.
+  const missing = order.map(({ field }) => field).filter((field) => !source.selection.columns.includes(field));
+  const selection = { ...source.selection, columns: [...source.selection.columns, ...new Set(missing)] };
+  let page = selectColumns(fromSelection(database, selection), selection).where((eb) => {
+    const conditions = [whereClause(database, source, query, eb)];
+    if (keyset) {
+      // (a, b, id) after (x, y, z): a > x, or a = x and b > y, or a = x and b = y and id > z (per direction).
+      conditions.push(
+        eb.or(
+          order.map(({ ref, descending }, index) =>
+            eb.and([
+              ...order.slice(0, index).map((earlier, position) => eb(earlier.ref, '=', keyset.boundary[position])),
+              eb(ref, descending ? '<' : '>', keyset.boundary[index]),
+            ]),
+          ),
+        ),
+      );
+    }
+    return eb.and(conditions);
+  });
+  for (const { ref, descending } of order) page = page.orderBy(ref, descending ? 'desc' : 'asc');
+  const rows = await page.limit(limit).execute();
+  return rows.map((row) => assembleRow(row, selection));
+}
+
 function whereClause(database: Database, source: ListSource, query: ListQuery, eb: Where): Expression<SqlBool> {
   const { table } = source.selection;
   const conditions = query.filters.map((filter) =>
