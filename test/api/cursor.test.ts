@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { User, collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
-import { startApi, type TestApi, type TestUser } from '../support/api.js';
+import { startApi, type Reply, type TestApi, type TestUser } from '../support/api.js';
 
 const people = defineApp({
   collections: [
@@ -32,10 +32,10 @@ afterAll(() => api.close());
 const relative = (url: string) => new URL(url).pathname + new URL(url).search;
 const get = (url: string) => api.request('GET', url, { token: admin.token });
 
-async function walk(start: string, link: 'next' | 'previous'): Promise<{ names: string[]; last: any }> {
+async function walk(start: string, link: 'next' | 'previous'): Promise<{ names: string[]; last: Reply }> {
   const names: string[] = [];
   let url: string | null = start;
-  let last;
+  let last!: Reply;
   while (url) {
     last = await get(url);
     expect(last.status, JSON.stringify(last.json)).toBe(200);
