@@ -43,6 +43,8 @@ export interface ActionRequest {
 export interface ActionResult {
   readonly status: number;
   readonly body?: unknown;
+  /** The body as JSON, when it was already written (to compute its ETag). */
+  readonly json?: string;
   readonly headers?: Readonly<Record<string, string>>;
 }
 
@@ -64,7 +66,7 @@ async function list(action: ActionRequest): Promise<ActionResult> {
   const mode = preferredCount(request, collection.countModes);
   const { count, rows, hasNext } = mode === 'exact' ? await exactPage(action, source, query) : await pageWithout(action, source, query, mode);
   const body = paginate(request, query.page, count, hasNext, rows.map((row) => serializer.render(row)));
-  const result = representation(request, body, weakEtag(body));
+  const result = representation(request, body, weakEtag);
   return mode === 'exact' ? result : { ...result, headers: { ...result.headers, 'Preference-Applied': `count=${mode}` } };
 }
 
@@ -95,7 +97,7 @@ async function listByCursor(action: ActionRequest, serializer: Serializer, query
     previous: (backwards ? more : cursor !== undefined) ? link(rows[0], 'previous') : null,
     results: rows.map((row) => serializer.render(row)),
   };
-  return representation(request, body, weakEtag(body));
+  return representation(request, body, weakEtag);
 }
 
 interface CountedPage {
@@ -129,8 +131,16 @@ async function pageWithout(action: ActionRequest, source: ListSource, query: Lis
 }
 
 /** 200 with the body and its ETag, or 304 when the client's copy is current. */
-function representation(request: FastifyRequest, body: unknown, etag: string): ActionResult {
-  return notModified(request, etag) ? { status: 304, headers: { ETag: etag } } : { status: 200, body, headers: { ETag: etag } };
+function representation(request: FastifyRequest, body: unknown, tag: (json: string) => string): ActionResult {
+  const result = written(200, body, tag);
+  const etag = result.headers!.ETag!;
+  return notModified(request, etag) ? { status: 304, headers: { ETag: etag } } : result;
+}
+
+/** A result whose JSON is written once, for both its ETag and the response. */
+function written(status: number, body: unknown, tag: (json: string) => string, headers: Record<string, string> = {}): ActionResult {
+  const json = JSON.stringify(body);
+  return { status, body, json, headers: { ...headers, ETag: tag(json) } };
 }
 
 /** The record named by the path, after the object-level permission checks; `lock` holds it for a write. */
@@ -146,7 +156,7 @@ async function retrieve(action: ActionRequest): Promise<ActionResult> {
   const serializer = chosenFields(action.collection.serializer, action.parameters);
   const { row } = await loadRecord(action, serializer.selection);
   const body = serializer.render(row);
-  return representation(action.request, body, strongEtag(body));
+  return representation(action.request, body, strongEtag);
 }
 
 function writeContext({ database, user }: ActionRequest): WriteContext {
@@ -182,7 +192,7 @@ async function create(action: ActionRequest): Promise<ActionResult> {
   if (!row) throw notFound();
   const body = collection.serializer.render(row);
   const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${id}/`;
-  return { status: 201, body, headers: { Location: absoluteUrl(request, path).toString(), ETag: strongEtag(body) } };
+  return written(201, body, strongEtag, { Location: absoluteUrl(request, path).toString() });
 }
 
 /** Each record's errors under `<index>.<field>`. */
@@ -233,7 +243,7 @@ async function guardedWrite<T>(action: ActionRequest, write: (database: Database
   return action.database.db.transaction().execute(async (transaction) => {
     const database = { ...action.database, db: transaction };
     const { id, row } = await loadRecord({ ...action, database }, undefined, true);
-    assertMatches(action.request, strongEtag(action.collection.serializer.render(row)));
+    assertMatches(action.request, strongEtag(JSON.stringify(action.collection.serializer.render(row))));
     return write(database, id);
   });
 }
@@ -249,7 +259,7 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   });
   if (!row) throw notFound();
   const body = collection.serializer.render(row);
-  return { status: 200, body, headers: { ETag: strongEtag(body) } };
+  return written(200, body, strongEtag);
 }
 
 async function destroy(action: ActionRequest): Promise<ActionResult> {

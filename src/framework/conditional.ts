@@ -6,12 +6,12 @@ import { createHash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
 
-/** A strong validator of a rendered representation. */
-export function strongEtag(representation: unknown): string {
-  return `"${createHash('sha256').update(JSON.stringify(representation)).digest('base64url').slice(0, 27)}"`;
+/** A strong validator of a representation's JSON text. */
+export function strongEtag(json: string): string {
+  return `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
 }
 
-export const weakEtag = (representation: unknown): string => `W/${strongEtag(representation)}`;
+export const weakEtag = (json: string): string => `W/${strongEtag(json)}`;
 
 function tags(header: string): string[] {
   return header.split(',').map((tag) => tag.trim()).filter(Boolean);

@@ -189,6 +189,8 @@ function stringKind(kind: string, options: StringOptions, check?: (text: string)
 
 const EMAIL = /^[^\s@"<>()[\]\\,;:]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
+/** How timestamps are stored as text (Date#toISOString), so rendered as they are. */
+const ISO_STORED = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?$/i;
 
@@ -265,8 +267,9 @@ export const fields = {
           return parseTimestamp(value);
         },
         parseText: (text) => parseDay(text) ?? parseTimestamp(text),
+        // SQLite hands back the ISO text it stored; PostgreSQL a Date.
         render: (stored) =>
-          stored === null || stored === undefined ? null : new Date(stored as string | Date).toISOString(),
+          stored === null || stored === undefined ? null : typeof stored === 'string' && ISO_STORED.test(stored) ? stored : new Date(stored as string | Date).toISOString(),
         // ISO text sorts correctly in SQLite and casts implicitly to timestamptz in PostgreSQL.
         toDriver: (value) => (value instanceof Date ? value.toISOString() : value),
       },

@@ -16,7 +16,7 @@ export function renderResult(reply: FastifyReply, mediaType: MediaType, result: 
     return reply.type('text/html; charset=utf-8').send(renderPage(reply.request, reply, result.status, result.body, page));
   }
   if (result.body === undefined) return reply.send();
-  return reply.type('application/json; charset=utf-8').send(result.body);
+  return reply.type('application/json; charset=utf-8').send(result.json ?? result.body);
 }
 
 export interface ErrorEnvelope {
