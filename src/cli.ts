@@ -1,21 +1,25 @@
 #!/usr/bin/env node
 /**
  * `restfold <command>`: migrate, createuser, token create|revoke,
- * permissions list|add|remove, serve.
- * Every command migrates first and works on the server's DATABASE_URL.
+ * permissions list|add|remove, serve, schema.
+ * Every command but schema migrates first and works on the server's DATABASE_URL.
  */
 import { parseArgs } from 'node:util';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
-import { resolve } from 'node:path';
+import { extname, resolve } from 'node:path';
 import { AdminInputError, createUser, grantPermissions, revokePermissions } from './framework/authentication/admin.js';
 import { createToken, revokeUserTokens } from './framework/authentication/token.js';
 import { listPermissions } from './framework/authentication/users.js';
 import { serveWorkers } from './framework/cluster.js';
 import {
+  buildApp,
   loadConfig,
   loadDotEnv,
   migrateApp,
   openConfiguredDatabase,
+  openDatabase,
   type AppDefinition,
   type Config,
   type Database,
@@ -26,6 +30,7 @@ const USAGE = `Usage: restfold <command> [options]
 Commands:
   serve [--app FILE]                 migrate, then serve HTTP on HOST:PORT (WORKERS processes)
   migrate [--app FILE]               apply pending migrations
+  schema [--app FILE]                print the OpenAPI document as JSON (no database needed)
   createuser --username U [--password P | --password-stdin] [--email E]
              [--superuser] [--permission NAME ...]
   token create --username U          print a new API token for U
@@ -34,6 +39,8 @@ Commands:
   permissions add --username U NAME ...
   permissions remove --username U NAME ...
 
+--app FILE: a JavaScript module (path from the current directory) whose default
+export is made with defineApp(); without it, the example service.
 Settings come from the environment (DATABASE_URL, PORT, ...; see README).`;
 
 class UsageError extends Error {}
@@ -41,10 +48,37 @@ const isUserMistake = (error: unknown): boolean =>
   error instanceof UsageError || error instanceof AdminInputError || (error instanceof TypeError && String((error as { code?: string }).code).startsWith('ERR_PARSE_ARGS'));
 
 async function loadApp(file: string | undefined): Promise<AppDefinition> {
+  if (file && !existsSync(resolve(file))) throw new UsageError(`No app file at ${resolve(file)}.`);
   const url = file ? pathToFileURL(resolve(file)).href : new URL('./service/app.js', import.meta.url).href;
-  const module = (await import(url)) as { default?: AppDefinition };
+  let module: { default?: AppDefinition };
+  try {
+    module = (await import(url)) as { default?: AppDefinition };
+  } catch (error) {
+    if ((error as { code?: string }).code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw error;
+    throw new UsageError(`Node cannot run ${extname(file!)} files as they are: compile ${file} to JavaScript and pass the .js file.`);
+  }
   if (!module.default?.collections) throw new UsageError(`${file} has no default export made with defineApp().`);
   return module.default;
+}
+
+/**
+ * The app's OpenAPI document, from the app built but not listening. It is
+ * built on an empty in-memory database, without Redis and with a throwaway
+ * key (nothing gets signed): the document depends on the declarations alone.
+ * Log lines go to standard error so standard output is the JSON only.
+ */
+async function openApiDocument(app: AppDefinition, config: Config): Promise<unknown> {
+  const databaseUrl = 'sqlite::memory:';
+  const database = openDatabase(databaseUrl);
+  const buildConfig = { ...config, databaseUrl, redisUrl: undefined, secretKey: randomBytes(32).toString('base64url') };
+  const server = await buildApp(app, { database, config: buildConfig, logStream: process.stderr });
+  try {
+    await server.ready();
+    return server.swagger();
+  } finally {
+    await server.close();
+    await database.close();
+  }
 }
 
 async function readStdin(): Promise<string> {
@@ -59,11 +93,11 @@ async function userIdByName(database: Database, username: string): Promise<numbe
   return Number(row.id);
 }
 
-async function withDatabase<T>(config: Config, app: AppDefinition, work: (database: Database) => Promise<T>): Promise<T> {
+/** Opens the database, migrates it, and runs `work` with the names of the migrations just applied. */
+async function withDatabase<T>(config: Config, app: AppDefinition, work: (database: Database, applied: string[]) => Promise<T>): Promise<T> {
   const database = openConfiguredDatabase(config);
   try {
-    await migrateApp(database, app);
-    return await work(database);
+    return await work(database, await migrateApp(database, app));
   } finally {
     await database.close();
   }
@@ -101,8 +135,11 @@ async function main(argv: string[]): Promise<void> {
     case 'serve':
       await serveWorkers(app, config);
       return;
+    case 'schema':
+      console.log(JSON.stringify(await openApiDocument(app, config), null, 2));
+      return;
     case 'migrate': {
-      const applied = await withDatabase(config, app, async () => []);
+      const applied = await withDatabase(config, app, async (_database, applied) => applied);
       console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Migrations are up to date.');
       return;
     }

@@ -244,7 +244,7 @@ export async function registerOpenApi(app: FastifyInstance, authKinds: readonly 
       info: {
         title: 'Restfold API',
         version: '1',
-        description: 'Collections under /api/v1 (JSON errors) and the posts API under /api/posts (plain-text errors).',
+        description: 'Collections under /api/v1, with JSON error envelopes; other routes document their own error bodies.',
       },
       servers: [{ url: '/', description: 'This service' }],
       components: { securitySchemes },

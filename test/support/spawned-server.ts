@@ -1,0 +1,80 @@
+/**
+ * The built service as a user starts it: `node dist/cli.js serve` in a child
+ * process, on a port the system picks (PORT=0, read back from the listening
+ * log line) and a SQLite file in a fresh temporary folder. Its `cli` runs
+ * other `restfold` commands on the same database. Tests using it run what
+ * `npm run build` left in dist/.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+
+export const root = join(import.meta.dirname, '..', '..');
+/** The machine running the suites may be busy: start-up gets this long. */
+const START_TIMEOUT_MS = 60_000;
+
+export interface SpawnedServer {
+  readonly url: string;
+  readonly folder: string;
+  /** Runs `restfold <args>` on the server's database; throws with its stderr unless it exits 0. */
+  cli(args: readonly string[], input?: string): string;
+  stop(): Promise<void>;
+}
+
+/** `restfold <args>` with `env`, from the checkout root. */
+export function runCli(args: readonly string[], env: NodeJS.ProcessEnv, input?: string) {
+  return spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { cwd: root, env, input, encoding: 'utf8' });
+}
+
+export async function startServer(options: { appArgs?: readonly string[]; env?: Readonly<Record<string, string>> } = {}): Promise<SpawnedServer> {
+  const folder = mkdtempSync(join(tmpdir(), 'restfold-served-'));
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    DATABASE_URL: `sqlite:${join(folder, 'db.sqlite3')}`,
+    SECRET_KEY: 'spawned-server-test-secret-0123456789abcdef',
+    HOST: '127.0.0.1',
+    PORT: '0',
+    LOG_LEVEL: 'info',
+    ...options.env,
+  };
+  const appArgs = options.appArgs ?? [];
+  const child = spawn(process.execPath, [join(root, 'dist', 'cli.js'), 'serve', ...appArgs], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server did not start in ${START_TIMEOUT_MS} ms: ${stderr}`)), START_TIMEOUT_MS);
+    child.once('exit', (code) => reject(new Error(`the server exited (${code}) before listening: ${stderr}`)));
+    // Every line is read (so the pipe never fills); the first "listening at" names the port.
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const address = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1];
+      if (address) {
+        clearTimeout(timer);
+        resolve(address);
+      }
+    });
+  }).catch(async (error: unknown) => {
+    child.kill('SIGTERM');
+    await exited;
+    rmSync(folder, { recursive: true, force: true });
+    throw error;
+  });
+
+  return {
+    url,
+    folder,
+    cli(args, input) {
+      const run = runCli([...args, ...appArgs], env, input);
+      if (run.status !== 0) throw new Error(`restfold ${args.join(' ')} exited ${run.status}: ${run.stderr}`);
+      return run.stdout;
+    },
+    async stop() {
+      if (child.exitCode === null) child.kill('SIGTERM');
+      await exited;
+      rmSync(folder, { recursive: true, force: true });
+    },
+  };
+}
