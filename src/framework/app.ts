@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import cookie from '@fastify/cookie';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
 import type { Database } from '../store/database.js';
 import { migrate, type Migrations } from '../store/migrations.js';
 import type { AuthUser } from './authentication/index.js';
@@ -26,7 +27,7 @@ import { registerOpenApi } from './openapi.js';
 import { createMetrics, listenForMetrics, mountMetrics } from './metrics.js';
 import { keepRawBodies, mountCollections, resource } from './router.js';
 import { closeRedis, connectRedis } from './redis.js';
-import { createLoginThrottle, createThrottle, memoryCounterStore, redisCounterStore, type CounterStore, type ScopedRates } from './throttling.js';
+import { createLoginThrottle, createThrottle, memoryCounterStore, redisCounterStore, type ScopedRates } from './throttling.js';
 import type { ApiRuntime } from './views.js';
 
 declare module 'fastify' {
@@ -57,12 +58,11 @@ export interface AppDefinition {
 
 export const defineApp = (definition: AppDefinition): AppDefinition => definition;
 
-/** Throttle counters: in this process, or in Redis (shared by every instance) when REDIS_URL is set. */
-async function counterStore(app: FastifyInstance, config: Config): Promise<CounterStore> {
-  if (!config.redisUrl) return memoryCounterStore();
-  const redis = await connectRedis(config.redisUrl, (error) => app.log.warn({ err: error }, 'redis connection error'));
+/** The one Redis connection (throttle counters, sessions) of an app, closed with it. */
+async function sharedRedis(app: FastifyInstance, url: string): Promise<Redis> {
+  const redis = await connectRedis(url, (error) => app.log.warn({ err: error }, 'redis connection error'));
   app.addHook('onClose', () => closeRedis(redis));
-  return redisCounterStore(redis, config.redisKeyPrefix);
+  return redis;
 }
 
 /** Metrics on the app, or on their own port once the app listens. */
@@ -142,10 +142,12 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   });
   app.decorateRequest('user', null);
   app.decorateRequest('csrfToken', undefined);
-  const counters = await counterStore(app, config);
+  const redis = config.redisUrl ? await sharedRedis(app, config.redisUrl) : undefined;
+  const counters = redis ? redisCounterStore(redis, config.redisKeyPrefix) : memoryCounterStore();
   const secretKey = await resolveSecretKey(config, app.log);
   await app.register(cookie, { secret: secretKey });
-  const auth = authenticationFor(database, config, secretKey, loginCheck(database, createLoginThrottle(counters, config.throttleLogin)));
+  const login = loginCheck(database, createLoginThrottle(counters, config.throttleLogin));
+  const auth = authenticationFor(database, config, secretKey, login, redis);
   app.addHook('onClose', auth.close);
   await registerOpenApi(app, config.auth, `${API_PREFIX}/schema/`);
 

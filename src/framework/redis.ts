@@ -5,6 +5,7 @@
  * command at once (no offline queue) rather than letting requests hang.
  */
 import { Redis } from 'ioredis';
+import { ApiError } from './errors.js';
 
 export async function connectRedis(url: string, onError: (error: Error) => void): Promise<Redis> {
   const redis = new Redis(url, {
@@ -29,3 +30,7 @@ export async function closeRedis(redis: Redis): Promise<void> {
   if (redis.status === 'ready') await redis.quit();
   else redis.disconnect();
 }
+
+/** What a request that needs Redis gets while Redis cannot be reached. */
+export const redisUnavailable = (store: string): ApiError =>
+  new ApiError(503, 'service_unavailable', `The ${store} store is unreachable; try again shortly.`, undefined, { 'Retry-After': '5' });

@@ -7,6 +7,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
+import { redisUnavailable } from './redis.js';
 import type { AuthUser } from './authentication/index.js';
 import { ApiError } from './errors.js';
 
@@ -75,11 +76,6 @@ export function redisCounterStore(redis: Redis, prefix: string): CounterStore {
   };
 }
 
-const storeUnavailable = (): ApiError =>
-  new ApiError(503, 'service_unavailable', 'The rate-limit store is unreachable; try again shortly.', undefined, {
-    'Retry-After': '5',
-  });
-
 /** Counts one request against `rate` under `key`: sets the RateLimit-* headers, throws 429 over the rate. */
 async function consume(store: CounterStore, request: FastifyRequest, reply: FastifyReply, key: string, rate: Rate): Promise<void> {
   let counted: { hits: number; resetSeconds: number };
@@ -88,7 +84,7 @@ async function consume(store: CounterStore, request: FastifyRequest, reply: Fast
   } catch (error) {
     // Failing closed: a limit that silently stops holding would let a password guesser through.
     request.log.error({ err: error }, 'rate-limit store unreachable');
-    throw storeUnavailable();
+    throw redisUnavailable('rate-limit');
   }
   const { hits, resetSeconds } = counted;
   reply.header('RateLimit-Limit', String(rate.limit));

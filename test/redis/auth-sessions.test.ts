@@ -17,7 +17,7 @@ describe('sessions in Redis: storage', () => {
   });
   afterAll(() => redis.quit());
   beforeEach(async () => {
-    api = await startApi({ SECRET_KEY: 'session-test-secret-key-0123456789abcdef', REDIS_URL, SESSION_LIFETIME: '1h' });
+    api = await startApi({ SECRET_KEY: 'session-test-secret-key-0123456789abcdef', REDIS_URL, REDIS_KEY_PREFIX: 'restfold:', SESSION_LIFETIME: '1h' });
     await api.user('alice');
   });
   afterEach(() => api.close());

@@ -2,6 +2,7 @@
  * A running example service for HTTP tests (Fastify inject), on a fresh
  * database, with helpers to make users and tokens.
  */
+import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, loadConfig, migrateApp, openDatabase, type AppDefinition, type Database } from '../../src/framework/index.js';
 import { createToken } from '../../src/framework/authentication/token.js';
@@ -48,7 +49,14 @@ export async function startApi(
   options: { logStream?: NodeJS.WritableStream } = {},
 ): Promise<TestApi> {
   const testDatabase = await createTestDatabase();
-  const config = loadConfig({ THROTTLE_ANON: 'off', THROTTLE_USER: 'off', LOG_LEVEL: 'silent', ...env, DATABASE_URL: testDatabase.url });
+  const config = loadConfig({
+    THROTTLE_ANON: 'off',
+    THROTTLE_USER: 'off',
+    THROTTLE_LOGIN: 'off',
+    // Each app its own Redis keys, so counters and sessions never leak between tests.
+    REDIS_KEY_PREFIX: `test:${randomBytes(6).toString('hex')}:`,
+    LOG_LEVEL: 'silent',
+    ...env, DATABASE_URL: testDatabase.url });
   const database = openDatabase(config.databaseUrl);
   await migrateApp(database, definition);
   const app = await buildApp(definition, { database, config, logStream: options.logStream });

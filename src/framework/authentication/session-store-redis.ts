@@ -1,27 +1,33 @@
 /**
  * Sessions in Redis (when REDIS_URL is set), so every instance sees every
- * session; Redis expires them by itself.
+ * session; Redis expires them by itself. The connection is the app's own
+ * (shared with the throttle counters); an unreachable Redis is a 503.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { redisUnavailable } from '../redis.js';
 import type { SessionStore, StoredSession } from './session-store.js';
 
-const keyOf = (idHash: string): string => `restfold:session:${idHash}`;
-
-export function redisSessionStore(url: string): SessionStore {
-  const redis = new Redis(url, { maxRetriesPerRequest: 2 });
+export function redisSessionStore(redis: Redis, prefix: string): SessionStore {
+  const keyOf = (idHash: string): string => `${prefix}session:${idHash}`;
+  const reaching = async <T>(command: () => Promise<T>): Promise<T> => {
+    try {
+      return await command();
+    } catch {
+      throw redisUnavailable('session');
+    }
+  };
   return {
-    async save(idHash, session, lifetime) {
-      await redis.set(keyOf(idHash), JSON.stringify(session), 'EX', lifetime);
-    },
-    async load(idHash) {
-      const text = await redis.get(keyOf(idHash));
-      return text === null ? undefined : (JSON.parse(text) as StoredSession);
-    },
-    async remove(idHash) {
-      return (await redis.del(keyOf(idHash))) > 0;
-    },
-    async close() {
-      await redis.quit();
-    },
+    save: (idHash, session, lifetime) =>
+      reaching(async () => {
+        await redis.set(keyOf(idHash), JSON.stringify(session), 'EX', lifetime);
+      }),
+    load: (idHash) =>
+      reaching(async () => {
+        const text = await redis.get(keyOf(idHash));
+        return text === null ? undefined : (JSON.parse(text) as StoredSession);
+      }),
+    remove: (idHash) => reaching(async () => (await redis.del(keyOf(idHash))) > 0),
+    // The app closes the shared connection.
+    close: async () => {},
   };
 }

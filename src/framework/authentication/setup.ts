@@ -3,6 +3,7 @@
  * assembly needs to authenticate requests and mount the `/auth/` endpoints.
  */
 import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
 import type { Database } from '../../store/database.js';
 import type { Config } from '../config.js';
 import type { AuthKind, AuthenticationKind, Authenticator } from './index.js';
@@ -21,7 +22,8 @@ export interface AuthSetup {
   close(): Promise<void>;
 }
 
-export function authenticationFor(database: Database, config: Config, secretKey: string, login: LoginCheck): AuthSetup {
+/** `redis`: the app's connection when REDIS_URL is set (sessions then live there). */
+export function authenticationFor(database: Database, config: Config, secretKey: string, login: LoginCheck, redis: Redis | undefined): AuthSetup {
   const build: Record<AuthKind, () => AuthenticationKind> = {
     token: () => tokenKind(database, login),
     jwt: () =>
@@ -33,7 +35,7 @@ export function authenticationFor(database: Database, config: Config, secretKey:
     session: () =>
       sessionKind(
         database,
-        config.redisUrl ? redisSessionStore(config.redisUrl) : databaseSessionStore(database),
+        redis ? redisSessionStore(redis, config.redisKeyPrefix) : databaseSessionStore(database),
         config.sessionLifetime,
         login,
       ),
