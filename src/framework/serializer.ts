@@ -4,7 +4,7 @@
  * (or `details` of what is wrong), and stored row → JSON record.
  */
 import { FieldError, type DefaultContext, type Field } from './fields.js';
-import { parseError, validationFailed, type ErrorDetails } from './errors.js';
+import { emptyDetails, parseError, validationFailed } from './errors.js';
 import type { Model } from './model.js';
 
 export type Row = Record<string, unknown>;
@@ -114,7 +114,7 @@ export class Serializer {
       throw parseError('Expected a JSON object.');
     }
     const input = body as Row;
-    const details: ErrorDetails = {};
+    const details = emptyDetails();
     const values: Row = {};
     const known = new Set(this.fields);
     for (const name of Object.keys(input)) {
