@@ -4,7 +4,7 @@
  * errors as 4xx/5xx envelopes) and the health endpoints.
  */
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
+import { METHODS, createServer } from 'node:http';
 import cookie from '@fastify/cookie';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Database } from '../store/database.js';
@@ -15,9 +15,9 @@ import { tokenAuthentication } from './authentication/token.js';
 import { authMigrations } from './authentication/users.js';
 import type { Collection } from './collection.js';
 import type { Config } from './config.js';
-import { ApiError } from './errors.js';
+import { ApiError, parseError } from './errors.js';
 import { allowAny, isAuthenticated, readActions } from './permissions.js';
-import { renderErrorsWith, renderHtmlError, renderJsonError } from './renderers.js';
+import { renderErrorsWith, renderHtmlError, renderJsonError, renderTextError } from './renderers.js';
 import { mountBrowsableAssets, type BrowsableContext } from './browsable/index.js';
 import { API_MEDIA_TYPES, preferredMediaType } from './negotiation.js';
 import { registerOpenApi } from './openapi.js';
@@ -76,10 +76,17 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     bodyLimit: config.maxBodyBytes,
     trustProxy: config.trustProxy,
     routerOptions: { maxParamLength: MAX_URL_LENGTH },
-    // The 16 KiB request-line limit is ours (414); Node's own header limit must sit above it.
-    serverFactory: (handler) => createServer({ maxHeaderSize: 64 * 1024 }, handler),
+    // The 16 KiB request-line limit is ours (414); Node's own header limit (431) sits well above it.
+    serverFactory: (handler) => createServer({ maxHeaderSize: 128 * 1024 }, handler),
     return503OnClosing: true,
+    // A path that is not percent-encoded UTF-8 (`/api/v1/%FF/`): 400 in the surface's own error shape.
+    frameworkErrors: (_error, request, reply) =>
+      (request.url.startsWith(API_PREFIX) ? renderJsonError : renderTextError)(reply, parseError('The URL is not valid percent-encoded UTF-8.')),
   });
+  // Every method Node parses reaches the router, so a known path answers 405 with Allow (not 404).
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
+  }
   app.decorateRequest('user', null);
   await app.register(cookie);
   await registerOpenApi(app, config.auth, `${API_PREFIX}/schema/`);
