@@ -278,7 +278,7 @@ function linkParams(link: string | null): string | null {
 // Generators of awkward data and of queries over it.
 
 /** Unicode case pairs (é/É, ß/ẞ, the Kelvin sign), LIKE's metacharacters, a space, astral and fullwidth letters. */
-const CHARS = ['a', 'A', 'b', 'é', 'É', 'ß', 'ẞ', 'K', 'k', '%', '_', '\\', ' ', '😀', 'Ｚ', 'ｚ', '.'];
+const CHARS = ['a', 'A', 'b', 'é', 'É', 'ß', 'ẞ', 'K', 'k', '%', '_', '\\', '-', ' ', '😀', 'Ｚ', 'ｚ', '.'];
 const textArb = (maxLength: number) => fc.array(fc.constantFrom(...CHARS), { maxLength }).map((chars) => chars.join(''));
 /** Query text: no commas (they separate `in` and `range` values), no edge whitespace worries (bound, not trimmed). */
 const wordArb = fc.array(fc.constantFrom(...CHARS.filter((char) => char !== ' ')), { minLength: 1, maxLength: 3 }).map((c) => c.join(''));
