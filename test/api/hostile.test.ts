@@ -7,7 +7,7 @@
 import { connect } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startApi, type TestApi, type TestUser } from '../support/api.js';
+import { PASSWORD, startApi, type TestApi, type TestUser } from '../support/api.js';
 
 let api: TestApi;
 let admin: TestUser;
@@ -219,6 +219,22 @@ describe('Surface B: posts', () => {
       expect(reply.headers['content-type']).toBe('text/plain; charset=utf-8');
     },
   );
+});
+
+describe('secrets and cross-origin defaults', () => {
+  it('stores neither tokens nor passwords in the clear', () => {
+    expect(before).not.toContain(admin.token);
+    expect(before).not.toContain(PASSWORD);
+  });
+
+  it('sends no CORS headers unless configured', async () => {
+    const reply = await api.app.inject({
+      method: 'OPTIONS',
+      url: '/api/v1/users/',
+      headers: { origin: 'https://evil.example', 'access-control-request-method': 'DELETE' },
+    });
+    expect(Object.keys(reply.headers).filter((name) => name.startsWith('access-control-'))).toEqual([]);
+  });
 });
 
 /** One request over a raw socket; the status code of the answer (0 if the connection closed without one). */

@@ -48,6 +48,8 @@ afterAll(async () => {
 });
 
 let token: string;
+/** Everything every server printed (its log). */
+let logs = '';
 
 interface Server {
   readonly process: ChildProcess;
@@ -59,17 +61,18 @@ function startServer(): Promise<Server> {
   return new Promise((resolve, reject) => {
     const child = spawn('node', ['dist/cli.js', 'serve'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
+    let listening = false;
     const onData = (chunk: Buffer) => {
       output += chunk.toString();
+      logs += chunk.toString();
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-      if (match) {
-        child.stdout!.off('data', onData);
-        child.stdout!.resume();
+      if (match && !listening) {
+        listening = true;
         resolve({ process: child, base: match[1]! });
       }
     };
     child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+    child.stderr!.on('data', onData);
     child.once('exit', (code) => reject(new Error(`server exited (${code}) before listening:\n${output}`)));
   });
 }
@@ -166,7 +169,20 @@ it('keeps every acknowledged write through kill -9 and a restart', async () => {
     // And it serves writes again.
     const after = await send(server.base, 'POST', '/api/posts', postBody(99, 0), false);
     expect(after.status).toBe(201);
+    const login = await fetch(`${server.base}/api/v1/auth/token/`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ username: 'writer', password: 'crash-pw-123' }),
+    });
+    expect(login.status).toBe(200);
   } finally {
     await kill(server);
   }
 }, 120_000);
+
+it('never writes a password or token to the log (one line per request is there)', () => {
+  expect(logs).toMatch(/"msg":"request"/);
+  expect(logs).toContain('"method":"POST"');
+  expect(logs).not.toContain(token);
+  expect(logs).not.toContain('crash-pw-123');
+});
