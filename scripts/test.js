@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm test`: build, type-check, lint, then the suites: everything on SQLite,
-// the API suites again on PostgreSQL when TEST_DATABASE_URL is set, and the
+// the API and crash suites again on PostgreSQL when TEST_DATABASE_URL is set, and the
 // Redis suites when TEST_REDIS_URL is set. Skipped suites are named, with why.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -33,10 +33,10 @@ function vitest(title, paths, env) {
 run('build', 'npm', ['run', '--silent', 'build']);
 run('type-check', bin('tsc'), ['-p', 'tsconfig.check.json']);
 run('lint', bin('eslint'), ['.']);
-vitest('tests on SQLite', ['test/unit', 'test/api', 'test/cli'], { RESTFOLD_TEST_DB: 'sqlite' });
+vitest('tests on SQLite', ['test/unit', 'test/api', 'test/cli', 'test/crash'], { RESTFOLD_TEST_DB: 'sqlite' });
 
 if (process.env.TEST_DATABASE_URL) {
-  vitest('tests on PostgreSQL', ['test/api', 'test/postgres'], { RESTFOLD_TEST_DB: 'postgres' });
+  vitest('tests on PostgreSQL', ['test/api', 'test/postgres', 'test/crash'], { RESTFOLD_TEST_DB: 'postgres' });
 } else {
   skipped.push('PostgreSQL suites (test/api on PostgreSQL, test/postgres): TEST_DATABASE_URL is not set');
 }

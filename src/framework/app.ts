@@ -5,7 +5,7 @@
  */
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
-import { createServer, type Server } from 'node:http';
+import { METHODS, createServer, type Server } from 'node:http';
 import cookie from '@fastify/cookie';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -20,7 +20,7 @@ import type { Collection } from './collection.js';
 import type { Config } from './config.js';
 import { ApiError, parseError } from './errors.js';
 import { allowAny, isAuthenticated, readActions } from './permissions.js';
-import { renderErrorsWith, renderHtmlError, renderJsonError } from './renderers.js';
+import { renderErrorsWith, renderHtmlError, renderJsonError, renderTextError } from './renderers.js';
 import { mountBrowsableAssets, type BrowsableContext } from './browsable/index.js';
 import { API_MEDIA_TYPES, preferredMediaType } from './negotiation.js';
 import { registerOpenApi } from './openapi.js';
@@ -116,12 +116,12 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     bodyLimit: config.maxBodyBytes,
     trustProxy: config.trustProxy,
     routerOptions: { maxParamLength: MAX_URL_LENGTH },
-    // The 16 KiB request-line limit is ours (414); Node's own header limit must sit above it.
+    // The 16 KiB request-line limit is ours (414); Node's own header limit (431) sits well above it.
     // With a serverFactory Fastify applies none of its timeouts, so they are all set here.
     serverFactory: (handler) => {
       const server = createServer(
         {
-          maxHeaderSize: 64 * 1024,
+          maxHeaderSize: 128 * 1024,
           requestTimeout: config.requestTimeoutMs,
           headersTimeout: config.headersTimeoutMs,
           keepAliveTimeout: config.keepAliveTimeoutMs,
@@ -134,12 +134,17 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       return server;
     },
     return503OnClosing: true,
-    // URLs the router refuses before any hook runs: our envelope, not Fastify's (which echoes the URL).
+    // URLs the router refuses before any hook runs: our error shape (JSON under the API, text elsewhere), never an echo of the URL.
     frameworkErrors: (error, request, reply) => {
       reply.header('X-Request-ID', request.id);
-      return renderJsonError(reply, error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? uriTooLong() : parseError('The request URL is malformed.'));
+      const render = request.url.startsWith(API_PREFIX) ? renderJsonError : renderTextError;
+      return render(reply, error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? uriTooLong() : parseError('The URL is not valid percent-encoded UTF-8.'));
     },
   });
+  // Every method Node parses reaches the router, so a known path answers 405 with Allow (not 404).
+  for (const method of METHODS) {
+    if (method !== 'CONNECT' && !app.supportedMethods.includes(method)) app.addHttpMethod(method, { hasBody: true });
+  }
   app.decorateRequest('user', null);
   app.decorateRequest('csrfToken', undefined);
   const redis = config.redisUrl ? await sharedRedis(app, config.redisUrl) : undefined;

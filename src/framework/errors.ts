@@ -23,6 +23,12 @@ export type ErrorCode =
 /** Field name → messages. `non_field_errors` holds what belongs to no field. */
 export type ErrorDetails = Record<string, string[]>;
 
+/**
+ * Empty details to fill with names taken from a request: with no prototype, a
+ * key like `__proto__` is an ordinary key (on `{}` it would be swallowed, and the error lost).
+ */
+export const emptyDetails = (): ErrorDetails => Object.create(null) as ErrorDetails;
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,

@@ -4,7 +4,7 @@
  * collection's declaration and values are parsed by their fields.
  */
 import type { Filter, ListQuery, Ordering } from '../store/list.js';
-import { ApiError, validationFailed, type ErrorDetails } from './errors.js';
+import { ApiError, emptyDetails, validationFailed, type ErrorDetails } from './errors.js';
 import { FieldError, assertCleanText, type Field, type Lookup } from './fields.js';
 
 export const RESERVED_PARAMETERS = ['page', 'page_size', 'search', 'ordering', 'format', 'fields', 'omit', 'cursor'] as const;
@@ -22,10 +22,27 @@ export interface QueryRules {
   readonly maxPageSize: number;
 }
 
-/** The request's parameters, the last value winning when one is repeated. */
+/** The request's parameters, the last value winning when one is repeated; 400 if one is not UTF-8. */
 export function queryParameters(url: string): Map<string, string> {
   const start = url.indexOf('?');
-  return new Map(start === -1 ? [] : new URLSearchParams(url.slice(start + 1)));
+  if (start === -1) return new Map();
+  const query = url.slice(start + 1);
+  assertUtf8Query(query);
+  return new Map(new URLSearchParams(query));
+}
+
+/** URLSearchParams would quietly turn `%FF` into U+FFFD, so a filter would look for a value never sent. */
+function assertUtf8Query(query: string): void {
+  const details = emptyDetails();
+  for (const pair of query.split('&')) {
+    try {
+      // A `%` that starts no escape stays a literal `%`, as URLSearchParams reads it.
+      decodeURIComponent(pair.replace(/%(?![0-9a-f]{2})/gi, '%25'));
+    } catch {
+      details[pair.split('=', 1)[0]!] = ['Not valid percent-encoded UTF-8.'];
+    }
+  }
+  if (Object.keys(details).length > 0) throw validationFailed(details, 'Invalid query parameters.');
 }
 
 export const invalidPage = (): ApiError => new ApiError(404, 'not_found', 'Invalid page.');
@@ -39,7 +56,7 @@ function positiveInteger(text: string, name: string, details: ErrorDetails): num
 }
 
 export function parseListQuery(parameters: ReadonlyMap<string, string>, rules: QueryRules): ListQuery {
-  const details: ErrorDetails = {};
+  const details = emptyDetails();
   const filters: Filter[] = [];
   for (const [name, text] of parameters) {
     try {

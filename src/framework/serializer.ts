@@ -4,7 +4,7 @@
  * (or `details` of what is wrong), and stored row → JSON record.
  */
 import { FieldError, type DefaultContext, type Field } from './fields.js';
-import { parseError, validationFailed, type ErrorDetails } from './errors.js';
+import { emptyDetails, parseError, validationFailed, type ErrorDetails } from './errors.js';
 import type { Model } from './model.js';
 
 export type Row = Record<string, unknown>;
@@ -98,7 +98,7 @@ export class Serializer {
    * minus `exclude`; `author.username` reaches into a nested field.
    */
   narrow(include: readonly string[] | undefined, exclude: readonly string[]): Serializer {
-    const details: ErrorDetails = {};
+    const details = emptyDetails();
     const wanted = include && this.group(include, 'fields', details);
     const unwanted = this.group(exclude, 'omit', details);
     if (Object.keys(details).length > 0) throw validationFailed(details, 'Invalid query parameters.');
@@ -156,7 +156,7 @@ export class Serializer {
       throw parseError('Expected a JSON object.');
     }
     const input = body as Row;
-    const details: ErrorDetails = {};
+    const details = emptyDetails();
     const values: Row = {};
     const known = new Set(this.fields);
     for (const name of Object.keys(input)) {

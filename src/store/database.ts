@@ -124,7 +124,8 @@ function likeToRegExp(pattern: string): RegExp {
   return regexp;
 }
 
-const escapeRegExp = (char: string): string => char.replace(/[.*+?^${}()|[\]\\/-]/g, '\\$&');
+// Only syntax characters: under the `u` flag escaping anything else (`-`, say) is a SyntaxError.
+const escapeRegExp = (char: string): string => char.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 /** SQLSTATE classes that mean "no connection", not "bad query". */
 const UNAVAILABLE_CODES = /^(08|57P0[1-3]|53300)/;

@@ -151,6 +151,7 @@ describe('URL length', () => {
   it('answers a malformed URL with the JSON envelope, without echoing it', async () => {
     const reply = await api.request('GET', '/api/v1/users/%E0%A4%A/', { token: admin.token });
     expect(reply.status).toBe(400);
-    expect(reply.json).toEqual({ error: 'The request URL is malformed.', code: 'parse_error', details: { non_field_errors: ['The request URL is malformed.'] } });
+    const message = 'The URL is not valid percent-encoded UTF-8.';
+    expect(reply.json).toEqual({ error: message, code: 'parse_error', details: { non_field_errors: [message] } });
   });
 });

@@ -52,7 +52,6 @@ export async function startApi(
   const config = loadConfig({
     THROTTLE_ANON: 'off',
     THROTTLE_USER: 'off',
-    THROTTLE_LOGIN: 'off',
     // Each app its own Redis keys, so counters and sessions never leak between tests.
     REDIS_KEY_PREFIX: `test:${randomBytes(6).toString('hex')}:`,
     LOG_LEVEL: 'silent',

@@ -1,0 +1,214 @@
+#!/usr/bin/env node
+// Soak: the built server (`node dist/cli.js serve`) under mixed reads and
+// writes from many keep-alive connections for a while, on SQLite and (when
+// TEST_DATABASE_URL is set) PostgreSQL. Not part of `npm test`.
+//
+//   npx tsc -p tsconfig.json && node bench/soak.mjs
+//   SOAK_SECONDS=300 SOAK_CONNECTIONS=50 SOAK_DATABASES=sqlite,postgres node bench/soak.mjs
+//
+// Passes when: no 5xx, no socket errors, RSS at the end within 20 % of RSS
+// after warm-up, and stored records == creates acknowledged − deletes
+// acknowledged (posts and articles each). Exits 1 otherwise.
+import { spawn, spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+
+const root = join(import.meta.dirname, '..');
+const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
+const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 50);
+const WARM_UP_SECONDS = Math.max(5, Math.round(SECONDS * 0.1));
+const DATABASES = (process.env.SOAK_DATABASES ?? (process.env.TEST_DATABASE_URL ? 'sqlite,postgres' : 'sqlite')).split(',');
+
+/** A fresh database: a temp SQLite file, or a new schema on TEST_DATABASE_URL. */
+async function freshDatabase(kind) {
+  if (kind === 'sqlite') {
+    const directory = mkdtempSync(join(tmpdir(), 'restfold-soak-'));
+    return { url: `sqlite:${join(directory, 'soak.sqlite3')}`, drop: async () => rmSync(directory, { recursive: true, force: true }) };
+  }
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base) throw new Error('postgres needs TEST_DATABASE_URL');
+  const schema = `rf_soak_${randomBytes(6).toString('hex')}`;
+  const admin = async (statement) => {
+    const client = new pg.Client({ connectionString: base });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE SCHEMA ${schema}`);
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return { url: url.toString(), drop: () => admin(`DROP SCHEMA ${schema} CASCADE`) };
+}
+
+/** A port the OS says is free right now. */
+function freePort() {
+  return new Promise((resolve) => {
+    const server = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** The server, once /healthz answers (logs stay at warn: a line per request would skew the numbers). */
+async function startServer(env) {
+  const port = await freePort();
+  const child = spawn('node', ['dist/cli.js', 'serve'], { cwd: root, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'inherit', 'inherit'] });
+  for (let attempt = 0; attempt < 100; attempt++) {
+    if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode})`);
+    const up = await fetch(`http://127.0.0.1:${port}/healthz`).then((reply) => reply.ok, () => false);
+    if (up) return { child, port };
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('server did not start');
+}
+
+/** Resident set size of a process, in MiB (Linux /proc). */
+function rssMiB(pid) {
+  const kib = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
+  return Math.round((kib / 1024) * 10) / 10;
+}
+
+async function soak(kind) {
+  const database = await freshDatabase(kind);
+  const env = {
+    ...process.env,
+    DATABASE_URL: database.url,
+    HOST: '127.0.0.1',
+    SECRET_KEY: 'soak-secret-key-soak-secret-key-soak',
+    THROTTLE_ANON: 'off',
+    THROTTLE_USER: 'off',
+    LOG_LEVEL: 'warn',
+  };
+  const cli = (...args) => spawnSync('node', ['dist/cli.js', ...args], { cwd: root, encoding: 'utf8', env });
+  if (cli('createuser', '--username', 'soak', '--password', 'soak-pw-123456').status !== 0) throw new Error('createuser failed');
+  const token = cli('token', 'create', '--username', 'soak').stdout.trim();
+  const { child, port } = await startServer(env);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+
+  const stats = { requests: 0, byClass: { '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 }, socketErrors: 0 };
+  const created = { posts: 0, articles: 0 };
+  const deleted = { posts: 0, articles: 0 };
+  const live = { posts: [], articles: [] };
+
+  function request(method, path, body, auth) {
+    return new Promise((resolve) => {
+      const payload = body === undefined ? undefined : JSON.stringify(body);
+      const headers = {};
+      if (payload !== undefined) Object.assign(headers, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload) });
+      if (auth) headers.authorization = `Bearer ${token}`;
+      const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent }, (res) => {
+        const chunks = [];
+        res.on('data', (chunk) => chunks.push(chunk));
+        res.on('end', () => {
+          stats.requests++;
+          stats.byClass[`${String(res.statusCode)[0]}xx`]++;
+          resolve({ status: res.statusCode, body: Buffer.concat(chunks).toString() });
+        });
+        res.on('error', () => {
+          stats.socketErrors++;
+          resolve({ status: 0 });
+        });
+      });
+      req.on('error', () => {
+        stats.socketErrors++;
+        resolve({ status: 0 });
+      });
+      req.end(payload);
+    });
+  }
+
+  const pick = (list) => list[Math.floor(Math.random() * list.length)];
+  const take = (list) => list.splice(Math.floor(Math.random() * list.length), 1)[0];
+
+  /** One operation of the mix: ~55 % reads, 20 % creates, 15 % updates, 10 % deletes. */
+  async function operation() {
+    const roll = Math.random();
+    const kind = Math.random() < 0.5 ? 'posts' : 'articles';
+    const path = (id) => (kind === 'posts' ? `/api/posts/${id}` : `/api/v1/articles/${id}/`);
+    const auth = kind === 'articles';
+    if (roll < 0.55 || live[kind].length < 20) {
+      if (roll < 0.2 || live[kind].length < 20) {
+        const body = kind === 'posts' ? { title: 'soak', content: 'x'.repeat(200), published: true } : { title: 'soak', body: 'y'.repeat(200) };
+        const reply = await request('POST', kind === 'posts' ? '/api/posts' : '/api/v1/articles/', body, auth);
+        if (reply.status === 201) {
+          created[kind]++;
+          live[kind].push(JSON.parse(reply.body).id);
+        }
+      } else if (roll < 0.4) {
+        await request('GET', '/api/v1/articles/?page_size=20&ordering=-created_at&search=soak', undefined, true);
+      } else {
+        await request('GET', path(pick(live[kind])), undefined, auth);
+      }
+    } else if (roll < 0.9) {
+      const body = kind === 'posts' ? { title: `soak ${Date.now()}` } : { title: `soak ${Date.now()}` };
+      await request(kind === 'posts' ? 'PUT' : 'PATCH', path(pick(live[kind])), body, auth);
+    } else {
+      const id = take(live[kind]);
+      const reply = await request('DELETE', path(id), undefined, auth);
+      if (reply.status === 204) deleted[kind]++;
+      else live[kind].push(id);
+    }
+  }
+
+  const started = Date.now();
+  const end = started + SECONDS * 1000;
+  let warmRss;
+  const warmTimer = setTimeout(() => (warmRss = rssMiB(child.pid)), WARM_UP_SECONDS * 1000);
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (Date.now() < end) await operation();
+    }),
+  );
+  clearTimeout(warmTimer);
+  const endRss = rssMiB(child.pid);
+  const elapsed = (Date.now() - started) / 1000;
+
+  // Stored records, counted through the API: every post is published, so the list has them all.
+  const posts = JSON.parse((await request('GET', '/api/posts')).body).length;
+  const articles = JSON.parse((await request('GET', '/api/v1/articles/?page_size=1', undefined, true)).body).count;
+  agent.destroy();
+  child.kill('SIGTERM');
+  await new Promise((resolve) => child.once('exit', resolve));
+  await database.drop();
+
+  const rssRatio = warmRss ? endRss / warmRss : NaN;
+  const checks = {
+    'no 5xx': stats.byClass['5xx'] === 0,
+    'no socket errors': stats.socketErrors === 0,
+    'RSS within 20 % of warm-up': Math.abs(rssRatio - 1) <= 0.2,
+    'posts stored == created − deleted': posts === created.posts - deleted.posts,
+    'articles stored == created − deleted': articles === created.articles - deleted.articles,
+  };
+  return {
+    database: kind,
+    seconds: Math.round(elapsed),
+    connections: CONNECTIONS,
+    requests: stats.requests,
+    requestsPerSecond: Math.round(stats.requests / elapsed),
+    statuses: stats.byClass,
+    socketErrors: stats.socketErrors,
+    rssMiB: { afterWarmUp: warmRss, end: endRss, ratio: Math.round(rssRatio * 1000) / 1000 },
+    posts: { created: created.posts, deleted: deleted.posts, stored: posts },
+    articles: { created: created.articles, deleted: deleted.articles, stored: articles },
+    checks,
+    passed: Object.values(checks).every(Boolean),
+  };
+}
+
+let failed = false;
+for (const kind of DATABASES) {
+  console.error(`soak: ${kind}, ${SECONDS} s, ${CONNECTIONS} connections (warm-up ${WARM_UP_SECONDS} s)…`);
+  const result = await soak(kind);
+  console.log(JSON.stringify(result, null, 2));
+  if (!result.passed) failed = true;
+}
+process.exit(failed ? 1 : 0);
