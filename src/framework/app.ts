@@ -7,6 +7,8 @@ import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import { METHODS, createServer, type Server } from 'node:http';
 import cookie from '@fastify/cookie';
+import cors from '@fastify/cors';
+import helmet from '@fastify/helmet';
 import Fastify, { LogController, type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Database } from '../store/database.js';
@@ -57,6 +59,26 @@ export interface AppDefinition {
 }
 
 export const defineApp = (definition: AppDefinition): AppDefinition => definition;
+
+/** Response headers a cross-origin script may read (when CORS_ORIGINS allows it). */
+const EXPOSED_HEADERS = ['ETag', 'Location', 'Preference-Applied', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-ID'];
+
+/**
+ * Helmet's headers on the browsable pages: a strict same-origin CSP (the page
+ * loads only its own script and style sheet), no framing, no sniffing.
+ */
+async function secureBrowsablePages(app: FastifyInstance): Promise<void> {
+  await app.register(helmet, {
+    global: false,
+    contentSecurityPolicy: {
+      directives: { defaultSrc: ["'self'"], scriptSrc: ["'self'"], styleSrc: ["'self'"], imgSrc: ["'self'", 'data:'], formAction: ["'self'"] },
+    },
+  });
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (request.url.startsWith(API_PREFIX) && String(reply.getHeader('content-type')).startsWith('text/html')) await reply.helmet();
+    return payload;
+  });
+}
 
 /** The one Redis connection (throttle counters, sessions) of an app, closed with it. */
 async function sharedRedis(app: FastifyInstance, url: string): Promise<Redis> {
@@ -218,6 +240,8 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     mediaTypes: API_MEDIA_TYPES,
     page,
   };
+  await secureBrowsablePages(app);
+  if (config.corsOrigins.length > 0) await app.register(cors, { origin: [...config.corsOrigins], credentials: true, exposedHeaders: EXPOSED_HEADERS });
   mountBrowsableAssets(app);
   if (config.metrics) serveMetrics(app, database, config);
   await app.register(

@@ -36,6 +36,8 @@ export interface Config {
   readonly keepAliveTimeoutMs: number;
   readonly maxBodyBytes: number;
   readonly trustProxy: boolean;
+  /** Origins allowed cross-origin requests (CORS_ORIGINS, comma-separated); none when empty. */
+  readonly corsOrigins: readonly string[];
   /** Serve Prometheus metrics (METRICS=true); on METRICS_PORT alone when that is set. */
   readonly metrics: boolean;
   readonly metricsPort: number | undefined;
@@ -126,6 +128,7 @@ export function loadConfig(env: Env = process.env): Config {
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 1),
     maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1_048_576, 1),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
+    corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
     metrics: boolean(env, 'METRICS', false),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1) : undefined,
   };

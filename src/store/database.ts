@@ -2,10 +2,11 @@
  * DATABASE_URL → a Kysely instance, and the few places where SQLite and
  * PostgreSQL differ (case-insensitive matching, constraint errors, outages).
  */
+import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase } from 'kysely';
+import { Kysely, SqliteDialect, sql, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { CurrentSchemaPostgresDialect } from './introspection.js';
 
@@ -53,21 +54,21 @@ function openSqlite(path: string): Database {
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
-  // SQLite's own lower() and LIKE fold ASCII only; these fold all of Unicode, as PostgreSQL does.
-  connection.function('casefold', { deterministic: true }, (text: unknown) =>
-    typeof text === 'string' ? text.toLowerCase() : text,
-  );
-  connection.function('like_cs', { deterministic: true }, (pattern: unknown, text: unknown) =>
-    typeof pattern === 'string' && typeof text === 'string' ? (likeToRegExp(pattern).test(text) ? 1 : 0) : null,
-  );
+  // SQLite's own lower() and LIKE fold ASCII only; like_ci folds all of Unicode, as PostgreSQL's ILIKE does.
+  const matching = (fold: boolean) => (pattern: unknown, text: unknown) =>
+    typeof pattern === 'string' && typeof text === 'string'
+      ? fold
+        ? likeMatcher(pattern.toLowerCase())(text.toLowerCase())
+        : likeMatcher(pattern)(text)
+      : null;
+  connection.function('like_cs', { deterministic: true }, matching(false));
+  connection.function('like_ci', { deterministic: true }, matching(true));
   const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
   return {
     db,
     dialect: 'sqlite',
     like: (column, pattern, insensitive) =>
-      insensitive
-        ? sql<SqlBool>`like_cs(casefold(${pattern}), casefold(${column}))`
-        : sql<SqlBool>`like_cs(${pattern}, ${column})`,
+      insensitive ? sql<SqlBool>`like_ci(${pattern}, ${column})` : sql<SqlBool>`like_cs(${pattern}, ${column})`,
     uniqueViolation(error) {
       const match = /UNIQUE constraint failed: (.+)$/.exec(error instanceof Error ? error.message : '');
       return match?.[1]?.split(', ').map((column) => column.split('.').pop()!);
@@ -104,12 +105,40 @@ function withStatementCache(connection: SQLite.Database): SqliteDatabase {
   };
 }
 
-const likeCache = new Map<string, RegExp>();
+type Matcher = (text: string) => 1 | 0;
+const matchers = new Map<string, Matcher>();
 
-/** A LIKE pattern (`%`, `_`, `\` escapes) → an anchored, case-sensitive RegExp. */
-function likeToRegExp(pattern: string): RegExp {
-  let regexp = likeCache.get(pattern);
-  if (regexp) return regexp;
+/**
+ * A LIKE pattern (`%`, `_`, `\` escapes) → a case-sensitive matcher. The
+ * patterns the store makes (a literal with `%` at either end) need no RegExp:
+ * they run once per row in a full scan, so they take the fast string tests.
+ */
+function likeMatcher(pattern: string): Matcher {
+  let matcher = matchers.get(pattern);
+  if (matcher) return matcher;
+  const parts: string[] = [''];
+  let wildcards = false;
+  for (let i = 0; i < pattern.length; i++) {
+    const char = pattern[i]!;
+    if (char === '\\' && i + 1 < pattern.length) parts[parts.length - 1] += pattern[++i]!;
+    else if (char === '%') parts.push('');
+    else if (char === '_') wildcards = true;
+    else parts[parts.length - 1] += char;
+  }
+  const [head = '', middle = '', tail = ''] = parts;
+  if (wildcards || parts.length > 3) matcher = regexpMatcher(pattern);
+  else if (parts.length === 1) matcher = (text) => (text === head ? 1 : 0);
+  else if (parts.length === 2 && middle === '') matcher = (text) => (text.startsWith(head) ? 1 : 0);
+  else if (parts.length === 2 && head === '') matcher = (text) => (text.endsWith(middle) ? 1 : 0);
+  else if (parts.length === 3 && head === '' && tail === '') matcher = (text) => (text.includes(middle) ? 1 : 0);
+  else matcher = regexpMatcher(pattern);
+  if (matchers.size > 1000) matchers.clear();
+  matchers.set(pattern, matcher);
+  return matcher;
+}
+
+/** Any LIKE pattern → an anchored RegExp matcher (code points, as PostgreSQL's `_`). */
+function regexpMatcher(pattern: string): Matcher {
   let source = '';
   for (let i = 0; i < pattern.length; i++) {
     const char = pattern[i]!;
@@ -118,10 +147,8 @@ function likeToRegExp(pattern: string): RegExp {
     else if (char === '_') source += '[\\s\\S]';
     else source += escapeRegExp(char);
   }
-  regexp = new RegExp(`^${source}$`, 'u');
-  if (likeCache.size > 1000) likeCache.clear();
-  likeCache.set(pattern, regexp);
-  return regexp;
+  const regexp = new RegExp(`^${source}$`, 'u');
+  return (text) => (regexp.test(text) ? 1 : 0);
 }
 
 // Only syntax characters: under the `u` flag escaping anything else (`-`, say) is a SyntaxError.
@@ -150,7 +177,7 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
   // fails on its own, and pg-pool drops the broken client when it is released.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Tables>({ dialect: new CurrentSchemaPostgresDialect({ pool }) });
+  const db = new Kysely<Tables>({ dialect: new CurrentSchemaPostgresDialect({ pool: withNamedStatements(pool) }) });
   return {
     db,
     dialect: 'postgres',
@@ -175,6 +202,49 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
       return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(message ?? '');
     },
     close: () => db.destroy(),
+  };
+}
+
+/** Statements worth preparing: the queries requests repeat (DDL and transaction control are not). */
+const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
+/** Per connection; past this, new query shapes run unnamed (a client cannot make a backend hoard plans). */
+const STATEMENTS_PER_CONNECTION = 200;
+const statementNames = new Map<string, string>();
+
+function statementName(text: string): string {
+  let name = statementNames.get(text);
+  if (!name) {
+    name = `rf_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+    if (statementNames.size >= 10_000) statementNames.clear();
+    statementNames.set(text, name);
+  }
+  return name;
+}
+
+/**
+ * Kysely sends every query unnamed, so PostgreSQL parses and plans it each
+ * time; naming each query shape makes pg prepare it once per connection and
+ * then only bind and execute — most of a small query's cost.
+ */
+function withNamedStatements(pool: pg.Pool): PostgresPool {
+  const prepared = new WeakMap<pg.PoolClient, Set<string>>();
+  return {
+    async connect() {
+      const client = await pool.connect();
+      const names = prepared.get(client) ?? new Set<string>();
+      prepared.set(client, names);
+      const query = (text: string, values: ReadonlyArray<unknown>) => {
+        if (!PREPARABLE.test(text)) return client.query(text, [...values]);
+        const name = statementName(text);
+        if (!names.has(name)) {
+          if (names.size >= STATEMENTS_PER_CONNECTION) return client.query(text, [...values]);
+          names.add(name);
+        }
+        return client.query({ name, text, values: [...values] });
+      };
+      return { query, release: () => client.release() } as unknown as PostgresPoolClient;
+    },
+    end: () => pool.end(),
   };
 }
 

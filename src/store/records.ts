@@ -7,6 +7,7 @@ import type { Field } from '../framework/fields.js';
 import type { Model } from '../framework/model.js';
 import type { Row, Selection } from '../framework/serializer.js';
 import type { Database, Tables } from './database.js';
+import { precompiled, type Precompiled } from './precompiled.js';
 import type { Ordering } from './list.js';
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a select over run-time tables has no static row type
@@ -51,6 +52,24 @@ export function assembleRow(row: Row, selection: Selection): Row {
 
 export type RecordId = number | bigint;
 
+type RecordById = Precompiled<Row>;
+const recordQueries = new WeakMap<Selection, { plain: RecordById; locked: RecordById }>();
+
+/** A selection's query of one record by id, built once (locked: FOR UPDATE of its own table, on PostgreSQL). */
+function recordQuery(selection: Selection, lock: boolean): RecordById {
+  let queries = recordQueries.get(selection);
+  if (!queries) {
+    const build = (locked: boolean) =>
+      precompiled((database, id) => {
+        const query = selectColumns(fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.id`), '=', id);
+        return locked && database.dialect === 'postgres' ? query.forUpdate(selection.table) : query;
+      });
+    queries = { plain: build(false), locked: build(true) };
+    recordQueries.set(selection, queries);
+  }
+  return lock ? queries.locked : queries.plain;
+}
+
 /** `lock` holds the row until the transaction ends (PostgreSQL; SQLite transactions already exclude other writers). */
 export async function findRecord(
   database: Database,
@@ -58,9 +77,7 @@ export async function findRecord(
   id: RecordId,
   { lock = false }: { lock?: boolean } = {},
 ): Promise<Row | undefined> {
-  let query = selectColumns(fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.id`), '=', id);
-  if (lock && database.dialect === 'postgres') query = query.forUpdate(selection.table);
-  const row = await query.executeTakeFirst();
+  const [row] = await recordQuery(selection, lock)(database, id);
   return row && assembleRow(row, selection);
 }
 

@@ -7,6 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { CompiledQuery, sql, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Placeholder } from '../../src/store/precompiled.js';
 import { buildApp, loadConfig, migrateApp, openDatabase, type Database } from '../../src/framework/index.js';
 import { createToken } from '../../src/framework/authentication/token.js';
 import service from '../../src/service/app.js';
@@ -65,8 +66,11 @@ describe.runIf(testDialect === 'postgres')('query plans on PostgreSQL', () => {
     await testDatabase?.drop();
   });
 
-  /** Requests `url` and returns the plan of each statement it sent that reads `table`. */
-  async function plansOf(url: string, table: string): Promise<{ sql: string; nodes: PlanNode[] }[]> {
+  /**
+   * Requests `url` and returns the plan of each statement it sent that reads `table`.
+   * Precompiled queries are recorded as built, with placeholders: `values` fill them.
+   */
+  async function plansOf(url: string, table: string, values: unknown[] = []): Promise<{ sql: string; nodes: PlanNode[] }[]> {
     sent.length = 0;
     const response = await app.inject({ method: 'GET', url, headers: { authorization: `Bearer ${token}` } });
     expect(response.statusCode).toBe(200);
@@ -74,7 +78,10 @@ describe.runIf(testDialect === 'postgres')('query plans on PostgreSQL', () => {
     return Promise.all(
       reads.map(async (query) => {
         const { rows } = await database.db.executeQuery<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-          CompiledQuery.raw(`EXPLAIN (FORMAT JSON) ${query.sql}`, [...query.parameters]),
+          CompiledQuery.raw(
+            `EXPLAIN (FORMAT JSON) ${query.sql}`,
+            query.parameters.map((parameter) => (parameter instanceof Placeholder ? values[parameter.index] : parameter)),
+          ),
         );
         return { sql: query.sql, nodes: nodesOf(rows[0]!['QUERY PLAN'][0]!.Plan) };
       }),
@@ -117,7 +124,7 @@ describe.runIf(testDialect === 'postgres')('query plans on PostgreSQL', () => {
   });
 
   it('reads a user by primary key', async () => {
-    const [detail] = await plansOf('/api/v1/users/777/', 'users');
+    const [detail] = await plansOf('/api/v1/users/777/', 'users', [777]);
     expect(indexesUsed(detail!.nodes)).toContain('users_pkey');
   });
 });

@@ -4,6 +4,7 @@
  * lets secret scanners find leaked ones).
  */
 import type { Database } from '../../store/database.js';
+import { precompiled } from '../../store/precompiled.js';
 import { authenticationFailed, notAuthenticated } from '../errors.js';
 import { errorResponses } from '../openapi.js';
 import { resource } from '../router.js';
@@ -36,15 +37,18 @@ export async function revokeUserTokens(database: Database, userId: number): Prom
   return Number(result.numDeletedRows);
 }
 
-async function userOfToken(database: Database, token: string): Promise<AuthUser | undefined> {
-  // The lookup is by hash: timing reveals nothing about the stored tokens.
-  const row = await database.db
+// The lookup is by hash: timing reveals nothing about the stored tokens.
+const tokenUser = precompiled((database, keyHash, active) =>
+  database.db
     .selectFrom('auth_tokens')
     .innerJoin('users', 'users.id', 'auth_tokens.user_id')
     .select(['users.id', 'users.username', 'users.is_superuser'])
-    .where('auth_tokens.key_hash', '=', hashOf(token))
-    .where('users.is_active', '=', ACTIVE)
-    .executeTakeFirst();
+    .where('auth_tokens.key_hash', '=', keyHash)
+    .where('users.is_active', '=', active),
+);
+
+async function userOfToken(database: Database, token: string): Promise<AuthUser | undefined> {
+  const [row] = await tokenUser(database, hashOf(token), ACTIVE);
   return row && toAuthUser(database, row as unknown as UserRow);
 }
 

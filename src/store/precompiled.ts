@@ -1,0 +1,32 @@
+/**
+ * Queries built and compiled once, then run with new values: the hot,
+ * fixed-shape queries (a record by id, a credential by hash) skip Kysely's
+ * per-call building and compiling. Values stand in as placeholders while the
+ * query is built, so the compiled SQL and the order of its parameters are
+ * Kysely's own.
+ */
+import { CompiledQuery, type Compilable } from 'kysely';
+import type { Database } from './database.js';
+
+/** Stands in for the query's `index`th argument while it is built. */
+export class Placeholder {
+  constructor(readonly index: number) {}
+}
+
+export type Precompiled<R> = (database: Database, ...values: unknown[]) => Promise<R[]>;
+
+/** `build` receives one placeholder per value it declares; the compiled query is kept per dialect. */
+export function precompiled<R>(build: (database: Database, ...placeholders: Placeholder[]) => Compilable<R>): Precompiled<R> {
+  const compiled = new Map<string, CompiledQuery<R>>();
+  const placeholders = Array.from({ length: build.length - 1 }, (_, index) => new Placeholder(index));
+  return async (database, ...values) => {
+    let query = compiled.get(database.dialect);
+    if (!query) {
+      query = build(database, ...placeholders).compile();
+      compiled.set(database.dialect, query);
+    }
+    const parameters = query.parameters.map((parameter) => (parameter instanceof Placeholder ? values[parameter.index] : parameter));
+    const result = await database.db.executeQuery<R>(CompiledQuery.raw(query.sql, [...parameters]) as CompiledQuery<R>);
+    return result.rows;
+  };
+}
