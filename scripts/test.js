@@ -37,8 +37,15 @@ vitest('tests on SQLite', ['test/unit', 'test/api', 'test/cli', 'test/crash'], {
 
 if (process.env.TEST_DATABASE_URL) {
   vitest('tests on PostgreSQL', ['test/api', 'test/postgres', 'test/crash'], { RESTFOLD_TEST_DB: 'postgres' });
+  // Restarting the cluster takes it from every suite, so this one runs alone, and only on a local cluster.
+  const local = ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(process.env.TEST_DATABASE_URL).hostname);
+  if (local && existsSync('/etc/postgresql') && spawnSync('pg_lsclusters', [], { stdio: 'ignore' }).status === 0) {
+    vitest('PostgreSQL restarted under load', ['test/postgres-restart'], { RESTFOLD_TEST_DB: 'postgres' });
+  } else {
+    skipped.push('PostgreSQL restart under load (test/postgres-restart): needs a local cluster and pg_ctlcluster');
+  }
 } else {
-  skipped.push('PostgreSQL suites (test/api on PostgreSQL, test/postgres): TEST_DATABASE_URL is not set');
+  skipped.push('PostgreSQL suites (test/api on PostgreSQL, test/postgres, test/postgres-restart): TEST_DATABASE_URL is not set');
 }
 
 const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
