@@ -19,6 +19,7 @@ import type { AuthUser } from './authentication/index.js';
 import type { Collection } from './collection.js';
 import { assertMatches, notModified, strongEtag, weakEtag } from './conditional.js';
 import { ApiError, notFound, validationFailed, type ErrorDetails } from './errors.js';
+import { FieldError, parseInteger64 } from './fields.js';
 import { absoluteUrl, assertPageExists, paginate, preferredCount } from './pagination.js';
 import { checkObjectPermissions, type Action, type Permission } from './permissions.js';
 import { invalidPage, parseListQuery } from './query.js';
@@ -48,13 +49,14 @@ export interface ActionResult {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-const MAX_ID = 2n ** 63n - 1n;
-
-/** A detail path's id: a positive 64-bit integer, else 400. */
+/** A detail path's id: a positive 64-bit integer (digits only, no leading zero), else 400. */
 export function parseId(text: string): RecordId {
-  const big = /^[1-9]\d{0,18}$/.test(text) ? BigInt(text) : 0n;
-  if (big < 1n || big > MAX_ID) throw validationFailed({ id: ['A valid positive 64-bit integer is required.'] }, 'Invalid id.');
-  return big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
+  try {
+    if (/^[1-9]\d*$/.test(text)) return parseInteger64(text);
+  } catch (error) {
+    if (!(error instanceof FieldError)) throw error;
+  }
+  throw validationFailed({ id: ['A valid positive 64-bit integer is required.'] }, 'Invalid id.');
 }
 
 async function list(action: ActionRequest): Promise<ActionResult> {
