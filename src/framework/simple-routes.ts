@@ -13,7 +13,10 @@ import { decodeJson, rawBody } from './parsers.js';
 import { renderErrorsWith, renderTextError } from './renderers.js';
 import { keepRawBodies } from './router.js';
 
-/** A Fastify handler: return a value to send it as JSON (200), or use `reply` for another status. */
+/**
+ * A Fastify handler: return a value to send it as JSON (200), or use `reply` for another status.
+ * Values are sent as JSON.stringify writes them, whatever the response schema says.
+ */
 export type SimpleHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 export type SimpleMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** A handler and its schema (for the OpenAPI document and the response serializer). */
@@ -33,6 +36,9 @@ export async function mountSimpleRoutes(
   await app.register(
     async (scope) => {
       keepRawBodies(scope);
+      // Bodies go out through JSON.stringify (V8's native one): response schemas document a route, they
+      // do not filter it, so a handler sends records rendered by a serializer (see recordStore).
+      scope.setSerializerCompiler(() => (data) => JSON.stringify(data));
       renderErrorsWith(scope, database.isUnavailable, renderTextError);
       // `/:id` would also match an empty segment (`<prefix>/`), which names no route.
       scope.addHook('onRequest', async (request) => {

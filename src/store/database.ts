@@ -158,10 +158,17 @@ const escapeRegExp = (char: string): string => char.replace(/[.*+?^${}()|[\]\\/]
 const UNAVAILABLE_CODES = /^(08|57P0[1-3]|53300)/;
 const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
 
+/** The URL with the session's TimeZone set to UTC (after its own options, which pg lets the URL decide). */
+function inUtc(url: string): string {
+  const target = new URL(url);
+  target.searchParams.set('options', [target.searchParams.get('options'), '-c TimeZone=UTC'].filter(Boolean).join(' '));
+  return target.toString();
+}
+
 function openPostgres(url: string, options: DatabaseOptions): Database {
   const max = options.maxConnections ?? 25;
   const pool = new pg.Pool({
-    connectionString: url,
+    connectionString: inUtc(url),
     // The URL's own application_name, if any, wins (it is parsed over these settings).
     application_name: 'restfold',
     max,
@@ -249,9 +256,30 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
 }
 
 const INT8 = 20;
+const TIMESTAMPTZ = 1184;
+const parseDate = pg.types.getTypeParser(TIMESTAMPTZ, 'text') as (value: string) => Date;
+/** PostgreSQL's ISO output in UTC (the session's TimeZone, set at connect): `2026-01-02 03:04:05.6+00`. */
+const UTC_TIMESTAMP = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00$/;
 
-/** bigint columns and counts come back as numbers (ids stay far below 2^53). */
+/**
+ * timestamptz → the RFC 3339 text the API sends (`…T03:04:05.600Z`), the form SQLite stores:
+ * rewritten as text, not parsed into a Date and printed again (a tenth of a list's time).
+ * Other forms (another time zone, years past 9999, BC) go through a Date.
+ */
+export function timestampText(value: string): string {
+  const match = UTC_TIMESTAMP.exec(value);
+  if (!match) {
+    const date = parseDate(value);
+    // 'infinity' and the like have no RFC 3339 form: passed on as PostgreSQL wrote them.
+    return date instanceof Date && !Number.isNaN(date.getTime()) ? date.toISOString() : value;
+  }
+  const milliseconds = (match[3] ?? '').slice(0, 3).padEnd(3, '0');
+  return `${match[1]}T${match[2]}.${milliseconds}Z`;
+}
+
+/** bigint columns and counts come back as numbers (ids stay far below 2^53); timestamps as RFC 3339 text. */
 function postgresTypeParser(oid: number, format?: string): (value: string) => unknown {
   if (oid === INT8) return (value: string) => Number(value);
+  if (oid === TIMESTAMPTZ) return timestampText;
   return pg.types.getTypeParser(oid, format as 'text');
 }
