@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, SqliteDialect, sql, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { CompiledQuery, Kysely, SqliteDialect, sql, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { CurrentSchemaPostgresDialect } from './introspection.js';
 
@@ -35,8 +35,16 @@ export interface Database {
   missingReference(error: unknown): string[] | undefined;
   /** Whether an error means the database cannot be reached right now. */
   isUnavailable(error: unknown): boolean;
+  /**
+   * Compiled SQL run straight on the driver (a cached SQLite statement, a pooled connection's
+   * named statement), without Kysely's executor: for the hot fixed-shape queries. Outside any
+   * transaction (on SQLite it waits for one that is open, as Kysely does).
+   */
+  run(sql: string, parameters: readonly unknown[]): Promise<Row[]>;
   close(): Promise<void>;
 }
+
+export type Row = Record<string, unknown>;
 
 /** Escape `\`, `%` and `_` so a value matches only itself inside a LIKE pattern. */
 export const escapeLike = (value: string): string => value.replace(/[\\%_]/g, '\\$&');
@@ -63,10 +71,19 @@ function openSqlite(path: string): Database {
       : null;
   connection.function('like_cs', { deterministic: true }, matching(false));
   connection.function('like_ci', { deterministic: true }, matching(true));
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: withStatementCache(connection) }) });
+  const statements = withStatementCache(connection);
+  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: statements }) });
   return {
     db,
     dialect: 'sqlite',
+    async run(text, parameters) {
+      // One connection: while a transaction holds it, Kysely's queue is the way in.
+      if (connection.inTransaction) return (await db.executeQuery<Row>(CompiledQuery.raw(text, [...parameters]))).rows;
+      const statement = statements.prepare(text);
+      if (statement.reader) return statement.all(parameters) as Row[];
+      statement.run(parameters);
+      return [];
+    },
     like: (column, pattern, insensitive) =>
       insensitive ? sql<SqlBool>`like_ci(${pattern}, ${column})` : sql<SqlBool>`like_cs(${pattern}, ${column})`,
     uniqueViolation(error) {
@@ -89,10 +106,10 @@ const STATEMENT_CACHE_SIZE = 500;
  * and over, so prepared statements are kept by their text. (better-sqlite3
  * runs each synchronously, so one statement is never in use twice at once.)
  */
-function withStatementCache(connection: SQLite.Database): SqliteDatabase {
+function withStatementCache(connection: SQLite.Database): SqliteDatabase & { prepare(text: string): SQLite.Statement } {
   const statements = new Map<string, SQLite.Statement>();
   return {
-    prepare(text) {
+    prepare(text: string) {
       let statement = statements.get(text);
       if (!statement) {
         if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear();
@@ -184,10 +201,19 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
   // fails on its own, and pg-pool drops the broken client when it is released.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  const db = new Kysely<Tables>({ dialect: new CurrentSchemaPostgresDialect({ pool: withNamedStatements(pool) }) });
+  const named = withNamedStatements(pool);
+  const db = new Kysely<Tables>({ dialect: new CurrentSchemaPostgresDialect({ pool: named }) });
   return {
     db,
     dialect: 'postgres',
+    async run(text, parameters) {
+      const client = await named.connect();
+      try {
+        return (await client.query(text, parameters)).rows as Row[];
+      } finally {
+        client.release();
+      }
+    },
     like: (column, pattern, insensitive) =>
       insensitive ? sql<SqlBool>`${column} ILIKE ${pattern}` : sql<SqlBool>`${column} LIKE ${pattern}`,
     uniqueViolation(error) {

@@ -1,7 +1,7 @@
 /**
  * Queries built and compiled once, then run with new values: the hot,
  * fixed-shape queries (a record by id, a credential by hash) skip Kysely's
- * per-call building and compiling. Values stand in as placeholders while the
+ * per-call building and compiling, and outside transactions its executor too. Values stand in as placeholders while the
  * query is built, so the compiled SQL and the order of its parameters are
  * Kysely's own.
  */
@@ -26,7 +26,9 @@ export function precompiled<R>(build: (database: Database, ...placeholders: Plac
       compiled.set(database.dialect, query);
     }
     const parameters = query.parameters.map((parameter) => (parameter instanceof Placeholder ? values[parameter.index] : parameter));
-    const result = await database.db.executeQuery<R>(CompiledQuery.raw(query.sql, [...parameters]) as CompiledQuery<R>);
+    // Inside a transaction the query must run on its connection, through Kysely.
+    if (!database.db.isTransaction) return (await database.run(query.sql, parameters)) as R[];
+    const result = await database.db.executeQuery<R>(CompiledQuery.raw(query.sql, parameters) as CompiledQuery<R>);
     return result.rows;
   };
 }
