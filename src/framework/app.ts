@@ -5,11 +5,11 @@
  */
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
-import { METHODS, createServer, type Server } from 'node:http';
+import { METHODS, createServer } from 'node:http';
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
-import Fastify, { LogController, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
+import helmet from 'helmet';
 import type { Redis } from 'ioredis';
 import type { Database } from '../store/database.js';
 import { migrate, type Migrations } from '../store/migrations.js';
@@ -26,7 +26,6 @@ import { renderErrorsWith, renderHtmlError, renderJsonError, renderTextError } f
 import { mountBrowsableAssets, type BrowsableContext } from './browsable/index.js';
 import { API_MEDIA_TYPES, preferredMediaType } from './negotiation.js';
 import { registerOpenApi } from './openapi.js';
-import { createMetrics, listenForMetrics, mountMetrics } from './metrics.js';
 import { keepRawBodies, mountCollections, resource } from './router.js';
 import { closeRedis, connectRedis } from './redis.js';
 import { createLoginThrottle, createThrottle, memoryCounterStore, redisCounterStore, type ScopedRates } from './throttling.js';
@@ -65,18 +64,20 @@ const EXPOSED_HEADERS = ['ETag', 'Location', 'Preference-Applied', 'RateLimit-Li
 
 /**
  * Helmet's headers on the browsable pages: a strict same-origin CSP (the page
- * loads only its own script and style sheet), no framing, no sniffing.
+ * loads only its own script and style sheet), no framing, no sniffing. The
+ * middleware is built once and runs only for HTML responses.
  */
-async function secureBrowsablePages(app: FastifyInstance): Promise<void> {
-  await app.register(helmet, {
-    global: false,
+function secureBrowsablePages(app: FastifyInstance): void {
+  const secure = helmet({
     contentSecurityPolicy: {
       directives: { defaultSrc: ["'self'"], scriptSrc: ["'self'"], styleSrc: ["'self'"], imgSrc: ["'self'", 'data:'], formAction: ["'self'"] },
     },
   });
-  app.addHook('onSend', async (request, reply, payload) => {
-    if (request.url.startsWith(API_PREFIX) && String(reply.getHeader('content-type')).startsWith('text/html')) await reply.helmet();
-    return payload;
+  app.addHook('onSend', (request, reply, payload, done) => {
+    const isPage = request.url.startsWith(API_PREFIX) && String(reply.getHeader('content-type')).startsWith('text/html');
+    if (!isPage) return done(null, payload);
+    // Helmet sets its headers on the raw response; Node sends them with Fastify's.
+    secure(request.raw, reply.raw, (error?: unknown) => (error ? done(error as FastifyError) : done(null, payload)));
   });
 }
 
@@ -85,20 +86,6 @@ async function sharedRedis(app: FastifyInstance, url: string): Promise<Redis> {
   const redis = await connectRedis(url, (error) => app.log.warn({ err: error }, 'redis connection error'));
   app.addHook('onClose', () => closeRedis(redis));
   return redis;
-}
-
-/** Metrics on the app, or on their own port once the app listens. */
-function serveMetrics(app: FastifyInstance, database: Database, config: Config): void {
-  const registry = createMetrics(app, database);
-  const port = config.metricsPort;
-  if (port === undefined) return mountMetrics(app, registry);
-  let server: Server | undefined;
-  app.addHook('onListen', async () => {
-    server = await listenForMetrics(registry, port, config.host);
-  });
-  app.addHook('onClose', async () => {
-    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
-  });
 }
 
 export const API_PREFIX = '/api/v1';
@@ -178,12 +165,13 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   app.addHook('onClose', auth.close);
   await registerOpenApi(app, config.auth, `${API_PREFIX}/schema/`);
 
-  app.addHook('onRequest', async (request, reply) => {
+  // Hooks on every request take Fastify's callback form: no promise per hook per request.
+  app.addHook('onRequest', (request, reply, done) => {
     reply.header('X-Request-ID', request.id);
     if (workerId) reply.header('X-Worker-Id', workerId);
-    if (request.url.length > MAX_URL_LENGTH) throw uriTooLong();
+    done(request.url.length > MAX_URL_LENGTH ? uriTooLong() : undefined);
   });
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
       {
         method: request.method,
@@ -195,6 +183,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       },
       'request',
     );
+    done();
   });
   const page: BrowsableContext = {
     root: `${API_PREFIX}/`,
@@ -240,10 +229,11 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     mediaTypes: API_MEDIA_TYPES,
     page,
   };
-  await secureBrowsablePages(app);
+  secureBrowsablePages(app);
   if (config.corsOrigins.length > 0) await app.register(cors, { origin: [...config.corsOrigins], credentials: true, exposedHeaders: EXPOSED_HEADERS });
   mountBrowsableAssets(app);
-  if (config.metrics) serveMetrics(app, database, config);
+  // prom-client is loaded only when metrics are on.
+  if (config.metrics) (await import('./metrics.js')).serveMetrics(app, database, config);
   await app.register(
     async (api) => {
       keepRawBodies(api);

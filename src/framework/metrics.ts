@@ -8,8 +8,9 @@ import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Database } from '../store/database.js';
+import type { Config } from './config.js';
 
-export function createMetrics(app: FastifyInstance, database: Database): Registry {
+function createMetrics(app: FastifyInstance, database: Database): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'restfold_' });
   const labelNames = ['method', 'route', 'status'] as const;
@@ -34,25 +35,26 @@ export function createMetrics(app: FastifyInstance, database: Database): Registr
     },
   });
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     // The route pattern, not the path, so ids do not multiply the series.
     const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
     requests.inc(labels);
     latency.observe(labels, reply.elapsedTime / 1000);
     if (reply.statusCode === 429) throttled.inc({ route: labels.route });
+    done();
   });
   return registry;
 }
 
 /** GET /metrics on the app itself (when no METRICS_PORT is set). */
-export function mountMetrics(app: FastifyInstance, registry: Registry): void {
+function mountMetrics(app: FastifyInstance, registry: Registry): void {
   app.get('/metrics', { schema: { tags: ['metrics'], summary: 'Prometheus metrics' } }, async (_request, reply) =>
     reply.type(registry.contentType).send(await registry.metrics()),
   );
 }
 
 /** A separate listener for /metrics, so the public port never exposes them. */
-export async function listenForMetrics(registry: Registry, port: number, host: string): Promise<Server> {
+async function listenForMetrics(registry: Registry, port: number, host: string): Promise<Server> {
   const server = createServer((request, response) => {
     if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
       response.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Not found.');
@@ -65,4 +67,18 @@ export async function listenForMetrics(registry: Registry, port: number, host: s
   });
   await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
   return server;
+}
+
+/** Metrics on the app, or on their own port once the app listens. */
+export function serveMetrics(app: FastifyInstance, database: Database, config: Config): void {
+  const registry = createMetrics(app, database);
+  const port = config.metricsPort;
+  if (port === undefined) return mountMetrics(app, registry);
+  let server: Server | undefined;
+  app.addHook('onListen', async () => {
+    server = await listenForMetrics(registry, port, config.host);
+  });
+  app.addHook('onClose', async () => {
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  });
 }

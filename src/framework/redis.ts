@@ -3,11 +3,13 @@
  * share (throttle counters). Connected at start-up so a wrong URL stops the
  * process with a clear message; afterwards a lost connection fails each
  * command at once (no offline queue) rather than letting requests hang.
+ * ioredis is loaded only when REDIS_URL is set.
  */
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import { ApiError } from './errors.js';
 
 export async function connectRedis(url: string, onError: (error: Error) => void): Promise<Redis> {
+  const { Redis } = await import('ioredis');
   const redis = new Redis(url, {
     lazyConnect: true,
     enableOfflineQueue: false,

@@ -41,8 +41,8 @@ export async function mountSimpleRoutes(
       scope.setSerializerCompiler(() => (data) => JSON.stringify(data));
       renderErrorsWith(scope, database.isUnavailable, renderTextError);
       // `/:id` would also match an empty segment (`<prefix>/`), which names no route.
-      scope.addHook('onRequest', async (request) => {
-        if (Object.values(request.params as Record<string, string>).includes('')) throw notFound();
+      scope.addHook('onRequest', (request, _reply, done) => {
+        done(Object.values(request.params as Record<string, string>).includes('') ? notFound() : undefined);
       });
       for (const [url, handlers] of Object.entries(routes)) {
         const methods = Object.keys(handlers) as SimpleMethod[];
