@@ -56,6 +56,8 @@ export class Serializer {
   readonly selection: Selection;
   private readonly format: Readonly<Record<string, (stored: unknown, row: Row) => unknown>>;
   private readonly options: SerializerOptions;
+  /** Each shown field and how its value comes from a row, decided once rather than per row. */
+  private readonly renderers: readonly (readonly [string, (row: Row) => unknown])[];
 
   constructor(model: Model, options: SerializerOptions) {
     this.model = model;
@@ -91,6 +93,7 @@ export class Serializer {
         columns: nested.serializer.selection.columns,
       })),
     };
+    this.renderers = this.fields.map((name) => [name, this.rendererOf(name)] as const);
   }
 
   /**
@@ -136,15 +139,18 @@ export class Serializer {
   /** A stored row (nested rows already attached under their names) → the JSON record. */
   render(row: Row): Row {
     const record: Row = {};
-    for (const name of this.fields) {
-      const format = this.format[name];
-      const nested = this.nested[name];
-      if (this.hidden.has(name)) record[name] = null;
-      else if (format) record[name] = format(row[name], row);
-      else if (nested) record[name] = row[name] ? nested.serializer.render(row[name] as Row) : null;
-      else record[name] = this.model.fields[name]!.render(row[name]);
-    }
+    for (const [name, value] of this.renderers) record[name] = value(row);
     return record;
+  }
+
+  private rendererOf(name: string): (row: Row) => unknown {
+    const format = this.format[name];
+    const nested = this.nested[name]?.serializer;
+    if (this.hidden.has(name)) return () => null;
+    if (format) return (row) => format(row[name], row);
+    if (nested) return (row) => (row[name] ? nested.render(row[name] as Row) : null);
+    const field = this.model.fields[name]!;
+    return (row) => field.render(row[name]);
   }
 
   /**
