@@ -34,6 +34,19 @@ for (const node of profile.nodes) {
   byFunction.set(name, (byFunction.get(name) ?? 0) + count);
 }
 
+// Total time: a sample counts once for every function on its stack (self time plus callees').
+const parentOf = new Map();
+for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node);
+const nodeById = new Map(profile.nodes.map((node) => [node.id, node]));
+const nameOf = ({ callFrame: { functionName, url, lineNumber } }) => `${functionName || '(anonymous)'} ${placeOf(url)}:${lineNumber + 1}`;
+const inclusive = new Map();
+for (const [id, count] of samples) {
+  const names = new Set();
+  for (let node = nodeById.get(id); node; node = parentOf.get(node.id)) names.add(nameOf(node));
+  for (const name of names) inclusive.set(name, (inclusive.get(name) ?? 0) + count);
+}
+const ours = new Map([...inclusive].filter(([name]) => / dist\//.test(name)));
+
 const top = (map, n) =>
   [...map.entries()]
     .sort((a, b) => b[1] - a[1])
@@ -41,4 +54,4 @@ const top = (map, n) =>
     .map(([name, count]) => `${((100 * count) / total).toFixed(1).padStart(5)} %  ${name}`)
     .join('\n');
 
-console.log(`${total} samples, ${((total * interval) / 1e6).toFixed(1)} s\n\nSelf time by place:\n${top(byPlace, 15)}\n\nSelf time by function:\n${top(byFunction, 25)}`);
+console.log(`${total} samples, ${((total * interval) / 1e6).toFixed(1)} s\n\nSelf time by place:\n${top(byPlace, 15)}\n\nSelf time by function:\n${top(byFunction, 25)}\n\nTotal time of the project's own functions (with their callees):\n${top(ours, 25)}`);
