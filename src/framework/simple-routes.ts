@@ -15,7 +15,8 @@ import { keepRawBodies } from './router.js';
 
 /**
  * A Fastify handler: return a value to send it as JSON (200), or use `reply` for another status.
- * Values are sent as JSON.stringify writes them, whatever the response schema says.
+ * Values are sent as JSON.stringify writes them, whatever the response schema says: send records
+ * rendered by a serializer (as recordStore does), never raw rows.
  */
 export type SimpleHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 export type SimpleMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -36,9 +37,6 @@ export async function mountSimpleRoutes(
   await app.register(
     async (scope) => {
       keepRawBodies(scope);
-      // Bodies go out through JSON.stringify (V8's native one): response schemas document a route, they
-      // do not filter it, so a handler sends records rendered by a serializer (see recordStore).
-      scope.setSerializerCompiler(() => (data) => JSON.stringify(data));
       renderErrorsWith(scope, database.isUnavailable, renderTextError);
       // `/:id` would also match an empty segment (`<prefix>/`), which names no route.
       scope.addHook('onRequest', (request, _reply, done) => {
