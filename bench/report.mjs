@@ -22,7 +22,7 @@ function table(results) {
     '|---|---|--:|--:|--:|--:|--:|--:|--:|',
   ];
   for (const r of results) {
-    const ceiling = r.server === 'restfold' ? baselineRps.get(r.scenario.key) : undefined;
+    const ceiling = r.server === 'baseline' ? undefined : baselineRps.get(r.scenario.key);
     const share = ceiling ? `${number((100 * r.rps) / ceiling)} %` : '';
     lines.push(
       `| ${r.scenario.title} | ${r.server} | ${number(r.rps)} | ${share} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${number(r.rssMb)} |`,
@@ -39,6 +39,15 @@ function searchComparison(results) {
   return `\nSearch (b) with the pg_trgm GIN indexes runs at **${number(indexed / scanned, 1)}x** the req/s of the same query without them.\n`;
 }
 
+/** The same scenarios served with another worker count in the same run, against the run's own. */
+function workersComparison(results, workers) {
+  const more = results.filter((r) => r.server.startsWith('restfold, '));
+  if (more.length === 0) return '';
+  const one = new Map(results.filter((r) => r.server === 'restfold').map((r) => [r.scenario.key, r.rps]));
+  const changes = more.map((r) => `(${r.scenario.key}) ${r.rps >= one.get(r.scenario.key) ? '+' : '−'}${number(Math.abs(100 * (r.rps / one.get(r.scenario.key) - 1)))} %`);
+  return `\n${more[0].server.slice('restfold, '.length)} against ${workers}, in this run: ${changes.join(', ')}.\n`;
+}
+
 export function writeSection(run) {
   const key = `${run.db}:${run.rows}:w${run.workers}`;
   const { machine, seeded } = run;
@@ -48,11 +57,13 @@ export function writeSection(run) {
     '',
     ...(run.note ? [`> ${run.note}`, ''] : []),
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${machine.cores} cores (${machine.cpu}), Node ${machine.node}; ` +
-      `autocannon with ${run.connections} connections over loopback, ${run.duration} s per scenario after a warm-up, one server at a time; ` +
+      `autocannon with ${run.connections} connections over loopback, ${run.duration} s per scenario after a warm-up, each on a fresh server, one server at a time; ` +
+      `the scenarios with a baseline alternate between the servers ${run.rounds} times and show each one's median round; ` +
       `seeding took ${number(seeded.seconds, 1)} s. The search term matches ${number(seeded.searchMatches)} users.`,
     '',
     table(run.results),
     searchComparison(run.results),
+    workersComparison(run.results, run.workers),
     '<!-- /bench -->',
   ].join('\n');
 

@@ -1,11 +1,14 @@
 #!/usr/bin/env node
 /**
- * `npm run bench -- [--db sqlite|postgres] [--rows N] [--duration S] [--connections C] [--workers W]`
+ * `npm run bench -- [--db sqlite|postgres] [--rows N] [--duration S] [--connections C] [--workers W] [--compare-workers W2]`
  *
  * Seeds a fresh database through bench/seed.mjs, then, one server at a time:
  * the baseline (bench/baseline/server.mjs) for (a), (c), (g), and Restfold as
  * `npm start` runs it for (a)-(h); on PostgreSQL (b) again without the trigram
- * indexes. Each scenario gets a warm-up, then an autocannon run over loopback.
+ * indexes; with --compare-workers, (a), (c), (g) also with that many workers.
+ * Compared scenarios alternate between servers --rounds times (median kept),
+ * each measurement on a fresh server.
+ * Each scenario gets a warm-up, then an autocannon run over loopback.
  * The table replaces this configuration's section of bench/RESULTS.md.
  */
 import { spawn } from 'node:child_process';
@@ -27,6 +30,10 @@ const { values: options } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
     workers: { type: 'string', default: '1' },
+    // Also serve (a), (c), (g) with this many workers in the same run, to compare with --workers.
+    'compare-workers': { type: 'string', default: '' },
+    // Baseline and Restfold alternate this many times on (a), (c), (g); the median is reported.
+    rounds: { type: 'string', default: '3' },
     'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
     note: { type: 'string', default: '' },
   },
@@ -36,6 +43,10 @@ const rows = Number(options.rows);
 const duration = Number(options.duration);
 const connections = Number(options.connections);
 const warmup = Math.max(1, Math.min(3, Math.round(duration / 5)));
+const rounds = Number(options.rounds);
+
+/** The run with the median req/s (its latencies and memory come with it). */
+const median = (runs) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor((runs.length - 1) / 2)];
 
 // ---- the database -------------------------------------------------------------------------------
 
@@ -255,28 +266,46 @@ async function main() {
 
     // The search page: 50 when there are that many pages of matches, else the last full one.
     const list = scenarios(seeded, Math.max(1, Math.min(50, Math.floor(seeded.searchMatches / 20))));
+    const compared = options['compare-workers'];
     const serverEnv = { DATABASE_URL: database.url, LOG_LEVEL: 'warn', THROTTLE_ANON: 'off', THROTTLE_USER: 'off', WORKERS: options.workers };
 
-    const baseline = await startServer(['bench/baseline/server.mjs'], { DATABASE_URL: database.url });
-    stopping.push(baseline.stop);
-    for (const scenario of list.filter((s) => s.baseline)) record(scenario, 'baseline', await measure(baseline, scenario, seeded.token));
-    await baseline.stop();
-    stopping.pop();
+    const servers = {
+      baseline: () => startServer(['bench/baseline/server.mjs'], { DATABASE_URL: database.url }),
+      restfold: () => startServer(['dist/cli.js', 'serve'], serverEnv),
+      ...(compared && { [`restfold, ${compared} workers`]: () => startServer(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: compared }) }),
+    };
+    /** One scenario on a fresh server of the given kind. */
+    const measureOn = async (kind, scenario) => {
+      const server = await servers[kind]();
+      stopping.push(server.stop);
+      try {
+        return await measure(server, scenario, seeded.token);
+      } finally {
+        await server.stop();
+        stopping.pop();
+      }
+    };
 
-    const server = await startServer(['dist/cli.js', 'serve'], serverEnv);
-    stopping.push(server.stop);
-    for (const scenario of list) record(scenario, 'restfold', await measure(server, scenario, seeded.token));
+    for (const scenario of list) {
+      // The compared scenarios alternate between servers, `rounds` times, so a drift in the machine's
+      // speed (a shared VM's is large) reaches both sides; each side keeps its median round.
+      const kinds = scenario.baseline ? Object.keys(servers) : ['restfold'];
+      const measured = new Map(kinds.map((kind) => [kind, []]));
+      for (let round = 0; round < (scenario.baseline ? rounds : 1); round++) {
+        for (const kind of kinds) measured.get(kind).push(await measureOn(kind, scenario));
+      }
+      for (const [kind, runs] of measured) record(scenario, kind, median(runs));
+    }
     if (options.db === 'postgres') {
       // The same search with the trigram indexes gone: the planner's other choice is a scan.
       await onPostgres(database.url, (client) => client.query(`DROP INDEX ${SEARCH_INDEXES.map((index) => index.name).join(', ')}`));
       const search = list.find((s) => s.key === 'b');
-      record({ ...search, key: 'b-noindex', title: `${search.title}, **without** trigram indexes` }, 'restfold', await measure(server, search, seeded.token));
+      record({ ...search, key: 'b-noindex', title: `${search.title}, **without** trigram indexes` }, 'restfold', await measureOn('restfold', search));
     }
-    await server.stop();
-    stopping.pop();
 
     writeSection({
       db: options.db,
+      rounds,
       rows,
       duration,
       connections,
