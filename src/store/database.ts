@@ -240,6 +240,12 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
 
 /** Statements worth preparing: the queries requests repeat (DDL and transaction control are not). */
 const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
+/**
+ * Pattern matches are planned with their pattern every time: after five runs of a named statement
+ * PostgreSQL may settle on a generic plan, which cannot know that `%kowalski%` is rare and walks the
+ * primary key filtering every row instead of using the trigram indexes (108 ms against 14 ms).
+ */
+const PATTERN_MATCH = /\bI?LIKE\b/i;
 /** Per connection; past this, new query shapes run unnamed (a client cannot make a backend hoard plans). */
 const STATEMENTS_PER_CONNECTION = 200;
 const statementNames = new Map<string, string>();
@@ -267,7 +273,7 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
       const names = prepared.get(client) ?? new Set<string>();
       prepared.set(client, names);
       const query = (text: string, values: ReadonlyArray<unknown>) => {
-        if (!PREPARABLE.test(text)) return client.query(text, [...values]);
+        if (!PREPARABLE.test(text) || PATTERN_MATCH.test(text)) return client.query(text, [...values]);
         const name = statementName(text);
         if (!names.has(name)) {
           if (names.size >= STATEMENTS_PER_CONNECTION) return client.query(text, [...values]);
