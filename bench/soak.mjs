@@ -6,8 +6,9 @@
 //   npx tsc -p tsconfig.json && node bench/soak.mjs
 //   SOAK_SECONDS=300 SOAK_CONNECTIONS=50 SOAK_DATABASES=sqlite,postgres node bench/soak.mjs
 //
-// Passes when: no 5xx, no socket errors, RSS at the end within 20 % of RSS
-// after warm-up, and stored records == creates acknowledged − deletes
+// Passes when: no 5xx, no socket errors, RSS at the end at most 20 % above RSS
+// after warm-up (a leak grows; V8's heap saws, so a lower end is fine), and
+// stored records == creates acknowledged − deletes
 // acknowledged (posts and articles each). Exits 1 otherwise.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -184,7 +185,7 @@ async function soak(kind) {
   const checks = {
     'no 5xx': stats.byClass['5xx'] === 0,
     'no socket errors': stats.socketErrors === 0,
-    'RSS within 20 % of warm-up': Math.abs(rssRatio - 1) <= 0.2,
+    'RSS at most 20 % above warm-up': rssRatio <= 1.2,
     'posts stored == created − deleted': posts === created.posts - deleted.posts,
     'articles stored == created − deleted': articles === created.articles - deleted.articles,
   };
