@@ -175,17 +175,10 @@ const escapeRegExp = (char: string): string => char.replace(/[.*+?^${}()|[\]\\/]
 const UNAVAILABLE_CODES = /^(08|57P0[1-3]|53300)/;
 const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
 
-/** The URL with the session's TimeZone set to UTC (after its own options, which pg lets the URL decide). */
-function inUtc(url: string): string {
-  const target = new URL(url);
-  target.searchParams.set('options', [target.searchParams.get('options'), '-c TimeZone=UTC'].filter(Boolean).join(' '));
-  return target.toString();
-}
-
 function openPostgres(url: string, options: DatabaseOptions): Database {
   const max = options.maxConnections ?? 25;
   const pool = new pg.Pool({
-    connectionString: inUtc(url),
+    connectionString: url,
     // The URL's own application_name, if any, wins (it is parsed over these settings).
     application_name: 'restfold',
     max,
@@ -200,7 +193,12 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
   // which pg emits besides failing the query) must not crash the process: the query in flight
   // fails on its own, and pg-pool drops the broken client when it is released.
   pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    // Queued before any query the pool hands this client to; timestamps then arrive in UTC, which
+    // timestampText rewrites without a Date (and which it still reads correctly if this fails).
+    client.query("SET TIME ZONE 'UTC'").catch(() => {});
+  });
   const named = withNamedStatements(pool);
   const db = new Kysely<Tables>({ dialect: new CurrentSchemaPostgresDialect({ pool: named }) });
   return {
