@@ -1,7 +1,7 @@
 /**
  * JSON Schemas built from the same declarations that drive validation:
- * route schemas for every action (which Fastify also compiles into fast
- * response serializers), and the OpenAPI 3.1 document gathered from them.
+ * route schemas for every action (documentation only: bodies are written
+ * by JSON.stringify), and the OpenAPI 3.1 document gathered from them.
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -231,8 +231,8 @@ const SECURITY_SCHEMES: Record<AuthKind, Record<string, JsonSchema>> = {
  * Collects every route's schema into an OpenAPI 3.1 document (`app.swagger()`),
  * with interactive documentation of `documentPath` at `/api/docs/` (assets from
  * the installed package, nothing from a CDN). Route schemas are documentation
- * and response serializers here: each stage validates in its own order, so
- * Fastify's own validation is off. Register before any route.
+ * only: each stage validates in its own order, so Fastify's own validation is
+ * off, and bodies are written by JSON.stringify (see buildApp). Register before any route.
  */
 export async function registerOpenApi(app: FastifyInstance, authKinds: readonly AuthKind[], documentPath: string): Promise<void> {
   app.setValidatorCompiler(() => () => true);

@@ -18,7 +18,7 @@ import { handleCollection, type ApiRuntime } from './views.js';
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
-/** A handler and its schema (documentation, and the compiled response serializer). */
+/** A handler and its schema (documentation for the OpenAPI document). */
 export interface Endpoint {
   readonly handler: Handler;
   readonly schema?: FastifySchema;

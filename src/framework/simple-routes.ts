@@ -20,7 +20,7 @@ import { keepRawBodies } from './router.js';
  */
 export type SimpleHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 export type SimpleMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
-/** A handler and its schema (for the OpenAPI document and the response serializer). */
+/** A handler and its schema (for the OpenAPI document; it does not filter the body). */
 export interface SimpleEndpoint {
   readonly handler: SimpleHandler;
   readonly schema?: FastifySchema;
