@@ -20,6 +20,9 @@ function placeOf(url) {
   return url.startsWith('node:') ? url : url.replace(/^file:\/\//, '');
 }
 
+/** A function by name and where it is defined. */
+const nameOf = ({ callFrame: { functionName, url, lineNumber } }) => `${functionName || '(anonymous)'} ${placeOf(url)}:${lineNumber + 1}`;
+
 const byPlace = new Map();
 const byFunction = new Map();
 let total = 0;
@@ -27,10 +30,9 @@ for (const node of profile.nodes) {
   const count = samples.get(node.id) ?? 0;
   if (count === 0) continue;
   total += count;
-  const { functionName, url, lineNumber } = node.callFrame;
-  const place = placeOf(url);
+  const place = placeOf(node.callFrame.url);
   byPlace.set(place, (byPlace.get(place) ?? 0) + count);
-  const name = `${functionName || '(anonymous)'} ${place}:${lineNumber + 1}`;
+  const name = nameOf(node);
   byFunction.set(name, (byFunction.get(name) ?? 0) + count);
 }
 
@@ -38,7 +40,6 @@ for (const node of profile.nodes) {
 const parentOf = new Map();
 for (const node of profile.nodes) for (const child of node.children ?? []) parentOf.set(child, node);
 const nodeById = new Map(profile.nodes.map((node) => [node.id, node]));
-const nameOf = ({ callFrame: { functionName, url, lineNumber } }) => `${functionName || '(anonymous)'} ${placeOf(url)}:${lineNumber + 1}`;
 const inclusive = new Map();
 for (const [id, count] of samples) {
   const names = new Set();

@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect, sql, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
+import type { Row } from '../framework/serializer.js';
 import { CurrentSchemaPostgresDialect } from './introspection.js';
 
 /** Tables are declared at run time, so the schema type is open. */
@@ -43,8 +44,6 @@ export interface Database {
   run(sql: string, parameters: readonly unknown[]): Promise<Row[]>;
   close(): Promise<void>;
 }
-
-export type Row = Record<string, unknown>;
 
 /** Escape `\`, `%` and `_` so a value matches only itself inside a LIKE pattern. */
 export const escapeLike = (value: string): string => value.replace(/[\\%_]/g, '\\$&');
