@@ -288,22 +288,26 @@ const INT8 = 20;
 const TIMESTAMPTZ = 1184;
 const parseDate = pg.types.getTypeParser(TIMESTAMPTZ, 'text') as (value: string) => Date;
 /** PostgreSQL's ISO output in UTC (the session's TimeZone, set at connect): `2026-01-02 03:04:05.6+00`. */
-const UTC_TIMESTAMP = /^(\d{4}-\d{2}-\d{2}) (\d{2}:\d{2}:\d{2})(?:\.(\d{1,6}))?\+00$/;
+const UTC_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?\+00$/;
 
 /**
  * timestamptz → the RFC 3339 text the API sends (`…T03:04:05.600Z`), the form SQLite stores:
- * rewritten as text, not parsed into a Date and printed again (a tenth of a list's time).
+ * rewritten as text, not parsed into a Date and printed again (a tenth of a list's time), and
+ * by position once the form is known (no match array: a list page rewrites hundreds).
  * Other forms (another time zone, years past 9999, BC) go through a Date.
  */
 export function timestampText(value: string): string {
-  const match = UTC_TIMESTAMP.exec(value);
-  if (!match) {
+  if (!UTC_TIMESTAMP.test(value)) {
     const date = parseDate(value);
     // 'infinity' and the like have no RFC 3339 form: passed on as PostgreSQL wrote them.
     return date instanceof Date && !Number.isNaN(date.getTime()) ? date.toISOString() : value;
   }
-  const milliseconds = (match[3] ?? '').slice(0, 3).padEnd(3, '0');
-  return `${match[1]}T${match[2]}.${milliseconds}Z`;
+  const date = value.slice(0, 10);
+  // Digits after the seconds' '.' (which sits at 19, before the closing '+00'); -1 when there is none.
+  const fractionDigits = value.length - 23;
+  if (fractionDigits >= 3) return `${date}T${value.slice(11, 23)}Z`;
+  if (fractionDigits < 0) return `${date}T${value.slice(11, 19)}.000Z`;
+  return `${date}T${value.slice(11, 20 + fractionDigits)}${fractionDigits === 1 ? '00' : '0'}Z`;
 }
 
 /** bigint columns and counts come back as numbers (ids stay far below 2^53); timestamps as RFC 3339 text. */

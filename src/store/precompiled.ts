@@ -15,10 +15,16 @@ export class Placeholder {
 
 export type Precompiled<R> = (database: Database, ...values: unknown[]) => Promise<R[]>;
 
-/** `build` receives one placeholder per value it declares; the compiled query is kept per dialect. */
-export function precompiled<R>(build: (database: Database, ...placeholders: Placeholder[]) => Compilable<R>): Precompiled<R> {
+/**
+ * `build` receives one placeholder per value it declares (or `count`, when it takes them as a rest
+ * parameter); the compiled query is kept per dialect.
+ */
+export function precompiled<R>(
+  build: (database: Database, ...placeholders: Placeholder[]) => Compilable<R>,
+  count = build.length - 1,
+): Precompiled<R> {
   const compiled = new Map<string, CompiledQuery<R>>();
-  const placeholders = Array.from({ length: build.length - 1 }, (_, index) => new Placeholder(index));
+  const placeholders = Array.from({ length: count }, (_, index) => new Placeholder(index));
   return async (database, ...values) => {
     let query = compiled.get(database.dialect);
     if (!query) {

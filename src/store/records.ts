@@ -130,7 +130,13 @@ export async function deleteRecord(database: Database, model: Model, id: RecordI
   return result.numDeletedRows > 0n;
 }
 
-/** Every record whose fields equal `where`, in `ordering` order, unpaged (for small fixed lists). */
+const listQueries = new WeakMap<Selection, Map<string, Precompiled<Row>>>();
+
+/**
+ * Every record whose fields equal `where`, in `ordering` order, unpaged (for small fixed lists).
+ * Each shape (which fields, which of them null, the ordering) is compiled once, as the routes that
+ * list records ask the same question every time.
+ */
 export async function listRecords(
   database: Database,
   model: Model,
@@ -138,13 +144,27 @@ export async function listRecords(
   where: Row,
   ordering: readonly Ordering[],
 ): Promise<Row[]> {
-  let query = selectColumns(fromSelection(database, selection), selection);
-  for (const [name, value] of Object.entries(toDriverValues(model, where))) {
-    query = query.where(sql.ref(`${selection.table}.${name}`), value === null ? 'is' : '=', value);
+  const values = toDriverValues(model, where);
+  const conditions = Object.entries(values).map(([name, value]) => ({ name, isNull: value === null }));
+  const shape = JSON.stringify([conditions, ordering]);
+  let queries = listQueries.get(selection);
+  if (!queries) listQueries.set(selection, (queries = new Map()));
+  let query = queries.get(shape);
+  if (!query) {
+    query = precompiled((database, ...placeholders) => {
+      let built = selectColumns(fromSelection(database, selection), selection);
+      let next = 0;
+      for (const { name, isNull } of conditions) {
+        const column = sql.ref(`${selection.table}.${name}`);
+        built = isNull ? built.where(column, 'is', null) : built.where(column, '=', placeholders[next++]);
+      }
+      for (const { field, descending } of ordering) {
+        built = built.orderBy(sql.ref(`${selection.table}.${field}`), descending ? 'desc' : 'asc');
+      }
+      return built;
+    }, conditions.filter(({ isNull }) => !isNull).length);
+    queries.set(shape, query);
   }
-  for (const { field, descending } of ordering) {
-    query = query.orderBy(sql.ref(`${selection.table}.${field}`), descending ? 'desc' : 'asc');
-  }
-  const rows = await query.execute();
+  const rows = await query(database, ...Object.values(values).filter((value) => value !== null));
   return rows.map((row) => assembleRow(row, selection));
 }
