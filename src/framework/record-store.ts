@@ -24,7 +24,7 @@ export interface RecordStoreOptions {
 export interface RecordStore {
   /** The record; 404 when there is none. */
   get(id: RecordId): Promise<Row>;
-  /** Every record whose fields equal `where`, ordered by field names (`-name` descending). */
+  /** Every record whose fields equal `where` (values, not SQL expressions), ordered by field names (`-name` descending). */
   list(where: Row, ordering: readonly string[]): Promise<Row[]>;
   /** Validates `body` as a new record, stores it with `set` (values the route sets, not the client). */
   create(body: unknown, set?: Row): Promise<Row>;

@@ -131,6 +131,8 @@ export async function deleteRecord(database: Database, model: Model, id: RecordI
 }
 
 const listQueries = new WeakMap<Selection, Map<string, Precompiled<Row>>>();
+/** Past this many shapes per selection the compiled lists are dropped (user code could make shapes without end). */
+const LIST_SHAPES = 100;
 
 /**
  * Every record whose fields equal `where`, in `ordering` order, unpaged (for small fixed lists).
@@ -144,13 +146,16 @@ export async function listRecords(
   where: Row,
   ordering: readonly Ordering[],
 ): Promise<Row[]> {
-  const values = toDriverValues(model, where);
-  const conditions = Object.entries(values).map(([name, value]) => ({ name, isNull: value === null }));
-  const shape = JSON.stringify([conditions, ordering]);
+  // By name, so that { a, b } and { b, a } are one shape, and the values follow the same order.
+  const conditions = Object.entries(toDriverValues(model, where))
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([name, value]) => ({ name, value, isNull: value === null }));
+  const shape = JSON.stringify([conditions.map(({ name, isNull }) => [name, isNull]), ordering]);
   let queries = listQueries.get(selection);
   if (!queries) listQueries.set(selection, (queries = new Map()));
   let query = queries.get(shape);
   if (!query) {
+    const bound = conditions.filter(({ isNull }) => !isNull).length;
     query = precompiled((database, ...placeholders) => {
       let built = selectColumns(fromSelection(database, selection), selection);
       let next = 0;
@@ -162,9 +167,10 @@ export async function listRecords(
         built = built.orderBy(sql.ref(`${selection.table}.${field}`), descending ? 'desc' : 'asc');
       }
       return built;
-    }, conditions.filter(({ isNull }) => !isNull).length);
+    }, bound);
+    if (queries.size >= LIST_SHAPES) queries.clear();
     queries.set(shape, query);
   }
-  const rows = await query(database, ...Object.values(values).filter((value) => value !== null));
+  const rows = await query(database, ...conditions.filter(({ isNull }) => !isNull).map(({ value }) => value));
   return rows.map((row) => assembleRow(row, selection));
 }
