@@ -16,13 +16,13 @@ export function openConfiguredDatabase(config: Config): Database {
 }
 
 /**
- * Two V8 heuristics that suit a browser tab, not a request server, turned off at start (both are
- * read at each collection, so they take effect when set at run time; a deployer who passes either
- * to node keeps their choice). Measured under 50 concurrent requests (docs/performance.md):
+ * Two V8 heuristics that suit a browser tab better than a request server, tuned at start (both
+ * are read at each collection, so they take effect when set at run time; a deployer who passes
+ * either to node keeps their choice). Measured under 50 concurrent requests (docs/performance.md):
  * - Allocation-site pretenuring: the rows, strings and query nodes of the requests in flight
  *   survive a young collection, so V8 starts allocating those sites' objects straight in the old
  *   generation, where only a full collection clears them: on the posts list a 90 MB saw-tooth of
- *   RSS and a quarter more CPU per request.
+ *   RSS and a third more CPU per request.
  * - The old generation's growth factor: after start-up's collection V8 lets it grow up to 4x the
  *   live heap before the next full one (20 MB live → ~85 MB, reached half a minute into a load);
  *   1.5x keeps the users detail's peak RSS at ~130 MB instead of ~175 MB, at no measurable CPU cost.
@@ -30,9 +30,10 @@ export function openConfiguredDatabase(config: Config): Database {
 const GC_FLAGS = ['--no-allocation-site-pretenuring', '--heap-growing-percent=50'];
 
 function tuneGarbageCollection(): void {
+  const given = process.execArgv.map((argument) => argument.replaceAll('_', '-'));
   for (const flag of GC_FLAGS) {
     const name = flag.replace(/^--(no-)?/, '').replace(/=.*/, '');
-    if (!process.execArgv.some((given) => given.replaceAll('_', '-').includes(name))) setFlagsFromString(flag);
+    if (!given.some((argument) => argument.replace(/^--(no-?)?/, '').replace(/=.*/, '') === name)) setFlagsFromString(flag);
   }
 }
 
