@@ -3,18 +3,31 @@
  * libuv's thread pool, so hashing never blocks the event loop.
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { availableParallelism } from 'node:os';
+import pLimit from 'p-limit';
 
 const PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const;
 const KEY_LENGTH = 32;
 // scrypt needs 128 * N * r bytes; leave headroom above Node's 32 MiB default.
 const MAX_MEMORY = 64 * 1024 * 1024;
 
+/**
+ * One derivation per CPU at a time. Each holds 32 MiB while it runs, and more at once than there
+ * are cores only interleaves them (the same hashes a second) while holding more memory and every
+ * thread of libuv's pool, which file reads and DNS lookups share. Hashes and checks (the dummy
+ * check of an unknown username too) wait in one queue, so a login's timing still says nothing.
+ */
+const oneDerivationPerCore = pLimit(availableParallelism());
+
 function derive(password: string, salt: Buffer, options: ScryptOptions, keyLength: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    scrypt(password.normalize('NFKC'), salt, keyLength, { ...options, maxmem: MAX_MEMORY }, (error, key) =>
-      error ? reject(error) : resolve(key),
-    );
-  });
+  return oneDerivationPerCore(
+    () =>
+      new Promise((resolve, reject) => {
+        scrypt(password.normalize('NFKC'), salt, keyLength, { ...options, maxmem: MAX_MEMORY }, (error, key) =>
+          error ? reject(error) : resolve(key),
+        );
+      }),
+  );
 }
 
 /** `scrypt$N$r$p$salt$key`, salt and key in base64. */
