@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { METHODS, createServer } from 'node:http';
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
-import Fastify, { LogController, type FastifyError, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
 import helmet from 'helmet';
 import type { Redis } from 'ioredis';
 import type { Database } from '../store/database.js';
@@ -98,6 +98,23 @@ const SOCKET_IDLE_TIMEOUT_MS = 60_000;
 /** Under WORKERS > 1, which process answered (a small number, not the pid). */
 const workerId = cluster.worker ? String(cluster.worker.id) : undefined;
 
+/**
+ * The requests of each app whose handlers have not replied yet. Fastify's close waits for
+ * connections, not handlers: a request whose client has hung up keeps running after its connection
+ * is gone, and would find the database closed under it (a 500 in the log for a reply nobody reads).
+ */
+const unreplied = new WeakMap<FastifyInstance, Set<FastifyRequest>>();
+
+/** Waits until every request `app` has begun has replied (or `timeoutMs` passed); how many had not. */
+export async function repliesSent(app: FastifyInstance, timeoutMs: number): Promise<number> {
+  const requests = unreplied.get(app);
+  if (!requests || requests.size === 0) return 0;
+  app.log.info({ requests: requests.size }, 'waiting for requests still being handled');
+  const deadline = Date.now() + timeoutMs;
+  while (requests.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  return requests.size;
+}
+
 /** The framework's migrations, then the app's. */
 export async function migrateApp(database: Database, definition: AppDefinition): Promise<string[]> {
   return [
@@ -170,10 +187,19 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   await registerOpenApi(app, config.auth, `${API_PREFIX}/schema/`);
 
   // Hooks on every request take Fastify's callback form: no promise per hook per request.
+  const requests = new Set<FastifyRequest>();
+  unreplied.set(app, requests);
   app.addHook('onRequest', (request, reply, done) => {
+    requests.add(request);
     reply.header('X-Request-ID', request.id);
     if (workerId) reply.header('X-Worker-Id', workerId);
     done(request.url.length > MAX_URL_LENGTH ? uriTooLong() : undefined);
+  });
+  // A handler has replied once its reply reaches onSend; what is left is writing it out. (onResponse
+  // would not do: it never comes for a request whose client has gone.)
+  app.addHook('onSend', (request, _reply, payload, done) => {
+    requests.delete(request);
+    done(null, payload);
   });
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info(

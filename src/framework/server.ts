@@ -5,7 +5,7 @@
 import { setFlagsFromString } from 'node:v8';
 import type { FastifyInstance } from 'fastify';
 import { openDatabase, type Database } from '../store/database.js';
-import { buildApp, migrateApp, type AppDefinition } from './app.js';
+import { buildApp, migrateApp, repliesSent, type AppDefinition } from './app.js';
 import type { Config } from './config.js';
 
 export function openConfiguredDatabase(config: Config): Database {
@@ -43,7 +43,11 @@ export async function serve(definition: AppDefinition, config: Config): Promise<
   const applied = await migrateApp(database, definition);
   const app = await buildApp(definition, { database, config });
   if (applied.length > 0) app.log.info({ migrations: applied }, 'migrations applied');
-  app.addHook('onClose', async () => database.close());
+  app.addHook('onClose', async () => {
+    const unfinished = await repliesSent(app, config.requestTimeoutMs);
+    if (unfinished > 0) app.log.warn({ requests: unfinished }, 'closing the database under requests still being handled');
+    await database.close();
+  });
   await app.listen({ port: config.port, host: config.host });
 
   let stopping = false;

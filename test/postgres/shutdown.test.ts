@@ -1,9 +1,11 @@
 /**
  * SIGTERM with a request in flight: the server stops accepting connections,
- * lets the request finish with its 2xx, closes the pool and exits 0.
+ * lets the request finish with its 2xx, closes the pool and exits 0. A request
+ * whose client has hung up is let finish too before the pool closes.
  */
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { request as httpRequest } from 'node:http';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createTestDatabase, onPostgres, testDialect, withApplicationName, type TestDatabase } from '../support/database.js';
 import { backends, eventually, get, spawnServer, userWithToken, type SpawnedServer } from './spawned.js';
 
@@ -13,12 +15,12 @@ describe.runIf(testDialect === 'postgres')('SIGTERM', () => {
   let server: SpawnedServer;
   let token: string;
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     database = await createTestDatabase();
     ({ token } = await userWithToken(database.url, 'patient'));
     server = await spawnServer({ DATABASE_URL: withApplicationName(database.url, applicationName) });
   });
-  afterAll(async () => {
+  afterEach(async () => {
     await server?.stop();
     await database?.drop();
   });
@@ -45,6 +47,30 @@ describe.runIf(testDialect === 'postgres')('SIGTERM', () => {
     expect(inFlight.status).toBe(200);
     expect(inFlight.json.results.map((user: { username: string }) => user.username)).toEqual(['patient']);
     expect(await server.exited).toBe(0);
+    expect(await backends(applicationName)).toEqual([]);
+  });
+
+  it('lets a request whose client hung up finish before it closes the pool', async () => {
+    await onPostgres(async (blocker) => {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
+      const abandoned = httpRequest({ host: '127.0.0.1', port: server.port, path: '/api/v1/users/', headers: { authorization: `Bearer ${token}` }, agent: false });
+      abandoned.on('error', () => {});
+      abandoned.end();
+      await eventually(
+        async () => ((await backends(applicationName)).some((row) => row.waitEventType === 'Lock') ? true : undefined),
+        'the request to wait on the lock',
+      );
+      abandoned.destroy();
+      server.process.kill('SIGTERM');
+      // Its connection is gone, so the server has nothing left to drain but the handler itself.
+      await eventually(async () => (server.output().includes('waiting for requests still being handled') ? true : undefined), 'the server to wait for the handler', 10);
+      await blocker.query('COMMIT');
+    }, database.url);
+
+    expect(await server.exited).toBe(0);
+    const errors = server.output().split('\n').filter((line) => line.includes('"level":50'));
+    expect(errors).toEqual([]);
     expect(await backends(applicationName)).toEqual([]);
   });
 });
