@@ -105,12 +105,22 @@ const workerId = cluster.worker ? String(cluster.worker.id) : undefined;
  */
 const unreplied = new WeakMap<FastifyInstance, Set<FastifyRequest>>();
 
-/** Waits until every request `app` has begun has replied (or `timeoutMs` passed); how many had not. */
-export async function repliesSent(app: FastifyInstance, timeoutMs: number): Promise<number> {
+/**
+ * How long a handler may go on after its client hung up and still be waited for: the longest
+ * shutdown waits for handlers, and how long a request that never replies (a route that neither
+ * sends nor hijacks after an abort) is remembered.
+ */
+export const HANDLER_GRACE_MS = 10_000;
+
+/**
+ * Waits until every request the app has begun has replied, or HANDLER_GRACE_MS have passed;
+ * resolves with how many had not.
+ */
+export async function repliesSent(app: FastifyInstance): Promise<number> {
   const requests = unreplied.get(app);
   if (!requests || requests.size === 0) return 0;
   app.log.info({ requests: requests.size }, 'waiting for requests still being handled');
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + HANDLER_GRACE_MS;
   while (requests.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
   return requests.size;
 }
@@ -195,13 +205,19 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     if (workerId) reply.header('X-Worker-Id', workerId);
     done(request.url.length > MAX_URL_LENGTH ? uriTooLong() : undefined);
   });
-  // A handler has replied once its reply reaches onSend; what is left is writing it out. (onResponse
-  // would not do: it never comes for a request whose client has gone.)
+  // A handler has replied once its reply reaches onSend; what is left is writing it out. onResponse
+  // covers replies written past onSend (hijacked, raw); it never comes for a request whose client has
+  // gone, which is forgotten HANDLER_GRACE_MS after the abort if its handler never replies at all.
   app.addHook('onSend', (request, _reply, payload, done) => {
     requests.delete(request);
     done(null, payload);
   });
+  app.addHook('onRequestAbort', (request, done) => {
+    setTimeout(() => requests.delete(request), HANDLER_GRACE_MS).unref();
+    done();
+  });
   app.addHook('onResponse', (request, reply, done) => {
+    requests.delete(request);
     request.log.info(
       {
         method: request.method,

@@ -44,7 +44,7 @@ export async function serve(definition: AppDefinition, config: Config): Promise<
   const app = await buildApp(definition, { database, config });
   if (applied.length > 0) app.log.info({ migrations: applied }, 'migrations applied');
   app.addHook('onClose', async () => {
-    const unfinished = await repliesSent(app, config.requestTimeoutMs);
+    const unfinished = await repliesSent(app);
     if (unfinished > 0) app.log.warn({ requests: unfinished }, 'closing the database under requests still being handled');
     await database.close();
   });
