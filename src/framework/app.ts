@@ -6,6 +6,7 @@
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
 import { METHODS, createServer } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
 import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import Fastify, { LogController, type FastifyError, type FastifyInstance, type FastifyRequest } from 'fastify';
@@ -121,7 +122,7 @@ export async function repliesSent(app: FastifyInstance): Promise<number> {
   if (!requests || requests.size === 0) return 0;
   app.log.info({ requests: requests.size }, 'waiting for requests still being handled');
   const deadline = Date.now() + HANDLER_GRACE_MS;
-  while (requests.size > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
+  while (requests.size > 0 && Date.now() < deadline) await sleep(20);
   return requests.size;
 }
 

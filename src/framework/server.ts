@@ -29,12 +29,12 @@ export function openConfiguredDatabase(config: Config): Database {
  */
 const GC_FLAGS = ['--no-allocation-site-pretenuring', '--heap-growing-percent=50'];
 
+/** `--heap_growing_percent=30`, `--no-allocation-site-pretenuring` → the setting named, however node was given it. */
+const flagName = (flag: string): string => flag.replaceAll('_', '-').replace(/^--(no-?)?/, '').replace(/=.*/, '');
+
 function tuneGarbageCollection(): void {
-  const given = process.execArgv.map((argument) => argument.replaceAll('_', '-'));
-  for (const flag of GC_FLAGS) {
-    const name = flag.replace(/^--(no-)?/, '').replace(/=.*/, '');
-    if (!given.some((argument) => argument.replace(/^--(no-?)?/, '').replace(/=.*/, '') === name)) setFlagsFromString(flag);
-  }
+  const given = new Set(process.execArgv.map(flagName));
+  for (const flag of GC_FLAGS) if (!given.has(flagName(flag))) setFlagsFromString(flag);
 }
 
 export async function serve(definition: AppDefinition, config: Config): Promise<FastifyInstance> {

@@ -147,30 +147,28 @@ export async function listRecords(
   ordering: readonly Ordering[],
 ): Promise<Row[]> {
   // By name, so that { a, b } and { b, a } are one shape, and the values follow the same order.
-  const conditions = Object.entries(toDriverValues(model, where))
-    .sort(([a], [b]) => (a < b ? -1 : 1))
-    .map(([name, value]) => ({ name, value, isNull: value === null }));
-  const shape = JSON.stringify([conditions.map(({ name, isNull }) => [name, isNull]), ordering]);
+  const conditions = Object.entries(toDriverValues(model, where)).sort(([a], [b]) => (a < b ? -1 : 1));
+  const values = conditions.map(([, value]) => value).filter((value) => value !== null);
+  const shape = JSON.stringify([conditions.map(([name, value]) => [name, value === null]), ordering]);
   let queries = listQueries.get(selection);
   if (!queries) listQueries.set(selection, (queries = new Map()));
   let query = queries.get(shape);
   if (!query) {
-    const bound = conditions.filter(({ isNull }) => !isNull).length;
     query = precompiled((database, ...placeholders) => {
       let built = selectColumns(fromSelection(database, selection), selection);
       let next = 0;
-      for (const { name, isNull } of conditions) {
+      for (const [name, value] of conditions) {
         const column = sql.ref(`${selection.table}.${name}`);
-        built = isNull ? built.where(column, 'is', null) : built.where(column, '=', placeholders[next++]);
+        built = value === null ? built.where(column, 'is', null) : built.where(column, '=', placeholders[next++]);
       }
       for (const { field, descending } of ordering) {
         built = built.orderBy(sql.ref(`${selection.table}.${field}`), descending ? 'desc' : 'asc');
       }
       return built;
-    }, bound);
+    }, values.length);
     if (queries.size >= LIST_SHAPES) queries.clear();
     queries.set(shape, query);
   }
-  const rows = await query(database, ...conditions.filter(({ isNull }) => !isNull).map(({ value }) => value));
+  const rows = await query(database, ...values);
   return rows.map((row) => assembleRow(row, selection));
 }
