@@ -1,7 +1,8 @@
 /**
  * The built server (`node dist/cli.js serve`) as a child process on a free
- * port, on a PostgreSQL test database, plus what the tests here share: a user
- * with a token, raw HTTP requests, and the app's rows in pg_stat_activity.
+ * port, on the DATABASE_URL it is given (a PostgreSQL test database here; a
+ * SQLite file in test/cli/shutdown), plus what the tests share: a user with a
+ * token, raw HTTP requests, and the app's rows in pg_stat_activity.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
