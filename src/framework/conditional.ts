@@ -2,13 +2,13 @@
  * Conditional requests (RFC 9110 §13): a strong ETag per record, a weak one
  * per list page; If-None-Match answers 304, If-Match guards writes with 412.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
 
 /** A strong validator of a representation's JSON text. */
 export function strongEtag(json: string): string {
-  return `"${createHash('sha256').update(json).digest('base64url').slice(0, 27)}"`;
+  return `"${hash('sha256', json, 'base64url').slice(0, 27)}"`;
 }
 
 export const weakEtag = (json: string): string => `W/${strongEtag(json)}`;

@@ -2,7 +2,7 @@
  * DATABASE_URL → a Kysely instance, and the few places where SQLite and
  * PostgreSQL differ (case-insensitive matching, constraint errors, outages).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -180,6 +180,9 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     connectionString: url,
     // The URL's own application_name, if any, wins (it is parsed over these settings).
     application_name: 'restfold',
+    // Run before the pool hands a new connection out: timestamps then arrive in UTC, which
+    // timestampText rewrites without a Date.
+    onConnect: (client) => client.query("SET TIME ZONE 'UTC'"),
     max,
     // pg-pool closes a connection idle for idleTimeoutMillis only while more than `min` are open,
     // so at rest `min` stay open: that is the idle allowance. It never opens connections ahead.
@@ -192,24 +195,17 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
   // which pg emits besides failing the query) must not crash the process: the query in flight
   // fails on its own, and pg-pool drops the broken client when it is released.
   pool.on('error', () => {});
-  pool.on('connect', (client) => {
-    client.on('error', () => {});
-    // Queued before any query the pool hands this client to; timestamps then arrive in UTC, which
-    // timestampText rewrites without a Date (and which it still reads correctly if this fails).
-    client.query("SET TIME ZONE 'UTC'").catch(() => {});
-  });
+  pool.on('connect', (client) => client.on('error', () => {}));
   const named = withNamedStatements(pool);
   const db = new Kysely<Tables>({ dialect: new CurrentSchemaPostgresDialect({ pool: named }) });
   return {
     db,
     dialect: 'postgres',
+    // The pool's own checkout and release, without Kysely's connection wrapper. These shapes are
+    // fixed by the code, not by requests, so they skip the per-connection cap on named statements.
     async run(text, parameters) {
-      const client = await named.connect();
-      try {
-        return (await client.query(text, parameters)).rows as Row[];
-      } finally {
-        client.release();
-      }
+      const name = statementName(text);
+      return (await pool.query(name ? { name, text, values: parameters as unknown[] } : { text, values: parameters as unknown[] })).rows as Row[];
     },
     like: (column, pattern, insensitive) =>
       insensitive ? sql<SqlBool>`${column} ILIKE ${pattern}` : sql<SqlBool>`${column} LIKE ${pattern}`,
@@ -245,12 +241,13 @@ const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
 const PATTERN_MATCH = /\bI?LIKE\b/i;
 /** Per connection; past this, new query shapes run unnamed (a client cannot make a backend hoard plans). */
 const STATEMENTS_PER_CONNECTION = 200;
+/** SQL text → its statement name, or '' for a statement sent unnamed. */
 const statementNames = new Map<string, string>();
 
 function statementName(text: string): string {
   let name = statementNames.get(text);
-  if (!name) {
-    name = `rf_${createHash('sha1').update(text).digest('hex').slice(0, 20)}`;
+  if (name === undefined) {
+    name = PREPARABLE.test(text) && !PATTERN_MATCH.test(text) ? `rf_${hash('sha1', text, 'hex').slice(0, 20)}` : '';
     if (statementNames.size >= 10_000) statementNames.clear();
     statementNames.set(text, name);
   }
@@ -270,8 +267,8 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
       const names = prepared.get(client) ?? new Set<string>();
       prepared.set(client, names);
       const query = (text: string, values: ReadonlyArray<unknown>) => {
-        if (!PREPARABLE.test(text) || PATTERN_MATCH.test(text)) return client.query(text, [...values]);
         const name = statementName(text);
+        if (!name) return client.query(text, [...values]);
         if (!names.has(name)) {
           if (names.size >= STATEMENTS_PER_CONNECTION) return client.query(text, [...values]);
           names.add(name);

@@ -25,7 +25,8 @@ export function precompiled<R>(
 ): Precompiled<R> {
   const compiled = new Map<string, CompiledQuery<R>>();
   const placeholders = Array.from({ length: count }, (_, index) => new Placeholder(index));
-  return async (database, ...values) => {
+  // Not async: the driver's promise is handed on as it is, without one more layer per query.
+  return (database, ...values) => {
     let query = compiled.get(database.dialect);
     if (!query) {
       query = build(database, ...placeholders).compile();
@@ -33,8 +34,7 @@ export function precompiled<R>(
     }
     const parameters = query.parameters.map((parameter) => (parameter instanceof Placeholder ? values[parameter.index] : parameter));
     // Inside a transaction the query must run on its connection, through Kysely.
-    if (!database.db.isTransaction) return (await database.run(query.sql, parameters)) as R[];
-    const result = await database.db.executeQuery<R>(CompiledQuery.raw(query.sql, parameters) as CompiledQuery<R>);
-    return result.rows;
+    if (!database.db.isTransaction) return database.run(query.sql, parameters) as Promise<R[]>;
+    return database.db.executeQuery<R>(CompiledQuery.raw(query.sql, parameters) as CompiledQuery<R>).then((result) => result.rows);
   };
 }

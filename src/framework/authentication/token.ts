@@ -11,7 +11,7 @@ import { resource } from '../router.js';
 import { credentialShape, hashOf, newCredential } from './credentials.js';
 import type { AuthenticationKind, Authenticator } from './index.js';
 import { credentialsSchema, objectOf, type LoginCheck } from './routes.js';
-import { ACTIVE, toAuthUser, type AuthUser, type UserRow } from './users.js';
+import { ACTIVE, toAuthUser, type UserRow } from './users.js';
 
 const PREFIX = 'rf_';
 export const tokenShape = credentialShape(PREFIX);
@@ -47,18 +47,13 @@ const tokenUser = precompiled((database, keyHash, active) =>
     .where('users.is_active', '=', active),
 );
 
-async function userOfToken(database: Database, token: string): Promise<AuthUser | undefined> {
-  const [row] = await tokenUser(database, hashOf(token), ACTIVE);
-  return row && toAuthUser(database, row as unknown as UserRow);
-}
-
 export const tokenAuthentication = (database: Database): Authenticator => ({
   kind: 'token',
   async authenticate(credential) {
     if (credential.scheme !== 'bearer' || !tokenShape.test(credential.value)) return undefined;
-    const user = await userOfToken(database, credential.value);
-    if (!user) throw authenticationFailed('Invalid token.');
-    return user;
+    const [row] = await tokenUser(database, hashOf(credential.value), ACTIVE);
+    if (!row) throw authenticationFailed('Invalid token.');
+    return toAuthUser(database, row as unknown as UserRow);
   },
 });
 
