@@ -28,6 +28,7 @@ import { mountBrowsableAssets, type BrowsableContext } from './browsable/index.j
 import { API_MEDIA_TYPES, preferredMediaType } from './negotiation.js';
 import { registerOpenApi } from './openapi.js';
 import { keepRawBodies, mountCollections, resource } from './router.js';
+import { lazyChildLogger } from './request-logger.js';
 import { closeRedis, connectRedis } from './redis.js';
 import { createLoginThrottle, createThrottle, memoryCounterStore, redisCounterStore, type ScopedRates } from './throttling.js';
 import type { ApiRuntime } from './views.js';
@@ -96,6 +97,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,200}$/;
 const uriTooLong = (): ApiError => new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL_LENGTH} bytes.`);
 /** A socket silent this long mid-request (a client that stopped reading, say) is closed. */
 const SOCKET_IDLE_TIMEOUT_MS = 60_000;
+/** Log levels at which each request's line is written. */
+const REQUEST_LINE_LEVELS: ReadonlySet<string> = new Set(['trace', 'debug', 'info']);
 /** Under WORKERS > 1, which process answered (a small number, not the pid). */
 const workerId = cluster.worker ? String(cluster.worker.id) : undefined;
 
@@ -145,6 +148,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     },
     // Fastify's own request lines (which would include headers) are off; see onResponse below.
     logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'request_id' }),
+    childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
     genReqId: (request) => {
       const incoming = request.headers['x-request-id'];
@@ -200,6 +204,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   // Hooks on every request take Fastify's callback form: no promise per hook per request.
   const requests = new Set<FastifyRequest>();
   unreplied.set(app, requests);
+  const writesRequestLines = REQUEST_LINE_LEVELS.has(config.logLevel);
   app.addHook('onRequest', (request, reply, done) => {
     requests.add(request);
     reply.header('X-Request-ID', request.id);
@@ -219,7 +224,8 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   });
   app.addHook('onResponse', (request, reply, done) => {
     requests.delete(request);
-    request.log.info(
+    // Built only when it will be written (LOG_LEVEL=warn drops it): routeOptions is made anew per read.
+    if (writesRequestLines) request.log.info(
       {
         method: request.method,
         path: request.url.split('?')[0],

@@ -85,4 +85,18 @@ describe('logging', () => {
     await app.inject({ method: 'GET', url: '/healthz' });
     expect(lines.filter((line) => JSON.parse(line).level < 40)).toEqual([]);
   });
+
+  it('names the request in a line a request writes at warn, and each request its own', async () => {
+    const { app, lines } = await start({ LOG_LEVEL: 'warn' });
+    app.get('/boom', async () => {
+      throw new Error('boom');
+    });
+    const ids = ['first-request', 'second-request'];
+    for (const id of ids) {
+      const response = await app.inject({ method: 'GET', url: '/boom', headers: { 'x-request-id': id } });
+      expect(response.statusCode).toBe(500);
+    }
+    const failures = lines.map((line) => JSON.parse(line) as Record<string, unknown>).filter((entry) => entry.msg === 'request failed');
+    expect(failures.map((entry) => [entry.level, entry.request_id])).toEqual(ids.map((id) => [50, id]));
+  });
 });
