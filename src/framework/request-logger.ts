@@ -10,8 +10,18 @@ type Bindings = Parameters<FastifyBaseLogger['child']>[0];
 type ChildOptions = NonNullable<Parameters<FastifyBaseLogger['child']>[1]>;
 type Write = (...parts: unknown[]) => void;
 
+const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
 class LazyChildLogger implements FastifyBaseLogger {
   #child: FastifyBaseLogger | undefined;
+  // One method per level, each handing its line to the child (defined below the class).
+  declare fatal: Write;
+  declare error: Write;
+  declare warn: Write;
+  declare info: Write;
+  declare debug: Write;
+  declare trace: Write;
+  declare silent: Write;
 
   constructor(
     private readonly parent: FastifyBaseLogger,
@@ -19,7 +29,7 @@ class LazyChildLogger implements FastifyBaseLogger {
     private readonly options: ChildOptions,
   ) {}
 
-  private get logger(): FastifyBaseLogger {
+  get logger(): FastifyBaseLogger {
     return (this.#child ??= this.parent.child(this.bindings, this.options));
   }
 
@@ -31,37 +41,15 @@ class LazyChildLogger implements FastifyBaseLogger {
     this.logger.level = level;
   }
 
-  fatal(...parts: unknown[]): void {
-    (this.logger.fatal as Write)(...parts);
-  }
-
-  error(...parts: unknown[]): void {
-    (this.logger.error as Write)(...parts);
-  }
-
-  warn(...parts: unknown[]): void {
-    (this.logger.warn as Write)(...parts);
-  }
-
-  info(...parts: unknown[]): void {
-    (this.logger.info as Write)(...parts);
-  }
-
-  debug(...parts: unknown[]): void {
-    (this.logger.debug as Write)(...parts);
-  }
-
-  trace(...parts: unknown[]): void {
-    (this.logger.trace as Write)(...parts);
-  }
-
-  silent(...parts: unknown[]): void {
-    (this.logger.silent as Write)(...parts);
-  }
-
   child(bindings: Bindings, options?: ChildOptions): FastifyBaseLogger {
     return this.logger.child(bindings, options);
   }
+}
+
+for (const level of LEVELS) {
+  LazyChildLogger.prototype[level] = function (this: LazyChildLogger, ...parts: unknown[]) {
+    (this.logger[level] as Write)(...parts);
+  };
 }
 
 export const lazyChildLogger: NonNullable<FastifyServerOptions['childLoggerFactory']> = (logger, bindings, options) => new LazyChildLogger(logger, bindings, options);
