@@ -13,8 +13,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { availableParallelism, cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,6 +21,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { SEARCH_INDEXES } from '../dist/service/indexes.js';
 import { writeSection } from './report.mjs';
+import { rssOf, startServer, waitUntilIdle } from './servers.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -84,85 +84,6 @@ function runToEnd(command, args, env) {
     child.on('error', reject);
     child.on('exit', (code) => (code === 0 ? resolve(output) : reject(new Error(`${command} ${args.join(' ')} exited with ${code}`))));
   });
-}
-
-// ---- servers ------------------------------------------------------------------------------------
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.on('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-/** Resident memory of a process and its children (cluster workers), in bytes. */
-function rssOf(pid) {
-  try {
-    const kib = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean);
-    return kib * 1024 + children.reduce((sum, child) => sum + rssOf(Number(child)), 0);
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU time a process and its children have used, in clock ticks. */
-function cpuTicksOf(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean);
-    // utime and stime are the 14th and 15th fields; the split above starts at the 3rd.
-    return Number(fields[11]) + Number(fields[12]) + children.reduce((sum, child) => sum + cpuTicksOf(Number(child)), 0);
-  } catch {
-    return 0;
-  }
-}
-
-/**
- * Waits until the server has finished what the last scenario left in flight (closing a connection
- * does not cancel its request: a backlog of password hashes would otherwise run into the next scenario).
- */
-async function waitUntilIdle(pid) {
-  const deadline = Date.now() + 120_000;
-  let last = cpuTicksOf(pid);
-  while (Date.now() < deadline) {
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    const now = cpuTicksOf(pid);
-    if (now - last <= 5) return;
-    last = now;
-  }
-}
-
-async function startServer(args, env) {
-  const port = await freePort();
-  const child = spawn(process.execPath, args, {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  for (let attempt = 0; ; attempt++) {
-    if (child.exitCode !== null) throw new Error(`${args.join(' ')} exited with ${child.exitCode}`);
-    try {
-      await fetch(`${base}/readyz`);
-      break;
-    } catch {
-      if (attempt > 300) throw new Error(`${args.join(' ')} did not start listening.`);
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
-  }
-  return {
-    base,
-    pid: child.pid,
-    stop: () =>
-      new Promise((resolve) => {
-        child.once('exit', resolve);
-        child.kill('SIGTERM');
-      }),
-  };
 }
 
 // ---- scenarios ----------------------------------------------------------------------------------

@@ -1,0 +1,83 @@
+#!/usr/bin/env node
+/**
+ * `node bench/compare.mjs --against DIR|baseline [--scenario c|a|g] [--slots 20] [--slot-seconds 1.5]`
+ *
+ * CPU per request of this checkout's build (dist/) against another build (DIR: the dist/ of
+ * another checkout, a git worktree say) or the baseline, on the database at DATABASE_URL, filled
+ * by `npm run bench:seed` first. Both servers run at once and the load (50 connections) moves from
+ * one to the other every slot, so the machine's drift, tens of per cent over minutes on a shared
+ * VM, reaches both alike; a slot's CPU is read from /proc. Prints each side's CPU per request and
+ * req/s, and the median of the per-slot ratios, which a change of a few per cent can be read from
+ * where `npm run bench`'s one-server-at-a-time rounds cannot.
+ */
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { cpuTicksOf, startServer } from './servers.mjs';
+
+const { values: options } = parseArgs({
+  options: {
+    against: { type: 'string' },
+    scenario: { type: 'string', default: 'c' },
+    slots: { type: 'string', default: '20' },
+    'slot-seconds': { type: 'string', default: '1.5' },
+  },
+});
+if (!options.against || !process.env.DATABASE_URL) throw new Error('Set DATABASE_URL (seeded by npm run bench:seed) and pass --against DIR|baseline.');
+const slotSeconds = Number(options['slot-seconds']);
+const TICKS_PER_SECOND = 100;
+
+const serverEnv = { DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: 'warn', THROTTLE_ANON: 'off', THROTTLE_USER: 'off' };
+const start = (dir) =>
+  dir === 'baseline' ? startServer(['bench/baseline/server.mjs'], serverEnv) : startServer([`${dir}/cli.js`, 'serve'], serverEnv);
+const servers = [
+  { name: 'this build', ...(await start('dist')) },
+  { name: options.against, ...(await start(options.against)) },
+];
+
+try {
+  const login = await fetch(`${servers[0].base}/api/v1/auth/token/`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ username: 'bench', password: 'bench-pass-123' }),
+  });
+  if (!login.ok) throw new Error(`Logging in as "bench" answered ${login.status}: is the database seeded by npm run bench:seed?`);
+  const { token } = await login.json();
+  const headers = { authorization: `Bearer ${token}` };
+  const newest = await fetch(`${servers[0].base}/api/v1/users/?ordering=-id&page_size=1`, { headers }).then((reply) => reply.json());
+  const users = newest.results[0].id;
+  // The bench's scenarios (a), (c), (g); ids scattered over the users, so reads are not one cached row.
+  const paths = {
+    a: () => '/api/v1/users/?is_active=true&ordering=-date_joined',
+    c: (k) => `/api/v1/users/${1 + ((k * 7919) % users)}/`,
+    g: () => '/api/posts',
+  };
+  const path = paths[options.scenario];
+  if (!path) throw new Error('--scenario must be a, c or g.');
+  let k = 0;
+  const load = (server, seconds) =>
+    autocannon({ url: server.base, connections: 50, duration: seconds, headers, requests: [{ setupRequest: (request) => ({ ...request, path: path(k++) }) }] });
+
+  for (const server of servers) await load(server, 3);
+  for (const server of servers) server.slots = [];
+  for (let slot = 0; slot < Number(options.slots); slot++) {
+    // Alternate which side goes first, so neither always follows the other's load.
+    for (const server of slot % 2 === 0 ? servers : [...servers].reverse()) {
+      const before = cpuTicksOf(server.pid);
+      const result = await load(server, slotSeconds);
+      if (result.non2xx || result.errors) throw new Error(`${server.name}: ${result.non2xx} non-2xx, ${result.errors} errors.`);
+      const ticks = cpuTicksOf(server.pid) - before;
+      server.slots.push({ ticks, requests: result.requests.total });
+    }
+  }
+
+  const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
+  const micros = ({ ticks, requests }) => (ticks * 1e6) / TICKS_PER_SECOND / requests;
+  for (const { name, slots } of servers) {
+    const total = { ticks: slots.reduce((sum, slot) => sum + slot.ticks, 0), requests: slots.reduce((sum, slot) => sum + slot.requests, 0) };
+    console.log(`${name}: ${micros(total).toFixed(1)} µs of CPU per request, ${(total.requests / (slots.length * slotSeconds)).toFixed(0)} req/s`);
+  }
+  const ratios = servers[0].slots.map((slot, index) => micros(slot) / micros(servers[1].slots[index]));
+  console.log(`this build / ${options.against}, CPU per request: median of ${ratios.length} slots ${median(ratios).toFixed(3)}`);
+} finally {
+  await Promise.all(servers.map((server) => server.stop()));
+}
