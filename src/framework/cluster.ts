@@ -7,10 +7,9 @@
  * SIGINT to the primary asks every worker to stop gracefully, then exits.
  */
 import cluster, { type Worker } from 'node:cluster';
-import { availableParallelism } from 'node:os';
 import type { AppDefinition } from './app.js';
 import { migrateApp } from './app.js';
-import type { Config } from './config.js';
+import { workerCount, type Config } from './config.js';
 import { openConfiguredDatabase, serve } from './server.js';
 
 const LEVELS: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
@@ -24,11 +23,9 @@ function primaryLogger(level: string) {
   return { info: write(LEVELS.info!), warn: write(LEVELS.warn!), error: write(LEVELS.error!) };
 }
 
-export const workerCount = (config: Config): number => (config.workers === 0 ? availableParallelism() : config.workers);
-
 /** `serve`, in one process or, with WORKERS > 1 (or 0 on a machine with several CPUs), in several. */
 export async function serveWorkers(definition: AppDefinition, config: Config): Promise<void> {
-  const count = workerCount(config);
+  const count = workerCount(config.workers);
   if (cluster.isWorker || count === 1) {
     await serve(definition, config);
     return;

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/framework/config.js';
 
@@ -21,6 +22,13 @@ describe('configuration from the environment', () => {
       jwtRefreshLifetime: 86_400,
       sessionLifetime: 14 * 86_400,
     });
+  });
+
+  it('shares the default pool of 25 connections among the workers, and keeps a DB_MAX_CONNECTIONS set per process', () => {
+    expect(loadConfig({ WORKERS: '2' }).maxConnections).toBe(13);
+    expect(loadConfig({ WORKERS: '4' }).maxConnections).toBe(7);
+    expect(loadConfig({ WORKERS: '0' }).maxConnections).toBe(Math.ceil(25 / availableParallelism()));
+    expect(loadConfig({ WORKERS: '2', DB_MAX_CONNECTIONS: '25' }).maxConnections).toBe(25);
   });
 
   it('reads lifetimes in seconds or with a unit', () => {
