@@ -61,4 +61,37 @@ describe.runIf(testDialect === 'postgres')('the PostgreSQL pool', () => {
     }, 'the pool to shrink to two connections', 30);
     expect(idle.map((row) => row.state)).toEqual(['idle', 'idle']);
   });
+
+  it('shares its default of 25 connections among WORKERS=2 (13 each), not 25 each', { timeout: 40_000 }, async () => {
+    const workersName = `${applicationName}_w`;
+    const workers = await spawnServer({ DATABASE_URL: withApplicationName(database.url, workersName), WORKERS: '2' });
+    // The server answers once one worker listens; the load must reach both.
+    await eventually(async () => {
+      const answering = new Set(await Promise.all(Array.from({ length: 6 }, async () => (await get(workers.port, '/healthz')).headers['x-worker-id'])));
+      return answering.size === 2 ? answering : undefined;
+    }, 'both workers answering');
+    const blocker = new pg.Client({ connectionString: database.url });
+    await blocker.connect();
+    let responses: Promise<{ status: number }[]>;
+    try {
+      await blocker.query('BEGIN');
+      await blocker.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
+      // More than both pools together hold; the primary hands connections to the workers in turn.
+      responses = Promise.all(Array.from({ length: 40 }, () => get(workers.port, '/api/v1/users/', token)));
+      await eventually(async () => {
+        const rows = await backends(workersName);
+        return rows.filter((row) => row.waitEventType === 'Lock').length >= 26 ? rows : undefined;
+      }, 'both workers\' pools full, waiting on the lock');
+      await sleep(500);
+      expect(await backends(workersName)).toHaveLength(26);
+    } finally {
+      await blocker.query('COMMIT');
+      await blocker.end();
+    }
+    try {
+      expect((await responses).map((response) => response.status)).toEqual(Array(40).fill(200));
+    } finally {
+      await workers.stop();
+    }
+  });
 });
