@@ -12,6 +12,7 @@
  */
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { headersFor, scenarios } from './scenarios.mjs';
 import { cpuTicksOf, startServer } from './servers.mjs';
 
 const { values: options } = parseArgs({
@@ -30,8 +31,8 @@ const serverEnv = { DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: 'warn', T
 const start = (dir) =>
   dir === 'baseline' ? startServer(['bench/baseline/server.mjs'], serverEnv) : startServer([`${dir}/cli.js`, 'serve'], serverEnv);
 const servers = [
-  { name: 'this build', ...(await start('dist')) },
-  { name: options.against, ...(await start(options.against)) },
+  { name: 'this build', slots: [], ...(await start('dist')) },
+  { name: options.against, slots: [], ...(await start(options.against)) },
 ];
 
 try {
@@ -42,23 +43,21 @@ try {
   });
   if (!login.ok) throw new Error(`Logging in as "bench" answered ${login.status}: is the database seeded by npm run bench:seed?`);
   const { token } = await login.json();
-  const headers = { authorization: `Bearer ${token}` };
-  const newest = await fetch(`${servers[0].base}/api/v1/users/?ordering=-id&page_size=1`, { headers }).then((reply) => reply.json());
-  const users = newest.results[0].id;
-  // The bench's scenarios (a), (c), (g); ids scattered over the users, so reads are not one cached row.
-  const paths = {
-    a: () => '/api/v1/users/?is_active=true&ordering=-date_joined',
-    c: (k) => `/api/v1/users/${1 + ((k * 7919) % users)}/`,
-    g: () => '/api/posts',
-  };
-  const path = paths[options.scenario];
-  if (!path) throw new Error('--scenario must be a, c or g.');
+  const newest = await fetch(`${servers[0].base}/api/v1/users/?ordering=-id&page_size=1`, { headers: { authorization: `Bearer ${token}` } });
+  const seeded = { firstUserId: 1, lastUserId: (await newest.json()).results[0].id, searchTerm: '' };
+  const scenario = scenarios(seeded, 1).find(({ key, baseline }) => baseline && key === options.scenario);
+  if (!scenario) throw new Error('--scenario must be a, c or g (those the baseline serves).');
   let k = 0;
   const load = (server, seconds) =>
-    autocannon({ url: server.base, connections: 50, duration: seconds, headers, requests: [{ setupRequest: (request) => ({ ...request, path: path(k++) }) }] });
+    autocannon({
+      url: server.base,
+      connections: 50,
+      duration: seconds,
+      headers: headersFor(scenario, token),
+      requests: [{ setupRequest: (request) => ({ ...request, ...scenario.request(k++) }) }],
+    });
 
   for (const server of servers) await load(server, 3);
-  for (const server of servers) server.slots = [];
   for (let slot = 0; slot < Number(options.slots); slot++) {
     // Alternate which side goes first, so neither always follows the other's load.
     for (const server of slot % 2 === 0 ? servers : [...servers].reverse()) {

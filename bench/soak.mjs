@@ -12,12 +12,12 @@
 // acknowledged (posts and articles each). Exits 1 otherwise.
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
+import { freePort, rssOf } from './servers.mjs';
 
 const root = join(import.meta.dirname, '..');
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
@@ -49,16 +49,6 @@ async function freshDatabase(kind) {
   return { url: url.toString(), drop: () => admin(`DROP SCHEMA ${schema} CASCADE`) };
 }
 
-/** A port the OS says is free right now. */
-function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
 /** The server, once /healthz answers (logs stay at warn: a line per request would skew the numbers). */
 async function startServer(env) {
   const port = await freePort();
@@ -72,11 +62,8 @@ async function startServer(env) {
   throw new Error('server did not start');
 }
 
-/** Resident set size of a process, in MiB (Linux /proc). */
-function rssMiB(pid) {
-  const kib = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1]);
-  return Math.round((kib / 1024) * 10) / 10;
-}
+/** Resident set size of a process, in MiB. */
+const rssMiB = (pid) => Math.round((rssOf(pid) / 2 ** 20) * 10) / 10;
 
 async function soak(kind) {
   const database = await freshDatabase(kind);

@@ -1,0 +1,46 @@
+/**
+ * The benchmark's scenarios, (a) to (h), shared by run.mjs and compare.mjs.
+ * `seeded` names the users to read ({ firstUserId, lastUserId, searchTerm }).
+ */
+import { randomBytes } from 'node:crypto';
+
+/**
+ * A scenario makes its k-th request: { method, path, body? }. Ids rotate over
+ * the seeded users in a scattered order, so reads are not one cached row.
+ */
+export function scenarios(seeded, searchPage) {
+  const runId = randomBytes(3).toString('hex');
+  const userCount = seeded.lastUserId - seeded.firstUserId + 1;
+  const userId = (k) => seeded.firstUserId + ((k * 7919) % userCount);
+  const get = (path) => () => ({ method: 'GET', path });
+  return [
+    { key: 'a', title: '(a) users list, `is_active=true&ordering=-date_joined`', auth: true, baseline: true, request: get('/api/v1/users/?is_active=true&ordering=-date_joined') },
+    { key: 'b', title: `(b) users search \`${seeded.searchTerm}\`, page ${searchPage}`, auth: true, request: get(`/api/v1/users/?search=${seeded.searchTerm}&page=${searchPage}`) },
+    { key: 'c', title: '(c) users detail', auth: true, baseline: true, request: (k) => ({ method: 'GET', path: `/api/v1/users/${userId(k)}/` }) },
+    { key: 'f', title: '(f) articles list, nested authors', auth: true, request: get('/api/v1/articles/') },
+    { key: 'g', title: '(g) posts list (published)', auth: false, baseline: true, request: get('/api/posts') },
+    {
+      key: 'd',
+      title: '(d) users create (scrypt hash per request)',
+      auth: true,
+      status: 201,
+      request: (k) => ({
+        method: 'POST',
+        path: '/api/v1/users/',
+        body: { username: `new_${runId}_${k}`, email: `new_${runId}_${k}@example.com`, password: 'a-new-password' },
+      }),
+    },
+    { key: 'e', title: '(e) users PATCH', auth: true, request: (k) => ({ method: 'PATCH', path: `/api/v1/users/${userId(k)}/`, body: { email: `changed_${k}@example.com` } }) },
+    {
+      key: 'h',
+      title: '(h) posts create',
+      auth: false,
+      status: 201,
+      request: (k) => ({ method: 'POST', path: '/api/posts', body: { title: `Bench ${runId} ${k}`, content: 'Written by the benchmark.', published: false } }),
+    },
+  ];
+}
+
+export function headersFor(scenario, token) {
+  return { 'content-type': 'application/json', ...(scenario.auth ? { authorization: `Bearer ${token}` } : {}) };
+}
