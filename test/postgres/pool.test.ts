@@ -29,29 +29,37 @@ describe.runIf(testDialect === 'postgres')('the PostgreSQL pool', () => {
     await database?.drop();
   });
 
-  it('opens at most DB_MAX_CONNECTIONS, and keeps DB_MAX_IDLE_CONNECTIONS open once idle', { timeout: 40_000 }, async () => {
+  /**
+   * `count` user-list requests to `port` while the test holds the users table locked: the app's
+   * connections (named `name`) once `expected` of them wait on the lock, counted again 500 ms later
+   * (a pool that ignored its limit gets the chance to open more), and the statuses after the release.
+   */
+  async function requestsBlockedOnUsers(port: number, count: number, name: string, expected: number) {
     const blocker = new pg.Client({ connectionString: database.url });
     await blocker.connect();
     let responses: Promise<{ status: number }[]>;
+    let blocked, open;
     try {
       await blocker.query('BEGIN');
       await blocker.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
-      responses = Promise.all(Array.from({ length: 12 }, () => get(server.port, '/api/v1/users/', token)));
-
-      const blocked = await eventually(async () => {
-        const rows = await backends(applicationName);
-        return rows.filter((row) => row.waitEventType === 'Lock').length >= 4 ? rows : undefined;
-      }, 'four requests waiting on the lock');
-      // Give a pool that ignored its limit the chance to open more before counting again.
+      responses = Promise.all(Array.from({ length: count }, () => get(port, '/api/v1/users/', token)));
+      blocked = await eventually(async () => {
+        const rows = await backends(name);
+        return rows.filter((row) => row.waitEventType === 'Lock').length >= expected ? rows : undefined;
+      }, `${expected} requests waiting on the lock`);
       await sleep(500);
-      expect(blocked).toHaveLength(4);
-      expect(await backends(applicationName)).toHaveLength(4);
+      open = await backends(name);
     } finally {
       await blocker.query('COMMIT');
       await blocker.end();
     }
+    return { blocked, open, statuses: (await responses).map((response) => response.status) };
+  }
 
-    const statuses = (await responses).map((response) => response.status);
+  it('opens at most DB_MAX_CONNECTIONS, and keeps DB_MAX_IDLE_CONNECTIONS open once idle', { timeout: 40_000 }, async () => {
+    const { blocked, open, statuses } = await requestsBlockedOnUsers(server.port, 12, applicationName, 4);
+    expect(blocked).toHaveLength(4);
+    expect(open).toHaveLength(4);
     expect(statuses).toEqual(Array(12).fill(200));
 
     // pg-pool closes connections idle for 10 s while more than DB_MAX_IDLE_CONNECTIONS are open.
@@ -65,31 +73,16 @@ describe.runIf(testDialect === 'postgres')('the PostgreSQL pool', () => {
   it('shares its default of 25 connections among WORKERS=2 (13 each), not 25 each', { timeout: 40_000 }, async () => {
     const workersName = `${applicationName}_w`;
     const workers = await spawnServer({ DATABASE_URL: withApplicationName(database.url, workersName), WORKERS: '2' });
-    // The server answers once one worker listens; the load must reach both.
-    await eventually(async () => {
-      const answering = new Set(await Promise.all(Array.from({ length: 6 }, async () => (await get(workers.port, '/healthz')).headers['x-worker-id'])));
-      return answering.size === 2 ? answering : undefined;
-    }, 'both workers answering');
-    const blocker = new pg.Client({ connectionString: database.url });
-    await blocker.connect();
-    let responses: Promise<{ status: number }[]>;
     try {
-      await blocker.query('BEGIN');
-      await blocker.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
-      // More than both pools together hold; the primary hands connections to the workers in turn.
-      responses = Promise.all(Array.from({ length: 40 }, () => get(workers.port, '/api/v1/users/', token)));
+      // The server answers once one worker listens; the load must reach both.
       await eventually(async () => {
-        const rows = await backends(workersName);
-        return rows.filter((row) => row.waitEventType === 'Lock').length >= 26 ? rows : undefined;
-      }, 'both workers\' pools full, waiting on the lock');
-      await sleep(500);
-      expect(await backends(workersName)).toHaveLength(26);
-    } finally {
-      await blocker.query('COMMIT');
-      await blocker.end();
-    }
-    try {
-      expect((await responses).map((response) => response.status)).toEqual(Array(40).fill(200));
+        const answering = new Set(await Promise.all(Array.from({ length: 6 }, async () => (await get(workers.port, '/healthz')).headers['x-worker-id'])));
+        return answering.size === 2 ? answering : undefined;
+      }, 'both workers answering');
+      // More than both pools together hold; the primary hands connections to the workers in turn.
+      const { open, statuses } = await requestsBlockedOnUsers(workers.port, 40, workersName, 26);
+      expect(open).toHaveLength(26);
+      expect(statuses).toEqual(Array(40).fill(200));
     } finally {
       await workers.stop();
     }
