@@ -15,7 +15,7 @@ import {
   updateRecord,
   type RecordId,
 } from '../store/records.js';
-import type { AuthUser } from './authentication/index.js';
+import type { Authentication, AuthUser } from './authentication/index.js';
 import type { Collection } from './collection.js';
 import { assertMatches, notModified, strongEtag, weakEtag } from './conditional.js';
 import { ApiError, notFound, validationFailed, type ErrorDetails } from './errors.js';
@@ -39,6 +39,8 @@ export interface ActionRequest {
   /** The `{id}` path segment of detail routes, unparsed. */
   readonly id?: string;
   readonly body?: unknown;
+  /** The record, when authentication already read it (Authentication.read). */
+  readonly read?: Authentication['read'];
 }
 
 export interface ActionResult {
@@ -49,14 +51,21 @@ export interface ActionResult {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** A detail path's id: a positive 64-bit integer (digits only, no leading zero), else 400. */
-export function parseId(text: string): RecordId {
+/** A detail path's id: a positive 64-bit integer (digits only, no leading zero), else undefined. */
+export function idOf(text: string): RecordId | undefined {
   try {
     if (/^[1-9]\d*$/.test(text)) return parseInteger64(text);
   } catch (error) {
     if (!(error instanceof FieldError)) throw error;
   }
-  throw validationFailed({ id: ['A valid positive 64-bit integer is required.'] }, 'Invalid id.');
+  return undefined;
+}
+
+/** A detail path's id, else 400. */
+export function parseId(text: string): RecordId {
+  const id = idOf(text);
+  if (id === undefined) throw validationFailed({ id: ['A valid positive 64-bit integer is required.'] }, 'Invalid id.');
+  return id;
 }
 
 async function list(action: ActionRequest): Promise<ActionResult> {
@@ -148,7 +157,7 @@ function written(status: number, body: unknown, tag: (json: string) => string, h
 /** The record named by the path, after the object-level permission checks; `lock` holds it for a write. */
 async function loadRecord(action: ActionRequest, selection = action.collection.serializer.selection, lock = false): Promise<{ id: RecordId; row: Row }> {
   const id = parseId(action.id ?? '');
-  const row = await findRecord(action.database, selection, id, { lock });
+  const row = action.read?.selection === selection && !lock ? action.read.row : await findRecord(action.database, selection, id, { lock });
   if (!row) throw notFound();
   await checkObjectPermissions(action.permissions, { user: action.user, action: action.action }, row);
   return { id, row };

@@ -7,7 +7,7 @@ import type { Field } from '../framework/fields.js';
 import type { Model } from '../framework/model.js';
 import type { Row, Selection } from '../framework/serializer.js';
 import type { Database, Tables } from './database.js';
-import { precompiled, type Precompiled } from './precompiled.js';
+import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
 import type { Ordering } from './list.js';
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a select over run-time tables has no static row type
@@ -79,6 +79,66 @@ export async function findRecord(
 ): Promise<Row | undefined> {
   const [row] = await recordQuery(selection, lock)(database, id);
   return row && assembleRow(row, selection);
+}
+
+/**
+ * A query of at most one row that another read can carry along (the request's user, found by
+ * its credential): built from placeholders for `values`, once per `query` function.
+ */
+export interface Companion {
+  readonly query: (database: Database, ...placeholders: Placeholder[]) => RowQuery;
+  /** The columns `query` selects. */
+  readonly columns: readonly string[];
+  readonly values: readonly unknown[];
+}
+
+const COMPANION = '_companion';
+const RECORD = '_record';
+const pairedQueries = new WeakMap<Selection, WeakMap<Companion['query'], RecordById>>();
+
+/** `companion LEFT JOIN record ON true`: no row when the companion finds none; the record's columns null when it is missing. */
+function pairedQuery(selection: Selection, companion: Companion): RecordById {
+  let bySelection = pairedQueries.get(selection);
+  if (!bySelection) pairedQueries.set(selection, (bySelection = new WeakMap()));
+  let query = bySelection.get(companion.query);
+  if (!query) {
+    query = precompiled(
+      (database, id, ...values) =>
+        database.db
+          .selectFrom(companion.query(database, ...values).as(COMPANION))
+          .leftJoin(
+            selectColumns(fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.id`), '=', id).as(RECORD),
+            (join) => join.onTrue(),
+          )
+          .select(companion.columns.map((column) => sql.ref(`${COMPANION}.${column}`).as(nestedColumn(COMPANION, column))))
+          .selectAll(RECORD) as unknown as RowQuery,
+      1 + companion.values.length,
+    );
+    bySelection.set(companion.query, query);
+  }
+  return query;
+}
+
+/**
+ * One record by id and the companion's row, in one round trip: undefined when the companion finds
+ * no row; else its row, and the record (undefined when there is none).
+ */
+export async function findRecordAlongside(
+  database: Database,
+  selection: Selection,
+  id: RecordId,
+  companion: Companion,
+): Promise<{ companion: Row; record: Row | undefined } | undefined> {
+  const [row] = await pairedQuery(selection, companion)(database, id, ...companion.values);
+  if (!row) return undefined;
+  const companionRow: Row = {};
+  for (const column of companion.columns) {
+    const key = nestedColumn(COMPANION, column);
+    companionRow[column] = row[key];
+    delete row[key];
+  }
+  // The record's id is its primary key: null only where the join found no record.
+  return { companion: companionRow, record: row.id === null ? undefined : assembleRow(row, selection) };
 }
 
 /** The records with these ids, in id order. */

@@ -46,7 +46,11 @@ export interface TestApi {
 export async function startApi(
   env: Record<string, string> = {},
   definition: AppDefinition = service,
-  options: { logStream?: NodeJS.WritableStream } = {},
+  options: {
+    logStream?: NodeJS.WritableStream;
+    /** The database as the app sees it (wrapped to watch the statements it sends, say). */
+    appDatabase?: (database: Database) => Database;
+  } = {},
 ): Promise<TestApi> {
   const testDatabase = await createTestDatabase();
   const config = loadConfig({
@@ -58,7 +62,7 @@ export async function startApi(
     ...env, DATABASE_URL: testDatabase.url });
   const database = openDatabase(config.databaseUrl);
   await migrateApp(database, definition);
-  const app = await buildApp(definition, { database, config, logStream: options.logStream });
+  const app = await buildApp(definition, { database: options.appDatabase?.(database) ?? database, config, logStream: options.logStream });
   await app.ready();
 
   return {

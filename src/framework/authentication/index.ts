@@ -4,8 +4,11 @@
  * recognises the credential decides.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Database } from '../../store/database.js';
+import { findRecordAlongside, type RecordId } from '../../store/records.js';
 import { authenticationFailed } from '../errors.js';
-import type { AuthUser } from './users.js';
+import type { Row, Selection } from '../serializer.js';
+import { findUser, toAuthUser, type AuthUser, type UserLookup, type UserRow } from './users.js';
 
 export type AuthKind = 'token' | 'jwt' | 'session';
 
@@ -19,6 +22,23 @@ export interface Authenticator {
   readonly kind: AuthKind;
   /** undefined: not this kind's credential. Throws authenticationFailed for a bad one of its own. */
   authenticate(credential: Credential, request: FastifyRequest): Promise<AuthUser | undefined>;
+  /** For a kind that finds its user with one query: that query for this credential (undefined: not this kind's). */
+  lookup?(credential: Credential): UserLookup | undefined;
+}
+
+/** A kind whose credential names its user through one query (`lookup`). */
+export function lookupAuthenticator(kind: AuthKind, database: Database, lookup: (credential: Credential) => UserLookup | undefined): Authenticator {
+  return {
+    kind,
+    lookup,
+    async authenticate(credential) {
+      const found = lookup(credential);
+      if (!found) return undefined;
+      const user = await findUser(database, found);
+      if (!user) throw authenticationFailed(found.failure);
+      return user;
+    },
+  };
 }
 
 /** One kind as a whole: its Authenticator and the endpoints that hand out and take back its credentials. */
@@ -33,6 +53,15 @@ export interface AuthenticationKind {
 export interface Authentication {
   readonly user: AuthUser | null;
   readonly credential: Credential | null;
+  /** The RecordRead's record, when it came in the same round trip as the user. */
+  readonly read?: { readonly selection: Selection; readonly row: Row | undefined };
+}
+
+/** A record a view is about to read, offered to the stage so that a user lookup can carry it along. */
+export interface RecordRead {
+  readonly database: Database;
+  readonly selection: Selection;
+  readonly id: RecordId;
 }
 
 const ANONYMOUS: Authentication = { user: null, credential: null };
@@ -51,14 +80,27 @@ export function credentialOf(request: FastifyRequest, cookieName: string | undef
   return cookie ? { scheme: 'cookie', value: cookie } : null;
 }
 
+/**
+ * The request's user (null when it carries no credential); 401 for a credential no kind accepts.
+ * Given `read`, a kind with a lookup sends it and the record read as one query: a detail read
+ * authenticated by a token then costs one round trip, not two.
+ */
 export async function authenticate(
   request: FastifyRequest,
   authenticators: readonly Authenticator[],
   cookieName?: string,
+  read?: RecordRead,
 ): Promise<Authentication> {
   const credential = credentialOf(request, cookieName);
   if (!credential) return ANONYMOUS;
   for (const authenticator of authenticators) {
+    const lookup = read && authenticator.lookup?.(credential);
+    if (lookup) {
+      const found = await findRecordAlongside(read.database, read.selection, read.id, lookup);
+      if (!found) throw authenticationFailed(lookup.failure);
+      const user = toAuthUser(read.database, found.companion as unknown as UserRow);
+      return { user, credential, read: { selection: read.selection, row: found.record } };
+    }
     const user = await authenticator.authenticate(credential, request);
     if (user) return { user, credential };
   }

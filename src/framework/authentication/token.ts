@@ -4,14 +4,15 @@
  * lets secret scanners find leaked ones).
  */
 import type { Database } from '../../store/database.js';
-import { precompiled } from '../../store/precompiled.js';
+import type { Placeholder } from '../../store/precompiled.js';
+import type { RowQuery } from '../../store/records.js';
 import { authenticationFailed, notAuthenticated } from '../errors.js';
 import { errorResponses } from '../openapi.js';
 import { resource } from '../router.js';
 import { credentialShape, hashOf, newCredential } from './credentials.js';
-import type { AuthenticationKind, Authenticator } from './index.js';
+import { lookupAuthenticator, type AuthenticationKind, type Authenticator } from './index.js';
 import { credentialsSchema, objectOf, type LoginCheck } from './routes.js';
-import { ACTIVE, toAuthUser, type UserRow } from './users.js';
+import { ACTIVE, USER_COLUMNS } from './users.js';
 
 const PREFIX = 'rf_';
 export const tokenShape = credentialShape(PREFIX);
@@ -38,24 +39,20 @@ export async function revokeUserTokens(database: Database, userId: number): Prom
 }
 
 // The lookup is by hash: timing reveals nothing about the stored tokens.
-const tokenUser = precompiled((database, keyHash, active) =>
+const tokenUser = (database: Database, keyHash: Placeholder, active: Placeholder): RowQuery =>
   database.db
     .selectFrom('auth_tokens')
     .innerJoin('users', 'users.id', 'auth_tokens.user_id')
-    .select(['users.id', 'users.username', 'users.is_superuser'])
+    .select(USER_COLUMNS.map((column) => `users.${column}` as const))
     .where('auth_tokens.key_hash', '=', keyHash)
-    .where('users.is_active', '=', active),
-);
+    .where('users.is_active', '=', active) as unknown as RowQuery;
 
-export const tokenAuthentication = (database: Database): Authenticator => ({
-  kind: 'token',
-  async authenticate(credential) {
-    if (credential.scheme !== 'bearer' || !tokenShape.test(credential.value)) return undefined;
-    const [row] = await tokenUser(database, hashOf(credential.value), ACTIVE);
-    if (!row) throw authenticationFailed('Invalid token.');
-    return toAuthUser(database, row as unknown as UserRow);
-  },
-});
+export const tokenAuthentication = (database: Database): Authenticator =>
+  lookupAuthenticator('token', database, (credential) =>
+    credential.scheme === 'bearer' && tokenShape.test(credential.value)
+      ? { query: tokenUser, columns: USER_COLUMNS, values: [hashOf(credential.value), ACTIVE], failure: 'Invalid token.' }
+      : undefined,
+  );
 
 /** `POST <prefix>/auth/token/` hands out a token; `DELETE` on it, with the token, revokes it. */
 export const tokenKind = (database: Database, login: LoginCheck): AuthenticationKind => ({

@@ -4,6 +4,8 @@
  */
 import { sql } from 'kysely';
 import type { Database } from '../../store/database.js';
+import { precompiled, type Precompiled } from '../../store/precompiled.js';
+import type { Companion } from '../../store/records.js';
 import type { Migrations } from '../../store/migrations.js';
 import { fields } from '../fields.js';
 import { model } from '../model.js';
@@ -90,6 +92,27 @@ export function toAuthUser(database: Database, row: UserRow): AuthUser {
 }
 
 export const ACTIVE = 1;
+
+/** The columns a user lookup selects. */
+export const USER_COLUMNS = ['id', 'username', 'is_superuser'] as const;
+
+/**
+ * The one query that finds a credential's user (selecting USER_COLUMNS), and the message of the
+ * 401 when it finds none. Being one query, it can ride along with a view's own read.
+ */
+export interface UserLookup extends Companion {
+  readonly failure: string;
+}
+
+const lookups = new WeakMap<UserLookup['query'], Precompiled<UserRow>>();
+
+/** The user a lookup finds, or undefined. */
+export async function findUser(database: Database, lookup: UserLookup): Promise<AuthUser | undefined> {
+  let query = lookups.get(lookup.query);
+  if (!query) lookups.set(lookup.query, (query = precompiled(lookup.query, lookup.values.length) as Precompiled<UserRow>));
+  const [row] = await query(database, ...lookup.values);
+  return row && toAuthUser(database, row);
+}
 
 /** The active user with this id, or undefined (deleted and deactivated users cannot authenticate). */
 export async function findActiveUser(database: Database, id: number): Promise<AuthUser | undefined> {

@@ -1,0 +1,95 @@
+/**
+ * The statements a request sends to the database, counted: a detail read authenticated by a token
+ * finds the token's user and the record in one statement (one round trip), with the same answers
+ * and the same refusals, in the same order, as reading them apart.
+ */
+import type { KyselyPlugin } from 'kysely';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { Database } from '../../src/framework/index.js';
+import { startApi, type TestApi, type TestUser } from '../support/api.js';
+
+let api: TestApi;
+let alice: TestUser;
+let bob: TestUser;
+const sent: string[] = [];
+
+/** The database with every statement the app sends recorded: precompiled ones through `run`, the rest through Kysely. */
+function recording(database: Database): Database {
+  // Kysely also transforms the queries it only compiles: a statement counts once its result comes back.
+  const compiled = new WeakMap<object, string>();
+  const recorder: KyselyPlugin = {
+    transformQuery: ({ node, queryId }) => {
+      compiled.set(queryId, database.db.getExecutor().compileQuery(node, queryId).sql);
+      return node;
+    },
+    transformResult: async ({ result, queryId }) => {
+      sent.push(compiled.get(queryId)!);
+      return result;
+    },
+  };
+  return {
+    ...database,
+    db: database.db.withPlugin(recorder),
+    run: (text, parameters) => {
+      sent.push(text);
+      return database.run(text, parameters);
+    },
+  };
+}
+
+beforeAll(async () => {
+  api = await startApi({}, undefined, { appDatabase: recording });
+  alice = await api.user('alice');
+  bob = await api.user('bob');
+});
+afterAll(() => api.close());
+beforeEach(() => {
+  sent.length = 0;
+});
+
+describe('a detail read authenticated by a token', () => {
+  it('is one statement that reads the token and the record', async () => {
+    const reply = await api.request('GET', `/api/v1/users/${bob.id}/`, { token: alice.token });
+    expect(reply.status).toBe(200);
+    expect(reply.json).toMatchObject({ id: bob.id, username: 'bob' });
+    expect(sent).toHaveLength(1);
+    expect(sent[0]).toMatch(/"auth_tokens"/);
+    expect(sent[0]).toMatch(/"users"\."id" = /);
+  });
+
+  it('answers 404 for a missing record, in the same one statement', async () => {
+    const reply = await api.request('GET', '/api/v1/users/999999/', { token: alice.token });
+    expect(reply.status).toBe(404);
+    expect(reply.json.code).toBe('not_found');
+    expect(sent).toHaveLength(1);
+  });
+
+  it('refuses an unknown token with 401 whether or not the record exists', async () => {
+    for (const id of [bob.id, 999999]) {
+      const reply = await api.request('GET', `/api/v1/users/${id}/`, { token: `rf_${'Z'.repeat(43)}` });
+      expect(reply.status).toBe(401);
+      expect(reply.json).toEqual({ error: 'Invalid token.', code: 'authentication_failed' });
+    }
+  });
+
+  it('refuses the token of a deactivated user with 401', async () => {
+    const carol = await api.user('carol');
+    expect((await api.request('GET', `/api/v1/users/${bob.id}/`, { token: carol.token })).status).toBe(200);
+    await api.database.db.updateTable('users').set({ is_active: 0 }).where('id', '=', carol.id).execute();
+    const reply = await api.request('GET', `/api/v1/users/${bob.id}/`, { token: carol.token });
+    expect(reply.status).toBe(401);
+    expect(reply.json.code).toBe('authentication_failed');
+  });
+
+  it('still refuses a bad token before a bad id (401, not 400), reading the id only after authentication', async () => {
+    const reply = await api.request('GET', '/api/v1/users/0/', { token: `rf_${'Z'.repeat(43)}` });
+    expect(reply.status).toBe(401);
+    expect((await api.request('GET', '/api/v1/users/0/', { token: alice.token })).status).toBe(400);
+  });
+
+  it('with fields= reads the narrowed record apart: two statements, the chosen fields only', async () => {
+    const reply = await api.request('GET', `/api/v1/users/${bob.id}/?fields=id,username`, { token: alice.token });
+    expect(reply.json).toEqual({ id: bob.id, username: 'bob' });
+    expect(sent).toHaveLength(2);
+  });
+});
