@@ -1,8 +1,8 @@
 /**
  * The collection handler: the seed's stages, in order, in one place.
  *   authentication → permissions → throttling → negotiation → parsing → action → rendering
- * A plain detail read's record is read with the authentication's own query (one round trip, not
- * two) and handed to the action; the stages still decide, in their order, whether it is shown.
+ * On PostgreSQL a plain detail read's record is read with the authentication's own query (one
+ * round trip, not two) and handed to the action; the stages still decide, in their order, whether it is shown.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
@@ -35,9 +35,11 @@ const actionsWithBody: ReadonlySet<Action> = new Set(['create', 'update', 'parti
 /**
  * A detail read whose record is known before the stages run: a valid id and no query string
  * (`fields` and `omit` change what is read). Anything else is read by the action, where its
- * errors come in their usual order.
+ * errors come in their usual order. Only where a query is a round trip: SQLite answers in-process,
+ * and it ran the paired query slower than the two apart (40 µs against 26).
  */
 function plainDetailRead(request: FastifyRequest, runtime: ApiRuntime, collection: Collection): RecordRead | undefined {
+  if (runtime.database.dialect !== 'postgres') return undefined;
   const id = request.url.includes('?') ? undefined : idOf((request.params as { id: string }).id);
   return id === undefined ? undefined : { database: runtime.database, selection: collection.serializer.selection, id };
 }
