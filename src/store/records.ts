@@ -36,15 +36,21 @@ export function selectColumns(query: RowQuery, selection: Selection): RowQuery {
   ]) as RowQuery;
 }
 
+/** Moves `<name>__<column>` out of the row, into an object of its own. */
+function takeNested(row: Row, name: string, columns: readonly string[]): Row {
+  const nested: Row = {};
+  for (const column of columns) {
+    const key = nestedColumn(name, column);
+    nested[column] = row[key];
+    delete row[key];
+  }
+  return nested;
+}
+
 /** Flattened nested columns → one object per nested field (null when the join found nothing). */
 export function assembleRow(row: Row, selection: Selection): Row {
   for (const join of selection.joins) {
-    const nested: Row = {};
-    for (const column of join.columns) {
-      const key = nestedColumn(join.name, column);
-      nested[column] = row[key];
-      delete row[key];
-    }
+    const nested = takeNested(row, join.name, join.columns);
     row[join.name] = nested.id === null || nested.id === undefined ? null : nested;
   }
   return row;
@@ -131,12 +137,7 @@ export async function findRecordAlongside(
 ): Promise<{ companion: Row; record: Row | undefined } | undefined> {
   const [row] = await pairedQuery(selection, companion)(database, id, ...companion.values);
   if (!row) return undefined;
-  const companionRow: Row = {};
-  for (const column of companion.columns) {
-    const key = nestedColumn(COMPANION, column);
-    companionRow[column] = row[key];
-    delete row[key];
-  }
+  const companionRow = takeNested(row, COMPANION, companion.columns);
   // The record's id is its primary key: null only where the join found no record.
   return { companion: companionRow, record: row.id === null ? undefined : assembleRow(row, selection) };
 }
