@@ -120,7 +120,7 @@ interface CountedPage {
 async function exactPage({ database }: ActionRequest, source: ListSource, query: ListQuery): Promise<CountedPage> {
   const count = await countRecords(database, source, query);
   assertPageExists(query.page, query.pageSize, count);
-  const rows = count === 0 ? [] : await pageOfRecords(database, source, query);
+  const rows = count === 0 ? [] : await pageOfRecords(database, source, query, { matches: count });
   return { count, rows, hasNext: query.page * query.pageSize < count };
 }
 
@@ -133,7 +133,7 @@ async function pageWithout(action: ActionRequest, source: ListSource, query: Lis
   const { database, collection } = action;
   const [estimate, rows] = await Promise.all([
     mode === 'estimated' ? estimateRecords(database, source, query) : undefined,
-    pageOfRecords(database, source, query, 1),
+    pageOfRecords(database, source, query, { extra: 1 }),
   ]);
   if (query.page > 1 && rows.length === 0) throw invalidPage();
   const count =

@@ -72,6 +72,11 @@ describe('articles', () => {
     expect(await titles(`?author_id=${alice.id}`)).toEqual(['Banana bread', 'Cherry tart']);
     expect(await titles('?title__icontains=BREAD')).toEqual(['Banana bread']);
     expect(await titles('?search=apple')).toEqual(['apple pie', 'Cherry tart']);
+    const searched = await api.request('GET', '/api/v1/articles/?search=apple&ordering=-created_at', { token: alice.token });
+    expect(searched.json.results.map((a: { title: string; author: { username: string } }) => [a.title, a.author.username])).toEqual([
+      ['Cherry tart', 'alice'],
+      ['apple pie', 'bob'],
+    ]);
     expect(await titles('?ordering=title')).toEqual(['Banana bread', 'Cherry tart', 'apple pie']);
     expect(await titles('?ordering=-created_at')).toEqual(['Cherry tart', 'apple pie', 'Banana bread']);
     expect(await titles(`?created_at=${today}`)).toHaveLength(3);

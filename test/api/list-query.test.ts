@@ -174,6 +174,15 @@ describe('search', () => {
   it('combines with filters', async () => {
     expect(await names('?search=example&is_active=false')).toEqual(['Bert', 'émile']);
   });
+
+  it('orders and pages its matches, by a field the page does not show too', async () => {
+    // On PostgreSQL a few matches are gathered first and sorted after: the ordering's column goes with them.
+    expect(await names('?search=example&ordering=-date_joined,username')).toEqual(['admin', 'ÉVA', 'émile', 'dora%', 'Bert', 'anna']);
+    const page = await list('?search=example&ordering=-date_joined&fields=username&page=2&page_size=2');
+    expect(page.json.count).toBe(6);
+    expect(page.json.results).toEqual([{ username: 'ÉVA' }, { username: 'dora%' }]);
+    expect((await list('?search=example&ordering=-date_joined&page=4&page_size=2')).status).toBe(404);
+  });
 });
 
 describe('ordering', () => {
