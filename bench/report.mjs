@@ -57,7 +57,7 @@ export function writeSection(run) {
     '',
     ...(run.note ? [`> ${run.note}`, ''] : []),
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${machine.cores} cores (${machine.cpu}), Node ${machine.node}; ` +
-      `autocannon with ${run.connections} connections over loopback, ${run.duration} s per scenario after a warm-up, each on a fresh server, one server at a time; ` +
+      `autocannon with ${run.connections} connections over loopback, ${run.duration} s per scenario after a warm-up (until each worker has answered ${number(run.warmup.requestsPerWorker)} requests, or ${run.warmup.limitSeconds} s), each on a fresh server, one server at a time; ` +
       `the scenarios with a baseline alternate between the servers ${run.rounds} times and show each one's median round; ` +
       `seeding took ${number(seeded.seconds, 1)} s. The search term matches ${number(seeded.searchMatches)} users.`,
     '',

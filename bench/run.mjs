@@ -8,7 +8,8 @@
  * indexes; with --compare-workers, (a), (c), (g) also with that many workers.
  * Compared scenarios alternate between servers --rounds times (median kept),
  * each measurement on a fresh server.
- * Each scenario gets a warm-up, then an autocannon run over loopback.
+ * Each scenario gets a warm-up (until each worker has answered WARMUP_REQUESTS_PER_WORKER), then an
+ * autocannon run over loopback.
  * The table replaces this configuration's section of bench/RESULTS.md.
  */
 import { spawn } from 'node:child_process';
@@ -44,6 +45,10 @@ const rows = Number(options.rows);
 const duration = Number(options.duration);
 const connections = Number(options.connections);
 const warmup = Math.max(1, Math.min(3, Math.round(duration / 5)));
+// V8 compiles the hot code in each process apart, so the warm-up lasts until every worker has answered
+// this many requests (on users list a worker's CPU per request settles after ~6 000), within the limit.
+const WARMUP_REQUESTS_PER_WORKER = 10_000;
+const WARMUP_LIMIT_SECONDS = 20;
 const rounds = Number(options.rounds);
 
 /** The run with the median req/s (its latencies and memory come with it). */
@@ -110,10 +115,21 @@ async function drive(server, scenario, token, seconds, counter) {
   return autocannon({ url: server.base, connections, duration: seconds, headers: headersFor(scenario, token), requests });
 }
 
+/** At least `warmup` seconds, and on, a second at a time, until each worker is warm (or the limit). */
+async function warmUp(server, scenario, token, counter) {
+  const started = Date.now();
+  const seconds = () => (Date.now() - started) / 1000;
+  let answered = 0;
+  while (answered < WARMUP_REQUESTS_PER_WORKER * server.workers || seconds() < warmup) {
+    if (seconds() >= WARMUP_LIMIT_SECONDS) return;
+    answered += (await drive(server, scenario, token, 1, counter)).requests.total;
+  }
+}
+
 async function measure(server, scenario, token) {
   const counter = { next: 1_000_000 * Math.floor(Math.random() * 1000) };
   await probe(server.base, scenario, token, counter.next++);
-  await drive(server, scenario, token, warmup, counter);
+  await warmUp(server, scenario, token, counter);
   await waitUntilIdle(server.pid);
   let peakRss = 0;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(server.pid))), 250);
@@ -150,10 +166,11 @@ async function main() {
     const compared = options['compare-workers'];
     const serverEnv = { DATABASE_URL: database.url, LOG_LEVEL: 'warn', THROTTLE_ANON: 'off', THROTTLE_USER: 'off', WORKERS: options.workers };
 
+    const restfold = (workers) => async () => ({ ...(await startServer(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: workers })), workers: Number(workers) || availableParallelism() });
     const servers = {
-      baseline: () => startServer(['bench/baseline/server.mjs'], { DATABASE_URL: database.url }),
-      restfold: () => startServer(['dist/cli.js', 'serve'], serverEnv),
-      ...(compared && { [`restfold, ${compared} workers`]: () => startServer(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: compared }) }),
+      baseline: async () => ({ ...(await startServer(['bench/baseline/server.mjs'], { DATABASE_URL: database.url })), workers: 1 }),
+      restfold: restfold(options.workers),
+      ...(compared && { [`restfold, ${compared} workers`]: restfold(compared) }),
     };
     /** One scenario on a fresh server of the given kind. */
     const measureOn = async (kind, scenario) => {
@@ -190,6 +207,7 @@ async function main() {
       rows,
       duration,
       connections,
+      warmup: { requestsPerWorker: WARMUP_REQUESTS_PER_WORKER, limitSeconds: WARMUP_LIMIT_SECONDS },
       workers: options.workers,
       note: options.note,
       machine: { cores: availableParallelism(), cpu: cpus()[0]?.model ?? 'unknown', node: process.version },
