@@ -8,6 +8,7 @@ import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect, sql, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
+import { cached } from '../framework/cache.js';
 import type { Row } from '../framework/serializer.js';
 import { CurrentSchemaPostgresDialect } from './introspection.js';
 
@@ -108,15 +109,7 @@ const STATEMENT_CACHE_SIZE = 500;
 function withStatementCache(connection: SQLite.Database): SqliteDatabase & { prepare(text: string): SQLite.Statement } {
   const statements = new Map<string, SQLite.Statement>();
   return {
-    prepare(text: string) {
-      let statement = statements.get(text);
-      if (!statement) {
-        if (statements.size >= STATEMENT_CACHE_SIZE) statements.clear();
-        statement = connection.prepare(text);
-        statements.set(text, statement);
-      }
-      return statement;
-    },
+    prepare: (text: string) => cached(statements, text, STATEMENT_CACHE_SIZE, () => connection.prepare(text)),
     close: () => connection.close(),
   };
 }
@@ -129,9 +122,9 @@ const matchers = new Map<string, Matcher>();
  * patterns the store makes (a literal with `%` at either end) need no RegExp:
  * they run once per row in a full scan, so they take the fast string tests.
  */
-function likeMatcher(pattern: string): Matcher {
-  let matcher = matchers.get(pattern);
-  if (matcher) return matcher;
+const likeMatcher = (pattern: string): Matcher => cached(matchers, pattern, 1000, () => compileLike(pattern));
+
+function compileLike(pattern: string): Matcher {
   const parts: string[] = [''];
   let wildcards = false;
   for (let i = 0; i < pattern.length; i++) {
@@ -142,15 +135,12 @@ function likeMatcher(pattern: string): Matcher {
     else parts[parts.length - 1] += char;
   }
   const [head = '', middle = '', tail = ''] = parts;
-  if (wildcards || parts.length > 3) matcher = regexpMatcher(pattern);
-  else if (parts.length === 1) matcher = (text) => (text === head ? 1 : 0);
-  else if (parts.length === 2 && middle === '') matcher = (text) => (text.startsWith(head) ? 1 : 0);
-  else if (parts.length === 2 && head === '') matcher = (text) => (text.endsWith(middle) ? 1 : 0);
-  else if (parts.length === 3 && head === '' && tail === '') matcher = (text) => (text.includes(middle) ? 1 : 0);
-  else matcher = regexpMatcher(pattern);
-  if (matchers.size > 1000) matchers.clear();
-  matchers.set(pattern, matcher);
-  return matcher;
+  if (wildcards || parts.length > 3) return regexpMatcher(pattern);
+  if (parts.length === 1) return (text) => (text === head ? 1 : 0);
+  if (parts.length === 2 && middle === '') return (text) => (text.startsWith(head) ? 1 : 0);
+  if (parts.length === 2 && head === '') return (text) => (text.endsWith(middle) ? 1 : 0);
+  if (parts.length === 3 && head === '' && tail === '') return (text) => (text.includes(middle) ? 1 : 0);
+  return regexpMatcher(pattern);
 }
 
 /** Any LIKE pattern → an anchored RegExp matcher (code points, as PostgreSQL's `_`). */
@@ -244,15 +234,8 @@ const STATEMENTS_PER_CONNECTION = 200;
 /** SQL text → its statement name, or '' for a statement sent unnamed. */
 const statementNames = new Map<string, string>();
 
-function statementName(text: string): string {
-  let name = statementNames.get(text);
-  if (name === undefined) {
-    name = PREPARABLE.test(text) && !PATTERN_MATCH.test(text) ? `rf_${hash('sha1', text, 'hex').slice(0, 20)}` : '';
-    if (statementNames.size >= 10_000) statementNames.clear();
-    statementNames.set(text, name);
-  }
-  return name;
-}
+const statementName = (text: string): string =>
+  cached(statementNames, text, 10_000, () => (PREPARABLE.test(text) && !PATTERN_MATCH.test(text) ? `rf_${hash('sha1', text, 'hex').slice(0, 20)}` : ''));
 
 /**
  * Kysely sends every query unnamed, so PostgreSQL parses and plans it each

@@ -3,6 +3,7 @@
  * declaration (checked in model()); every value is bound.
  */
 import { sql, type SelectQueryBuilder } from 'kysely';
+import { cached } from '../framework/cache.js';
 import type { Field } from '../framework/fields.js';
 import type { Model } from '../framework/model.js';
 import type { Row, Selection } from '../framework/serializer.js';
@@ -213,9 +214,8 @@ export async function listRecords(
   const shape = JSON.stringify([conditions.map(([name, value]) => [name, value === null]), ordering]);
   let queries = listQueries.get(selection);
   if (!queries) listQueries.set(selection, (queries = new Map()));
-  let query = queries.get(shape);
-  if (!query) {
-    query = precompiled((database, ...placeholders) => {
+  const query = cached(queries, shape, LIST_SHAPES, () =>
+    precompiled((database, ...placeholders) => {
       let built = selectColumns(fromSelection(database, selection), selection);
       let next = 0;
       for (const [name, value] of conditions) {
@@ -226,10 +226,8 @@ export async function listRecords(
         built = built.orderBy(sql.ref(`${selection.table}.${field}`), descending ? 'desc' : 'asc');
       }
       return built;
-    }, values.length);
-    if (queries.size >= LIST_SHAPES) queries.clear();
-    queries.set(shape, query);
-  }
+    }, values.length),
+  );
   const rows = await query(database, ...values);
   return rows.map((row) => assembleRow(row, selection));
 }
