@@ -3,6 +3,7 @@
  * which are read-only, hidden, searched or nested; body → values to store
  * (or `details` of what is wrong), and stored row → JSON record.
  */
+import { cached } from './cache.js';
 import { FieldError, type DefaultContext, type Field } from './fields.js';
 import { emptyDetails, parseError, validationFailed, type ErrorDetails } from './errors.js';
 import type { Model } from './model.js';
@@ -209,11 +210,22 @@ export class Serializer {
 const listOf = (text: string | undefined): string[] | undefined =>
   text === undefined || text.trim() === '' ? undefined : text.split(',').map((name) => name.trim()).filter(Boolean);
 
-/** The serializer narrowed by the request's `fields` and `omit` parameters (400 for names it does not have). */
+const narrowed = new WeakMap<Serializer, Map<string, Serializer>>();
+/** Field choices kept per serializer. */
+const CHOICES = 100;
+
+/**
+ * The serializer narrowed by the request's `fields` and `omit` parameters (400 for names it does not
+ * have). Each choice is narrowed once and kept: its selection is what the record and list queries are
+ * compiled and cached for, so a new one per request would compile them again every time.
+ */
 export function chosenFields(serializer: Serializer, parameters: ReadonlyMap<string, string>): Serializer {
   const include = listOf(parameters.get('fields'));
   const exclude = listOf(parameters.get('omit')) ?? [];
-  return include === undefined && exclude.length === 0 ? serializer : serializer.narrow(include, exclude);
+  if (include === undefined && exclude.length === 0) return serializer;
+  let choices = narrowed.get(serializer);
+  if (!choices) narrowed.set(serializer, (choices = new Map()));
+  return cached(choices, JSON.stringify([include, exclude]), CHOICES, () => serializer.narrow(include, exclude));
 }
 
 export const serializer = (model: Model, options: SerializerOptions): Serializer => new Serializer(model, options);
