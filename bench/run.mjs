@@ -23,7 +23,7 @@ import pg from 'pg';
 import { SEARCH_INDEXES } from '../dist/service/indexes.js';
 import { writeSection } from './report.mjs';
 import { headersFor, scenarios } from './scenarios.mjs';
-import { rssOf, startServer, waitUntilIdle } from './servers.mjs';
+import { rssOf, startServer, waitUntilQuiet } from './servers.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -103,7 +103,8 @@ async function probe(base, scenario, token, k) {
   return response;
 }
 
-async function drive(server, scenario, token, seconds, counter) {
+/** An autocannon run (a thenable that can be stopped early). */
+function drive(server, scenario, token, seconds, counter) {
   const requests = [
     {
       setupRequest: (request) => {
@@ -115,27 +116,31 @@ async function drive(server, scenario, token, seconds, counter) {
   return autocannon({ url: server.base, connections, duration: seconds, headers: headersFor(scenario, token), requests });
 }
 
-/** At least `warmup` seconds, and on, a second at a time, until each worker is warm (or the limit). */
+/**
+ * At least `warmup` seconds, and on until each worker is warm (or the limit), in one run: a run's end
+ * hangs up on the requests in flight, which the server and the database then finish unwatched.
+ */
 async function warmUp(server, scenario, token, counter) {
   const started = Date.now();
-  const seconds = () => (Date.now() - started) / 1000;
+  const target = WARMUP_REQUESTS_PER_WORKER * server.workers;
+  const run = drive(server, scenario, token, WARMUP_LIMIT_SECONDS, counter);
   let answered = 0;
-  while (answered < WARMUP_REQUESTS_PER_WORKER * server.workers || seconds() < warmup) {
-    if (seconds() >= WARMUP_LIMIT_SECONDS) return;
-    answered += (await drive(server, scenario, token, 1, counter)).requests.total;
-  }
+  run.on('response', () => {
+    if (++answered >= target && Date.now() - started >= warmup * 1000) run.stop();
+  });
+  await run;
 }
 
 async function measure(server, scenario, token) {
   const counter = { next: 1_000_000 * Math.floor(Math.random() * 1000) };
   await probe(server.base, scenario, token, counter.next++);
   await warmUp(server, scenario, token, counter);
-  await waitUntilIdle(server.pid);
+  await waitUntilQuiet();
   let peakRss = 0;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(server.pid))), 250);
   const result = await drive(server, scenario, token, duration, counter);
   clearInterval(sampler);
-  await waitUntilIdle(server.pid);
+  await waitUntilQuiet();
   return {
     rps: result.requests.average,
     p50: result.latency.p50,

@@ -41,17 +41,25 @@ export function cpuTicksOf(pid) {
   }
 }
 
+/** The machine's CPU time so far, busy and in all, in clock ticks (/proc/stat's first line). */
+function machineTicks() {
+  const [user, nice, system, idle, iowait, ...rest] = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number);
+  const total = user + nice + system + idle + iowait + rest.reduce((sum, ticks) => sum + ticks, 0);
+  return { busy: total - idle - iowait, total };
+}
+
 /**
- * Waits until the server has finished what the last scenario left in flight (closing a connection
- * does not cancel its request: a backlog of password hashes would otherwise run into the next scenario).
+ * Waits until the machine is quiet: closing a connection does not cancel its request, so what the
+ * last run left in flight (password hashes in the server, queries in the database's backends)
+ * would otherwise run into the next measurement.
  */
-export async function waitUntilIdle(pid) {
+export async function waitUntilQuiet() {
   const deadline = Date.now() + 120_000;
-  let last = cpuTicksOf(pid);
+  let last = machineTicks();
   while (Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const now = cpuTicksOf(pid);
-    if (now - last <= 5) return;
+    const now = machineTicks();
+    if (now.busy - last.busy <= 0.05 * (now.total - last.total)) return;
     last = now;
   }
 }
