@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
-import { countRecords, estimateRecords, pageByKeyset, pageOfRecords, type ListQuery, type ListSource } from '../store/list.js';
+import { countedPage, countRecords, estimateRecords, hasPattern, pageByKeyset, pageOfRecords, type ListQuery, type ListSource } from '../store/list.js';
 import {
   deleteRecord,
   findRecord,
@@ -117,11 +117,23 @@ interface CountedPage {
   hasNext: boolean;
 }
 
+/**
+ * The count and the page: in one statement on PostgreSQL (one round trip, not two), unless the query
+ * has a pattern, whose page is read knowing its count (pageOfRecords); apart on SQLite, which
+ * answers in-process and can skip the page when the count says there is none.
+ */
 async function exactPage({ database }: ActionRequest, source: ListSource, query: ListQuery): Promise<CountedPage> {
-  const count = await countRecords(database, source, query);
+  const together = database.dialect === 'postgres' && !hasPattern(query);
+  const { count, rows } = together ? await countedPage(database, source, query) : await countThenPage(database, source, query);
   assertPageExists(query.page, query.pageSize, count);
-  const rows = count === 0 ? [] : await pageOfRecords(database, source, query, { matches: count });
   return { count, rows, hasNext: query.page * query.pageSize < count };
+}
+
+async function countThenPage(database: Database, source: ListSource, query: ListQuery): Promise<{ count: number; rows: Row[] }> {
+  const count = await countRecords(database, source, query);
+  // No page to read past the last (nor of nothing).
+  const beyond = (query.page - 1) * query.pageSize >= count;
+  return { count, rows: beyond ? [] : await pageOfRecords(database, source, query, { matches: count }) };
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
- * A list query (filters, search, ordering, page) → SQL: one count and one
- * page query, with nested records joined into the page query.
+ * A list query (filters, search, ordering, page) → SQL: a count and a page
+ * (one statement or two), with nested records joined into the page query.
  */
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { Day, type Field, type Lookup } from '../framework/fields.js';
@@ -37,11 +37,13 @@ export interface ListSource {
 
 type Where = ExpressionBuilder<Tables, string>;
 
-export async function countRecords(database: Database, source: ListSource, query: ListQuery): Promise<number> {
-  const row = await fromSelection(database, { ...source.selection, joins: [] })
+const countQuery = (database: Database, source: ListSource, query: ListQuery) =>
+  fromSelection(database, { ...source.selection, joins: [] })
     .where((eb) => whereClause(database, source, query, eb))
-    .select((eb) => eb.fn.countAll().as('count'))
-    .executeTakeFirstOrThrow();
+    .select((eb) => eb.fn.countAll().as('count'));
+
+export async function countRecords(database: Database, source: ListSource, query: ListQuery): Promise<number> {
+  const row = await countQuery(database, source, query).executeTakeFirstOrThrow();
   return Number(row.count);
 }
 
@@ -64,6 +66,10 @@ const PATTERN_LOOKUPS: ReadonlySet<Lookup> = new Set(['iexact', 'contains', 'ico
 /** Up to this many matches, a page with a pattern condition is sorted from its matches (see pageOfRecords). */
 const GATHERED_MATCHES = 10_000;
 
+/** Whether the query has a pattern condition: `search`, or a LIKE lookup. */
+export const hasPattern = (query: ListQuery): boolean =>
+  query.search.length > 0 || query.filters.some((filter) => PATTERN_LOOKUPS.has(filter.lookup));
+
 /**
  * Whether to read the page from its matches, gathered first (through the trigram indexes), then
  * sorted: rather than let PostgreSQL walk an ordering index testing each row against the pattern.
@@ -79,7 +85,7 @@ function gatherMatches(database: Database, query: ListQuery, matches: number | u
     database.dialect === 'postgres' &&
     matches !== undefined &&
     matches <= GATHERED_MATCHES &&
-    (query.search.length > 0 || query.filters.some((filter) => PATTERN_LOOKUPS.has(filter.lookup)))
+    hasPattern(query)
   );
 }
 
@@ -99,6 +105,30 @@ function matchingRows(database: Database, source: ListSource, query: ListQuery, 
   return { rows: rows as unknown as RowQuery, selection, from: MATCHES };
 }
 
+/** Rows in the query's ordering, ties by id ascending, their columns named under `from`. */
+function inOrder(rows: RowQuery, source: ListSource, ordering: readonly Ordering[], from: string): RowQuery {
+  let ordered = rows;
+  for (const { field, descending } of ordering) {
+    const nullable = source.fields[field]!.nullable;
+    // NULL sorts as the largest value on both databases (PostgreSQL's own rule).
+    ordered = ordered.orderBy(sql.ref(`${from}.${field}`), (order) => {
+      const direction = descending ? order.desc() : order.asc();
+      if (!nullable) return direction;
+      return descending ? direction.nullsFirst() : direction.nullsLast();
+    });
+  }
+  return ordered.orderBy(sql.ref(`${from}.id`), 'asc');
+}
+
+/** The query's page, unread; `extra` more rows past it. `matches`: how many records match, when known. */
+function pageQuery(database: Database, source: ListSource, query: ListQuery, extra: number, matches: number | undefined): { page: RowQuery; selection: Selection } {
+  const { rows, selection, from } = matchingRows(database, source, query, matches);
+  const page = inOrder(rows, source, query.ordering, from)
+    .limit(query.pageSize + extra)
+    .offset((query.page - 1) * query.pageSize);
+  return { page, selection };
+}
+
 /**
  * The query's page; `extra` more rows are read past it (one tells whether a next page exists).
  * `matches`: how many records match, when the count was read first.
@@ -109,23 +139,34 @@ export async function pageOfRecords(
   query: ListQuery,
   { extra = 0, matches }: { extra?: number; matches?: number } = {},
 ): Promise<Row[]> {
-  const { rows: matching, selection, from } = matchingRows(database, source, query, matches);
-  let page = matching;
-  for (const { field, descending } of query.ordering) {
-    const nullable = source.fields[field]!.nullable;
-    // NULL sorts as the largest value on both databases (PostgreSQL's own rule).
-    page = page.orderBy(sql.ref(`${from}.${field}`), (order) => {
-      const direction = descending ? order.desc() : order.asc();
-      if (!nullable) return direction;
-      return descending ? direction.nullsFirst() : direction.nullsLast();
-    });
-  }
-  const rows = await page
-    .orderBy(sql.ref(`${from}.id`), 'asc')
-    .limit(query.pageSize + extra)
-    .offset((query.page - 1) * query.pageSize)
-    .execute();
+  const { page, selection } = pageQuery(database, source, query, extra, matches);
+  const rows = await page.execute();
   return rows.map((row) => assembleRow(row, selection));
+}
+
+const COUNT = '_count';
+const PAGE = '_page';
+
+/**
+ * The count and the page in one statement, one round trip where a database is a round trip away:
+ * the page, each row with the count beside it (an uncorrelated subquery, counted once). An empty
+ * page brings no row to carry the count; read in the same snapshot, it is page 1 of nothing (a
+ * count of 0) or a page past the last, which is refused whatever the count. For queries without a
+ * pattern: a pattern's page is read knowing its count.
+ */
+export async function countedPage(database: Database, source: ListSource, query: ListQuery): Promise<{ count: number; rows: Row[] }> {
+  // The page's ordering columns go with it, to keep its order outside.
+  const paged = { ...source, selection: withColumns(source.selection, query.ordering.map(({ field }) => field)) };
+  const { page, selection } = pageQuery(database, paged, query, 0, undefined);
+  const counted = database.db
+    .selectFrom(page.as(PAGE))
+    .select(countQuery(database, source, query).as(COUNT))
+    .selectAll(PAGE) as unknown as RowQuery;
+  const rows: Row[] = await inOrder(counted, source, query.ordering, PAGE).execute();
+  if (rows.length === 0) return { count: 0, rows };
+  const count = Number(rows[0]![COUNT]);
+  for (const row of rows) delete row[COUNT];
+  return { count, rows: rows.map((row) => assembleRow(row, selection)) };
 }
 
 /** The selection with these columns of its table too (once each). */

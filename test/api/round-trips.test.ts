@@ -1,8 +1,8 @@
 /**
  * The statements a request sends to the database, counted: on PostgreSQL a detail read
  * authenticated by a token finds the token's user and the record in one statement (one round
- * trip); SQLite, in-process, reads them apart. Either way the answers and refusals, and their
- * order, are the same.
+ * trip), and a list reads its count and its page in one; SQLite, in-process, reads them apart.
+ * Either way the answers and refusals, and their order, are the same.
  */
 import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
@@ -95,5 +95,37 @@ describe('a detail read authenticated by a token', () => {
     const reply = await api.request('GET', `/api/v1/users/${bob.id}/?fields=id,username`, { token: alice.token });
     expect(reply.json).toEqual({ id: bob.id, username: 'bob' });
     expect(sent).toHaveLength(2);
+  });
+});
+
+describe('a list', () => {
+  /** The token lookup, then the count and the page: one statement on PostgreSQL, two on SQLite. */
+  const pageStatements = testDialect === 'postgres' ? 2 : 3;
+  const list = (query: string) => api.request('GET', `/api/v1/users/${query}`, { token: alice.token });
+
+  it('reads its count and its page in one statement on PostgreSQL, in order', async () => {
+    const reply = await list('?username__in=alice,bob&ordering=-username&page_size=1&page=2');
+    expect(reply.status).toBe(200);
+    expect(reply.json.count).toBe(2);
+    expect(reply.json.results.map((user: { username: string }) => user.username)).toEqual(['alice']);
+    expect(reply.json.next).toBeNull();
+    expect(sent).toHaveLength(pageStatements);
+  });
+
+  it('answers an empty page and a page past the last as before', async () => {
+    const empty = await list('?username__in=nobody');
+    expect(empty.json).toMatchObject({ count: 0, results: [], next: null, previous: null });
+    expect(sent).toHaveLength(2);
+    sent.length = 0;
+    const past = await list('?username__in=alice,bob&page_size=1&page=3');
+    expect(past.status).toBe(404);
+    expect(past.json.error).toBe('Invalid page.');
+    expect(sent).toHaveLength(2);
+  });
+
+  it('reads a search after its count: the page is chosen knowing how many match', async () => {
+    const reply = await list('?search=alice');
+    expect(reply.json.results.map((user: { username: string }) => user.username)).toEqual(['alice']);
+    expect(sent).toHaveLength(3);
   });
 });
