@@ -1,19 +1,19 @@
 #!/usr/bin/env node
 /**
- * `node bench/compare.mjs --against DIR|baseline [--scenario c|a|g] [--slots 20] [--slot-seconds 1.5]`
+ * `node bench/compare.mjs --against DIR|baseline|workers:N [--scenario c|a|g] [--slots 20] [--slot-seconds 1.5]`
  *
- * CPU per request of this checkout's build (dist/) against another build (DIR: the dist/ of
- * another checkout, a git worktree say) or the baseline, on the database at DATABASE_URL, filled
- * by `npm run bench:seed` first. Both servers run at once and the load (50 connections) moves from
- * one to the other every slot, so the machine's drift, tens of per cent over minutes on a shared
- * VM, reaches both alike; a slot's CPU is read from /proc. Prints each side's CPU per request and
- * req/s, and the median of the per-slot ratios, which a change of a few per cent can be read from
- * where `npm run bench`'s one-server-at-a-time rounds cannot.
+ * CPU per request and throughput of this checkout's build (dist/) against another build (DIR: the
+ * dist/ of another checkout, a git worktree say), the baseline, or this build with WORKERS=N, on
+ * the database at DATABASE_URL, filled by `npm run bench:seed` first. Both servers run at once and
+ * the load (50 connections) moves from one to the other every slot, so the machine's drift, tens of
+ * per cent over minutes on a shared VM, reaches both alike; a slot's CPU is read from /proc. Prints
+ * each side's CPU per request and req/s, and the medians of the per-slot ratios, which a change of a
+ * few per cent can be read from where `npm run bench`'s one-server-at-a-time rounds cannot.
  */
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { headersFor, scenarios } from './scenarios.mjs';
-import { cpuTicksOf, startServer } from './servers.mjs';
+import { cpuTicksOf, startServer, warmUp } from './servers.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -23,13 +23,18 @@ const { values: options } = parseArgs({
     'slot-seconds': { type: 'string', default: '1.5' },
   },
 });
-if (!options.against || !process.env.DATABASE_URL) throw new Error('Set DATABASE_URL (seeded by npm run bench:seed) and pass --against DIR|baseline.');
+if (!options.against || !process.env.DATABASE_URL) throw new Error('Set DATABASE_URL (seeded by npm run bench:seed) and pass --against DIR|baseline|workers:N.');
 const slotSeconds = Number(options['slot-seconds']);
 const TICKS_PER_SECOND = 100;
 
 const serverEnv = { DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: 'warn', THROTTLE_ANON: 'off', THROTTLE_USER: 'off' };
-const start = (dir) =>
-  dir === 'baseline' ? startServer(['bench/baseline/server.mjs'], serverEnv) : startServer([`${dir}/cli.js`, 'serve'], serverEnv);
+/** A server and how many processes serve it: the baseline, a build's dist/, or `workers:N` of this one. */
+async function start(against) {
+  if (against === 'baseline') return { workers: 1, ...(await startServer(['bench/baseline/server.mjs'], serverEnv)) };
+  const workers = /^workers:(\d+)$/.exec(against)?.[1];
+  if (workers) return { workers: Number(workers), ...(await startServer(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: workers })) };
+  return { workers: 1, ...(await startServer([`${against}/cli.js`, 'serve'], serverEnv)) };
+}
 const servers = [
   { name: 'this build', slots: [], ...(await start('dist')) },
   { name: options.against, slots: [], ...(await start(options.against)) },
@@ -57,7 +62,7 @@ try {
       requests: [{ setupRequest: (request) => ({ ...request, ...scenario.request(k++) }) }],
     });
 
-  for (const server of servers) await load(server, 3);
+  for (const server of servers) await warmUp((seconds) => load(server, seconds), server.workers, 3);
   for (let slot = 0; slot < Number(options.slots); slot++) {
     // Alternate which side goes first, so neither always follows the other's load.
     for (const server of slot % 2 === 0 ? servers : [...servers].reverse()) {
@@ -65,7 +70,7 @@ try {
       const result = await load(server, slotSeconds);
       if (result.non2xx || result.errors) throw new Error(`${server.name}: ${result.non2xx} non-2xx, ${result.errors} errors.`);
       const ticks = cpuTicksOf(server.pid) - before;
-      server.slots.push({ ticks, requests: result.requests.total });
+      server.slots.push({ ticks, requests: result.requests.total, rps: result.requests.total / slotSeconds });
     }
   }
 
@@ -75,8 +80,8 @@ try {
     const total = { ticks: slots.reduce((sum, slot) => sum + slot.ticks, 0), requests: slots.reduce((sum, slot) => sum + slot.requests, 0) };
     console.log(`${name}: ${micros(total).toFixed(1)} µs of CPU per request, ${(total.requests / (slots.length * slotSeconds)).toFixed(0)} req/s`);
   }
-  const ratios = servers[0].slots.map((slot, index) => micros(slot) / micros(servers[1].slots[index]));
-  console.log(`this build / ${options.against}, CPU per request: median of ${ratios.length} slots ${median(ratios).toFixed(3)}`);
+  const ratios = (of) => median(servers[0].slots.map((slot, index) => of(slot) / of(servers[1].slots[index]))).toFixed(3);
+  console.log(`this build / ${options.against}, median of ${options.slots} slots: CPU per request ${ratios(micros)}, req/s ${ratios((slot) => slot.rps)}`);
 } finally {
   await Promise.all(servers.map((server) => server.stop()));
 }

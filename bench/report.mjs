@@ -18,14 +18,15 @@ const DATABASES = { sqlite: 'SQLite', postgres: 'PostgreSQL' };
 function table(results) {
   const baselineRps = new Map(results.filter((r) => r.server === 'baseline').map((r) => [r.scenario.key, r.rps]));
   const lines = [
-    '| Scenario | Server | req/s | % of baseline | p50 ms | p99 ms | errors | non-2xx | server RSS MB |',
-    '|---|---|--:|--:|--:|--:|--:|--:|--:|',
+    '| Scenario | Server | req/s | req/s by round | % of baseline | p50 ms | p99 ms | errors | non-2xx | server RSS MB |',
+    '|---|---|--:|--:|--:|--:|--:|--:|--:|--:|',
   ];
   for (const r of results) {
     const ceiling = r.server === 'baseline' ? undefined : baselineRps.get(r.scenario.key);
     const share = ceiling ? `${number((100 * r.rps) / ceiling)} %` : '';
+    const rounds = r.rounds.length > 1 ? `${number(Math.min(...r.rounds))}–${number(Math.max(...r.rounds))}` : '';
     lines.push(
-      `| ${r.scenario.title} | ${r.server} | ${number(r.rps)} | ${share} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${number(r.rssMb)} |`,
+      `| ${r.scenario.title} | ${r.server} | ${number(r.rps)} | ${rounds} | ${share} | ${r.p50} | ${r.p99} | ${r.errors} | ${r.non2xx} | ${number(r.rssMb)} |`,
     );
   }
   return lines.join('\n');

@@ -8,7 +8,7 @@
  * indexes; with --compare-workers, (a), (c), (g) also with that many workers.
  * Compared scenarios alternate between servers --rounds times (median kept),
  * each measurement on a fresh server.
- * Each scenario gets a warm-up (until each worker has answered WARMUP_REQUESTS_PER_WORKER), then an
+ * Each scenario gets a warm-up (until each worker has answered WARMUP.requestsPerWorker), then an
  * autocannon run over loopback.
  * The table replaces this configuration's section of bench/RESULTS.md.
  */
@@ -23,7 +23,7 @@ import pg from 'pg';
 import { SEARCH_INDEXES } from '../dist/service/indexes.js';
 import { writeSection } from './report.mjs';
 import { headersFor, scenarios } from './scenarios.mjs';
-import { rssOf, startServer, waitUntilQuiet } from './servers.mjs';
+import { WARMUP, rssOf, startServer, waitUntilQuiet, warmUp } from './servers.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -45,10 +45,6 @@ const rows = Number(options.rows);
 const duration = Number(options.duration);
 const connections = Number(options.connections);
 const warmup = Math.max(1, Math.min(3, Math.round(duration / 5)));
-// V8 compiles the hot code in each process apart, so the warm-up lasts until every worker has answered
-// this many requests (on users list a worker's CPU per request settles after ~6 000), within the limit.
-const WARMUP_REQUESTS_PER_WORKER = 10_000;
-const WARMUP_LIMIT_SECONDS = 20;
 const rounds = Number(options.rounds);
 
 /** The run with the median req/s (its latencies and memory come with it). */
@@ -116,25 +112,10 @@ function drive(server, scenario, token, seconds, counter) {
   return autocannon({ url: server.base, connections, duration: seconds, headers: headersFor(scenario, token), requests });
 }
 
-/**
- * At least `warmup` seconds, and on until each worker is warm (or the limit), in one run: a run's end
- * hangs up on the requests in flight, which the server and the database then finish unwatched.
- */
-async function warmUp(server, scenario, token, counter) {
-  const started = Date.now();
-  const target = WARMUP_REQUESTS_PER_WORKER * server.workers;
-  const run = drive(server, scenario, token, WARMUP_LIMIT_SECONDS, counter);
-  let answered = 0;
-  run.on('response', () => {
-    if (++answered >= target && Date.now() - started >= warmup * 1000) run.stop();
-  });
-  await run;
-}
-
 async function measure(server, scenario, token) {
   const counter = { next: 1_000_000 * Math.floor(Math.random() * 1000) };
   await probe(server.base, scenario, token, counter.next++);
-  await warmUp(server, scenario, token, counter);
+  await warmUp((seconds) => drive(server, scenario, token, seconds, counter), server.workers, warmup);
   await waitUntilQuiet();
   let peakRss = 0;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(server.pid))), 250);
@@ -161,7 +142,9 @@ async function main() {
     const seeded = JSON.parse(await runToEnd(process.execPath, ['bench/seed.mjs', '--rows', String(rows), '--json'], { DATABASE_URL: database.url }));
     console.log(`Seeded in ${seeded.seconds.toFixed(1)} s.`);
     const results = [];
-    const record = (scenario, server, measured) => {
+    /** The median round of a scenario on a server, with every round's req/s. */
+    const record = (scenario, server, runs) => {
+      const measured = { ...median(runs), rounds: runs.map((run) => run.rps) };
       results.push({ scenario, server, ...measured });
       console.log(`${scenario.title} [${server}]: ${measured.rps.toFixed(0)} req/s, p50 ${measured.p50} ms, p99 ${measured.p99} ms, errors ${measured.errors}, non-2xx ${measured.non2xx}, RSS ${measured.rssMb.toFixed(0)} MB`);
     };
@@ -197,13 +180,13 @@ async function main() {
       for (let round = 0; round < (scenario.baseline ? rounds : 1); round++) {
         for (const kind of kinds) measured.get(kind).push(await measureOn(kind, scenario));
       }
-      for (const [kind, runs] of measured) record(scenario, kind, median(runs));
+      for (const [kind, runs] of measured) record(scenario, kind, runs);
     }
     if (options.db === 'postgres') {
       // The same search with the trigram indexes gone: the planner's other choice is a scan.
       await onPostgres(database.url, (client) => client.query(`DROP INDEX ${SEARCH_INDEXES.map((index) => index.name).join(', ')}`));
       const search = list.find((s) => s.key === 'b');
-      record({ ...search, key: 'b-noindex', title: `${search.title}, **without** trigram indexes` }, 'restfold', await measureOn('restfold', search));
+      record({ ...search, key: 'b-noindex', title: `${search.title}, **without** trigram indexes` }, 'restfold', [await measureOn('restfold', search)]);
     }
 
     writeSection({
@@ -212,7 +195,7 @@ async function main() {
       rows,
       duration,
       connections,
-      warmup: { requestsPerWorker: WARMUP_REQUESTS_PER_WORKER, limitSeconds: WARMUP_LIMIT_SECONDS },
+      warmup: WARMUP,
       workers: options.workers,
       note: options.note,
       machine: { cores: availableParallelism(), cpu: cpus()[0]?.model ?? 'unknown', node: process.version },

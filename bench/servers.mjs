@@ -41,6 +41,27 @@ export function cpuTicksOf(pid) {
   }
 }
 
+// V8 compiles the hot code in each process apart, so a warm-up lasts until every worker has answered
+// this many requests (on users list a worker's CPU per request settles after ~6 000), within the limit.
+export const WARMUP = { requestsPerWorker: 10_000, limitSeconds: 20 };
+
+/**
+ * Warms a server of `workers` processes up: `drive(seconds)` starts one load run (autocannon's
+ * instance), stopped once each worker is warm and `minSeconds` have passed, or at the limit. One run,
+ * not several: a run's end hangs up on the requests in flight, which the server and the database
+ * then finish unwatched.
+ */
+export async function warmUp(drive, workers, minSeconds) {
+  const started = Date.now();
+  const target = WARMUP.requestsPerWorker * workers;
+  const run = drive(WARMUP.limitSeconds);
+  let answered = 0;
+  run.on('response', () => {
+    if (++answered >= target && Date.now() - started >= minSeconds * 1000) run.stop();
+  });
+  await run;
+}
+
 /** The machine's CPU time so far, busy and in all, in clock ticks (/proc/stat's first line). */
 function machineTicks() {
   const [user, nice, system, idle, iowait, ...rest] = readFileSync('/proc/stat', 'utf8').split('\n')[0].split(/\s+/).slice(1).map(Number);
