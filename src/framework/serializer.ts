@@ -216,8 +216,8 @@ const CHOICES = 100;
 
 /**
  * The serializer narrowed by the request's `fields` and `omit` parameters (400 for names it does not
- * have). Each choice is narrowed once and kept: its selection is what the record and list queries are
- * compiled and cached for, so a new one per request would compile them again every time.
+ * have). Each choice is narrowed once and kept: the record query is compiled and kept for its
+ * selection, so a new one per request would compile it again every time.
  */
 export function chosenFields(serializer: Serializer, parameters: ReadonlyMap<string, string>): Serializer {
   const include = listOf(parameters.get('fields'));
