@@ -5,7 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
-import { countedPage, countRecords, estimateRecords, hasPattern, pageByKeyset, pageOfRecords, type ListQuery, type ListSource } from '../store/list.js';
+import { countAndPage, countRecords, estimateRecords, pageByKeyset, pageOfRecords, type ListQuery, type ListSource } from '../store/list.js';
 import {
   deleteRecord,
   findRecord,
@@ -117,23 +117,10 @@ interface CountedPage {
   hasNext: boolean;
 }
 
-/**
- * The count and the page: in one statement on PostgreSQL (one round trip, not two), unless the query
- * has a pattern, whose page is read knowing its count (pageOfRecords); apart on SQLite, which
- * answers in-process and can skip the page when the count says there is none.
- */
 async function exactPage({ database }: ActionRequest, source: ListSource, query: ListQuery): Promise<CountedPage> {
-  const together = database.dialect === 'postgres' && !hasPattern(query);
-  const { count, rows } = together ? await countedPage(database, source, query) : await countThenPage(database, source, query);
+  const { count, rows } = await countAndPage(database, source, query);
   assertPageExists(query.page, query.pageSize, count);
   return { count, rows, hasNext: query.page * query.pageSize < count };
-}
-
-async function countThenPage(database: Database, source: ListSource, query: ListQuery): Promise<{ count: number; rows: Row[] }> {
-  const count = await countRecords(database, source, query);
-  // No page to read past the last (nor of nothing).
-  const beyond = (query.page - 1) * query.pageSize >= count;
-  return { count, rows: beyond ? [] : await pageOfRecords(database, source, query, { matches: count }) };
 }
 
 /**
@@ -145,7 +132,7 @@ async function pageWithout(action: ActionRequest, source: ListSource, query: Lis
   const { database, collection } = action;
   const [estimate, rows] = await Promise.all([
     mode === 'estimated' ? estimateRecords(database, source, query) : undefined,
-    pageOfRecords(database, source, query, { extra: 1 }),
+    pageOfRecords(database, source, query, 1),
   ]);
   if (query.page > 1 && rows.length === 0) throw invalidPage();
   const count =

@@ -63,11 +63,11 @@ export async function estimateRecords(database: Database, source: ListSource, qu
 /** The lookups that match a pattern (LIKE / ILIKE), as search does. */
 const PATTERN_LOOKUPS: ReadonlySet<Lookup> = new Set(['iexact', 'contains', 'icontains', 'startswith', 'endswith']);
 
-/** Up to this many matches, a page with a pattern condition is sorted from its matches (see pageOfRecords). */
+/** Up to this many matches, a page with a pattern condition is sorted from its matches (see gatherMatches). */
 const GATHERED_MATCHES = 10_000;
 
 /** Whether the query has a pattern condition: `search`, or a LIKE lookup. */
-export const hasPattern = (query: ListQuery): boolean =>
+const hasPattern = (query: ListQuery): boolean =>
   query.search.length > 0 || query.filters.some((filter) => PATTERN_LOOKUPS.has(filter.lookup));
 
 /**
@@ -129,19 +129,27 @@ function pageQuery(database: Database, source: ListSource, query: ListQuery, ext
   return { page, selection };
 }
 
-/**
- * The query's page; `extra` more rows are read past it (one tells whether a next page exists).
- * `matches`: how many records match, when the count was read first.
- */
-export async function pageOfRecords(
-  database: Database,
-  source: ListSource,
-  query: ListQuery,
-  { extra = 0, matches }: { extra?: number; matches?: number } = {},
-): Promise<Row[]> {
+/** The query's page; `extra` more rows are read past it (one tells whether a next page exists). */
+export async function pageOfRecords(database: Database, source: ListSource, query: ListQuery, extra = 0): Promise<Row[]> {
+  return readPage(database, source, query, extra, undefined);
+}
+
+async function readPage(database: Database, source: ListSource, query: ListQuery, extra: number, matches: number | undefined): Promise<Row[]> {
   const { page, selection } = pageQuery(database, source, query, extra, matches);
   const rows = await page.execute();
   return rows.map((row) => assembleRow(row, selection));
+}
+
+/**
+ * The exact count and the page. On PostgreSQL one statement (countedPage), unless the query has a
+ * pattern, whose page is read knowing its count (gatherMatches). SQLite answers in-process, so
+ * there is no round trip to save: the count, then the page, none read past the last.
+ */
+export async function countAndPage(database: Database, source: ListSource, query: ListQuery): Promise<{ count: number; rows: Row[] }> {
+  if (database.dialect === 'postgres' && !hasPattern(query)) return countedPage(database, source, query);
+  const count = await countRecords(database, source, query);
+  const beyond = (query.page - 1) * query.pageSize >= count;
+  return { count, rows: beyond ? [] : await readPage(database, source, query, 0, count) };
 }
 
 const COUNT = '_count';
@@ -154,7 +162,7 @@ const PAGE = '_page';
  * count of 0) or a page past the last, which is refused whatever the count. For queries without a
  * pattern: a pattern's page is read knowing its count.
  */
-export async function countedPage(database: Database, source: ListSource, query: ListQuery): Promise<{ count: number; rows: Row[] }> {
+async function countedPage(database: Database, source: ListSource, query: ListQuery): Promise<{ count: number; rows: Row[] }> {
   // The page's ordering columns go with it, to keep its order outside.
   const paged = { ...source, selection: withColumns(source.selection, query.ordering.map(({ field }) => field)) };
   const { page, selection } = pageQuery(database, paged, query, 0, undefined);
