@@ -28,12 +28,12 @@ const slotSeconds = Number(options['slot-seconds']);
 const TICKS_PER_SECOND = 100;
 
 const serverEnv = { DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: 'warn', THROTTLE_ANON: 'off', THROTTLE_USER: 'off' };
-/** A server and how many processes serve it: the baseline, a build's dist/, or `workers:N` of this one. */
-async function start(against) {
-  if (against === 'baseline') return { workers: 1, ...(await startServer(['bench/baseline/server.mjs'], serverEnv)) };
+/** The baseline, a build's dist/, or `workers:N` of this one. */
+function start(against) {
+  if (against === 'baseline') return startServer(['bench/baseline/server.mjs'], serverEnv);
   const workers = /^workers:(\d+)$/.exec(against)?.[1];
-  if (workers) return { workers: Number(workers), ...(await startServer(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: workers })) };
-  return { workers: 1, ...(await startServer([`${against}/cli.js`, 'serve'], serverEnv)) };
+  if (workers) return startServer(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: workers });
+  return startServer([`${against}/cli.js`, 'serve'], serverEnv);
 }
 const servers = [
   { name: 'this build', slots: [], ...(await start('dist')) },

@@ -154,11 +154,10 @@ async function main() {
     const compared = options['compare-workers'];
     const serverEnv = { DATABASE_URL: database.url, LOG_LEVEL: 'warn', THROTTLE_ANON: 'off', THROTTLE_USER: 'off', WORKERS: options.workers };
 
-    const restfold = (workers) => async () => ({ ...(await startServer(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: workers })), workers: Number(workers) || availableParallelism() });
     const servers = {
-      baseline: async () => ({ ...(await startServer(['bench/baseline/server.mjs'], { DATABASE_URL: database.url })), workers: 1 }),
-      restfold: restfold(options.workers),
-      ...(compared && { [`restfold, ${compared} workers`]: restfold(compared) }),
+      baseline: () => startServer(['bench/baseline/server.mjs'], { DATABASE_URL: database.url }),
+      restfold: () => startServer(['dist/cli.js', 'serve'], serverEnv),
+      ...(compared && { [`restfold, ${compared} workers`]: () => startServer(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: compared }) }),
     };
     /** One scenario on a fresh server of the given kind. */
     const measureOn = async (kind, scenario) => {

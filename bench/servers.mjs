@@ -6,6 +6,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { availableParallelism } from 'node:os';
 
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -104,6 +105,8 @@ export async function startServer(args, env) {
   }
   return {
     base,
+    // How many processes serve it (WORKERS, as the service reads it): each needs its own warm-up.
+    workers: Number(env.WORKERS ?? 1) || availableParallelism(),
     pid: child.pid,
     stop: () =>
       new Promise((resolve) => {
