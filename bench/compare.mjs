@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node bench/compare.mjs --against DIR|baseline|workers:N [--scenario c|a|g] [--slots 20] [--slot-seconds 1.5]`
+ * `node bench/compare.mjs --against DIR|baseline|workers:N [--scenario c|a|e|g|i] [--slots 20] [--slot-seconds 1.5]`
  *
  * CPU per request and throughput of this checkout's build (dist/) against another build (DIR: the
  * dist/ of another checkout, a git worktree say), the baseline, or this build with WORKERS=N, on
@@ -51,7 +51,7 @@ try {
   const newest = await fetch(`${servers[0].base}/api/v1/users/?ordering=-id&page_size=1`, { headers: { authorization: `Bearer ${token}` } });
   const seeded = { firstUserId: 1, lastUserId: (await newest.json()).results[0].id, searchTerm: '' };
   const scenario = scenarios(seeded, 1).find(({ key, baseline }) => baseline && key === options.scenario);
-  if (!scenario) throw new Error('--scenario must be a, c or g (those the baseline serves).');
+  if (!scenario) throw new Error('--scenario must be a, c, e, g or i (those the baseline serves).');
   let k = 0;
   const load = (server, seconds) =>
     autocannon({
@@ -59,7 +59,14 @@ try {
       connections: 50,
       duration: seconds,
       headers: headersFor(scenario, token),
-      requests: [{ setupRequest: (request) => ({ ...request, ...scenario.request(k++) }) }],
+      requests: [
+        {
+          setupRequest: (request) => {
+            const { body, ...rest } = scenario.request(k++);
+            return { ...request, ...rest, body: body && JSON.stringify(body) };
+          },
+        },
+      ],
     });
 
   for (const server of servers) await warmUp((seconds) => load(server, seconds), server.workers, 3);

@@ -50,16 +50,18 @@ function workersComparison(results, workers) {
 }
 
 export function writeSection(run) {
-  const key = `${run.db}:${run.rows}:w${run.workers}`;
+  // A run of some scenarios only must not replace the table of a run of them all.
+  const key = `${run.db}:${run.rows}:w${run.workers}${run.only.length > 0 ? `:${run.only.join(',')}` : ''}`;
   const { machine, seeded } = run;
   const section = [
     `<!-- bench:${key} -->`,
-    `## ${DATABASES[run.db]}, ${number(run.rows)} users and articles, ${run.workers} worker(s)`,
+    `## ${DATABASES[run.db]}, ${number(run.rows)} users and articles, ${run.workers} worker(s)${run.only.length > 0 ? `, scenarios ${run.only.join(', ')} only` : ''}`,
     '',
     ...(run.note ? [`> ${run.note}`, ''] : []),
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${machine.cores} cores (${machine.cpu}), Node ${machine.node}; ` +
       `autocannon with ${run.connections} connections over loopback, ${run.duration} s per scenario after a warm-up (until each worker has answered ${number(run.warmup.requestsPerWorker)} requests, or ${run.warmup.limitSeconds} s), each on a fresh server, one server at a time; ` +
       `the scenarios with a baseline alternate between the servers ${run.rounds} times and show each one's median round; ` +
+      `before and after each measurement the run waits up to ${number(run.settle)} s for the machine to go quiet; ` +
       `seeding took ${number(seeded.seconds, 1)} s. The search term matches ${number(seeded.searchMatches)} users.`,
     '',
     table(run.results),

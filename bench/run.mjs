@@ -1,11 +1,13 @@
 #!/usr/bin/env node
 /**
- * `npm run bench -- [--db sqlite|postgres] [--rows N] [--duration S] [--connections C] [--workers W] [--compare-workers W2]`
+ * `npm run bench -- [--db sqlite|postgres] [--rows N] [--duration S] [--connections C] [--workers W] [--compare-workers W2]
+ *   [--only a,c,e,g,i] [--settle S]`
  *
  * Seeds a fresh database through bench/seed.mjs, then, one server at a time:
- * the baseline (bench/baseline/server.mjs) for (a), (c), (g), and Restfold as
- * `npm start` runs it for (a)-(h); on PostgreSQL (b) again without the trigram
- * indexes; with --compare-workers, (a), (c), (g) also with that many workers.
+ * the baseline (bench/baseline/server.mjs) for (a), (c), (e), (g), (i), and
+ * Restfold as `npm start` runs it for (a)-(i); on PostgreSQL (b) again without
+ * the trigram indexes; with --compare-workers, the baseline's scenarios also
+ * with that many workers.
  * Compared scenarios alternate between servers --rounds times (median kept),
  * each measurement on a fresh server.
  * Each scenario gets a warm-up (until each worker has answered WARMUP.requestsPerWorker), then an
@@ -32,12 +34,16 @@ const { values: options } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
     workers: { type: 'string', default: '1' },
-    // Also serve (a), (c), (g) with this many workers in the same run, to compare with --workers.
+    // Also serve the baseline's scenarios with this many workers in the same run, to compare with --workers.
     'compare-workers': { type: 'string', default: '' },
-    // Baseline and Restfold alternate this many times on (a), (c), (g); the median is reported.
+    // Baseline and Restfold alternate this many times on the baseline's scenarios; the median is reported.
     rounds: { type: 'string', default: '3' },
     'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
     note: { type: 'string', default: '' },
+    // Only these scenarios (keys, comma-separated); their table gets a section of its own.
+    only: { type: 'string', default: '' },
+    // At most this long, before and after each measurement, waiting for the machine to go quiet.
+    settle: { type: 'string', default: '120' },
   },
 });
 if (!['sqlite', 'postgres'].includes(options.db)) throw new Error('--db must be sqlite or postgres.');
@@ -46,6 +52,8 @@ const duration = Number(options.duration);
 const connections = Number(options.connections);
 const warmup = Math.max(1, Math.min(3, Math.round(duration / 5)));
 const rounds = Number(options.rounds);
+const settle = Number(options.settle);
+const only = options.only ? options.only.split(',') : [];
 
 /** The run with the median req/s (its latencies and memory come with it). */
 const median = (runs) => [...runs].sort((a, b) => a.rps - b.rps)[Math.floor((runs.length - 1) / 2)];
@@ -116,12 +124,12 @@ async function measure(server, scenario, token) {
   const counter = { next: 1_000_000 * Math.floor(Math.random() * 1000) };
   await probe(server.base, scenario, token, counter.next++);
   await warmUp((seconds) => drive(server, scenario, token, seconds, counter), server.workers, warmup);
-  await waitUntilQuiet();
+  await waitUntilQuiet(settle);
   let peakRss = 0;
   const sampler = setInterval(() => (peakRss = Math.max(peakRss, rssOf(server.pid))), 250);
   const result = await drive(server, scenario, token, duration, counter);
   clearInterval(sampler);
-  await waitUntilQuiet();
+  await waitUntilQuiet(settle);
   return {
     rps: result.requests.average,
     p50: result.latency.p50,
@@ -150,7 +158,9 @@ async function main() {
     };
 
     // The search page: 50 when there are that many pages of matches, else the last full one.
-    const list = scenarios(seeded, Math.max(1, Math.min(50, Math.floor(seeded.searchMatches / 20))));
+    const all = scenarios(seeded, Math.max(1, Math.min(50, Math.floor(seeded.searchMatches / 20))));
+    const list = only.length > 0 ? all.filter((scenario) => only.includes(scenario.key)) : all;
+    if (list.length < only.length) throw new Error(`--only names unknown scenarios; known: ${all.map((s) => s.key).join(', ')}.`);
     const compared = options['compare-workers'];
     const serverEnv = { DATABASE_URL: database.url, LOG_LEVEL: 'warn', THROTTLE_ANON: 'off', THROTTLE_USER: 'off', WORKERS: options.workers };
 
@@ -181,7 +191,7 @@ async function main() {
       }
       for (const [kind, runs] of measured) record(scenario, kind, runs);
     }
-    if (options.db === 'postgres') {
+    if (options.db === 'postgres' && list.some((s) => s.key === 'b')) {
       // The same search with the trigram indexes gone: the planner's other choice is a scan.
       await onPostgres(database.url, (client) => client.query(`DROP INDEX ${SEARCH_INDEXES.map((index) => index.name).join(', ')}`));
       const search = list.find((s) => s.key === 'b');
@@ -196,6 +206,8 @@ async function main() {
       connections,
       warmup: WARMUP,
       workers: options.workers,
+      only,
+      settle,
       note: options.note,
       machine: { cores: availableParallelism(), cpu: cpus()[0]?.model ?? 'unknown', node: process.version },
       seeded,

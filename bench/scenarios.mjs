@@ -1,5 +1,6 @@
 /**
- * The benchmark's scenarios, (a) to (h), shared by run.mjs and compare.mjs.
+ * The benchmark's scenarios, (a) to (i), shared by run.mjs and compare.mjs;
+ * those with `baseline: true` are served by bench/baseline/server.mjs too.
  * `seeded` names the users to read ({ firstUserId, lastUserId, searchTerm }).
  */
 import { randomBytes } from 'node:crypto';
@@ -30,13 +31,22 @@ export function scenarios(seeded, searchPage) {
         body: { username: `new_${runId}_${k}`, email: `new_${runId}_${k}@example.com`, password: 'a-new-password' },
       }),
     },
-    { key: 'e', title: '(e) users PATCH', auth: true, request: (k) => ({ method: 'PATCH', path: `/api/v1/users/${userId(k)}/`, body: { email: `changed_${k}@example.com` } }) },
+    // The bench user is a superuser, so it may change every user it targets (itself included); no password, so no hashing.
+    { key: 'e', title: '(e) users PATCH', auth: true, baseline: true, request: (k) => ({ method: 'PATCH', path: `/api/v1/users/${userId(k)}/`, body: { email: `changed_${k}@example.com` } }) },
     {
       key: 'h',
       title: '(h) posts create',
       auth: false,
       status: 201,
       request: (k) => ({ method: 'POST', path: '/api/posts', body: { title: `Bench ${runId} ${k}`, content: 'Written by the benchmark.', published: false } }),
+    },
+    {
+      key: 'i',
+      title: "(i) articles create (the token's user as author)",
+      auth: true,
+      baseline: true,
+      status: 201,
+      request: (k) => ({ method: 'POST', path: '/api/v1/articles/', body: { title: `Bench ${runId} ${k}`, body: 'Written by the benchmark.' } }),
     },
   ];
 }

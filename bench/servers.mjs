@@ -4,9 +4,12 @@
  * workers) included.
  */
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { availableParallelism } from 'node:os';
+import { availableParallelism, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
 
 export function freePort() {
   return new Promise((resolve, reject) => {
@@ -73,10 +76,11 @@ function machineTicks() {
 /**
  * Waits until the machine is quiet: closing a connection does not cancel its request, so what the
  * last run left in flight (password hashes in the server, queries in the database's backends)
- * would otherwise run into the next measurement.
+ * would otherwise run into the next measurement. A machine shared with other work may never be
+ * quiet: then it waits `limitSeconds`.
  */
-export async function waitUntilQuiet() {
-  const deadline = Date.now() + 120_000;
+export async function waitUntilQuiet(limitSeconds = 120) {
+  const deadline = Date.now() + limitSeconds * 1000;
   let last = machineTicks();
   while (Date.now() < deadline) {
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -114,4 +118,28 @@ export async function startServer(args, env) {
         child.kill('SIGTERM');
       }),
   };
+}
+
+/** A fresh database for `label`'s run: a temporary SQLite file, or a new schema on TEST_DATABASE_URL. */
+export async function freshDatabase(kind, label) {
+  if (kind === 'sqlite') {
+    const folder = mkdtempSync(join(tmpdir(), `restfold-${label}-`));
+    return { url: `sqlite:${join(folder, `${label}.sqlite3`)}`, drop: async () => rmSync(folder, { recursive: true, force: true }) };
+  }
+  const base = process.env.TEST_DATABASE_URL;
+  if (!base) throw new Error(`${kind} needs TEST_DATABASE_URL (a database this script may create a schema in).`);
+  const schema = `rf_${label}_${randomBytes(6).toString('hex')}`;
+  const admin = async (statement) => {
+    const client = new pg.Client({ connectionString: base });
+    await client.connect();
+    try {
+      await client.query(statement);
+    } finally {
+      await client.end();
+    }
+  };
+  await admin(`CREATE SCHEMA ${schema}`);
+  const url = new URL(base);
+  url.searchParams.set('options', `-c search_path=${schema}`);
+  return { url: url.toString(), drop: () => admin(`DROP SCHEMA ${schema} CASCADE`) };
 }

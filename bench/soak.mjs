@@ -11,13 +11,9 @@
 // stored records == creates acknowledged − deletes
 // acknowledged (posts and articles each). Exits 1 otherwise.
 import { spawn, spawnSync } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pg from 'pg';
-import { freePort, rssOf } from './servers.mjs';
+import { freePort, freshDatabase, rssOf } from './servers.mjs';
 
 const root = join(import.meta.dirname, '..');
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
@@ -25,29 +21,6 @@ const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 50);
 const WARM_UP_SECONDS = Math.max(5, Math.round(SECONDS * 0.1));
 const DATABASES = (process.env.SOAK_DATABASES ?? (process.env.TEST_DATABASE_URL ? 'sqlite,postgres' : 'sqlite')).split(',');
 
-/** A fresh database: a temp SQLite file, or a new schema on TEST_DATABASE_URL. */
-async function freshDatabase(kind) {
-  if (kind === 'sqlite') {
-    const directory = mkdtempSync(join(tmpdir(), 'restfold-soak-'));
-    return { url: `sqlite:${join(directory, 'soak.sqlite3')}`, drop: async () => rmSync(directory, { recursive: true, force: true }) };
-  }
-  const base = process.env.TEST_DATABASE_URL;
-  if (!base) throw new Error('postgres needs TEST_DATABASE_URL');
-  const schema = `rf_soak_${randomBytes(6).toString('hex')}`;
-  const admin = async (statement) => {
-    const client = new pg.Client({ connectionString: base });
-    await client.connect();
-    try {
-      await client.query(statement);
-    } finally {
-      await client.end();
-    }
-  };
-  await admin(`CREATE SCHEMA ${schema}`);
-  const url = new URL(base);
-  url.searchParams.set('options', `-c search_path=${schema}`);
-  return { url: url.toString(), drop: () => admin(`DROP SCHEMA ${schema} CASCADE`) };
-}
 
 /** The server, once /healthz answers (logs stay at warn: a line per request would skew the numbers). */
 async function startServer(env) {
@@ -66,7 +39,7 @@ async function startServer(env) {
 const rssMiB = (pid) => Math.round((rssOf(pid) / 2 ** 20) * 10) / 10;
 
 async function soak(kind) {
-  const database = await freshDatabase(kind);
+  const database = await freshDatabase(kind, 'soak');
   const env = {
     ...process.env,
     DATABASE_URL: database.url,

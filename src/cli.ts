@@ -9,9 +9,8 @@ import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { extname, resolve } from 'node:path';
-import { AdminInputError, createUser, grantPermissions, revokePermissions } from './framework/authentication/admin.js';
 import { createToken, revokeUserTokens } from './framework/authentication/token.js';
-import { listPermissions } from './framework/authentication/users.js';
+import { AdminInputError, createUser, grantPermissions, listPermissions, revokePermissions, userNamed } from './framework/users/admin.js';
 import { serveWorkers } from './framework/cluster.js';
 import {
   buildApp,
@@ -87,12 +86,6 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
-async function userIdByName(database: Database, username: string): Promise<number> {
-  const row = await database.db.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst();
-  if (!row) throw new UsageError(`No user named "${username}".`);
-  return Number(row.id);
-}
-
 /** Opens the database, migrates it, and runs `work` with the names of the migrations just applied. */
 async function withDatabase<T>(config: Config, app: AppDefinition, work: (database: Database, applied: string[]) => Promise<T>): Promise<T> {
   const database = openConfiguredDatabase(config);
@@ -163,14 +156,14 @@ async function main(argv: string[]): Promise<void> {
     case 'token': {
       if (subcommand === 'create') {
         const token = await withDatabase(config, app, async (database) =>
-          createToken(database, await userIdByName(database, username())),
+          createToken(database, await userNamed(database, username())),
         );
         console.log(token);
         return;
       }
       if (subcommand === 'revoke') {
         const count = await withDatabase(config, app, async (database) =>
-          revokeUserTokens(database, await userIdByName(database, username())),
+          revokeUserTokens(database, await userNamed(database, username())),
         );
         console.log(`Revoked ${count} token(s) of "${values.username}".`);
         return;
@@ -182,7 +175,7 @@ async function main(argv: string[]): Promise<void> {
       if (subcommand === 'list') {
         if (names.length > 0) throw new UsageError('"permissions list" takes no names.');
         const held = await withDatabase(config, app, async (database) =>
-          listPermissions(database, await userIdByName(database, username())),
+          listPermissions(database, await userNamed(database, username())),
         );
         for (const name of held) console.log(name);
         return;
@@ -190,7 +183,7 @@ async function main(argv: string[]): Promise<void> {
       if (subcommand === 'add' || subcommand === 'remove') {
         if (names.length === 0) throw new UsageError(`Name at least one permission to ${subcommand}.`);
         await withDatabase(config, app, async (database) => {
-          const id = await userIdByName(database, username());
+          const id = await userNamed(database, username());
           if (subcommand === 'add') {
             await grantPermissions(database, id, names);
             console.log(`"${values.username}" now holds: ${(await listPermissions(database, id)).join(', ')}.`);

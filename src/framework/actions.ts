@@ -5,25 +5,22 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
-import { countAndPage, countRecords, estimateRecords, pageByKeyset, pageOfRecords, type ListQuery, type ListSource } from '../store/list.js';
-import {
-  deleteRecord,
-  findRecord,
-  findRecords,
-  insertRecord,
-  recordExists,
-  updateRecord,
-  type RecordId,
-} from '../store/records.js';
+import type { ListQuery, ListSource } from '../core/list-query.js';
+import { countAndPage, countRecords, estimateRecords, pageByKeyset, pageOfRecords } from '../store/list.js';
+import { findRecord, type RecordId } from '../store/records.js';
+import { createRecord, createRecords, deleteRecord, updateRecord, type BeforeWrite } from '../store/writes.js';
+import { RecordRefused } from '../core/refused.js';
 import type { Authentication, AuthUser } from './authentication/index.js';
 import type { Collection } from './collection.js';
-import { assertMatches, notModified, strongEtag, weakEtag } from './conditional.js';
+import { assertMatches, strongEtag, weakEtag } from './conditional.js';
 import { ApiError, notFound, validationFailed, type ErrorDetails } from './errors.js';
-import { FieldError, parseInteger64 } from './fields.js';
-import { absoluteUrl, assertPageExists, paginate, preferredCount } from './pagination.js';
+import { absoluteUrl } from './hosts.js';
+import { assertPageExists, paginate, preferredCount } from './pagination.js';
 import { checkObjectPermissions, type Action, type Permission } from './permissions.js';
 import { invalidPage, parseListQuery } from './query.js';
-import { chosenFields, type Row, type Serializer, type WriteContext, type WriteMode } from './serializer.js';
+import { parseId } from './record-id.js';
+import type { Row } from '../core/rows.js';
+import { chosenFields, type Serializer, type WriteContext, type WriteMode } from './serializer.js';
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
 
 export interface ActionRequest {
@@ -35,7 +32,7 @@ export interface ActionRequest {
   readonly user: AuthUser | null;
   readonly parameters: ReadonlyMap<string, string>;
   /** Signs and checks pagination cursors. */
-  readonly secretKey: string;
+  readonly cursorKey: Uint8Array;
   /** The `{id}` path segment of detail routes, unparsed. */
   readonly id?: string;
   readonly body?: unknown;
@@ -51,23 +48,6 @@ export interface ActionResult {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** A detail path's id: a positive 64-bit integer (digits only, no leading zero), else undefined. */
-export function idOf(text: string): RecordId | undefined {
-  try {
-    if (/^[1-9]\d*$/.test(text)) return parseInteger64(text);
-  } catch (error) {
-    if (!(error instanceof FieldError)) throw error;
-  }
-  return undefined;
-}
-
-/** A detail path's id, else 400. */
-export function parseId(text: string): RecordId {
-  const id = idOf(text);
-  if (id === undefined) throw validationFailed({ id: ['A valid positive 64-bit integer is required.'] }, 'Invalid id.');
-  return id;
-}
-
 async function list(action: ActionRequest): Promise<ActionResult> {
   const { request, collection, parameters } = action;
   const query = parseListQuery(parameters, collection.queryRules);
@@ -77,17 +57,17 @@ async function list(action: ActionRequest): Promise<ActionResult> {
   const mode = preferredCount(request, collection.countModes);
   const { count, rows, hasNext } = mode === 'exact' ? await exactPage(action, source, query) : await pageWithout(action, source, query, mode);
   const body = paginate(request, query.page, count, hasNext, rows.map((row) => serializer.render(row)));
-  const result = representation(request, body, weakEtag);
+  const result = written(200, body, weakEtag);
   return mode === 'exact' ? result : { ...result, headers: { ...result.headers, 'Preference-Applied': `count=${mode}` } };
 }
 
 /** A cursor page: `{count: null, next, previous, results}`, with links that carry signed cursors. */
 async function listByCursor(action: ActionRequest, serializer: Serializer, query: ListQuery): Promise<ActionResult> {
-  const { request, database, collection, parameters, secretKey } = action;
+  const { request, database, collection, parameters, cursorKey } = action;
   const fields = collection.queryRules.fields;
   const key = orderingKey(query.ordering);
   const text = parameters.get('cursor');
-  const cursor = text ? decodeCursor(text, secretKey, key) : undefined;
+  const cursor = text ? decodeCursor(text, cursorKey, key) : undefined;
   const backwards = cursor?.direction === 'previous';
   const source = { ...collection.listSource, selection: serializer.selection };
   const keyset = cursor && { boundary: boundaryOf(cursor, query.ordering, fields), backwards };
@@ -99,7 +79,7 @@ async function listByCursor(action: ActionRequest, serializer: Serializer, query
     if (!row) return null;
     const url = absoluteUrl(request);
     url.searchParams.delete('page');
-    url.searchParams.set('cursor', encodeCursor({ ordering: key, ...cursorAt(row, query.ordering, fields, direction) }, secretKey));
+    url.searchParams.set('cursor', encodeCursor({ ordering: key, ...cursorAt(row, query.ordering, fields, direction) }, cursorKey));
     return url.toString();
   };
   const body = {
@@ -108,7 +88,7 @@ async function listByCursor(action: ActionRequest, serializer: Serializer, query
     previous: (backwards ? more : cursor !== undefined) ? link(rows[0], 'previous') : null,
     results: rows.map((row) => serializer.render(row)),
   };
-  return representation(request, body, weakEtag);
+  return written(200, body, weakEtag);
 }
 
 interface CountedPage {
@@ -140,25 +120,22 @@ async function pageWithout(action: ActionRequest, source: ListSource, query: Lis
   return { count, rows: rows.slice(0, query.pageSize), hasNext: rows.length > query.pageSize };
 }
 
-/** 200 with the body and its ETag, or 304 when the client's copy is current. */
-function representation(request: FastifyRequest, body: unknown, tag: (json: string) => string): ActionResult {
-  const result = written(200, body, tag);
-  const etag = result.headers!.ETag!;
-  return notModified(request, etag) ? { status: 304, headers: { ETag: etag } } : result;
-}
-
-/** A result whose JSON is written once, for both its ETag and the response. */
+/** A result whose JSON is written once, for both its ETag and the response (which may be a 304: see renderResult). */
 function written(status: number, body: unknown, tag: (json: string) => string, headers: Record<string, string> = {}): ActionResult {
   const json = JSON.stringify(body);
   return { status, body, json, headers: { ...headers, ETag: tag(json) } };
 }
 
-/** The record named by the path, after the object-level permission checks; `lock` holds it for a write. */
-async function loadRecord(action: ActionRequest, selection = action.collection.serializer.selection, lock = false): Promise<{ id: RecordId; row: Row }> {
+/** The object-level permission checks on the record named by the path. */
+const checkRecord = (action: ActionRequest, row: Row): Promise<void> =>
+  checkObjectPermissions(action.permissions, { user: action.user, action: action.action }, row);
+
+/** The record named by the path, after the object-level permission checks. */
+async function loadRecord(action: ActionRequest, selection = action.collection.serializer.selection): Promise<{ id: RecordId; row: Row }> {
   const id = parseId(action.id ?? '');
-  const row = action.read?.selection === selection && !lock ? action.read.row : await findRecord(action.database, selection, id, { lock });
+  const row = action.read?.selection === selection ? action.read.row : await findRecord(action.database, selection, id);
   if (!row) throw notFound();
-  await checkObjectPermissions(action.permissions, { user: action.user, action: action.action }, row);
+  await checkRecord(action, row);
   return { id, row };
 }
 
@@ -166,49 +143,30 @@ async function retrieve(action: ActionRequest): Promise<ActionResult> {
   const serializer = chosenFields(action.collection.serializer, action.parameters);
   const { row } = await loadRecord(action, serializer.selection);
   const body = serializer.render(row);
-  return representation(action.request, body, strongEtag);
+  return written(200, body, strongEtag);
 }
 
-function writeContext({ database, user }: ActionRequest): WriteContext {
-  return { userId: user?.id ?? null, exists: (table, id) => recordExists(database, table, id) };
-}
-
-/** Column names → the same message for each (or for `non_field_errors` when none are known). */
-const detailsFor = (columns: readonly string[], message: string) =>
-  Object.fromEntries(columns.length ? columns.map((column) => [column, [message]]) : [['non_field_errors', [message]]]);
-
-/**
- * A write, with constraint failures that concurrent requests can cause (a
- * unique clash, a referenced record deleted after validation) turned into 400s.
- */
-export async function storing<T>(database: Database, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
-    const clashing = database.uniqueViolation(error);
-    if (clashing) throw validationFailed(detailsFor(clashing, `A record with this ${clashing.join(', ') || 'value'} already exists.`));
-    const missing = database.missingReference(error);
-    if (missing) throw validationFailed(detailsFor(missing, 'The object this refers to does not exist.'));
-    throw error;
-  }
+function writeContext({ user }: ActionRequest): WriteContext {
+  return {
+    userId: user?.id ?? null,
+    hasPermission: async (name) => (await user?.hasPermission(name)) ?? false,
+  };
 }
 
 async function create(action: ActionRequest): Promise<ActionResult> {
   if (Array.isArray(action.body) && action.collection.bulkCreateMax !== undefined) return createMany(action, action.body);
   const { database, collection, request } = action;
+  const { model, selection } = collection.serializer;
   const values = await collection.serializer.validate(action.body, 'create', writeContext(action));
-  const id = await storing(database, () => insertRecord(database, collection.serializer.model, values));
-  const row = await findRecord(database, collection.serializer.selection, id);
-  if (!row) throw notFound();
+  const row = await createRecord(database, model, selection, values);
   const body = collection.serializer.render(row);
-  const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${id}/`;
+  const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${String(row.id)}/`;
   return written(201, body, strongEtag, { Location: absoluteUrl(request, path).toString() });
 }
 
 /** Each record's errors under `<index>.<field>`. */
-function atIndex(index: number, error: unknown): ErrorDetails {
-  if (!(error instanceof ApiError) || !error.details) throw error;
-  return Object.fromEntries(Object.entries(error.details).map(([field, messages]) => [`${index}.${field}`, messages]));
+function atIndex(index: number, details: ErrorDetails | undefined): ErrorDetails {
+  return Object.fromEntries(Object.entries(details ?? {}).map(([field, messages]) => [`${index}.${field}`, messages]));
 }
 
 /** A bulk create: every record valid and stored, in one transaction, or none. */
@@ -224,56 +182,56 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
     try {
       values.push(await collection.serializer.validate(record, 'create', context));
     } catch (error) {
-      Object.assign(details, atIndex(index, error));
+      if (!(error instanceof ApiError) || !error.details) throw error;
+      Object.assign(details, atIndex(index, error.details));
     }
   }
   if (Object.keys(details).length > 0) throw validationFailed(details);
-  const ids = await database.db.transaction().execute(async (transaction) => {
-    const scoped = { ...database, db: transaction };
-    const created: RecordId[] = [];
-    for (const [index, record] of values.entries()) {
-      try {
-        created.push(await storing(scoped, () => insertRecord(scoped, collection.serializer.model, record)));
-      } catch (error) {
-        throw validationFailed(atIndex(index, error));
-      }
-    }
-    return created;
-  });
-  const rows = await findRecords(database, collection.serializer.selection, ids);
-  return { status: 201, body: rows.map((row) => collection.serializer.render(row)) };
+  try {
+    const rows = await createRecords(database, collection.serializer.model, collection.serializer.selection, values);
+    return { status: 201, body: rows.map((row) => collection.serializer.render(row)) };
+  } catch (error) {
+    if (error instanceof RecordRefused && error.index !== undefined) throw validationFailed(atIndex(error.index, error.details));
+    throw error;
+  }
 }
 
 /**
- * A write to the record named by the path, in one transaction: the record is
- * loaded and locked, its object permissions and If-Match checked, then `write`
- * runs — so two writers holding the same ETag cannot both succeed.
+ * What a write checks on the locked record, in its transaction: the object permissions, then
+ * If-Match against the record's ETag — so two writers holding the same ETag cannot both succeed.
  */
-async function guardedWrite<T>(action: ActionRequest, write: (database: Database, id: RecordId) => Promise<T>): Promise<T> {
-  return action.database.db.transaction().execute(async (transaction) => {
-    const database = { ...action.database, db: transaction };
-    const { id, row } = await loadRecord({ ...action, database }, undefined, true);
+function guarded(action: ActionRequest, then?: BeforeWrite): BeforeWrite {
+  return async (row, transaction) => {
+    await checkRecord(action, row);
     assertMatches(action.request, strongEtag(JSON.stringify(action.collection.serializer.render(row))));
-    return write(database, id);
-  });
+    await then?.(row, transaction);
+  };
 }
 
 async function change(action: ActionRequest, mode: WriteMode): Promise<ActionResult> {
   const { collection } = action;
+  const { model, selection } = collection.serializer;
   // 404 and 403 come before a body is judged; validation (which may hash a password) stays outside the transaction.
-  await loadRecord(action);
+  const { id } = await loadRecord(action);
   const values = await collection.serializer.validate(action.body, mode, writeContext(action));
-  const row = await guardedWrite(action, async (database, id) => {
-    await storing(database, () => updateRecord(database, collection.serializer.model, id, values));
-    return findRecord(database, collection.serializer.selection, id);
-  });
+  const rules = model.rules?.updates;
+  const update = { id, values, body: action.body as Row, user: action.user };
+  await rules?.check({ ...update, database: action.database });
+  const beforeStore = rules && ((_row: Row, database: Database) => rules.beforeStore({ ...update, database }));
+  const row = await updateRecord(action.database, model, selection, id, values, guarded(action, beforeStore));
   if (!row) throw notFound();
-  const body = collection.serializer.render(row);
-  return written(200, body, strongEtag);
+  return written(200, collection.serializer.render(row), strongEtag);
 }
 
+/** Whether a delete must see the record first: to compare its ETag, or to check a permission on it. */
+const deleteReadsRecord = ({ request, permissions }: ActionRequest): boolean =>
+  request.headers['if-match'] !== undefined || permissions.some((permission) => permission.hasObjectPermission);
+
 async function destroy(action: ActionRequest): Promise<ActionResult> {
-  await guardedWrite(action, (database, id) => deleteRecord(database, action.collection.serializer.model, id));
+  const id = parseId(action.id ?? '');
+  const { selection } = action.collection.serializer;
+  const deleted = await deleteRecord(action.database, selection, id, deleteReadsRecord(action) ? guarded(action) : undefined);
+  if (!deleted) throw notFound();
   return { status: 204 };
 }
 

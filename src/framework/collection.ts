@@ -3,8 +3,8 @@
  * ordering, page sizes, permissions). Everything is checked once, here, at
  * start-up, so a request never meets a declaration error.
  */
-import type { ListSource, Ordering } from '../store/list.js';
-import type { Lookup } from './fields.js';
+import type { Lookup } from '../core/fields.js';
+import type { ListSource, Ordering } from '../core/list-query.js';
 import type { CountMode } from './pagination.js';
 import type { Action, Permission } from './permissions.js';
 import type { QueryRules } from './query.js';

@@ -1,6 +1,7 @@
 /**
  * Conditional requests (RFC 9110 §13): a strong ETag per record, a weak one
- * per list page; If-None-Match answers 304, If-Match guards writes with 412.
+ * per list page; If-None-Match answers 304 to reads, If-Match guards writes
+ * with 412. A browsable page's ETag also says whose page it is.
  */
 import { hash } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
@@ -19,10 +20,22 @@ function tags(header: string): string[] {
 
 const opaque = (tag: string): string => (tag.startsWith('W/') ? tag.slice(2) : tag);
 
-/** If-None-Match (weak comparison): whether the client's copy is current, so 304 applies. */
+/**
+ * A browsable page's ETag: the data's mixed with what else the page shows, the media type and
+ * its viewer (user, or anonymous, and the session's CSRF token, which the page carries), so a
+ * browser that logs in or out revalidates into the other page, never a 304 of the old one.
+ * The JSON's ETag stays the data's alone: that is the one If-Match compares.
+ */
+export function pageEtag(dataEtag: string, request: FastifyRequest): string {
+  const { user, csrfToken } = request;
+  const viewer = user ? `user ${user.id} ${user.username} ${csrfToken ?? ''}` : 'anonymous';
+  return weakEtag(`text/html\n${viewer}\n${dataEtag}`);
+}
+
+/** If-None-Match (weak comparison) on a read: whether the client's copy is current, so 304 applies. */
 export function notModified(request: FastifyRequest, etag: string): boolean {
   const header = request.headers['if-none-match'];
-  if (!header) return false;
+  if (!header || (request.method !== 'GET' && request.method !== 'HEAD')) return false;
   return tags(header).some((tag) => tag === '*' || opaque(tag) === opaque(etag));
 }
 

@@ -6,6 +6,8 @@
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { AuthKind } from './authentication/index.js';
+import { parseAllowedHosts } from './hosts.js';
+import { parseTrustProxy, type TrustProxy } from './proxy.js';
 import { parseRate, type Rate } from './throttling.js';
 
 export interface Config {
@@ -36,7 +38,14 @@ export interface Config {
   readonly headersTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
   readonly maxBodyBytes: number;
-  readonly trustProxy: boolean;
+  /** Open client connections held at once (MAX_CONNECTIONS); more are closed as they arrive. */
+  readonly maxClientConnections: number;
+  /** A body slower than this over the last BODY_TIMEOUT_MS is cut off with 408 (see body-rate.ts). */
+  readonly bodyMinBytesPerSecond: number;
+  readonly bodyTimeoutMs: number;
+  readonly trustProxy: TrustProxy;
+  /** Host names the service answers for (ALLOWED_HOSTS); empty: any valid host. */
+  readonly allowedHosts: readonly string[];
   /** Origins allowed cross-origin requests (CORS_ORIGINS, comma-separated); none when empty. */
   readonly corsOrigins: readonly string[];
   /** Serve Prometheus metrics (METRICS=true); on METRICS_PORT alone when that is set. */
@@ -91,6 +100,14 @@ export function loadDotEnv(path = '.env'): void {
   if (existsSync(path)) process.loadEnvFile(path);
 }
 
+/**
+ * The default cap on open client connections of one process. Each may be receiving a body of up to
+ * MAX_BODY_BYTES, held in memory until it is whole, so the cap keeps the bodies in flight within
+ * BODY_MEMORY_BYTES (bench/RESULTS.md, issue 18 item 11), between 64 and 1024 connections.
+ */
+const BODY_MEMORY_BYTES = 128 * 1_048_576;
+const defaultConnectionCap = (maxBodyBytes: number): number => Math.min(1024, Math.max(64, Math.floor(BODY_MEMORY_BYTES / maxBodyBytes)));
+
 /** The default number of PostgreSQL connections: of the one process, or shared among its workers. */
 const POOL_SIZE = 25;
 
@@ -112,13 +129,13 @@ export function loadConfig(env: Env = process.env): Config {
   // Node refuses a headers timeout longer than the request timeout.
   if (headersTimeoutMs > requestTimeoutMs) throw new Error('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS.');
   const workers = integer(env, 'WORKERS', 1, 0);
+  const maxBodyBytes = integer(env, 'MAX_BODY_BYTES', 1_048_576, 1);
   return {
     port: integer(env, 'PORT', 8000, 0),
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || 'sqlite:./data/restfold.sqlite3',
     // Unset, one pool's worth is shared among the workers: connections past what PostgreSQL has cores
-    // for only queue there (on 2 cores a users list under WORKERS=2 ran 5-10 % slower than one worker
-    // with 25 connections each, and ~7 % faster with 13 each).
+    // for only queue there (docs/performance.md: workers share the pool).
     maxConnections: integer(env, 'DB_MAX_CONNECTIONS', Math.ceil(POOL_SIZE / workerCount(workers)), 1),
     maxIdleConnections: integer(env, 'DB_MAX_IDLE_CONNECTIONS', 5, 0),
     secretKey: env.SECRET_KEY || undefined,
@@ -137,8 +154,12 @@ export function loadConfig(env: Env = process.env): Config {
     requestTimeoutMs,
     headersTimeoutMs,
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 1),
-    maxBodyBytes: integer(env, 'MAX_BODY_BYTES', 1_048_576, 1),
-    trustProxy: boolean(env, 'TRUST_PROXY', false),
+    maxBodyBytes,
+    maxClientConnections: integer(env, 'MAX_CONNECTIONS', defaultConnectionCap(maxBodyBytes), 1),
+    bodyMinBytesPerSecond: integer(env, 'BODY_MIN_BYTES_PER_SECOND', 1024, 1),
+    bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 5000, 1),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    allowedHosts: parseAllowedHosts(env.ALLOWED_HOSTS),
     corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
     metrics: boolean(env, 'METRICS', false),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1) : undefined,

@@ -2,13 +2,13 @@
  * Cursor pagination, for collections too large to count or to page by
  * offset: `?cursor=` names the row a page starts after (or before), so pages
  * stay stable while records are inserted. Cursors are opaque and signed with
- * SECRET_KEY; a changed one is a 400, never a wrong page.
+ * a key derived from SECRET_KEY; a changed one is a 400, never a wrong page.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Field } from './fields.js';
+import type { Field } from '../core/fields.js';
 import { validationFailed } from './errors.js';
-import type { Row } from './serializer.js';
-import type { Ordering } from '../store/list.js';
+import type { Ordering } from '../core/list-query.js';
+import type { Row } from '../core/rows.js';
 
 export interface Cursor {
   /** The ordering it was made for, as in the `ordering` parameter. */
@@ -23,14 +23,14 @@ export const orderingKey = (ordering: readonly Ordering[]): string =>
 
 const invalidCursor = (message = 'Invalid cursor.') => validationFailed({ cursor: [message] }, 'Invalid query parameters.');
 
-const signature = (payload: string, key: string): Buffer => createHmac('sha256', key).update(payload).digest().subarray(0, 16);
+const signature = (payload: string, key: Uint8Array): Buffer => createHmac('sha256', key).update(payload).digest().subarray(0, 16);
 
-export function encodeCursor(cursor: Cursor, key: string): string {
+export function encodeCursor(cursor: Cursor, key: Uint8Array): string {
   const payload = Buffer.from(JSON.stringify([cursor.ordering, cursor.values, cursor.direction])).toString('base64url');
   return `${payload}.${signature(payload, key).toString('base64url')}`;
 }
 
-export function decodeCursor(text: string, key: string, ordering: string): Cursor {
+export function decodeCursor(text: string, key: Uint8Array, ordering: string): Cursor {
   const [payload = '', signed = ''] = text.split('.');
   const expected = signature(payload, key);
   const given = Buffer.from(signed, 'base64url');

@@ -2,6 +2,7 @@
  * Typed errors. Every stage throws one of these; each surface renders them in
  * one place (the JSON envelope for collections, plain text for simple routes).
  */
+import { RecordRefused } from '../core/refused.js';
 
 export type ErrorCode =
   | 'validation_failed'
@@ -99,6 +100,8 @@ function statusOf(error: unknown): number | undefined {
  */
 export function toApiError(error: unknown, isDatabaseUnavailable: (error: unknown) => boolean): ApiError {
   if (error instanceof ApiError) return error;
+  // A write the database refused for what the record says (a unique clash, a missing reference).
+  if (error instanceof RecordRefused) return validationFailed({ ...error.details });
   if (isDatabaseUnavailable(error)) return serviceUnavailable();
   const status = statusOf(error);
   if (status !== undefined) {

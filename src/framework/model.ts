@@ -1,18 +1,42 @@
-/** A model: a table and its fields. Every model has an integer primary key `id`. */
-import type { Field } from './fields.js';
+/** A model as the framework declares it: the core's table and fields, with the rules every collection over it keeps. */
+import { model as coreModel, type Model as CoreModel } from '../core/model.js';
+import type { Field, JsonSchema } from '../core/fields.js';
+import type { Row } from '../core/rows.js';
+import type { Database } from '../store/database.js';
+import type { AuthUser } from './authentication/auth-user.js';
+import type { Permission } from './permissions.js';
 
-export interface Model {
-  readonly table: string;
-  readonly fields: Readonly<Record<string, Field>>;
+/** An update of one record, as its model's rules see it. */
+export interface RecordUpdate {
+  /** Inside `beforeStore`, the update's transaction. */
+  readonly database: Database;
+  readonly id: number | bigint;
+  /** The validated values about to be stored. */
+  readonly values: Row;
+  /** The request body as sent (where the rules' `inputs` are). */
+  readonly body: Row;
+  readonly user: AuthUser | null;
 }
 
-const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
-
-export function model(table: string, fields: Record<string, Field>): Model {
-  // Names become SQL identifiers; only plain lower-case names are allowed, checked once here.
-  for (const name of [table, ...Object.keys(fields)]) {
-    if (!IDENTIFIER.test(name)) throw new Error(`"${name}" is not a valid table or field name (use [a-z0-9_]).`);
-  }
-  if (!fields.id) throw new Error(`Model "${table}" needs an "id" field (fields.id()).`);
-  return { table, fields };
+/** What every update of a model's records takes and does, whichever collection serves them. */
+export interface UpdateRules {
+  /** Body fields an update accepts beside the serializer's: never stored or rendered, read by `check`. */
+  readonly inputs: Readonly<Record<string, JsonSchema>>;
+  /** Once the body is valid, before the transaction (so it may be slow): throws an ApiError to refuse. */
+  check(update: RecordUpdate): Promise<void>;
+  /** In the update's transaction, with the record locked, before its values are stored. */
+  beforeStore(update: RecordUpdate): Promise<void>;
 }
+
+/** Rules a model keeps whatever the collections over it declare (a user record's, say). */
+export interface ModelRules {
+  /** Columns read with every record though no serializer shows them (what `permissions` look at); never rendered. */
+  readonly reads?: readonly string[];
+  /** Checked beside every collection's own permissions. */
+  readonly permissions?: readonly Permission[];
+  readonly updates?: UpdateRules;
+}
+
+export type Model = CoreModel<ModelRules>;
+
+export const model: (table: string, fields: Record<string, Field>, rules?: ModelRules) => Model = coreModel;

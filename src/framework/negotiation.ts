@@ -8,7 +8,7 @@
 import Negotiator from 'negotiator';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from './errors.js';
-import { queryParameters } from './query.js';
+import { queryParameters } from './parsers.js';
 
 export type MediaType = 'application/json' | 'text/html';
 

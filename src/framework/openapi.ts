@@ -8,7 +8,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import type { AuthKind } from './authentication/index.js';
 import type { Collection } from './collection.js';
-import type { JsonSchema } from './fields.js';
+import type { JsonSchema } from '../core/fields.js';
 import type { Action } from './permissions.js';
 import { RESERVED_PARAMETERS } from './query.js';
 import type { Serializer, WriteMode } from './serializer.js';
@@ -92,6 +92,7 @@ export function inputSchema(serializer: Serializer, mode: WriteMode): JsonSchema
   for (const name of serializer.readOnly) {
     if (serializer.fields.includes(name)) properties[name] = { description: 'Read-only: ignored when sent.' };
   }
+  if (mode !== 'create') Object.assign(properties, serializer.model.rules?.updates?.inputs);
   return { type: 'object', properties, required, additionalProperties: false };
 }
 
@@ -227,9 +228,12 @@ const SECURITY_SCHEMES: Record<AuthKind, Record<string, JsonSchema>> = {
   },
 };
 
+/** Where the interactive documentation (Swagger UI) is served. */
+export const DOCS_PREFIX = '/api/docs';
+
 /**
  * Collects every route's schema into an OpenAPI 3.1 document (`app.swagger()`),
- * with interactive documentation of `documentPath` at `/api/docs/` (assets from
+ * with interactive documentation of `documentPath` at DOCS_PREFIX (assets from
  * the installed package, nothing from a CDN). Route schemas are documentation
  * only: each stage validates in its own order, so Fastify's own validation is
  * off, and bodies are written by JSON.stringify (see buildApp). Register before any route.
@@ -252,5 +256,6 @@ export async function registerOpenApi(app: FastifyInstance, authKinds: readonly 
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
   });
-  await app.register(swaggerUi, { routePrefix: '/api/docs', uiConfig: { url: documentPath } as Record<string, unknown> });
+  // BaseLayout: no top bar, whose Swagger logo carries an inline <style> the page's CSP refuses.
+  await app.register(swaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { url: documentPath, layout: 'BaseLayout' } as Record<string, unknown> });
 }

@@ -3,6 +3,7 @@
  * with absolute links that keep every parameter of the request.
  */
 import type { FastifyRequest } from 'fastify';
+import { absoluteUrl } from './hosts.js';
 import { invalidPage } from './query.js';
 
 export interface Page<T> {
@@ -11,11 +12,6 @@ export interface Page<T> {
   next: string | null;
   previous: string | null;
   results: T[];
-}
-
-/** The request's own absolute URL (scheme and host from X-Forwarded-* only behind a trusted proxy). */
-export function absoluteUrl(request: FastifyRequest, path = request.url): URL {
-  return new URL(path, `${request.protocol}://${request.host}`);
 }
 
 export type CountMode = 'exact' | 'estimated' | 'none';

@@ -1,9 +1,11 @@
 /**
  * Request parsing. Bodies arrive as raw bytes (see router.ts) and are parsed
- * here, after authentication and permissions, in the seed's stage order.
+ * here, after authentication and permissions, in the seed's stage order; the
+ * query string's parameters are read here too, for every stage that needs them.
  */
 import type { FastifyRequest } from 'fastify';
-import { ApiError, parseError } from './errors.js';
+import { ApiError, emptyDetails, parseError, validationFailed } from './errors.js';
+import { assertCleanText, type FieldError } from '../core/fields.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -37,9 +39,86 @@ export function decodeJson(bytes: Buffer): unknown {
   } catch {
     throw parseError('The body is not valid UTF-8.');
   }
+  let body: unknown;
   try {
-    return JSON.parse(text);
+    body = JSON.parse(text);
   } catch (error) {
     throw parseError(`JSON parse error: ${(error as Error).message}`);
   }
+  if (UNCLEAN_ESCAPE.test(text)) assertCleanStrings(body);
+  return body;
+}
+
+/** JSON text holds NUL and lone surrogates only as `\u` escapes: a body without one needs no walk. */
+const UNCLEAN_ESCAPE = /\\u(?:0000|d[89a-f])/i;
+
+/**
+ * NUL (which PostgreSQL text cannot hold) or a lone surrogate anywhere in a body → 400 naming the
+ * field, for every JSON body at once (records, credentials, tokens), before any of it is used.
+ */
+function assertCleanStrings(body: unknown): void {
+  const details = emptyDetails();
+  for (const [name, value] of topLevelFields(body)) {
+    const messages = uncleanText(value);
+    if (messages) details[name] = messages;
+  }
+  if (Object.keys(details).length > 0) throw validationFailed(details);
+}
+
+/** A body's fields by the names its errors use: `<field>`, or `<index>.<field>` in an array (as bulk creates report). */
+function* topLevelFields(body: unknown): Generator<[string, unknown]> {
+  if (typeof body !== 'object' || body === null) {
+    yield ['non_field_errors', body];
+    return;
+  }
+  if (!Array.isArray(body)) {
+    yield* Object.entries(body);
+    return;
+  }
+  for (const [index, item] of body.entries()) {
+    if (typeof item === 'object' && item !== null && !Array.isArray(item)) {
+      for (const [name, value] of Object.entries(item)) yield [`${index}.${name}`, value];
+    } else yield [String(index), item];
+  }
+}
+
+/** What is wrong with the first unclean string anywhere in `value`; walked without recursion (bodies may nest deeply). */
+function uncleanText(value: unknown): string[] | undefined {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next === 'string') {
+      try {
+        assertCleanText(next);
+      } catch (error) {
+        return (error as FieldError).messages;
+      }
+    } else if (typeof next === 'object' && next !== null) {
+      for (const member of Object.values(next)) pending.push(member);
+    }
+  }
+  return undefined;
+}
+
+/** The request's parameters, the last value winning when one is repeated; 400 if one is not UTF-8. */
+export function queryParameters(url: string): Map<string, string> {
+  const start = url.indexOf('?');
+  if (start === -1) return new Map();
+  const query = url.slice(start + 1);
+  assertUtf8Query(query);
+  return new Map(new URLSearchParams(query));
+}
+
+/** URLSearchParams would quietly turn `%FF` into U+FFFD, so a filter would look for a value never sent. */
+function assertUtf8Query(query: string): void {
+  const details = emptyDetails();
+  for (const pair of query.split('&')) {
+    try {
+      // A `%` that starts no escape stays a literal `%`, as URLSearchParams reads it.
+      decodeURIComponent(pair.replace(/%(?![0-9a-f]{2})/gi, '%25'));
+    } catch {
+      details[pair.split('=', 1)[0]!] = ['Not valid percent-encoded UTF-8.'];
+    }
+  }
+  if (Object.keys(details).length > 0) throw validationFailed(details, 'Invalid query parameters.');
 }

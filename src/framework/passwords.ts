@@ -4,7 +4,7 @@
  */
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import pLimit from 'p-limit';
+import { hashingSlots, type HashingWork } from './hashing-slots.js';
 
 const PARAMS = { N: 2 ** 15, r: 8, p: 1 } as const;
 const KEY_LENGTH = 32;
@@ -14,13 +14,16 @@ const MAX_MEMORY = 64 * 1024 * 1024;
 /**
  * One derivation per CPU at a time. Each holds 32 MiB while it runs, and more at once than there
  * are cores only interleaves them (the same hashes a second) while holding more memory and every
- * thread of libuv's pool, which file reads and DNS lookups share. Hashes and checks (the dummy
- * check of an unknown username too) wait in one queue, so a login's timing still says nothing.
+ * thread of libuv's pool, which file reads and DNS lookups share. Credential checks keep a share of
+ * the slots that hashing for writes cannot take (see hashing-slots.ts), so a flood of password
+ * changes cannot starve logins. A check of a known user and the dummy check of an unknown one wait
+ * in the same queue, so a login's timing still says nothing.
  */
-const oneDerivationPerCore = pLimit(availableParallelism());
+const derivationSlots = hashingSlots(availableParallelism());
 
-function derive(password: string, salt: Buffer, options: ScryptOptions, keyLength: number): Promise<Buffer> {
-  return oneDerivationPerCore(
+function derive(work: HashingWork, password: string, salt: Buffer, options: ScryptOptions, keyLength: number): Promise<Buffer> {
+  return derivationSlots.run(
+    work,
     () =>
       new Promise((resolve, reject) => {
         scrypt(password.normalize('NFKC'), salt, keyLength, { ...options, maxmem: MAX_MEMORY }, (error, key) =>
@@ -30,18 +33,25 @@ function derive(password: string, salt: Buffer, options: ScryptOptions, keyLengt
   );
 }
 
-/** `scrypt$N$r$p$salt$key`, salt and key in base64. */
-export async function hashPassword(password: string): Promise<string> {
+async function hashAs(work: HashingWork, password: string): Promise<string> {
   const salt = randomBytes(16);
-  const key = await derive(password, salt, PARAMS, KEY_LENGTH);
+  const key = await derive(work, password, salt, PARAMS, KEY_LENGTH);
   return ['scrypt', PARAMS.N, PARAMS.r, PARAMS.p, salt.toString('base64'), key.toString('base64')].join('$');
 }
 
-export async function verifyPassword(password: string, stored: string): Promise<boolean> {
+/** `scrypt$N$r$p$salt$key`, salt and key in base64; hashing for a write (a new or changed password). */
+export const hashPassword = (password: string): Promise<string> => hashAs('write', password);
+
+/**
+ * Whether `password` matches the stored hash. `work` is `check` for a credential check someone waits
+ * on to log in; a check made as part of a write (a current password confirming a change) passes
+ * `write`, so it draws on the writes' share.
+ */
+export async function verifyPassword(password: string, stored: string, work: HashingWork = 'check'): Promise<boolean> {
   const [scheme, n, r, p, salt, key] = stored.split('$');
   if (scheme !== 'scrypt' || !salt || !key) return false;
   const expected = Buffer.from(key, 'base64');
-  const actual = await derive(password, Buffer.from(salt, 'base64'), { N: Number(n), r: Number(r), p: Number(p) }, expected.length);
+  const actual = await derive(work, password, Buffer.from(salt, 'base64'), { N: Number(n), r: Number(r), p: Number(p) }, expected.length);
   return timingSafeEqual(actual, expected);
 }
 
@@ -49,7 +59,7 @@ let dummyHash: Promise<string> | undefined;
 
 /** Spend the time a real check would, so a login reveals nothing about which usernames exist. */
 export async function verifyAgainstDummy(password: string): Promise<false> {
-  dummyHash ??= hashPassword('restfold-dummy-password');
+  dummyHash ??= hashAs('check', 'restfold-dummy-password');
   await verifyPassword(password, await dummyHash);
   return false;
 }

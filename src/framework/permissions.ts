@@ -5,7 +5,7 @@
  */
 import type { AuthUser } from './authentication/index.js';
 import { notAuthenticated, permissionDenied } from './errors.js';
-import type { Row } from './serializer.js';
+import type { Row } from '../core/rows.js';
 
 export const actions = ['list', 'retrieve', 'create', 'update', 'partial_update', 'destroy'] as const;
 export type Action = (typeof actions)[number];

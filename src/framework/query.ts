@@ -3,14 +3,22 @@
  * what is allowed. Nothing here touches SQL; names are checked against the
  * collection's declaration and values are parsed by their fields.
  */
-import type { Filter, ListQuery, Ordering } from '../store/list.js';
+import type { Filter, ListQuery, Ordering } from '../core/list-query.js';
 import { ApiError, emptyDetails, validationFailed, type ErrorDetails } from './errors.js';
-import { FieldError, assertCleanText, type Field, type Lookup } from './fields.js';
+import { FieldError, assertCleanText, type Field, type Lookup } from '../core/fields.js';
 
 export const RESERVED_PARAMETERS = ['page', 'page_size', 'search', 'ordering', 'format', 'fields', 'omit', 'cursor'] as const;
 
 const MAX_SEARCH_TERMS = 50;
 const MAX_IN_VALUES = 1000;
+/**
+ * The longest search term or string filter value, in characters: on SQLite every row of a scan is
+ * matched against it, so its length is work multiplied by the table's size.
+ */
+const MAX_TEXT_LENGTH = 200;
+const TOO_LONG = `Ensure each value has no more than ${MAX_TEXT_LENGTH} characters.`;
+/** Counted in code points, as fields count their maxLength; `.length` bounds them from above. */
+const tooLong = (text: string): boolean => text.length > MAX_TEXT_LENGTH && [...text].length > MAX_TEXT_LENGTH;
 
 export interface QueryRules {
   readonly fields: Readonly<Record<string, Field>>;
@@ -20,29 +28,6 @@ export interface QueryRules {
   readonly defaultOrdering: readonly Ordering[];
   readonly pageSize: number;
   readonly maxPageSize: number;
-}
-
-/** The request's parameters, the last value winning when one is repeated; 400 if one is not UTF-8. */
-export function queryParameters(url: string): Map<string, string> {
-  const start = url.indexOf('?');
-  if (start === -1) return new Map();
-  const query = url.slice(start + 1);
-  assertUtf8Query(query);
-  return new Map(new URLSearchParams(query));
-}
-
-/** URLSearchParams would quietly turn `%FF` into U+FFFD, so a filter would look for a value never sent. */
-function assertUtf8Query(query: string): void {
-  const details = emptyDetails();
-  for (const pair of query.split('&')) {
-    try {
-      // A `%` that starts no escape stays a literal `%`, as URLSearchParams reads it.
-      decodeURIComponent(pair.replace(/%(?![0-9a-f]{2})/gi, '%25'));
-    } catch {
-      details[pair.split('=', 1)[0]!] = ['Not valid percent-encoded UTF-8.'];
-    }
-  }
-  if (Object.keys(details).length > 0) throw validationFailed(details, 'Invalid query parameters.');
 }
 
 export const invalidPage = (): ApiError => new ApiError(404, 'not_found', 'Invalid page.');
@@ -75,6 +60,7 @@ export function parseListQuery(parameters: ReadonlyMap<string, string>, rules: Q
   const requestedSize = positiveInteger(parameters.get('page_size') ?? String(rules.pageSize), 'page_size', details);
   const search = (parameters.get('search') ?? '').split(/\s+/).filter(Boolean);
   if (search.length > MAX_SEARCH_TERMS) details.search = [`Use at most ${MAX_SEARCH_TERMS} search terms.`];
+  else if (search.some(tooLong)) details.search = [`Ensure each search term has no more than ${MAX_TEXT_LENGTH} characters.`];
   const ordering = parseOrdering(parameters.get('ordering'), rules, details) ?? rules.defaultOrdering;
 
   if (Object.keys(details).length > 0) throw validationFailed(details, 'Invalid query parameters.');
@@ -99,6 +85,9 @@ function parseOrdering(text: string | undefined, rules: QueryRules, details: Err
       details.ordering = [`Unknown ordering field "${term}". Allowed: ${rules.ordering.join(', ')}.`];
       return undefined;
     }
+    // A field named again cannot change the order its first mention set (and SQLite refuses an
+    // ORDER BY of more than 2000 terms, which a 16 KiB query string could otherwise reach).
+    if (ordering.some((earlier) => earlier.field === field)) continue;
     ordering.push({ field, descending });
   }
   return ordering;
@@ -136,14 +125,20 @@ function parseOperand(field: Field, lookup: Lookup, text: string): unknown {
     case 'in': {
       const values = text.split(',');
       if (values.length > MAX_IN_VALUES) throw new FieldError(`Give at most ${MAX_IN_VALUES} values.`);
-      return values.map((value) => field.parseText(value));
+      return values.map((value) => parseValue(field, value));
     }
     case 'range': {
       const bounds = text.split(',');
       if (bounds.length !== 2) throw new FieldError('Give exactly two comma-separated bounds.');
-      return bounds.map((bound) => field.parseText(bound));
+      return bounds.map((bound) => parseValue(field, bound));
     }
     default:
-      return field.parseText(text);
+      return parseValue(field, text);
   }
+}
+
+/** One operand, parsed by its field; a string one at most MAX_TEXT_LENGTH long. */
+function parseValue(field: Field, text: string): unknown {
+  if (field.valueType === 'string' && tooLong(text)) throw new FieldError(TOO_LONG);
+  return field.parseText(text);
 }

@@ -5,13 +5,19 @@
  * field, 404, and 500 when a write fails), so any error renderer can show them.
  */
 import type { Database } from '../store/database.js';
-import { deleteRecord, findRecord, insertRecord, listRecords, recordExists, updateRecord, type RecordId } from '../store/records.js';
-import { storing } from './actions.js';
-import { ApiError, notFound } from './errors.js';
-import { FieldError, parseInteger64 } from './fields.js';
-import type { Row, Serializer, WriteContext } from './serializer.js';
+import { recordsInBatches } from '../store/list.js';
+import { findRecord, listRecords, type RecordId } from '../store/records.js';
+import { createRecord, deleteRecord, updateRecord } from '../store/writes.js';
+import { RecordRefused } from '../core/refused.js';
+import { ApiError, notFound, validationFailed } from './errors.js';
+import type { Ordering } from '../core/list-query.js';
+import type { Row } from '../core/rows.js';
+import type { Serializer, WriteContext } from './serializer.js';
 
 export type { RecordId };
+
+/** Records read per query by `each`: large enough that round trips are few, small enough to hold. */
+const BATCH_SIZE = 200;
 
 export interface RecordStoreOptions {
   /** What one record is called in messages: "post" → "Post not found." */
@@ -26,6 +32,11 @@ export interface RecordStore {
   get(id: RecordId): Promise<Row>;
   /** Every record whose fields equal `where` (values, not SQL expressions), ordered by field names (`-name` descending). */
   list(where: Row, ordering: readonly string[]): Promise<Row[]>;
+  /**
+   * The same records, ties by id, read from the database in batches as the caller iterates (for
+   * lists too long to hold: see sendJsonArray). Not one snapshot; ordering fields must not be nullable.
+   */
+  each(where: Row, ordering: readonly string[]): AsyncIterable<Row>;
   /** Validates `body` as a new record, stores it with `set` (values the route sets, not the client). */
   create(body: unknown, set?: Row): Promise<Row>;
   /**
@@ -33,18 +44,8 @@ export interface RecordStore {
    * the body), applies the body's fields over the record, then `set`, and saves it.
    */
   update(id: RecordId, readBody: () => unknown, set?: Row): Promise<Row>;
-  /** Loads the record (404), then removes it. */
+  /** Removes the record (404 when there is none). */
   delete(id: RecordId): Promise<void>;
-}
-
-/** A path's id segment: a signed 64-bit integer, else 400 (whether a record has it is for the store to say). */
-export function parseRecordId(text: string, name = 'record'): RecordId {
-  try {
-    return parseInteger64(text);
-  } catch (error) {
-    if (!(error instanceof FieldError)) throw error;
-    throw new ApiError(400, 'validation_failed', `Invalid ${name} id: it must be a 64-bit integer.`);
-  }
 }
 
 const capitalized = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
@@ -53,7 +54,8 @@ export function recordStore(database: Database, serializer: Serializer, options:
   const { model, selection } = serializer;
   const known = new Set(serializer.fields);
   const missing = (): ApiError => notFound(`${capitalized(options.name)} not found.`);
-  const context: WriteContext = { userId: null, exists: (table, id) => recordExists(database, table, id) };
+  // Anonymous: no user, no permissions.
+  const context: WriteContext = { userId: null, hasPermission: async () => false };
 
   const validate = (body: unknown, mode: 'create' | 'partial_update'): Promise<Row> => {
     const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
@@ -67,12 +69,20 @@ export function recordStore(database: Database, serializer: Serializer, options:
   /** A failed write is a 500 saying only what failed; the cause goes to the log (an outage stays a 503). */
   const writing = async <T>(what: string, write: () => Promise<T>): Promise<T> => {
     try {
-      return await storing(database, write);
+      return await write();
     } catch (error) {
+      if (error instanceof RecordRefused) throw validationFailed(error.details);
       if (error instanceof ApiError || database.isUnavailable(error)) throw error;
       throw Object.assign(new ApiError(500, 'server_error', `Could not ${what} the ${options.name}.`), { cause: error });
     }
   };
+
+  const orderingOf = (ordering: readonly string[]): Ordering[] =>
+    ordering.map((term) => {
+      const field = term.replace(/^-/, '');
+      if (!model.fields[field]) throw new Error(`${model.table} has no field "${field}"`);
+      return { field, descending: term.startsWith('-') };
+    });
 
   const load = async (id: RecordId): Promise<Row> => {
     const row = await findRecord(database, selection, id);
@@ -84,29 +94,40 @@ export function recordStore(database: Database, serializer: Serializer, options:
     get: async (id) => serializer.render(await load(id)),
 
     async list(where, ordering) {
-      const terms = ordering.map((term) => ({ field: term.replace(/^-/, ''), descending: term.startsWith('-') }));
-      for (const { field } of terms) if (!model.fields[field]) throw new Error(`${model.table} has no field "${field}"`);
-      const rows = await listRecords(database, model, selection, where, terms);
+      const rows = await listRecords(database, model, selection, where, orderingOf(ordering));
       return rows.map((row) => serializer.render(row));
+    },
+
+    async *each(where, ordering) {
+      const terms = orderingOf(ordering);
+      const nullable = terms.filter(({ field }) => model.fields[field]!.nullable);
+      if (nullable.length > 0) throw new Error(`${model.table}: cannot read in batches ordered by nullable ${nullable.map(({ field }) => field).join(', ')}`);
+      const filters = Object.entries(where).map(([field, value]) => {
+        if (!model.fields[field]) throw new Error(`${model.table} has no field "${field}"`);
+        return value === null ? { field, lookup: 'isnull' as const, value: true } : { field, lookup: 'exact' as const, value };
+      });
+      const source = { selection, fields: model.fields, searchFields: [] };
+      for await (const rows of recordsInBatches(database, source, { filters, ordering: terms }, BATCH_SIZE)) {
+        for (const row of rows) yield serializer.render(row);
+      }
     },
 
     async create(body, set = {}) {
       const values = { ...(await validate(body, 'create')), ...set };
-      const id = await writing('save', () => insertRecord(database, model, values));
-      return serializer.render({ ...values, id });
+      return serializer.render(await writing('save', () => createRecord(database, model, selection, values)));
     },
 
     async update(id, readBody, set = {}) {
-      const row = await load(id);
+      await load(id);
       const values = { ...(await validate(readBody(), 'partial_update')), ...set };
-      if (!(await writing('save', () => updateRecord(database, model, id, values)))) throw missing();
       // Only the body's fields are written, so a concurrent save of other fields is not undone.
-      return serializer.render({ ...row, ...values });
+      const row = await writing('save', () => updateRecord(database, model, selection, id, values));
+      if (!row) throw missing();
+      return serializer.render(row);
     },
 
     async delete(id) {
-      await load(id);
-      if (!(await writing('delete', () => deleteRecord(database, model, id)))) throw missing();
+      if (!(await writing('delete', () => deleteRecord(database, selection, id)))) throw missing();
     },
   };
 }

@@ -6,14 +6,22 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ActionResult } from './actions.js';
 import { renderPage, type BrowsableContext } from './browsable/index.js';
+import { notModified, pageEtag } from './conditional.js';
 import { notFound, toApiError, type ApiError } from './errors.js';
 import type { MediaType } from './negotiation.js';
 
+/** The result as `mediaType`, or 304 when a read's If-None-Match holds that representation's ETag. */
 export function renderResult(reply: FastifyReply, mediaType: MediaType, result: ActionResult, page: BrowsableContext): FastifyReply {
+  const dataEtag = result.headers?.ETag;
+  const etag = dataEtag && mediaType === 'text/html' ? pageEtag(dataEtag, reply.request) : dataEtag;
   reply.status(result.status);
   if (result.headers) reply.headers(result.headers);
+  if (etag && result.status === 200 && notModified(reply.request, etag)) return reply.status(304).header('ETag', etag).send();
   if (mediaType === 'text/html') {
-    return reply.type('text/html; charset=utf-8').send(renderPage(reply.request, reply, result.status, result.body, page));
+    // The page shows the JSON's headers (its ETag is the one If-Match takes); the page's own goes out with it.
+    const html = renderPage(reply.request, reply, result.status, result.body, page);
+    if (etag) reply.header('ETag', etag);
+    return reply.type('text/html; charset=utf-8').send(html);
   }
   if (result.body === undefined) return reply.send();
   return reply.type('application/json; charset=utf-8').send(result.json ?? result.body);

@@ -1,8 +1,8 @@
 /**
  * Each request's logger (`request.log`), its request id bound. pino makes a
- * child logger by serialising the bindings through the redaction paths, a few
- * microseconds per request; most requests write no line (none at
- * LOG_LEVEL=warn), so the child is made when the first line is written.
+ * child logger by serialising the bindings through the redaction paths, a cost
+ * paid on every request (docs/performance.md); most requests write no line
+ * (none at LOG_LEVEL=warn), so the child is made when the first line is written.
  */
 import type { FastifyBaseLogger, FastifyServerOptions } from 'fastify';
 

@@ -8,9 +8,9 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } fro
 import type { Collection } from './collection.js';
 import { methodNotAllowed, notFound } from './errors.js';
 import { actionSchema } from './openapi.js';
-import { negotiate } from './negotiation.js';
-import { absoluteUrl } from './pagination.js';
-import { queryParameters } from './query.js';
+import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
+import { absoluteUrl } from './hosts.js';
+import { queryParameters } from './parsers.js';
 import { renderResult } from './renderers.js';
 import type { Action } from './permissions.js';
 import { handleCollection, type ApiRuntime } from './views.js';
@@ -107,7 +107,7 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
         response: { 200: { type: 'object', additionalProperties: { type: 'string', format: 'uri' } } },
       },
       handler: async (request, reply) => {
-        const mediaType = negotiate(request, runtime.mediaTypes, queryParameters(request.url).get('format'));
+        const mediaType = negotiate(request, API_MEDIA_TYPES, queryParameters(request.url).get('format'));
         const root = absoluteUrl(request).pathname;
         const body = Object.fromEntries(collections.map(({ name }) => [name, absoluteUrl(request, `${root}${name}/`).toString()]));
         return renderResult(reply, mediaType, { status: 200, body }, runtime.page);

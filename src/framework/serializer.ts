@@ -3,12 +3,12 @@
  * which are read-only, hidden, searched or nested; body → values to store
  * (or `details` of what is wrong), and stored row → JSON record.
  */
-import { cached } from './cache.js';
-import { FieldError, type DefaultContext, type Field } from './fields.js';
+import { cached } from '../core/cache.js';
+import { FieldError, type DefaultContext, type Field } from '../core/fields.js';
+import type { Row, Selection } from '../core/rows.js';
 import { emptyDetails, parseError, validationFailed, type ErrorDetails } from './errors.js';
 import type { Model } from './model.js';
 
-export type Row = Record<string, unknown>;
 export type WriteMode = 'create' | 'update' | 'partial_update';
 
 export interface NestedField {
@@ -30,16 +30,9 @@ export interface SerializerOptions {
   format?: Record<string, (stored: unknown, row: Row) => unknown>;
 }
 
-/** What the store must read for a serializer: own columns and one join per nested field. */
-export interface Selection {
-  readonly table: string;
-  readonly columns: readonly string[];
-  readonly joins: readonly { name: string; table: string; via: string; columns: readonly string[] }[];
-}
-
 export interface WriteContext extends DefaultContext {
-  /** Whether `table` has a row with this id (foreign keys must name one). */
-  exists(table: string, id: unknown): Promise<boolean>;
+  /** Whether the requesting user holds the named permission (false for anonymous requests). */
+  hasPermission(name: string): Promise<boolean>;
 }
 
 export const UNKNOWN_FIELD = 'Unknown field.';
@@ -54,6 +47,10 @@ export class Serializer {
   readonly nested: Readonly<Record<string, NestedField>>;
   /** Model fields a body may carry. */
   readonly writable: readonly string[];
+  /** Body fields an update may carry beside `writable`, which the model's rules read (never stored). */
+  readonly updateInputs: readonly string[];
+  /** Writable fields stored as a slow hash (passwords): a body that sets one costs a derivation. */
+  readonly hashed: readonly string[];
   readonly selection: Selection;
   private readonly format: Readonly<Record<string, (stored: unknown, row: Row) => unknown>>;
   private readonly options: SerializerOptions;
@@ -83,10 +80,12 @@ export class Serializer {
     // Nested objects and write-only-by-nature fields are never taken from a body as they are.
     this.readOnly = new Set([...(options.readOnly ?? []), ...Object.keys(this.nested), 'id']);
     this.writable = this.fields.filter((name) => !this.readOnly.has(name));
+    this.updateInputs = Object.keys(model.rules?.updates?.inputs ?? {});
+    this.hashed = this.writable.filter((name) => fieldOf(name)?.kind === 'password');
     const own = this.fields.filter((name) => fieldOf(name) && !this.hidden.has(name) && !fieldOf(name)?.writeOnly);
     this.selection = {
       table: model.table,
-      columns: [...new Set(['id', ...own, ...Object.values(this.nested).map((n) => n.source)])],
+      columns: [...new Set(['id', ...own, ...Object.values(this.nested).map((n) => n.source), ...(model.rules?.reads ?? [])])],
       joins: Object.entries(this.nested).map(([name, nested]) => ({
         name,
         table: nested.serializer.model.table,
@@ -165,14 +164,13 @@ export class Serializer {
     const input = body as Row;
     const details = emptyDetails();
     const values: Row = {};
-    const known = new Set(this.fields);
+    const known = new Set(mode === 'create' ? this.fields : [...this.fields, ...this.updateInputs]);
     for (const name of Object.keys(input)) {
       if (!known.has(name)) details[name] = [UNKNOWN_FIELD];
     }
     for (const name of this.writable) {
       const field = this.model.fields[name]!;
-      const sent = Object.hasOwn(input, name) && !(this.hidden.has(name) && input[name] === null);
-      if (!sent) {
+      if (!this.sends(input, name)) {
         if (field.required === 'always' ? mode !== 'partial_update' : field.required === 'create' && mode === 'create') {
           details[name] = [REQUIRED];
         }
@@ -194,14 +192,30 @@ export class Serializer {
     return values;
   }
 
+  /** Whether a body sets `name` (a hidden field sent as null counts as not sent). */
+  private sends(input: Row, name: string): boolean {
+    return Object.hasOwn(input, name) && !(this.hidden.has(name) && input[name] === null);
+  }
+
+  /** How many records of a body (an object, or a bulk create's array) set a hashed field. */
+  hashingsIn(body: unknown): number {
+    const records: unknown[] = Array.isArray(body) ? body : [body];
+    return records.filter(
+      (record) => typeof record === 'object' && record !== null && this.hashed.some((name) => this.sends(record as Row, name)),
+    ).length;
+  }
+
   private async parseValue(field: Field, value: unknown, context: WriteContext): Promise<unknown> {
     if (value === null) {
       if (field.nullable) return null;
       throw new FieldError('This field may not be null.');
     }
     const parsed = await field.parse(value);
-    if (field.references && !(await context.exists(field.references, parsed))) {
-      throw new FieldError(`Invalid id "${String(parsed)}": object does not exist.`);
+    // Whether a referenced record exists is the foreign key constraint's to say, when the record is
+    // written (src/store/writes.ts): after this, so naming an unknown user says no more than naming another one.
+    const only = field.requestingUserOnly;
+    if (only && parsed !== context.userId && !(await context.hasPermission(only.unless))) {
+      throw new FieldError(`You may only name yourself here, unless you hold the permission "${only.unless}".`);
     }
     return parsed;
   }

@@ -5,7 +5,8 @@
 import { setFlagsFromString } from 'node:v8';
 import type { FastifyInstance } from 'fastify';
 import { openDatabase, type Database } from '../store/database.js';
-import { buildApp, migrateApp, repliesSent, type AppDefinition } from './app.js';
+import { buildApp, migrateApp, type AppDefinition } from './app.js';
+import { repliesSent } from './plugins/request-identity.js';
 import type { Config } from './config.js';
 
 export function openConfiguredDatabase(config: Config): Database {
@@ -18,14 +19,14 @@ export function openConfiguredDatabase(config: Config): Database {
 /**
  * Two V8 heuristics that suit a browser tab better than a request server, tuned at start (both
  * are read at each collection, so they take effect when set at run time; a deployer who passes
- * either to node keeps their choice). Measured under 50 concurrent requests (docs/performance.md):
+ * either to node keeps their choice). The measurements are in docs/performance.md (Memory):
  * - Allocation-site pretenuring: the rows, strings and query nodes of the requests in flight
  *   survive a young collection, so V8 starts allocating those sites' objects straight in the old
- *   generation, where only a full collection clears them: on the posts list a 90 MB saw-tooth of
- *   RSS and a third more CPU per request.
- * - The old generation's growth factor: after start-up's collection V8 lets it grow up to 4x the
- *   live heap before the next full one (20 MB live → ~85 MB, reached half a minute into a load);
- *   1.5x keeps the users detail's peak RSS at ~130 MB instead of ~175 MB, at no measurable CPU cost.
+ *   generation, where only a full collection clears them: RSS saws up and down, and every request
+ *   costs more CPU.
+ * - The old generation's growth factor: after start-up's collection V8 lets the old generation
+ *   grow to several times the live heap before the next full one; a smaller factor keeps the peak
+ *   RSS well lower, at no measurable CPU cost.
  */
 const GC_FLAGS = ['--no-allocation-site-pretenuring', '--heap-growing-percent=50'];
 

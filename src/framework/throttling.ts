@@ -10,6 +10,7 @@ import type { Redis } from 'ioredis';
 import { redisUnavailable } from './redis.js';
 import type { AuthUser } from './authentication/index.js';
 import { ApiError } from './errors.js';
+import { clientAddress } from './proxy.js';
 
 export interface Rate {
   readonly limit: number;
@@ -34,16 +35,88 @@ export interface CounterStore {
 
 const wholeSeconds = (milliseconds: number): number => Math.max(1, Math.ceil(milliseconds / 1000));
 
-export function memoryCounterStore(now: () => number = Date.now): CounterStore {
-  const windows = new Map<string, { hits: number; endsAt: number }>();
+/** How many windows the in-memory store holds at most (see docs/deploying.md, "Throttling"). */
+export const MAX_MEMORY_WINDOWS = 200_000;
+
+interface Window {
+  readonly key: string;
+  hits: number;
+  readonly endsAt: number;
+}
+
+/**
+ * The windows of one length, in the order they began, which is the order they end. An array with
+ * a moving head rather than a Map's first entry: V8 leaves deleted Map entries in place until it
+ * rehashes, so finding the first one again after many deletions walks all of them.
+ */
+class WindowQueue {
+  private windows: Window[] = [];
+  private head = 0;
+
+  get first(): Window | undefined {
+    return this.windows[this.head];
+  }
+
+  push(window: Window): void {
+    this.windows.push(window);
+  }
+
+  shift(): Window | undefined {
+    const window = this.windows[this.head++];
+    if (this.head >= 1024 && this.head * 2 >= this.windows.length) {
+      this.windows = this.windows.slice(this.head);
+      this.head = 0;
+    }
+    return window;
+  }
+}
+
+/** The windows of one length: by key, and the same windows in the order they end. */
+interface WindowsOfLength {
+  readonly byKey: Map<string, Window>;
+  readonly queue: WindowQueue;
+}
+
+/**
+ * Counters in this process, O(1) per hit. Windows of one length end in the order they began, so
+ * each length keeps a queue of them: ended windows are dropped from its front. At `maxWindows`
+ * live windows, a new one pushes out the window closest to its end (of any length): the store
+ * stays bounded, and what it forgets is the count with the least time left to hold.
+ */
+export function memoryCounterStore(options: { maxWindows?: number; now?: () => number } = {}): CounterStore {
+  // Whole milliseconds of a clock that never goes back, so windows end in the order they began.
+  const { maxWindows = MAX_MEMORY_WINDOWS, now = () => Math.round(performance.now()) } = options;
+  const lengths = new Map<number, WindowsOfLength>();
+  let size = 0;
+  const drop = ({ byKey, queue }: WindowsOfLength): void => {
+    byKey.delete(queue.shift()!.key);
+    size--;
+  };
+  const dropEnded = (time: number): void => {
+    for (const length of lengths.values()) while (length.queue.first && length.queue.first.endsAt <= time) drop(length);
+  };
+  /** The length whose first window ends soonest (a handful of lengths: one per rate's unit). */
+  const soonestEnding = (): WindowsOfLength => {
+    let soonest: WindowsOfLength | undefined;
+    for (const length of lengths.values()) {
+      const first = length.queue.first;
+      if (first && (!soonest || first.endsAt < soonest.queue.first!.endsAt)) soonest = length;
+    }
+    return soonest!;
+  };
   return {
     async hit(key, windowSeconds) {
       const time = now();
-      let window = windows.get(key);
-      if (!window || window.endsAt <= time) {
-        if (windows.size > 100_000) for (const [k, w] of windows) if (w.endsAt <= time) windows.delete(k);
-        window = { hits: 0, endsAt: time + windowSeconds * 1000 };
-        windows.set(key, window);
+      dropEnded(time);
+      let length = lengths.get(windowSeconds);
+      if (!length) lengths.set(windowSeconds, (length = { byKey: new Map(), queue: new WindowQueue() }));
+      let window = length.byKey.get(key);
+      if (!window) {
+        if (size >= maxWindows) drop(soonestEnding());
+        window = { key, hits: 0, endsAt: time + windowSeconds * 1000 };
+        length.byKey.set(key, window);
+        length.queue.push(window);
+        size++;
       }
       window.hits += 1;
       return { hits: window.hits, resetSeconds: wholeSeconds(window.endsAt - time) };
@@ -87,9 +160,14 @@ async function consume(store: CounterStore, request: FastifyRequest, reply: Fast
     throw redisUnavailable('rate-limit');
   }
   const { hits, resetSeconds } = counted;
-  reply.header('RateLimit-Limit', String(rate.limit));
-  reply.header('RateLimit-Remaining', String(Math.max(0, rate.limit - hits)));
-  reply.header('RateLimit-Reset', String(resetSeconds));
+  const remaining = Math.max(0, rate.limit - hits);
+  const shown = reply.getHeader('RateLimit-Remaining');
+  // Where one request counts against several limits, the headers tell of the nearest.
+  if (shown === undefined || remaining <= Number(shown)) {
+    reply.header('RateLimit-Limit', String(rate.limit));
+    reply.header('RateLimit-Remaining', String(remaining));
+    reply.header('RateLimit-Reset', String(resetSeconds));
+  }
   if (hits > rate.limit) {
     throw new ApiError(429, 'throttled', `Request was throttled. Expected available in ${resetSeconds} seconds.`, undefined, {
       'Retry-After': String(resetSeconds),
@@ -109,7 +187,10 @@ export interface ScopedRates {
 }
 
 export interface Throttle {
+  /** A collection's request: in the scope's own window when the app gave it rates, else in the shared default window. */
   check(request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string): Promise<void>;
+  /** A request outside the collections (simple routes): always in the scope's own window, at its rates or the defaults. */
+  checkScope(request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string): Promise<void>;
 }
 
 function resolveScopedRates(defaults: ThrottleRates, scoped: Readonly<Record<string, ScopedRates>>): Map<string, ThrottleRates> {
@@ -139,27 +220,35 @@ function resolveScopedRates(defaults: ThrottleRates, scoped: Readonly<Record<str
  */
 export function createThrottle(store: CounterStore, rates: ThrottleRates, scopedRates: Readonly<Record<string, ScopedRates>> = {}): Throttle {
   const scoped = resolveScopedRates(rates, scopedRates);
+  const count = async (request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string, window: string) => {
+    const { anonymous, user: signedIn } = scoped.get(scope) ?? rates;
+    const rate = user ? signedIn : anonymous;
+    if (!rate) return;
+    const client = user ? `user:${user.id}` : `ip:${clientAddress(request)}`;
+    await consume(store, request, reply, `${window}:${client}`, rate);
+  };
   return {
-    async check(request, reply, user, scope) {
-      const own = scoped.get(scope);
-      const rate = user ? (own ?? rates).user : (own ?? rates).anonymous;
-      if (!rate) return;
-      const client = user ? `user:${user.id}` : `ip:${request.ip}`;
-      await consume(store, request, reply, `${own ? `scope:${scope}` : 'default'}:${client}`, rate);
-    },
+    check: (request, reply, user, scope) => count(request, reply, user, scope, scoped.has(scope) ? `scope:${scope}` : 'default'),
+    checkScope: (request, reply, user, scope) => count(request, reply, user, scope, `scope:${scope}`),
   };
 }
 
-/** Counts one attempt at an endpoint that checks a password; throws 429 over the rate. */
-export type LoginThrottle = (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+/**
+ * Counts one request that derives a password hash; throws 429 over the rate. `account` names the user
+ * it is about, when there is one: `name:<username>` for a credential check, `id:<id>` for a write.
+ */
+export type PasswordThrottle = (request: FastifyRequest, reply: FastifyReply, account: string | undefined) => Promise<void>;
 
 /**
- * The stricter throttle for endpoints that take a username and password
- * (token obtain, JWT obtain, session login). Keyed by client IP alone, so
- * trying many usernames from one address counts as one stream of guesses.
+ * The stricter throttle for every request that hashes or checks a password (token obtain, JWT
+ * obtain, session login, a create or change that sets a password): THROTTLE_LOGIN per client IP,
+ * so trying many usernames from one address counts as one stream of guesses, and the same rate per
+ * account, so many addresses cannot pool their allowance against one user.
  */
-export function createLoginThrottle(store: CounterStore, rate: Rate | null): LoginThrottle {
-  return async (request, reply) => {
-    if (rate) await consume(store, request, reply, `login:ip:${request.ip}`, rate);
+export function createPasswordThrottle(store: CounterStore, rate: Rate | null): PasswordThrottle {
+  return async (request, reply, account) => {
+    if (!rate) return;
+    await consume(store, request, reply, `login:ip:${clientAddress(request)}`, rate);
+    if (account !== undefined) await consume(store, request, reply, `login:user:${account}`, rate);
   };
 }

@@ -1,45 +1,60 @@
 /**
  * The collection handler: the seed's stages, in order, in one place.
  *   authentication → permissions → throttling → negotiation → parsing → action → rendering
- * On PostgreSQL a plain detail read's record is read with the authentication's own query (one
- * round trip, not two) and handed to the action; the stages still decide, in their order, whether it is shown.
+ * On PostgreSQL the record a plain detail read or update reads first is read with the
+ * authentication's own query (one round trip, not two) and handed to the action; the stages still decide, in their order, whether it is shown.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
-import { idOf, runAction } from './actions.js';
+import { runAction } from './actions.js';
 import { authenticate, type Authenticator, type RecordRead } from './authentication/index.js';
 import type { BrowsableContext } from './browsable/index.js';
 import type { Collection } from './collection.js';
-import { negotiate, type MediaType } from './negotiation.js';
-import { parseJsonBody } from './parsers.js';
+import { idOf } from './record-id.js';
+import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
+import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
-import { queryParameters } from './query.js';
 import { renderResult } from './renderers.js';
-import type { Throttle } from './throttling.js';
+import type { PasswordThrottle, Throttle } from './throttling.js';
 
 export interface ApiRuntime {
   readonly database: Database;
-  readonly secretKey: string;
+  /** Signs pagination cursors (derived from SECRET_KEY). */
+  readonly cursorKey: Uint8Array;
   readonly authenticators: readonly Authenticator[];
   readonly sessionCookie?: string;
   /** Checks for actions a collection leaves to the API. */
   defaultPermissions(action: Action): readonly Permission[];
   readonly throttle: Throttle;
-  readonly mediaTypes: readonly MediaType[];
+  /** Counts each record of a body that sets a password, as a login counts (THROTTLE_LOGIN). */
+  readonly passwordThrottle: PasswordThrottle;
   /** What the browsable page needs beyond the request (login URLs, the API root). */
   readonly page: BrowsableContext;
 }
 
 const actionsWithBody: ReadonlySet<Action> = new Set(['create', 'update', 'partial_update']);
+/** Actions that read the record before anything else: a detail read, and an update (404 and 403 before its body is judged). */
+const readsRecordFirst: ReadonlySet<Action> = new Set(['retrieve', 'update', 'partial_update']);
+
+/**
+ * What a collection's answer depends on besides its URL: the media type asked for, and the
+ * credential (its header, or the session cookie), so no cache serves one user's answer to another.
+ * Added to any Vary already set (CORS's Origin).
+ */
+function varyByRequester(reply: FastifyReply, runtime: ApiRuntime): void {
+  const names = runtime.sessionCookie ? 'Accept, Authorization, Cookie' : 'Accept, Authorization';
+  const vary = reply.getHeader('vary');
+  reply.header('Vary', vary ? `${String(vary)}, ${names}` : names);
+}
 
 /**
  * A detail read whose record is known before the stages run: a valid id and no query string
  * (`fields` and `omit` change what is read). Anything else is read by the action, where its
  * errors come in their usual order. Only where a query is a round trip: SQLite answers in-process,
- * and it ran the paired query slower than the two apart (40 µs against 26).
+ * and it ran the paired query slower than the two apart (measured in docs/performance.md).
  */
 function plainDetailRead(request: FastifyRequest, runtime: ApiRuntime, collection: Collection): RecordRead | undefined {
-  if (runtime.database.dialect !== 'postgres') return undefined;
+  if (!runtime.database.capabilities.mergesRoundTrips) return undefined;
   const id = request.url.includes('?') ? undefined : idOf((request.params as { id: string }).id);
   return id === undefined ? undefined : { database: runtime.database, selection: collection.serializer.selection, id };
 }
@@ -51,26 +66,33 @@ export async function handleCollection(
   collection: Collection,
   action: Action,
 ): Promise<FastifyReply> {
-  const read = action === 'retrieve' ? plainDetailRead(request, runtime, collection) : undefined;
+  varyByRequester(reply, runtime);
+  const read = readsRecordFirst.has(action) ? plainDetailRead(request, runtime, collection) : undefined;
   const authentication = await authenticate(request, runtime.authenticators, runtime.sessionCookie, read);
   const { user } = authentication;
   request.user = user;
 
-  const permissions = collection.permissionsFor(action) ?? runtime.defaultPermissions(action);
+  const own = collection.permissionsFor(action) ?? runtime.defaultPermissions(action);
+  const ruled = collection.serializer.model.rules?.permissions;
+  const permissions = ruled ? [...own, ...ruled] : own;
   await checkPermissions(permissions, { user, action });
 
   await runtime.throttle.check(request, reply, user, collection.name);
 
   const parameters = queryParameters(request.url);
-  const mediaType = negotiate(request, runtime.mediaTypes, parameters.get('format'));
+  const mediaType = negotiate(request, API_MEDIA_TYPES, parameters.get('format'));
 
   const body = actionsWithBody.has(action) ? parseJsonBody(request) : undefined;
+  // Hashing a password costs what checking one does, so it is limited as logins are, per acting user.
+  for (let records = collection.serializer.hashingsIn(body); records > 0; records -= 1) {
+    await runtime.passwordThrottle(request, reply, user ? `id:${user.id}` : undefined);
+  }
 
   const { id } = request.params as { id?: string };
   const result = await runAction[action]({
     request,
     database: runtime.database,
-    secretKey: runtime.secretKey,
+    cursorKey: runtime.cursorKey,
     collection,
     action,
     permissions,

@@ -16,7 +16,8 @@ export const Article = model('articles', {
   id: fields.id(),
   title: fields.string({ maxLength: 200 }),
   body: fields.text({ blank: true, default: '' }),
-  author_id: fields.foreignKey('users', { default: ({ userId }) => userId }),
+  // Nobody files an article under another user's name, save an editor.
+  author_id: fields.foreignKey('users', { default: ({ userId }) => userId, requestingUserOnly: { unless: 'articles.change' } }),
   created_at: fields.timestamp({ default: () => new Date() }),
 });
 

@@ -12,6 +12,7 @@ import {
   readJsonBody,
   recordSchema,
   recordStore,
+  sendJsonArray,
   serializer,
   textErrorResponses,
   type AppContext,
@@ -21,7 +22,8 @@ import {
 export const Post = model('posts', {
   id: fields.id(),
   title: fields.string({ maxLength: 200 }),
-  content: fields.text(),
+  // Bounded, so that one post (and the list that carries it) stays small: SPEC §4.
+  content: fields.text({ maxLength: 100_000 }),
   published: fields.boolean({ default: false }),
   created_at: fields.timestamp(),
   updated_at: fields.timestamp(),
@@ -66,13 +68,15 @@ export function postRoutes(app: FastifyInstance, { database }: AppContext): Prom
         schema: documented('Published posts, newest first', {
           response: { 200: { description: 'Every published post', type: 'array', items: post }, ...textErrorResponses([503]) },
         }),
-        handler: () => posts.list({ published: true }, ['-created_at', '-id']),
+        // Streamed from the database: however many posts there are, the process holds a few batches.
+        handler: async (_request, reply) => sendJsonArray(reply, posts.each({ published: true }, ['-created_at', '-id'])),
       },
       POST: {
         schema: documented('Create a post', {
           body: body('create'),
-          response: { 201: { description: 'The created post', ...post }, ...textErrorResponses([400, 413, 503]) },
+          response: { 201: { description: 'The created post', ...post }, ...textErrorResponses([400, 413, 429, 503]) },
         }),
+        throttle: 'posts',
         handler: async (request, reply) => {
           const now = new Date();
           const created = await posts.create(readJsonBody(request), { created_at: now, updated_at: now });
@@ -92,8 +96,9 @@ export function postRoutes(app: FastifyInstance, { database }: AppContext): Prom
         schema: documented('Update a post: the body\'s fields over the stored ones', {
           params: idParams,
           body: body('partial_update'),
-          response: { 200: { description: 'The updated post', ...post }, ...textErrorResponses([400, 404, 413, 503]) },
+          response: { 200: { description: 'The updated post', ...post }, ...textErrorResponses([400, 404, 413, 429, 503]) },
         }),
+        throttle: 'posts',
         handler: (request) => posts.update(idOf(request), () => readJsonBody(request), { updated_at: new Date() }),
       },
       DELETE: {

@@ -3,18 +3,23 @@
  * PostgreSQL differ (case-insensitive matching, constraint errors, outages).
  */
 import { hash } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, SqliteDialect, sql, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type SqliteDialectConfig, type Driver, type QueryResult, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
-import { cached } from '../framework/cache.js';
-import type { Row } from '../framework/serializer.js';
+import { cached } from '../core/cache.js';
+import type { Row } from '../core/rows.js';
+import type { Dialect, DialectCapabilities } from './dialects/capabilities.js';
+import { postgresCapabilities } from './dialects/postgres.js';
+import { sqliteCapabilities } from './dialects/sqlite.js';
 import { CurrentSchemaPostgresDialect } from './introspection.js';
+import { callsLikeFunctions, registerLikeFunctions } from './sqlite-functions.js';
+import { sqliteReaders, type SqliteReaders } from './sqlite-readers.js';
 
 /** Tables are declared at run time, so the schema type is open. */
 export type Tables = Record<string, Record<string, unknown>>;
-export type Dialect = 'sqlite' | 'postgres';
+export type { Dialect } from './dialects/capabilities.js';
 
 export interface DatabaseOptions {
   /** PostgreSQL: the most connections open at once (DB_MAX_CONNECTIONS). */
@@ -27,8 +32,12 @@ export interface DatabaseOptions {
 export interface Database {
   readonly db: Kysely<Tables>;
   readonly dialect: Dialect;
+  /** What the store asks of the dialect, rather than its name. */
+  readonly capabilities: DialectCapabilities;
   /** `column LIKE pattern`, where pattern uses `%` and `_` and escapes with `\`; `insensitive` folds case. */
   like(column: Expression<unknown>, pattern: string, insensitive: boolean): RawBuilder<SqlBool>;
+  /** A timestamp column's UTC calendar day, comparable with `YYYY-MM-DD` text. */
+  utcDay(column: Expression<unknown>): RawBuilder<unknown>;
   /** The columns of a unique constraint this error reports, if it is one. */
   uniqueViolation(error: unknown): string[] | undefined;
   /** Pool connections by state (PostgreSQL); undefined where there is no pool. */
@@ -55,27 +64,32 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
   throw new Error('DATABASE_URL must start with sqlite: or postgres://');
 }
 
+/**
+ * Creates the database file owner-only (0600) before SQLite opens it: SQLite
+ * gives its -wal and -shm files the database file's mode, so the records never
+ * sit in a file other local users can read. An existing file keeps its mode.
+ */
+function createOwnerOnly(path: string): void {
+  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  closeSync(openSync(path, 'a', 0o600));
+}
+
 function openSqlite(path: string): Database {
-  if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+  if (path !== ':memory:') createOwnerOnly(path);
   const connection = new SQLite(path);
   connection.pragma('journal_mode = WAL');
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
-  // SQLite's own lower() and LIKE fold ASCII only; like_ci folds all of Unicode, as PostgreSQL's ILIKE does.
-  const matching = (fold: boolean) => (pattern: unknown, text: unknown) =>
-    typeof pattern === 'string' && typeof text === 'string'
-      ? fold
-        ? likeMatcher(pattern.toLowerCase())(text.toLowerCase())
-        : likeMatcher(pattern)(text)
-      : null;
-  connection.function('like_cs', { deterministic: true }, matching(false));
-  connection.function('like_ci', { deterministic: true }, matching(true));
+  registerLikeFunctions(connection);
   const statements = withStatementCache(connection);
-  const db = new Kysely<Tables>({ dialect: new SqliteDialect({ database: statements }) });
+  const readers = sqliteReaders(path);
+  const config = { database: statements };
+  const db = new Kysely<Tables>({ dialect: readers ? new SqliteDialectWithReaders(config, readers, connection) : new SqliteDialect(config) });
   return {
     db,
     dialect: 'sqlite',
+    capabilities: sqliteCapabilities,
     async run(text, parameters) {
       // One connection: while a transaction holds it, Kysely's queue is the way in.
       if (connection.inTransaction) return (await db.executeQuery<Row>(CompiledQuery.raw(text, [...parameters]))).rows;
@@ -86,6 +100,8 @@ function openSqlite(path: string): Database {
     },
     like: (column, pattern, insensitive) =>
       insensitive ? sql<SqlBool>`like_ci(${pattern}, ${column})` : sql<SqlBool>`like_cs(${pattern}, ${column})`,
+    // Timestamps are stored as Date#toISOString text, which starts with the UTC day.
+    utcDay: (column) => sql`substr(${column}, 1, 10)`,
     uniqueViolation(error) {
       const match = /UNIQUE constraint failed: (.+)$/.exec(error instanceof Error ? error.message : '');
       return match?.[1]?.split(', ').map((column) => column.split('.').pop()!);
@@ -95,8 +111,43 @@ function openSqlite(path: string): Database {
     missingReference: (error) =>
       error instanceof SQLite.SqliteError && error.code === 'SQLITE_CONSTRAINT_FOREIGNKEY' ? [] : undefined,
     isUnavailable: (error) => error instanceof SQLite.SqliteError && /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN)/.test(error.code),
-    close: () => db.destroy(),
+    close: async () => {
+      await readers?.close();
+      await db.destroy();
+    },
   };
+}
+
+/**
+ * SQLite with its reads that call the LIKE functions sent to the reader thread, outside
+ * transactions (a transaction's reads must see its own writes, on its own connection). They still
+ * hold Kysely's one connection while they run, so statements keep the order they had.
+ */
+class SqliteDialectWithReaders extends SqliteDialect {
+  constructor(
+    config: SqliteDialectConfig,
+    private readonly readers: SqliteReaders,
+    private readonly connection: SQLite.Database,
+  ) {
+    super(config);
+  }
+
+  override createDriver(): Driver {
+    const driver = super.createDriver() as SqliteDriver;
+    const acquire = driver.acquireConnection.bind(driver);
+    driver.acquireConnection = async () => this.offloaded(await acquire());
+    return driver;
+  }
+
+  private offloaded(inner: DatabaseConnection): DatabaseConnection {
+    return {
+      executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> =>
+        !this.connection.inTransaction && callsLikeFunctions(query.sql)
+          ? { rows: (await this.readers.read(query.sql, query.parameters)) as R[] }
+          : inner.executeQuery<R>(query),
+      streamQuery: (query, chunkSize) => inner.streamQuery(query, chunkSize),
+    };
+  }
 }
 
 const STATEMENT_CACHE_SIZE = 500;
@@ -113,52 +164,6 @@ function withStatementCache(connection: SQLite.Database): SqliteDatabase & { pre
     close: () => connection.close(),
   };
 }
-
-type Matcher = (text: string) => 1 | 0;
-const matchers = new Map<string, Matcher>();
-
-/**
- * A LIKE pattern (`%`, `_`, `\` escapes) → a case-sensitive matcher. The
- * patterns the store makes (a literal with `%` at either end) need no RegExp:
- * they run once per row in a full scan, so they take the fast string tests.
- */
-const likeMatcher = (pattern: string): Matcher => cached(matchers, pattern, 1000, () => compileLike(pattern));
-
-function compileLike(pattern: string): Matcher {
-  const parts: string[] = [''];
-  let wildcards = false;
-  for (let i = 0; i < pattern.length; i++) {
-    const char = pattern[i]!;
-    if (char === '\\' && i + 1 < pattern.length) parts[parts.length - 1] += pattern[++i]!;
-    else if (char === '%') parts.push('');
-    else if (char === '_') wildcards = true;
-    else parts[parts.length - 1] += char;
-  }
-  const [head = '', middle = '', tail = ''] = parts;
-  if (wildcards || parts.length > 3) return regexpMatcher(pattern);
-  if (parts.length === 1) return (text) => (text === head ? 1 : 0);
-  if (parts.length === 2 && middle === '') return (text) => (text.startsWith(head) ? 1 : 0);
-  if (parts.length === 2 && head === '') return (text) => (text.endsWith(middle) ? 1 : 0);
-  if (parts.length === 3 && head === '' && tail === '') return (text) => (text.includes(middle) ? 1 : 0);
-  return regexpMatcher(pattern);
-}
-
-/** Any LIKE pattern → an anchored RegExp matcher (code points, as PostgreSQL's `_`). */
-function regexpMatcher(pattern: string): Matcher {
-  let source = '';
-  for (let i = 0; i < pattern.length; i++) {
-    const char = pattern[i]!;
-    if (char === '\\' && i + 1 < pattern.length) source += escapeRegExp(pattern[++i]!);
-    else if (char === '%') source += '[\\s\\S]*';
-    else if (char === '_') source += '[\\s\\S]';
-    else source += escapeRegExp(char);
-  }
-  const regexp = new RegExp(`^${source}$`, 'u');
-  return (text) => (regexp.test(text) ? 1 : 0);
-}
-
-// Only syntax characters: under the `u` flag escaping anything else (`-`, say) is a SyntaxError.
-const escapeRegExp = (char: string): string => char.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&');
 
 /** SQLSTATE classes that mean "no connection", not "bad query". */
 const UNAVAILABLE_CODES = /^(08|57P0[1-3]|53300)/;
@@ -191,6 +196,7 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
   return {
     db,
     dialect: 'postgres',
+    capabilities: postgresCapabilities,
     // The pool's own checkout and release, without Kysely's connection wrapper. These shapes are
     // fixed by the code, not by requests, so they skip the per-connection cap on named statements.
     async run(text, parameters) {
@@ -199,11 +205,12 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
     },
     like: (column, pattern, insensitive) =>
       insensitive ? sql<SqlBool>`${column} ILIKE ${pattern}` : sql<SqlBool>`${column} LIKE ${pattern}`,
+    utcDay: (column) => sql`(${column} AT TIME ZONE 'UTC')::date`,
     uniqueViolation(error) {
       const { code, detail } = (error ?? {}) as { code?: string; detail?: string };
       if (code !== '23505') return undefined;
       const match = /^Key \((.+?)\)=/.exec(detail ?? '');
-      return match?.[1]?.split(', ') ?? [];
+      return match?.[1]?.split(', ').map(columnOfKey) ?? [];
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     missingReference(error) {
@@ -221,12 +228,15 @@ function openPostgres(url: string, options: DatabaseOptions): Database {
   };
 }
 
+/** A part of a unique key → the column it is over: `lower(username::text)` (an expression index) → `username`. */
+const columnOfKey = (part: string): string => /^(?:\w+\()*"?(\w+)"?(?:::[\w ]+)?\)*$/.exec(part)?.[1] ?? part;
+
 /** Statements worth preparing: the queries requests repeat (DDL and transaction control are not). */
 const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
 /**
  * Pattern matches are planned with their pattern every time: after five runs of a named statement
  * PostgreSQL may settle on a generic plan, which cannot know that `%kowalski%` is rare and walks the
- * primary key filtering every row instead of using the trigram indexes (108 ms against 14 ms).
+ * primary key filtering every row instead of using the trigram indexes (docs/performance.md).
  */
 const PATTERN_MATCH = /\bI?LIKE\b/i;
 /** Per connection; past this, new query shapes run unnamed (a client cannot make a backend hoard plans). */

@@ -2,38 +2,13 @@
  * A list query (filters, search, ordering, page) → SQL: a count and a page
  * (one statement or two), with nested records joined into the page query.
  */
+import { setImmediate } from 'node:timers/promises';
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import { Day, type Field, type Lookup } from '../framework/fields.js';
-import type { Row, Selection } from '../framework/serializer.js';
+import { Day, type Field, type Lookup } from '../core/fields.js';
+import type { Filter, Keyset, ListQuery, ListSource, Ordering } from '../core/list-query.js';
+import type { Row, Selection } from '../core/rows.js';
 import { escapeLike, type Database, type Tables } from './database.js';
 import { assembleRow, fromSelection, selectColumns, type RowQuery } from './records.js';
-
-export interface Filter {
-  readonly field: string;
-  readonly lookup: Lookup;
-  /** Parsed by the field: one operand, a list for `in`, two bounds for `range`, a boolean for `isnull`. */
-  readonly value: unknown;
-}
-
-export interface Ordering {
-  readonly field: string;
-  readonly descending: boolean;
-}
-
-export interface ListQuery {
-  readonly page: number;
-  readonly pageSize: number;
-  /** Every term must be found in at least one search field. */
-  readonly search: readonly string[];
-  readonly ordering: readonly Ordering[];
-  readonly filters: readonly Filter[];
-}
-
-export interface ListSource {
-  readonly selection: Selection;
-  readonly fields: Readonly<Record<string, Field>>;
-  readonly searchFields: readonly string[];
-}
 
 type Where = ExpressionBuilder<Tables, string>;
 
@@ -52,7 +27,7 @@ export async function countRecords(database: Database, source: ListSource, query
  * EXPLAIN without running the query; undefined where there is no planner estimate.
  */
 export async function estimateRecords(database: Database, source: ListSource, query: ListQuery): Promise<number | undefined> {
-  if (database.dialect !== 'postgres') return undefined;
+  if (!database.capabilities.estimatesRowCounts) return undefined;
   const [plan] = await fromSelection(database, { ...source.selection, joins: [] })
     .where((eb) => whereClause(database, source, query, eb))
     .select(sql.lit(1).as('one'))
@@ -73,16 +48,16 @@ const hasPattern = (query: ListQuery): boolean =>
 /**
  * Whether to read the page from its matches, gathered first (through the trigram indexes), then
  * sorted: rather than let PostgreSQL walk an ordering index testing each row against the pattern.
- * PostgreSQL guesses a pattern's matches from a sample (for 2 028 Kowalskis among 100 000 users,
- * three ANALYZEs guessed 10, 4 000 and 8 000) and costs testing it like comparing two integers, so
- * for page 50 of `search=kowalski` it walked the primary key through 49 000 rows (35 ms) instead of
- * sorting the matches (5 ms). The count, read first, knows the matches: up to GATHERED_MATCHES,
+ * PostgreSQL guesses a pattern's matches from a sample (wildly, from one ANALYZE to the next) and
+ * costs testing it like comparing two integers, so for a late page of a rare search term it walked
+ * the primary key through most of the table instead of sorting the few matches (measured in
+ * docs/performance.md, Indexes). The count, read first, knows the matches: up to GATHERED_MATCHES,
  * gathering costs about what the count did; past it, the planner's walk is the better bet for the
  * first pages. SQLite has no pattern index: gathering would scan the whole table, a walk stops early.
  */
 function gatherMatches(database: Database, query: ListQuery, matches: number | undefined): boolean {
   return (
-    database.dialect === 'postgres' &&
+    database.capabilities.types.supportsTrigramIndexes &&
     matches !== undefined &&
     matches <= GATHERED_MATCHES &&
     hasPattern(query)
@@ -146,7 +121,7 @@ async function readPage(database: Database, source: ListSource, query: ListQuery
  * there is no round trip to save: the count, then the page, none read past the last.
  */
 export async function countAndPage(database: Database, source: ListSource, query: ListQuery): Promise<{ count: number; rows: Row[] }> {
-  if (database.dialect === 'postgres' && !hasPattern(query)) return countedPage(database, source, query);
+  if (database.capabilities.mergesRoundTrips && !hasPattern(query)) return countedPage(database, source, query);
   const count = await countRecords(database, source, query);
   const beyond = (query.page - 1) * query.pageSize >= count;
   return { count, rows: beyond ? [] : await readPage(database, source, query, 0, count) };
@@ -183,12 +158,6 @@ function withColumns(selection: Selection, columns: readonly string[]): Selectio
   return missing.length === 0 ? selection : { ...selection, columns: [...selection.columns, ...new Set(missing)] };
 }
 
-/** Where a cursor page starts: the boundary row's driver values (ordering fields, then id), and which way to read. */
-export interface Keyset {
-  readonly boundary: readonly unknown[];
-  readonly backwards: boolean;
-}
-
 /**
  * Up to `limit` records after (or, backwards, before) the keyset boundary in
  * the query's ordering, ties by id: stable while rows are inserted, with no
@@ -206,6 +175,10 @@ export async function pageByKeyset(database: Database, source: ListSource, query
   let page = selectColumns(fromSelection(database, selection), selection).where((eb) => {
     const conditions = [whereClause(database, source, query, eb)];
     if (keyset) {
+      const [first] = order;
+      // Implied by what follows, but an index can seek to it: without it both databases scan the
+      // index from its start and filter, so reading a whole list by keyset would be quadratic.
+      conditions.push(eb(first!.ref, first!.descending ? '<=' : '>=', keyset.boundary[0]));
       // (a, b, id) after (x, y, z): a > x, or a = x and b > y, or a = x and b = y and id > z (per direction).
       conditions.push(
         eb.or(
@@ -225,6 +198,33 @@ export async function pageByKeyset(database: Database, source: ListSource, query
   return rows.map((row) => assembleRow(row, selection));
 }
 
+/**
+ * Every record the query matches, in its ordering (ties by id), read `batchSize` at a time by
+ * keyset as the caller asks for the next batch. Nothing is held between batches (no cursor, no
+ * transaction, no connection: SQLite has only one), so a slow reader costs one batch of memory.
+ * A turn of the event loop between batches keeps other requests served while SQLite reads block
+ * it. Not one snapshot: a record inserted meanwhile before the point read so far is not seen.
+ * Ordering fields must not be nullable.
+ */
+export async function* recordsInBatches(
+  database: Database,
+  source: ListSource,
+  query: Pick<ListQuery, 'filters' | 'ordering'>,
+  batchSize: number,
+): AsyncGenerator<Row[]> {
+  const page: ListQuery = { ...query, page: 1, pageSize: batchSize, search: [] };
+  let keyset: Keyset | undefined;
+  for (;;) {
+    const rows = await pageByKeyset(database, source, page, keyset, batchSize);
+    if (rows.length === 0) return;
+    const last = rows.at(-1)!;
+    keyset = { boundary: [...query.ordering.map(({ field }) => last[field]), last.id], backwards: false };
+    yield rows;
+    if (rows.length < batchSize) return;
+    await setImmediate();
+  }
+}
+
 function whereClause(database: Database, source: ListSource, query: ListQuery, eb: Where): Expression<SqlBool> {
   const { table } = source.selection;
   const conditions = query.filters.map((filter) =>
@@ -237,6 +237,14 @@ function whereClause(database: Database, source: ListSource, query: ListQuery, e
   }
   return eb.and(conditions);
 }
+
+/**
+ * Up to this many bare dates under `in` are ranges (their whole UTC days), which an index on the
+ * column can serve; more are one lookup of each row's day in the list, since testing every range
+ * costs each row of a scan a comparison per member (a thousand days over 10 000 users held SQLite's
+ * event loop for a second), and as a flat OR they would pass SQLite's expression depth limit.
+ */
+const DAYS_AS_RANGES = 16;
 
 function compileFilter(database: Database, field: Field, column: string, filter: Filter, eb: Where): Expression<SqlBool> {
   const ref = sql.ref(column);
@@ -275,8 +283,15 @@ function compileFilter(database: Database, field: Field, column: string, filter:
       return compare('<=', filter.value);
     case 'in': {
       const values = filter.value as unknown[];
-      if (values.some((value) => value instanceof Day)) return eb.or(values.map((value) => compare('=', value)));
-      return eb(ref, 'in', values.map(bind));
+      const days = values.filter((value) => value instanceof Day);
+      if (days.length === 0) return eb(ref, 'in', values.map(bind));
+      const conditions =
+        days.length <= DAYS_AS_RANGES
+          ? days.map((day) => compare('=', day))
+          : [eb(database.utcDay(ref), 'in', days.map((day) => day.start.toISOString().slice(0, 10)))];
+      const others = values.filter((value) => !(value instanceof Day));
+      if (others.length > 0) conditions.push(eb(ref, 'in', others.map(bind)));
+      return eb.or(conditions);
     }
     case 'isnull':
       return filter.value ? eb(ref, 'is', null) : eb(ref, 'is not', null);

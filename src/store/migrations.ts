@@ -2,47 +2,21 @@
  * Migrations through Kysely's Migrator, which takes a lock first (an advisory
  * lock on PostgreSQL), so processes starting together migrate once.
  */
-import { Migrator, type ColumnDefinitionBuilder, type Kysely, type MigrationProvider } from 'kysely';
-import type { Database, Dialect, Tables } from './database.js';
+import { Migrator, sql, type Kysely, type MigrationProvider } from 'kysely';
+import type { Database, Tables } from './database.js';
+import type { SqlTypes } from './dialects/capabilities.js';
 import { currentSchema } from './introspection.js';
 
-/** Column types that differ between SQLite and PostgreSQL, so one migration serves both. */
-export interface SqlTypes {
-  readonly dialect: Dialect;
-  /** An auto-assigned 64-bit primary key. */
-  readonly id: 'integer' | 'bigint';
-  readonly idColumn: (column: ColumnDefinitionBuilder) => ColumnDefinitionBuilder;
-  /** Millisecond precision, UTC. */
-  readonly timestamp: 'text' | 'timestamptz(3)';
-  readonly boolean: 'integer' | 'boolean';
-}
+export type { SqlTypes } from './dialects/capabilities.js';
 
 export type MigrationStep = (db: Kysely<Tables>, types: SqlTypes) => Promise<void>;
 
 /** Name → step; steps run in name order, each once. */
 export type Migrations = Readonly<Record<string, MigrationStep>>;
 
-export function sqlTypes(dialect: Dialect): SqlTypes {
-  return dialect === 'postgres'
-    ? {
-        dialect,
-        id: 'bigint',
-        idColumn: (column) => column.primaryKey().generatedByDefaultAsIdentity(),
-        timestamp: 'timestamptz(3)',
-        boolean: 'boolean',
-      }
-    : {
-        dialect,
-        id: 'integer',
-        idColumn: (column) => column.primaryKey().autoIncrement(),
-        timestamp: 'text',
-        boolean: 'integer',
-      };
-}
-
 /** Runs what has not run yet of `migrations`, bookkept in `<name>_migrations`. */
 export async function migrate(database: Database, name: string, migrations: Migrations): Promise<string[]> {
-  const types = sqlTypes(database.dialect);
+  const { types, hasSchemas } = database.capabilities;
   const provider: MigrationProvider = {
     getMigrations: async () =>
       Object.fromEntries(
@@ -55,9 +29,34 @@ export async function migrate(database: Database, name: string, migrations: Migr
     migrationTableName: `${name}_migrations`,
     migrationLockTableName: `${name}_migrations_lock`,
     // Kysely looks for its tables in every schema unless told which; another schema's must not count.
-    migrationTableSchema: database.dialect === 'postgres' ? await currentSchema(database.db) : undefined,
+    migrationTableSchema: hasSchemas ? await currentSchema(database.db) : undefined,
   });
   const { error, results = [] } = await migrator.migrateToLatest();
   if (error) throw error;
   return results.filter((result) => result.status === 'Success').map((result) => result.migrationName);
 }
+
+export interface TrigramIndex {
+  readonly name: string;
+  readonly table: string;
+  readonly column: string;
+}
+
+/**
+ * A step that creates trigram GIN indexes, which serve `LIKE`/`ILIKE '%term%'`, where the database
+ * has them (types.supportsTrigramIndexes); elsewhere it does nothing, and a search stays a scan.
+ */
+export const trigramIndexes =
+  (indexes: readonly TrigramIndex[]): MigrationStep =>
+  async (db, types) => {
+    if (!types.supportsTrigramIndexes) return;
+    // In `public`, not the first schema on the search path: the extension is one per database, and a
+    // schema dropped with CASCADE (as the test suites do) would take it and every other schema's indexes along.
+    await sql`CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public`.execute(db);
+    const { rows } = await sql<{ schema: string }>`
+      SELECT extnamespace::regnamespace::text AS schema FROM pg_extension WHERE extname = 'pg_trgm'`.execute(db);
+    const operatorClass = sql`${sql.id(rows[0]!.schema)}.gin_trgm_ops`;
+    for (const { table, column, name } of indexes) {
+      await sql`CREATE INDEX ${sql.id(name)} ON ${sql.table(table)} USING gin (${sql.ref(column)} ${operatorClass})`.execute(db);
+    }
+  };

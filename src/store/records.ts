@@ -3,13 +3,13 @@
  * declaration (checked in model()); every value is bound.
  */
 import { sql, type SelectQueryBuilder } from 'kysely';
-import { cached } from '../framework/cache.js';
-import type { Field } from '../framework/fields.js';
-import type { Model } from '../framework/model.js';
-import type { Row, Selection } from '../framework/serializer.js';
+import { cached } from '../core/cache.js';
+import type { Field } from '../core/fields.js';
+import type { Ordering } from '../core/list-query.js';
+import type { Model } from '../core/model.js';
+import type { Row, Selection } from '../core/rows.js';
 import type { Database, Tables } from './database.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
-import type { Ordering } from './list.js';
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a select over run-time tables has no static row type
 export type RowQuery = SelectQueryBuilder<Tables, string, {}>;
@@ -17,9 +17,9 @@ export type RowQuery = SelectQueryBuilder<Tables, string, {}>;
 const nestedAlias = (name: string): string => `nested_${name}`;
 const nestedColumn = (name: string, column: string): string => `${name}__${column}`;
 
-/** FROM the selection's table, LEFT JOIN each nested table; no columns yet. */
-export function fromSelection(database: Database, selection: Selection): RowQuery {
-  let query = database.db.selectFrom(selection.table) as unknown as RowQuery;
+/** FROM the selection's table (or `from`, named as it), LEFT JOIN each nested table; no columns yet. */
+export function fromSelection(database: Database, selection: Selection, from = database.db.selectFrom(selection.table) as unknown as RowQuery): RowQuery {
+  let query = from;
   for (const join of selection.joins) {
     const alias = nestedAlias(join.name);
     query = query.leftJoin(`${join.table} as ${alias}`, `${alias}.id`, `${selection.table}.${join.via}`) as RowQuery;
@@ -69,7 +69,7 @@ function recordQuery(selection: Selection, lock: boolean): RecordById {
     const build = (locked: boolean) =>
       precompiled((database, id) => {
         const query = selectColumns(fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.id`), '=', id);
-        return locked && database.dialect === 'postgres' ? query.forUpdate(selection.table) : query;
+        return locked && database.capabilities.supportsRowLocks ? query.forUpdate(selection.table) : query;
       });
     queries = { plain: build(false), locked: build(true) };
     recordQueries.set(selection, queries);
@@ -157,7 +157,7 @@ export async function recordExists(database: Database, table: string, id: unknow
   return row !== undefined;
 }
 
-function toDriverValues(model: Model, values: Row): Row {
+export function toDriverValues(model: Model, values: Row): Row {
   const driverValues: Row = {};
   for (const [name, value] of Object.entries(values)) {
     const field: Field | undefined = model.fields[name];
@@ -174,22 +174,6 @@ export async function insertRecord(database: Database, model: Model, values: Row
     .returning('id')
     .executeTakeFirstOrThrow();
   return row.id as RecordId;
-}
-
-/** Whether the record existed. An empty change still checks that it does. */
-export async function updateRecord(database: Database, model: Model, id: RecordId, values: Row): Promise<boolean> {
-  if (Object.keys(values).length === 0) return recordExists(database, model.table, id);
-  const result = await database.db
-    .updateTable(model.table)
-    .set(toDriverValues(model, values))
-    .where('id', '=', id)
-    .executeTakeFirst();
-  return result.numUpdatedRows > 0n;
-}
-
-export async function deleteRecord(database: Database, model: Model, id: RecordId): Promise<boolean> {
-  const result = await database.db.deleteFrom(model.table).where('id', '=', id).executeTakeFirst();
-  return result.numDeletedRows > 0n;
 }
 
 const listQueries = new WeakMap<Selection, Map<string, Precompiled<Row>>>();

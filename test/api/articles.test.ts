@@ -36,9 +36,10 @@ describe('articles', () => {
   });
 
   it('writes the author through author_id, which must name an existing user', async () => {
-    const forBob = await write(alice, 'For Bob', { author_id: bob.id });
+    const editor = await api.user('editor', { permissions: ['articles.change'] });
+    const forBob = await write(editor, 'For Bob', { author_id: bob.id });
     expect(forBob.json.author).toEqual({ id: bob.id, username: 'bob' });
-    const missing = await write(alice, 'Ghost', { author_id: 999 });
+    const missing = await write(editor, 'Ghost', { author_id: 999 });
     expect(missing.status).toBe(400);
     expect(missing.json.details.author_id).toEqual(['Invalid id "999": object does not exist.']);
     const wrongType = await write(alice, 'Typed', { author_id: 'bob' });

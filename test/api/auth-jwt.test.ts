@@ -1,9 +1,10 @@
 import { SignJWT, decodeJwt, jwtVerify } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { signingKeys } from '../../src/framework/authentication/secrets.js';
 import { PASSWORD, startApi, type Reply, type TestApi, type TestUser } from '../support/api.js';
 
 const SECRET_KEY = 'jwt-test-secret-key-that-is-long-enough-0123456789';
-const key = new TextEncoder().encode(SECRET_KEY);
+const key = signingKeys(SECRET_KEY).jwt;
 
 let api: TestApi;
 let alice: TestUser;
@@ -32,7 +33,7 @@ const forge = (claims: Record<string, unknown>, options: { alg?: string; key?: U
 const inOneMinute = () => Math.floor(Date.now() / 1000) + 60;
 
 describe('jwt: obtain and use', () => {
-  it('answers 200 {access, refresh}, HS256 tokens signed with SECRET_KEY, and the access token authenticates', async () => {
+  it('answers 200 {access, refresh}, HS256 tokens signed with the JWT key derived from SECRET_KEY, and the access token authenticates', async () => {
     const reply = await obtain();
     expect(reply.status).toBe(200);
     expect(Object.keys(reply.json).sort()).toEqual(['access', 'refresh']);
@@ -88,11 +89,12 @@ describe('jwt: obtain and use', () => {
 });
 
 describe('jwt: refresh', () => {
-  it('trades a refresh token for a new working access token', async () => {
+  it('trades a refresh token for a new working access token and the next refresh token', async () => {
     const { refresh } = (await obtain()).json;
     const reply = await api.request('POST', '/api/v1/auth/jwt/refresh/', { body: { refresh } });
     expect(reply.status).toBe(200);
-    expect(Object.keys(reply.json)).toEqual(['access']);
+    expect(Object.keys(reply.json)).toEqual(['access', 'refresh']);
+    expect(decodeJwt(reply.json.refresh)).toMatchObject({ sub: String(alice.id), token_type: 'refresh' });
     expect(decodeJwt(reply.json.access)).toMatchObject({ sub: String(alice.id), token_type: 'access' });
     expect((await api.request('GET', '/api/v1/users/', { token: reply.json.access })).status).toBe(200);
   });

@@ -53,7 +53,7 @@ describe('users: per-action and per-object permissions', () => {
     const email = await api.request('PATCH', `/api/v1/users/${alice.id}/`, { token: alice.token, body: { email: 'new@example.com' } });
     expectStatus(email, 200);
     expect(email.json.email).toBe('new@example.com');
-    expectStatus(await api.request('PATCH', `/api/v1/users/${alice.id}/`, { token: alice.token, body: { password: 'brand-new-pw' } }), 200);
+    expectStatus(await api.request('PATCH', `/api/v1/users/${alice.id}/`, { token: alice.token, body: { password: 'brand-new-pw', current_password: PASSWORD } }), 200);
     expectStatus(await login(api, 'alice'), 400);
     expectStatus(await login(api, 'alice', 'brand-new-pw'), 200);
   });

@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { jwtVerify } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createUser } from '../../src/framework/authentication/admin.js';
+import { createUser } from '../../src/framework/users/admin.js';
+import { signingKeys } from '../../src/framework/authentication/secrets.js';
 import { buildApp, loadConfig, migrateApp, openDatabase } from '../../src/framework/index.js';
 import service from '../../src/service/app.js';
 import { PASSWORD, startApi, type Reply, type TestApi } from '../support/api.js';
@@ -46,7 +47,7 @@ describe('secrets stay out of responses and logs', () => {
     expect((await call('DELETE', '/api/v1/auth/token/', { token })).status).toBe(204);
 
     const { access, refresh } = (await call('POST', '/api/v1/auth/jwt/', { body: credentials })).json;
-    const renewed = (await call('POST', '/api/v1/auth/jwt/refresh/', { body: { refresh } })).json.access;
+    const { access: renewed, refresh: rotated } = (await call('POST', '/api/v1/auth/jwt/refresh/', { body: { refresh } })).json;
     expect((await call('GET', '/api/v1/users/', { token: renewed })).status).toBe(200);
 
     const login = await call('POST', '/api/v1/auth/login/', { body: credentials });
@@ -54,11 +55,11 @@ describe('secrets stay out of responses and logs', () => {
     const cookie = String([login.headers['set-cookie']].flat()[0]).split(';')[0]!;
     const headers = { cookie, 'x-csrf-token': csrf };
     expect((await call('POST', '/api/v1/articles/', { headers, body: { title: 'logged' } })).status).toBe(201);
-    expect((await call('PATCH', `/api/v1/users/${alice.id}/`, { headers, body: { password: NEW_PASSWORD } })).status).toBe(200);
+    expect((await call('PATCH', `/api/v1/users/${alice.id}/`, { headers, body: { password: NEW_PASSWORD, current_password: PASSWORD } })).status).toBe(200);
     expect((await call('POST', '/api/v1/auth/logout/', { headers })).status).toBe(204);
     expect((await call('GET', '/api/v1/users/', { headers })).status).toBe(401);
 
-    const secrets = [PASSWORD, NEW_PASSWORD, WRONG_PASSWORD, SECRET_KEY, token, alice.token, access, refresh, renewed, session, csrf, cookie.split('=')[1]!];
+    const secrets = [PASSWORD, NEW_PASSWORD, WRONG_PASSWORD, SECRET_KEY, token, alice.token, access, refresh, renewed, rotated, session, csrf, cookie.split('=')[1]!];
     expect(lines.filter((line) => line.includes('"msg":"request"')).length).toBe(replies.length);
     for (const line of lines) {
       for (const secret of secrets) expect(line).not.toContain(secret);
@@ -108,7 +109,7 @@ describe('SECRET_KEY when unset', () => {
     for (const line of first.lines) expect(line).not.toContain(key);
 
     const access = await first.obtainJwt();
-    await expect(jwtVerify(access, new TextEncoder().encode(key))).resolves.toBeTruthy();
+    await expect(jwtVerify(access, signingKeys(key).jwt)).resolves.toBeTruthy();
     await first.close();
 
     const second = await serveFrom(folder);
@@ -122,7 +123,7 @@ describe('SECRET_KEY when unset', () => {
     }
   });
 
-  it('is not generated when SECRET_KEY is set, and that key signs the tokens', async () => {
+  it('is not generated when SECRET_KEY is set, and the tokens are signed with a key derived from it', async () => {
     const folder = mkdtempSync(join(tmpdir(), 'restfold-secret-'));
     folders.push(folder);
     const SECRET_KEY = 'an-operator-chosen-secret-key-0123456789';
@@ -130,7 +131,7 @@ describe('SECRET_KEY when unset', () => {
     try {
       await createUser(app.database, { username: 'alice', password: PASSWORD, email: '', superuser: false, permissions: [] });
       expect(existsSync(join(folder, 'secret_key'))).toBe(false);
-      await expect(jwtVerify(await app.obtainJwt(), new TextEncoder().encode(SECRET_KEY))).resolves.toBeTruthy();
+      await expect(jwtVerify(await app.obtainJwt(), signingKeys(SECRET_KEY).jwt)).resolves.toBeTruthy();
       expect(app.lines.some((line) => line.includes('SECRET_KEY is not set'))).toBe(false);
     } finally {
       await app.close();

@@ -297,7 +297,7 @@ interface NoteRow { label: string | null; tag: string | null; rank: number | nul
 
 const usersArb: fc.Arbitrary<UserRow[]> = fc.uniqueArray(
   fc.record({ username: textArb(4), email: textArb(3), is_active: fc.boolean(), date_joined: instantArb }),
-  { maxLength: 12, selector: (user) => user.username },
+  { maxLength: 12, selector: (user) => user.username.toLowerCase() },
 );
 
 const notesArb: fc.Arbitrary<NoteRow[]> = fc.array(

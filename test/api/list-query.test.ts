@@ -283,7 +283,7 @@ describe('pagination', () => {
     const headers = { 'x-forwarded-proto': 'https', 'x-forwarded-host': 'api.example.com' };
     const untrusted = await api.request('GET', '/api/v1/users/?page_size=1', { token: admin.token, headers });
     expect(untrusted.json.next).toMatch(/^http:\/\/localhost\//);
-    const proxied = await startApi({ TRUST_PROXY: 'true' });
+    const proxied = await startApi({ TRUST_PROXY: '1' });
     try {
       const user = await proxied.user('someone');
       await proxied.user('other');

@@ -3,21 +3,11 @@
  * in Node's HTTP server, below what inject reaches).
  */
 import { connect } from 'node:net';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/framework/index.js';
-import { startApi, type TestApi } from '../support/api.js';
+import { listeningApis } from '../support/api.js';
 
-let api: TestApi | undefined;
-afterEach(async () => {
-  await api?.close();
-  api = undefined;
-});
-
-async function listening(env: Record<string, string> = {}): Promise<number> {
-  api = await startApi(env);
-  await api.app.listen({ port: 0, host: '127.0.0.1' });
-  return (api.app.server.address() as { port: number }).port;
-}
+const { listening } = listeningApis();
 
 /** Writes `chunks` on a raw connection and resolves with all the server sent once it closes the connection. */
 function exchange(port: number, ...chunks: string[]): Promise<string> {

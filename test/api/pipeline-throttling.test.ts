@@ -124,7 +124,7 @@ describe('throttling: client addresses behind a proxy', () => {
   });
 
   it('keys anonymous clients by their X-Forwarded-For address with TRUST_PROXY', async () => {
-    await start({ ...env, TRUST_PROXY: 'true' }, withPublicNotes());
+    await start({ ...env, TRUST_PROXY: '1' }, withPublicNotes());
     expect((await viaProxy('203.0.113.1')).status).toBe(200);
     expect((await viaProxy('203.0.113.1')).status).toBe(429);
     expect((await viaProxy('203.0.113.2')).status).toBe(200);

@@ -5,7 +5,8 @@ let api: TestApi;
 let admin: TestUser;
 
 beforeEach(async () => {
-  api = await startApi();
+  // These tests set more passwords a minute than THROTTLE_LOGIN allows (password-throttling.test.ts tests it).
+  api = await startApi({ THROTTLE_LOGIN: 'off' });
   admin = await api.user('admin', { superuser: true });
 });
 afterEach(() => api.close());

@@ -128,6 +128,16 @@ describe('createuser', () => {
     expect(again.status).not.toBe(0);
     expect(again.stderr).toMatch(/A user named "alice" already exists/);
   });
+
+  it('refuses a username taken in another case', async () => {
+    ok(['createuser', '--username', 'alice', '--password', 'p1']);
+    const again = cli(['createuser', '--username', 'Alice', '--password', 'p2']);
+    expect(again.status).not.toBe(0);
+    expect(again.stderr).toMatch(/A user named "Alice" already exists\. Usernames are unique regardless of case\./);
+    await withApi(async (request) => {
+      expect(await tokenOf(request, 'Alice', 'p2')).toBeUndefined();
+    });
+  });
 });
 
 describe('permissions', () => {

@@ -4,7 +4,7 @@
  * migration applied exactly once.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { authMigrations } from '../../src/framework/authentication/users.js';
+import { accountMigrations } from '../../src/store/accounts/schema.js';
 import service from '../../src/service/app.js';
 import { createTestDatabase, onPostgres, testDialect, type TestDatabase } from '../support/database.js';
 import { get, spawnServer, type SpawnedServer } from './spawned.js';
@@ -40,7 +40,7 @@ describe.runIf(testDialect === 'postgres')('migrations on PostgreSQL', () => {
       restfold: (await client.query(`SELECT name FROM ${database.schema}.restfold_migrations ORDER BY name`)).rows,
       app: (await client.query(`SELECT name FROM ${database.schema}.app_migrations ORDER BY name`)).rows,
     }));
-    const expected = [...Object.keys(authMigrations), ...Object.keys(service.migrations ?? {})].sort();
+    const expected = [...Object.keys(accountMigrations), ...Object.keys(service.migrations ?? {})].sort();
     expect([...applied.restfold, ...applied.app].map((row) => row.name).sort()).toEqual(expected);
     // Each server logs what it applied: together, every migration exactly once.
     const logged = servers.flatMap((server) => migrationsLogged(server.output()));

@@ -23,7 +23,8 @@ describe.runIf(testDialect === 'postgres')('races on PostgreSQL', () => {
   });
 
   it('answers 400 when the named author is deleted between validation and insert', async () => {
-    const writer = await userWithToken(database.url, 'writer');
+    // An editor: only a holder of articles.change may name another author.
+    const writer = await userWithToken(database.url, 'writer', ['articles.change']);
     const victim = await userWithToken(database.url, 'victim');
     const reply = await onPostgres(async (blocker) => {
       // Let the request validate author_id, then hold its INSERT until the author is gone.

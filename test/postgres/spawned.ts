@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { migrateApp, openDatabase } from '../../src/framework/index.js';
-import { createUser } from '../../src/framework/authentication/admin.js';
+import { createUser } from '../../src/framework/users/admin.js';
 import { createToken } from '../../src/framework/authentication/token.js';
 import service from '../../src/service/app.js';
 import { onPostgres } from '../support/database.js';
@@ -98,11 +98,11 @@ export function send(port: number, method: string, path: string, options: { toke
 export const get = (port: number, path: string, token?: string): Promise<HttpReply> => send(port, 'GET', path, { token });
 
 /** A user `name` with a token, made directly in the database at `url` (which also gets migrated). */
-export async function userWithToken(url: string, name: string): Promise<{ id: number; token: string }> {
+export async function userWithToken(url: string, name: string, permissions: string[] = []): Promise<{ id: number; token: string }> {
   const database = openDatabase(url);
   try {
     await migrateApp(database, service);
-    const id = await createUser(database, { username: name, password: 'pw-123456', email: '', superuser: false, permissions: [] });
+    const id = await createUser(database, { username: name, password: 'pw-123456', email: '', superuser: false, permissions });
     return { id, token: await createToken(database, id) };
   } finally {
     await database.close();

@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, loadConfig, migrateApp, openDatabase, type Database } from '../../src/framework/index.js';
-import { createUser } from '../../src/framework/authentication/admin.js';
+import { createUser } from '../../src/framework/users/admin.js';
 import { createToken } from '../../src/framework/authentication/token.js';
 import { withPublicNotes } from '../api/pipeline-support.js';
 import { createTestDatabase, testDialect, type TestDatabase } from '../support/database.js';

@@ -4,9 +4,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
+import { afterEach } from 'vitest';
 import { buildApp, loadConfig, migrateApp, openDatabase, type AppDefinition, type Database } from '../../src/framework/index.js';
 import { createToken } from '../../src/framework/authentication/token.js';
-import { grantPermissions } from '../../src/framework/authentication/admin.js';
+import { grantPermissions } from '../../src/framework/users/admin.js';
 import { hashPassword } from '../../src/framework/passwords.js';
 import service from '../../src/service/app.js';
 import { createTestDatabase } from './database.js';
@@ -40,6 +41,8 @@ export interface TestApi {
   request(method: string, url: string, options?: RequestOptions): Promise<Reply>;
   /** A user with a token; the password is PASSWORD. */
   user(username: string, options?: { permissions?: string[]; superuser?: boolean; active?: boolean }): Promise<TestUser>;
+  /** Listens on a free loopback port (for tests below what inject reaches: sockets, Host); returns it. */
+  listen(): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -104,10 +107,37 @@ export async function startApi(
       await grantPermissions(database, id, options.permissions ?? []);
       return { id, username, token: await createToken(database, id) };
     },
+    async listen() {
+      await app.listen({ port: 0, host: '127.0.0.1' });
+      return (app.server.address() as { port: number }).port;
+    },
     async close() {
       await app.close();
       await database.close();
       await testDatabase.drop();
+    },
+  };
+}
+
+/**
+ * For tests below what inject reaches (sockets, Host): `listening(env)` starts the service on a free
+ * loopback port and returns the port; `served()` is that service. It is closed after each test (after
+ * the test file's own afterEach hooks, which vitest runs last-registered first).
+ */
+export function listeningApis(): { listening(env?: Record<string, string>): Promise<number>; served(): TestApi } {
+  let api: TestApi | undefined;
+  afterEach(async () => {
+    await api?.close();
+    api = undefined;
+  });
+  return {
+    async listening(env = {}) {
+      api = await startApi(env);
+      return api.listen();
+    },
+    served() {
+      if (!api) throw new Error('No service is listening: call listening() first.');
+      return api;
     },
   };
 }

@@ -60,7 +60,7 @@ export function describeSessions(title: string, env: Record<string, string>): vo
     it('marks the cookie Secure when the request came over HTTPS through a trusted proxy only', async () => {
       const untrusted = await login(api, 'alice', { 'x-forwarded-proto': 'https' });
       expect(untrusted.setCookie).not.toMatch(/;\s*Secure/);
-      const proxied = await startApi({ SECRET_KEY: 'session-test-secret-key-0123456789abcdef', TRUST_PROXY: 'true', ...env });
+      const proxied = await startApi({ SECRET_KEY: 'session-test-secret-key-0123456789abcdef', TRUST_PROXY: '1', ...env });
       try {
         await proxied.user('bob');
         expect((await login(proxied, 'bob', { 'x-forwarded-proto': 'https' })).setCookie).toMatch(/;\s*Secure/);
@@ -163,6 +163,25 @@ export function describeSessions(title: string, env: Record<string, string>): vo
       await api.database.db.deleteFrom('users').where('id', '=', bob.id).execute();
       expectRefused(await api.request('GET', '/api/v1/users/', { headers: { cookie: alices.cookie } }));
       expectRefused(await api.request('GET', '/api/v1/users/', { token: bobs.session }));
+    });
+
+    it('a password change ends the other sessions of the user and keeps the one that made it; deactivation ends all', async () => {
+      const other = await login(api, 'alice');
+      const own = await login(api, 'alice');
+      const change = await api.request('PATCH', `/api/v1/users/${alice.id}/`, {
+        headers: { cookie: own.cookie, 'x-csrf-token': own.csrf },
+        body: { password: 'a-brand-new-password', current_password: PASSWORD },
+      });
+      expect(change.status).toBe(200);
+      expectRefused(await api.request('GET', '/api/v1/users/', { headers: { cookie: other.cookie } }));
+      expectRefused(await api.request('GET', '/api/v1/users/', { token: other.session }));
+      expect((await api.request('GET', '/api/v1/users/', { headers: { cookie: own.cookie } })).status).toBe(200);
+
+      const admin = await api.user('admin', { superuser: true });
+      for (const is_active of [false, true]) {
+        expect((await api.request('PATCH', `/api/v1/users/${alice.id}/`, { token: admin.token, body: { is_active } })).status).toBe(200);
+      }
+      expectRefused(await api.request('GET', '/api/v1/users/', { token: own.session }));
     });
 
     it('is off without session in AUTH: no login endpoint, the cookie is ignored, a session id is unrecognised', async () => {

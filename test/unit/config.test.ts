@@ -17,7 +17,11 @@ describe('configuration from the environment', () => {
       throttleAnonymous: { limit: 100, windowSeconds: 60 },
       throttleUser: { limit: 1000, windowSeconds: 60 },
       maxBodyBytes: 1_048_576,
-      trustProxy: false,
+      trustProxy: null,
+      allowedHosts: [],
+      maxClientConnections: 128,
+      bodyMinBytesPerSecond: 1024,
+      bodyTimeoutMs: 5000,
       jwtAccessLifetime: 300,
       jwtRefreshLifetime: 86_400,
       sessionLifetime: 14 * 86_400,
@@ -42,7 +46,39 @@ describe('configuration from the environment', () => {
     expect(config.throttleUser).toBeNull();
     expect(config.requireAuth).toBe(false);
     expect(config.auth).toEqual(['jwt', 'token']);
-    expect(config.trustProxy).toBe(true);
+    expect(config.trustProxy).toEqual({ hops: 1 });
+  });
+
+  it('reads TRUST_PROXY as a hop count or a list of proxy addresses and CIDRs', () => {
+    expect(loadConfig({ TRUST_PROXY: '2' }).trustProxy).toEqual({ hops: 2 });
+    expect(loadConfig({ TRUST_PROXY: '0' }).trustProxy).toBeNull();
+    expect(loadConfig({ TRUST_PROXY: 'false' }).trustProxy).toBeNull();
+    // The older boolean form: one proxy, never every hop.
+    expect(loadConfig({ TRUST_PROXY: 'true' }).trustProxy).toEqual({ hops: 1 });
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, 192.0.2.7,fd00::/8, loopback' }).trustProxy).toEqual({
+      proxies: ['10.0.0.0/8', '192.0.2.7', 'fd00::/8', 'loopback'],
+    });
+  });
+
+  it('reads ALLOWED_HOSTS as names, domains and *, lower-cased', () => {
+    expect(loadConfig({ ALLOWED_HOSTS: 'API.example.com, .example.org,[::1], 127.0.0.1' }).allowedHosts).toEqual([
+      'api.example.com',
+      '.example.org',
+      '[::1]',
+      '127.0.0.1',
+    ]);
+    expect(loadConfig({ ALLOWED_HOSTS: '*' }).allowedHosts).toEqual(['*']);
+  });
+
+  it('sizes the default connection cap to 128 MiB of bodies in flight, from 64 to 1024 connections', () => {
+    expect(loadConfig({ MAX_BODY_BYTES: '262144' }).maxClientConnections).toBe(512);
+    expect(loadConfig({ MAX_BODY_BYTES: '10485760' }).maxClientConnections).toBe(64);
+    expect(loadConfig({ MAX_BODY_BYTES: '1024' }).maxClientConnections).toBe(1024);
+  });
+
+  it('reads the connection cap and the body rate', () => {
+    const config = loadConfig({ MAX_CONNECTIONS: '50', BODY_MIN_BYTES_PER_SECOND: '4096', BODY_TIMEOUT_MS: '2000' });
+    expect([config.maxClientConnections, config.bodyMinBytesPerSecond, config.bodyTimeoutMs]).toEqual([50, 4096, 2000]);
   });
 
   it.each([
@@ -55,6 +91,11 @@ describe('configuration from the environment', () => {
     [{ JWT_ACCESS_LIFETIME: '5 minutes' }, /JWT_ACCESS_LIFETIME must be a duration/],
     [{ JWT_REFRESH_LIFETIME: '0' }, /JWT_REFRESH_LIFETIME must be a duration/],
     [{ SESSION_LIFETIME: '9999d' }, /SESSION_LIFETIME must be a duration from 1 second to 3650 days/],
+    [{ TRUST_PROXY: '10.0.0.0/33' }, /TRUST_PROXY: "10.0.0.0\/33" is not an IP address or CIDR/],
+    [{ TRUST_PROXY: '10.0.0.1,proxy.internal' }, /TRUST_PROXY: "proxy.internal" is not/],
+    [{ ALLOWED_HOSTS: 'example.com:8000' }, /ALLOWED_HOSTS: "example.com:8000" is not a host name/],
+    [{ ALLOWED_HOSTS: 'a b' }, /ALLOWED_HOSTS: "a b" is not a host name/],
+    [{ MAX_CONNECTIONS: '0' }, /MAX_CONNECTIONS must be an integer >= 1/],
   ])('refuses %j with a clear message', (env, message) => {
     expect(() => loadConfig(env)).toThrow(message);
   });

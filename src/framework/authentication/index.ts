@@ -7,8 +7,9 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Database } from '../../store/database.js';
 import { findRecordAlongside, type RecordId } from '../../store/records.js';
 import { authenticationFailed } from '../errors.js';
-import type { Row, Selection } from '../serializer.js';
-import { findUser, toAuthUser, type AuthUser, type UserLookup, type UserRow } from './users.js';
+import type { Row, Selection } from '../../core/rows.js';
+import type { UserRow } from '../../store/accounts/users.js';
+import { findUser, toAuthUser, type AuthUser, type UserLookup } from './auth-user.js';
 
 export type AuthKind = 'token' | 'jwt' | 'session';
 
@@ -46,13 +47,10 @@ export interface AuthenticationKind {
   readonly authenticator: Authenticator;
   /** Registers the kind's endpoints on the API scope (under `/auth/`). */
   mount(scope: FastifyInstance): void;
-  /** Releases what the kind holds open (a Redis connection, say). */
-  close?(): Promise<void>;
 }
 
 export interface Authentication {
   readonly user: AuthUser | null;
-  readonly credential: Credential | null;
   /** The RecordRead's record, when it came in the same round trip as the user. */
   readonly read?: { readonly selection: Selection; readonly row: Row | undefined };
 }
@@ -64,7 +62,7 @@ export interface RecordRead {
   readonly id: RecordId;
 }
 
-const ANONYMOUS: Authentication = { user: null, credential: null };
+const ANONYMOUS: Authentication = { user: null };
 
 /** The credential a request carries: a Bearer header first, else a cookie some kind reads. */
 export function credentialOf(request: FastifyRequest, cookieName: string | undefined): Credential | null {
@@ -98,13 +96,13 @@ export async function authenticate(
     if (lookup) {
       const found = await findRecordAlongside(read.database, read.selection, read.id, lookup);
       if (!found) throw authenticationFailed(lookup.failure);
-      const user = toAuthUser(read.database, found.companion as unknown as UserRow);
-      return { user, credential, read: { selection: read.selection, row: found.record } };
+      const user = toAuthUser(read.database, found.companion as unknown as UserRow, lookup.credentialId);
+      return { user, read: { selection: read.selection, row: found.record } };
     }
     const user = await authenticator.authenticate(credential, request);
-    if (user) return { user, credential };
+    if (user) return { user };
   }
   throw authenticationFailed('Unrecognised credential.');
 }
 
-export type { AuthUser } from './users.js';
+export type { AuthUser } from './auth-user.js';

@@ -1,12 +1,20 @@
 /**
  * JSON Web Tokens: `POST <prefix>/auth/jwt/` trades credentials for an access
  * and a refresh token; `POST <prefix>/auth/jwt/refresh/` trades a refresh
- * token for a new access token. HS256 over SECRET_KEY; only that algorithm is
+ * token for a new pair. HS256 with a key derived from SECRET_KEY; only that algorithm is
  * accepted (so `alg: none` and key-confusion tricks fail). A `token_type`
- * claim keeps each token to its own use.
+ * claim keeps each token to its own use; `ver` carries the user's credential
+ * version, so a password change ends the tokens issued before it.
+ *
+ * Refresh tokens rotate. Each login starts a family (one row, swept once it
+ * expires) whose generation the refresh token carries: a refresh moves the
+ * generation on, so the token it was given no longer matches. A token used
+ * twice means it leaked: the family is ended, the thief's branch and the
+ * owner's alike. The rows are one per live login, not one per token used.
  */
 import { randomUUID } from 'node:crypto';
-import { SignJWT, jwtVerify } from 'jose';
+import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
+import { advanceRefreshFamily, endRefreshFamily, startRefreshFamily } from '../../store/accounts/refresh-families.js';
 import type { Database } from '../../store/database.js';
 import { authenticationFailed, validationFailed } from '../errors.js';
 import { errorResponses } from '../openapi.js';
@@ -14,10 +22,11 @@ import { parseJsonBody } from '../parsers.js';
 import { resource } from '../router.js';
 import type { AuthenticationKind } from './index.js';
 import { credentialsSchema, objectOf, type LoginCheck } from './routes.js';
-import { findActiveUser, type AuthUser } from './users.js';
+import { findCurrentUser, type AuthUser } from './auth-user.js';
 
 export interface JwtSettings {
-  readonly secretKey: string;
+  /** SECRET_KEY's key for JWTs (see signingKeys). */
+  readonly signingKey: Uint8Array;
   /** Seconds. */
   readonly accessLifetime: number;
   readonly refreshLifetime: number;
@@ -29,11 +38,11 @@ const ALGORITHM = 'HS256';
 const jwtShape = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
 export function jwtKind(database: Database, settings: JwtSettings, login: LoginCheck): AuthenticationKind {
-  const key = new TextEncoder().encode(settings.secretKey);
+  const key = settings.signingKey;
   const lifetimes: Record<TokenType, number> = { access: settings.accessLifetime, refresh: settings.refreshLifetime };
 
-  const sign = (user: AuthUser, type: TokenType): Promise<string> =>
-    new SignJWT({ token_type: type })
+  const sign = (user: AuthUser, type: TokenType, claims: Record<string, unknown> = {}): Promise<string> =>
+    new SignJWT({ token_type: type, ver: user.credentialsVersion, ...claims })
       .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
       .setSubject(String(user.id))
       .setIssuedAt()
@@ -41,8 +50,35 @@ export function jwtKind(database: Database, settings: JwtSettings, login: LoginC
       .setJti(randomUUID())
       .sign(key);
 
-  /** The active user a valid, unexpired token of `type` names; else 401. */
-  async function verify(token: string, type: TokenType): Promise<AuthUser> {
+  /** A new pair: the refresh token of `family`'s `generation`. */
+  const pair = async (user: AuthUser, family: string, generation: number) => ({
+    access: await sign(user, 'access'),
+    refresh: await sign(user, 'refresh', { fam: family, gen: generation }),
+  });
+
+  const expiry = (): Date => new Date(Date.now() + settings.refreshLifetime * 1000);
+
+  /** A login's pair, in a new family; expired families are swept here, at login, as sessions are. */
+  async function startFamily(user: AuthUser) {
+    const family = randomUUID();
+    await startRefreshFamily(database, family, user.id, expiry());
+    return pair(user, family, 0);
+  }
+
+  /** The next pair of the refresh token's family, if it is the family's latest; a token used before ends the family (401). */
+  async function rotate(user: AuthUser, payload: JWTPayload) {
+    const { fam: family, gen: generation } = payload;
+    if (typeof family !== 'string' || !Number.isSafeInteger(generation)) throw authenticationFailed('Invalid or expired token.');
+    // Compare-and-set: of two refreshes with the same token, one wins.
+    if (!(await advanceRefreshFamily(database, family, user.id, generation as number, expiry()))) {
+      await endRefreshFamily(database, family);
+      throw authenticationFailed('Refresh token already used or revoked.');
+    }
+    return pair(user, family, (generation as number) + 1);
+  }
+
+  /** A valid, unexpired token of `type` and its user, active and for whom the token is still current; else 401. */
+  async function verify(token: string, type: TokenType): Promise<{ user: AuthUser; payload: JWTPayload }> {
     let payload;
     try {
       ({ payload } = await jwtVerify(token, key, { algorithms: [ALGORITHM], requiredClaims: ['exp', 'sub'] }));
@@ -50,10 +86,13 @@ export function jwtKind(database: Database, settings: JwtSettings, login: LoginC
       throw authenticationFailed('Invalid or expired token.');
     }
     if (payload.token_type !== type) throw authenticationFailed(`Not ${type === 'access' ? 'an access' : 'a refresh'} token.`);
-    const id = Number(payload.sub);
-    const user = Number.isSafeInteger(id) && id > 0 ? await findActiveUser(database, id) : undefined;
+    const userId = Number(payload.sub);
+    // Tokens from before credential versions carry none: they were issued under version 0.
+    const version = payload.ver ?? 0;
+    const valid = Number.isSafeInteger(userId) && userId > 0 && Number.isSafeInteger(version);
+    const user = valid ? await findCurrentUser(database, { userId, version: version as number, id: payload.jti }) : undefined;
     if (!user) throw authenticationFailed('Invalid or expired token.');
-    return user;
+    return { user, payload };
   }
 
   return {
@@ -61,7 +100,7 @@ export function jwtKind(database: Database, settings: JwtSettings, login: LoginC
       kind: 'jwt',
       async authenticate(credential) {
         if (credential.scheme !== 'bearer' || !jwtShape.test(credential.value)) return undefined;
-        return verify(credential.value, 'access');
+        return (await verify(credential.value, 'access')).user;
       },
     },
     mount(scope) {
@@ -79,7 +118,7 @@ export function jwtKind(database: Database, settings: JwtSettings, login: LoginC
           handler: async (request, reply) => {
             const user = await login(request, reply);
             request.user = user;
-            return reply.send({ access: await sign(user, 'access'), refresh: await sign(user, 'refresh') });
+            return reply.send(await startFamily(user));
           },
         },
       });
@@ -87,17 +126,20 @@ export function jwtKind(database: Database, settings: JwtSettings, login: LoginC
         POST: {
           schema: {
             tags: ['auth'],
-            summary: 'Obtain a new JWT access token with a refresh token',
+            summary: 'Trade a refresh token for a new access and refresh token (the old one is then refused)',
             body: { type: 'object', properties: { refresh: { type: 'string' } }, required: ['refresh'] },
-            response: { 200: objectOf({ access: 'A new access token' }), ...errorResponses([400, 401, 413, 415, 503]) },
+            response: {
+              200: objectOf({ access: 'A new access token', refresh: 'The next refresh token' }),
+              ...errorResponses([400, 401, 413, 415, 503]),
+            },
           },
           handler: async (request, reply) => {
             const body = parseJsonBody(request);
             const refresh = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).refresh : undefined;
             if (typeof refresh !== 'string' || refresh === '') throw validationFailed({ refresh: ['This field is required.'] });
-            const user = await verify(refresh, 'refresh');
+            const { user, payload } = await verify(refresh, 'refresh');
             request.user = user;
-            return reply.send({ access: await sign(user, 'access') });
+            return reply.send(await rotate(user, payload));
           },
         },
       });

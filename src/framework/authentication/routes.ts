@@ -6,8 +6,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../../store/database.js';
 import { validationFailed } from '../errors.js';
 import { parseJsonBody } from '../parsers.js';
-import type { LoginThrottle } from '../throttling.js';
-import { checkCredentials, type AuthUser } from './users.js';
+import type { PasswordThrottle } from '../throttling.js';
+import { checkCredentials, type AuthUser } from './auth-user.js';
 
 export const credentialsSchema = {
   type: 'object',
@@ -37,12 +37,15 @@ export async function userFromCredentials(database: Database, body: unknown): Pr
   return user;
 }
 
-/** What every endpoint that takes a password runs: the login throttle, then the credentials in the body. */
+/** What every endpoint that takes a password runs: the password throttle, then the credentials in the body. */
 export type LoginCheck = (request: FastifyRequest, reply: FastifyReply) => Promise<AuthUser>;
 
 export const loginCheck =
-  (database: Database, throttle: LoginThrottle): LoginCheck =>
+  (database: Database, throttle: PasswordThrottle): LoginCheck =>
   async (request, reply) => {
-    await throttle(request, reply);
-    return userFromCredentials(database, parseJsonBody(request));
+    const body = parseJsonBody(request);
+    const { username } = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
+    // Keyed by the name as sent (usernames are unique whatever their case), whether or not it exists.
+    await throttle(request, reply, typeof username === 'string' ? `name:${username.toLowerCase()}` : undefined);
+    return userFromCredentials(database, body);
   };

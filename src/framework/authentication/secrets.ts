@@ -1,10 +1,10 @@
 /**
- * SECRET_KEY signs JWTs and session cookies. When it is not set, one is
- * generated on first start and kept in the data folder, readable by the owner
- * only, so restarts and sibling workers agree on it. The key itself is never
- * logged.
+ * SECRET_KEY signs JWTs, session cookies and pagination cursors, each with a
+ * key of its own derived from it. When it is not set, one is generated on
+ * first start and kept in the data folder, readable by the owner only, so
+ * restarts and sibling workers agree on it. The key itself is never logged.
  */
-import { randomBytes } from 'node:crypto';
+import { hkdfSync, randomBytes } from 'node:crypto';
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
@@ -54,4 +54,18 @@ export async function resolveSecretKey(config: Pick<Config, 'secretKey' | 'datab
   const key = (await readFile(file, 'utf8')).trim();
   if (key.length < MIN_LENGTH) throw new Error(`${file} holds no usable secret key; delete it to have a new one generated.`);
   return key;
+}
+
+/** What SECRET_KEY signs; each gets its own key. */
+export type KeyPurpose = 'jwt' | 'cookie' | 'cursor';
+export type SigningKeys = Readonly<Record<KeyPurpose, Buffer>>;
+
+/**
+ * A key per purpose, derived from SECRET_KEY with HKDF-SHA256 and the purpose
+ * as its label: what is signed for one use (a session cookie, say) can never
+ * pass as another (a JWT), and none of them is signed with SECRET_KEY itself.
+ */
+export function signingKeys(secretKey: string): SigningKeys {
+  const derive = (purpose: KeyPurpose): Buffer => Buffer.from(hkdfSync('sha256', secretKey, '', `restfold ${purpose} signing key`, 32));
+  return { jwt: derive('jwt'), cookie: derive('cookie'), cursor: derive('cursor') };
 }

@@ -27,7 +27,5 @@ export function redisSessionStore(redis: Redis, prefix: string): SessionStore {
         return text === null ? undefined : (JSON.parse(text) as StoredSession);
       }),
     remove: (idHash) => reaching(async () => (await redis.del(keyOf(idHash))) > 0),
-    // The app closes the shared connection.
-    close: async () => {},
   };
 }

@@ -14,7 +14,7 @@ import { constantTimeEqual, credentialShape, hashOf, newCredential } from './cre
 import { credentialOf, type AuthenticationKind, type Authenticator, type Credential } from './index.js';
 import { credentialsSchema, objectOf, type LoginCheck } from './routes.js';
 import type { SessionStore } from './session-store.js';
-import { findActiveUser, type AuthUser } from './users.js';
+import { findCurrentUser, type AuthUser } from './auth-user.js';
 
 const PREFIX = 'rfs_';
 const sessionShape = credentialShape(PREFIX);
@@ -32,8 +32,9 @@ export function sessionKind(database: Database, store: SessionStore, lifetime: n
   }
 
   async function userOf(id: string, credential: Credential, request: FastifyRequest): Promise<AuthUser> {
-    const stored = await store.load(hashOf(id));
-    const user = stored && (await findActiveUser(database, stored.userId));
+    const idHash = hashOf(id);
+    const stored = await store.load(idHash);
+    const user = stored && (await findCurrentUser(database, { userId: stored.userId, version: stored.version ?? 0, id: idHash }));
     if (!stored || !user) throw authenticationFailed('Invalid or expired session.');
     // The browsable page renders it for its own forms; other origins cannot read the page.
     if (credential.scheme === 'cookie') request.csrfToken = stored.csrfToken;
@@ -60,7 +61,7 @@ export function sessionKind(database: Database, store: SessionStore, lifetime: n
     // Always a new id, so a session planted before login (fixation) is worth nothing after it.
     const session = newCredential(PREFIX);
     const csrfToken = newCredential('');
-    await store.save(hashOf(session), { userId: user.id, csrfToken }, lifetime);
+    await store.save(hashOf(session), { userId: user.id, csrfToken, version: user.credentialsVersion }, lifetime);
     reply.setCookie(SESSION_COOKIE, session, {
       signed: true,
       httpOnly: true,
@@ -86,7 +87,6 @@ export function sessionKind(database: Database, store: SessionStore, lifetime: n
 
   return {
     authenticator,
-    close: () => store.close(),
     mount(scope) {
       resource(scope, '/auth/login/', {
         POST: {

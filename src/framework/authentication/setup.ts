@@ -19,16 +19,15 @@ export interface AuthSetup {
   /** The cookie a session may travel in, when sessions are enabled. */
   readonly sessionCookie: string | undefined;
   mountRoutes(scope: FastifyInstance): void;
-  close(): Promise<void>;
 }
 
-/** `redis`: the app's connection when REDIS_URL is set (sessions then live there). */
-export function authenticationFor(database: Database, config: Config, secretKey: string, login: LoginCheck, redis: Redis | undefined): AuthSetup {
+/** `jwtKey`: the key derived from SECRET_KEY for JWTs. `redis`: the app's connection when REDIS_URL is set (sessions then live there). */
+export function authenticationFor(database: Database, config: Config, jwtKey: Uint8Array, login: LoginCheck, redis: Redis | undefined): AuthSetup {
   const build: Record<AuthKind, () => AuthenticationKind> = {
     token: () => tokenKind(database, login),
     jwt: () =>
       jwtKind(database, {
-        secretKey,
+        signingKey: jwtKey,
         accessLifetime: config.jwtAccessLifetime,
         refreshLifetime: config.jwtRefreshLifetime,
       }, login),
@@ -45,8 +44,5 @@ export function authenticationFor(database: Database, config: Config, secretKey:
     authenticators: kinds.map((kind) => kind.authenticator),
     sessionCookie: config.auth.includes('session') ? SESSION_COOKIE : undefined,
     mountRoutes: (scope) => kinds.forEach((kind) => kind.mount(scope)),
-    close: async () => {
-      await Promise.all(kinds.map((kind) => kind.close?.()));
-    },
   };
 }

@@ -3,56 +3,40 @@
  * The `rf_` prefix lets the token kind recognise its own credentials (and
  * lets secret scanners find leaked ones).
  */
+import { deleteToken, deleteUserTokens, insertToken, tokenUserLookup } from '../../store/accounts/tokens.js';
 import type { Database } from '../../store/database.js';
-import type { Placeholder } from '../../store/precompiled.js';
-import type { RowQuery } from '../../store/records.js';
 import { authenticationFailed, notAuthenticated } from '../errors.js';
 import { errorResponses } from '../openapi.js';
 import { resource } from '../router.js';
 import { credentialShape, hashOf, newCredential } from './credentials.js';
 import { lookupAuthenticator, type AuthenticationKind, type Authenticator } from './index.js';
 import { credentialsSchema, objectOf, type LoginCheck } from './routes.js';
-import { ACTIVE, USER_COLUMNS } from './users.js';
 
 const PREFIX = 'rf_';
 export const tokenShape = credentialShape(PREFIX);
 
-export async function createToken(database: Database, userId: number): Promise<string> {
+/**
+ * `version`: the user's credential version when the password was checked (so a token obtained with
+ * a password changed meanwhile is born ended); the current one when not given.
+ */
+export async function createToken(database: Database, userId: number, version?: number): Promise<string> {
   const token = newCredential(PREFIX);
-  await database.db
-    .insertInto('auth_tokens')
-    .values({ user_id: userId, key_hash: hashOf(token), created_at: new Date().toISOString() })
-    .execute();
+  await insertToken(database, userId, hashOf(token), version);
   return token;
 }
 
 /** Whether the token existed. */
-export async function revokeToken(database: Database, token: string): Promise<boolean> {
-  const result = await database.db.deleteFrom('auth_tokens').where('key_hash', '=', hashOf(token)).executeTakeFirst();
-  return result.numDeletedRows > 0n;
-}
+export const revokeToken = (database: Database, token: string): Promise<boolean> => deleteToken(database, hashOf(token));
 
 /** How many tokens were revoked. */
-export async function revokeUserTokens(database: Database, userId: number): Promise<number> {
-  const result = await database.db.deleteFrom('auth_tokens').where('user_id', '=', userId).executeTakeFirst();
-  return Number(result.numDeletedRows);
-}
-
-// The lookup is by hash: timing reveals nothing about the stored tokens.
-const tokenUser = (database: Database, keyHash: Placeholder, active: Placeholder): RowQuery =>
-  database.db
-    .selectFrom('auth_tokens')
-    .innerJoin('users', 'users.id', 'auth_tokens.user_id')
-    .select(USER_COLUMNS.map((column) => `users.${column}` as const))
-    .where('auth_tokens.key_hash', '=', keyHash)
-    .where('users.is_active', '=', active) as unknown as RowQuery;
+export const revokeUserTokens = deleteUserTokens;
 
 export const tokenAuthentication = (database: Database): Authenticator =>
-  lookupAuthenticator('token', database, (credential) =>
-    credential.scheme === 'bearer' && tokenShape.test(credential.value)
-      ? { query: tokenUser, columns: USER_COLUMNS, values: [hashOf(credential.value), ACTIVE], failure: 'Invalid token.' }
-      : undefined,
-  );
+  lookupAuthenticator('token', database, (credential) => {
+    if (credential.scheme !== 'bearer' || !tokenShape.test(credential.value)) return undefined;
+    const keyHash = hashOf(credential.value);
+    return { ...tokenUserLookup(keyHash), failure: 'Invalid token.', credentialId: keyHash };
+  });
 
 /** `POST <prefix>/auth/token/` hands out a token; `DELETE` on it, with the token, revokes it. */
 export const tokenKind = (database: Database, login: LoginCheck): AuthenticationKind => ({
@@ -69,7 +53,7 @@ export const tokenKind = (database: Database, login: LoginCheck): Authentication
         handler: async (request, reply) => {
           const user = await login(request, reply);
           request.user = user;
-          return reply.send({ token: await createToken(database, user.id) });
+          return reply.send({ token: await createToken(database, user.id, user.credentialsVersion) });
         },
       },
       DELETE: {

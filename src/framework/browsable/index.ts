@@ -6,12 +6,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { h } from 'preact';
 import { renderToString } from 'preact-render-to-string';
 import type { Collection } from '../collection.js';
 import type { Action } from '../permissions.js';
-import { queryParameters } from '../query.js';
+import { appWide } from '../plugins/app-wide.js';
+import { queryParameters } from '../parsers.js';
 import { Page, type PageLink, type PageModel } from './page.js';
 
 export interface BrowsableContext {
@@ -96,11 +97,11 @@ const assets: Record<string, string> = {
 };
 
 /** The page's own script and style sheet, served by the service itself (nothing from a CDN). */
-export function mountBrowsableAssets(app: FastifyInstance): void {
+export const browsableAssets = appWide('browsable-assets', async (app) => {
   for (const [name, type] of Object.entries(assets)) {
     const content = readFileSync(new URL(name, STATIC), 'utf8');
     app.get(`/api/static/${name}`, { schema: { hide: true } }, async (_request, reply) =>
       reply.type(type).header('Cache-Control', 'public, max-age=3600').send(content),
     );
   }
-}
+});

@@ -4,7 +4,7 @@
  * behaviour lives in /api/static/browsable.js; forms send JSON from there.
  */
 import type { ComponentChildren } from 'preact';
-import type { Field } from '../fields.js';
+import type { Field } from '../../core/fields.js';
 import type { Serializer } from '../serializer.js';
 
 export interface PageLink {
@@ -79,6 +79,16 @@ function FieldInput(props: { name: string; field: Field; value: unknown; hidden:
   );
 }
 
+/** A body field the model's rules read on updates (never stored or shown, like the current password): sent only when filled in. */
+function UpdateInput(props: { name: string }) {
+  return (
+    <label class="field" for={`field-${props.name}`}>
+      <span>{props.name}</span>
+      <input type="password" id={`field-${props.name}`} name={props.name} data-kind="password" autocomplete="current-password" />
+    </label>
+  );
+}
+
 function RecordForm(props: { form: NonNullable<PageModel['form']>; path: string }) {
   const { serializer, kind, values = {} } = props.form;
   return (
@@ -93,6 +103,7 @@ function RecordForm(props: { form: NonNullable<PageModel['form']>; path: string 
           creating={kind === 'create'}
         />
       ))}
+      {kind === 'edit' && serializer.updateInputs.map((name) => <UpdateInput key={name} name={name} />)}
       <div class="actions">
         {kind === 'create' ? (
           <button type="submit" data-method="POST">

@@ -3,9 +3,12 @@
  * by the same field declarations the API uses.
  */
 import type { Database } from '../../store/database.js';
-import { insertRecord } from '../../store/records.js';
-import { FieldError } from '../fields.js';
-import { User } from './users.js';
+import * as permissions from '../../store/accounts/permissions.js';
+import { insertUser, userIdByName } from '../../store/accounts/users.js';
+import { FieldError } from '../../core/fields.js';
+import { User } from './model.js';
+
+export { listPermissions } from '../../store/accounts/permissions.js';
 
 export interface NewUser {
   username: string;
@@ -38,21 +41,20 @@ export async function createUser(database: Database, user: NewUser): Promise<num
     is_active: true,
     date_joined: new Date(),
   };
-  return database.db.transaction().execute(async (transaction) => {
-    const scoped = { ...database, db: transaction };
-    let id: number;
-    try {
-      id = Number(await insertRecord(scoped, User, values));
-    } catch (error) {
-      if (database.uniqueViolation(error)) throw new AdminInputError(`A user named "${user.username}" already exists.`);
-      throw error;
-    }
-    if (user.superuser) {
-      await transaction.updateTable('users').set({ is_superuser: database.dialect === 'postgres' ? true : 1 }).where('id', '=', id).execute();
-    }
-    await grantPermissions(scoped, id, user.permissions);
-    return id;
-  });
+  const names = permissionNames(user.permissions);
+  try {
+    return await insertUser(database, User, values, { superuser: user.superuser, permissions: names });
+  } catch (error) {
+    if (database.uniqueViolation(error)) throw new AdminInputError(`A user named "${user.username}" already exists. Usernames are unique regardless of case.`);
+    throw error;
+  }
+}
+
+/** The id of the user of this exact name. */
+export async function userNamed(database: Database, username: string): Promise<number> {
+  const id = await userIdByName(database, username);
+  if (id === undefined) throw new AdminInputError(`No user named "${username}".`);
+  return id;
 }
 
 const PERMISSION_NAME = /^[\w.:-]{1,200}$/;
@@ -65,23 +67,10 @@ function permissionNames(names: readonly string[]): string[] {
 }
 
 export async function grantPermissions(database: Database, userId: number, names: readonly string[]): Promise<void> {
-  for (const name of permissionNames(names)) {
-    await database.db
-      .insertInto('user_permissions')
-      .values({ user_id: userId, name })
-      .onConflict((conflict) => conflict.columns(['user_id', 'name']).doNothing())
-      .execute();
-  }
+  await permissions.grantPermissions(database, userId, permissionNames(names));
 }
 
 /** How many of `names` the user held. */
 export async function revokePermissions(database: Database, userId: number, names: readonly string[]): Promise<number> {
-  const distinct = permissionNames(names);
-  if (distinct.length === 0) return 0;
-  const result = await database.db
-    .deleteFrom('user_permissions')
-    .where('user_id', '=', userId)
-    .where('name', 'in', distinct)
-    .executeTakeFirst();
-  return Number(result.numDeletedRows);
+  return permissions.revokePermissions(database, userId, permissionNames(names));
 }

@@ -1,0 +1,341 @@
+/**
+ * Field kinds. One declaration says how a value is read from a JSON body and
+ * from a query string, how it is rendered, which filter lookups fit it and
+ * what its JSON Schema is; the store, the serializer and the query language
+ * all read the same declaration.
+ */
+
+export type ValueType = 'integer' | 'string' | 'boolean' | 'timestamp';
+
+export const lookups = [
+  'exact',
+  'iexact',
+  'contains',
+  'icontains',
+  'startswith',
+  'endswith',
+  'gt',
+  'gte',
+  'lt',
+  'lte',
+  'in',
+  'isnull',
+  'range',
+] as const;
+export type Lookup = (typeof lookups)[number];
+
+const orderedLookups: readonly Lookup[] = ['exact', 'gt', 'gte', 'lt', 'lte', 'in', 'isnull', 'range'];
+const lookupsByType: Record<ValueType, readonly Lookup[]> = {
+  integer: orderedLookups,
+  timestamp: orderedLookups,
+  string: lookups,
+  boolean: ['exact', 'in', 'isnull'],
+};
+
+/** A value failed a field's rules; the messages go into `details.<field>`. */
+export class FieldError extends Error {
+  readonly messages: string[];
+  constructor(...messages: string[]) {
+    super(messages.join(' '));
+    this.messages = messages;
+  }
+}
+
+/** A bare date used against a timestamp: the whole UTC day [start, end). */
+export class Day {
+  constructor(
+    readonly start: Date,
+    readonly end: Date,
+  ) {}
+}
+
+/** What a default may depend on: the user making the request. */
+export interface DefaultContext {
+  readonly userId: number | null;
+}
+
+export type JsonSchema = Record<string, unknown>;
+
+export interface Field {
+  /** For documents and forms: integer, string, text, email, boolean, timestamp, foreign_key, password. */
+  readonly kind: string;
+  readonly valueType: ValueType;
+  readonly nullable: boolean;
+  /** Whether a create (and a PUT, unless `create`) must carry the field. */
+  readonly required: 'always' | 'create' | 'never';
+  readonly unique: boolean;
+  /** Never rendered with its value (passwords). */
+  readonly writeOnly: boolean;
+  /** The table a foreign key points at (its `id`). */
+  readonly references?: string;
+  /** A foreign key to users that a write may set only to the requesting user, unless they hold `unless`. */
+  readonly requestingUserOnly?: { readonly unless: string };
+  readonly default?: (context: DefaultContext) => unknown;
+  readonly lookups: readonly Lookup[];
+  readonly schema: JsonSchema;
+  /** A JSON body value → the value to store; throws FieldError. */
+  parse(value: unknown): unknown;
+  /** Query-string text → a filter operand; throws FieldError. */
+  parseText(text: string): unknown;
+  /** A value as the database driver returned it → JSON. */
+  render(stored: unknown): unknown;
+  /** A parsed value → a driver parameter, identical on SQLite and PostgreSQL. */
+  toDriver(value: unknown): unknown;
+}
+
+type DefaultValue = string | number | boolean | Date | ((context: DefaultContext) => unknown);
+
+export interface CommonOptions {
+  nullable?: boolean;
+  unique?: boolean;
+  default?: DefaultValue;
+  required?: boolean;
+}
+
+type Kind = Omit<Field, 'nullable' | 'required' | 'unique' | 'default' | 'lookups' | 'writeOnly'> &
+  Partial<Pick<Field, 'writeOnly' | 'lookups'>>;
+
+function makeField(kind: Kind, options: CommonOptions): Field {
+  const nullable = options.nullable ?? false;
+  const fallback = options.default;
+  const defaultValue =
+    fallback === undefined
+      ? undefined
+      : typeof fallback === 'function'
+        ? (fallback as (context: DefaultContext) => unknown)
+        : () => fallback;
+  const required = (options.required ?? (defaultValue === undefined && !nullable)) ? 'always' : 'never';
+  return {
+    writeOnly: false,
+    lookups: lookupsByType[kind.valueType],
+    ...kind,
+    nullable,
+    required,
+    unique: options.unique ?? false,
+    default: defaultValue,
+    schema: nullable ? { ...kind.schema, type: [kind.schema.type, 'null'] } : kind.schema,
+  };
+}
+
+const MAX_BIGINT = 2n ** 63n - 1n;
+const MIN_BIGINT = -(2n ** 63n);
+
+/** Text of a signed 64-bit integer → number (bigint beyond 2^53); anything else throws. */
+export function parseInteger64(text: string): number | bigint {
+  if (!/^-?\d{1,20}$/.test(text)) throw new FieldError('A valid integer is required.');
+  const big = BigInt(text);
+  if (big > MAX_BIGINT || big < MIN_BIGINT) throw new FieldError('Ensure this value fits in 64 bits.');
+  return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
+}
+
+function parseJsonInteger(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new FieldError('A valid integer is required.');
+  return value;
+}
+
+const integerKind = (kind: string, schema: JsonSchema = {}): Kind => ({
+  kind,
+  valueType: 'integer',
+  schema: { type: 'integer', format: 'int64', ...schema },
+  parse: parseJsonInteger,
+  parseText: parseInteger64,
+  render: (stored) => (typeof stored === 'string' || typeof stored === 'bigint' ? Number(stored) : stored),
+  toDriver: (value) => value,
+});
+
+export function assertCleanText(text: string): void {
+  if (text.includes('\u0000')) throw new FieldError('Null characters are not allowed.');
+  if (!text.isWellFormed()) throw new FieldError('Text must be valid Unicode.');
+}
+
+/**
+ * Whether `text` has more than `max` characters (Unicode code points). Its UTF-16 length bounds the
+ * count from both sides, so only text between max and 2·max units is counted, without an array of it.
+ */
+function exceeds(text: string, max: number): boolean {
+  if (text.length <= max) return false;
+  if (text.length > 2 * max) return true;
+  let count = 0;
+  for (let index = 0; index < text.length; index++) {
+    // A high surrogate starts a pair: one character (the text is well-formed, checked before).
+    if (text.charCodeAt(index) >= 0xd800 && text.charCodeAt(index) <= 0xdbff) index++;
+    if (++count > max) return true;
+  }
+  return false;
+}
+
+export interface StringOptions extends CommonOptions {
+  maxLength?: number;
+  pattern?: RegExp;
+  patternMessage?: string;
+  /** Whether an empty string is accepted (as for an optional e-mail). */
+  blank?: boolean;
+}
+
+function stringKind(kind: string, options: StringOptions, check?: (text: string) => void): Kind {
+  const { maxLength, pattern, blank = false } = options;
+  const schema: JsonSchema = { type: 'string' };
+  if (maxLength !== undefined) schema.maxLength = maxLength;
+  if (pattern) schema.pattern = pattern.source;
+  if (!blank) schema.minLength = 1;
+  return {
+    kind,
+    valueType: 'string',
+    schema,
+    parse(value) {
+      if (typeof value !== 'string') throw new FieldError('Not a valid string.');
+      assertCleanText(value);
+      if (value === '') {
+        if (blank) return value;
+        throw new FieldError('This field may not be blank.');
+      }
+      if (maxLength !== undefined && exceeds(value, maxLength)) {
+        throw new FieldError(`Ensure this field has no more than ${maxLength} characters.`);
+      }
+      if (pattern && !pattern.test(value)) {
+        throw new FieldError(options.patternMessage ?? 'Enter a valid value.');
+      }
+      check?.(value);
+      return value;
+    },
+    parseText: (text) => text,
+    render: (stored) => stored,
+    toDriver: (value) => value,
+  };
+}
+
+export interface ForeignKeyOptions extends CommonOptions {
+  /**
+   * Who a write may name (a record's author, say): only the requesting user, unless they hold the
+   * named permission `unless` (superusers hold every one). Others get 400 on this field.
+   */
+  requestingUserOnly?: { unless: string };
+}
+
+const EMAIL = /^[^\s@"<>()[\]\\,;:]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+
+/** How timestamps are stored as text (Date#toISOString), so rendered as they are. */
+const ISO_STORED = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?$/i;
+
+function parseDay(text: string): Day | undefined {
+  const match = ISO_DATE.exec(text);
+  if (!match) return undefined;
+  const [year, month, day] = match.slice(1).map(Number) as [number, number, number];
+  const start = new Date(Date.UTC(year, month - 1, day));
+  if (start.getUTCMonth() !== month - 1 || start.getUTCDate() !== day) throw new FieldError('Enter a valid date.');
+  return new Day(start, new Date(start.getTime() + 86_400_000));
+}
+
+/** ISO 8601 date-time → Date, to the millisecond; a time without offset is UTC. */
+function parseTimestamp(text: string): Date {
+  if (!ISO_TIMESTAMP.test(text)) throw new FieldError('Enter a valid ISO 8601 date-time.');
+  let normalized = text.replace(' ', 'T').replace(/(\.\d{3})\d+/, '$1');
+  if (!/(?:Z|[+-]\d{2}:?\d{2})$/i.test(normalized)) normalized += 'Z';
+  const date = new Date(normalized);
+  if (Number.isNaN(date.getTime())) throw new FieldError('Enter a valid ISO 8601 date-time.');
+  const day = parseDay(text.slice(0, 10));
+  if (!day) throw new FieldError('Enter a valid ISO 8601 date-time.');
+  return date;
+}
+
+export const fields = {
+  /** The auto-assigned primary key. */
+  id: (): Field => makeField(integerKind('integer', { readOnly: true }), { default: undefined, required: false }),
+
+  integer: (options: CommonOptions = {}): Field => makeField(integerKind('integer'), options),
+
+  string: (options: StringOptions = {}): Field => makeField(stringKind('string', options), options),
+
+  text: (options: Omit<StringOptions, 'pattern'> = {}): Field =>
+    makeField(stringKind('text', options), options),
+
+  email: (options: Omit<StringOptions, 'pattern'> = {}): Field => {
+    const kind = stringKind('email', { maxLength: 254, ...options }, (text) => {
+      if (!EMAIL.test(text)) throw new FieldError('Enter a valid email address.');
+    });
+    return makeField({ ...kind, schema: { ...kind.schema, format: 'email' } }, options);
+  },
+
+  boolean: (options: CommonOptions = {}): Field =>
+    makeField(
+      {
+        kind: 'boolean',
+        valueType: 'boolean',
+        schema: { type: 'boolean' },
+        parse(value) {
+          if (typeof value !== 'boolean') throw new FieldError('Must be a valid boolean.');
+          return value;
+        },
+        parseText(text) {
+          if (text === 'true' || text === '1') return true;
+          if (text === 'false' || text === '0') return false;
+          throw new FieldError('Must be true, false, 1 or 0.');
+        },
+        render: (stored) => (stored === null || stored === undefined ? null : Boolean(stored)),
+        // 1/0 binds on SQLite (no boolean type) and PostgreSQL reads '1'/'0' as booleans.
+        toDriver: (value) => (value === null ? null : value ? 1 : 0),
+      },
+      options,
+    ),
+
+  /** Stored and rendered to the millisecond, as RFC 3339 UTC. */
+  timestamp: (options: CommonOptions = {}): Field =>
+    makeField(
+      {
+        kind: 'timestamp',
+        valueType: 'timestamp',
+        schema: { type: 'string', format: 'date-time' },
+        parse(value) {
+          if (typeof value !== 'string') throw new FieldError('Enter a valid ISO 8601 date-time.');
+          return parseTimestamp(value);
+        },
+        parseText: (text) => parseDay(text) ?? parseTimestamp(text),
+        // SQLite hands back the ISO text it stored; PostgreSQL a Date.
+        render: (stored) =>
+          stored === null || stored === undefined ? null : typeof stored === 'string' && ISO_STORED.test(stored) ? stored : new Date(stored as string | Date).toISOString(),
+        // ISO text sorts correctly in SQLite and casts implicitly to timestamptz in PostgreSQL.
+        toDriver: (value) => (value instanceof Date ? value.toISOString() : value),
+      },
+      options,
+    ),
+
+  /** An integer naming a row of `table` by its `id`. */
+  foreignKey: (table: string, options: ForeignKeyOptions = {}): Field => {
+    const { requestingUserOnly, ...common } = options;
+    return makeField({ ...integerKind('foreign_key'), references: table, ...(requestingUserOnly && { requestingUserOnly }) }, common);
+  },
+};
+
+export interface PasswordOptions {
+  required?: 'always' | 'create';
+}
+
+/**
+ * Write-only; stored as `hash` makes it (a slow, salted hash), rendered as null. The hasher comes
+ * from the caller: how hashing is run and rationed is no part of the vocabulary.
+ */
+export function passwordField(hash: (password: string) => Promise<string>, options: PasswordOptions = {}): Field {
+  return {
+    kind: 'password',
+    valueType: 'string',
+    nullable: false,
+    required: options.required ?? 'always',
+    unique: false,
+    writeOnly: true,
+    lookups: [],
+    schema: { type: 'string', format: 'password', writeOnly: true, minLength: 1, maxLength: 4096 },
+    parse(value) {
+      if (typeof value !== 'string' || value === '') throw new FieldError('Enter a password.');
+      assertCleanText(value);
+      if (value.length > 4096) throw new FieldError('Ensure this field has no more than 4096 characters.');
+      return hash(value);
+    },
+    parseText() {
+      throw new FieldError('This field cannot be filtered.');
+    },
+    render: () => null,
+    toDriver: (value) => value,
+  };
+}

@@ -1,0 +1,37 @@
+/** A list query: which records (filters, search), in which order, which page of them (by number or keyset). */
+import type { Field, Lookup } from './fields.js';
+import type { Selection } from './rows.js';
+
+export interface Filter {
+  readonly field: string;
+  readonly lookup: Lookup;
+  /** Parsed by the field: one operand, a list for `in`, two bounds for `range`, a boolean for `isnull`. */
+  readonly value: unknown;
+}
+
+export interface Ordering {
+  readonly field: string;
+  readonly descending: boolean;
+}
+
+export interface ListQuery {
+  readonly page: number;
+  readonly pageSize: number;
+  /** Every term must be found in at least one search field. */
+  readonly search: readonly string[];
+  readonly ordering: readonly Ordering[];
+  readonly filters: readonly Filter[];
+}
+
+/** What a list reads: the selection, the fields its filters and ordering name, the fields searched. */
+export interface ListSource {
+  readonly selection: Selection;
+  readonly fields: Readonly<Record<string, Field>>;
+  readonly searchFields: readonly string[];
+}
+
+/** Where a cursor page starts: the boundary row's driver values (ordering fields, then id), and which way to read. */
+export interface Keyset {
+  readonly boundary: readonly unknown[];
+  readonly backwards: boolean;
+}

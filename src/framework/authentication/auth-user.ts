@@ -1,0 +1,73 @@
+/**
+ * Who a request is made by, and the ways every authentication kind finds
+ * them: by a one-query lookup, by an issued credential, by username and password.
+ */
+import type { Database } from '../../store/database.js';
+import type { Companion } from '../../store/records.js';
+import { activeUserByName, currentUserRow, lookUpUser, type IssuedCredential, type UserRow } from '../../store/accounts/users.js';
+import { listPermissions } from '../../store/accounts/permissions.js';
+import { verifyAgainstDummy, verifyPassword } from '../passwords.js';
+
+/** Who a request is made by, once authenticated. */
+export interface AuthUser {
+  readonly id: number;
+  readonly username: string;
+  readonly isSuperuser: boolean;
+  /** The user's credential version: credentials are issued under it, and stop working once it moves on. */
+  readonly credentialsVersion: number;
+  /** Names the credential the request came with (a token's or session's hash, a JWT's id), so a change it makes can keep it. */
+  readonly credentialId: string | undefined;
+  /** Superusers hold every permission. Loaded once per request, on first use. */
+  hasPermission(name: string): Promise<boolean>;
+}
+
+export function toAuthUser(database: Database, row: UserRow, credentialId?: string): AuthUser {
+  const isSuperuser = Boolean(row.is_superuser);
+  let permissions: Promise<Set<string>> | undefined;
+  return {
+    id: Number(row.id),
+    username: row.username,
+    isSuperuser,
+    credentialsVersion: Number(row.credentials_version),
+    credentialId,
+    async hasPermission(name) {
+      if (isSuperuser) return true;
+      permissions ??= listPermissions(database, Number(row.id)).then((names) => new Set(names));
+      return (await permissions).has(name);
+    },
+  };
+}
+
+/**
+ * The store's one query that finds a credential's user, and the message of the 401 when it finds
+ * none. Being one query, it can ride along with a view's own read.
+ */
+export interface UserLookup extends Companion {
+  readonly failure: string;
+  /** AuthUser.credentialId of the user it finds. */
+  readonly credentialId: string;
+}
+
+/** The user a lookup finds, or undefined. */
+export async function findUser(database: Database, lookup: UserLookup): Promise<AuthUser | undefined> {
+  const row = await lookUpUser(database, lookup);
+  return row && toAuthUser(database, row, lookup.credentialId);
+}
+
+/**
+ * The credential's user, when it is active and the credential still current (issued under the
+ * user's version, or kept by the change that moved it on; credential.id is AuthUser.credentialId); else undefined.
+ */
+export async function findCurrentUser(database: Database, credential: IssuedCredential): Promise<AuthUser | undefined> {
+  const row = await currentUserRow(database, credential);
+  return row && toAuthUser(database, row, credential.id);
+}
+
+/** The active user these credentials name, or undefined; takes as long either way. */
+export async function checkCredentials(database: Database, username: unknown, password: unknown): Promise<AuthUser | undefined> {
+  if (typeof username !== 'string' || typeof password !== 'string') return undefined;
+  const row = await activeUserByName(database, username);
+  if (!row) return verifyAgainstDummy(password).then(() => undefined);
+  const valid = await verifyPassword(password, row.password);
+  return valid ? toAuthUser(database, row) : undefined;
+}

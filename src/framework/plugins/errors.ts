@@ -1,0 +1,41 @@
+/**
+ * Errors as replies, rendered in one place per surface: under the API prefix
+ * the JSON envelope (the browsable page for a browser), elsewhere plain text;
+ * including the URLs Fastify's router refuses before any hook runs.
+ */
+import type { FastifyReply, FastifyServerOptions } from 'fastify';
+import type { BrowsableContext } from '../browsable/index.js';
+import { ApiError, parseError } from '../errors.js';
+import { API_MEDIA_TYPES, preferredMediaType } from '../negotiation.js';
+import { renderErrorsWith, renderHtmlError, renderJsonError, renderTextError } from '../renderers.js';
+import { appWide } from './app-wide.js';
+import { API_PREFIX } from './collections.js';
+
+export const MAX_URL_LENGTH = 16 * 1024;
+
+export const uriTooLong = (): ApiError => new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL_LENGTH} bytes.`);
+
+/** An error found before routing: JSON under the API, text elsewhere (no page: nothing is known yet). */
+export const renderEarlyError = (reply: FastifyReply, error: ApiError): FastifyReply =>
+  (reply.request.url.startsWith(API_PREFIX) ? renderJsonError : renderTextError)(reply, error);
+
+/** URLs the router refuses before any hook runs: our error shape, never an echo of the URL. */
+export const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (error, request, reply) => {
+  reply.header('X-Request-ID', request.id);
+  return renderEarlyError(reply, error.code === 'FST_ERR_MAX_PARAM_LENGTH' ? uriTooLong() : parseError('The URL is not valid percent-encoded UTF-8.'));
+};
+
+export interface ErrorsOptions {
+  /** Whether an error means the database cannot be reached (503, not 500). */
+  readonly isDatabaseUnavailable: (error: unknown) => boolean;
+  readonly page: BrowsableContext;
+}
+
+export const errors = appWide<ErrorsOptions>('errors', async (app, { isDatabaseUnavailable, page }) => {
+  // A browser asking anything under the API prefix gets its error inside the browsable page.
+  renderErrorsWith(app, isDatabaseUnavailable, (reply, error) =>
+    reply.request.url.startsWith(API_PREFIX) && preferredMediaType(reply.request, API_MEDIA_TYPES) === 'text/html'
+      ? renderHtmlError(reply, error, page)
+      : renderJsonError(reply, error),
+  );
+});

@@ -1,0 +1,62 @@
+/**
+ * The rules a user record keeps through any collection that serves it: only a superuser changes a
+ * superuser's record; a user changing their own password proves the current one; a password change
+ * or a deactivation ends every credential of the user issued before it, except the one the change
+ * was made with (credential versions: see the store's accounts/schema.ts).
+ */
+import { endCredentials, passwordHashOf } from '../../store/accounts/users.js';
+import { validationFailed } from '../errors.js';
+import type { ModelRules, RecordUpdate } from '../model.js';
+import { verifyPassword } from '../passwords.js';
+import { readActions, type Permission } from '../permissions.js';
+
+export const CURRENT_PASSWORD = 'current_password';
+const MAX_PASSWORD_LENGTH = 4096;
+
+/** Only a superuser may change or delete a superuser's record. */
+const superusersBySuperusers: Permission = {
+  description: "a superuser, for a superuser's record",
+  hasPermission: () => true,
+  hasObjectPermission: ({ user, action }, record) => readActions.has(action) || user?.isSuperuser === true || !record.is_superuser,
+};
+
+const isOwn = ({ id, user }: RecordUpdate): boolean => user !== null && BigInt(id) === BigInt(user.id);
+
+const currentPasswordError = (message: string) => validationFailed({ [CURRENT_PASSWORD]: [message] });
+
+/** A user setting their own password sends the current one: a stolen session or token alone cannot lock its owner out. */
+async function checkCurrentPassword(update: RecordUpdate): Promise<void> {
+  if (update.values.password === undefined || !isOwn(update)) return;
+  const sent = update.body[CURRENT_PASSWORD];
+  if (sent === undefined || sent === null || sent === '') throw currentPasswordError('Send your current password to change it.');
+  if (typeof sent !== 'string') throw currentPasswordError('Not a valid string.');
+  const hash = await passwordHashOf(update.database, update.id);
+  const valid = hash !== undefined && sent.length <= MAX_PASSWORD_LENGTH && (await verifyPassword(sent, hash, 'write'));
+  if (!valid) throw currentPasswordError('The current password is incorrect.');
+}
+
+async function endCredentialsOnChange(update: RecordUpdate): Promise<void> {
+  const deactivating = update.values.is_active === false;
+  if (update.values.password === undefined && !deactivating) return;
+  // Every credential issued before now ends, but the one the change was made with (AuthUser.credentialId):
+  // the version moves on, so the read that authenticates them refuses the rest. A deactivated user
+  // keeps nothing: reactivation must not bring any credential back.
+  await endCredentials(update.database, update.id, isOwn(update) && !deactivating ? update.user!.credentialId : undefined);
+}
+
+export const userRules: ModelRules = {
+  reads: ['is_superuser'],
+  permissions: [superusersBySuperusers],
+  updates: {
+    inputs: {
+      [CURRENT_PASSWORD]: {
+        type: 'string',
+        format: 'password',
+        writeOnly: true,
+        description: 'Your current password: required when you change your own password; never stored.',
+      },
+    },
+    check: checkCurrentPassword,
+    beforeStore: endCredentialsOnChange,
+  },
+};

@@ -1,0 +1,120 @@
+/**
+ * The users table as authentication and administration read and change it:
+ * a credential's user, a user's password hash, credential versions, new users.
+ */
+import type { Model } from '../../core/model.js';
+import type { Row } from '../../core/rows.js';
+import type { Database } from '../database.js';
+import { precompiled, type Precompiled } from '../precompiled.js';
+import { insertRecord, type Companion } from '../records.js';
+import { grantPermissions } from './permissions.js';
+
+/** The columns a user lookup selects. */
+export const USER_COLUMNS = ['id', 'username', 'is_superuser', 'credentials_version'] as const;
+
+export interface UserRow {
+  id: number;
+  username: string;
+  is_superuser: unknown;
+  credentials_version: unknown;
+}
+
+/** is_active's value for an active user, as a bound value (PostgreSQL reads '1' as true). */
+export const ACTIVE = 1;
+
+const lookups = new WeakMap<Companion['query'], Precompiled<UserRow>>();
+
+/** The row a one-query user lookup (selecting USER_COLUMNS) finds, compiled once per query; undefined when none. */
+export async function lookUpUser(database: Database, lookup: Companion): Promise<UserRow | undefined> {
+  let query = lookups.get(lookup.query);
+  if (!query) lookups.set(lookup.query, (query = precompiled(lookup.query, lookup.values.length) as Precompiled<UserRow>));
+  const [row] = await query(database, ...lookup.values);
+  return row;
+}
+
+/** A credential that names its user, as the user's credential version stood when it was issued. */
+export interface IssuedCredential {
+  readonly userId: number;
+  readonly version: number;
+  /** The credential's id (none: a credential no change can keep). */
+  readonly id: string | undefined;
+}
+
+/**
+ * The credential's user, when it is active and the credential still current (issued under the
+ * user's version, or kept by the change that moved it on); else undefined. One read.
+ */
+export async function currentUserRow(database: Database, credential: IssuedCredential): Promise<UserRow | undefined> {
+  const row = await database.db
+    .selectFrom('users')
+    .select(USER_COLUMNS)
+    .where('id', '=', credential.userId)
+    .where('is_active', '=', ACTIVE)
+    .where((eb) =>
+      credential.id === undefined
+        ? eb('credentials_version', '=', credential.version)
+        : eb.or([eb('credentials_version', '=', credential.version), eb('credentials_kept', '=', credential.id)]),
+    )
+    .executeTakeFirst();
+  return row as UserRow | undefined;
+}
+
+/** The active user of this name, with their password hash. */
+export async function activeUserByName(database: Database, username: string): Promise<(UserRow & { password: string }) | undefined> {
+  const row = await database.db
+    .selectFrom('users')
+    .select([...USER_COLUMNS, 'password'])
+    .where('username', '=', username)
+    .where('is_active', '=', ACTIVE)
+    .executeTakeFirst();
+  return row as (UserRow & { password: string }) | undefined;
+}
+
+/** The id of the user of this exact name, active or not. */
+export async function userIdByName(database: Database, username: string): Promise<number | undefined> {
+  const row = await database.db.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst();
+  return row && Number(row.id);
+}
+
+/** The user's password hash. */
+export async function passwordHashOf(database: Database, userId: number | bigint): Promise<string | undefined> {
+  const row = await database.db.selectFrom('users').select('password').where('id', '=', userId).executeTakeFirst();
+  return row?.password as string | undefined;
+}
+
+/**
+ * Moves the user's credential version on, keeping `kept` (a credential id) current, and deletes
+ * the user's other tokens: tokens never expire, so the ended ones are not kept for ever; sessions
+ * and refresh tokens expire by themselves.
+ */
+export async function endCredentials(database: Database, userId: number | bigint, kept: string | undefined): Promise<void> {
+  await database.db
+    .updateTable('users')
+    .set((eb) => ({ credentials_version: eb('credentials_version', '+', 1), credentials_kept: kept ?? null }))
+    .where('id', '=', userId)
+    .execute();
+  let tokens = database.db.deleteFrom('auth_tokens').where('user_id', '=', userId);
+  if (kept !== undefined) tokens = tokens.where('key_hash', '<>', kept);
+  await tokens.execute();
+}
+
+/**
+ * A new user of `model` (the users table's) from checked `values`, made superuser or given
+ * `permissions` (checked names) in the same transaction: all of it or nothing.
+ */
+export async function insertUser(
+  database: Database,
+  model: Model,
+  values: Row,
+  { superuser, permissions }: { superuser: boolean; permissions: readonly string[] },
+): Promise<number> {
+  return database.db.transaction().execute(async (transaction) => {
+    const scoped = { ...database, db: transaction };
+    const id = Number(await insertRecord(scoped, model, values));
+    if (superuser) {
+      await transaction.updateTable('users').set({ is_superuser: database.capabilities.types.booleanValue(true) }).where('id', '=', id).execute();
+    }
+    await grantPermissions(scoped, id, permissions);
+    return id;
+  });
+}

@@ -1,0 +1,181 @@
+/**
+ * The layers' one direction of dependency (docs/architecture.md): src/core is plain vocabulary
+ * that imports no other layer, neither Fastify nor Kysely; src/store depends on the core alone;
+ * no two store modules import each other, however indirectly; and the store owns SQL: nothing
+ * above it (framework, service, CLI, examples) imports Kysely or compares a dialect's name.
+ */
+import { readFileSync, readdirSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
+const EXAMPLES = resolve(SRC, '../examples');
+
+/** Every module under src/, as its path from src/ (`store/list.ts`). */
+function modules(directory = SRC): string[] {
+  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(directory, entry.name);
+    if (entry.isDirectory()) return modules(path);
+    return /\.tsx?$/.test(entry.name) && !entry.name.endsWith('.d.ts') ? [relative(SRC, path)] : [];
+  });
+}
+
+/** Every source file of the example apps, as its path from the repository (`examples/library/app.mjs`). */
+function exampleFiles(directory = EXAMPLES): string[] {
+  return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(directory, entry.name);
+    if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : exampleFiles(path);
+    return /\.(m?[jt]s|tsx)$/.test(entry.name) ? [relative(resolve(SRC, '..'), path)] : [];
+  });
+}
+
+/** The package an import names: `@scope/name/sub` → `@scope/name`, `name/sub` → `name`. */
+const packageName = (specifier: string): string => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+
+/** What a module imports: src modules as paths from src/, packages by name. Type-only imports count. */
+interface Imports {
+  readonly modules: string[];
+  readonly packages: string[];
+}
+
+function importsOf(module: string, known: ReadonlySet<string>): Imports {
+  const { importedFiles } = ts.preProcessFile(readFileSync(join(SRC, module), 'utf8'), true, true);
+  const imports: Imports = { modules: [], packages: [] };
+  for (const { fileName: specifier } of importedFiles) {
+    if (!specifier.startsWith('.')) {
+      imports.packages.push(packageName(specifier));
+      continue;
+    }
+    const target = relative(SRC, resolve(SRC, dirname(module), specifier)).replace(/\.js$/, '');
+    const file = [`${target}.ts`, `${target}.tsx`].find((candidate) => known.has(candidate));
+    if (!file) throw new Error(`${module}: cannot resolve "${specifier}"`);
+    imports.modules.push(file);
+  }
+  return imports;
+}
+
+const all = modules();
+const graph = new Map(all.map((module) => [module, importsOf(module, new Set(all))]));
+const layer = (module: string): string => module.split('/')[0]!;
+const inLayer = (name: string): string[] => all.filter((module) => layer(module) === name);
+
+const ROOT = resolve(SRC, '..');
+/** Source files above the store, from the repository: the framework, the service, the CLI, the examples. */
+const aboveStore = [
+  ...all.filter((module) => !['core', 'store'].includes(layer(module))).map((module) => join('src', module)),
+  ...exampleFiles(),
+];
+const packagesOf = (file: string): string[] =>
+  ts
+    .preProcessFile(readFileSync(join(ROOT, file), 'utf8'), true, true)
+    .importedFiles.map(({ fileName }) => fileName)
+    .filter((specifier) => !specifier.startsWith('.'))
+    .map(packageName);
+
+/**
+ * A test of a dialect's name: `dialect ===` or `!==` anything, a name in quotes on either side of
+ * an (in)equality, a `case` of one, or a `switch` over a dialect. Capabilities take their place.
+ */
+const DIALECT_TEST =
+  /\bdialect\s*[!=]==?|[!=]==?\s*(['"`])(?:sqlite|postgres)\1|(['"`])(?:sqlite|postgres)\2\s*[!=]==?|\bcase\s+(['"`])(?:sqlite|postgres)\3|\bswitch\s*\([^)]*dialect/;
+
+/** `file:line: text` for each line of the files that tests a dialect's name. */
+const dialectTests = (files: readonly string[]): string[] =>
+  files.flatMap((file) =>
+    readFileSync(join(ROOT, file), 'utf8')
+      .split('\n')
+      .flatMap((line, index) => (DIALECT_TEST.test(line) ? [`${file}:${index + 1}: ${line.trim()}`] : [])),
+  );
+
+const isFastify = (name: string): boolean => name === 'fastify' || name.startsWith('@fastify/');
+
+/** `module → import` for each import of a layer's modules that `forbidden` rejects. */
+function violations(name: string, forbidden: (imported: string, isPackage: boolean) => boolean): string[] {
+  return inLayer(name).flatMap((module) => {
+    const { modules: own, packages } = graph.get(module)!;
+    return [
+      ...own.filter((imported) => forbidden(imported, false)),
+      ...packages.filter((imported) => forbidden(imported, true)),
+    ].map((imported) => `${module} → ${imported}`);
+  });
+}
+
+/** One import cycle among `members` as the path that closes it, or undefined when there is none. */
+function cycleAmong(members: readonly string[]): string[] | undefined {
+  const inside = new Set(members);
+  const done = new Set<string>();
+  const path: string[] = [];
+  const visit = (module: string): string[] | undefined => {
+    const start = path.indexOf(module);
+    if (start >= 0) return [...path.slice(start), module];
+    if (done.has(module)) return undefined;
+    path.push(module);
+    for (const imported of graph.get(module)!.modules.filter((next) => inside.has(next))) {
+      const cycle = visit(imported);
+      if (cycle) return cycle;
+    }
+    path.pop();
+    done.add(module);
+    return undefined;
+  };
+  for (const module of members) {
+    const cycle = visit(module);
+    if (cycle) return cycle;
+  }
+  return undefined;
+}
+
+describe('the layers depend one way: framework → store → core', () => {
+  it('reads the imports it judges', () => {
+    // A reader that found nothing would pass every rule below.
+    expect(graph.get('store/list.ts')).toMatchObject({
+      modules: expect.arrayContaining(['store/records.ts', 'core/list-query.ts']),
+      packages: expect.arrayContaining(['kysely']),
+    });
+    expect(graph.get('framework/app.ts')?.packages).toContain('fastify');
+  });
+
+  it('keeps the core free of every other layer, of Fastify and of Kysely', () => {
+    expect(inLayer('core')).not.toEqual([]);
+    expect(
+      violations('core', (imported, isPackage) =>
+        isPackage ? isFastify(imported) || imported === 'kysely' : layer(imported) !== 'core',
+      ),
+    ).toEqual([]);
+  });
+
+  it('has the store import from the core alone among src modules', () => {
+    expect(violations('store', (imported, isPackage) => !isPackage && !['core', 'store'].includes(layer(imported)))).toEqual([]);
+  });
+
+  it('has no import cycle among store modules', () => {
+    expect(cycleAmong(inLayer('store'))).toBeUndefined();
+  });
+
+  it('reads the files above the store, and knows a dialect test when it sees one', () => {
+    expect(aboveStore).toEqual(expect.arrayContaining(['src/framework/views.ts', 'src/service/indexes.ts', 'src/cli.ts', 'examples/library/app.mjs']));
+    expect(packagesOf('src/framework/app.ts')).toContain('fastify');
+    for (const test of [
+      "if (runtime.database.dialect !== 'postgres') return;",
+      "types.dialect === 'postgres' ? true : 1",
+      "'sqlite' == name",
+      'case "postgres":',
+      'switch (database.dialect) {',
+    ]) {
+      expect(test).toMatch(DIALECT_TEST);
+    }
+    for (const innocent of ["url.startsWith('postgres://')", "const dialect = 'sqlite';", 'capabilities.mergesRoundTrips === true']) {
+      expect(innocent).not.toMatch(DIALECT_TEST);
+    }
+  });
+
+  it('keeps Kysely out of the framework, the service, the CLI and the examples: the store owns SQL', () => {
+    expect(aboveStore.filter((file) => packagesOf(file).includes('kysely'))).toEqual([]);
+  });
+
+  it('compares dialect names nowhere outside the store: the store asks its dialect for capabilities', () => {
+    expect(dialectTests([...all.filter((module) => layer(module) !== 'store').map((module) => join('src', module)), ...exampleFiles()])).toEqual([]);
+  });
+});
