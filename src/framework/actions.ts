@@ -5,27 +5,28 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
-import type { ListQuery, ListSource } from '../core/list-query.js';
-import { countAndPage, countRecords, estimateRecords, pageByKeyset, pageOfRecords } from '../store/list.js';
-import { findRecord, type RecordId } from '../store/records.js';
+import type { ListPlan } from '../store/list.js';
+import type { RequestReader } from '../store/reader.js';
+import type { RecordId } from '../store/records.js';
 import { createRecord, createRecords, deleteRecord, updateRecord, type BeforeWrite } from '../store/writes.js';
 import { RecordRefused } from '../core/refused.js';
-import type { Authentication, AuthUser } from './authentication/index.js';
+import type { AuthUser } from './authentication/index.js';
 import type { Collection } from './collection.js';
 import { assertMatches, strongEtag, weakEtag } from './conditional.js';
 import { ApiError, notFound, validationFailed, type ErrorDetails } from './errors.js';
 import { absoluteUrl } from './hosts.js';
-import { assertPageExists, paginate, preferredCount } from './pagination.js';
+import { paginate, preferredCount } from './pagination.js';
 import { checkObjectPermissions, type Action, type Permission } from './permissions.js';
 import { invalidPage, parseListQuery } from './query.js';
-import { parseId } from './record-id.js';
+import { idOf, parseId } from './record-id.js';
 import type { Row } from '../core/rows.js';
 import { chosenFields, type Serializer, type WriteContext, type WriteMode } from './serializer.js';
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
 
 export interface ActionRequest {
   readonly request: FastifyRequest;
-  readonly database: Database;
+  /** The request's reader: what the action reads, and the database it writes to (reader.database). */
+  readonly reader: RequestReader;
   readonly collection: Collection;
   readonly action: Action;
   readonly permissions: readonly Permission[];
@@ -36,8 +37,6 @@ export interface ActionRequest {
   /** The `{id}` path segment of detail routes, unparsed. */
   readonly id?: string;
   readonly body?: unknown;
-  /** The record, when authentication already read it (Authentication.read). */
-  readonly read?: Authentication['read'];
 }
 
 export interface ActionResult {
@@ -49,75 +48,38 @@ export interface ActionResult {
 }
 
 async function list(action: ActionRequest): Promise<ActionResult> {
-  const { request, collection, parameters } = action;
+  const { request, reader, collection, parameters } = action;
   const query = parseListQuery(parameters, collection.queryRules);
   const serializer = chosenFields(collection.serializer, parameters);
   const source = { ...collection.listSource, selection: serializer.selection };
-  if (collection.pagination === 'cursor') return listByCursor(action, serializer, query);
+  const plan = { source, query, estimateThreshold: collection.estimateThreshold };
+  if (collection.pagination === 'cursor') return listByCursor(action, serializer, plan);
   const mode = preferredCount(request, collection.countModes);
-  const { count, rows, hasNext } = mode === 'exact' ? await exactPage(action, source, query) : await pageWithout(action, source, query, mode);
-  const body = paginate(request, query.page, count, hasNext, rows.map((row) => serializer.render(row)));
-  const result = written(200, body, weakEtag);
+  const read = await reader.list({ ...plan, paging: { by: 'number' }, count: mode });
+  if (query.page > 1 && read.rows.length === 0) throw invalidPage();
+  const result = written(200, paginate(request, query.page, read.count, read.hasMore, read.rows.map((row) => serializer.render(row))), weakEtag);
   return mode === 'exact' ? result : { ...result, headers: { ...result.headers, 'Preference-Applied': `count=${mode}` } };
 }
 
-/** A cursor page: `{count: null, next, previous, results}`, with links that carry signed cursors. */
-async function listByCursor(action: ActionRequest, serializer: Serializer, query: ListQuery): Promise<ActionResult> {
-  const { request, database, collection, parameters, cursorKey } = action;
-  const fields = collection.queryRules.fields;
-  const key = orderingKey(query.ordering);
+/** A cursor page: `{count: null, next, previous, results}`, with links that carry signed cursors from the page's boundary rows. */
+async function listByCursor(action: ActionRequest, serializer: Serializer, plan: Omit<ListPlan, 'paging' | 'count'>): Promise<ActionResult> {
+  const { request, reader, collection, parameters, cursorKey } = action;
+  const { ordering } = plan.query;
+  const { fields } = collection.queryRules;
+  const key = orderingKey(ordering);
   const text = parameters.get('cursor');
   const cursor = text ? decodeCursor(text, cursorKey, key) : undefined;
-  const backwards = cursor?.direction === 'previous';
-  const source = { ...collection.listSource, selection: serializer.selection };
-  const keyset = cursor && { boundary: boundaryOf(cursor, query.ordering, fields), backwards };
-  const read = await pageByKeyset(database, source, query, keyset, query.pageSize + 1);
-  const more = read.length > query.pageSize;
-  const rows = read.slice(0, query.pageSize);
-  if (backwards) rows.reverse();
+  const from = cursor && { boundary: boundaryOf(cursor, ordering, fields), backwards: cursor.direction === 'previous' };
+  const { rows, boundary } = await reader.list({ ...plan, paging: { by: 'keyset', from }, count: 'none' });
   const link = (row: Row | undefined, direction: 'next' | 'previous'): string | null => {
     if (!row) return null;
     const url = absoluteUrl(request);
     url.searchParams.delete('page');
-    url.searchParams.set('cursor', encodeCursor({ ordering: key, ...cursorAt(row, query.ordering, fields, direction) }, cursorKey));
+    url.searchParams.set('cursor', encodeCursor({ ordering: key, ...cursorAt(row, ordering, fields, direction) }, cursorKey));
     return url.toString();
   };
-  const body = {
-    count: null,
-    next: (backwards ? cursor !== undefined : more) ? link(rows.at(-1), 'next') : null,
-    previous: (backwards ? more : cursor !== undefined) ? link(rows[0], 'previous') : null,
-    results: rows.map((row) => serializer.render(row)),
-  };
+  const body = { count: null, next: link(boundary?.next, 'next'), previous: link(boundary?.previous, 'previous'), results: rows.map((row) => serializer.render(row)) };
   return written(200, body, weakEtag);
-}
-
-interface CountedPage {
-  count: number | null;
-  rows: Row[];
-  hasNext: boolean;
-}
-
-async function exactPage({ database }: ActionRequest, source: ListSource, query: ListQuery): Promise<CountedPage> {
-  const { count, rows } = await countAndPage(database, source, query);
-  assertPageExists(query.page, query.pageSize, count);
-  return { count, rows, hasNext: query.page * query.pageSize < count };
-}
-
-/**
- * A page without an exact count: one row past the page tells whether there is
- * a next one. `estimated` takes the planner's guess, or counts exactly below
- * the collection's threshold (and where the database has no planner estimate).
- */
-async function pageWithout(action: ActionRequest, source: ListSource, query: ListQuery, mode: 'estimated' | 'none'): Promise<CountedPage> {
-  const { database, collection } = action;
-  const [estimate, rows] = await Promise.all([
-    mode === 'estimated' ? estimateRecords(database, source, query) : undefined,
-    pageOfRecords(database, source, query, 1),
-  ]);
-  if (query.page > 1 && rows.length === 0) throw invalidPage();
-  const count =
-    mode === 'none' ? null : estimate !== undefined && estimate >= collection.estimateThreshold ? Math.round(estimate) : await countRecords(database, source, query);
-  return { count, rows: rows.slice(0, query.pageSize), hasNext: rows.length > query.pageSize };
 }
 
 /** A result whose JSON is written once, for both its ETag and the response (which may be a 304: see renderResult). */
@@ -133,7 +95,7 @@ const checkRecord = (action: ActionRequest, row: Row): Promise<void> =>
 /** The record named by the path, after the object-level permission checks. */
 async function loadRecord(action: ActionRequest, selection = action.collection.serializer.selection): Promise<{ id: RecordId; row: Row }> {
   const id = parseId(action.id ?? '');
-  const row = action.read?.selection === selection ? action.read.row : await findRecord(action.database, selection, id);
+  const row = await action.reader.record(selection, id);
   if (!row) throw notFound();
   await checkRecord(action, row);
   return { id, row };
@@ -155,7 +117,7 @@ function writeContext({ user }: ActionRequest): WriteContext {
 
 async function create(action: ActionRequest): Promise<ActionResult> {
   if (Array.isArray(action.body) && action.collection.bulkCreateMax !== undefined) return createMany(action, action.body);
-  const { database, collection, request } = action;
+  const { reader: { database }, collection, request } = action;
   const { model, selection } = collection.serializer;
   const values = await collection.serializer.validate(action.body, 'create', writeContext(action));
   const row = await createRecord(database, model, selection, values);
@@ -171,7 +133,7 @@ function atIndex(index: number, details: ErrorDetails | undefined): ErrorDetails
 
 /** A bulk create: every record valid and stored, in one transaction, or none. */
 async function createMany(action: ActionRequest, records: unknown[]): Promise<ActionResult> {
-  const { database, collection } = action;
+  const { reader: { database }, collection } = action;
   const max = collection.bulkCreateMax!;
   if (records.length > max) throw new ApiError(413, 'payload_too_large', `Send at most ${max} records at once.`);
   if (records.length === 0) throw validationFailed({ non_field_errors: ['Send at least one record.'] });
@@ -216,9 +178,9 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   const values = await collection.serializer.validate(action.body, mode, writeContext(action));
   const rules = model.rules?.updates;
   const update = { id, values, body: action.body as Row, user: action.user };
-  await rules?.check({ ...update, database: action.database });
+  await rules?.check({ ...update, database: action.reader.database });
   const beforeStore = rules && ((_row: Row, database: Database) => rules.beforeStore({ ...update, database }));
-  const row = await updateRecord(action.database, model, selection, id, values, guarded(action, beforeStore));
+  const row = await updateRecord(action.reader.database, model, selection, id, values, guarded(action, beforeStore));
   if (!row) throw notFound();
   return written(200, collection.serializer.render(row), strongEtag);
 }
@@ -230,10 +192,27 @@ const deleteReadsRecord = ({ request, permissions }: ActionRequest): boolean =>
 async function destroy(action: ActionRequest): Promise<ActionResult> {
   const id = parseId(action.id ?? '');
   const { selection } = action.collection.serializer;
-  const deleted = await deleteRecord(action.database, selection, id, deleteReadsRecord(action) ? guarded(action) : undefined);
+  const deleted = await deleteRecord(action.reader.database, selection, id, deleteReadsRecord(action) ? guarded(action) : undefined);
   if (!deleted) throw notFound();
   return { status: 204 };
 }
+
+/**
+ * A detail read or update reads its record first: announced to the reader before authentication
+ * when the record is known from the path alone (a valid id and no query string, as `fields` and
+ * `omit` change what is read), so the reader may send it with the credential's lookup.
+ */
+function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection): void {
+  const recordId = url.includes('?') ? undefined : idOf(id ?? '');
+  if (recordId !== undefined) reader.announce(collection.serializer.selection, recordId);
+}
+
+/** What each action will read, told to the request's reader before the stages run (none: nothing known ahead). */
+export const announceReads: Partial<Record<Action, typeof announceRecord>> = {
+  retrieve: announceRecord,
+  update: announceRecord,
+  partial_update: announceRecord,
+};
 
 export const runAction: Record<Action, (action: ActionRequest) => Promise<ActionResult>> = {
   list,

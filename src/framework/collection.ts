@@ -5,7 +5,7 @@
  */
 import type { Lookup } from '../core/fields.js';
 import type { ListSource, Ordering } from '../core/list-query.js';
-import type { CountMode } from './pagination.js';
+import type { CountMode } from '../core/list-query.js';
 import type { Action, Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
 import type { Serializer } from './serializer.js';

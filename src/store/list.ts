@@ -1,11 +1,13 @@
 /**
  * A list query (filters, search, ordering, page) → SQL: a count and a page
  * (one statement or two), with nested records joined into the page query.
+ * `readList` is the one way in: the caller says what it wants (the count, a page by number or by
+ * keyset), the store chooses the statements.
  */
 import { setImmediate } from 'node:timers/promises';
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { Day, type Field, type Lookup } from '../core/fields.js';
-import type { Filter, Keyset, ListQuery, ListSource, Ordering } from '../core/list-query.js';
+import type { CountMode, Filter, Keyset, ListQuery, ListSource, Ordering } from '../core/list-query.js';
 import type { Row, Selection } from '../core/rows.js';
 import { escapeLike, type Database, type Tables } from './database.js';
 import { assembleRow, fromSelection, selectColumns, type RowQuery } from './records.js';
@@ -17,7 +19,7 @@ const countQuery = (database: Database, source: ListSource, query: ListQuery) =>
     .where((eb) => whereClause(database, source, query, eb))
     .select((eb) => eb.fn.countAll().as('count'));
 
-export async function countRecords(database: Database, source: ListSource, query: ListQuery): Promise<number> {
+async function countRecords(database: Database, source: ListSource, query: ListQuery): Promise<number> {
   const row = await countQuery(database, source, query).executeTakeFirstOrThrow();
   return Number(row.count);
 }
@@ -26,7 +28,7 @@ export async function countRecords(database: Database, source: ListSource, query
  * The planner's estimate of how many records match (PostgreSQL), read from
  * EXPLAIN without running the query; undefined where there is no planner estimate.
  */
-export async function estimateRecords(database: Database, source: ListSource, query: ListQuery): Promise<number | undefined> {
+async function estimateRecords(database: Database, source: ListSource, query: ListQuery): Promise<number | undefined> {
   if (!database.capabilities.estimatesRowCounts) return undefined;
   const [plan] = await fromSelection(database, { ...source.selection, joins: [] })
     .where((eb) => whereClause(database, source, query, eb))
@@ -104,11 +106,6 @@ function pageQuery(database: Database, source: ListSource, query: ListQuery, ext
   return { page, selection };
 }
 
-/** The query's page; `extra` more rows are read past it (one tells whether a next page exists). */
-export async function pageOfRecords(database: Database, source: ListSource, query: ListQuery, extra = 0): Promise<Row[]> {
-  return readPage(database, source, query, extra, undefined);
-}
-
 async function readPage(database: Database, source: ListSource, query: ListQuery, extra: number, matches: number | undefined): Promise<Row[]> {
   const { page, selection } = pageQuery(database, source, query, extra, matches);
   const rows = await page.execute();
@@ -120,7 +117,7 @@ async function readPage(database: Database, source: ListSource, query: ListQuery
  * pattern, whose page is read knowing its count (gatherMatches). SQLite answers in-process, so
  * there is no round trip to save: the count, then the page, none read past the last.
  */
-export async function countAndPage(database: Database, source: ListSource, query: ListQuery): Promise<{ count: number; rows: Row[] }> {
+async function countAndPage(database: Database, source: ListSource, query: ListQuery): Promise<{ count: number; rows: Row[] }> {
   if (database.capabilities.mergesRoundTrips && !hasPattern(query)) return countedPage(database, source, query);
   const count = await countRecords(database, source, query);
   const beyond = (query.page - 1) * query.pageSize >= count;
@@ -163,7 +160,7 @@ function withColumns(selection: Selection, columns: readonly string[]): Selectio
  * the query's ordering, ties by id: stable while rows are inserted, with no
  * OFFSET to scan past. Backwards pages come out in reverse order.
  */
-export async function pageByKeyset(database: Database, source: ListSource, query: ListQuery, keyset: Keyset | undefined, limit: number): Promise<Row[]> {
+async function pageByKeyset(database: Database, source: ListSource, query: ListQuery, keyset: Keyset | undefined, limit: number): Promise<Row[]> {
   const { table } = source.selection;
   const order = [...query.ordering, { field: 'id', descending: false }].map(({ field, descending }) => ({
     ref: sql.ref(`${table}.${field}`),
@@ -196,6 +193,70 @@ export async function pageByKeyset(database: Database, source: ListSource, query
   for (const { ref, descending } of order) page = page.orderBy(ref, descending ? 'desc' : 'asc');
   const rows = await page.limit(limit).execute();
   return rows.map((row) => assembleRow(row, selection));
+}
+
+/** How a list is paged: by number (the query's `page`), or by keyset from a boundary (none: the first page). */
+export type Paging = { readonly by: 'number' } | { readonly by: 'keyset'; readonly from?: Keyset };
+
+/** What a list read is asked: which records and page (`query`), read how, counted how. */
+export interface ListPlan {
+  readonly source: ListSource;
+  readonly query: ListQuery;
+  readonly paging: Paging;
+  /** Pages by keyset are not counted. */
+  readonly count: CountMode;
+  /** `estimated` counts exactly where the estimate is below this, or where there is no planner estimate. */
+  readonly estimateThreshold: number;
+}
+
+export interface ListRead {
+  /** The page, in the query's ordering. */
+  readonly rows: Row[];
+  /** null when not counted (`none`, keyset pages). */
+  readonly count: number | null;
+  /** Whether records follow the page, in the direction it was read. */
+  readonly hasMore: boolean;
+  /** Keyset pages: the rows the next and the previous page start from (undefined: there is none). */
+  readonly boundary?: { readonly next: Row | undefined; readonly previous: Row | undefined };
+}
+
+/**
+ * A list read: the page and what the plan asks of its count. The store chooses the statements: an
+ * exact count and the page in one where reads merge (countAndPage); the page one row past its end,
+ * to tell whether more follow, beside an estimate; a keyset page likewise.
+ */
+export async function readList(database: Database, plan: ListPlan): Promise<ListRead> {
+  const { source, query, paging } = plan;
+  if (paging.by === 'keyset') return keysetPage(database, source, query, paging.from);
+  if (plan.count === 'exact') {
+    const { count, rows } = await countAndPage(database, source, query);
+    return { count, rows, hasMore: query.page * query.pageSize < count };
+  }
+  const [estimate, read] = await Promise.all([
+    plan.count === 'estimated' ? estimateRecords(database, source, query) : undefined,
+    readPage(database, source, query, 1, undefined),
+  ]);
+  const rows = read.slice(0, query.pageSize);
+  const hasMore = read.length > query.pageSize;
+  if (plan.count === 'none' || (query.page > 1 && rows.length === 0)) return { count: null, rows, hasMore };
+  const count =
+    estimate !== undefined && estimate >= plan.estimateThreshold ? Math.round(estimate) : await countRecords(database, source, query);
+  return { count, rows, hasMore };
+}
+
+/** A keyset page, read one row past its end (backwards pages are read in reverse, then turned round). */
+async function keysetPage(database: Database, source: ListSource, query: ListQuery, from: Keyset | undefined): Promise<ListRead> {
+  const backwards = from?.backwards === true;
+  const read = await pageByKeyset(database, source, query, from, query.pageSize + 1);
+  const hasMore = read.length > query.pageSize;
+  const rows = read.slice(0, query.pageSize);
+  if (backwards) rows.reverse();
+  const started = from !== undefined;
+  const boundary = {
+    next: (backwards ? started : hasMore) ? rows.at(-1) : undefined,
+    previous: (backwards ? hasMore : started) ? rows[0] : undefined,
+  };
+  return { count: null, rows, hasMore, boundary };
 }
 
 /**

@@ -99,6 +99,16 @@ export interface Companion {
   readonly values: readonly unknown[];
 }
 
+const companionQueries = new WeakMap<Companion['query'], Precompiled<Row>>();
+
+/** The companion's row alone (undefined: none), its query compiled once. */
+export async function lookUp(database: Database, companion: Companion): Promise<Row | undefined> {
+  let query = companionQueries.get(companion.query);
+  if (!query) companionQueries.set(companion.query, (query = precompiled(companion.query, companion.values.length)));
+  const [row] = await query(database, ...companion.values);
+  return row;
+}
+
 const COMPANION = '_companion';
 const RECORD = '_record';
 const pairedQueries = new WeakMap<Selection, WeakMap<Companion['query'], RecordById>>();

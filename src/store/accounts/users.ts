@@ -5,8 +5,7 @@
 import type { Model } from '../../core/model.js';
 import type { Row } from '../../core/rows.js';
 import type { Database } from '../database.js';
-import { precompiled, type Precompiled } from '../precompiled.js';
-import { insertRecord, type Companion } from '../records.js';
+import { insertRecord } from '../records.js';
 import { grantPermissions } from './permissions.js';
 
 /** The columns a user lookup selects. */
@@ -21,16 +20,6 @@ export interface UserRow {
 
 /** is_active's value for an active user, as a bound value (PostgreSQL reads '1' as true). */
 export const ACTIVE = 1;
-
-const lookups = new WeakMap<Companion['query'], Precompiled<UserRow>>();
-
-/** The row a one-query user lookup (selecting USER_COLUMNS) finds, compiled once per query; undefined when none. */
-export async function lookUpUser(database: Database, lookup: Companion): Promise<UserRow | undefined> {
-  let query = lookups.get(lookup.query);
-  if (!query) lookups.set(lookup.query, (query = precompiled(lookup.query, lookup.values.length) as Precompiled<UserRow>));
-  const [row] = await query(database, ...lookup.values);
-  return row;
-}
 
 /** A credential that names its user, as the user's credential version stood when it was issued. */
 export interface IssuedCredential {
