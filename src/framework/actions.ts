@@ -8,7 +8,7 @@ import type { Database } from '../store/database.js';
 import type { ListPlan } from '../store/list.js';
 import type { RequestReader } from '../store/reader.js';
 import type { RecordId } from '../store/records.js';
-import { createRecord, createRecords, deleteRecord, updateRecord, type BeforeWrite } from '../store/writes.js';
+import { createRecord, createRecords, deleteRecord, updateRecord, type WriteCheck } from '../store/writes.js';
 import { RecordRefused } from '../core/refused.js';
 import type { AuthUser } from './authentication/index.js';
 import type { Collection } from './collection.js';
@@ -16,6 +16,7 @@ import { assertMatches, strongEtag, weakEtag } from './conditional.js';
 import { ApiError, notFound, validationFailed, type ErrorDetails } from './errors.js';
 import { absoluteUrl } from './hosts.js';
 import { paginate, preferredCount } from './pagination.js';
+import type { UpdateRules } from './model.js';
 import { checkObjectPermissions, type Action, type Permission } from './permissions.js';
 import { invalidPage, parseListQuery } from './query.js';
 import { idOf, parseId } from './record-id.js';
@@ -159,28 +160,31 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
 }
 
 /**
- * What a write checks on the locked record, in its transaction: the object permissions, then
- * If-Match against the record's ETag — so two writers holding the same ETag cannot both succeed.
+ * What a write checks on the record it writes (the locked one, or the one it saw when the write is
+ * conditional on it being unchanged): the object permissions, then If-Match against the record's
+ * ETag — so two writers holding the same ETag cannot both succeed.
  */
-function guarded(action: ActionRequest, then?: BeforeWrite): BeforeWrite {
-  return async (row, transaction) => {
+const guard =
+  (action: ActionRequest): WriteCheck =>
+  async (row) => {
     await checkRecord(action, row);
     assertMatches(action.request, strongEtag(JSON.stringify(action.collection.serializer.render(row))));
-    await then?.(row, transaction);
   };
-}
+
+/** Whether the model's rules write alongside this update (beforeStore, for the fields it is called on). */
+const storesBefore = (rules: UpdateRules, values: Row): boolean => !rules.beforeStoreOn || rules.beforeStoreOn.some((field) => field in values);
 
 async function change(action: ActionRequest, mode: WriteMode): Promise<ActionResult> {
-  const { collection } = action;
+  const { collection, reader } = action;
   const { model, selection } = collection.serializer;
   // 404 and 403 come before a body is judged; validation (which may hash a password) stays outside the transaction.
-  const { id } = await loadRecord(action);
+  const { id, row: seen } = await loadRecord(action);
   const values = await collection.serializer.validate(action.body, mode, writeContext(action));
   const rules = model.rules?.updates;
   const update = { id, values, body: action.body as Row, user: action.user };
-  await rules?.check({ ...update, database: action.reader.database });
-  const beforeStore = rules && ((_row: Row, database: Database) => rules.beforeStore({ ...update, database }));
-  const row = await updateRecord(action.reader.database, model, selection, id, values, guarded(action, beforeStore));
+  await rules?.check({ ...update, database: reader.database });
+  const alongside = rules && storesBefore(rules, values) ? (_row: Row, database: Database) => rules.beforeStore({ ...update, database }) : undefined;
+  const row = await updateRecord(reader.database, model, selection, id, values, { check: guard(action), seen, alongside });
   if (!row) throw notFound();
   return written(200, collection.serializer.render(row), strongEtag);
 }
@@ -192,7 +196,7 @@ const deleteReadsRecord = ({ request, permissions }: ActionRequest): boolean =>
 async function destroy(action: ActionRequest): Promise<ActionResult> {
   const id = parseId(action.id ?? '');
   const { selection } = action.collection.serializer;
-  const deleted = await deleteRecord(action.reader.database, selection, id, deleteReadsRecord(action) ? guarded(action) : undefined);
+  const deleted = await deleteRecord(action.reader.database, selection, id, deleteReadsRecord(action) ? guard(action) : undefined);
   if (!deleted) throw notFound();
   return { status: 204 };
 }

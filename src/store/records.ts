@@ -59,6 +59,29 @@ export function assembleRow(row: Row, selection: Selection): Row {
 
 export type RecordId = number | bigint;
 
+const VERSION = '_version';
+/** Each record's row version (capabilities.rowVersion) as it was read, kept beside the row, not in it. */
+const versions = new WeakMap<Row, string>();
+
+/** The version of the record `row` was read as, where the dialect has row versions. */
+export const versionOf = (row: Row): string | undefined => versions.get(row);
+
+/** One record by id, with its row version where the dialect has one. */
+function selectRecord(database: Database, selection: Selection, id: unknown): RowQuery {
+  const query = selectColumns(fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.id`), '=', id);
+  const version = database.capabilities.rowVersion;
+  return version ? (query.select(version(selection.table).as(VERSION)) as RowQuery) : query;
+}
+
+/** A record read by selectRecord, its version moved out of its columns. */
+function assembleRecord(row: Row, selection: Selection): Row {
+  if (VERSION in row) {
+    versions.set(row, row[VERSION] as string);
+    delete row[VERSION];
+  }
+  return assembleRow(row, selection);
+}
+
 type RecordById = Precompiled<Row>;
 const recordQueries = new WeakMap<Selection, { plain: RecordById; locked: RecordById }>();
 
@@ -68,7 +91,7 @@ function recordQuery(selection: Selection, lock: boolean): RecordById {
   if (!queries) {
     const build = (locked: boolean) =>
       precompiled((database, id) => {
-        const query = selectColumns(fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.id`), '=', id);
+        const query = selectRecord(database, selection, id);
         return locked && database.capabilities.supportsRowLocks ? query.forUpdate(selection.table) : query;
       });
     queries = { plain: build(false), locked: build(true) };
@@ -85,7 +108,7 @@ export async function findRecord(
   { lock = false }: { lock?: boolean } = {},
 ): Promise<Row | undefined> {
   const [row] = await recordQuery(selection, lock)(database, id);
-  return row && assembleRow(row, selection);
+  return row && assembleRecord(row, selection);
 }
 
 /**
@@ -123,10 +146,7 @@ function pairedQuery(selection: Selection, companion: Companion): RecordById {
       (database, id, ...values) =>
         database.db
           .selectFrom(companion.query(database, ...values).as(COMPANION))
-          .leftJoin(
-            selectColumns(fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.id`), '=', id).as(RECORD),
-            (join) => join.onTrue(),
-          )
+          .leftJoin(selectRecord(database, selection, id).as(RECORD), (join) => join.onTrue())
           .select(companion.columns.map((column) => sql.ref(`${COMPANION}.${column}`).as(nestedColumn(COMPANION, column))))
           .selectAll(RECORD) as unknown as RowQuery,
       1 + companion.values.length,
@@ -150,7 +170,7 @@ export async function findRecordAlongside(
   if (!row) return undefined;
   const companionRow = takeNested(row, COMPANION, companion.columns);
   // The record's id is its primary key: null only where the join found no record.
-  return { companion: companionRow, record: row.id === null ? undefined : assembleRow(row, selection) };
+  return { companion: companionRow, record: row.id === null ? undefined : assembleRecord(row, selection) };
 }
 
 /** The records with these ids, in id order. */

@@ -1,8 +1,9 @@
 /**
  * Writing records, each in as few statements as the database allows. A create is one
  * `INSERT … RETURNING`, its nested fields read in the same statement where a WITH clause may hold
- * the write; an update is one `UPDATE … RETURNING`, after a locked read in the same transaction when
- * the caller must see the record first; a delete is one `DELETE`, likewise. Foreign keys are checked by their
+ * the write; an update is one `UPDATE … RETURNING`, conditional on the row being as the caller saw
+ * it where rows have versions, else after a locked read in the same transaction when the caller
+ * must see the record first; a delete is one `DELETE`, after a locked read likewise. Foreign keys are checked by their
  * constraints, not by reads beforehand: a refusal comes back as a RecordRefused naming the field.
  */
 import type { Compilable } from 'kysely';
@@ -10,12 +11,12 @@ import type { Model } from '../core/model.js';
 import { RecordRefused } from '../core/refused.js';
 import type { Row, Selection } from '../core/rows.js';
 import type { Database } from './database.js';
-import { assembleRow, findRecord, fromSelection, recordExists, selectColumns, toDriverValues, type RecordId, type RowQuery } from './records.js';
+import { assembleRow, findRecord, fromSelection, recordExists, selectColumns, toDriverValues, versionOf, type RecordId, type RowQuery } from './records.js';
 
-/**
- * The caller's look at the locked record before it is written (permissions, preconditions, writes of
- * its own through `transaction`): it throws to refuse the write.
- */
+/** The caller's look at a record about to be written (permissions, preconditions): it throws to refuse the write. */
+export type WriteCheck = (row: Row) => Promise<void>;
+
+/** Writes of the caller's own, through `transaction`, in the transaction of the write of `row`. */
 export type BeforeWrite = (row: Row, transaction: Database) => Promise<void>;
 
 /** An INSERT or UPDATE, ready for its RETURNING clause. */
@@ -106,51 +107,73 @@ export function createRecords(database: Database, model: Model, selection: Selec
   });
 }
 
-/** The locked record (undefined when there is none), once `beforeWrite` has seen it. */
-async function lockedRecord(database: Database, selection: Selection, id: RecordId, beforeWrite?: BeforeWrite): Promise<Row | undefined> {
+/** The locked record (undefined when there is none), once `check` has seen it. */
+async function lockedRecord(database: Database, selection: Selection, id: RecordId, check: WriteCheck): Promise<Row | undefined> {
   const row = await findRecord(database, selection, id, { lock: true });
-  if (row) await beforeWrite?.(row, database);
+  if (row) await check(row);
   return row;
 }
 
+/** What an update asks before it writes: the caller's checks, and what it read first. */
+export interface UpdateGuard {
+  readonly check: WriteCheck;
+  /** The record as the caller read it before (findRecord, or the request's reader), if it did. */
+  readonly seen?: Row;
+  /** Writes of the caller's own, through `transaction`, in the update's transaction, after `check`. */
+  readonly alongside?: BeforeWrite;
+}
+
 /**
- * The record changed to `values`, as `selection` reads it; undefined when there is none. With
- * `beforeWrite`, in one transaction: the record is read and locked, `beforeWrite` sees it, then it
- * is written, so two writers that checked the same version of it cannot both succeed. Without it,
- * one statement. An empty change stores nothing.
+ * The record changed to `values`, as `selection` reads it; undefined when there is none. Two
+ * writers that checked the same version of the record cannot both succeed:
+ * - where rows have versions and nothing is written alongside, the record the caller saw is
+ *   checked, then written by one `UPDATE … WHERE id = … AND <version as seen>`, no transaction;
+ *   should it match nothing (written or deleted meanwhile), the update takes the locked way:
+ * - in one transaction, the record is read and locked, checked, the writes alongside made, and
+ *   the record written.
+ * Without a guard, one statement. An empty change stores nothing.
  */
-export function updateRecord(
+export async function updateRecord(
   database: Database,
   model: Model,
   selection: Selection,
   id: RecordId,
   values: Row,
-  beforeWrite?: BeforeWrite,
+  guard?: UpdateGuard,
 ): Promise<Row | undefined> {
-  const changed = (database: Database) =>
+  const changed = (database: Database, version?: string) =>
     refusing(database, model, values, () => {
-      const write = database.db.updateTable(model.table).set(toDriverValues(model, values)).where('id', '=', id);
+      let write = database.db.updateTable(model.table).set(toDriverValues(model, values)).where('id', '=', id);
+      if (version !== undefined) write = write.where(database.capabilities.rowVersion!(model.table), '=', version);
       return writtenRow(database, selection, write as unknown as Returnable);
     });
   const empty = Object.keys(values).length === 0;
-  if (!beforeWrite) return empty ? findRecord(database, selection, id) : changed(database);
+  if (!guard) return empty ? findRecord(database, selection, id) : changed(database);
+  const version = guard.seen && !guard.alongside && !empty ? versionOf(guard.seen) : undefined;
+  if (version !== undefined) {
+    await guard.check(guard.seen!);
+    const row = await changed(database, version);
+    if (row) return row;
+  }
   return database.db.transaction().execute(async (transaction) => {
     const scoped = { ...database, db: transaction };
-    const row = await lockedRecord(scoped, selection, id, beforeWrite);
-    return !row || empty ? row : changed(scoped);
+    const row = await lockedRecord(scoped, selection, id, guard.check);
+    if (!row) return undefined;
+    await guard.alongside?.(row, scoped);
+    return empty ? row : changed(scoped);
   });
 }
 
 /**
- * Whether the record existed (and is now gone). One statement; with `beforeWrite`, the record is
- * read and locked first, in a transaction, so that it sees the record that is deleted.
+ * Whether the record existed (and is now gone). One statement; with `check`, the record is read and
+ * locked first, in a transaction, so that it sees the record that is deleted.
  */
-export async function deleteRecord(database: Database, selection: Selection, id: RecordId, beforeWrite?: BeforeWrite): Promise<boolean> {
+export async function deleteRecord(database: Database, selection: Selection, id: RecordId, check?: WriteCheck): Promise<boolean> {
   const remove = async (database: Database) =>
     (await database.db.deleteFrom(selection.table).where('id', '=', id).executeTakeFirst()).numDeletedRows > 0n;
-  if (!beforeWrite) return remove(database);
+  if (!check) return remove(database);
   return database.db.transaction().execute(async (transaction) => {
     const scoped = { ...database, db: transaction };
-    return (await lockedRecord(scoped, selection, id, beforeWrite)) !== undefined && remove(scoped);
+    return (await lockedRecord(scoped, selection, id, check)) !== undefined && remove(scoped);
   });
 }
