@@ -9,7 +9,7 @@ import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kyse
 import { Day, type Field, type Lookup } from '../core/fields.js';
 import type { CountMode, Filter, Keyset, ListQuery, ListSource, Ordering } from '../core/list-query.js';
 import type { Row, Selection } from '../core/rows.js';
-import { escapeLike, type Database, type Tables } from './database.js';
+import { escapeLike, storeDatabase, type Database, type Tables } from './database.js';
 import { assembleRow, fromSelection, selectColumns, type RowQuery } from './records.js';
 
 type Where = ExpressionBuilder<Tables, string>;
@@ -29,7 +29,7 @@ async function countRecords(database: Database, source: ListSource, query: ListQ
  * EXPLAIN without running the query; undefined where there is no planner estimate.
  */
 async function estimateRecords(database: Database, source: ListSource, query: ListQuery): Promise<number | undefined> {
-  if (!database.capabilities.estimatesRowCounts) return undefined;
+  if (!storeDatabase(database).capabilities.estimatesRowCounts) return undefined;
   const [plan] = await fromSelection(database, { ...source.selection, joins: [] })
     .where((eb) => whereClause(database, source, query, eb))
     .select(sql.lit(1).as('one'))
@@ -59,7 +59,7 @@ const hasPattern = (query: ListQuery): boolean =>
  */
 function gatherMatches(database: Database, query: ListQuery, matches: number | undefined): boolean {
   return (
-    database.capabilities.types.supportsTrigramIndexes &&
+    storeDatabase(database).capabilities.types.supportsTrigramIndexes &&
     matches !== undefined &&
     matches <= GATHERED_MATCHES &&
     hasPattern(query)
@@ -78,7 +78,7 @@ function matchingRows(database: Database, source: ListSource, query: ListQuery, 
   // The page is sorted outside the gathered rows, so the ordering's columns are gathered too.
   const selection = withColumns(source.selection, query.ordering.map(({ field }) => field));
   const gathered = selectColumns(fromSelection(database, selection), selection).where(where);
-  const rows = database.db.with((cte) => cte(MATCHES).materialized(), () => gathered).selectFrom(MATCHES).selectAll();
+  const rows = storeDatabase(database).db.with((cte) => cte(MATCHES).materialized(), () => gathered).selectFrom(MATCHES).selectAll();
   return { rows: rows as unknown as RowQuery, selection, from: MATCHES };
 }
 
@@ -118,7 +118,7 @@ async function readPage(database: Database, source: ListSource, query: ListQuery
  * there is no round trip to save: the count, then the page, none read past the last.
  */
 async function countAndPage(database: Database, source: ListSource, query: ListQuery): Promise<{ count: number; rows: Row[] }> {
-  if (database.capabilities.mergesRoundTrips && !hasPattern(query)) return countedPage(database, source, query);
+  if (storeDatabase(database).capabilities.mergesRoundTrips && !hasPattern(query)) return countedPage(database, source, query);
   const count = await countRecords(database, source, query);
   const beyond = (query.page - 1) * query.pageSize >= count;
   return { count, rows: beyond ? [] : await readPage(database, source, query, 0, count) };
@@ -138,7 +138,7 @@ async function countedPage(database: Database, source: ListSource, query: ListQu
   // The page's ordering columns go with it, to keep its order outside.
   const paged = { ...source, selection: withColumns(source.selection, query.ordering.map(({ field }) => field)) };
   const { page, selection } = pageQuery(database, paged, query, 0, undefined);
-  const counted = database.db
+  const counted = storeDatabase(database).db
     .selectFrom(page.as(PAGE))
     .select(countQuery(database, source, query).as(COUNT))
     .selectAll(PAGE) as unknown as RowQuery;
@@ -293,7 +293,7 @@ function whereClause(database: Database, source: ListSource, query: ListQuery, e
   );
   for (const term of query.search) {
     conditions.push(
-      eb.or(source.searchFields.map((name) => database.like(sql.ref(`${table}.${name}`), `%${escapeLike(term)}%`, true))),
+      eb.or(source.searchFields.map((name) => storeDatabase(database).like(sql.ref(`${table}.${name}`), `%${escapeLike(term)}%`, true))),
     );
   }
   return eb.and(conditions);
@@ -318,7 +318,7 @@ function compileFilter(database: Database, field: Field, column: string, filter:
     }
     return eb(ref, operator, bind(value));
   };
-  const like = (pattern: string, insensitive: boolean): Expression<SqlBool> => database.like(ref, pattern, insensitive);
+  const like = (pattern: string, insensitive: boolean): Expression<SqlBool> => storeDatabase(database).like(ref, pattern, insensitive);
   const text = (): string => escapeLike(filter.value as string);
 
   switch (filter.lookup) {
@@ -349,7 +349,7 @@ function compileFilter(database: Database, field: Field, column: string, filter:
       const conditions =
         days.length <= DAYS_AS_RANGES
           ? days.map((day) => compare('=', day))
-          : [eb(database.utcDay(ref), 'in', days.map((day) => day.start.toISOString().slice(0, 10)))];
+          : [eb(storeDatabase(database).utcDay(ref), 'in', days.map((day) => day.start.toISOString().slice(0, 10)))];
       const others = values.filter((value) => !(value instanceof Day));
       if (others.length > 0) conditions.push(eb(ref, 'in', others.map(bind)));
       return eb.or(conditions);

@@ -3,7 +3,7 @@
  * lock on PostgreSQL), so processes starting together migrate once.
  */
 import { Migrator, sql, type Kysely, type MigrationProvider } from 'kysely';
-import type { Database, Tables } from './database.js';
+import { storeDatabase, type Database, type Tables } from './database.js';
 import type { SqlTypes } from './dialects/capabilities.js';
 import { currentSchema } from './introspection.js';
 
@@ -16,7 +16,7 @@ export type Migrations = Readonly<Record<string, MigrationStep>>;
 
 /** Runs what has not run yet of `migrations`, bookkept in `<name>_migrations`. */
 export async function migrate(database: Database, name: string, migrations: Migrations): Promise<string[]> {
-  const { types, hasSchemas } = database.capabilities;
+  const { types, hasSchemas } = storeDatabase(database).capabilities;
   const provider: MigrationProvider = {
     getMigrations: async () =>
       Object.fromEntries(
@@ -24,12 +24,12 @@ export async function migrate(database: Database, name: string, migrations: Migr
       ),
   };
   const migrator = new Migrator({
-    db: database.db,
+    db: storeDatabase(database).db,
     provider,
     migrationTableName: `${name}_migrations`,
     migrationLockTableName: `${name}_migrations_lock`,
     // Kysely looks for its tables in every schema unless told which; another schema's must not count.
-    migrationTableSchema: hasSchemas ? await currentSchema(database.db) : undefined,
+    migrationTableSchema: hasSchemas ? await currentSchema(storeDatabase(database).db) : undefined,
   });
   const { error, results = [] } = await migrator.migrateToLatest();
   if (error) throw error;

@@ -6,7 +6,7 @@
  * Kysely's own.
  */
 import { CompiledQuery, type Compilable } from 'kysely';
-import type { Database } from './database.js';
+import { storeDatabase, type Database } from './database.js';
 
 /** Stands in for the query's `index`th argument while it is built. */
 export class Placeholder {
@@ -34,7 +34,7 @@ export function precompiled<R>(
     }
     const parameters = query.parameters.map((parameter) => (parameter instanceof Placeholder ? values[parameter.index] : parameter));
     // Inside a transaction the query must run on its connection, through Kysely.
-    if (!database.db.isTransaction) return database.run(query.sql, parameters) as Promise<R[]>;
-    return database.db.executeQuery<R>(CompiledQuery.raw(query.sql, parameters) as CompiledQuery<R>).then((result) => result.rows);
+    if (!storeDatabase(database).db.isTransaction) return database.run(query.sql, parameters) as Promise<R[]>;
+    return storeDatabase(database).db.executeQuery<R>(CompiledQuery.raw(query.sql, parameters) as CompiledQuery<R>).then((result) => result.rows);
   };
 }

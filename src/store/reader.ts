@@ -7,7 +7,7 @@
  * sent when it is asked for. Nothing announced, or a different read asked for, is simply read then.
  */
 import type { Row, Selection } from '../core/rows.js';
-import type { Database } from './database.js';
+import { storeDatabase, type Database } from './database.js';
 import { readList, type ListPlan, type ListRead } from './list.js';
 import { findRecord, findRecordAlongside, lookUp, type Companion, type RecordId } from './records.js';
 
@@ -36,7 +36,7 @@ export function requestReader(database: Database): RequestReader {
   return {
     database,
     announce(selection, id) {
-      if (database.capabilities.mergesRoundTrips) announced = { selection, id };
+      if (storeDatabase(database).capabilities.mergesRoundTrips) announced = { selection, id };
     },
     async lookUp(companion) {
       const read = announced;

@@ -8,7 +8,7 @@ import type { Field } from '../core/fields.js';
 import type { Ordering } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
 import type { Row, Selection } from '../core/rows.js';
-import type { Database, Tables } from './database.js';
+import { storeDatabase, type Database, type Tables } from './database.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a select over run-time tables has no static row type
@@ -18,7 +18,7 @@ const nestedAlias = (name: string): string => `nested_${name}`;
 const nestedColumn = (name: string, column: string): string => `${name}__${column}`;
 
 /** FROM the selection's table (or `from`, named as it), LEFT JOIN each nested table; no columns yet. */
-export function fromSelection(database: Database, selection: Selection, from = database.db.selectFrom(selection.table) as unknown as RowQuery): RowQuery {
+export function fromSelection(database: Database, selection: Selection, from = storeDatabase(database).db.selectFrom(selection.table) as unknown as RowQuery): RowQuery {
   let query = from;
   for (const join of selection.joins) {
     const alias = nestedAlias(join.name);
@@ -69,7 +69,7 @@ export const versionOf = (row: Row): string | undefined => versions.get(row);
 /** One record by id, with its row version where the dialect has one. */
 function selectRecord(database: Database, selection: Selection, id: unknown): RowQuery {
   const query = selectColumns(fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.id`), '=', id);
-  const version = database.capabilities.rowVersion;
+  const version = storeDatabase(database).capabilities.rowVersion;
   return version ? (query.select(version(selection.table).as(VERSION)) as RowQuery) : query;
 }
 
@@ -92,7 +92,7 @@ function recordQuery(selection: Selection, lock: boolean): RecordById {
     const build = (locked: boolean) =>
       precompiled((database, id) => {
         const query = selectRecord(database, selection, id);
-        return locked && database.capabilities.supportsRowLocks ? query.forUpdate(selection.table) : query;
+        return locked && storeDatabase(database).capabilities.supportsRowLocks ? query.forUpdate(selection.table) : query;
       });
     queries = { plain: build(false), locked: build(true) };
     recordQueries.set(selection, queries);
@@ -144,7 +144,7 @@ function pairedQuery(selection: Selection, companion: Companion): RecordById {
   if (!query) {
     query = precompiled(
       (database, id, ...values) =>
-        database.db
+        storeDatabase(database).db
           .selectFrom(companion.query(database, ...values).as(COMPANION))
           .leftJoin(selectRecord(database, selection, id).as(RECORD), (join) => join.onTrue())
           .select(companion.columns.map((column) => sql.ref(`${COMPANION}.${column}`).as(nestedColumn(COMPANION, column))))
@@ -183,7 +183,7 @@ export async function findRecords(database: Database, selection: Selection, ids:
 }
 
 export async function recordExists(database: Database, table: string, id: unknown): Promise<boolean> {
-  const row = await database.db.selectFrom(table).select(sql.lit(1).as('found')).where('id', '=', id).executeTakeFirst();
+  const row = await storeDatabase(database).db.selectFrom(table).select(sql.lit(1).as('found')).where('id', '=', id).executeTakeFirst();
   return row !== undefined;
 }
 
@@ -198,7 +198,7 @@ export function toDriverValues(model: Model, values: Row): Row {
 }
 
 export async function insertRecord(database: Database, model: Model, values: Row): Promise<RecordId> {
-  const row = await database.db
+  const row = await storeDatabase(database).db
     .insertInto(model.table)
     .values(toDriverValues(model, values))
     .returning('id')

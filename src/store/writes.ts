@@ -10,7 +10,7 @@ import type { Compilable } from 'kysely';
 import type { Model } from '../core/model.js';
 import { RecordRefused } from '../core/refused.js';
 import type { Row, Selection } from '../core/rows.js';
-import type { Database } from './database.js';
+import { storeDatabase, type Database } from './database.js';
 import { assembleRow, findRecord, fromSelection, recordExists, selectColumns, toDriverValues, versionOf, type RecordId, type RowQuery } from './records.js';
 
 /** The caller's look at a record about to be written (permissions, preconditions): it throws to refuse the write. */
@@ -34,9 +34,9 @@ const WRITTEN = 'written';
  */
 async function writtenRow(database: Database, selection: Selection, write: Returnable): Promise<Row | undefined> {
   const nested = selection.joins.length > 0;
-  const oneStatement = database.capabilities.supportsModifyingCte && !selection.joins.some((join) => join.table === selection.table);
+  const oneStatement = storeDatabase(database).capabilities.supportsModifyingCte && !selection.joins.some((join) => join.table === selection.table);
   if (nested && oneStatement) {
-    const from = database.db.with(WRITTEN, () => write.returning(selection.columns) as never).selectFrom(`${WRITTEN} as ${selection.table}`);
+    const from = storeDatabase(database).db.with(WRITTEN, () => write.returning(selection.columns) as never).selectFrom(`${WRITTEN} as ${selection.table}`);
     const row = await selectColumns(fromSelection(database, selection, from as unknown as RowQuery), selection).executeTakeFirst();
     return row && assembleRow(row, selection);
   }
@@ -86,14 +86,14 @@ async function refusing<T>(database: Database, model: Model, values: Row, write:
 /** A new record, as `selection` reads it. */
 export function createRecord(database: Database, model: Model, selection: Selection, values: Row): Promise<Row> {
   return refusing(database, model, values, async () => {
-    const write = database.db.insertInto(model.table).values(toDriverValues(model, values));
+    const write = storeDatabase(database).db.insertInto(model.table).values(toDriverValues(model, values));
     return (await writtenRow(database, selection, write as unknown as Returnable))!;
   });
 }
 
 /** New records, in order, all or none (a refusal carries the refused record's index). */
 export function createRecords(database: Database, model: Model, selection: Selection, records: readonly Row[]): Promise<Row[]> {
-  return database.db.transaction().execute(async (transaction) => {
+  return storeDatabase(database).db.transaction().execute(async (transaction) => {
     const scoped = { ...database, db: transaction };
     const rows: Row[] = [];
     for (const [index, values] of records.entries()) {
@@ -143,8 +143,8 @@ export async function updateRecord(
 ): Promise<Row | undefined> {
   const changed = (database: Database, version?: string) =>
     refusing(database, model, values, () => {
-      let write = database.db.updateTable(model.table).set(toDriverValues(model, values)).where('id', '=', id);
-      if (version !== undefined) write = write.where(database.capabilities.rowVersion!(model.table), '=', version);
+      let write = storeDatabase(database).db.updateTable(model.table).set(toDriverValues(model, values)).where('id', '=', id);
+      if (version !== undefined) write = write.where(storeDatabase(database).capabilities.rowVersion!(model.table), '=', version);
       return writtenRow(database, selection, write as unknown as Returnable);
     });
   const empty = Object.keys(values).length === 0;
@@ -155,7 +155,7 @@ export async function updateRecord(
     const row = await changed(database, version);
     if (row) return row;
   }
-  return database.db.transaction().execute(async (transaction) => {
+  return storeDatabase(database).db.transaction().execute(async (transaction) => {
     const scoped = { ...database, db: transaction };
     const row = await lockedRecord(scoped, selection, id, guard.check);
     if (!row) return undefined;
@@ -170,9 +170,9 @@ export async function updateRecord(
  */
 export async function deleteRecord(database: Database, selection: Selection, id: RecordId, check?: WriteCheck): Promise<boolean> {
   const remove = async (database: Database) =>
-    (await database.db.deleteFrom(selection.table).where('id', '=', id).executeTakeFirst()).numDeletedRows > 0n;
+    (await storeDatabase(database).db.deleteFrom(selection.table).where('id', '=', id).executeTakeFirst()).numDeletedRows > 0n;
   if (!check) return remove(database);
-  return database.db.transaction().execute(async (transaction) => {
+  return storeDatabase(database).db.transaction().execute(async (transaction) => {
     const scoped = { ...database, db: transaction };
     return (await lockedRecord(scoped, selection, id, check)) !== undefined && remove(scoped);
   });

@@ -6,7 +6,7 @@
  * Either way the stale ETag is refused and the other writer's change is kept.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { Database } from '../../src/store/database.js';
+import type { StoreDatabase } from '../../src/store/database.js';
 import service from '../../src/service/app.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 
@@ -16,7 +16,7 @@ let alice: TestUser;
 let interloper: (() => Promise<unknown>) | undefined;
 
 /** The database with `interloper` run after the first read of an article the app sends. */
-function interrupted(database: Database): Database {
+function interrupted(database: StoreDatabase): StoreDatabase {
   return {
     ...database,
     async run(text, parameters) {

@@ -7,7 +7,8 @@
  */
 import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { collection, defineApp, fields, model, serializer, type Database } from '../../src/framework/index.js';
+import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
+import type { StoreDatabase } from '../../src/store/database.js';
 import service from '../../src/service/app.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { testDialect } from '../support/database.js';
@@ -20,7 +21,7 @@ const sent: string[] = [];
 const detailStatements = testDialect === 'postgres' ? 1 : 2;
 
 /** The database with every statement the app sends recorded: precompiled ones through `run`, the rest through Kysely. */
-function recording(database: Database): Database {
+function recording(database: StoreDatabase): StoreDatabase {
   // Kysely also transforms the queries it only compiles: a statement counts once its result comes back.
   const compiled = new WeakMap<object, string>();
   const recorder: KyselyPlugin = {
