@@ -7,10 +7,12 @@
  * constraints, not by reads beforehand: a refusal comes back as a RecordRefused naming the field.
  */
 import type { Compilable } from 'kysely';
+import { cached } from '../core/cache.js';
 import type { Model } from '../core/model.js';
 import { RecordRefused } from '../core/refused.js';
 import type { Row, Selection } from '../core/rows.js';
 import { storeDatabase, type Database } from './database.js';
+import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
 import { assembleRow, findRecord, fromSelection, recordExists, selectColumns, toDriverValues, versionOf, type RecordId, type RowQuery } from './records.js';
 
 /** The caller's look at a record about to be written (permissions, preconditions): it throws to refuse the write. */
@@ -21,10 +23,47 @@ export type BeforeWrite = (row: Row, transaction: Database) => Promise<void>;
 
 /** An INSERT or UPDATE, ready for its RETURNING clause. */
 interface Returnable {
-  returning(columns: readonly string[]): Compilable<Row> & { executeTakeFirst(): Promise<Row | undefined> };
+  returning(columns: readonly string[]): Compilable<Row>;
 }
 
 const WRITTEN = 'written';
+
+/** Whether the written row's nested fields are read in the write's own statement (see writtenRow). */
+const readInOneStatement = (database: Database, selection: Selection): boolean =>
+  storeDatabase(database).capabilities.supportsModifyingCte && !selection.joins.some((join) => join.table === selection.table);
+
+/** The write, returning the row: as the selection reads it where readInOneStatement, else its own columns. */
+function returningRow(database: Database, selection: Selection, write: Returnable): Compilable<Row> {
+  if (selection.joins.length === 0 || !readInOneStatement(database, selection)) return write.returning(selection.columns);
+  const from = storeDatabase(database).db.with(WRITTEN, () => write.returning(selection.columns) as never).selectFrom(`${WRITTEN} as ${selection.table}`);
+  return selectColumns(fromSelection(database, selection, from as unknown as RowQuery), selection);
+}
+
+/** Past this many shapes (which columns a write sets) per selection, the compiled writes are dropped. */
+const WRITE_SHAPES = 100;
+const writeQueries = new WeakMap<Selection, Map<string, Precompiled<Row>>>();
+
+/**
+ * A write of `columns` returning the row (returningRow), built and compiled once per shape: every
+ * create of a collection sets the same columns, every PATCH of a field the same one. `build` gets
+ * one placeholder per column's value, then `extra` more.
+ */
+function writeQuery(
+  selection: Selection,
+  shape: string,
+  count: number,
+  build: (database: Database, placeholders: readonly Placeholder[]) => Returnable,
+): Precompiled<Row> {
+  let queries = writeQueries.get(selection);
+  if (!queries) writeQueries.set(selection, (queries = new Map()));
+  return cached(queries, shape, WRITE_SHAPES, () =>
+    precompiled((database, ...placeholders) => returningRow(database, selection, build(database, placeholders)), count),
+  );
+}
+
+/** The columns' values bound to their placeholders. */
+const bound = (columns: readonly string[], placeholders: readonly Placeholder[]): Row =>
+  Object.fromEntries(columns.map((column, index) => [column, placeholders[index]]));
 
 /**
  * The written row as the selection reads it. One statement where the database runs a write inside a
@@ -32,16 +71,10 @@ const WRITTEN = 'written';
  * columns, and the nested fields are read after it. A record nesting its own table is read after it
  * too: within one statement, the join would see that table as it was before the write.
  */
-async function writtenRow(database: Database, selection: Selection, write: Returnable): Promise<Row | undefined> {
-  const nested = selection.joins.length > 0;
-  const oneStatement = storeDatabase(database).capabilities.supportsModifyingCte && !selection.joins.some((join) => join.table === selection.table);
-  if (nested && oneStatement) {
-    const from = storeDatabase(database).db.with(WRITTEN, () => write.returning(selection.columns) as never).selectFrom(`${WRITTEN} as ${selection.table}`);
-    const row = await selectColumns(fromSelection(database, selection, from as unknown as RowQuery), selection).executeTakeFirst();
-    return row && assembleRow(row, selection);
-  }
-  const row = await write.returning(selection.columns).executeTakeFirst();
-  if (!row || !nested) return row;
+async function writtenRow(database: Database, selection: Selection, query: Precompiled<Row>, values: readonly unknown[]): Promise<Row | undefined> {
+  const [row] = await query(database, ...values);
+  if (!row || selection.joins.length === 0) return row;
+  if (readInOneStatement(database, selection)) return assembleRow(row, selection);
   // Read apart, the record may be gone already (deleted by another request): then it is shown as written.
   return (await findRecord(database, selection, row.id as RecordId)) ?? assembleRow(row, selection);
 }
@@ -85,10 +118,12 @@ async function refusing<T>(database: Database, model: Model, values: Row, write:
 
 /** A new record, as `selection` reads it. */
 export function createRecord(database: Database, model: Model, selection: Selection, values: Row): Promise<Row> {
-  return refusing(database, model, values, async () => {
-    const write = storeDatabase(database).db.insertInto(model.table).values(toDriverValues(model, values));
-    return (await writtenRow(database, selection, write as unknown as Returnable))!;
-  });
+  const driverValues = toDriverValues(model, values);
+  const columns = Object.keys(driverValues);
+  const query = writeQuery(selection, `insert ${columns.join(',')}`, columns.length, (database, placeholders) =>
+    storeDatabase(database).db.insertInto(model.table).values(bound(columns, placeholders)) as unknown as Returnable,
+  );
+  return refusing(database, model, values, async () => (await writtenRow(database, selection, query, Object.values(driverValues)))!);
 }
 
 /** New records, in order, all or none (a refusal carries the refused record's index). */
@@ -141,12 +176,19 @@ export async function updateRecord(
   values: Row,
   guard?: UpdateGuard,
 ): Promise<Row | undefined> {
-  const changed = (database: Database, version?: string) =>
-    refusing(database, model, values, () => {
-      let write = storeDatabase(database).db.updateTable(model.table).set(toDriverValues(model, values)).where('id', '=', id);
-      if (version !== undefined) write = write.where(storeDatabase(database).capabilities.rowVersion!(model.table), '=', version);
-      return writtenRow(database, selection, write as unknown as Returnable);
+  const driverValues = toDriverValues(model, values);
+  const columns = Object.keys(driverValues);
+  /** The UPDATE by id; `versioned`, only of the row as it was at that version. */
+  const update = (versioned: boolean) =>
+    writeQuery(selection, `update ${columns.join(',')}${versioned ? ' versioned' : ''}`, columns.length + (versioned ? 2 : 1), (database, placeholders) => {
+      const [id, version] = placeholders.slice(columns.length);
+      const write = storeDatabase(database).db.updateTable(model.table).set(bound(columns, placeholders)).where('id', '=', id);
+      return (versioned ? write.where(storeDatabase(database).capabilities.rowVersion!(model.table), '=', version as unknown as string) : write) as unknown as Returnable;
     });
+  const changed = (database: Database, version?: string) =>
+    refusing(database, model, values, () =>
+      writtenRow(database, selection, update(version !== undefined), [...Object.values(driverValues), id, ...(version === undefined ? [] : [version])]),
+    );
   const empty = Object.keys(values).length === 0;
   if (!guard) return empty ? findRecord(database, selection, id) : changed(database);
   const version = guard.seen && !guard.alongside && !empty ? versionOf(guard.seen) : undefined;

@@ -30,17 +30,17 @@ function recording(database: StoreDatabase): StoreDatabase {
       return node;
     },
     transformResult: async ({ result, queryId }) => {
-      // A precompiled query run inside a transaction reaches Kysely already compiled.
-      sent.push(compiled.get(queryId) ?? '(precompiled)');
+      sent.push(compiled.get(queryId)!);
       return result;
     },
   };
   return {
     ...database,
     db: database.db.withPlugin(recorder),
-    run: (text, parameters) => {
+    run: async (text, parameters) => {
+      const rows = await database.run(text, parameters);
       sent.push(text);
-      return database.run(text, parameters);
+      return rows;
     },
   };
 }
