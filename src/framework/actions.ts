@@ -168,7 +168,7 @@ const guard =
   (action: ActionRequest): WriteCheck =>
   async (row) => {
     await checkRecord(action, row);
-    assertMatches(action.request, strongEtag(JSON.stringify(action.collection.serializer.render(row))));
+    assertMatches(action.request, () => strongEtag(JSON.stringify(action.collection.serializer.render(row))));
   };
 
 /** Whether the model's rules write alongside this update (beforeStore, for the fields it is called on). */
