@@ -13,6 +13,7 @@ export function openConfiguredDatabase(config: Config): Database {
   return openDatabase(config.databaseUrl, {
     maxConnections: config.maxConnections,
     maxIdleConnections: config.maxIdleConnections,
+    connectionWaitMillis: config.connectionWaitMs,
   });
 }
 
