@@ -322,8 +322,10 @@ function hoistNamedSchemas(node: unknown, components: Components): unknown {
   if (Array.isArray(node)) return node.map((item) => hoistNamedSchemas(item, components));
   if (typeof node !== 'object' || node === null) return node;
   const entries = Object.entries(node).map(([key, value]) => [key, hoistNamedSchemas(value, components)] as const);
-  const { [COMPONENT]: name, description: _useDescription, ...schema } = Object.fromEntries(entries) as JsonSchema;
+  const { [COMPONENT]: name, ...schema } = Object.fromEntries(entries) as JsonSchema;
   if (typeof name !== 'string') return Object.fromEntries(entries);
+  // A description beside the schema belongs to its use (a response's, say), not to the named schema.
+  delete schema.description;
   const known = components[name];
   if (known && JSON.stringify(known) !== JSON.stringify(schema)) {
     throw new Error(`Two different schemas are named "${name}" in the OpenAPI document: give one of the serializers its own \`name\`.`);

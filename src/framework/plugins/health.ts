@@ -1,7 +1,7 @@
 /** The health endpoints: /healthz (the process is up) and /readyz (the database is reachable). */
 import type { Database } from '../../store/database.js';
 import { ping } from '../../store/ping.js';
-import { ANONYMOUS, operationId, textErrorResponses } from '../openapi.js';
+import { ANONYMOUS, errorResponses, operationId } from '../openapi.js';
 import { appWide } from './app-wide.js';
 
 /** Probes address a machine by its IP, so these answer outside ALLOWED_HOSTS. */
@@ -17,7 +17,7 @@ const documented = (name: string, summary: string) => ({
     ...ANONYMOUS,
     response: {
       200: { description: 'OK', ...statusSchema },
-      ...textErrorResponses([]),
+      ...errorResponses([]),
       503: { description: 'Database unreachable', ...statusSchema, headers: { 'Retry-After': { type: 'integer', description: 'Seconds to wait.' } } },
     },
   },
