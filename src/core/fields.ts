@@ -256,7 +256,7 @@ export const fields = {
       if (!EMAIL.test(text)) throw new FieldError('Enter a valid email address.');
     });
     // A blank one is the empty string, which is no address: the schema allows it beside the format.
-    const format = options.blank ? { anyOf: [{ format: 'email' }, { const: '' }] } : { format: 'email' };
+    const format = options.blank ? { anyOf: [{ type: 'string', format: 'email' }, { type: 'string', maxLength: 0 }] } : { format: 'email' };
     return makeField({ ...kind, schema: { ...kind.schema, ...format } }, options);
   },
 
