@@ -372,6 +372,10 @@ export async function registerOpenApi(app: FastifyInstance, authKinds: readonly 
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
     transformObject: (built) => withNamedComponents(('openapiObject' in built ? built.openapiObject : built.swaggerObject) as Record<string, unknown>),
   });
+  // Built once at start-up, so a declaration the document cannot describe (two schemas under one name) stops it there.
+  app.addHook('onReady', async () => {
+    app.swagger();
+  });
   // Our own page script (static/api-docs.js): Swagger UI's base layout (no top bar, so no
   // third-party logo, and no inline <style> the page's CSP refuses), reading `documentPath`.
   const initializer = readFileSync(new URL('api-docs.js', ASSETS), 'utf8').replace('__DOCUMENT_PATH__', documentPath);

@@ -23,7 +23,7 @@ import {
 export const Post = model('posts', {
   id: fields.id(),
   title: fields.string({ maxLength: 200 }),
-  // Bounded, so that one post (and the list that carries it) stays small: SPEC §4.
+  // Bounded, so that one post (and the list that carries it) stays small (docs/contract.md, the posts API).
   content: fields.text({ maxLength: 100_000 }),
   published: fields.boolean({ default: false }),
   created_at: fields.timestamp(),

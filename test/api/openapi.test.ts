@@ -1,5 +1,6 @@
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, collection, defineApp, loadConfig, openDatabase, serializer, User } from '../../src/framework/index.js';
 import { startApi, type TestApi } from '../support/api.js';
 
 let api: TestApi;
@@ -113,7 +114,7 @@ describe('the OpenAPI document', () => {
     expect(schemas.UserPartialUpdate.required).toEqual([]);
     // A GET result sent back: the hidden password as null counts as not sent.
     expect(schemas.UserUpdate.properties.password.type).toEqual(['string', 'null']);
-    expect(schemas.User.properties.email.anyOf).toEqual([{ format: 'email' }, { enum: [''] }]);
+    expect(schemas.User.properties.email.anyOf).toEqual([{ type: 'string', format: 'email' }, { type: 'string', maxLength: 0 }]);
     expect(create.responses).toHaveProperty('415');
 
     expect(create.responses['201'].content['application/json'].schema.$ref).toBe('#/components/schemas/User');
@@ -131,6 +132,23 @@ describe('the OpenAPI document', () => {
 
     expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['jwt', 'session', 'token']);
     expect(document.components.schemas.ErrorEnvelope.required).toEqual(['error', 'code']);
+  });
+});
+
+describe('named schemas', () => {
+  it('refuses to start when two different serializers would share a name, and names it', async () => {
+    const twins = defineApp({
+      collections: [
+        collection('people', { serializer: serializer(User, { fields: ['id', 'username'] }) }),
+        collection('accounts', { serializer: serializer(User, { fields: ['id', 'email'] }) }),
+      ],
+    });
+    // The document depends on the declarations alone: an empty in-memory database will do.
+    const database = openDatabase('sqlite::memory:');
+    const app = await buildApp(twins, { database, config: loadConfig({ LOG_LEVEL: 'silent', SECRET_KEY: 'named-schemas-test-secret-0123456789' }) });
+    await expect(app.ready()).rejects.toThrow('Two different schemas are named "User"');
+    await app.close();
+    await database.close();
   });
 });
 
