@@ -3,6 +3,7 @@
 // and no inline style the page's CSP would refuse); the document's components
 // (every named schema) are listed below the operations.
 'use strict';
+/* global SwaggerUIBundle -- Swagger UI's bundle, loaded by the page before this script */
 
 window.onload = function () {
   window.ui = SwaggerUIBundle({
