@@ -15,10 +15,9 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { root } from '../support/spawned-server.js';
+import { listeningUrl, root } from '../support/spawned-server.js';
 
 let folder: string;
 let app: string;
@@ -139,17 +138,7 @@ describe('restfold installed from its tarball into a new folder', () => {
     });
     let stderr = '';
     server.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
-    const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`not serving after 60 s: ${stderr}`)), 60_000);
-      server!.once('exit', (code) => reject(new Error(`serve exited (${code}): ${stderr}`)));
-      createInterface({ input: server!.stdout! }).on('line', (line) => {
-        const address = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1];
-        if (address) {
-          clearTimeout(timer);
-          resolve(address);
-        }
-      });
-    });
+    const url = await listeningUrl(server);
 
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const created = await fetch(`${url}/api/v1/notes/`, { method: 'POST', headers, body: JSON.stringify({ title: 'Written outside the checkout' }) });

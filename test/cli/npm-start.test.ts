@@ -8,9 +8,8 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, expect, it } from 'vitest';
-import { root } from '../support/spawned-server.js';
+import { listeningUrl, root } from '../support/spawned-server.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'restfold-npm-start-'));
 afterAll(() => rmSync(folder, { recursive: true, force: true }));
@@ -25,17 +24,7 @@ it.each(['SIGTERM', 'SIGINT'] as const)('stops the server when npm gets %s', asy
   const env = { ...process.env, PORT: '0', HOST: '127.0.0.1', DATABASE_URL: `sqlite:${join(folder, `${signal}.sqlite3`)}`, LOG_LEVEL: 'info' };
   const npm = spawn('npm', ['start', '--silent'], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`not serving after 60 s: ${lines.join('\n')}`)), 60_000);
-    createInterface({ input: npm.stdout! }).on('line', (line) => {
-      lines.push(line);
-      const address = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1];
-      if (address) {
-        clearTimeout(timer);
-        resolve(address);
-      }
-    });
-  });
+  const url = await listeningUrl(npm, (line) => lines.push(line));
   expect((await fetch(`${url}/healthz`)).status).toBe(200);
 
   const exited = new Promise<number | null>((resolve) => npm.once('exit', (code) => resolve(code)));
