@@ -64,7 +64,7 @@ const LOCATION: Record<string, JsonSchema> = { Location: { type: 'string', forma
 
 const STATUS_HEADERS: Record<number, Record<string, JsonSchema>> = { 401: WWW_AUTHENTICATE, 429: RETRY_AFTER, 503: RETRY_AFTER };
 
-/** `response` with `headers` added to every status in it. */
+/** `responses` with `headers` added to every status in it. */
 export function withHeaders(responses: Record<string, JsonSchema>, headers: Record<string, JsonSchema>): Record<string, JsonSchema> {
   return Object.fromEntries(
     Object.entries(responses).map(([status, response]) => [status, { ...response, headers: { ...(response.headers as object), ...headers } }]),
@@ -74,28 +74,28 @@ export function withHeaders(responses: Record<string, JsonSchema>, headers: Reco
 /** What every route may answer whatever it does: a URL over the limit, and a server error. */
 const ALWAYS = [414, 500];
 
-function errorResponsesOf(statuses: readonly number[], body: (status: number) => JsonSchema): Record<string, JsonSchema> {
+function errorResponsesOf(statuses: readonly number[], body: JsonSchema): Record<string, JsonSchema> {
   return Object.fromEntries(
     [...new Set([...statuses, ...ALWAYS])].map((status) => [
       String(status),
-      { description: ERROR_DESCRIPTIONS[status], ...body(status), ...(STATUS_HEADERS[status] && { headers: STATUS_HEADERS[status] }) },
+      { description: ERROR_DESCRIPTIONS[status], ...body, ...(STATUS_HEADERS[status] && { headers: STATUS_HEADERS[status] }) },
     ]),
   );
 }
 
 /** The error envelope for each status a route can answer with. */
-export const errorResponses = (statuses: readonly number[]): Record<string, JsonSchema> => errorResponsesOf(statuses, () => errorRef);
+export const errorResponses = (statuses: readonly number[]): Record<string, JsonSchema> => errorResponsesOf(statuses, errorRef);
 
 /** Plain-text error bodies (for simple routes), one per status. */
 export const textErrorResponses = (statuses: readonly number[]): Record<string, JsonSchema> =>
-  errorResponsesOf(statuses, () => ({ content: { 'text/plain': { schema: { type: 'string' } } } }));
+  errorResponsesOf(statuses, { content: { 'text/plain': { schema: { type: 'string' } } } });
 
 /**
  * A schema named in the document's components: every use becomes a `$ref` to
  * it (see hoistNamedSchemas), so generated clients get a type of that name.
  */
 const COMPONENT = 'x-restfold-component';
-export const named = (name: string, schema: JsonSchema): JsonSchema => ({ [COMPONENT]: name, ...schema });
+const named = (name: string, schema: JsonSchema): JsonSchema => ({ [COMPONENT]: name, ...schema });
 
 /**
  * The JSON a record renders as. Every field is required: a response carries
