@@ -38,23 +38,27 @@ Commands:
   permissions add --username U NAME ...
   permissions remove --username U NAME ...
 
---app FILE: a JavaScript module (path from the current directory) whose default
-export is made with defineApp(); without it, the example service.
+--app FILE: a JavaScript or TypeScript module (path from the current directory)
+whose default export is made with defineApp(); without it, the example service.
 Settings come from the environment (DATABASE_URL, PORT, ...; see README).`;
 
 class UsageError extends Error {}
 const isUserMistake = (error: unknown): boolean =>
   error instanceof UsageError || error instanceof AdminInputError || (error instanceof TypeError && String((error as { code?: string }).code).startsWith('ERR_PARSE_ARGS'));
 
+const TYPESCRIPT = new Set(['.ts', '.mts', '.cts']);
+
 async function loadApp(file: string | undefined): Promise<AppDefinition> {
   if (file && !existsSync(resolve(file))) throw new UsageError(`No app file at ${resolve(file)}.`);
   const url = file ? pathToFileURL(resolve(file)).href : new URL('./service/app.js', import.meta.url).href;
+  // TypeScript apps run as they are, with no build step: tsx's loader compiles them as Node imports them.
+  if (file && TYPESCRIPT.has(extname(file))) (await import('tsx/esm/api')).register();
   let module: { default?: AppDefinition };
   try {
     module = (await import(url)) as { default?: AppDefinition };
   } catch (error) {
     if ((error as { code?: string }).code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw error;
-    throw new UsageError(`Node cannot run ${extname(file!)} files as they are: compile ${file} to JavaScript and pass the .js file.`);
+    throw new UsageError(`Node cannot run ${extname(file!)} files: pass a .js, .mjs or .ts module.`);
   }
   if (!module.default?.collections) throw new UsageError(`${file} has no default export made with defineApp().`);
   return module.default;

@@ -255,7 +255,9 @@ export const fields = {
     const kind = stringKind('email', { maxLength: 254, ...options }, (text) => {
       if (!EMAIL.test(text)) throw new FieldError('Enter a valid email address.');
     });
-    return makeField({ ...kind, schema: { ...kind.schema, format: 'email' } }, options);
+    // A blank one is the empty string, which is no address: the schema allows it beside the format.
+    const format = options.blank ? { anyOf: [{ type: 'string', format: 'email' }, { type: 'string', maxLength: 0 }] } : { format: 'email' };
+    return makeField({ ...kind, schema: { ...kind.schema, ...format } }, options);
   },
 
   boolean: (options: CommonOptions = {}): Field =>

@@ -14,6 +14,7 @@ export interface CollectionOptions {
   serializer: Serializer;
   /** Fields that may be filtered: a list (every lookup that fits each type) or field → lookups. */
   filterFields?: readonly string[] | Readonly<Record<string, readonly Lookup[]>>;
+  /** Fields the `ordering` parameter may name; `id` is always allowed besides. */
   orderingFields?: readonly string[];
   /** Used when a request gives no `ordering`, e.g. `['-created_at']`; ties always fall back to `id`. */
   defaultOrdering?: readonly string[];
@@ -69,7 +70,8 @@ export function collection(name: string, options: CollectionOptions): Collection
     filters.set(field, lookups);
   }
 
-  const ordering = options.orderingFields ?? [];
+  // `id` breaks every tie and is always indexed, so it is always allowed (as clients such as react-admin's ask).
+  const ordering = [...new Set(['id', ...(options.orderingFields ?? [])])];
   for (const field of ordering) {
     if (!modelFields[field] || modelFields[field].writeOnly) throw new Error(`${name}: cannot order by "${field}".`);
   }

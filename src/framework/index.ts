@@ -26,7 +26,7 @@ export type { Row } from '../core/rows.js';
 export { serve, openConfiguredDatabase } from './server.js';
 export { mountSimpleRoutes, readJsonBody, sendJsonArray } from './simple-routes.js';
 export type { SimpleEndpoint, SimpleHandler, SimpleMethod, SimpleRoutes } from './simple-routes.js';
-export { errorResponses, inputSchema, recordSchema, textErrorResponses } from './openapi.js';
+export { ANONYMOUS, errorResponses, inputSchema, recordSchema, textErrorResponses } from './openapi.js';
 export { User } from './users/model.js';
 export type { AuthUser } from './authentication/auth-user.js';
 export { openDatabase } from '../store/database.js';

@@ -18,6 +18,12 @@ export interface NestedField {
 }
 
 export interface SerializerOptions {
+  /**
+   * Its schemas' names in the OpenAPI document (`Book`, `BookCreate`, …); by
+   * default the model's table in the singular (`books` → `Book`). Two
+   * serializers of one model need names of their own.
+   */
+  name?: string;
   /** Output order; names of model fields or of `nested` entries. */
   fields: string[];
   readOnly?: string[];
@@ -38,8 +44,18 @@ export interface WriteContext extends DefaultContext {
 export const UNKNOWN_FIELD = 'Unknown field.';
 export const REQUIRED = 'This field is required.';
 
+/** `books` → `Book`, `reading_lists` → `ReadingList`. */
+const schemaNameOf = (table: string): string =>
+  table
+    .replace(/s$/, '')
+    .split('_')
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
+
 export class Serializer {
   readonly model: Model;
+  /** Its schemas' names in the OpenAPI document. */
+  readonly name: string;
   readonly fields: readonly string[];
   readonly readOnly: ReadonlySet<string>;
   readonly hidden: ReadonlySet<string>;
@@ -59,6 +75,7 @@ export class Serializer {
 
   constructor(model: Model, options: SerializerOptions) {
     this.model = model;
+    this.name = options.name ?? schemaNameOf(model.table);
     this.options = options;
     this.fields = options.fields;
     this.nested = options.nested ?? {};

@@ -1,5 +1,5 @@
 /**
- * The collection handler: the seed's stages, in order, in one place.
+ * The collection handler: the pipeline's stages (docs/contract.md), in order, in one place.
  *   authentication → permissions → throttling → negotiation → parsing → action → rendering
  * On PostgreSQL the record a plain detail read or update reads first is read with the
  * authentication's own query (one round trip, not two) and handed to the action; the stages still decide, in their order, whether it is shown.

@@ -9,7 +9,7 @@ export const userSerializer = serializer(User, {
 });
 
 /** What other records show of a user. */
-export const userSummarySerializer = serializer(User, { fields: ['id', 'username'] });
+export const userSummarySerializer = serializer(User, { name: 'UserSummary', fields: ['id', 'username'] });
 
 const changeOwnOrAny = [anyOf(hasPermission('users.change'), isOwner('id'))];
 

@@ -1,7 +1,7 @@
 /**
  * Differential property tests of the list query language: random data sets and
  * random list queries go through the HTTP API and through a plain in-memory
- * model of SPEC §2 / docs/query-language.md; the pages must be identical.
+ * model of docs/contract.md / docs/query-language.md; the pages must be identical.
  *
  * Reproduce a failure with the seed fast-check prints:
  *   RESTFOLD_FC_SEED=<seed> npx vitest run test/api/differential.test.ts

@@ -10,6 +10,7 @@ import { authenticationFailed } from '../errors.js';
 import type { Row, Selection } from '../../core/rows.js';
 import type { UserRow } from '../../store/accounts/users.js';
 import { findUser, toAuthUser, type AuthUser, type UserLookup } from './auth-user.js';
+import { authorizationCredential } from './credentials.js';
 
 export type AuthKind = 'token' | 'jwt' | 'session';
 
@@ -64,15 +65,15 @@ export interface RecordRead {
 
 const ANONYMOUS: Authentication = { user: null };
 
-/** The credential a request carries: a Bearer header first, else a cookie some kind reads. */
+/** The credential a request carries: a Bearer (or Token) header first, else a cookie some kind reads. */
 export function credentialOf(request: FastifyRequest, cookieName: string | undefined): Credential | null {
   const header = request.headers.authorization;
   if (header !== undefined) {
-    const match = /^Bearer(?: +(\S*))?\s*$/i.exec(header);
-    // Other schemes (Basic, say) are not ours: the request stays anonymous.
-    if (!match) return null;
-    if (!match[1]) throw authenticationFailed('Invalid Authorization header: no credential after "Bearer".');
-    return { scheme: 'bearer', value: match[1] };
+    const found = authorizationCredential(header);
+    // Other schemes are not ours: the request stays anonymous.
+    if (!found) return null;
+    if (!found.credential) throw authenticationFailed(`Invalid Authorization header: no credential after "${found.keyword}".`);
+    return { scheme: 'bearer', value: found.credential };
   }
   const cookie = cookieName ? request.cookies?.[cookieName] : undefined;
   return cookie ? { scheme: 'cookie', value: cookie } : null;
