@@ -53,7 +53,7 @@ export function appState(definition: AppDefinition): SchemaState {
 export async function declaredSchemaDifferences(database: Database, definition: AppDefinition): Promise<string[]> {
   const framework = frameworkState();
   const app = appState(definition);
-  return schemaDifferences(database, { tables: { ...framework.tables, ...app.tables }, indexes: {} });
+  return schemaDifferences(database, { tables: { ...framework.tables, ...app.tables }, indexes: { ...framework.indexes, ...app.indexes } });
 }
 
 /** Refuses to serve a database that differs from the declarations, naming table and column. */

@@ -5,7 +5,7 @@
  * postgres.ts), never a comparison of dialect names.
  */
 import type { ColumnDefinitionBuilder, Expression, Kysely } from 'kysely';
-import type { ColumnType } from '../../core/schema.js';
+import type { ColumnType, OnDelete } from '../../core/schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
@@ -31,12 +31,22 @@ export interface SqlTypes {
   readonly altersColumnsInPlace: boolean;
 }
 
-/** A live column as introspection reads it, its type in the SQL `columnTypes` names it (`varchar(64)`). */
+/** A live column as introspection reads it, its type as `columnTypes` names it (`varchar(64)`), its default as a value. */
 export interface LiveColumn {
   readonly table: string;
   readonly column: string;
   readonly type: string;
   readonly nullable: boolean;
+  /** A constant default (a generated key's is none). */
+  readonly default?: string | number | boolean;
+  /** Whether a unique constraint covers this column alone. */
+  readonly unique: boolean;
+  readonly references?: { readonly table: string; readonly onDelete: OnDelete | 'no action' };
+}
+
+export interface LiveIndex {
+  readonly table: string;
+  readonly name: string;
 }
 
 export interface DialectCapabilities {
@@ -57,4 +67,6 @@ export interface DialectCapabilities {
   readonly hasSchemas: boolean;
   /** The columns of every table (of the current schema), as `check` compares them with the declarations. */
   liveColumns<DB>(db: Kysely<DB>): Promise<LiveColumn[]>;
+  /** The named indexes of every table (of the current schema), beside those keys and unique constraints make. */
+  liveIndexes<DB>(db: Kysely<DB>): Promise<LiveIndex[]>;
 }

@@ -1,18 +1,52 @@
 /**
- * The live database against the declarations: each declared table and column must exist, with the
- * declared type and nullability. What the database has beyond them is its own affair.
+ * The live database against the declarations: each declared table, column and index must exist,
+ * each column with the declared type, nullability, default, uniqueness and foreign key. What the
+ * database has beyond them is its own affair.
  */
-import type { SchemaState } from '../../core/schema.js';
+import type { Column, SchemaState } from '../../core/schema.js';
 import type { Database } from '../database.js';
+import type { LiveColumn, SqlTypes } from '../dialects/capabilities.js';
 import { sqlType } from './compile.js';
 
-/** One line per difference, naming table and column; empty when the database matches. */
+/** A column's facts as introspection reads them back from what `compile.ts` made of `column`. */
+export function expectedColumn(types: SqlTypes, table: string, name: string, column: Column): LiveColumn {
+  const { default: fallback, references } = column;
+  return {
+    table,
+    column: name,
+    type: sqlType(types, column),
+    nullable: column.nullable,
+    ...(fallback !== undefined && { default: column.type === 'boolean' ? types.booleanValue(Boolean(fallback)) : fallback }),
+    unique: column.unique ?? false,
+    ...(references && { references }),
+  };
+}
+
+const described = (value: unknown): string => (value === undefined ? 'none' : JSON.stringify(value));
+
+/** How a live column differs from the expected one, naming table and column; a key's nullability is the key's affair. */
+function columnDifferences(expected: LiveColumn, live: LiveColumn, isKey: boolean): string[] {
+  const where = `column "${expected.table}.${expected.column}"`;
+  const differences: string[] = [];
+  if (live.type !== expected.type) differences.push(`${where} is ${live.type}, declared ${expected.type}`);
+  if (!isKey && live.nullable !== expected.nullable) {
+    differences.push(`${where} is ${live.nullable ? 'nullable' : 'NOT NULL'}, declared ${expected.nullable ? 'nullable' : 'NOT NULL'}`);
+  }
+  if (live.default !== expected.default) differences.push(`${where} defaults to ${described(live.default)}, declared ${described(expected.default)}`);
+  if (live.unique !== expected.unique) differences.push(`${where} is ${live.unique ? '' : 'not '}unique, declared ${expected.unique ? '' : 'not '}unique`);
+  if (described(live.references) !== described(expected.references)) {
+    differences.push(`${where} references ${described(live.references)}, declared ${described(expected.references)}`);
+  }
+  return differences;
+}
+
+/** One line per difference, naming table and column (or index); empty when the database matches. */
 export async function schemaDifferences(database: Database, state: SchemaState): Promise<string[]> {
-  const { types } = database.capabilities;
-  const live = new Map<string, Map<string, { type: string; nullable: boolean }>>();
-  for (const { table, column, type, nullable } of await database.capabilities.liveColumns(database.db)) {
-    if (!live.has(table)) live.set(table, new Map());
-    live.get(table)!.set(column, { type, nullable });
+  const { capabilities } = database;
+  const live = new Map<string, Map<string, LiveColumn>>();
+  for (const column of await capabilities.liveColumns(database.db)) {
+    if (!live.has(column.table)) live.set(column.table, new Map());
+    live.get(column.table)!.set(column.column, column);
   }
   const differences: string[] = [];
   for (const [table, declared] of Object.entries(state.tables)) {
@@ -23,14 +57,14 @@ export async function schemaDifferences(database: Database, state: SchemaState):
     }
     for (const [name, column] of Object.entries(declared.columns)) {
       const found = columns.get(name);
-      const expected = sqlType(types, column);
       if (!found) differences.push(`column "${table}.${name}" is missing`);
-      else if (found.type !== expected) differences.push(`column "${table}.${name}" is ${found.type}, declared ${expected}`);
-      // A key's nullability is the key's affair (SQLite reports its key columns as nullable).
-      else if (!declared.primaryKey.includes(name) && found.nullable !== column.nullable) {
-        differences.push(`column "${table}.${name}" is ${found.nullable ? 'nullable' : 'NOT NULL'}, declared ${column.nullable ? 'nullable' : 'NOT NULL'}`);
-      }
+      else differences.push(...columnDifferences(expectedColumn(capabilities.types, table, name, column), found, declared.primaryKey.includes(name)));
     }
+  }
+  const indexes = new Set((await capabilities.liveIndexes(database.db)).map((index) => index.name));
+  for (const [name, index] of Object.entries(state.indexes)) {
+    if (index.trigram && !capabilities.types.supportsTrigramIndexes) continue;
+    if (live.has(index.table) && !indexes.has(name)) differences.push(`index "${name}" on "${index.table}" is missing`);
   }
   return differences;
 }
