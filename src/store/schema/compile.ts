@@ -57,10 +57,11 @@ async function createIndex(db: Db, types: SqlTypes, name: string, index: IndexSt
     // Where the dialect has none, no index is made, and a search stays a scan (docs/performance.md).
     if (!types.supportsTrigramIndexes) return;
     const operatorClass = await trigramOperatorClass(db);
-    await sql`CREATE INDEX ${sql.id(name)} ON ${sql.table(index.table)} USING gin (${sql.ref(index.columns[0]!)} ${operatorClass})`.execute(db);
+    await sql`CREATE INDEX IF NOT EXISTS ${sql.id(name)} ON ${sql.table(index.table)} USING gin (${sql.ref(index.columns[0]!)} ${operatorClass})`.execute(db);
     return;
   }
-  let builder = db.schema.createIndex(name).on(index.table);
+  // A table rebuilt in the same migration has its declared indexes already.
+  let builder = db.schema.createIndex(name).ifNotExists().on(index.table);
   if (index.unique) builder = builder.unique();
   builder = index.ignoreCase ? builder.expression(types.caseFolded(index.columns[0]!)) : builder.columns(index.columns as string[]);
   await builder.execute();
@@ -97,7 +98,7 @@ async function rebuildTable(db: Db, types: SqlTypes, name: string, state: Schema
   }
 }
 
-/** Whether a column can be added or dropped with plain ALTER TABLE on a dialect that alters nothing in place. */
+/** Whether a column can be added with plain ALTER TABLE on a dialect that alters nothing in place. */
 const isPlain = (column: Column): boolean => !column.unique && !column.references;
 
 async function alterInPlace(db: Db, types: SqlTypes, table: string, column: string, from: Column, to: Column): Promise<void> {
@@ -123,9 +124,7 @@ async function alterInPlace(db: Db, types: SqlTypes, table: string, column: stri
   }
 }
 
-async function apply(db: Db, capabilities: DialectCapabilities, operation: Operation, state: SchemaState): Promise<void> {
-  const { types } = capabilities;
-  const inPlace = types.altersColumnsInPlace;
+async function apply(db: Db, types: SqlTypes, operation: Operation): Promise<void> {
   switch (operation.op) {
     case 'createTable':
       return createTable(db, types, operation.table, operation);
@@ -133,15 +132,11 @@ async function apply(db: Db, capabilities: DialectCapabilities, operation: Opera
       return db.schema.dropTable(operation.table).execute();
     case 'addColumn': {
       const { table, column, definition } = operation;
-      if (!inPlace && !isPlain(definition)) return rebuildTable(db, types, table, state);
       return db.schema.alterTable(table).addColumn(column, sql.raw(sqlType(types, definition)), constraints(types, definition, false)).execute();
     }
     case 'dropColumn':
-      // SQLite drops a column in place only if nothing constrains it; the rebuild drops any column.
-      if (!inPlace) return rebuildTable(db, types, operation.table, state);
       return db.schema.alterTable(operation.table).dropColumn(operation.column).execute();
     case 'alterColumn':
-      if (!inPlace) return rebuildTable(db, types, operation.table, state);
       return alterInPlace(db, types, operation.table, operation.column, operation.from, operation.to);
     case 'renameColumn':
       return db.schema.alterTable(operation.table).renameColumn(operation.from, operation.to).execute();
@@ -154,8 +149,33 @@ async function apply(db: Db, capabilities: DialectCapabilities, operation: Opera
   }
 }
 
+type ColumnOperation = Extract<Operation, { op: 'addColumn' | 'dropColumn' | 'alterColumn' }>;
+const isColumnChange = (operation: Operation): operation is ColumnOperation => ['addColumn', 'dropColumn', 'alterColumn'].includes(operation.op);
+
+/**
+ * Where the dialect cannot alter columns in place: the tables whose column changes need a rebuild (any
+ * but adding a plain column). Each is rebuilt once, from the migration's state, where its last column
+ * change stands: that one rebuild makes all of them.
+ */
+function rebuilds(operations: readonly Operation[]): Map<string, ColumnOperation> {
+  const tables = new Set(
+    operations.filter(isColumnChange).filter((operation) => operation.op !== 'addColumn' || !isPlain(operation.definition)).map(({ table }) => table),
+  );
+  const last = new Map<string, ColumnOperation>();
+  for (const operation of operations) if (isColumnChange(operation) && tables.has(operation.table)) last.set(operation.table, operation);
+  return last;
+}
+
 /** Runs a migration's operations in order; `before` is the state the previous migrations recorded. */
 export async function applyMigration(db: Db, capabilities: DialectCapabilities, migration: Migration, before: SchemaState): Promise<void> {
+  const { types } = capabilities;
   const state = migration.state ?? before;
-  for (const operation of migration.operations) await apply(db, capabilities, operation, state);
+  const rebuilt = types.altersColumnsInPlace ? new Map<string, ColumnOperation>() : rebuilds(migration.operations);
+  for (const operation of migration.operations) {
+    if (isColumnChange(operation) && rebuilt.has(operation.table)) {
+      if (rebuilt.get(operation.table) === operation) await rebuildTable(db, types, operation.table, state);
+    } else {
+      await apply(db, types, operation);
+    }
+  }
 }
