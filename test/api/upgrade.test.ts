@@ -3,7 +3,7 @@
  * the generated history (whose first migrations replace the hand-written ones) without losing a
  * row, and then matches the declarations and serves its records.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp, declaredSchemaDifferences, loadConfig, migrateApp, openDatabase, type Database } from '../../src/framework/index.js';
 import { createToken } from '../../src/framework/authentication/token.js';
 import { grantPermissions } from '../../src/framework/users/admin.js';
@@ -33,17 +33,15 @@ async function migrated(database: Database, name: string): Promise<string[]> {
 }
 
 describe('upgrading a database made by the hand-written migrations of Restfold 0.1', () => {
-  let testDatabase: TestDatabase | undefined;
-  let database: Database | undefined;
-  afterEach(async () => {
-    await database?.close();
-    await testDatabase?.drop();
-    database = testDatabase = undefined;
-  });
-
-  it('keeps every row, records the generated history, matches the declarations and serves the records', async () => {
+  let testDatabase: TestDatabase;
+  let database: Database;
+  beforeEach(async () => {
     testDatabase = await createTestDatabase();
     database = openDatabase(testDatabase.url);
+  });
+  afterEach(() => database.close().then(() => testDatabase.drop()));
+
+  it('keeps every row, records the generated history, matches the declarations and serves the records', async () => {
     const { types } = database.capabilities;
     await migrate(database, 'restfold', releaseAccountMigrations);
     await migrate(database, 'app', releaseServiceMigrations);
@@ -52,7 +50,7 @@ describe('upgrading a database made by the hand-written migrations of Restfold 0
     const password = await hashPassword(PASSWORD);
     const [alice, bob] = await Promise.all(
       ['alice', 'bob'].map(async (username) => {
-        const row = await database!.db
+        const row = await database.db
           .insertInto('users')
           .values({ username, email: `${username}@example.com`, password, is_active: types.booleanValue(true), date_joined: now })
           .returning('id')
