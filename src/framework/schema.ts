@@ -11,7 +11,6 @@ import { schemaDifferences } from '../store/schema/drift.js';
 import type { AppDefinition } from './app.js';
 import { User } from './users/model.js';
 
-
 const frameworkTables: readonly Table[] = [User, ...accountTables];
 
 function stateOf(tables: readonly Table[], extraIndexes: Readonly<Record<string, IndexState>> = {}): SchemaState {

@@ -93,4 +93,20 @@ describe('upgrading a database made by the hand-written migrations of Restfold 0
       await app.close();
     }
   });
+
+  it("finishes the framework's replaced migrations where only some ran; refuses, naming them, where the steps are not kept", async () => {
+    const { '0001_users_permissions_tokens': users, '0002_sessions': sessions } = releaseAccountMigrations;
+    await migrate(database, 'restfold', { '0001_users_permissions_tokens': users!, '0002_sessions': sessions! });
+    const { '0001_articles': articles } = releaseServiceMigrations;
+    await migrate(database, 'app', { '0001_articles': articles! });
+
+    await expect(migrateApp(database, service)).rejects.toThrow(
+      'app_migrations: 0001_initial replaces 0001_articles, 0002_posts, 0003_search_indexes, 0004_list_indexes, of which only 0001_articles ran',
+    );
+    // The framework's history was finished with its own 0.1 steps before the app's refused.
+    expect(await migrated(database, 'restfold')).toEqual(['0001_initial']);
+    expect((await database.capabilities.liveColumns(database.db)).filter((column) => column.table === 'users').map((column) => column.column)).toContain(
+      'credentials_version',
+    );
+  });
 });
