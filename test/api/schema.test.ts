@@ -240,22 +240,32 @@ describe("a model's life: generate, migrate, serve", () => {
     }
   });
 
-  it('alters a field (length, nullability) and keeps the rows', async () => {
-    const v3 = book({ title: fields.string({ maxLength: 300 }), isbn: fields.string({ maxLength: 20, nullable: true }), pages: fields.integer({ nullable: true, default: 0 }) }, { filterFields: ['isbn'] });
-    expect(await evolve(v3)).toEqual(['alter column books.title', 'alter column books.pages']);
-    expect((await liveColumns('books')).title).toMatchObject({ type: 'varchar(300)' });
+  it('alters fields (length, uniqueness, type, nullability) and keeps the rows', async () => {
+    const v3 = book({ title: fields.string({ maxLength: 300 }), isbn: fields.string({ maxLength: 20, nullable: true, unique: true }), pages: fields.integer({ bits: 32, nullable: true, default: 0 }) }, { filterFields: ['isbn'] });
+    // A unique column is indexed by its constraint: the filter's own index goes.
+    expect(await evolve(v3)).toEqual(['drop index books_isbn_idx on books', 'alter column books.title', 'alter column books.isbn', 'alter column books.pages']);
+    const live = await liveColumns('books');
+    expect(live.title).toMatchObject({ type: 'varchar(300)' });
+    expect(live.isbn).toMatchObject({ unique: true });
+    expect(live.pages).toMatchObject({ type: database.capabilities.types.columnTypes.integer, nullable: true });
     expect(await titles(v3, 'title')).toEqual(['Dune', 'Emma']);
+    const api = await served({ ...v3, migrations });
+    try {
+      expect(await api.request('POST', '/api/v1/books/', { title: 'Copy', isbn: '978-0141439587' })).toMatchObject({ status: 400, json: { details: { isbn: [expect.any(String)] } } });
+    } finally {
+      await api.close();
+    }
   });
 
-  it('drops a field and its index', async () => {
-    const v4 = book({ title: fields.string({ maxLength: 300 }), pages: fields.integer({ nullable: true, default: 0 }) });
-    expect(await evolve(v4)).toEqual(['drop index books_isbn_idx on books', 'drop column books.isbn']);
+  it('drops a field, with its unique constraint', async () => {
+    const v4 = book({ title: fields.string({ maxLength: 300 }), pages: fields.integer({ bits: 32, nullable: true, default: 0 }) });
+    expect(await evolve(v4)).toEqual(['drop column books.isbn']);
     expect(Object.keys(await liveColumns('books')).sort()).toEqual(['id', 'pages', 'title']);
     expect(await titles(v4, 'title')).toEqual(['Dune', 'Emma']);
   });
 
   it('renames a field only when told, keeping its data', async () => {
-    const v5 = book({ name: fields.string({ maxLength: 300 }), pages: fields.integer({ nullable: true, default: 0 }) });
+    const v5 = book({ name: fields.string({ maxLength: 300 }), pages: fields.integer({ bits: 32, nullable: true, default: 0 }) });
     const unsaid = planMigration(appState(v5), migrations);
     expect(unsaid.changes).toEqual(['add column books.name', 'drop column books.title']);
     expect(unsaid.renameCandidates).toEqual([{ table: 'books', from: 'title', to: 'name' }]);
@@ -264,9 +274,9 @@ describe("a model's life: generate, migrate, serve", () => {
   });
 
   it('runs a hand-written data step between generated migrations, in order', async () => {
-    const v6 = book({ name: fields.string({ maxLength: 300 }), pages: fields.integer({ nullable: true, default: 0 }) });
+    const v6 = book({ name: fields.string({ maxLength: 300 }), pages: fields.integer({ bits: 32, nullable: true, default: 0 }) });
     await database.db.insertInto('books').values({ name: 'Blank', pages: null }).execute();
-    const v7 = book({ name: fields.string({ maxLength: 300 }), pages: fields.integer({ default: 0 }) });
+    const v7 = book({ name: fields.string({ maxLength: 300 }), pages: fields.integer({ bits: 32, default: 0 }) });
     // Pages become NOT NULL, which the row above would refuse unless the step fills it first.
     const fill = { operations: [operations.run(async (db) => void (await db.updateTable('books').set({ pages: 0 }).where('pages', 'is', null).execute()))] };
     migrations = { ...migrations, [`${String(Object.keys(migrations).length + 1).padStart(4, '0')}_fill_pages`]: fill };
