@@ -149,6 +149,7 @@ async function makeMigrations(app: AppDefinition, file: string | undefined, opti
   const folder = migrationFolder(file);
   const written = await writeMigration(folder, plan, state, { name: options.name, generatedBy: 'restfold makemigrations' });
   console.log(`Wrote ${written}:\n  ${plan.changes.join('\n  ')}`);
+  for (const warning of plan.warnings) console.log(`Review: ${warning}`);
   if (!app.migrations) console.log(`Pass its index to defineApp: import migrations from './migrations/index${folder.extension}'; defineApp({ ..., migrations }).`);
 }
 

@@ -17,11 +17,25 @@ export interface MigrationPlan {
   readonly changes: readonly string[];
   /** Columns dropped and added in one table, which the user may mean as renames. */
   readonly renameCandidates: readonly { table: string; from: string; to: string }[];
+  /** Operations that fail on a table with rows unless a hand-written step prepares them (as Django asks for a one-off default). */
+  readonly warnings: readonly string[];
+}
+
+function warningsFor(operations: readonly Operation[]): string[] {
+  return operations.flatMap((operation) => {
+    if (operation.op === 'addColumn' && !operation.definition.nullable && operation.definition.default === undefined) {
+      return [`${operation.table}.${operation.column} is NOT NULL without a default: migrating fails on a table with rows. Give it a default, or add it nullable, fill it in a step (op.run) and make it NOT NULL.`];
+    }
+    if (operation.op === 'alterColumn' && operation.from.nullable && !operation.to.nullable) {
+      return [`${operation.table}.${operation.column} becomes NOT NULL: migrating fails while a row holds NULL there. Fill those rows in a step (op.run) before this migration.`];
+    }
+    return [];
+  });
 }
 
 export function planMigration(declared: SchemaState, migrations: Migrations, renames: Renames = {}): MigrationPlan {
   const operations = diffStates(recordedState(migrations), declared, renames);
-  return { operations, changes: operations.map(describe), renameCandidates: renameCandidates(operations) };
+  return { operations, changes: operations.map(describe), renameCandidates: renameCandidates(operations), warnings: warningsFor(operations) };
 }
 
 const MIGRATION_FILE = /^(\d{4})_\w+\.(?:m?js|ts)$/;

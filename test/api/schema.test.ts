@@ -277,7 +277,10 @@ describe("a model's life: generate, migrate, serve", () => {
     const v6 = book({ name: fields.string({ maxLength: 300 }), pages: fields.integer({ bits: 32, nullable: true, default: 0 }) });
     await database.db.insertInto('books').values({ name: 'Blank', pages: null }).execute();
     const v7 = book({ name: fields.string({ maxLength: 300 }), pages: fields.integer({ bits: 32, default: 0 }) });
-    // Pages become NOT NULL, which the row above would refuse unless the step fills it first.
+    // Pages become NOT NULL, which the row above would refuse unless the step fills it first: makemigrations says so.
+    expect(planMigration(appState(v7), migrations).warnings).toEqual([
+      'books.pages becomes NOT NULL: migrating fails while a row holds NULL there. Fill those rows in a step (op.run) before this migration.',
+    ]);
     const fill = { operations: [operations.run(async (db) => void (await db.updateTable('books').set({ pages: 0 }).where('pages', 'is', null).execute()))] };
     migrations = { ...migrations, [`${String(Object.keys(migrations).length + 1).padStart(4, '0')}_fill_pages`]: fill };
     expect(await evolve(v7)).toEqual(['alter column books.pages']);
