@@ -73,15 +73,20 @@ async function dropIndex(db: Db, types: SqlTypes, name: string, index: IndexStat
 }
 
 /**
- * Rebuilds `name` as `state` declares it, keeping the rows of the columns it still has. Foreign keys
- * are off meanwhile (outside a transaction, as SQLite requires), so dropping the old table deletes
- * nothing that references it.
+ * Rebuilds `name` as `state` declares it, keeping the rows of the columns it still has, and the
+ * indexes whose columns it still has (whichever history made them: an app indexes the framework's
+ * `users`), as dropping a column does on PostgreSQL. Foreign keys are off meanwhile (outside a
+ * transaction, as SQLite requires), so dropping the old table deletes nothing that references it.
  */
 async function rebuildTable(db: Db, types: SqlTypes, name: string, state: SchemaState): Promise<void> {
   const table = state.tables[name];
   if (!table) throw new Error(`Cannot rebuild "${name}": the migration's state has no such table.`);
   const { rows } = await sql<{ name: string }>`SELECT name FROM pragma_table_info(${name})`.execute(db);
   const kept = rows.map((row) => row.name).filter((column) => column in table.columns);
+  const { rows: indexes } = await sql<{ sql: string; columns: string }>`
+    SELECT m.sql, (SELECT json_group_array(i.name) FROM pragma_index_info(m.name) i) AS columns
+    FROM sqlite_master m WHERE m.type = 'index' AND m.tbl_name = ${name} AND m.sql IS NOT NULL`.execute(db);
+  const surviving = indexes.filter((index) => (JSON.parse(index.columns) as (string | null)[]).every((column) => column !== null && column in table.columns));
   const rebuilt = `${name}__rebuilt`;
   await sql`PRAGMA foreign_keys = OFF`.execute(db);
   try {
@@ -90,7 +95,7 @@ async function rebuildTable(db: Db, types: SqlTypes, name: string, state: Schema
     await sql`INSERT INTO ${sql.table(rebuilt)} (${columns}) SELECT ${columns} FROM ${sql.table(name)}`.execute(db);
     await db.schema.dropTable(name).execute();
     await db.schema.alterTable(rebuilt).renameTo(name).execute();
-    for (const [index, facts] of Object.entries(state.indexes)) if (facts.table === name) await createIndex(db, types, index, facts);
+    for (const index of surviving) await sql.raw(index.sql).execute(db);
     const { rows: broken } = await sql`PRAGMA foreign_key_check`.execute(db);
     if (broken.length > 0) throw new Error(`Rebuilding "${name}" left ${broken.length} row(s) whose foreign key names no row.`);
   } finally {
