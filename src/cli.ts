@@ -1,27 +1,35 @@
 #!/usr/bin/env node
 /**
- * `restfold <command>`: migrate, createuser, token create|revoke,
+ * `restfold <command>`: migrate, makemigrations, check, createuser, token create|revoke,
  * permissions list|add|remove, serve, schema.
- * Every command but schema migrates first and works on the server's DATABASE_URL.
+ * Every command but schema, makemigrations and check migrates first and works on the server's DATABASE_URL.
  */
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
-import { extname, resolve } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { dirname, extname, join, resolve } from 'node:path';
 import { createToken, revokeUserTokens } from './framework/authentication/token.js';
 import { AdminInputError, createUser, grantPermissions, listPermissions, revokePermissions, userNamed } from './framework/users/admin.js';
 import { serveWorkers } from './framework/cluster.js';
 import {
+  appState,
   buildApp,
+  declaredSchemaDifferences,
   loadConfig,
   loadDotEnv,
   migrateApp,
   openConfiguredDatabase,
   openDatabase,
+  planMigration,
+  writeMigration,
   type AppDefinition,
   type Config,
   type Database,
+  type MigrationFolder,
+  type MigrationPlan,
+  type Renames,
 } from './framework/index.js';
 
 const USAGE = `Usage: restfold <command> [options]
@@ -29,6 +37,10 @@ const USAGE = `Usage: restfold <command> [options]
 Commands:
   serve [--app FILE]                 migrate, then serve HTTP on HOST:PORT (WORKERS processes)
   migrate [--app FILE]               apply pending migrations
+  makemigrations [--app FILE] [--name NAME] [--rename TABLE.OLD=NEW ...] [--check]
+                                     write the migration from the migrations' state to the
+                                     declarations; --check: exit 1 naming the changes instead
+  check [--app FILE]                 compare the database with the declarations (exit 1 if they differ)
   schema [--app FILE]                print the OpenAPI document as JSON (no database needed)
   createuser --username U [--password P | --password-stdin] [--email E]
              [--superuser] [--permission NAME ...]
@@ -40,6 +52,8 @@ Commands:
 
 --app FILE: a JavaScript or TypeScript module (path from the current directory)
 whose default export is made with defineApp(); without it, the example service.
+Its migrations are in migrations/ beside it (the example service's in
+src/service/migrations/).
 Settings come from the environment (DATABASE_URL, PORT, ...; see README).`;
 
 class UsageError extends Error {}
@@ -84,6 +98,66 @@ async function openApiDocument(app: AppDefinition, config: Config): Promise<unkn
   }
 }
 
+/** Where an app's migrations are written: beside its module, in its language; the example service's beside its source. */
+function migrationFolder(file: string | undefined): MigrationFolder {
+  if (!file) {
+    return { path: fileURLToPath(new URL('../src/service/migrations/', import.meta.url)), extension: '.ts', importFrom: '../../framework/index.js' };
+  }
+  return { path: join(dirname(resolve(file)), 'migrations'), extension: extname(file), importFrom: 'restfold' };
+}
+
+/** `books.name=title` → { books: { name: 'title' } }. */
+function parseRenames(given: readonly string[]): Renames {
+  const renames: Record<string, Record<string, string>> = {};
+  for (const text of given) {
+    const match = /^(\w+)\.(\w+)=(\w+)$/.exec(text);
+    if (!match) throw new UsageError(`--rename takes TABLE.OLD=NEW, not "${text}".`);
+    const [, table, from, to] = match as unknown as [string, string, string, string];
+    renames[table] = { ...renames[table], [from]: to };
+  }
+  return renames;
+}
+
+/** On a terminal, asks whether each dropped-and-added column pair is a rename; never guessed otherwise. */
+async function askRenames(plan: MigrationPlan, renames: Renames): Promise<Renames> {
+  if (!process.stdin.isTTY || plan.renameCandidates.length === 0) return renames;
+  const terminal = createInterface({ input: process.stdin, output: process.stdout });
+  const confirmed: Record<string, Record<string, string>> = { ...renames };
+  try {
+    for (const { table, from, to } of plan.renameCandidates) {
+      if (confirmed[table]?.[from]) continue;
+      const answer = await terminal.question(`Was ${table}.${from} renamed to ${table}.${to}? [y/N] `);
+      if (/^y(es)?$/i.test(answer.trim())) confirmed[table] = { ...confirmed[table], [from]: to };
+    }
+  } finally {
+    terminal.close();
+  }
+  return confirmed;
+}
+
+async function makeMigrations(app: AppDefinition, file: string | undefined, options: { name?: string; rename: string[]; check: boolean }): Promise<void> {
+  const state = appState(app);
+  const migrations = app.migrations ?? {};
+  let renames = parseRenames(options.rename);
+  let plan = planMigration(state, migrations, renames);
+  if (plan.changes.length === 0) {
+    console.log('No changes.');
+    return;
+  }
+  if (options.check) {
+    console.error(`The declarations have changed without a migration:\n  ${plan.changes.join('\n  ')}\nRun "restfold makemigrations".`);
+    process.exitCode = 1;
+    return;
+  }
+  const asked = await askRenames(plan, renames);
+  if (asked !== renames) plan = planMigration(state, migrations, (renames = asked));
+  const folder = migrationFolder(file);
+  const written = await writeMigration(folder, plan, state, { name: options.name, generatedBy: 'restfold makemigrations' });
+  console.log(`Wrote ${written}:\n  ${plan.changes.join('\n  ')}`);
+  for (const warning of plan.warnings) console.log(`Review: ${warning}`);
+  if (!app.migrations) console.log(`Pass its index to defineApp: import migrations from './migrations/index${folder.extension}'; defineApp({ ..., migrations }).`);
+}
+
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
@@ -112,6 +186,9 @@ async function main(argv: string[]): Promise<void> {
       email: { type: 'string' },
       superuser: { type: 'boolean' },
       permission: { type: 'string', multiple: true },
+      name: { type: 'string' },
+      rename: { type: 'string', multiple: true },
+      check: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -135,6 +212,24 @@ async function main(argv: string[]): Promise<void> {
     case 'schema':
       console.log(JSON.stringify(await openApiDocument(app, config), null, 2));
       return;
+    case 'makemigrations':
+      await makeMigrations(app, values.app, { name: values.name, rename: values.rename ?? [], check: values.check ?? false });
+      return;
+    case 'check': {
+      const database = openConfiguredDatabase(config);
+      try {
+        const differences = await declaredSchemaDifferences(database, app);
+        if (differences.length > 0) {
+          console.error(`The database differs from the declarations:\n  ${differences.join('\n  ')}`);
+          process.exitCode = 1;
+          return;
+        }
+      } finally {
+        await database.close();
+      }
+      console.log('The database matches the declarations.');
+      return;
+    }
     case 'migrate': {
       const applied = await withDatabase(config, app, async (_database, applied) => applied);
       console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Migrations are up to date.');

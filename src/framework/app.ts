@@ -7,7 +7,7 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Database } from '../store/database.js';
-import { accountMigrations } from '../store/accounts/schema.js';
+import accountMigrations from '../store/accounts/migrations/index.js';
 import { migrate, type Migrations } from '../store/migrations.js';
 import type { AuthUser } from './authentication/index.js';
 import { resolveSecretKey, signingKeys } from './authentication/secrets.js';
@@ -16,6 +16,7 @@ import { authenticationFor } from './authentication/setup.js';
 import { browsableAssets } from './browsable/index.js';
 import type { Collection } from './collection.js';
 import type { Config } from './config.js';
+import type { Model } from './model.js';
 import { registerOpenApi } from './openapi.js';
 import { allowAny, isAuthenticated, readActions } from './permissions.js';
 import { allowedHosts } from './plugins/allowed-hosts.js';
@@ -49,7 +50,12 @@ export interface AppContext {
 
 export interface AppDefinition {
   readonly collections: readonly Collection[];
-  /** The app's own tables; they run after the framework's (users, permissions, tokens). */
+  /** Models beside the collections' whose tables the app's migrations make (a model only its `routes` serve). */
+  readonly models?: readonly Model[];
+  /**
+   * The app's migrations (the index module `restfold makemigrations` maintains); they run after the
+   * framework's (users, permissions, tokens).
+   */
   readonly migrations?: Migrations;
   /** Scoped throttle rates by collection name, in place of THROTTLE_ANON / THROTTLE_USER. */
   readonly throttles?: Readonly<Record<string, ScopedRates>>;
@@ -59,7 +65,7 @@ export interface AppDefinition {
 
 export const defineApp = (definition: AppDefinition): AppDefinition => definition;
 
-/** The framework's migrations, then the app's. */
+/** The framework's migrations (generated from its declarations: store/accounts/migrations/), then the app's. */
 export async function migrateApp(database: Database, definition: AppDefinition): Promise<string[]> {
   return [
     ...(await migrate(database, 'restfold', accountMigrations)),

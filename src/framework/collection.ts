@@ -5,6 +5,7 @@
  */
 import type { Lookup } from '../core/fields.js';
 import type { ListSource, Ordering } from '../core/list-query.js';
+import type { IndexFacts } from '../core/schema.js';
 import type { CountMode } from './pagination.js';
 import type { Action, Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
@@ -34,6 +35,11 @@ export interface CollectionOptions {
   bulkCreate?: { max: number };
   /** Checks for every action, or per action; actions left out get the API's default. */
   permissions?: readonly Permission[] | Partial<Readonly<Record<Action, readonly Permission[]>>>;
+  /**
+   * Indexes this collection's lists need beyond the ones its declarations bring (one per filter or
+   * ordering field, a trigram one per search field): composite ones, say a filter then an ordering, tie-broken by `id`.
+   */
+  indexes?: readonly IndexFacts[];
 }
 
 export interface Collection {
@@ -46,6 +52,8 @@ export interface Collection {
   readonly estimateThreshold: number;
   /** The most records one bulk create may carry; undefined when the collection takes one object only. */
   readonly bulkCreateMax: number | undefined;
+  /** The indexes of its model's table its lists need (framework/schema.ts puts them in the app's migrations). */
+  readonly indexes: readonly IndexFacts[];
   /** The collection's own checks for an action, if it set any. */
   permissionsFor(action: Action): readonly Permission[] | undefined;
 }
@@ -92,6 +100,13 @@ export function collection(name: string, options: CollectionOptions): Collection
   if (pageSize < 1 || maxPageSize < pageSize) throw new Error(`${name}: need 1 <= pageSize <= maxPageSize.`);
 
   const permissions = options.permissions;
+  // A key or a unique column is indexed already.
+  const indexed = [...new Set([...filters.keys(), ...ordering])].filter((field) => field !== 'id' && !modelFields[field]!.unique);
+  const indexes: IndexFacts[] = [
+    ...indexed.map((field) => ({ columns: [field] })),
+    ...serializer.search.map((field) => ({ columns: [field], trigram: true })),
+    ...(options.indexes ?? []),
+  ];
   return {
     name,
     serializer,
@@ -101,6 +116,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     countModes: ['exact', ...(options.countModes ?? [])],
     estimateThreshold: options.estimateThreshold ?? 10_000,
     bulkCreateMax: options.bulkCreate?.max,
+    indexes,
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
   };

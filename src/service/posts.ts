@@ -17,7 +17,6 @@ import {
   serializer,
   textErrorResponses,
   type AppContext,
-  type Migrations,
 } from '../framework/index.js';
 
 export const Post = model('posts', {
@@ -28,28 +27,15 @@ export const Post = model('posts', {
   published: fields.boolean({ default: false }),
   created_at: fields.timestamp(),
   updated_at: fields.timestamp(),
+}, {
+  // The list: published posts, newest first, ties by id.
+  indexes: [{ name: 'posts_published_created_at_idx', columns: ['published', 'created_at', 'id'] }],
 });
 
 export const postSerializer = serializer(Post, {
   fields: ['id', 'title', 'content', 'published', 'created_at', 'updated_at'],
   readOnly: ['id', 'created_at', 'updated_at'],
 });
-
-export const postMigrations: Migrations = {
-  '0002_posts': async (db, types) => {
-    await db.schema
-      .createTable('posts')
-      .addColumn('id', types.id, types.idColumn)
-      .addColumn('title', 'varchar(200)', (column) => column.notNull())
-      .addColumn('content', 'text', (column) => column.notNull())
-      .addColumn('published', types.boolean, (column) => column.notNull())
-      .addColumn('created_at', types.timestamp, (column) => column.notNull())
-      .addColumn('updated_at', types.timestamp, (column) => column.notNull())
-      .execute();
-    // The list: published posts, newest first, ties by id.
-    await db.schema.createIndex('posts_published_created_at_idx').on('posts').columns(['published', 'created_at', 'id']).execute();
-  },
-};
 
 const post = recordSchema(postSerializer);
 // The body's known fields are applied over the record; others are ignored, so any property is allowed.

@@ -11,6 +11,7 @@ import { collection, defineApp, fields, model, serializer, type Database } from 
 import service from '../../src/service/app.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { testDialect } from '../support/database.js';
+import { withGeneratedMigrations } from '../support/migrations.js';
 
 let api: TestApi;
 let alice: TestUser;
@@ -46,16 +47,12 @@ function recording(database: Database): Database {
 
 const Note = model('notes', { id: fields.id(), text: fields.string({ maxLength: 100 }) });
 /** The service and a collection whose checks never look at a record (no object permission). */
-const withNotes = defineApp({
-  ...service,
-  collections: [...service.collections, collection('notes', { serializer: serializer(Note, { fields: ['id', 'text'], readOnly: ['id'] }) })],
-  migrations: {
-    ...service.migrations,
-    '0100_notes': async (db, types) => {
-      await db.schema.createTable('notes').addColumn('id', types.id, types.idColumn).addColumn('text', 'varchar(100)', (column) => column.notNull()).execute();
-    },
-  },
-});
+const withNotes = withGeneratedMigrations(
+  defineApp({
+    ...service,
+    collections: [...service.collections, collection('notes', { serializer: serializer(Note, { fields: ['id', 'text'], readOnly: ['id'] }) })],
+  }),
+);
 
 beforeAll(async () => {
   api = await startApi({}, withNotes, { appDatabase: recording });

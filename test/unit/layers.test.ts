@@ -155,7 +155,7 @@ describe('the layers depend one way: framework → store → core', () => {
   });
 
   it('reads the files above the store, and knows a dialect test when it sees one', () => {
-    expect(aboveStore).toEqual(expect.arrayContaining(['src/framework/views.ts', 'src/service/indexes.ts', 'src/cli.ts', 'examples/library/app.mjs']));
+    expect(aboveStore).toEqual(expect.arrayContaining(['src/framework/views.ts', 'src/service/articles.ts', 'src/cli.ts', 'examples/library/app.mjs']));
     expect(packagesOf('src/framework/app.ts')).toContain('fastify');
     for (const test of [
       "if (runtime.database.dialect !== 'postgres') return;",
