@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
- * `restfold <command>`: migrate, makemigrations, check, createuser, token create|revoke,
+ * `restfold <command>`: new, migrate, makemigrations, check, createuser, token create|revoke,
  * permissions list|add|remove, serve, schema.
- * Every command but schema, makemigrations and check migrates first and works on the server's DATABASE_URL.
+ * Every command but new, schema, makemigrations and check migrates first and works on the server's DATABASE_URL.
  */
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
@@ -13,6 +13,7 @@ import { dirname, extname, join, resolve } from 'node:path';
 import { createToken, revokeUserTokens } from './framework/authentication/token.js';
 import { AdminInputError, createUser, grantPermissions, listPermissions, revokePermissions, userNamed } from './framework/users/admin.js';
 import { serveWorkers } from './framework/cluster.js';
+import { writeNewApp } from './scaffold.js';
 import {
   appState,
   buildApp,
@@ -35,6 +36,7 @@ import {
 const USAGE = `Usage: restfold <command> [options]
 
 Commands:
+  new DIR                            write a new app into DIR: app.ts, its first migration, a README
   serve [--app FILE]                 migrate, then serve HTTP on HOST:PORT (WORKERS processes)
   migrate [--app FILE]               apply pending migrations
   makemigrations [--app FILE] [--name NAME] [--rename TABLE.OLD=NEW ...] [--check]
@@ -155,7 +157,18 @@ async function makeMigrations(app: AppDefinition, file: string | undefined, opti
   const written = await writeMigration(folder, plan, state, { name: options.name, generatedBy: 'restfold makemigrations' });
   console.log(`Wrote ${written}:\n  ${plan.changes.join('\n  ')}`);
   for (const warning of plan.warnings) console.log(`Review: ${warning}`);
-  if (!app.migrations) console.log(`Pass its index to defineApp: import migrations from './migrations/index${folder.extension}'; defineApp({ ..., migrations }).`);
+  // TypeScript imports name the module as it will run: .js for a .ts file.
+  const index = TYPESCRIPT.has(folder.extension) ? 'index.js' : `index${folder.extension}`;
+  if (!app.migrations) console.log(`Pass its index to defineApp: import migrations from './migrations/${index}'; defineApp({ ..., migrations }).`);
+}
+
+/** `new DIR`: the scaffold's files, then its first migration generated from them. */
+async function newApp(dir: string | undefined): Promise<void> {
+  if (!dir) throw new UsageError('Name the folder: restfold new DIR.');
+  const written = writeNewApp(dir);
+  if ('refused' in written) throw new UsageError(`${written.refused} Choose a new or empty folder.`);
+  await makeMigrations(await loadApp(written.app), written.app, { rename: [], check: false });
+  console.log(`A new app in ${resolve(dir)}: see its README.md to serve it.`);
 }
 
 async function readStdin(): Promise<string> {
@@ -195,6 +208,10 @@ async function main(argv: string[]): Promise<void> {
   const [command, subcommand] = positionals;
   if (values.help || !command) {
     console.log(USAGE);
+    return;
+  }
+  if (command === 'new') {
+    await newApp(subcommand);
     return;
   }
   loadDotEnv();
