@@ -5,9 +5,11 @@
  */
 import type { Lookup } from '../core/fields.js';
 import type { ListSource, Ordering } from '../core/list-query.js';
+import type { Hooks } from './hooks.js';
 import type { CountMode } from './pagination.js';
 import type { Action, Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
+import type { Scope } from './scope.js';
 import type { Serializer } from './serializer.js';
 
 export interface CollectionOptions {
@@ -33,6 +35,13 @@ export interface CollectionOptions {
   bulkCreate?: { max: number };
   /** Checks for every action, or per action; actions left out get the API's default. */
   permissions?: readonly Permission[] | Partial<Readonly<Record<Action, readonly Permission[]>>>;
+  /**
+   * Which records a request may reach, built from it: `({ user }) => ({ owner_id: user?.id ?? null })`.
+   * Applies to every read and write of the collection; a record outside it is 404.
+   */
+  scope?: Scope;
+  /** Code run before and after each write (see hooks.ts). */
+  hooks?: Hooks;
 }
 
 export interface Collection {
@@ -47,6 +56,8 @@ export interface Collection {
   readonly bulkCreateMax: number | undefined;
   /** The collection's own checks for an action, if it set any. */
   permissionsFor(action: Action): readonly Permission[] | undefined;
+  readonly scope: Scope | undefined;
+  readonly hooks: Hooks;
 }
 
 const RESOURCE_NAME = /^[a-z][a-z0-9_-]*$/;
@@ -99,6 +110,8 @@ export function collection(name: string, options: CollectionOptions): Collection
     countModes: ['exact', ...(options.countModes ?? [])],
     estimateThreshold: options.estimateThreshold ?? 10_000,
     bulkCreateMax: options.bulkCreate?.max,
+    scope: options.scope,
+    hooks: options.hooks ?? {},
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
   };

@@ -7,6 +7,7 @@ import { cached } from '../core/cache.js';
 import { FieldError, type DefaultContext, type Field } from '../core/fields.js';
 import type { Row, Selection } from '../core/rows.js';
 import { emptyDetails, parseError, validationFailed, type ErrorDetails } from './errors.js';
+import type { AuthUser } from './authentication/auth-user.js';
 import type { Model } from './model.js';
 
 export type WriteMode = 'create' | 'update' | 'partial_update';
@@ -28,6 +29,19 @@ export interface SerializerOptions {
   nested?: Record<string, NestedField>;
   /** Per-field rendering in place of the field's own (the stored value in, JSON out). */
   format?: Record<string, (stored: unknown, row: Row) => unknown>;
+  /**
+   * Whole-object validation, once every field is valid: `values` is the record as it would be
+   * stored (on PATCH, the stored record with the sent fields over it). Returns what is wrong, by
+   * field or under `non_field_errors`, or nothing.
+   */
+  validate?: (values: Row, context: ObjectContext) => ErrorDetails | void | Promise<ErrorDetails | void>;
+}
+
+/** What object validation sees beside the values. */
+export interface ObjectContext {
+  /** The stored record, on an update; undefined on a create. */
+  readonly existing: Row | undefined;
+  readonly user: AuthUser | null;
 }
 
 export interface WriteContext extends DefaultContext {
@@ -190,6 +204,17 @@ export class Serializer {
       }
     }
     return values;
+  }
+
+  /**
+   * The serializer's `validate` on the values (over the stored record's fields, on an update):
+   * 400 with its details, as field errors are.
+   */
+  async validateObject(values: Row, context: ObjectContext): Promise<void> {
+    if (!this.options.validate) return;
+    const stored = context.existing ? Object.fromEntries(Object.keys(this.model.fields).filter((name) => name in context.existing!).map((name) => [name, context.existing![name]])) : {};
+    const details = await this.options.validate({ ...stored, ...values }, context);
+    if (details && Object.keys(details).length > 0) throw validationFailed(details);
   }
 
   /** Whether a body sets `name` (a hidden field sent as null counts as not sent). */

@@ -15,6 +15,7 @@ import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
 import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
 import { renderResult } from './renderers.js';
+import { scopeFor } from './scope.js';
 import type { PasswordThrottle, Throttle } from './throttling.js';
 
 export interface ApiRuntime {
@@ -54,7 +55,8 @@ function varyByRequester(reply: FastifyReply, runtime: ApiRuntime): void {
  * and it ran the paired query slower than the two apart (measured in docs/performance.md).
  */
 function plainDetailRead(request: FastifyRequest, runtime: ApiRuntime, collection: Collection): RecordRead | undefined {
-  if (!runtime.database.capabilities.mergesRoundTrips) return undefined;
+  // A scoped collection reads its record with the scope's conditions, which the user lookup cannot carry.
+  if (!runtime.database.capabilities.mergesRoundTrips || collection.scope) return undefined;
   const id = request.url.includes('?') ? undefined : idOf((request.params as { id: string }).id);
   return id === undefined ? undefined : { database: runtime.database, selection: collection.serializer.selection, id };
 }
@@ -101,6 +103,7 @@ export async function handleCollection(
     id,
     body,
     read: authentication.read,
+    scope: scopeFor(collection.scope, collection.queryRules.fields, { user, parameters }),
   });
 
   return renderResult(reply, mediaType, result, { ...runtime.page, collection, action });
