@@ -229,7 +229,7 @@ function atIndex(index: number, details: ErrorDetails | undefined): ErrorDetails
 
 /** A bulk create: every record valid and stored, in one transaction, or none. */
 async function createMany(action: ActionRequest, records: unknown[]): Promise<ActionResult> {
-  const { database, collection } = action;
+  const { collection } = action;
   const max = collection.bulkCreateMax!;
   if (records.length > max) throw new ApiError(413, 'payload_too_large', `Send at most ${max} records at once.`);
   if (records.length === 0) throw validationFailed({ non_field_errors: ['Send at least one record.'] });

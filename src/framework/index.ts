@@ -8,7 +8,7 @@ export type { Collection, CollectionOptions } from './collection.js';
 export { loadConfig, loadDotEnv } from './config.js';
 export type { Config } from './config.js';
 export type { ScopedRates } from './throttling.js';
-export { ApiError, notFound, parseError, validationFailed } from './errors.js';
+export { ApiError, notAuthenticated, notFound, parseError, permissionDenied, validationFailed } from './errors.js';
 export type { ErrorCode, ErrorDetails } from './errors.js';
 export { Day, FieldError, lookups, parseInteger64 } from '../core/fields.js';
 export type { DefaultContext, Field, Lookup, ValueType } from '../core/fields.js';
