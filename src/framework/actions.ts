@@ -135,7 +135,7 @@ const checkRecord = (action: ActionRequest, row: Row): Promise<void> =>
   checkObjectPermissions(action.permissions, { user: action.user, action: action.action }, row);
 
 /** The record named by the path, after the object-level permission checks. */
-async function loadRecord(action: ActionRequest, selection = action.collection.serializer.selection): Promise<{ id: RecordId; row: Row }> {
+export async function loadRecord(action: ActionRequest, selection = action.collection.serializer.selection): Promise<{ id: RecordId; row: Row }> {
   const id = parseId(action.id ?? '');
   const { database, scope, collection } = action;
   const row = scope

@@ -5,6 +5,7 @@
  */
 import type { Lookup } from '../core/fields.js';
 import type { ListSource, Ordering } from '../core/list-query.js';
+import { assertCustomActions, type CustomAction } from './custom-actions.js';
 import type { Hooks } from './hooks.js';
 import type { CountMode } from './pagination.js';
 import type { Action, Permission } from './permissions.js';
@@ -42,6 +43,8 @@ export interface CollectionOptions {
   scope?: Scope;
   /** Code run before and after each write (see hooks.ts). */
   hooks?: Hooks;
+  /** Endpoints of the collection's own, by name: `/<name>/{id}/<action>/` or `/<name>/<action>/`. */
+  actions?: Readonly<Record<string, CustomAction>>;
 }
 
 export interface Collection {
@@ -58,6 +61,7 @@ export interface Collection {
   permissionsFor(action: Action): readonly Permission[] | undefined;
   readonly scope: Scope | undefined;
   readonly hooks: Hooks;
+  readonly customActions: Readonly<Record<string, CustomAction>>;
 }
 
 const RESOURCE_NAME = /^[a-z][a-z0-9_-]*$/;
@@ -101,6 +105,7 @@ export function collection(name: string, options: CollectionOptions): Collection
   if (pageSize < 1 || maxPageSize < pageSize) throw new Error(`${name}: need 1 <= pageSize <= maxPageSize.`);
 
   const permissions = options.permissions;
+  assertCustomActions(name, options.actions ?? {});
   return {
     name,
     serializer,
@@ -112,6 +117,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     bulkCreateMax: options.bulkCreate?.max,
     scope: options.scope,
     hooks: options.hooks ?? {},
+    customActions: options.actions ?? {},
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
   };

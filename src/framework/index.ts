@@ -2,8 +2,12 @@
  * Restfold's public API: everything an application needs, and nothing else.
  */
 export { defineApp, buildApp, migrateApp, API_PREFIX } from './app.js';
+// The types an app's own routes need, so that an app never installs Fastify to write them.
+export type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteHandlerMethod } from 'fastify';
 export type { AppContext, AppDefinition } from './app.js';
+export { requirePermissions, throttleRequest } from './app-routes.js';
 export { collection } from './collection.js';
+export type { CustomAction, CustomActionContext } from './custom-actions.js';
 export type { Collection, CollectionOptions } from './collection.js';
 export { loadConfig, loadDotEnv } from './config.js';
 export type { Config } from './config.js';

@@ -142,7 +142,7 @@ function fieldSelectionParameters(collection: Collection): Record<string, JsonSc
 
 const notModifiedResponse = { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' };
 
-const idParams: JsonSchema = {
+export const idParams: JsonSchema = {
   type: 'object',
   properties: { id: { type: 'integer', minimum: 1, description: 'A positive 64-bit integer.' } },
   required: ['id'],

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Collection } from './collection.js';
+import { customActionEndpoints } from './custom-actions.js';
 import { methodNotAllowed, notFound } from './errors.js';
 import { actionSchema } from './openapi.js';
 import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
@@ -98,6 +99,7 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
     names.add(collection.name);
     resource(scope, `/${collection.name}/`, endpointsFor(runtime, collection, listActions));
     resource(scope, `/${collection.name}/:id/`, endpointsFor(runtime, collection, detailActions));
+    for (const [path, endpoints] of customActionEndpoints(runtime, collection)) resource(scope, path, endpoints);
   }
   resource(scope, '/', {
     GET: {

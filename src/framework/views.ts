@@ -42,7 +42,7 @@ const readsRecordFirst: ReadonlySet<Action> = new Set(['retrieve', 'update', 'pa
  * credential (its header, or the session cookie), so no cache serves one user's answer to another.
  * Added to any Vary already set (CORS's Origin).
  */
-function varyByRequester(reply: FastifyReply, runtime: ApiRuntime): void {
+export function varyByRequester(reply: FastifyReply, runtime: ApiRuntime): void {
   const names = runtime.sessionCookie ? 'Accept, Authorization, Cookie' : 'Accept, Authorization';
   const vary = reply.getHeader('vary');
   reply.header('Vary', vary ? `${String(vary)}, ${names}` : names);
@@ -61,6 +61,13 @@ function plainDetailRead(request: FastifyRequest, runtime: ApiRuntime, collectio
   return id === undefined ? undefined : { database: runtime.database, selection: collection.serializer.selection, id };
 }
 
+/** An action's checks: `own` (a custom action's), else the collection's, else the API's default; and the model's. */
+export function permissionsFor(runtime: ApiRuntime, collection: Collection, action: Action, own?: readonly Permission[]): readonly Permission[] {
+  const chosen = own ?? collection.permissionsFor(action) ?? runtime.defaultPermissions(action);
+  const ruled = collection.serializer.model.rules?.permissions;
+  return ruled ? [...chosen, ...ruled] : chosen;
+}
+
 export async function handleCollection(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -74,9 +81,7 @@ export async function handleCollection(
   const { user } = authentication;
   request.user = user;
 
-  const own = collection.permissionsFor(action) ?? runtime.defaultPermissions(action);
-  const ruled = collection.serializer.model.rules?.permissions;
-  const permissions = ruled ? [...own, ...ruled] : own;
+  const permissions = permissionsFor(runtime, collection, action);
   await checkPermissions(permissions, { user, action });
 
   await runtime.throttle.check(request, reply, user, collection.name);

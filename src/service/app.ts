@@ -9,4 +9,6 @@ export default defineApp({
   collections: [users, articles],
   migrations: { ...articleMigrations, ...postMigrations, ...indexMigrations },
   routes: postRoutes,
+  // Surface B takes no credentials: a bad one is ignored, not refused (SPEC §4).
+  authenticateRoutes: false,
 });
