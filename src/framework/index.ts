@@ -25,7 +25,7 @@ export { parseRecordId } from './record-id.js';
 export { recordStore } from './record-store.js';
 export type { RecordId, RecordStore, RecordStoreOptions } from './record-store.js';
 export { Serializer, serializer } from './serializer.js';
-export type { NestedField, ObjectContext, SerializerOptions } from './serializer.js';
+export type { NestedField, ObjectContext, ObjectErrors, SerializerOptions } from './serializer.js';
 export type { RequestContext, Scope, ScopeConditions } from './scope.js';
 export type { CommitEvent, CreateEvent, DeleteEvent, Hooks, UpdateEvent, Written } from './hooks.js';
 export type { Condition, Filter } from '../core/list-query.js';

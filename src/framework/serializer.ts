@@ -34,8 +34,11 @@ export interface SerializerOptions {
    * stored (on PATCH, the stored record with the sent fields over it). Returns what is wrong, by
    * field or under `non_field_errors`, or nothing.
    */
-  validate?: (values: Row, context: ObjectContext) => ErrorDetails | void | Promise<ErrorDetails | void>;
+  validate?: (values: Row, context: ObjectContext) => ObjectErrors | void | Promise<ObjectErrors | void>;
 }
+
+/** Object validation's findings: messages by field, or under `non_field_errors` (fields left out, or undefined, are fine). */
+export type ObjectErrors = Readonly<Partial<Record<string, readonly string[]>>>;
 
 /** What object validation sees beside the values. */
 export interface ObjectContext {
@@ -213,8 +216,9 @@ export class Serializer {
   async validateObject(values: Row, context: ObjectContext): Promise<void> {
     if (!this.options.validate) return;
     const stored = context.existing ? Object.fromEntries(Object.keys(this.model.fields).filter((name) => name in context.existing!).map((name) => [name, context.existing![name]])) : {};
-    const details = await this.options.validate({ ...stored, ...values }, context);
-    if (details && Object.keys(details).length > 0) throw validationFailed(details);
+    const found = Object.entries((await this.options.validate({ ...stored, ...values }, context)) ?? {});
+    const details: ErrorDetails = Object.fromEntries(found.filter(([, messages]) => messages?.length).map(([field, messages]) => [field, [...messages!]]));
+    if (Object.keys(details).length > 0) throw validationFailed(details);
   }
 
   /** Whether a body sets `name` (a hidden field sent as null counts as not sent). */
