@@ -20,7 +20,7 @@ import { assertPageExists, paginate, preferredCount } from './pagination.js';
 import { checkObjectPermissions, type Action, type Permission } from './permissions.js';
 import { invalidPage, parseListQuery } from './query.js';
 import { parseId } from './record-id.js';
-import type { Row } from '../core/rows.js';
+import type { Row, Selection } from '../core/rows.js';
 import { chosenFields, type Serializer, type WriteContext, type WriteMode } from './serializer.js';
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
 import type { RequestContext } from './scope.js';
@@ -56,13 +56,21 @@ async function list(action: ActionRequest): Promise<ActionResult> {
   const { request, collection, parameters } = action;
   const query = { ...parseListQuery(parameters, collection.queryRules), scope: action.scope?.conditions };
   const serializer = chosenFields(collection.serializer, parameters);
-  const source = { ...collection.listSource, selection: serializer.selection };
+  const source = { ...collection.listSource, selection: orderedBy(serializer.selectionFor(action.user), action, query) };
   if (collection.pagination === 'cursor') return listByCursor(action, serializer, query);
   const mode = preferredCount(request, collection.countModes);
   const { count, rows, hasNext } = mode === 'exact' ? await exactPage(action, source, query) : await pageWithout(action, source, query, mode);
-  const body = paginate(request, query.page, count, hasNext, rows.map((row) => serializer.render(row)));
+  const body = paginate(request, query.page, count, hasNext, rows.map((row) => serializer.render(row, action)));
   const result = written(200, body, weakEtag);
   return mode === 'exact' ? result : { ...result, headers: { ...result.headers, 'Preference-Applied': `count=${mode}` } };
+}
+
+/** The selection with the aggregates the ordering names, when `fields`/`omit` left them out. */
+function orderedBy(selection: Selection, action: ActionRequest, query: ListQuery): Selection {
+  const names = new Set(query.ordering.map(({ field }) => field));
+  const shown = new Set((selection.aggregates ?? []).map(({ name }) => name));
+  const missing = (action.collection.serializer.selectionFor(action.user).aggregates ?? []).filter(({ name }) => names.has(name) && !shown.has(name));
+  return missing.length === 0 ? selection : { ...selection, aggregates: [...(selection.aggregates ?? []), ...missing] };
 }
 
 /** A cursor page: `{count: null, next, previous, results}`, with links that carry signed cursors. */
@@ -73,7 +81,7 @@ async function listByCursor(action: ActionRequest, serializer: Serializer, query
   const text = parameters.get('cursor');
   const cursor = text ? decodeCursor(text, cursorKey, key) : undefined;
   const backwards = cursor?.direction === 'previous';
-  const source = { ...collection.listSource, selection: serializer.selection };
+  const source = { ...collection.listSource, selection: serializer.selectionFor(action.user) };
   const keyset = cursor && { boundary: boundaryOf(cursor, query.ordering, fields), backwards };
   const read = await pageByKeyset(database, source, query, keyset, query.pageSize + 1);
   const more = read.length > query.pageSize;
@@ -90,7 +98,7 @@ async function listByCursor(action: ActionRequest, serializer: Serializer, query
     count: null,
     next: (backwards ? cursor !== undefined : more) ? link(rows.at(-1), 'next') : null,
     previous: (backwards ? more : cursor !== undefined) ? link(rows[0], 'previous') : null,
-    results: rows.map((row) => serializer.render(row)),
+    results: rows.map((row) => serializer.render(row, action)),
   };
   return written(200, body, weakEtag);
 }
@@ -135,7 +143,7 @@ const checkRecord = (action: ActionRequest, row: Row): Promise<void> =>
   checkObjectPermissions(action.permissions, { user: action.user, action: action.action }, row);
 
 /** The record named by the path, after the object-level permission checks. */
-export async function loadRecord(action: ActionRequest, selection = action.collection.serializer.selection): Promise<{ id: RecordId; row: Row }> {
+export async function loadRecord(action: ActionRequest, selection = action.collection.serializer.selectionFor(action.user)): Promise<{ id: RecordId; row: Row }> {
   const id = parseId(action.id ?? '');
   const { database, scope, collection } = action;
   const row = scope
@@ -150,8 +158,8 @@ export async function loadRecord(action: ActionRequest, selection = action.colle
 
 async function retrieve(action: ActionRequest): Promise<ActionResult> {
   const serializer = chosenFields(action.collection.serializer, action.parameters);
-  const { row } = await loadRecord(action, serializer.selection);
-  const body = serializer.render(row);
+  const { row } = await loadRecord(action, serializer.selectionFor(action.user));
+  const body = serializer.render(row, action);
   return written(200, body, strongEtag);
 }
 
@@ -181,7 +189,7 @@ async function inScope(action: ActionRequest, database: Database, rows: Row[]): 
   if (!scope) return rows;
   const ids = { field: 'id', lookup: 'in', value: rows.map((row) => row.id) } as const;
   const query = { page: 1, pageSize: rows.length, search: [], ordering: [], filters: [ids], scope: scope.conditions };
-  const again = await pageOfRecords(database, collection.listSource, query);
+  const again = await pageOfRecords(database, { ...collection.listSource, selection: collection.serializer.selectionFor(action.user) }, query);
   if (again.length < rows.length) throw permissionDenied('You may not create a record outside the ones you may see.');
   return again;
 }
@@ -214,10 +222,11 @@ async function committed(action: ActionRequest, kind: CommitEvent['action'], rec
 async function create(action: ActionRequest): Promise<ActionResult> {
   if (Array.isArray(action.body) && action.collection.bulkCreateMax !== undefined) return createMany(action, action.body);
   const { collection, request } = action;
-  const { model, selection } = collection.serializer;
+  const { model } = collection.serializer;
+  const selection = collection.serializer.selectionFor(action.user);
   const values = await creation(action, action.body, writeContext(action));
   const [row] = (await stored(action, [values], async (database) => [await createRecord(database, model, selection, values)])) as [Row];
-  const body = collection.serializer.render(row);
+  const body = collection.serializer.render(row, action);
   const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${String(row.id)}/`;
   return written(201, body, strongEtag, { Location: absoluteUrl(request, path).toString() });
 }
@@ -246,9 +255,10 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
   }
   if (Object.keys(details).length > 0) throw validationFailed(details);
   try {
-    const { model, selection } = collection.serializer;
+    const { model } = collection.serializer;
+    const selection = collection.serializer.selectionFor(action.user);
     const rows = await stored(action, values, (database) => createRecords(database, model, selection, values));
-    return { status: 201, body: rows.map((row) => collection.serializer.render(row)) };
+    return { status: 201, body: rows.map((row) => collection.serializer.render(row, action)) };
   } catch (error) {
     if (error instanceof RecordRefused && error.index !== undefined) throw validationFailed(atIndex(error.index, error.details));
     throw error;
@@ -262,7 +272,7 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
 function guarded(action: ActionRequest, then?: BeforeWrite): BeforeWrite {
   return async (row, transaction) => {
     await checkRecord(action, row);
-    assertMatches(action.request, strongEtag(JSON.stringify(action.collection.serializer.render(row))));
+    assertMatches(action.request, strongEtag(JSON.stringify(action.collection.serializer.render(row, action))));
     await then?.(row, transaction);
   };
 }
@@ -270,7 +280,8 @@ function guarded(action: ActionRequest, then?: BeforeWrite): BeforeWrite {
 async function change(action: ActionRequest, mode: WriteMode): Promise<ActionResult> {
   const { collection } = action;
   const { serializer, hooks } = collection;
-  const { model, selection } = serializer;
+  const { model } = serializer;
+  const selection = serializer.selectionFor(action.user);
   // 404 and 403 come before a body is judged; validation (which may hash a password) stays outside the transaction.
   const { id, row: existing } = await loadRecord(action);
   const fields = await serializer.validate(action.body, mode, writeContext(action));
@@ -290,7 +301,7 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   );
   if (!row) throw notFound();
   await committed(action, 'update', row);
-  return written(200, serializer.render(row), strongEtag);
+  return written(200, serializer.render(row, action), strongEtag);
 }
 
 /** Whether a delete must see the record first: to compare its ETag, to check a permission on it, or to show it to a hook. */
@@ -310,7 +321,7 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
   const deleted = await hooked(
     action.database,
     hooks.afterDelete !== undefined,
-    (database) => deleteRecord(database, serializer.selection, id, deleteReadsRecord(action) ? guarded(action, seen) : undefined, action.scope),
+    (database) => deleteRecord(database, serializer.selectionFor(action.user), id, deleteReadsRecord(action) ? guarded(action, seen) : undefined, action.scope),
     async (database, deleted) => {
       if (deleted) await hooks.afterDelete?.({ ...requestContext(action), existing: existing!, database });
     },

@@ -85,7 +85,10 @@ export function collection(name: string, options: CollectionOptions): Collection
   }
 
   const ordering = options.orderingFields ?? [];
+  // A SQL-backed computed field is a column of the page's own statement, so it may be ordered by (not by keyset).
+  const aggregated = (field: string): boolean => serializer.fields.includes(field) && serializer.computed[field]?.aggregate !== undefined;
   for (const field of ordering) {
+    if (aggregated(field) && options.pagination !== 'cursor') continue;
     if (!modelFields[field] || modelFields[field].writeOnly) throw new Error(`${name}: cannot order by "${field}".`);
   }
   const defaultOrdering: Ordering[] = (options.defaultOrdering ?? []).map((term) => {

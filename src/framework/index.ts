@@ -25,6 +25,8 @@ export { parseRecordId } from './record-id.js';
 export { recordStore } from './record-store.js';
 export type { RecordId, RecordStore, RecordStoreOptions } from './record-store.js';
 export { Serializer, serializer } from './serializer.js';
+export { computed } from './computed.js';
+export type { ComputedField, RenderContext } from './computed.js';
 export type { NestedField, ObjectContext, ObjectErrors, SerializerOptions } from './serializer.js';
 export type { RequestContext, Scope, ScopeConditions } from './scope.js';
 export type { CommitEvent, CreateEvent, DeleteEvent, Hooks, UpdateEvent, Written } from './hooks.js';

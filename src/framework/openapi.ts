@@ -71,7 +71,9 @@ export function recordSchema(serializer: Serializer): JsonSchema {
   for (const name of serializer.fields) {
     const nested = serializer.nested[name];
     const field = serializer.model.fields[name];
+    const computed = serializer.computed[name];
     if (serializer.hidden.has(name)) properties[name] = { type: 'null', description: 'Hidden: always null.' };
+    else if (computed) properties[name] = { ...computed.schema, readOnly: true };
     else if (nested) properties[name] = { anyOf: [recordSchema(nested.serializer), { type: 'null' }] };
     else properties[name] = { ...field!.schema, ...(serializer.readOnly.has(name) ? { readOnly: true } : {}) };
   }

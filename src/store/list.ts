@@ -84,10 +84,14 @@ function matchingRows(database: Database, source: ListSource, query: ListQuery, 
 /** Rows in the query's ordering, ties by id ascending, their columns named under `from`. */
 function inOrder(rows: RowQuery, source: ListSource, ordering: readonly Ordering[], from: string): RowQuery {
   let ordered = rows;
+  const { table } = source.selection;
   for (const { field, descending } of ordering) {
-    const nullable = source.fields[field]!.nullable;
+    const aggregate = isAggregate(source.selection, field);
+    const nullable = !aggregate && source.fields[field]!.nullable;
+    // An aggregate is a column of the select list, named by its alias alone in its own statement.
+    const ref = aggregate && from === table ? sql.ref(field) : sql.ref(`${from}.${field}`);
     // NULL sorts as the largest value on both databases (PostgreSQL's own rule).
-    ordered = ordered.orderBy(sql.ref(`${from}.${field}`), (order) => {
+    ordered = ordered.orderBy(ref, (order) => {
       const direction = descending ? order.desc() : order.asc();
       if (!nullable) return direction;
       return descending ? direction.nullsFirst() : direction.nullsLast();
@@ -153,9 +157,11 @@ async function countedPage(database: Database, source: ListSource, query: ListQu
   return { count, rows: rows.map((row) => assembleRow(row, selection)) };
 }
 
-/** The selection with these columns of its table too (once each). */
+const isAggregate = (selection: Selection, name: string): boolean => selection.aggregates?.some((aggregate) => aggregate.name === name) ?? false;
+
+/** The selection with these columns of its table too (once each); its aggregates are selected already. */
 function withColumns(selection: Selection, columns: readonly string[]): Selection {
-  const missing = columns.filter((column) => !selection.columns.includes(column));
+  const missing = columns.filter((column) => !selection.columns.includes(column) && !isAggregate(selection, column));
   return missing.length === 0 ? selection : { ...selection, columns: [...selection.columns, ...new Set(missing)] };
 }
 

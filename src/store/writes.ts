@@ -35,13 +35,15 @@ const WRITTEN = 'written';
 
 /**
  * The written row as the selection reads it. One statement where the database runs a write inside a
- * WITH clause (the nested fields joined to what it returns); else the write returns the row's own
- * columns, and the nested fields are read after it. A record nesting its own table is read after it
- * too: within one statement, the join would see that table as it was before the write.
+ * WITH clause (the nested fields and aggregates joined to what it returns); else the write returns
+ * the row's own columns, and the rest is read after it. A record nesting or aggregating its own table
+ * is read after it too: within one statement, that table is seen as it was before the write.
  */
 async function writtenRow(database: Database, selection: Selection, write: Returnable): Promise<Row | undefined> {
-  const nested = selection.joins.length > 0;
-  const oneStatement = database.capabilities.supportsModifyingCte && !selection.joins.some((join) => join.table === selection.table);
+  const aggregates = selection.aggregates ?? [];
+  const nested = selection.joins.length > 0 || aggregates.length > 0;
+  const related = [...selection.joins, ...aggregates];
+  const oneStatement = database.capabilities.supportsModifyingCte && !related.some((read) => read.table === selection.table);
   if (nested && oneStatement) {
     const from = database.db.with(WRITTEN, () => write.returning(selection.columns) as never).selectFrom(`${WRITTEN} as ${selection.table}`);
     const row = await selectColumns(fromSelection(database, selection, from as unknown as RowQuery), selection).executeTakeFirst();
