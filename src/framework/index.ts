@@ -19,7 +19,7 @@ export type { DefaultContext, Field, Lookup, ValueType } from '../core/fields.js
 export { fields } from './fields.js';
 export { model } from './model.js';
 export type { Model, ModelRules, RecordUpdate, UpdateRules } from './model.js';
-export { allowAny, anyOf, hasPermission, isAuthenticated, isOwner } from './permissions.js';
+export { allowAny, anyOf, hasPermission, isAuthenticated, isOwner, readActions } from './permissions.js';
 export type { Action, Permission, PermissionContext } from './permissions.js';
 export { parseRecordId } from './record-id.js';
 export { recordStore } from './record-store.js';
