@@ -108,6 +108,8 @@ export class Serializer {
       if (fieldOf(nested.source)?.references !== nested.serializer.model.table) {
         throw new Error(`${model.table}: nested "${name}" needs "${nested.source}" to be a foreign key to ${nested.serializer.model.table}.`);
       }
+      // A nested record is read by a join, which carries columns only.
+      if (nested.serializer.selection.aggregates?.length) throw new Error(`${model.table}: nested "${name}" shows SQL-backed computed fields; omit them there.`);
     }
     // Nested objects and write-only-by-nature fields are never taken from a body as they are.
     this.readOnly = new Set([...(options.readOnly ?? []), ...Object.keys(this.nested), ...Object.keys(this.computed), 'id']);
@@ -198,7 +200,7 @@ export class Serializer {
     if (computed?.compute) return computed.compute;
     if (computed) return (row) => row[name];
     if (format) return (row) => format(row[name], row);
-    if (nested) return (row) => (row[name] ? nested.render(row[name] as Row) : null);
+    if (nested) return (row, context) => (row[name] ? nested.render(row[name] as Row, context) : null);
     const field = this.model.fields[name]!;
     return (row) => field.render(row[name]);
   }
