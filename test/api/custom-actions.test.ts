@@ -8,21 +8,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   collection,
   defineApp,
-  fields,
   hasPermission,
-  model,
   requirePermissions,
   serializer,
   throttleRequest,
   type FastifyInstance,
 } from '../../src/framework/index.js';
+import { Note, noteMigrations } from '../support/owned-notes.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 
-const Note = model('notes', {
-  id: fields.id(),
-  text: fields.string({ maxLength: 100 }),
-  owner_id: fields.foreignKey('users', { default: ({ userId }) => userId }),
-});
 const escaped = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 const app = defineApp({
@@ -57,16 +51,7 @@ const app = defineApp({
       return { ok: true };
     });
   },
-  migrations: {
-    '0001_notes': async (db, types) => {
-      await db.schema
-        .createTable('notes')
-        .addColumn('id', types.id, types.idColumn)
-        .addColumn('text', 'varchar(100)', (column) => column.notNull())
-        .addColumn('owner_id', types.id, (column) => column.notNull().references('users.id'))
-        .execute();
-    },
-  },
+  migrations: noteMigrations,
 });
 
 let api: TestApi;

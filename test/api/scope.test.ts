@@ -4,14 +4,10 @@
  * create that would store a note outside the scope stores nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collection, defineApp, fields, model, serializer, storeCondition, User } from '../../src/framework/index.js';
+import { collection, defineApp, serializer, storeCondition, User } from '../../src/framework/index.js';
+import { Note, noteMigrations } from '../support/owned-notes.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 
-const Note = model('notes', {
-  id: fields.id(),
-  text: fields.string({ maxLength: 100 }),
-  owner_id: fields.foreignKey('users', { default: ({ userId }) => userId }),
-});
 const owner = serializer(User, { fields: ['id', 'username'] });
 const noteSerializer = serializer(Note, {
   fields: ['id', 'text', 'owner', 'owner_id'],
@@ -32,16 +28,7 @@ const app = defineApp({
       ],
     }),
   ],
-  migrations: {
-    '0001_notes': async (db, types) => {
-      await db.schema
-        .createTable('notes')
-        .addColumn('id', types.id, types.idColumn)
-        .addColumn('text', 'varchar(100)', (column) => column.notNull())
-        .addColumn('owner_id', types.id, (column) => column.notNull().references('users.id'))
-        .execute();
-    },
-  },
+  migrations: noteMigrations,
 });
 
 let api: TestApi;
