@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import type { Database } from '../store/database.js';
 import accountMigrations from '../store/accounts/migrations/index.js';
 import { migrate, type Migrations } from '../store/migrations.js';
+import { authenticateAppRoutes } from './app-routes.js';
 import type { AuthUser } from './authentication/index.js';
 import { resolveSecretKey, signingKeys } from './authentication/secrets.js';
 import { loginCheck } from './authentication/routes.js';
@@ -59,8 +60,13 @@ export interface AppDefinition {
   readonly migrations?: Migrations;
   /** Scoped throttle rates by collection name, in place of THROTTLE_ANON / THROTTLE_USER. */
   readonly throttles?: Readonly<Record<string, ScopedRates>>;
-  /** Routes outside the collection API (a Fastify plugin body). */
+  /**
+   * Routes outside the collection API (a Fastify plugin body). Their requests are authenticated as
+   * the collections' are (`request.user`); see requirePermissions and throttleRequest.
+   */
   readonly routes?: (app: FastifyInstance, context: AppContext) => void | Promise<void>;
+  /** false: the routes' requests are not authenticated (`request.user` stays null, any credential is ignored). Default true. */
+  readonly authenticateRoutes?: boolean;
 }
 
 export const defineApp = (definition: AppDefinition): AppDefinition => definition;
@@ -132,6 +138,11 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       page,
     },
   });
-  if (definition.routes) await app.register(async (scope) => definition.routes!(scope, context));
+  if (definition.routes) {
+    await app.register(async (scope) => {
+      if (definition.authenticateRoutes !== false) authenticateAppRoutes(scope, auth.authenticators, auth.sessionCookie);
+      await definition.routes!(scope, context);
+    });
+  }
   return app;
 }

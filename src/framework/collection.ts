@@ -6,9 +6,12 @@
 import type { Lookup } from '../core/fields.js';
 import type { ListSource, Ordering } from '../core/list-query.js';
 import type { IndexFacts } from '../core/schema.js';
+import { assertCustomActions, type CustomAction } from './custom-actions.js';
+import type { Hooks } from './hooks.js';
 import type { CountMode } from './pagination.js';
 import type { Action, Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
+import type { Scope } from './scope.js';
 import type { Serializer } from './serializer.js';
 
 export interface CollectionOptions {
@@ -40,6 +43,15 @@ export interface CollectionOptions {
    * ordering field, a trigram one per search field): composite ones, say a filter then an ordering, tie-broken by `id`.
    */
   indexes?: readonly IndexFacts[];
+  /**
+   * Which records a request may reach, built from it: `({ user }) => ({ owner_id: user?.id ?? null })`.
+   * Applies to every read and write of the collection; a record outside it is 404.
+   */
+  scope?: Scope;
+  /** Code run before and after each write (see hooks.ts). */
+  hooks?: Hooks;
+  /** Endpoints of the collection's own, by name: `/<name>/{id}/<action>/` or `/<name>/<action>/`. */
+  actions?: Readonly<Record<string, CustomAction>>;
 }
 
 export interface Collection {
@@ -56,6 +68,9 @@ export interface Collection {
   readonly indexes: readonly IndexFacts[];
   /** The collection's own checks for an action, if it set any. */
   permissionsFor(action: Action): readonly Permission[] | undefined;
+  readonly scope: Scope | undefined;
+  readonly hooks: Hooks;
+  readonly customActions: Readonly<Record<string, CustomAction>>;
 }
 
 const RESOURCE_NAME = /^[a-z][a-z0-9_-]*$/;
@@ -80,7 +95,10 @@ export function collection(name: string, options: CollectionOptions): Collection
 
   // `id` breaks every tie and is always indexed, so it is always allowed (as clients such as react-admin's ask).
   const ordering = [...new Set(['id', ...(options.orderingFields ?? [])])];
+  // A SQL-backed computed field is a column of the page's own statement, so it may be ordered by (not by keyset).
+  const aggregated = (field: string): boolean => serializer.fields.includes(field) && serializer.computed[field]?.aggregate !== undefined;
   for (const field of ordering) {
+    if (aggregated(field) && options.pagination !== 'cursor') continue;
     if (!modelFields[field] || modelFields[field].writeOnly) throw new Error(`${name}: cannot order by "${field}".`);
   }
   const defaultOrdering: Ordering[] = (options.defaultOrdering ?? []).map((term) => {
@@ -100,13 +118,14 @@ export function collection(name: string, options: CollectionOptions): Collection
   if (pageSize < 1 || maxPageSize < pageSize) throw new Error(`${name}: need 1 <= pageSize <= maxPageSize.`);
 
   const permissions = options.permissions;
-  // A key or a unique column is indexed already.
-  const indexed = [...new Set([...filters.keys(), ...ordering])].filter((field) => field !== 'id' && !modelFields[field]!.unique);
+  // A key or a unique column is indexed already; a computed field is no column.
+  const indexed = [...new Set([...filters.keys(), ...ordering])].filter((field) => field !== 'id' && modelFields[field] && !modelFields[field].unique);
   const indexes: IndexFacts[] = [
     ...indexed.map((field) => ({ columns: [field] })),
     ...serializer.search.map((field) => ({ columns: [field], trigram: true })),
     ...(options.indexes ?? []),
   ];
+  assertCustomActions(name, options.actions ?? {});
   return {
     name,
     serializer,
@@ -117,6 +136,9 @@ export function collection(name: string, options: CollectionOptions): Collection
     estimateThreshold: options.estimateThreshold ?? 10_000,
     bulkCreateMax: options.bulkCreate?.max,
     indexes,
+    scope: options.scope,
+    hooks: options.hooks ?? {},
+    customActions: options.actions ?? {},
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
   };

@@ -106,7 +106,9 @@ export function recordSchema(serializer: Serializer): JsonSchema {
   for (const name of serializer.fields) {
     const nested = serializer.nested[name];
     const field = serializer.model.fields[name];
+    const computed = serializer.computed[name];
     if (serializer.hidden.has(name)) properties[name] = { type: 'null', description: 'Hidden: always null.' };
+    else if (computed) properties[name] = { ...computed.schema, readOnly: true };
     else if (nested) {
       const record = recordSchema(nested.serializer);
       properties[name] = serializer.model.fields[nested.source]!.nullable ? { anyOf: [record, { type: 'null' }] } : record;
@@ -189,7 +191,7 @@ const preferCount = (modes: readonly string[]): Record<string, JsonSchema> =>
 
 const notModifiedResponse = { description: 'Not modified (If-None-Match matched the ETag)', type: 'null', headers: ETAG };
 
-const idParams: JsonSchema = {
+export const idParams: JsonSchema = {
   type: 'object',
   properties: { id: { type: 'integer', minimum: 1, description: 'A positive 64-bit integer.' } },
   required: ['id'],

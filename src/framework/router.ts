@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Collection } from './collection.js';
+import { customActionEndpoints } from './custom-actions.js';
 import { methodNotAllowed, notFound } from './errors.js';
 import { actionSchema, ANONYMOUS, errorResponses, operationId } from './openapi.js';
 import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
@@ -111,6 +112,7 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
     resource(scope, `/${collection.name}/`, endpointsFor(runtime, collection, listActions));
     resource(scope, `/${collection.name}/:id/`, endpointsFor(runtime, collection, detailActions));
     if (collection.bulkCreateMax !== undefined) resource(scope, `/${collection.name}/bulk/`, { POST: bulkCreateEndpoint(runtime, collection) });
+    for (const [path, endpoints] of customActionEndpoints(runtime, collection)) resource(scope, path, endpoints);
   }
   resource(scope, '/', {
     GET: {

@@ -15,6 +15,7 @@ import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
 import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
 import { renderResult } from './renderers.js';
+import { scopeFor } from './scope.js';
 import type { PasswordThrottle, Throttle } from './throttling.js';
 
 export interface ApiRuntime {
@@ -41,7 +42,7 @@ const readsRecordFirst: ReadonlySet<Action> = new Set(['retrieve', 'update', 'pa
  * credential (its header, or the session cookie), so no cache serves one user's answer to another.
  * Added to any Vary already set (CORS's Origin).
  */
-function varyByRequester(reply: FastifyReply, runtime: ApiRuntime): void {
+export function varyByRequester(reply: FastifyReply, runtime: ApiRuntime): void {
   const names = runtime.sessionCookie ? 'Accept, Authorization, Cookie' : 'Accept, Authorization';
   const vary = reply.getHeader('vary');
   reply.header('Vary', vary ? `${String(vary)}, ${names}` : names);
@@ -54,9 +55,17 @@ function varyByRequester(reply: FastifyReply, runtime: ApiRuntime): void {
  * and it ran the paired query slower than the two apart (measured in docs/performance.md).
  */
 function plainDetailRead(request: FastifyRequest, runtime: ApiRuntime, collection: Collection): RecordRead | undefined {
-  if (!runtime.database.capabilities.mergesRoundTrips) return undefined;
+  // A scoped collection reads its record with the scope's conditions, which the user lookup cannot carry.
+  if (!runtime.database.capabilities.mergesRoundTrips || collection.scope) return undefined;
   const id = request.url.includes('?') ? undefined : idOf((request.params as { id: string }).id);
   return id === undefined ? undefined : { database: runtime.database, selection: collection.serializer.selection, id };
+}
+
+/** An action's checks: `own` (a custom action's), else the collection's, else the API's default; and the model's. */
+export function permissionsFor(runtime: ApiRuntime, collection: Collection, action: Action, own?: readonly Permission[]): readonly Permission[] {
+  const chosen = own ?? collection.permissionsFor(action) ?? runtime.defaultPermissions(action);
+  const ruled = collection.serializer.model.rules?.permissions;
+  return ruled ? [...chosen, ...ruled] : chosen;
 }
 
 export async function handleCollection(
@@ -72,9 +81,7 @@ export async function handleCollection(
   const { user } = authentication;
   request.user = user;
 
-  const own = collection.permissionsFor(action) ?? runtime.defaultPermissions(action);
-  const ruled = collection.serializer.model.rules?.permissions;
-  const permissions = ruled ? [...own, ...ruled] : own;
+  const permissions = permissionsFor(runtime, collection, action);
   await checkPermissions(permissions, { user, action });
 
   await runtime.throttle.check(request, reply, user, collection.name);
@@ -101,6 +108,7 @@ export async function handleCollection(
     id,
     body,
     read: authentication.read,
+    scope: scopeFor(collection.scope, collection.queryRules.fields, { user, parameters }),
   });
 
   return renderResult(reply, mediaType, result, { ...runtime.page, collection, action });

@@ -11,4 +11,6 @@ export default defineApp({
   // Generated from the declarations by `restfold makemigrations` (docs/your-own-collections.md).
   migrations,
   routes: postRoutes,
+  // Surface B takes no credentials: a bad one is ignored, not refused (SPEC §4).
+  authenticateRoutes: false,
 });

@@ -6,10 +6,12 @@
  * constraints, not by reads beforehand: a refusal comes back as a RecordRefused naming the field.
  */
 import type { Compilable } from 'kysely';
+import type { RecordScope } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
 import { RecordRefused } from '../core/refused.js';
 import type { Row, Selection } from '../core/rows.js';
 import type { Database } from './database.js';
+import { findScopedRecord } from './list.js';
 import { assembleRow, findRecord, fromSelection, recordExists, selectColumns, toDriverValues, type RecordId, type RowQuery } from './records.js';
 
 /**
@@ -17,6 +19,12 @@ import { assembleRow, findRecord, fromSelection, recordExists, selectColumns, to
  * its own through `transaction`): it throws to refuse the write.
  */
 export type BeforeWrite = (row: Row, transaction: Database) => Promise<void>;
+
+/** `work` in a transaction: the one already open on `database`, else a new one, committed when `work` resolves. */
+export function inTransaction<T>(database: Database, work: (transaction: Database) => Promise<T>): Promise<T> {
+  if (database.db.isTransaction) return work(database);
+  return database.db.transaction().execute((transaction) => work({ ...database, db: transaction }));
+}
 
 /** An INSERT or UPDATE, ready for its RETURNING clause. */
 interface Returnable {
@@ -27,13 +35,15 @@ const WRITTEN = 'written';
 
 /**
  * The written row as the selection reads it. One statement where the database runs a write inside a
- * WITH clause (the nested fields joined to what it returns); else the write returns the row's own
- * columns, and the nested fields are read after it. A record nesting its own table is read after it
- * too: within one statement, the join would see that table as it was before the write.
+ * WITH clause (the nested fields and aggregates joined to what it returns); else the write returns
+ * the row's own columns, and the rest is read after it. A record nesting or aggregating its own table
+ * is read after it too: within one statement, that table is seen as it was before the write.
  */
 async function writtenRow(database: Database, selection: Selection, write: Returnable): Promise<Row | undefined> {
-  const nested = selection.joins.length > 0;
-  const oneStatement = database.capabilities.supportsModifyingCte && !selection.joins.some((join) => join.table === selection.table);
+  const aggregates = selection.aggregates ?? [];
+  const nested = selection.joins.length > 0 || aggregates.length > 0;
+  const related = [...selection.joins, ...aggregates];
+  const oneStatement = database.capabilities.supportsModifyingCte && !related.some((read) => read.table === selection.table);
   if (nested && oneStatement) {
     const from = database.db.with(WRITTEN, () => write.returning(selection.columns) as never).selectFrom(`${WRITTEN} as ${selection.table}`);
     const row = await selectColumns(fromSelection(database, selection, from as unknown as RowQuery), selection).executeTakeFirst();
@@ -92,8 +102,7 @@ export function createRecord(database: Database, model: Model, selection: Select
 
 /** New records, in order, all or none (a refusal carries the refused record's index). */
 export function createRecords(database: Database, model: Model, selection: Selection, records: readonly Row[]): Promise<Row[]> {
-  return database.db.transaction().execute(async (transaction) => {
-    const scoped = { ...database, db: transaction };
+  return inTransaction(database, async (scoped) => {
     const rows: Row[] = [];
     for (const [index, values] of records.entries()) {
       try {
@@ -106,18 +115,20 @@ export function createRecords(database: Database, model: Model, selection: Selec
   });
 }
 
-/** The locked record (undefined when there is none), once `beforeWrite` has seen it. */
-async function lockedRecord(database: Database, selection: Selection, id: RecordId, beforeWrite?: BeforeWrite): Promise<Row | undefined> {
-  const row = await findRecord(database, selection, id, { lock: true });
+/** The locked record (undefined when there is none, or it is outside the scope), once `beforeWrite` has seen it. */
+async function lockedRecord(database: Database, selection: Selection, id: RecordId, beforeWrite?: BeforeWrite, scope?: RecordScope): Promise<Row | undefined> {
+  const row = scope
+    ? await findScopedRecord(database, { selection, fields: scope.fields, searchFields: [] }, id, scope.conditions, { lock: true })
+    : await findRecord(database, selection, id, { lock: true });
   if (row) await beforeWrite?.(row, database);
   return row;
 }
 
 /**
- * The record changed to `values`, as `selection` reads it; undefined when there is none. With
- * `beforeWrite`, in one transaction: the record is read and locked, `beforeWrite` sees it, then it
- * is written, so two writers that checked the same version of it cannot both succeed. Without it,
- * one statement. An empty change stores nothing.
+ * The record changed to `values`, as `selection` reads it; undefined when there is none (or it is
+ * outside `scope`). With `beforeWrite` or `scope`, in one transaction: the record is read and
+ * locked, `beforeWrite` sees it, then it is written, so two writers that checked the same version
+ * of it cannot both succeed. Without them, one statement. An empty change stores nothing.
  */
 export function updateRecord(
   database: Database,
@@ -126,6 +137,7 @@ export function updateRecord(
   id: RecordId,
   values: Row,
   beforeWrite?: BeforeWrite,
+  scope?: RecordScope,
 ): Promise<Row | undefined> {
   const changed = (database: Database) =>
     refusing(database, model, values, () => {
@@ -133,24 +145,26 @@ export function updateRecord(
       return writtenRow(database, selection, write as unknown as Returnable);
     });
   const empty = Object.keys(values).length === 0;
-  if (!beforeWrite) return empty ? findRecord(database, selection, id) : changed(database);
-  return database.db.transaction().execute(async (transaction) => {
-    const scoped = { ...database, db: transaction };
-    const row = await lockedRecord(scoped, selection, id, beforeWrite);
-    return !row || empty ? row : changed(scoped);
+  if (!beforeWrite && !scope) return empty ? findRecord(database, selection, id) : changed(database);
+  return inTransaction(database, async (transaction) => {
+    const row = await lockedRecord(transaction, selection, id, beforeWrite, scope);
+    return !row || empty ? row : changed(transaction);
   });
 }
 
 /**
- * Whether the record existed (and is now gone). One statement; with `beforeWrite`, the record is
- * read and locked first, in a transaction, so that it sees the record that is deleted.
+ * Whether the record existed (and is now gone). One statement; with `beforeWrite` or `scope`, the
+ * record is read and locked first, in a transaction, so that it sees the record that is deleted.
  */
-export async function deleteRecord(database: Database, selection: Selection, id: RecordId, beforeWrite?: BeforeWrite): Promise<boolean> {
+export async function deleteRecord(
+  database: Database,
+  selection: Selection,
+  id: RecordId,
+  beforeWrite?: BeforeWrite,
+  scope?: RecordScope,
+): Promise<boolean> {
   const remove = async (database: Database) =>
     (await database.db.deleteFrom(selection.table).where('id', '=', id).executeTakeFirst()).numDeletedRows > 0n;
-  if (!beforeWrite) return remove(database);
-  return database.db.transaction().execute(async (transaction) => {
-    const scoped = { ...database, db: transaction };
-    return (await lockedRecord(scoped, selection, id, beforeWrite)) !== undefined && remove(scoped);
-  });
+  if (!beforeWrite && !scope) return remove(database);
+  return inTransaction(database, async (transaction) => (await lockedRecord(transaction, selection, id, beforeWrite, scope)) !== undefined && remove(transaction));
 }

@@ -5,13 +5,13 @@
  * Either way the answers and refusals, and their order, are the same. Writes are counted too
  * (BEGIN and COMMIT are not statements the app builds, so they are not counted).
  */
-import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { collection, defineApp, fields, model, serializer, type Database } from '../../src/framework/index.js';
+import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
 import service from '../../src/service/app.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { testDialect } from '../support/database.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
+import { recording } from '../support/statements.js';
 
 let api: TestApi;
 let alice: TestUser;
@@ -19,31 +19,6 @@ let bob: TestUser;
 const sent: string[] = [];
 /** Statements a plain detail read sends. */
 const detailStatements = testDialect === 'postgres' ? 1 : 2;
-
-/** The database with every statement the app sends recorded: precompiled ones through `run`, the rest through Kysely. */
-function recording(database: Database): Database {
-  // Kysely also transforms the queries it only compiles: a statement counts once its result comes back.
-  const compiled = new WeakMap<object, string>();
-  const recorder: KyselyPlugin = {
-    transformQuery: ({ node, queryId }) => {
-      compiled.set(queryId, database.db.getExecutor().compileQuery(node, queryId).sql);
-      return node;
-    },
-    transformResult: async ({ result, queryId }) => {
-      // A precompiled query run inside a transaction reaches Kysely already compiled.
-      sent.push(compiled.get(queryId) ?? '(precompiled)');
-      return result;
-    },
-  };
-  return {
-    ...database,
-    db: database.db.withPlugin(recorder),
-    run: (text, parameters) => {
-      sent.push(text);
-      return database.run(text, parameters);
-    },
-  };
-}
 
 const Note = model('notes', { id: fields.id(), text: fields.string({ maxLength: 100 }) });
 /** The service and a collection whose checks never look at a record (no object permission). */
@@ -55,7 +30,7 @@ const withNotes = withGeneratedMigrations(
 );
 
 beforeAll(async () => {
-  api = await startApi({}, withNotes, { appDatabase: recording });
+  api = await startApi({}, withNotes, { appDatabase: recording(sent) });
   alice = await api.user('alice');
   bob = await api.user('bob');
 });
