@@ -1,34 +1,48 @@
 #!/usr/bin/env node
 /**
- * `restfold <command>`: migrate, createuser, token create|revoke,
+ * `restfold <command>`: new, migrate, makemigrations, check, createuser, token create|revoke,
  * permissions list|add|remove, serve, schema.
- * Every command but schema migrates first and works on the server's DATABASE_URL.
+ * Every command but new, schema, makemigrations and check migrates first and works on the server's DATABASE_URL.
  */
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { pathToFileURL } from 'node:url';
-import { extname, resolve } from 'node:path';
+import { createInterface } from 'node:readline/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { dirname, extname, join, resolve } from 'node:path';
 import { createToken, revokeUserTokens } from './framework/authentication/token.js';
 import { AdminInputError, createUser, grantPermissions, listPermissions, revokePermissions, userNamed } from './framework/users/admin.js';
 import { serveWorkers } from './framework/cluster.js';
+import { writeNewApp } from './scaffold.js';
 import {
+  appState,
   buildApp,
+  declaredSchemaDifferences,
   loadConfig,
   loadDotEnv,
   migrateApp,
   openConfiguredDatabase,
   openDatabase,
+  planMigration,
+  writeMigration,
   type AppDefinition,
   type Config,
   type Database,
+  type MigrationFolder,
+  type MigrationPlan,
+  type Renames,
 } from './framework/index.js';
 
 const USAGE = `Usage: restfold <command> [options]
 
 Commands:
+  new DIR                            write a new app into DIR: app.ts, its first migration, a README
   serve [--app FILE]                 migrate, then serve HTTP on HOST:PORT (WORKERS processes)
   migrate [--app FILE]               apply pending migrations
+  makemigrations [--app FILE] [--name NAME] [--rename TABLE.OLD=NEW ...] [--check]
+                                     write the migration from the migrations' state to the
+                                     declarations; --check: exit 1 naming the changes instead
+  check [--app FILE]                 compare the database with the declarations (exit 1 if they differ)
   schema [--app FILE]                print the OpenAPI document as JSON (no database needed)
   createuser --username U [--password P | --password-stdin] [--email E]
              [--superuser] [--permission NAME ...]
@@ -38,23 +52,29 @@ Commands:
   permissions add --username U NAME ...
   permissions remove --username U NAME ...
 
---app FILE: a JavaScript module (path from the current directory) whose default
-export is made with defineApp(); without it, the example service.
+--app FILE: a JavaScript or TypeScript module (path from the current directory)
+whose default export is made with defineApp(); without it, the example service.
+Its migrations are in migrations/ beside it (the example service's in
+src/service/migrations/).
 Settings come from the environment (DATABASE_URL, PORT, ...; see README).`;
 
 class UsageError extends Error {}
 const isUserMistake = (error: unknown): boolean =>
   error instanceof UsageError || error instanceof AdminInputError || (error instanceof TypeError && String((error as { code?: string }).code).startsWith('ERR_PARSE_ARGS'));
 
+const TYPESCRIPT = new Set(['.ts', '.mts', '.cts']);
+
 async function loadApp(file: string | undefined): Promise<AppDefinition> {
   if (file && !existsSync(resolve(file))) throw new UsageError(`No app file at ${resolve(file)}.`);
   const url = file ? pathToFileURL(resolve(file)).href : new URL('./service/app.js', import.meta.url).href;
+  // TypeScript apps run as they are, with no build step: tsx's loader compiles them as Node imports them.
+  if (file && TYPESCRIPT.has(extname(file))) (await import('tsx/esm/api')).register();
   let module: { default?: AppDefinition };
   try {
     module = (await import(url)) as { default?: AppDefinition };
   } catch (error) {
     if ((error as { code?: string }).code !== 'ERR_UNKNOWN_FILE_EXTENSION') throw error;
-    throw new UsageError(`Node cannot run ${extname(file!)} files as they are: compile ${file} to JavaScript and pass the .js file.`);
+    throw new UsageError(`Node cannot run ${extname(file!)} files: pass a .js, .mjs or .ts module.`);
   }
   if (!module.default?.collections) throw new UsageError(`${file} has no default export made with defineApp().`);
   return module.default;
@@ -78,6 +98,77 @@ async function openApiDocument(app: AppDefinition, config: Config): Promise<unkn
     await server.close();
     await database.close();
   }
+}
+
+/** Where an app's migrations are written: beside its module, in its language; the example service's beside its source. */
+function migrationFolder(file: string | undefined): MigrationFolder {
+  if (!file) {
+    return { path: fileURLToPath(new URL('../src/service/migrations/', import.meta.url)), extension: '.ts', importFrom: '../../framework/index.js' };
+  }
+  return { path: join(dirname(resolve(file)), 'migrations'), extension: extname(file), importFrom: 'restfold' };
+}
+
+/** `books.name=title` → { books: { name: 'title' } }. */
+function parseRenames(given: readonly string[]): Renames {
+  const renames: Record<string, Record<string, string>> = {};
+  for (const text of given) {
+    const match = /^(\w+)\.(\w+)=(\w+)$/.exec(text);
+    if (!match) throw new UsageError(`--rename takes TABLE.OLD=NEW, not "${text}".`);
+    const [, table, from, to] = match as unknown as [string, string, string, string];
+    renames[table] = { ...renames[table], [from]: to };
+  }
+  return renames;
+}
+
+/** On a terminal, asks whether each dropped-and-added column pair is a rename; never guessed otherwise. */
+async function askRenames(plan: MigrationPlan, renames: Renames): Promise<Renames> {
+  if (!process.stdin.isTTY || plan.renameCandidates.length === 0) return renames;
+  const terminal = createInterface({ input: process.stdin, output: process.stdout });
+  const confirmed: Record<string, Record<string, string>> = { ...renames };
+  try {
+    for (const { table, from, to } of plan.renameCandidates) {
+      if (confirmed[table]?.[from]) continue;
+      const answer = await terminal.question(`Was ${table}.${from} renamed to ${table}.${to}? [y/N] `);
+      if (/^y(es)?$/i.test(answer.trim())) confirmed[table] = { ...confirmed[table], [from]: to };
+    }
+  } finally {
+    terminal.close();
+  }
+  return confirmed;
+}
+
+async function makeMigrations(app: AppDefinition, file: string | undefined, options: { name?: string; rename: string[]; check: boolean }): Promise<void> {
+  const state = appState(app);
+  const migrations = app.migrations ?? {};
+  let renames = parseRenames(options.rename);
+  let plan = planMigration(state, migrations, renames);
+  if (plan.changes.length === 0) {
+    console.log('No changes.');
+    return;
+  }
+  if (options.check) {
+    console.error(`The declarations have changed without a migration:\n  ${plan.changes.join('\n  ')}\nRun "restfold makemigrations".`);
+    process.exitCode = 1;
+    return;
+  }
+  const asked = await askRenames(plan, renames);
+  if (asked !== renames) plan = planMigration(state, migrations, (renames = asked));
+  const folder = migrationFolder(file);
+  const written = await writeMigration(folder, plan, state, { name: options.name, generatedBy: 'restfold makemigrations' });
+  console.log(`Wrote ${written}:\n  ${plan.changes.join('\n  ')}`);
+  for (const warning of plan.warnings) console.log(`Review: ${warning}`);
+  // TypeScript imports name the module as it will run: .js for a .ts file.
+  const index = TYPESCRIPT.has(folder.extension) ? 'index.js' : `index${folder.extension}`;
+  if (!app.migrations) console.log(`Pass its index to defineApp: import migrations from './migrations/${index}'; defineApp({ ..., migrations }).`);
+}
+
+/** `new DIR`: the scaffold's files, then its first migration generated from them. */
+async function newApp(dir: string | undefined): Promise<void> {
+  if (!dir) throw new UsageError('Name the folder: restfold new DIR.');
+  const written = writeNewApp(dir);
+  if ('refused' in written) throw new UsageError(`${written.refused} Choose a new or empty folder.`);
+  await makeMigrations(await loadApp(written.app), written.app, { rename: [], check: false });
+  console.log(`A new app in ${resolve(dir)}: see its README.md to serve it.`);
 }
 
 async function readStdin(): Promise<string> {
@@ -108,12 +199,19 @@ async function main(argv: string[]): Promise<void> {
       email: { type: 'string' },
       superuser: { type: 'boolean' },
       permission: { type: 'string', multiple: true },
+      name: { type: 'string' },
+      rename: { type: 'string', multiple: true },
+      check: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
   const [command, subcommand] = positionals;
   if (values.help || !command) {
     console.log(USAGE);
+    return;
+  }
+  if (command === 'new') {
+    await newApp(subcommand);
     return;
   }
   loadDotEnv();
@@ -131,6 +229,24 @@ async function main(argv: string[]): Promise<void> {
     case 'schema':
       console.log(JSON.stringify(await openApiDocument(app, config), null, 2));
       return;
+    case 'makemigrations':
+      await makeMigrations(app, values.app, { name: values.name, rename: values.rename ?? [], check: values.check ?? false });
+      return;
+    case 'check': {
+      const database = openConfiguredDatabase(config);
+      try {
+        const differences = await declaredSchemaDifferences(database, app);
+        if (differences.length > 0) {
+          console.error(`The database differs from the declarations:\n  ${differences.join('\n  ')}`);
+          process.exitCode = 1;
+          return;
+        }
+      } finally {
+        await database.close();
+      }
+      console.log('The database matches the declarations.');
+      return;
+    }
     case 'migrate': {
       const applied = await withDatabase(config, app, async (_database, applied) => applied);
       console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Migrations are up to date.');

@@ -1,5 +1,6 @@
 /** A small library on Restfold: authors, and books naming their author. See docs/your-own-collections.md. */
 import { collection, defineApp, fields, hasPermission, model, serializer } from 'restfold';
+import migrations from './migrations/index.mjs';
 
 const Author = model('authors', {
   id: fields.id(),
@@ -37,21 +38,6 @@ export default defineApp({
   collections: [authors, books],
   // Books count against their own window: a busy catalogue leaves the rest of the API's allowance alone.
   throttles: { books: { anonymous: '10/min', user: '30/min' } },
-  migrations: {
-    '0001_library': async (db, types) => {
-      await db.schema
-        .createTable('authors')
-        .addColumn('id', types.id, types.idColumn)
-        .addColumn('name', 'varchar(100)', (column) => column.notNull())
-        .execute();
-      await db.schema
-        .createTable('books')
-        .addColumn('id', types.id, types.idColumn)
-        .addColumn('title', 'varchar(200)', (column) => column.notNull())
-        .addColumn('author_id', types.id, (column) => column.notNull().references('authors.id').onDelete('cascade'))
-        .addColumn('added_at', types.timestamp, (column) => column.notNull())
-        .execute();
-      await db.schema.createIndex('books_author_id_idx').on('books').column('author_id').execute();
-    },
-  },
+  // Generated from the declarations above by `restfold makemigrations --app examples/library/app.mjs`.
+  migrations,
 });

@@ -1,9 +1,10 @@
 /**
  * Field kinds. One declaration says how a value is read from a JSON body and
- * from a query string, how it is rendered, which filter lookups fit it and
- * what its JSON Schema is; the store, the serializer and the query language
- * all read the same declaration.
+ * from a query string, how it is rendered, which filter lookups fit it, what
+ * its JSON Schema is and how it is stored (its column); the store, the
+ * serializer, the query language and the migrations all read the same declaration.
  */
+import type { Column, ColumnType, OnDelete } from './schema.js';
 
 export type ValueType = 'integer' | 'string' | 'boolean' | 'timestamp';
 
@@ -81,6 +82,8 @@ export interface Field {
   render(stored: unknown): unknown;
   /** A parsed value → a driver parameter, identical on SQLite and PostgreSQL. */
   toDriver(value: unknown): unknown;
+  /** How the value is stored: what migrations create and `check` compares with the database. */
+  readonly column: Column;
 }
 
 type DefaultValue = string | number | boolean | Date | ((context: DefaultContext) => unknown);
@@ -92,8 +95,15 @@ export interface CommonOptions {
   required?: boolean;
 }
 
-type Kind = Omit<Field, 'nullable' | 'required' | 'unique' | 'default' | 'lookups' | 'writeOnly'> &
-  Partial<Pick<Field, 'writeOnly' | 'lookups'>>;
+/** A kind's own storage: the type (and length, foreign key); nullability, uniqueness and default come from the options. */
+type Storage = Pick<Column, 'type' | 'maxLength' | 'references'>;
+
+type Kind = Omit<Field, 'nullable' | 'required' | 'unique' | 'default' | 'lookups' | 'writeOnly' | 'column'> &
+  Partial<Pick<Field, 'writeOnly' | 'lookups'>> & { readonly storage: Storage };
+
+/** A default the database can store: a constant that is not a Date (whose text differs by dialect). */
+const storedDefault = (value: DefaultValue | undefined): Column['default'] =>
+  typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? value : undefined;
 
 function makeField(kind: Kind, options: CommonOptions): Field {
   const nullable = options.nullable ?? false;
@@ -105,15 +115,19 @@ function makeField(kind: Kind, options: CommonOptions): Field {
         ? (fallback as (context: DefaultContext) => unknown)
         : () => fallback;
   const required = (options.required ?? (defaultValue === undefined && !nullable)) ? 'always' : 'never';
+  const unique = options.unique ?? false;
+  const { storage, ...rest } = kind;
+  const stored = storedDefault(fallback);
   return {
     writeOnly: false,
     lookups: lookupsByType[kind.valueType],
-    ...kind,
+    ...rest,
     nullable,
     required,
-    unique: options.unique ?? false,
+    unique,
     default: defaultValue,
     schema: nullable ? { ...kind.schema, type: [kind.schema.type, 'null'] } : kind.schema,
+    column: { ...storage, nullable, ...(unique && { unique }), ...(stored !== undefined && { default: stored }) },
   };
 }
 
@@ -133,12 +147,21 @@ function parseJsonInteger(value: unknown): number {
   return value;
 }
 
-const integerKind = (kind: string, schema: JsonSchema = {}): Kind => ({
+const INT32 = 2 ** 31;
+
+function parseJsonInteger32(value: unknown): number {
+  const parsed = parseJsonInteger(value);
+  if (parsed >= INT32 || parsed < -INT32) throw new FieldError('Ensure this value fits in 32 bits.');
+  return parsed;
+}
+
+const integerKind = (kind: string, type: ColumnType, schema: JsonSchema = {}): Kind => ({
   kind,
   valueType: 'integer',
-  schema: { type: 'integer', format: 'int64', ...schema },
-  parse: parseJsonInteger,
-  parseText: parseInteger64,
+  storage: { type },
+  schema: type === 'integer' ? { type: 'integer', format: 'int32', ...schema } : { type: 'integer', format: 'int64', ...schema },
+  parse: type === 'integer' ? parseJsonInteger32 : parseJsonInteger,
+  parseText: type === 'integer' ? (text) => parseJsonInteger32(Number(parseInteger64(text))) : parseInteger64,
   render: (stored) => (typeof stored === 'string' || typeof stored === 'bigint' ? Number(stored) : stored),
   toDriver: (value) => value,
 });
@@ -172,7 +195,7 @@ export interface StringOptions extends CommonOptions {
   blank?: boolean;
 }
 
-function stringKind(kind: string, options: StringOptions, check?: (text: string) => void): Kind {
+function stringKind(kind: string, options: StringOptions, storage: Storage, check?: (text: string) => void): Kind {
   const { maxLength, pattern, blank = false } = options;
   const schema: JsonSchema = { type: 'string' };
   if (maxLength !== undefined) schema.maxLength = maxLength;
@@ -181,6 +204,7 @@ function stringKind(kind: string, options: StringOptions, check?: (text: string)
   return {
     kind,
     valueType: 'string',
+    storage,
     schema,
     parse(value) {
       if (typeof value !== 'string') throw new FieldError('Not a valid string.');
@@ -210,6 +234,13 @@ export interface ForeignKeyOptions extends CommonOptions {
    * named permission `unless` (superusers hold every one). Others get 400 on this field.
    */
   requestingUserOnly?: { unless: string };
+  /** What deleting the referenced row does to this one (default `cascade`). */
+  onDelete?: OnDelete;
+}
+
+export interface IntegerOptions extends CommonOptions {
+  /** 32 for a column of 32-bit integers (`integer`); 64-bit (`bigint`) by default. */
+  bits?: 32 | 64;
 }
 
 const EMAIL = /^[^\s@"<>()[\]\\,;:]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
@@ -240,22 +271,30 @@ function parseTimestamp(text: string): Date {
   return date;
 }
 
+const varchar = (maxLength: number | undefined): Storage => (maxLength === undefined ? { type: 'text' } : { type: 'varchar', maxLength });
+
 export const fields = {
   /** The auto-assigned primary key. */
-  id: (): Field => makeField(integerKind('integer', { readOnly: true }), { default: undefined, required: false }),
+  id: (): Field => makeField(integerKind('integer', 'id', { readOnly: true }), { default: undefined, required: false }),
 
-  integer: (options: CommonOptions = {}): Field => makeField(integerKind('integer'), options),
+  integer: ({ bits = 64, ...options }: IntegerOptions = {}): Field =>
+    makeField(integerKind('integer', bits === 32 ? 'integer' : 'bigint'), options),
 
-  string: (options: StringOptions = {}): Field => makeField(stringKind('string', options), options),
+  /** Stored as `varchar(maxLength)`, or as `text` without a length. */
+  string: (options: StringOptions = {}): Field => makeField(stringKind('string', options, varchar(options.maxLength)), options),
 
+  /** Stored as `text`, whatever its `maxLength`. */
   text: (options: Omit<StringOptions, 'pattern'> = {}): Field =>
-    makeField(stringKind('text', options), options),
+    makeField(stringKind('text', options, { type: 'text' }), options),
 
   email: (options: Omit<StringOptions, 'pattern'> = {}): Field => {
-    const kind = stringKind('email', { maxLength: 254, ...options }, (text) => {
+    const { maxLength = 254 } = options;
+    const kind = stringKind('email', { ...options, maxLength }, varchar(maxLength), (text) => {
       if (!EMAIL.test(text)) throw new FieldError('Enter a valid email address.');
     });
-    return makeField({ ...kind, schema: { ...kind.schema, format: 'email' } }, options);
+    // A blank one is the empty string, which is no address: the schema allows it beside the format.
+    const format = options.blank ? { anyOf: [{ type: 'string', format: 'email' }, { type: 'string', maxLength: 0 }] } : { format: 'email' };
+    return makeField({ ...kind, schema: { ...kind.schema, ...format } }, options);
   },
 
   boolean: (options: CommonOptions = {}): Field =>
@@ -263,6 +302,7 @@ export const fields = {
       {
         kind: 'boolean',
         valueType: 'boolean',
+        storage: { type: 'boolean' },
         schema: { type: 'boolean' },
         parse(value) {
           if (typeof value !== 'boolean') throw new FieldError('Must be a valid boolean.');
@@ -286,6 +326,7 @@ export const fields = {
       {
         kind: 'timestamp',
         valueType: 'timestamp',
+        storage: { type: 'timestamp' },
         schema: { type: 'string', format: 'date-time' },
         parse(value) {
           if (typeof value !== 'string') throw new FieldError('Enter a valid ISO 8601 date-time.');
@@ -303,8 +344,12 @@ export const fields = {
 
   /** An integer naming a row of `table` by its `id`. */
   foreignKey: (table: string, options: ForeignKeyOptions = {}): Field => {
-    const { requestingUserOnly, ...common } = options;
-    return makeField({ ...integerKind('foreign_key'), references: table, ...(requestingUserOnly && { requestingUserOnly }) }, common);
+    const { requestingUserOnly, onDelete = 'cascade', ...common } = options;
+    const kind = integerKind('foreign_key', 'bigint');
+    return makeField(
+      { ...kind, storage: { ...kind.storage, references: { table, onDelete } }, references: table, ...(requestingUserOnly && { requestingUserOnly }) },
+      common,
+    );
   },
 };
 
@@ -326,6 +371,8 @@ export function passwordField(hash: (password: string) => Promise<string>, optio
     writeOnly: true,
     lookups: [],
     schema: { type: 'string', format: 'password', writeOnly: true, minLength: 1, maxLength: 4096 },
+    // The hash's text, not the password's.
+    column: { type: 'varchar', maxLength: 256, nullable: false },
     parse(value) {
       if (typeof value !== 'string' || value === '') throw new FieldError('Enter a password.');
       assertCleanText(value);

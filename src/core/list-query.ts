@@ -9,6 +9,17 @@ export interface Filter {
   readonly value: unknown;
 }
 
+/**
+ * A condition the filter vocabulary cannot say, built by the store (`storeCondition` in
+ * store/conditions.ts) from its own expression builder: opaque to the core and the framework.
+ */
+export interface StoreCondition {
+  readonly storeCondition: unknown;
+}
+
+/** One condition a record must meet: a filter of the query language, or a store-level expression. */
+export type Condition = Filter | StoreCondition;
+
 export interface Ordering {
   readonly field: string;
   readonly descending: boolean;
@@ -21,6 +32,8 @@ export interface ListQuery {
   readonly search: readonly string[];
   readonly ordering: readonly Ordering[];
   readonly filters: readonly Filter[];
+  /** Which records the request may reach at all (a collection's scope), beside its own filters. */
+  readonly scope?: readonly Condition[];
 }
 
 /** What a list reads: the selection, the fields its filters and ordering name, the fields searched. */
@@ -28,6 +41,12 @@ export interface ListSource {
   readonly selection: Selection;
   readonly fields: Readonly<Record<string, Field>>;
   readonly searchFields: readonly string[];
+}
+
+/** A collection's scope as one request sees it: the conditions, over the model's fields. */
+export interface RecordScope {
+  readonly fields: Readonly<Record<string, Field>>;
+  readonly conditions: readonly Condition[];
 }
 
 /** Where a cursor page starts: the boundary row's driver values (ordering fields, then id), and which way to read. */

@@ -1,13 +1,22 @@
-/** A model: a table and its fields. Every model has an integer primary key `id`. */
+/**
+ * Tables and models. A table is a name, fields and table-level facts (indexes, unique-together, a
+ * primary key); a model is a table whose records have an integer `id`, with the rules the layers
+ * above keep. Together they are the schema: migrations are generated from them (store/schema/).
+ */
 import type { Field } from './fields.js';
+import { indexName, indexState, type IndexFacts, type IndexState, type TableFacts, type TableState } from './schema.js';
+
+export interface Table {
+  readonly table: string;
+  readonly fields: Readonly<Record<string, Field>>;
+  readonly facts: TableFacts;
+}
 
 /**
  * `Rules` are what the layers above keep with a model (the framework's permissions and update
  * rules); the store reads only its table and fields.
  */
-export interface Model<Rules = unknown> {
-  readonly table: string;
-  readonly fields: Readonly<Record<string, Field>>;
+export interface Model<Rules = unknown> extends Table {
   readonly rules?: Rules;
 }
 
@@ -18,11 +27,40 @@ export interface ReadColumns {
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
-export function model<Rules extends ReadColumns>(table: string, fields: Record<string, Field>, rules?: Rules): Model<Rules> {
+/** A table that is not a collection's (a session's, a token's): any primary key. */
+export function table(name: string, fields: Record<string, Field>, facts: TableFacts = {}, reads: readonly string[] = []): Table {
+  const indexed = [...(facts.indexes ?? []).flatMap((index) => index.columns), ...(facts.uniqueTogether ?? []).flat(), ...(facts.primaryKey ?? [])];
   // Names become SQL identifiers; only plain lower-case names are allowed, checked once here.
-  for (const name of [table, ...Object.keys(fields), ...(rules?.reads ?? [])]) {
-    if (!IDENTIFIER.test(name)) throw new Error(`"${name}" is not a valid table or field name (use [a-z0-9_]).`);
+  for (const identifier of [name, ...Object.keys(fields), ...reads, ...indexed.map((column) => column.replace(/ desc$/, ''))]) {
+    if (!IDENTIFIER.test(identifier)) throw new Error(`"${identifier}" is not a valid table or field name (use [a-z0-9_]).`);
   }
-  if (!fields.id) throw new Error(`Model "${table}" needs an "id" field (fields.id()).`);
-  return { table, fields, rules };
+  for (const column of indexed) {
+    if (!fields[column.replace(/ desc$/, '')]) throw new Error(`${name}: an index or key names "${column}", which is no field.`);
+  }
+  if (!fields.id && !facts.primaryKey) throw new Error(`Table "${name}" needs an "id" field (fields.id()) or a primaryKey.`);
+  return { table: name, fields, facts };
+}
+
+export function model<Rules extends ReadColumns & TableFacts>(name: string, fields: Record<string, Field>, rules?: Rules): Model<Rules> {
+  if (!fields.id) throw new Error(`Model "${name}" needs an "id" field (fields.id()).`);
+  const { indexes, uniqueTogether } = rules ?? {};
+  return { ...table(name, fields, { indexes, uniqueTogether }, rules?.reads), rules };
+}
+
+/** The table as a schema state records it. */
+export function tableState({ fields, facts }: Table): TableState {
+  return {
+    columns: Object.fromEntries(Object.entries(fields).map(([name, field]) => [name, field.column])),
+    primaryKey: [...(facts.primaryKey ?? ['id'])],
+  };
+}
+
+/** The indexes the table declares, by name: its own, its unique-together sets, and one per foreign key (as Django makes). */
+export function tableIndexes({ table: name, fields, facts }: Table): Record<string, IndexState> {
+  const leadingKey = (facts.primaryKey ?? ['id'])[0];
+  const foreignKeys: IndexFacts[] = Object.entries(fields)
+    .filter(([column, field]) => field.column.references && column !== leadingKey)
+    .map(([column]) => ({ columns: [column] }));
+  const together: IndexFacts[] = (facts.uniqueTogether ?? []).map((columns) => ({ columns, unique: true }));
+  return Object.fromEntries([...foreignKeys, ...(facts.indexes ?? []), ...together].map((index) => [indexName(name, index), indexState(name, index)]));
 }

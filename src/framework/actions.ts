@@ -5,7 +5,8 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
-import type { ListPlan } from '../store/list.js';
+import type { ListQuery, RecordScope } from '../core/list-query.js';
+import { readList, type ListPlan } from '../store/list.js';
 import type { RequestReader } from '../store/reader.js';
 import type { RecordId } from '../store/records.js';
 import { createRecord, createRecords, deleteRecord, updateRecord, type WriteCheck } from '../store/writes.js';
@@ -13,16 +14,18 @@ import { RecordRefused } from '../core/refused.js';
 import type { AuthUser } from './authentication/index.js';
 import type { Collection } from './collection.js';
 import { assertMatches, strongEtag, weakEtag } from './conditional.js';
-import { ApiError, notFound, validationFailed, type ErrorDetails } from './errors.js';
+import { ApiError, notFound, permissionDenied, validationFailed, type ErrorDetails } from './errors.js';
+import { prepared, written as hooked, type CommitEvent } from './hooks.js';
 import { absoluteUrl } from './hosts.js';
 import { paginate, preferredCount } from './pagination.js';
 import type { UpdateRules } from './model.js';
 import { checkObjectPermissions, type Action, type Permission } from './permissions.js';
 import { invalidPage, parseListQuery } from './query.js';
 import { idOf, parseId } from './record-id.js';
-import type { Row } from '../core/rows.js';
+import type { Row, Selection } from '../core/rows.js';
 import { chosenFields, type Serializer, type WriteContext, type WriteMode } from './serializer.js';
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
+import type { RequestContext } from './scope.js';
 
 export interface ActionRequest {
   readonly request: FastifyRequest;
@@ -38,6 +41,8 @@ export interface ActionRequest {
   /** The `{id}` path segment of detail routes, unparsed. */
   readonly id?: string;
   readonly body?: unknown;
+  /** The collection's scope for this request, when it has one. */
+  readonly scope?: RecordScope;
 }
 
 export interface ActionResult {
@@ -50,16 +55,25 @@ export interface ActionResult {
 
 async function list(action: ActionRequest): Promise<ActionResult> {
   const { request, reader, collection, parameters } = action;
-  const query = parseListQuery(parameters, collection.queryRules);
+  const query = { ...parseListQuery(parameters, collection.queryRules), scope: action.scope?.conditions };
   const serializer = chosenFields(collection.serializer, parameters);
-  const source = { ...collection.listSource, selection: serializer.selection };
+  const source = { ...collection.listSource, selection: orderedBy(serializer.selectionFor(action.user), action, query) };
   const plan = { source, query, estimateThreshold: collection.estimateThreshold };
   if (collection.pagination === 'cursor') return listByCursor(action, serializer, plan);
   const mode = preferredCount(request, collection.countModes);
   const read = await reader.list({ ...plan, paging: { by: 'number' }, count: mode });
   if (query.page > 1 && read.rows.length === 0) throw invalidPage();
-  const result = written(200, paginate(request, query.page, read.count, read.hasMore, read.rows.map((row) => serializer.render(row))), weakEtag);
+  const body = paginate(request, query.page, read.count, read.hasMore, read.rows.map((row) => serializer.render(row, action)));
+  const result = written(200, body, weakEtag);
   return mode === 'exact' ? result : { ...result, headers: { ...result.headers, 'Preference-Applied': `count=${mode}` } };
+}
+
+/** The selection with the aggregates the ordering names, when `fields`/`omit` left them out. */
+function orderedBy(selection: Selection, action: ActionRequest, query: ListQuery): Selection {
+  const names = new Set(query.ordering.map(({ field }) => field));
+  const shown = new Set((selection.aggregates ?? []).map(({ name }) => name));
+  const missing = (action.collection.serializer.selectionFor(action.user).aggregates ?? []).filter(({ name }) => names.has(name) && !shown.has(name));
+  return missing.length === 0 ? selection : { ...selection, aggregates: [...(selection.aggregates ?? []), ...missing] };
 }
 
 /** A cursor page: `{count: null, next, previous, results}`, with links that carry signed cursors from the page's boundary rows. */
@@ -79,7 +93,12 @@ async function listByCursor(action: ActionRequest, serializer: Serializer, plan:
     url.searchParams.set('cursor', encodeCursor({ ordering: key, ...cursorAt(row, ordering, fields, direction) }, cursorKey));
     return url.toString();
   };
-  const body = { count: null, next: link(boundary?.next, 'next'), previous: link(boundary?.previous, 'previous'), results: rows.map((row) => serializer.render(row)) };
+  const body = {
+    count: null,
+    next: link(boundary?.next, 'next'),
+    previous: link(boundary?.previous, 'previous'),
+    results: rows.map((row) => serializer.render(row, action)),
+  };
   return written(200, body, weakEtag);
 }
 
@@ -94,9 +113,9 @@ const checkRecord = (action: ActionRequest, row: Row): Promise<void> =>
   checkObjectPermissions(action.permissions, { user: action.user, action: action.action }, row);
 
 /** The record named by the path, after the object-level permission checks. */
-async function loadRecord(action: ActionRequest, selection = action.collection.serializer.selection): Promise<{ id: RecordId; row: Row }> {
+export async function loadRecord(action: ActionRequest, selection = action.collection.serializer.selectionFor(action.user)): Promise<{ id: RecordId; row: Row }> {
   const id = parseId(action.id ?? '');
-  const row = await action.reader.record(selection, id);
+  const row = await action.reader.record(selection, id, action.scope);
   if (!row) throw notFound();
   await checkRecord(action, row);
   return { id, row };
@@ -104,8 +123,8 @@ async function loadRecord(action: ActionRequest, selection = action.collection.s
 
 async function retrieve(action: ActionRequest): Promise<ActionResult> {
   const serializer = chosenFields(action.collection.serializer, action.parameters);
-  const { row } = await loadRecord(action, serializer.selection);
-  const body = serializer.render(row);
+  const { row } = await loadRecord(action, serializer.selectionFor(action.user));
+  const body = serializer.render(row, action);
   return written(200, body, strongEtag);
 }
 
@@ -116,13 +135,64 @@ function writeContext({ user }: ActionRequest): WriteContext {
   };
 }
 
+const requestContext = ({ user, parameters }: ActionRequest): RequestContext => ({ user, parameters });
+
+/** A new record's values: its fields, then the whole object, validated; then the before-create hook's. */
+async function creation(action: ActionRequest, body: unknown, context: WriteContext): Promise<Row> {
+  const { serializer, hooks } = action.collection;
+  const values = await serializer.validate(body, 'create', context);
+  await serializer.validateObject(values, { existing: undefined, user: action.user });
+  return prepared(values, hooks.beforeCreate?.({ ...requestContext(action), values }));
+}
+
+/**
+ * The created records read again through the scope, in the write's transaction: a record the
+ * request could not see is refused, and nothing is stored.
+ */
+async function inScope(action: ActionRequest, database: Database, rows: Row[]): Promise<Row[]> {
+  const { scope, collection } = action;
+  if (!scope) return rows;
+  const ids = { field: 'id', lookup: 'in', value: rows.map((row) => row.id) } as const;
+  const query = { page: 1, pageSize: rows.length, search: [], ordering: [], filters: [ids], scope: scope.conditions };
+  const source = { ...collection.listSource, selection: collection.serializer.selectionFor(action.user) };
+  const { rows: again } = await readList(database, { source, query, paging: { by: 'number' }, count: 'none', estimateThreshold: 0 });
+  if (again.length < rows.length) throw permissionDenied('You may not create a record outside the ones you may see.');
+  return again;
+}
+
+/** The records created (in one transaction with the scope's re-read and the after-create hooks, when there are any), then committed. */
+async function stored(action: ActionRequest, values: readonly Row[], create: (database: Database) => Promise<Row[]>): Promise<Row[]> {
+  const { reader, collection } = action;
+  const { afterCreate } = collection.hooks;
+  const rows = await hooked(
+    reader.database,
+    action.scope !== undefined || afterCreate !== undefined,
+    async (database) => inScope(action, database, await create(database)),
+    async (database, rows) => {
+      for (const [index, record] of rows.entries()) await afterCreate?.({ ...requestContext(action), values: values[index]!, record, database });
+    },
+  );
+  for (const record of rows) await committed(action, 'create', record);
+  return rows;
+}
+
+/** The after-commit hook: the write stands whatever it does, so its failure is logged, not answered. */
+async function committed(action: ActionRequest, kind: CommitEvent['action'], record: Row): Promise<void> {
+  try {
+    await action.collection.hooks.afterCommit?.({ ...requestContext(action), action: kind, record });
+  } catch (error) {
+    action.request.log.error({ err: error }, `afterCommit hook of ${action.collection.name} failed`);
+  }
+}
+
 async function create(action: ActionRequest): Promise<ActionResult> {
   if (Array.isArray(action.body) && action.collection.bulkCreateMax !== undefined) return createMany(action, action.body);
-  const { reader: { database }, collection, request } = action;
-  const { model, selection } = collection.serializer;
-  const values = await collection.serializer.validate(action.body, 'create', writeContext(action));
-  const row = await createRecord(database, model, selection, values);
-  const body = collection.serializer.render(row);
+  const { collection, request } = action;
+  const { model } = collection.serializer;
+  const selection = collection.serializer.selectionFor(action.user);
+  const values = await creation(action, action.body, writeContext(action));
+  const [row] = (await stored(action, [values], async (database) => [await createRecord(database, model, selection, values)])) as [Row];
+  const body = collection.serializer.render(row, action);
   const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${String(row.id)}/`;
   return written(201, body, strongEtag, { Location: absoluteUrl(request, path).toString() });
 }
@@ -134,7 +204,7 @@ function atIndex(index: number, details: ErrorDetails | undefined): ErrorDetails
 
 /** A bulk create: every record valid and stored, in one transaction, or none. */
 async function createMany(action: ActionRequest, records: unknown[]): Promise<ActionResult> {
-  const { reader: { database }, collection } = action;
+  const { collection } = action;
   const max = collection.bulkCreateMax!;
   if (records.length > max) throw new ApiError(413, 'payload_too_large', `Send at most ${max} records at once.`);
   if (records.length === 0) throw validationFailed({ non_field_errors: ['Send at least one record.'] });
@@ -143,7 +213,7 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
   const values: Row[] = [];
   for (const [index, record] of records.entries()) {
     try {
-      values.push(await collection.serializer.validate(record, 'create', context));
+      values.push(await creation(action, record, context));
     } catch (error) {
       if (!(error instanceof ApiError) || !error.details) throw error;
       Object.assign(details, atIndex(index, error.details));
@@ -151,8 +221,10 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
   }
   if (Object.keys(details).length > 0) throw validationFailed(details);
   try {
-    const rows = await createRecords(database, collection.serializer.model, collection.serializer.selection, values);
-    return { status: 201, body: rows.map((row) => collection.serializer.render(row)) };
+    const { model } = collection.serializer;
+    const selection = collection.serializer.selectionFor(action.user);
+    const rows = await stored(action, values, (database) => createRecords(database, model, selection, values));
+    return { status: 201, body: rows.map((row) => collection.serializer.render(row, action)) };
   } catch (error) {
     if (error instanceof RecordRefused && error.index !== undefined) throw validationFailed(atIndex(error.index, error.details));
     throw error;
@@ -165,10 +237,11 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
  * ETag — so two writers holding the same ETag cannot both succeed.
  */
 const guard =
-  (action: ActionRequest): WriteCheck =>
+  (action: ActionRequest, then?: WriteCheck): WriteCheck =>
   async (row) => {
     await checkRecord(action, row);
-    assertMatches(action.request, () => strongEtag(JSON.stringify(action.collection.serializer.render(row))));
+    assertMatches(action.request, () => strongEtag(JSON.stringify(action.collection.serializer.render(row, action))));
+    await then?.(row);
   };
 
 /** Whether the model's rules write alongside this update (beforeStore, for the fields it is called on). */
@@ -176,37 +249,68 @@ const storesBefore = (rules: UpdateRules, values: Row): boolean => !rules.before
 
 async function change(action: ActionRequest, mode: WriteMode): Promise<ActionResult> {
   const { collection, reader } = action;
-  const { model, selection } = collection.serializer;
+  const { serializer, hooks } = collection;
+  const { model } = serializer;
+  const selection = serializer.selectionFor(action.user);
   // 404 and 403 come before a body is judged; validation (which may hash a password) stays outside the transaction.
-  const { id, row: seen } = await loadRecord(action);
-  const values = await collection.serializer.validate(action.body, mode, writeContext(action));
+  const { id, row: existing } = await loadRecord(action);
+  const fields = await serializer.validate(action.body, mode, writeContext(action));
+  await serializer.validateObject(fields, { existing, user: action.user });
+  const values = await prepared(fields, hooks.beforeUpdate?.({ ...requestContext(action), values: fields, existing }));
   const rules = model.rules?.updates;
   const update = { id, values, body: action.body as Row, user: action.user };
   await rules?.check({ ...update, database: reader.database });
   const alongside = rules && storesBefore(rules, values) ? (_row: Row, database: Database) => rules.beforeStore({ ...update, database }) : undefined;
-  const row = await updateRecord(reader.database, model, selection, id, values, { check: guard(action), seen, alongside });
+  // With after-update hooks the update, conditional or locked, runs in their transaction, so a throw rolls it back.
+  const row = await hooked(
+    reader.database,
+    hooks.afterUpdate !== undefined,
+    (database) => updateRecord(database, model, selection, id, values, { check: guard(action), seen: existing, scope: action.scope, alongside }),
+    async (database, record) => {
+      if (record) await hooks.afterUpdate?.({ ...requestContext(action), values, existing, record, database });
+    },
+  );
   if (!row) throw notFound();
-  return written(200, collection.serializer.render(row), strongEtag);
+  await committed(action, 'update', row);
+  return written(200, serializer.render(row, action), strongEtag);
 }
 
-/** Whether a delete must see the record first: to compare its ETag, or to check a permission on it. */
-const deleteReadsRecord = ({ request, permissions }: ActionRequest): boolean =>
-  request.headers['if-match'] !== undefined || permissions.some((permission) => permission.hasObjectPermission);
+/** Whether a delete must see the record first: to compare its ETag, to check a permission on it, or to show it to a hook. */
+const deleteReadsRecord = ({ request, permissions, collection: { hooks } }: ActionRequest): boolean =>
+  request.headers['if-match'] !== undefined ||
+  permissions.some((permission) => permission.hasObjectPermission) ||
+  Boolean(hooks.beforeDelete ?? hooks.afterDelete ?? hooks.afterCommit);
 
 async function destroy(action: ActionRequest): Promise<ActionResult> {
   const id = parseId(action.id ?? '');
-  const { selection } = action.collection.serializer;
-  const deleted = await deleteRecord(action.reader.database, selection, id, deleteReadsRecord(action) ? guard(action) : undefined);
+  const { serializer, hooks } = action.collection;
+  let existing: Row | undefined;
+  const seen = async (row: Row): Promise<void> => {
+    existing = row;
+    await hooks.beforeDelete?.({ ...requestContext(action), existing: row });
+  };
+  const deleted = await hooked(
+    action.reader.database,
+    hooks.afterDelete !== undefined,
+    (database) => deleteRecord(database, serializer.selectionFor(action.user), id, deleteReadsRecord(action) ? guard(action, seen) : undefined, action.scope),
+    async (database, deleted) => {
+      if (deleted) await hooks.afterDelete?.({ ...requestContext(action), existing: existing!, database });
+    },
+  );
   if (!deleted) throw notFound();
+  if (existing) await committed(action, 'delete', existing);
   return { status: 204 };
 }
 
 /**
  * A detail read or update reads its record first: announced to the reader before authentication
  * when the record is known from the path alone (a valid id and no query string, as `fields` and
- * `omit` change what is read), so the reader may send it with the credential's lookup.
+ * `omit` change what is read), so the reader may send it with the credential's lookup. Not where
+ * what is read depends on the user, who is not known yet: a scoped collection's record (read within
+ * the scope) or a selection with aggregates over the user's rows.
  */
 function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection): void {
+  if (collection.scope || collection.serializer.perUser) return;
   const recordId = url.includes('?') ? undefined : idOf(id ?? '');
   if (recordId !== undefined) reader.announce(collection.serializer.selection, recordId);
 }

@@ -7,8 +7,9 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Database } from '../store/database.js';
-import { accountMigrations } from '../store/accounts/schema.js';
+import accountMigrations from '../store/accounts/migrations/index.js';
 import { migrate, type Migrations } from '../store/migrations.js';
+import { authenticateAppRoutes } from './app-routes.js';
 import type { AuthUser } from './authentication/index.js';
 import { resolveSecretKey, signingKeys } from './authentication/secrets.js';
 import { loginCheck } from './authentication/routes.js';
@@ -16,6 +17,7 @@ import { authenticationFor } from './authentication/setup.js';
 import { browsableAssets } from './browsable/index.js';
 import type { Collection } from './collection.js';
 import type { Config } from './config.js';
+import type { Model } from './model.js';
 import { registerOpenApi } from './openapi.js';
 import { allowAny, isAuthenticated, readActions } from './permissions.js';
 import { allowedHosts } from './plugins/allowed-hosts.js';
@@ -49,17 +51,27 @@ export interface AppContext {
 
 export interface AppDefinition {
   readonly collections: readonly Collection[];
-  /** The app's own tables; they run after the framework's (users, permissions, tokens). */
+  /** Models beside the collections' whose tables the app's migrations make (a model only its `routes` serve). */
+  readonly models?: readonly Model[];
+  /**
+   * The app's migrations (the index module `restfold makemigrations` maintains); they run after the
+   * framework's (users, permissions, tokens).
+   */
   readonly migrations?: Migrations;
   /** Scoped throttle rates by collection name, in place of THROTTLE_ANON / THROTTLE_USER. */
   readonly throttles?: Readonly<Record<string, ScopedRates>>;
-  /** Routes outside the collection API (a Fastify plugin body). */
+  /**
+   * Routes outside the collection API (a Fastify plugin body). Their requests are authenticated as
+   * the collections' are (`request.user`); see requirePermissions and throttleRequest.
+   */
   readonly routes?: (app: FastifyInstance, context: AppContext) => void | Promise<void>;
+  /** false: the routes' requests are not authenticated (`request.user` stays null, any credential is ignored). Default true. */
+  readonly authenticateRoutes?: boolean;
 }
 
 export const defineApp = (definition: AppDefinition): AppDefinition => definition;
 
-/** The framework's migrations, then the app's. */
+/** The framework's migrations (generated from its declarations: store/accounts/migrations/), then the app's. */
 export async function migrateApp(database: Database, definition: AppDefinition): Promise<string[]> {
   return [
     ...(await migrate(database, 'restfold', accountMigrations)),
@@ -126,6 +138,11 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       page,
     },
   });
-  if (definition.routes) await app.register(async (scope) => definition.routes!(scope, context));
+  if (definition.routes) {
+    await app.register(async (scope) => {
+      if (definition.authenticateRoutes !== false) authenticateAppRoutes(scope, database, auth.authenticators, auth.sessionCookie);
+      await definition.routes!(scope, context);
+    });
+  }
   return app;
 }

@@ -1,7 +1,7 @@
 /**
  * WORKERS: several processes serving one port (node:cluster). The primary
- * migrates once, then forks the workers (each runs `serve`, whose migration
- * check then finds nothing to do). A worker that dies after it was serving is
+ * migrates once and compares the database with the declarations, then forks
+ * the workers (each runs `serve`, whose migration check then finds nothing to do). A worker that dies after it was serving is
  * replaced; one that dies while starting stops the whole service, since a
  * start-up failure (a taken port, a bad setting) would only repeat. SIGTERM or
  * SIGINT to the primary asks every worker to stop gracefully, then exits.
@@ -10,6 +10,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { AppDefinition } from './app.js';
 import { migrateApp } from './app.js';
 import { workerCount, type Config } from './config.js';
+import { assertSchemaMatches } from './schema.js';
 import { openConfiguredDatabase, serve } from './server.js';
 
 const LEVELS: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
@@ -34,6 +35,7 @@ export async function serveWorkers(definition: AppDefinition, config: Config): P
   const database = openConfiguredDatabase(config);
   try {
     log.info({ applied: await migrateApp(database, definition) }, 'migrated');
+    await assertSchemaMatches(database, definition);
   } finally {
     await database.close();
   }

@@ -6,14 +6,19 @@
 import type { Lookup } from '../core/fields.js';
 import type { ListSource, Ordering } from '../core/list-query.js';
 import type { CountMode } from '../core/list-query.js';
+import type { IndexFacts } from '../core/schema.js';
+import { assertCustomActions, type CustomAction } from './custom-actions.js';
+import type { Hooks } from './hooks.js';
 import type { Action, Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
+import type { Scope } from './scope.js';
 import type { Serializer } from './serializer.js';
 
 export interface CollectionOptions {
   serializer: Serializer;
   /** Fields that may be filtered: a list (every lookup that fits each type) or field → lookups. */
   filterFields?: readonly string[] | Readonly<Record<string, readonly Lookup[]>>;
+  /** Fields the `ordering` parameter may name; `id` is always allowed besides. */
   orderingFields?: readonly string[];
   /** Used when a request gives no `ordering`, e.g. `['-created_at']`; ties always fall back to `id`. */
   defaultOrdering?: readonly string[];
@@ -33,6 +38,20 @@ export interface CollectionOptions {
   bulkCreate?: { max: number };
   /** Checks for every action, or per action; actions left out get the API's default. */
   permissions?: readonly Permission[] | Partial<Readonly<Record<Action, readonly Permission[]>>>;
+  /**
+   * Indexes this collection's lists need beyond the ones its declarations bring (one per filter or
+   * ordering field, a trigram one per search field): composite ones, say a filter then an ordering, tie-broken by `id`.
+   */
+  indexes?: readonly IndexFacts[];
+  /**
+   * Which records a request may reach, built from it: `({ user }) => ({ owner_id: user?.id ?? null })`.
+   * Applies to every read and write of the collection; a record outside it is 404.
+   */
+  scope?: Scope;
+  /** Code run before and after each write (see hooks.ts). */
+  hooks?: Hooks;
+  /** Endpoints of the collection's own, by name: `/<name>/{id}/<action>/` or `/<name>/<action>/`. */
+  actions?: Readonly<Record<string, CustomAction>>;
 }
 
 export interface Collection {
@@ -45,8 +64,13 @@ export interface Collection {
   readonly estimateThreshold: number;
   /** The most records one bulk create may carry; undefined when the collection takes one object only. */
   readonly bulkCreateMax: number | undefined;
+  /** The indexes of its model's table its lists need (framework/schema.ts puts them in the app's migrations). */
+  readonly indexes: readonly IndexFacts[];
   /** The collection's own checks for an action, if it set any. */
   permissionsFor(action: Action): readonly Permission[] | undefined;
+  readonly scope: Scope | undefined;
+  readonly hooks: Hooks;
+  readonly customActions: Readonly<Record<string, CustomAction>>;
 }
 
 const RESOURCE_NAME = /^[a-z][a-z0-9_-]*$/;
@@ -69,8 +93,12 @@ export function collection(name: string, options: CollectionOptions): Collection
     filters.set(field, lookups);
   }
 
-  const ordering = options.orderingFields ?? [];
+  // `id` breaks every tie and is always indexed, so it is always allowed (as clients such as react-admin's ask).
+  const ordering = [...new Set(['id', ...(options.orderingFields ?? [])])];
+  // A SQL-backed computed field is a column of the page's own statement, so it may be ordered by (not by keyset).
+  const aggregated = (field: string): boolean => serializer.fields.includes(field) && serializer.computed[field]?.aggregate !== undefined;
   for (const field of ordering) {
+    if (aggregated(field) && options.pagination !== 'cursor') continue;
     if (!modelFields[field] || modelFields[field].writeOnly) throw new Error(`${name}: cannot order by "${field}".`);
   }
   const defaultOrdering: Ordering[] = (options.defaultOrdering ?? []).map((term) => {
@@ -90,6 +118,14 @@ export function collection(name: string, options: CollectionOptions): Collection
   if (pageSize < 1 || maxPageSize < pageSize) throw new Error(`${name}: need 1 <= pageSize <= maxPageSize.`);
 
   const permissions = options.permissions;
+  // A key or a unique column is indexed already; a computed field is no column.
+  const indexed = [...new Set([...filters.keys(), ...ordering])].filter((field) => field !== 'id' && modelFields[field] && !modelFields[field].unique);
+  const indexes: IndexFacts[] = [
+    ...indexed.map((field) => ({ columns: [field] })),
+    ...serializer.search.map((field) => ({ columns: [field], trigram: true })),
+    ...(options.indexes ?? []),
+  ];
+  assertCustomActions(name, options.actions ?? {});
   return {
     name,
     serializer,
@@ -99,6 +135,10 @@ export function collection(name: string, options: CollectionOptions): Collection
     countModes: ['exact', ...(options.countModes ?? [])],
     estimateThreshold: options.estimateThreshold ?? 10_000,
     bulkCreateMax: options.bulkCreate?.max,
+    indexes,
+    scope: options.scope,
+    hooks: options.hooks ?? {},
+    customActions: options.actions ?? {},
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
   };

@@ -16,6 +16,7 @@ export interface Config {
   readonly databaseUrl: string;
   readonly maxConnections: number;
   readonly maxIdleConnections: number;
+  readonly connectionWaitMs: number;
   /** undefined: generate one and keep it in the data folder (see secrets.ts). */
   readonly secretKey: string | undefined;
   readonly auth: readonly AuthKind[];
@@ -138,6 +139,7 @@ export function loadConfig(env: Env = process.env): Config {
     // for only queue there (docs/performance.md: workers share the pool).
     maxConnections: integer(env, 'DB_MAX_CONNECTIONS', Math.ceil(POOL_SIZE / workerCount(workers)), 1),
     maxIdleConnections: integer(env, 'DB_MAX_IDLE_CONNECTIONS', 5, 0),
+    connectionWaitMs: integer(env, 'DB_CONNECTION_WAIT_MS', 5000, 1),
     secretKey: env.SECRET_KEY || undefined,
     auth: [...new Set(auth)] as AuthKind[],
     requireAuth: boolean(env, 'API_REQUIRE_AUTH', true),

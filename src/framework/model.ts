@@ -1,6 +1,7 @@
 /** A model as the framework declares it: the core's table and fields, with the rules every collection over it keeps. */
 import { model as coreModel, type Model as CoreModel } from '../core/model.js';
 import type { Field, JsonSchema } from '../core/fields.js';
+import type { TableFacts } from '../core/schema.js';
 import type { Row } from '../core/rows.js';
 import type { Database } from '../store/database.js';
 import type { AuthUser } from './authentication/auth-user.js';
@@ -33,8 +34,8 @@ export interface UpdateRules {
   readonly beforeStoreOn?: readonly string[];
 }
 
-/** Rules a model keeps whatever the collections over it declare (a user record's, say). */
-export interface ModelRules {
+/** Rules a model keeps whatever the collections over it declare (a user record's, say), and its table's facts (indexes, unique-together). */
+export interface ModelRules extends TableFacts {
   /** Columns read with every record though no serializer shows them (what `permissions` look at); never rendered. */
   readonly reads?: readonly string[];
   /** Checked beside every collection's own permissions. */

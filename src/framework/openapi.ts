@@ -5,6 +5,7 @@
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
+import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifySchema } from 'fastify';
 import type { AuthKind } from './authentication/index.js';
 import type { Collection } from './collection.js';
@@ -48,36 +49,75 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   503: 'Database unavailable',
 };
 
-/** The error envelope for each status a route can answer with. */
-export function errorResponses(statuses: readonly number[]): Record<string, JsonSchema> {
+/** Response headers, declared once and attached to the statuses that carry them. */
+export const RATE_LIMIT_HEADERS: Record<string, JsonSchema> = {
+  'RateLimit-Limit': { type: 'integer', description: 'Requests allowed in the window (when throttling applies).' },
+  'RateLimit-Remaining': { type: 'integer', description: 'Requests left in the window.' },
+  'RateLimit-Reset': { type: 'integer', description: 'Seconds until the window resets.' },
+};
+const RETRY_AFTER: Record<string, JsonSchema> = { 'Retry-After': { type: 'integer', description: 'Seconds to wait before trying again.' } };
+const WWW_AUTHENTICATE: Record<string, JsonSchema> = {
+  'WWW-Authenticate': { type: 'string', description: 'The scheme to authenticate with: Bearer.' },
+};
+const ETAG: Record<string, JsonSchema> = { ETag: { type: 'string', description: 'Send back as If-None-Match (304) or If-Match (412).' } };
+const LOCATION: Record<string, JsonSchema> = { Location: { type: 'string', format: 'uri', description: 'The created record\'s URL.' } };
+
+const STATUS_HEADERS: Record<number, Record<string, JsonSchema>> = { 401: WWW_AUTHENTICATE, 429: RETRY_AFTER, 503: RETRY_AFTER };
+
+/** `responses` with `headers` added to every status in it. */
+export function withHeaders(responses: Record<string, JsonSchema>, headers: Record<string, JsonSchema>): Record<string, JsonSchema> {
   return Object.fromEntries(
-    [...statuses, 414, 500].map((status) => [String(status), { description: ERROR_DESCRIPTIONS[status], ...errorRef }]),
+    Object.entries(responses).map(([status, response]) => [status, { ...response, headers: { ...(response.headers as object), ...headers } }]),
   );
 }
 
-/** Plain-text error bodies (for simple routes), one per status. */
-export function textErrorResponses(statuses: readonly number[]): Record<string, JsonSchema> {
+/** What every route may answer whatever it does: a URL over the limit, and a server error. */
+const ALWAYS = [414, 500];
+
+function errorResponsesOf(statuses: readonly number[], body: JsonSchema): Record<string, JsonSchema> {
   return Object.fromEntries(
-    [...statuses, 500].map((status) => [
+    [...new Set([...statuses, ...ALWAYS])].map((status) => [
       String(status),
-      { description: ERROR_DESCRIPTIONS[status], content: { 'text/plain': { schema: { type: 'string' } } } },
+      { description: ERROR_DESCRIPTIONS[status], ...body, ...(STATUS_HEADERS[status] && { headers: STATUS_HEADERS[status] }) },
     ]),
   );
 }
 
-/** The JSON a record renders as. */
+/** The error envelope for each status a route can answer with. */
+export const errorResponses = (statuses: readonly number[]): Record<string, JsonSchema> => errorResponsesOf(statuses, errorRef);
+
+/** Plain-text error bodies (for simple routes), one per status. */
+export const textErrorResponses = (statuses: readonly number[]): Record<string, JsonSchema> =>
+  errorResponsesOf(statuses, { content: { 'text/plain': { schema: { type: 'string' } } } });
+
+/**
+ * A schema named in the document's components: every use becomes a `$ref` to
+ * it (see hoistNamedSchemas), so generated clients get a type of that name.
+ */
+const COMPONENT = 'x-restfold-component';
+const named = (name: string, schema: JsonSchema): JsonSchema => ({ [COMPONENT]: name, ...schema });
+
+/**
+ * The JSON a record renders as. Every field is required: a response carries
+ * them all unless the request narrowed it with `?fields=` or `?omit=`.
+ */
 export function recordSchema(serializer: Serializer): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   for (const name of serializer.fields) {
     const nested = serializer.nested[name];
     const field = serializer.model.fields[name];
+    const computed = serializer.computed[name];
     if (serializer.hidden.has(name)) properties[name] = { type: 'null', description: 'Hidden: always null.' };
-    else if (nested) properties[name] = { anyOf: [recordSchema(nested.serializer), { type: 'null' }] };
-    else properties[name] = { ...field!.schema, ...(serializer.readOnly.has(name) ? { readOnly: true } : {}) };
+    else if (computed) properties[name] = { ...computed.schema, readOnly: true };
+    else if (nested) {
+      const record = recordSchema(nested.serializer);
+      properties[name] = serializer.model.fields[nested.source]!.nullable ? { anyOf: [record, { type: 'null' }] } : record;
+    } else properties[name] = { ...field!.schema, ...(serializer.readOnly.has(name) ? { readOnly: true } : {}) };
   }
-  // No `required`: `fields` and `omit` may leave any of them out.
-  return { type: 'object', properties };
+  return named(serializer.name, { type: 'object', properties, required: [...serializer.fields] });
 }
+
+const INPUT_NAMES: Record<WriteMode, string> = { create: 'Create', update: 'Update', partial_update: 'PartialUpdate' };
 
 /** A create (POST), update (PUT) or partial update (PATCH) body. */
 export function inputSchema(serializer: Serializer, mode: WriteMode): JsonSchema {
@@ -85,7 +125,8 @@ export function inputSchema(serializer: Serializer, mode: WriteMode): JsonSchema
   const required: string[] = [];
   for (const name of serializer.writable) {
     const field = serializer.model.fields[name]!;
-    properties[name] = serializer.hidden.has(name) ? { ...field.schema, writeOnly: true } : field.schema;
+    // A hidden field sent as null counts as not sent, so a GET result can be sent back as it is.
+    properties[name] = serializer.hidden.has(name) ? { ...field.schema, type: [String(field.schema.type), 'null'], writeOnly: true } : field.schema;
     const needed = field.required === 'always' ? mode !== 'partial_update' : field.required === 'create' && mode === 'create';
     if (needed) required.push(name);
   }
@@ -93,7 +134,7 @@ export function inputSchema(serializer: Serializer, mode: WriteMode): JsonSchema
     if (serializer.fields.includes(name)) properties[name] = { description: 'Read-only: ignored when sent.' };
   }
   if (mode !== 'create') Object.assign(properties, serializer.model.rules?.updates?.inputs);
-  return { type: 'object', properties, required, additionalProperties: false };
+  return named(`${serializer.name}${INPUT_NAMES[mode]}`, { type: 'object', properties, required, additionalProperties: false });
 }
 
 function listQuerySchema(collection: Collection): JsonSchema {
@@ -134,41 +175,64 @@ function listQuerySchema(collection: Collection): JsonSchema {
 
 function fieldSelectionParameters(collection: Collection): Record<string, JsonSchema> {
   const names = collection.serializer.fields.join(', ');
+  const subset = 'Records then carry only the chosen fields, a subset of the record schema (whose fields are otherwise all present).';
   return {
-    fields: { type: 'string', description: `Comma-separated fields to show (nested with dots, e.g. author.username). Of: ${names}.` },
-    omit: { type: 'string', description: `Comma-separated fields to leave out. Of: ${names}.` },
+    fields: { type: 'string', description: `Comma-separated fields to show (nested with dots, e.g. author.username). Of: ${names}. ${subset}` },
+    omit: { type: 'string', description: `Comma-separated fields to leave out. Of: ${names}. ${subset}` },
   };
 }
 
-const notModifiedResponse = { description: 'Not modified (If-None-Match matched the ETag)', type: 'null' };
+/** Request headers, as Fastify route schemas declare them (each becomes a header parameter). */
+const requestHeaders = (properties: Record<string, JsonSchema>): JsonSchema => ({ type: 'object', properties });
+const IF_NONE_MATCH = { 'If-None-Match': { type: 'string', description: 'An ETag from an earlier response: 304 while it still matches.' } };
+const IF_MATCH = { 'If-Match': { type: 'string', description: 'The record\'s ETag: 412 unless the record is still that version.' } };
+const preferCount = (modes: readonly string[]): Record<string, JsonSchema> =>
+  modes.length > 1 ? { Prefer: { type: 'string', enum: modes.map((mode) => `count=${mode}`), description: 'How the list counts its records.' } } : {};
 
-const idParams: JsonSchema = {
+const notModifiedResponse = { description: 'Not modified (If-None-Match matched the ETag)', type: 'null', headers: ETAG };
+
+export const idParams: JsonSchema = {
   type: 'object',
   properties: { id: { type: 'integer', minimum: 1, description: 'A positive 64-bit integer.' } },
   required: ['id'],
 };
 
-const SUMMARIES: Record<Action, string> = {
+/** What the document calls each route of a collection: the actions, and bulk create (its own path). */
+export type DocumentedAction = Action | 'bulk_create';
+
+const SUMMARIES: Record<DocumentedAction, string> = {
   list: 'List',
   retrieve: 'Retrieve',
   create: 'Create',
+  bulk_create: 'Create several',
   update: 'Replace',
   partial_update: 'Update part of',
   destroy: 'Delete',
 };
 
+/** `users`, `partial_update` → `usersPartialUpdate`: stable, and readable as a generated function's name. */
+export const operationId = (...words: string[]): string =>
+  words
+    .flatMap((word) => word.split(/[^A-Za-z0-9]+/))
+    .filter(Boolean)
+    .map((word, index) => (index === 0 ? word : word[0]!.toUpperCase() + word.slice(1)))
+    .join('');
+
 /** The route schema of one collection action. */
-export function actionSchema(collection: Collection, action: Action): FastifySchema {
+export function actionSchema(collection: Collection, action: DocumentedAction): FastifySchema {
   const record = recordSchema(collection.serializer);
-  const base = { tags: [collection.name], summary: `${SUMMARIES[action]} ${collection.name}`, operationId: `${collection.name}_${action}` };
+  const base = { tags: [collection.name], summary: `${SUMMARIES[action]} ${collection.name}`, operationId: operationId(collection.name, action) };
   const reads = [400, 401, 403, 404, 406, 429, 503];
   const writes = [...reads, 413, 415];
+  // Every response past the throttling stage carries the RateLimit-* headers; the statuses before it may too.
+  const throttled = (responses: Record<string, JsonSchema>) => withHeaders(responses, RATE_LIMIT_HEADERS);
   switch (action) {
     case 'list':
       return {
         ...base,
         querystring: listQuerySchema(collection),
-        response: {
+        headers: requestHeaders({ ...IF_NONE_MATCH, ...preferCount(collection.countModes) }),
+        response: throttled({
           200: {
             description: 'A page of records',
             type: 'object',
@@ -179,25 +243,26 @@ export function actionSchema(collection: Collection, action: Action): FastifySch
               previous: { type: ['string', 'null'], format: 'uri' },
               results: { type: 'array', items: record },
             },
+            headers: ETAG,
           },
           304: notModifiedResponse,
           ...errorResponses(reads),
-        },
+        }),
       };
-    case 'create': {
-      const one = inputSchema(collection.serializer, 'create');
-      const max = collection.bulkCreateMax;
-      if (max === undefined) {
-        return { ...base, body: one, response: { 201: { description: 'Created; Location names it', ...record }, ...errorResponses(writes) } };
-      }
+    case 'create':
       return {
         ...base,
-        description: `Also takes an array of up to ${max} records, created all or none; errors are keyed "<index>.<field>".`,
-        body: { anyOf: [one, { type: 'array', items: one, minItems: 1, maxItems: max }] },
-        response: {
-          201: { description: 'Created (an array for an array body)', anyOf: [record, { type: 'array', items: record }] },
-          ...errorResponses(writes),
-        },
+        ...(collection.bulkCreateMax !== undefined && { description: `Several at once: POST an array to ${collection.name}/bulk/.` }),
+        body: inputSchema(collection.serializer, 'create'),
+        response: throttled({ 201: { description: 'Created', ...record, headers: { ...LOCATION, ...ETAG } }, ...errorResponses(writes) }),
+      };
+    case 'bulk_create': {
+      const max = collection.bulkCreateMax ?? 0;
+      return {
+        ...base,
+        description: `Up to ${max} records, created all or none; errors are keyed "<index>.<field>".`,
+        body: { type: 'array', items: inputSchema(collection.serializer, 'create'), minItems: 1, maxItems: max },
+        response: throttled({ 201: { description: 'Created, in the order sent', type: 'array', items: record }, ...errorResponses(writes) }),
       };
     }
     case 'retrieve':
@@ -205,31 +270,82 @@ export function actionSchema(collection: Collection, action: Action): FastifySch
         ...base,
         params: idParams,
         querystring: { type: 'object', properties: fieldSelectionParameters(collection) },
-        response: { 200: { description: 'The record', ...record }, 304: notModifiedResponse, ...errorResponses(reads) },
+        headers: requestHeaders(IF_NONE_MATCH),
+        response: throttled({ 200: { description: 'The record', ...record, headers: ETAG }, 304: notModifiedResponse, ...errorResponses(reads) }),
       };
     case 'update':
     case 'partial_update':
       return {
         ...base,
         params: idParams,
+        headers: requestHeaders(IF_MATCH),
         body: inputSchema(collection.serializer, action),
-        response: { 200: { description: 'The updated record', ...record }, ...errorResponses([...writes, 412]) },
+        response: throttled({ 200: { description: 'The updated record', ...record, headers: ETAG }, ...errorResponses([...writes, 412]) }),
       };
     case 'destroy':
-      return { ...base, params: idParams, response: { 204: { description: 'Deleted', type: 'null' }, ...errorResponses([...reads, 412]) } };
+      return {
+        ...base,
+        params: idParams,
+        headers: requestHeaders(IF_MATCH),
+        response: throttled({ 204: { description: 'Deleted', type: 'null' }, ...errorResponses([...reads, 412]) }),
+      };
   }
 }
 
+const BEARER_OR_TOKEN = 'Sent as `Authorization: Bearer <credential>`, or `Authorization: Token <credential>` as Django REST Framework clients send it.';
+
 const SECURITY_SCHEMES: Record<AuthKind, Record<string, JsonSchema>> = {
-  token: { token: { type: 'http', scheme: 'bearer', description: 'An API token from POST /api/v1/auth/token/.' } },
-  jwt: { jwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'An access token from POST /api/v1/auth/jwt/.' } },
+  token: { token: { type: 'http', scheme: 'bearer', description: `An API token from POST /api/v1/auth/token/. ${BEARER_OR_TOKEN}` } },
+  jwt: { jwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: `An access token from POST /api/v1/auth/jwt/. ${BEARER_OR_TOKEN}` } },
   session: {
-    session: { type: 'apiKey', in: 'cookie', name: 'restfold_session', description: 'From POST /api/v1/auth/login/; unsafe methods need X-CSRF-Token.' },
+    session: {
+      type: 'apiKey',
+      in: 'cookie',
+      name: 'restfold_session',
+      description: 'From POST /api/v1/auth/login/; unsafe methods need X-CSRF-Token. The session id also works as a Bearer or Token credential.',
+    },
   },
 };
 
+/** For a route schema: the operation needs no credential (the document's default is that it needs one). */
+export const ANONYMOUS = { security: [] } as const;
+
 /** Where the interactive documentation (Swagger UI) is served. */
 export const DOCS_PREFIX = '/api/docs';
+
+type Components = Record<string, JsonSchema>;
+
+/**
+ * Replaces every schema marked by `named` with a `$ref` to
+ * `#/components/schemas/<name>`, keeping one copy there. Two different
+ * schemas under one name are a declaration mistake, refused at start-up.
+ */
+function hoistNamedSchemas(node: unknown, components: Components): unknown {
+  if (Array.isArray(node)) return node.map((item) => hoistNamedSchemas(item, components));
+  if (typeof node !== 'object' || node === null) return node;
+  const entries = Object.entries(node).map(([key, value]) => [key, hoistNamedSchemas(value, components)] as const);
+  const { [COMPONENT]: name, ...schema } = Object.fromEntries(entries) as JsonSchema;
+  if (typeof name !== 'string') return Object.fromEntries(entries);
+  // A description beside the schema belongs to its use (a response's, say), not to the named schema.
+  delete schema.description;
+  const known = components[name];
+  if (known && JSON.stringify(known) !== JSON.stringify(schema)) {
+    throw new Error(`Two different schemas are named "${name}" in the OpenAPI document: give one of the serializers its own \`name\`.`);
+  }
+  components[name] = schema;
+  return { $ref: `#/components/schemas/${name}` };
+}
+
+/** The document as @fastify/swagger built it, with the named schemas hoisted into its components. */
+function withNamedComponents(document: Record<string, unknown>): Record<string, unknown> {
+  const components = (document.components ?? {}) as { schemas?: Components };
+  const schemas: Components = { ...components.schemas };
+  const paths = hoistNamedSchemas(document.paths, schemas);
+  const sorted = Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b)));
+  return { ...document, paths, components: { ...components, schemas: sorted } };
+}
+
+const ASSETS = new URL('../../static/', import.meta.url);
 
 /**
  * Collects every route's schema into an OpenAPI 3.1 document (`app.swagger()`),
@@ -249,13 +365,33 @@ export async function registerOpenApi(app: FastifyInstance, authKinds: readonly 
         title: 'Restfold API',
         version: '1',
         description: 'Collections under /api/v1, with JSON error envelopes; other routes document their own error bodies.',
+        license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: '/', description: 'This service' }],
       components: { securitySchemes },
       security: authKinds.map((kind) => ({ [kind]: [] })),
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
+    transformObject: (built) => withNamedComponents(('openapiObject' in built ? built.openapiObject : built.swaggerObject) as Record<string, unknown>),
   });
-  // BaseLayout: no top bar, whose Swagger logo carries an inline <style> the page's CSP refuses.
-  await app.register(swaggerUi, { routePrefix: DOCS_PREFIX, uiConfig: { url: documentPath, layout: 'BaseLayout' } as Record<string, unknown> });
+  // Built once at start-up, so a declaration the document cannot describe (two schemas under one name) stops it there.
+  app.addHook('onReady', async () => {
+    app.swagger();
+  });
+  // Our own page script (static/api-docs.js): Swagger UI's base layout (no top bar, so no
+  // third-party logo, and no inline <style> the page's CSP refuses), reading `documentPath`.
+  const initializer = readFileSync(new URL('api-docs.js', ASSETS), 'utf8').replace('__DOCUMENT_PATH__', documentPath);
+  await app.register(swaggerUi, {
+    routePrefix: DOCS_PREFIX,
+    theme: {
+      title: 'Restfold API documentation',
+      favicon: [{ filename: 'restfold.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: readFileSync(new URL('restfold.svg', ASSETS)) }],
+    },
+    uiHooks: {
+      preHandler: (request, reply, done) => {
+        if (request.url.endsWith('/static/swagger-initializer.js')) reply.type('application/javascript; charset=utf-8').send(initializer);
+        else done();
+      },
+    },
+  });
 }

@@ -1,6 +1,6 @@
 /**
  * Request parsing. Bodies arrive as raw bytes (see router.ts) and are parsed
- * here, after authentication and permissions, in the seed's stage order; the
+ * here, after authentication and permissions, in the pipeline's order; the
  * query string's parameters are read here too, for every stage that needs them.
  */
 import type { FastifyRequest } from 'fastify';

@@ -6,8 +6,9 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Collection } from './collection.js';
+import { customActionEndpoints } from './custom-actions.js';
 import { methodNotAllowed, notFound } from './errors.js';
-import { actionSchema } from './openapi.js';
+import { actionSchema, ANONYMOUS, errorResponses, operationId } from './openapi.js';
 import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
 import { absoluteUrl } from './hosts.js';
 import { queryParameters } from './parsers.js';
@@ -91,6 +92,18 @@ function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Part
   );
 }
 
+/**
+ * Bulk create on a path of its own, so the document can say that an array
+ * answers an array while a single create answers a record. (The collection's
+ * own POST takes an array too, as the contract has always allowed.)
+ */
+function bulkCreateEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
+  return {
+    handler: (request, reply) => handleCollection(request, reply, runtime, collection, 'create'),
+    schema: actionSchema(collection, 'bulk_create'),
+  };
+}
+
 export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, collections: readonly Collection[]): void {
   const names = new Set<string>();
   for (const collection of collections) {
@@ -98,13 +111,20 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
     names.add(collection.name);
     resource(scope, `/${collection.name}/`, endpointsFor(runtime, collection, listActions));
     resource(scope, `/${collection.name}/:id/`, endpointsFor(runtime, collection, detailActions));
+    if (collection.bulkCreateMax !== undefined) resource(scope, `/${collection.name}/bulk/`, { POST: bulkCreateEndpoint(runtime, collection) });
+    for (const [path, endpoints] of customActionEndpoints(runtime, collection)) resource(scope, path, endpoints);
   }
   resource(scope, '/', {
     GET: {
       schema: {
         summary: 'The collections and their URLs',
         tags: ['api'],
-        response: { 200: { type: 'object', additionalProperties: { type: 'string', format: 'uri' } } },
+        operationId: operationId('api', 'root'),
+        ...ANONYMOUS,
+        response: {
+          200: { description: 'Collection name → URL', type: 'object', additionalProperties: { type: 'string', format: 'uri' } },
+          ...errorResponses([406]),
+        },
       },
       handler: async (request, reply) => {
         const mediaType = negotiate(request, API_MEDIA_TYPES, queryParameters(request.url).get('format'));

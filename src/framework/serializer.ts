@@ -5,8 +5,10 @@
  */
 import { cached } from '../core/cache.js';
 import { FieldError, type DefaultContext, type Field } from '../core/fields.js';
-import type { Row, Selection } from '../core/rows.js';
+import type { Aggregate, Row, Selection } from '../core/rows.js';
 import { emptyDetails, parseError, validationFailed, type ErrorDetails } from './errors.js';
+import type { AuthUser } from './authentication/auth-user.js';
+import { aggregatesFor, type ComputedField, type RenderContext } from './computed.js';
 import type { Model } from './model.js';
 
 export type WriteMode = 'create' | 'update' | 'partial_update';
@@ -18,7 +20,13 @@ export interface NestedField {
 }
 
 export interface SerializerOptions {
-  /** Output order; names of model fields or of `nested` entries. */
+  /**
+   * Its schemas' names in the OpenAPI document (`Book`, `BookCreate`, …); by
+   * default the model's table in the singular (`books` → `Book`). Two
+   * serializers of one model need names of their own.
+   */
+  name?: string;
+  /** Output order; names of model fields, of `nested` entries or of `computed` ones. */
   fields: string[];
   readOnly?: string[];
   /** Always rendered as null; still writable (a password, say). */
@@ -26,8 +34,26 @@ export interface SerializerOptions {
   /** String fields the `search` parameter looks through. */
   search?: string[];
   nested?: Record<string, NestedField>;
+  /** Read-only values computed from the row or, SQL-backed, over related rows (see `computed`). */
+  computed?: Record<string, ComputedField>;
   /** Per-field rendering in place of the field's own (the stored value in, JSON out). */
   format?: Record<string, (stored: unknown, row: Row) => unknown>;
+  /**
+   * Whole-object validation, once every field is valid: `values` is the record as it would be
+   * stored (on PATCH, the stored record with the sent fields over it). Returns what is wrong, by
+   * field or under `non_field_errors`, or nothing.
+   */
+  validate?: (values: Row, context: ObjectContext) => ObjectErrors | void | Promise<ObjectErrors | void>;
+}
+
+/** Object validation's findings: messages by field, or under `non_field_errors` (fields left out, or undefined, are fine). */
+export type ObjectErrors = Readonly<Partial<Record<string, readonly string[]>>>;
+
+/** What object validation sees beside the values. */
+export interface ObjectContext {
+  /** The stored record, on an update; undefined on a create. */
+  readonly existing: Row | undefined;
+  readonly user: AuthUser | null;
 }
 
 export interface WriteContext extends DefaultContext {
@@ -38,13 +64,24 @@ export interface WriteContext extends DefaultContext {
 export const UNKNOWN_FIELD = 'Unknown field.';
 export const REQUIRED = 'This field is required.';
 
+/** `books` → `Book`, `reading_lists` → `ReadingList`. */
+const schemaNameOf = (table: string): string =>
+  table
+    .replace(/s$/, '')
+    .split('_')
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
+
 export class Serializer {
   readonly model: Model;
+  /** Its schemas' names in the OpenAPI document. */
+  readonly name: string;
   readonly fields: readonly string[];
   readonly readOnly: ReadonlySet<string>;
   readonly hidden: ReadonlySet<string>;
   readonly search: readonly string[];
   readonly nested: Readonly<Record<string, NestedField>>;
+  readonly computed: Readonly<Record<string, ComputedField>>;
   /** Model fields a body may carry. */
   readonly writable: readonly string[];
   /** Body fields an update may carry beside `writable`, which the model's rules read (never stored). */
@@ -55,19 +92,31 @@ export class Serializer {
   private readonly format: Readonly<Record<string, (stored: unknown, row: Row) => unknown>>;
   private readonly options: SerializerOptions;
   /** Each shown field and how its value comes from a row, decided once rather than per row. */
-  private readonly renderers: readonly (readonly [string, (row: Row) => unknown])[];
+  private readonly renderers: readonly (readonly [string, (row: Row, context: RenderContext) => unknown])[];
+  /** Whether a shown aggregate depends on the requesting user (the selection is then made per request). */
+  readonly perUser: boolean;
 
   constructor(model: Model, options: SerializerOptions) {
     this.model = model;
+    this.name = options.name ?? schemaNameOf(model.table);
     this.options = options;
     this.fields = options.fields;
     this.nested = options.nested ?? {};
+    this.computed = options.computed ?? {};
     this.hidden = new Set(options.hidden ?? []);
     this.search = options.search ?? [];
     this.format = options.format ?? {};
     const fieldOf = (name: string): Field | undefined => model.fields[name];
     for (const name of this.fields) {
-      if (!fieldOf(name) && !this.nested[name]) throw new Error(`${model.table}: unknown field "${name}" in fields.`);
+      if (!fieldOf(name) && !this.nested[name] && !this.computed[name]) throw new Error(`${model.table}: unknown field "${name}" in fields.`);
+    }
+    for (const [name, computed] of Object.entries(this.computed)) {
+      const { table, via } = computed.aggregate ?? {};
+      // Names become SQL identifiers (aliases, related tables and columns): plain lower-case only.
+      const names = [name, table, via, computed.aggregate?.requestingUser, ...(computed.reads ?? [])].filter((part) => part !== undefined);
+      if (names.some((part) => !/^[a-z_][a-z0-9_]*$/.test(part))) throw new Error(`${model.table}: computed "${name}" names must match [a-z_][a-z0-9_]*.`);
+      if (fieldOf(name) || this.nested[name]) throw new Error(`${model.table}: computed "${name}" is also a field.`);
+      for (const column of computed.reads ?? []) if (!fieldOf(column)) throw new Error(`${model.table}: computed "${name}" reads unknown field "${column}".`);
     }
     for (const name of this.search) {
       if (fieldOf(name)?.valueType !== 'string') throw new Error(`${model.table}: search field "${name}" is not a string.`);
@@ -76,16 +125,23 @@ export class Serializer {
       if (fieldOf(nested.source)?.references !== nested.serializer.model.table) {
         throw new Error(`${model.table}: nested "${name}" needs "${nested.source}" to be a foreign key to ${nested.serializer.model.table}.`);
       }
+      // A nested record is read by a join, which carries columns only.
+      if (nested.serializer.selection.aggregates?.length) throw new Error(`${model.table}: nested "${name}" shows SQL-backed computed fields; omit them there.`);
     }
     // Nested objects and write-only-by-nature fields are never taken from a body as they are.
-    this.readOnly = new Set([...(options.readOnly ?? []), ...Object.keys(this.nested), 'id']);
+    this.readOnly = new Set([...(options.readOnly ?? []), ...Object.keys(this.nested), ...Object.keys(this.computed), 'id']);
     this.writable = this.fields.filter((name) => !this.readOnly.has(name));
     this.updateInputs = Object.keys(model.rules?.updates?.inputs ?? {});
     this.hashed = this.writable.filter((name) => fieldOf(name)?.kind === 'password');
     const own = this.fields.filter((name) => fieldOf(name) && !this.hidden.has(name) && !fieldOf(name)?.writeOnly);
+    const shownComputed = this.fields.filter((name) => this.computed[name]);
+    const readable = Object.keys(model.fields).filter((name) => !fieldOf(name)!.writeOnly);
+    const computedReads = shownComputed.flatMap((name) => this.computed[name]!.reads ?? (this.computed[name]!.compute ? readable : []));
+    this.perUser = shownComputed.some((name) => this.computed[name]!.aggregate?.requestingUser !== undefined);
     this.selection = {
       table: model.table,
-      columns: [...new Set(['id', ...own, ...Object.values(this.nested).map((n) => n.source), ...(model.rules?.reads ?? [])])],
+      columns: [...new Set(['id', ...own, ...computedReads, ...Object.values(this.nested).map((n) => n.source), ...(model.rules?.reads ?? [])])],
+      aggregates: aggregatesFor(this.computed, shownComputed, null),
       joins: Object.entries(this.nested).map(([name, nested]) => ({
         name,
         table: nested.serializer.model.table,
@@ -136,19 +192,32 @@ export class Serializer {
     return groups;
   }
 
-  /** A stored row (nested rows already attached under their names) → the JSON record. */
-  render(row: Row): Row {
+  /**
+   * What to read for this request: the selection, with aggregates over the requesting user's rows
+   * bound to that user (a selection of its own, then, read without the compiled queries kept per selection).
+   */
+  selectionFor(user: AuthUser | null): Selection {
+    if (!this.perUser) return this.selection;
+    const aggregates: Aggregate[] = aggregatesFor(this.computed, this.fields, user);
+    return { ...this.selection, aggregates };
+  }
+
+  /** A stored row (nested rows already attached under their names) → the JSON record; `context` is what computed fields see. */
+  render(row: Row, context: RenderContext = { user: null }): Row {
     const record: Row = {};
-    for (const [name, value] of this.renderers) record[name] = value(row);
+    for (const [name, value] of this.renderers) record[name] = value(row, context);
     return record;
   }
 
-  private rendererOf(name: string): (row: Row) => unknown {
+  private rendererOf(name: string): (row: Row, context: RenderContext) => unknown {
     const format = this.format[name];
     const nested = this.nested[name]?.serializer;
+    const computed = this.computed[name];
     if (this.hidden.has(name)) return () => null;
+    if (computed?.compute) return computed.compute;
+    if (computed) return (row) => row[name];
     if (format) return (row) => format(row[name], row);
-    if (nested) return (row) => (row[name] ? nested.render(row[name] as Row) : null);
+    if (nested) return (row, context) => (row[name] ? nested.render(row[name] as Row, context) : null);
     const field = this.model.fields[name]!;
     return (row) => field.render(row[name]);
   }
@@ -190,6 +259,18 @@ export class Serializer {
       }
     }
     return values;
+  }
+
+  /**
+   * The serializer's `validate` on the values (over the stored record's fields, on an update):
+   * 400 with its details, as field errors are.
+   */
+  async validateObject(values: Row, context: ObjectContext): Promise<void> {
+    if (!this.options.validate) return;
+    const stored = context.existing ? Object.fromEntries(Object.keys(this.model.fields).filter((name) => name in context.existing!).map((name) => [name, context.existing![name]])) : {};
+    const found = Object.entries((await this.options.validate({ ...stored, ...values }, context)) ?? {});
+    const details: ErrorDetails = Object.fromEntries(found.filter(([, messages]) => messages?.length).map(([field, messages]) => [field, [...messages!]]));
+    if (Object.keys(details).length > 0) throw validationFailed(details);
   }
 
   /** Whether a body sets `name` (a hidden field sent as null counts as not sent). */

@@ -1,5 +1,5 @@
 /**
- * Serving an application: open the database, migrate, listen, and on SIGTERM
+ * Serving an application: open the database, migrate, check it against the declarations, listen, and on SIGTERM
  * or SIGINT stop accepting, finish what is in flight, close the pool, exit 0.
  */
 import { setFlagsFromString } from 'node:v8';
@@ -8,11 +8,13 @@ import { openDatabase, type Database } from '../store/database.js';
 import { buildApp, migrateApp, type AppDefinition } from './app.js';
 import { repliesSent } from './plugins/request-identity.js';
 import type { Config } from './config.js';
+import { assertSchemaMatches } from './schema.js';
 
 export function openConfiguredDatabase(config: Config): Database {
   return openDatabase(config.databaseUrl, {
     maxConnections: config.maxConnections,
     maxIdleConnections: config.maxIdleConnections,
+    connectionWaitMillis: config.connectionWaitMs,
   });
 }
 
@@ -42,6 +44,8 @@ export async function serve(definition: AppDefinition, config: Config): Promise<
   tuneGarbageCollection();
   const database = openConfiguredDatabase(config);
   const applied = await migrateApp(database, definition);
+  // A table or column the declarations name but the database lacks would be a 500 on the first write: refuse now.
+  await assertSchemaMatches(database, definition);
   const app = await buildApp(definition, { database, config });
   if (applied.length > 0) app.log.info({ migrations: applied }, 'migrations applied');
   app.addHook('onClose', async () => {

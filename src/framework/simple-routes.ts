@@ -13,6 +13,8 @@ import { methodNotAllowed, notFound } from './errors.js';
 import { decodeJson, rawBody } from './parsers.js';
 import { renderErrorsWith, renderTextError } from './renderers.js';
 import { keepRawBodies } from './router.js';
+import { RATE_LIMIT_HEADERS, withHeaders } from './openapi.js';
+import type { JsonSchema } from '../core/fields.js';
 import type { Throttle } from './throttling.js';
 
 declare module 'fastify' {
@@ -63,7 +65,14 @@ export async function mountSimpleRoutes(
         const path = { url, prefixTrailingSlash: 'no-slash' } as const;
         for (const method of methods) {
           const { throttle: throttleScope, ...endpoint } = handlers[method]!;
-          scope.route({ ...path, method, ...endpoint, ...(throttleScope && { onRequest: throttled(scope, throttleScope) }) });
+          if (!throttleScope) {
+            scope.route({ ...path, method, ...endpoint });
+            continue;
+          }
+          // Every answer of a throttled route carries the RateLimit-* headers: the document says so.
+          const response = endpoint.schema?.response as Record<string, JsonSchema> | undefined;
+          const schema = response ? { ...endpoint.schema, response: withHeaders(response, RATE_LIMIT_HEADERS) } : endpoint.schema;
+          scope.route({ ...path, method, ...endpoint, schema, onRequest: throttled(scope, throttleScope) });
         }
         scope.route({
           ...path,

@@ -1,5 +1,5 @@
 /**
- * The collection handler: the seed's stages, in order, in one place.
+ * The collection handler: the pipeline's stages (docs/contract.md), in order, in one place.
  *   authentication → permissions → throttling → negotiation → parsing → action → rendering
  * Each request has one store reader, which every stage reads through. What the action will read is
  * announced to it first, so the reader may merge reads (docs/architecture.md); the stages still
@@ -16,6 +16,7 @@ import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
 import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
 import { renderResult } from './renderers.js';
+import { scopeFor } from './scope.js';
 import type { PasswordThrottle, Throttle } from './throttling.js';
 
 export interface ApiRuntime {
@@ -40,10 +41,17 @@ const actionsWithBody: ReadonlySet<Action> = new Set(['create', 'update', 'parti
  * credential (its header, or the session cookie), so no cache serves one user's answer to another.
  * Added to any Vary already set (CORS's Origin).
  */
-function varyByRequester(reply: FastifyReply, runtime: ApiRuntime): void {
+export function varyByRequester(reply: FastifyReply, runtime: ApiRuntime): void {
   const names = runtime.sessionCookie ? 'Accept, Authorization, Cookie' : 'Accept, Authorization';
   const vary = reply.getHeader('vary');
   reply.header('Vary', vary ? `${String(vary)}, ${names}` : names);
+}
+
+/** An action's checks: `own` (a custom action's), else the collection's, else the API's default; and the model's. */
+export function permissionsFor(runtime: ApiRuntime, collection: Collection, action: Action, own?: readonly Permission[]): readonly Permission[] {
+  const chosen = own ?? collection.permissionsFor(action) ?? runtime.defaultPermissions(action);
+  const ruled = collection.serializer.model.rules?.permissions;
+  return ruled ? [...chosen, ...ruled] : chosen;
 }
 
 export async function handleCollection(
@@ -60,9 +68,7 @@ export async function handleCollection(
   const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
   request.user = user;
 
-  const own = collection.permissionsFor(action) ?? runtime.defaultPermissions(action);
-  const ruled = collection.serializer.model.rules?.permissions;
-  const permissions = ruled ? [...own, ...ruled] : own;
+  const permissions = permissionsFor(runtime, collection, action);
   await checkPermissions(permissions, { user, action });
 
   await runtime.throttle.check(request, reply, user, collection.name);
@@ -87,6 +93,7 @@ export async function handleCollection(
     parameters,
     id,
     body,
+    scope: scopeFor(collection.scope, collection.queryRules.fields, { user, parameters }),
   });
 
   return renderResult(reply, mediaType, result, { ...runtime.page, collection, action });

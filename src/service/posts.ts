@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import {
+  ANONYMOUS,
   fields,
   inputSchema,
   model,
@@ -16,17 +17,19 @@ import {
   serializer,
   textErrorResponses,
   type AppContext,
-  type Migrations,
 } from '../framework/index.js';
 
 export const Post = model('posts', {
   id: fields.id(),
   title: fields.string({ maxLength: 200 }),
-  // Bounded, so that one post (and the list that carries it) stays small: SPEC §4.
+  // Bounded, so that one post (and the list that carries it) stays small (docs/contract.md, the posts API).
   content: fields.text({ maxLength: 100_000 }),
   published: fields.boolean({ default: false }),
   created_at: fields.timestamp(),
   updated_at: fields.timestamp(),
+}, {
+  // The list: published posts, newest first, ties by id.
+  indexes: [{ name: 'posts_published_created_at_idx', columns: ['published', 'created_at', 'id'] }],
 });
 
 export const postSerializer = serializer(Post, {
@@ -34,27 +37,11 @@ export const postSerializer = serializer(Post, {
   readOnly: ['id', 'created_at', 'updated_at'],
 });
 
-export const postMigrations: Migrations = {
-  '0002_posts': async (db, types) => {
-    await db.schema
-      .createTable('posts')
-      .addColumn('id', types.id, types.idColumn)
-      .addColumn('title', 'varchar(200)', (column) => column.notNull())
-      .addColumn('content', 'text', (column) => column.notNull())
-      .addColumn('published', types.boolean, (column) => column.notNull())
-      .addColumn('created_at', types.timestamp, (column) => column.notNull())
-      .addColumn('updated_at', types.timestamp, (column) => column.notNull())
-      .execute();
-    // The list: published posts, newest first, ties by id.
-    await db.schema.createIndex('posts_published_created_at_idx').on('posts').columns(['published', 'created_at', 'id']).execute();
-  },
-};
-
 const post = recordSchema(postSerializer);
 // The body's known fields are applied over the record; others are ignored, so any property is allowed.
 const body = (mode: 'create' | 'partial_update') => ({ ...inputSchema(postSerializer, mode), additionalProperties: true });
 const idParams = { type: 'object', properties: { id: { type: 'integer', description: 'A 64-bit integer.' } }, required: ['id'] };
-const documented = (summary: string, schema: Record<string, unknown>) => ({ tags: ['posts'], summary, ...schema });
+const documented = (operationId: string, summary: string, schema: Record<string, unknown>) => ({ tags: ['posts'], summary, operationId, ...ANONYMOUS, ...schema });
 
 const idOf = (request: FastifyRequest): ReturnType<typeof parseRecordId> =>
   parseRecordId((request.params as { id: string }).id, 'post');
@@ -65,14 +52,14 @@ export function postRoutes(app: FastifyInstance, { database }: AppContext): Prom
   return mountSimpleRoutes(app, database, '/api/posts', {
     '/': {
       GET: {
-        schema: documented('Published posts, newest first', {
+        schema: documented('postsList', 'Published posts, newest first', {
           response: { 200: { description: 'Every published post', type: 'array', items: post }, ...textErrorResponses([503]) },
         }),
         // Streamed from the database: however many posts there are, the process holds a few batches.
         handler: async (_request, reply) => sendJsonArray(reply, posts.each({ published: true }, ['-created_at', '-id'])),
       },
       POST: {
-        schema: documented('Create a post', {
+        schema: documented('postsCreate', 'Create a post', {
           body: body('create'),
           response: { 201: { description: 'The created post', ...post }, ...textErrorResponses([400, 413, 429, 503]) },
         }),
@@ -86,14 +73,14 @@ export function postRoutes(app: FastifyInstance, { database }: AppContext): Prom
     },
     '/:id': {
       GET: {
-        schema: documented('A post', {
+        schema: documented('postsRetrieve', 'A post', {
           params: idParams,
           response: { 200: { description: 'The post', ...post }, ...textErrorResponses([400, 404, 503]) },
         }),
         handler: (request) => posts.get(idOf(request)),
       },
       PUT: {
-        schema: documented('Update a post: the body\'s fields over the stored ones', {
+        schema: documented('postsUpdate', 'Update a post: the body\'s fields over the stored ones', {
           params: idParams,
           body: body('partial_update'),
           response: { 200: { description: 'The updated post', ...post }, ...textErrorResponses([400, 404, 413, 429, 503]) },
@@ -102,7 +89,7 @@ export function postRoutes(app: FastifyInstance, { database }: AppContext): Prom
         handler: (request) => posts.update(idOf(request), () => readJsonBody(request), { updated_at: new Date() }),
       },
       DELETE: {
-        schema: documented('Delete a post', {
+        schema: documented('postsDestroy', 'Delete a post', {
           params: idParams,
           response: { 204: { description: 'Deleted', type: 'null' }, ...textErrorResponses([400, 404, 503]) },
         }),

@@ -27,6 +27,8 @@ export interface DatabaseOptions {
   /** PostgreSQL: connections kept open when idle (DB_MAX_IDLE_CONNECTIONS); more are closed after `idleTimeoutMillis`. */
   maxIdleConnections?: number;
   idleTimeoutMillis?: number;
+  /** PostgreSQL: how long a query waits for a connection of a full pool before it fails (DB_CONNECTION_WAIT_MS). */
+  connectionWaitMillis?: number;
 }
 
 /**
@@ -203,7 +205,7 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
     // so at rest `min` stay open: that is the idle allowance. It never opens connections ahead.
     min: Math.min(options.maxIdleConnections ?? 5, max),
     idleTimeoutMillis: options.idleTimeoutMillis ?? 10_000,
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: options.connectionWaitMillis ?? 5_000,
     types: { getTypeParser: postgresTypeParser },
   });
   // A connection lost while idle (pool 'error') or while checked out (the client's own 'error',

@@ -7,10 +7,11 @@
 import { setImmediate } from 'node:timers/promises';
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { Day, type Field, type Lookup } from '../core/fields.js';
-import type { CountMode, Filter, Keyset, ListQuery, ListSource, Ordering } from '../core/list-query.js';
+import type { Condition, CountMode, Filter, Keyset, ListQuery, ListSource, Ordering, RecordScope } from '../core/list-query.js';
 import type { Row, Selection } from '../core/rows.js';
+import { storeExpressionOf } from './conditions.js';
 import { escapeLike, storeDatabase, type Database, type Tables } from './database.js';
-import { assembleRow, fromSelection, selectColumns, type RowQuery } from './records.js';
+import { assembleRecord, assembleRow, fromSelection, selectColumns, selectRecord, type RecordId, type RowQuery } from './records.js';
 
 type Where = ExpressionBuilder<Tables, string>;
 
@@ -85,10 +86,14 @@ function matchingRows(database: Database, source: ListSource, query: ListQuery, 
 /** Rows in the query's ordering, ties by id ascending, their columns named under `from`. */
 function inOrder(rows: RowQuery, source: ListSource, ordering: readonly Ordering[], from: string): RowQuery {
   let ordered = rows;
+  const { table } = source.selection;
   for (const { field, descending } of ordering) {
-    const nullable = source.fields[field]!.nullable;
+    const aggregate = isAggregate(source.selection, field);
+    const nullable = !aggregate && source.fields[field]!.nullable;
+    // An aggregate is a column of the select list, named by its alias alone in its own statement.
+    const ref = aggregate && from === table ? sql.ref(field) : sql.ref(`${from}.${field}`);
     // NULL sorts as the largest value on both databases (PostgreSQL's own rule).
-    ordered = ordered.orderBy(sql.ref(`${from}.${field}`), (order) => {
+    ordered = ordered.orderBy(ref, (order) => {
       const direction = descending ? order.desc() : order.asc();
       if (!nullable) return direction;
       return descending ? direction.nullsFirst() : direction.nullsLast();
@@ -149,9 +154,11 @@ async function countedPage(database: Database, source: ListSource, query: ListQu
   return { count, rows: rows.map((row) => assembleRow(row, selection)) };
 }
 
-/** The selection with these columns of its table too (once each). */
+const isAggregate = (selection: Selection, name: string): boolean => selection.aggregates?.some((aggregate) => aggregate.name === name) ?? false;
+
+/** The selection with these columns of its table too (once each); its aggregates are selected already. */
 function withColumns(selection: Selection, columns: readonly string[]): Selection {
-  const missing = columns.filter((column) => !selection.columns.includes(column));
+  const missing = columns.filter((column) => !selection.columns.includes(column) && !isAggregate(selection, column));
   return missing.length === 0 ? selection : { ...selection, columns: [...selection.columns, ...new Set(missing)] };
 }
 
@@ -286,11 +293,40 @@ export async function* recordsInBatches(
   }
 }
 
+/**
+ * The record with this id, if it meets the scope's conditions (a detail read, update or delete of
+ * a scoped collection), with its row version as findRecord reads it; `lock` as findRecord's.
+ */
+export async function findScopedRecord(
+  database: Database,
+  selection: Selection,
+  id: RecordId,
+  scope: RecordScope,
+  { lock = false }: { lock?: boolean } = {},
+): Promise<Row | undefined> {
+  const source = { selection, fields: scope.fields, searchFields: [] };
+  let query = selectRecord(database, selection, id).where((eb) => eb.and(compileConditions(database, source, scope.conditions, eb)));
+  if (lock && storeDatabase(database).capabilities.supportsRowLocks) query = query.forUpdate(selection.table);
+  const row = await query.executeTakeFirst();
+  return row && assembleRecord(row, selection);
+}
+
+/** Each condition, over the source's own table. */
+function compileConditions(database: Database, source: ListSource, conditions: readonly Condition[], eb: Where): Expression<SqlBool>[] {
+  const { table } = source.selection;
+  return conditions.map((condition) => {
+    const expression = storeExpressionOf(condition);
+    if (expression) return expression(eb, table);
+    const filter = condition as Filter;
+    const field = source.fields[filter.field];
+    if (!field) throw new Error(`${table} has no field "${filter.field}" to filter on.`);
+    return compileFilter(database, field, `${table}.${filter.field}`, filter, eb);
+  });
+}
+
 function whereClause(database: Database, source: ListSource, query: ListQuery, eb: Where): Expression<SqlBool> {
   const { table } = source.selection;
-  const conditions = query.filters.map((filter) =>
-    compileFilter(database, source.fields[filter.field]!, `${table}.${filter.field}`, filter, eb),
-  );
+  const conditions = compileConditions(database, source, [...query.filters, ...(query.scope ?? [])], eb);
   for (const term of query.search) {
     conditions.push(
       eb.or(source.searchFields.map((name) => storeDatabase(database).like(sql.ref(`${table}.${name}`), `%${escapeLike(term)}%`, true))),

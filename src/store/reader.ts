@@ -5,10 +5,13 @@
  * user) carries the announced read along, as one statement, and the reader keeps its answer for
  * when the record is asked for. In-process (SQLite) a merged read only costs more: each read is
  * sent when it is asked for. Nothing announced, or a different read asked for, is simply read then.
+ * A record asked for within a scope (which is built from the user, so cannot be known before the
+ * lookup) is read then, with the scope's conditions.
  */
+import type { RecordScope } from '../core/list-query.js';
 import type { Row, Selection } from '../core/rows.js';
 import { storeDatabase, type Database } from './database.js';
-import { readList, type ListPlan, type ListRead } from './list.js';
+import { findScopedRecord, readList, type ListPlan, type ListRead } from './list.js';
 import { findRecord, findRecordAlongside, lookUp, type Companion, type RecordId } from './records.js';
 
 export interface RequestReader {
@@ -17,8 +20,11 @@ export interface RequestReader {
   announce(selection: Selection, id: RecordId): void;
   /** The companion query's row (undefined: none), with the announced read not yet sent, where reads merge. */
   lookUp(companion: Companion): Promise<Row | undefined>;
-  /** The record (undefined: none): the announced read's answer once, when it came along already; else read now. */
-  record(selection: Selection, id: RecordId): Promise<Row | undefined>;
+  /**
+   * The record (undefined: none, or outside `scope`): the announced read's answer once, when it came
+   * along already and no scope is asked for; else read now.
+   */
+  record(selection: Selection, id: RecordId, scope?: RecordScope): Promise<Row | undefined>;
   /** A page of a list and what the plan asks of its count (readList). */
   list(plan: ListPlan): Promise<ListRead>;
 }
@@ -46,7 +52,8 @@ export function requestReader(database: Database): RequestReader {
       if (found) answered = { ...read, row: found.record };
       return found?.companion;
     },
-    record(selection, id) {
+    record(selection, id, scope) {
+      if (scope) return findScopedRecord(database, selection, id, scope);
       if (!sameRead(answered, selection, id)) return findRecord(database, selection, id);
       const { row } = answered!;
       // Once: a later read in the same request (after a write, say) sees the database as it is then.

@@ -2,12 +2,12 @@
  * Reading and writing records. Every identifier comes from a model
  * declaration (checked in model()); every value is bound.
  */
-import { sql, type SelectQueryBuilder } from 'kysely';
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { cached } from '../core/cache.js';
-import type { Field } from '../core/fields.js';
+import { parseInteger64, type Field } from '../core/fields.js';
 import type { Ordering } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
-import type { Row, Selection } from '../core/rows.js';
+import type { Aggregate, Row, Selection } from '../core/rows.js';
 import { storeDatabase, type Database, type Tables } from './database.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
 
@@ -27,14 +27,35 @@ export function fromSelection(database: Database, selection: Selection, from = s
   return query;
 }
 
-/** The selection's columns, nested ones flattened as `<name>__<column>`. */
+/** The selection's columns, nested ones flattened as `<name>__<column>`, then its aggregates. */
 export function selectColumns(query: RowQuery, selection: Selection): RowQuery {
   return query.select([
     ...selection.columns.map((column) => sql.ref(`${selection.table}.${column}`).as(column)),
     ...selection.joins.flatMap((join) =>
       join.columns.map((column) => sql.ref(`${nestedAlias(join.name)}.${column}`).as(nestedColumn(join.name, column))),
     ),
+    ...(selection.aggregates ?? []).map((aggregate) => aggregateOf(selection.table, aggregate).as(aggregate.name)),
   ]) as RowQuery;
+}
+
+/**
+ * A correlated subquery over the related rows (served by an index on `via`). Written in SQL both
+ * databases take alike: `string_agg` with ORDER BY is SQLite's since 3.44, as PostgreSQL's.
+ */
+function aggregateOf(table: string, { kind, table: related, via, where }: Aggregate): RawBuilder<unknown> {
+  const alias = `related_${related}`;
+  const id = sql.ref(`${alias}.id`);
+  const rows = sql`from ${sql.table(related)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.${via}`)} = ${sql.ref(`${table}.id`)}${
+    where ? sql` and ${sql.ref(`${alias}.${where.column}`)} = ${where.value}` : sql``
+  }`;
+  switch (kind) {
+    case 'count':
+      return sql<number>`(select count(*) ${rows})`;
+    case 'exists':
+      return sql<boolean>`exists (select 1 ${rows})`;
+    case 'ids':
+      return sql<string | null>`(select string_agg(cast(${id} as text), ',' order by ${id}) ${rows})`;
+  }
 }
 
 /** Moves `<name>__<column>` out of the row, into an object of its own. */
@@ -48,12 +69,20 @@ function takeNested(row: Row, name: string, columns: readonly string[]): Row {
   return nested;
 }
 
-/** Flattened nested columns → one object per nested field (null when the join found nothing). */
+/** An aggregate as the drivers return it (a count as text, say) → its value: a number, a boolean, a list of ids. */
+const AGGREGATE_VALUE: Readonly<Record<Aggregate['kind'], (value: unknown) => unknown>> = {
+  count: (value) => Number(value),
+  exists: (value) => Boolean(value),
+  ids: (value) => (typeof value === 'string' && value !== '' ? value.split(',').map(parseInteger64) : []),
+};
+
+/** Flattened nested columns → one object per nested field (null when the join found nothing); aggregates as values. */
 export function assembleRow(row: Row, selection: Selection): Row {
   for (const join of selection.joins) {
     const nested = takeNested(row, join.name, join.columns);
     row[join.name] = nested.id === null || nested.id === undefined ? null : nested;
   }
+  for (const { name, kind } of selection.aggregates ?? []) row[name] = AGGREGATE_VALUE[kind](row[name]);
   return row;
 }
 
@@ -67,14 +96,14 @@ const versions = new WeakMap<Row, string>();
 export const versionOf = (row: Row): string | undefined => versions.get(row);
 
 /** One record by id, with its row version where the dialect has one. */
-function selectRecord(database: Database, selection: Selection, id: unknown): RowQuery {
+export function selectRecord(database: Database, selection: Selection, id: unknown): RowQuery {
   const query = selectColumns(fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.id`), '=', id);
   const version = storeDatabase(database).capabilities.rowVersion;
   return version ? (query.select(version(selection.table).as(VERSION)) as RowQuery) : query;
 }
 
 /** A record read by selectRecord, its version moved out of its columns. */
-function assembleRecord(row: Row, selection: Selection): Row {
+export function assembleRecord(row: Row, selection: Selection): Row {
   if (VERSION in row) {
     versions.set(row, row[VERSION] as string);
     delete row[VERSION];

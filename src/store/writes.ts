@@ -8,10 +8,12 @@
  */
 import type { Compilable } from 'kysely';
 import { cached } from '../core/cache.js';
+import type { RecordScope } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
 import { RecordRefused } from '../core/refused.js';
 import type { Row, Selection } from '../core/rows.js';
 import { storeDatabase, type Database } from './database.js';
+import { findScopedRecord } from './list.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
 import { assembleRow, findRecord, fromSelection, recordExists, selectColumns, toDriverValues, versionOf, type RecordId, type RowQuery } from './records.js';
 
@@ -21,6 +23,13 @@ export type WriteCheck = (row: Row) => Promise<void>;
 /** Writes of the caller's own, through `transaction`, in the transaction of the write of `row`. */
 export type BeforeWrite = (row: Row, transaction: Database) => Promise<void>;
 
+/** `work` in a transaction: the one already open on `database`, else a new one, committed when `work` resolves. */
+export function inTransaction<T>(database: Database, work: (transaction: Database) => Promise<T>): Promise<T> {
+  const { db } = storeDatabase(database);
+  if (db.isTransaction) return work(database);
+  return db.transaction().execute((transaction) => work({ ...database, db: transaction } as Database));
+}
+
 /** An INSERT or UPDATE, ready for its RETURNING clause. */
 interface Returnable {
   returning(columns: readonly string[]): Compilable<Row>;
@@ -28,13 +37,16 @@ interface Returnable {
 
 const WRITTEN = 'written';
 
-/** Whether the written row's nested fields are read in the write's own statement (see writtenRow). */
+/** What the selection reads besides the written row's own columns: its nested fields and aggregates. */
+const relatedReads = (selection: Selection): readonly { readonly table: string }[] => [...selection.joins, ...(selection.aggregates ?? [])];
+
+/** Whether the written row's nested fields and aggregates are read in the write's own statement (see writtenRow). */
 const readInOneStatement = (database: Database, selection: Selection): boolean =>
-  storeDatabase(database).capabilities.supportsModifyingCte && !selection.joins.some((join) => join.table === selection.table);
+  storeDatabase(database).capabilities.supportsModifyingCte && !relatedReads(selection).some((read) => read.table === selection.table);
 
 /** The write, returning the row: as the selection reads it where readInOneStatement, else its own columns. */
 function returningRow(database: Database, selection: Selection, write: Returnable): Compilable<Row> {
-  if (selection.joins.length === 0 || !readInOneStatement(database, selection)) return write.returning(selection.columns);
+  if (relatedReads(selection).length === 0 || !readInOneStatement(database, selection)) return write.returning(selection.columns);
   const from = storeDatabase(database).db.with(WRITTEN, () => write.returning(selection.columns) as never).selectFrom(`${WRITTEN} as ${selection.table}`);
   return selectColumns(fromSelection(database, selection, from as unknown as RowQuery), selection);
 }
@@ -67,13 +79,13 @@ const bound = (columns: readonly string[], placeholders: readonly Placeholder[])
 
 /**
  * The written row as the selection reads it. One statement where the database runs a write inside a
- * WITH clause (the nested fields joined to what it returns); else the write returns the row's own
- * columns, and the nested fields are read after it. A record nesting its own table is read after it
- * too: within one statement, the join would see that table as it was before the write.
+ * WITH clause (the nested fields and aggregates joined to what it returns); else the write returns
+ * the row's own columns, and the rest is read after it. A record nesting or aggregating its own table
+ * is read after it too: within one statement, that table is seen as it was before the write.
  */
 async function writtenRow(database: Database, selection: Selection, query: Precompiled<Row>, values: readonly unknown[]): Promise<Row | undefined> {
   const [row] = await query(database, ...values);
-  if (!row || selection.joins.length === 0) return row;
+  if (!row || relatedReads(selection).length === 0) return row;
   if (readInOneStatement(database, selection)) return assembleRow(row, selection);
   // Read apart, the record may be gone already (deleted by another request): then it is shown as written.
   return (await findRecord(database, selection, row.id as RecordId)) ?? assembleRow(row, selection);
@@ -128,8 +140,7 @@ export function createRecord(database: Database, model: Model, selection: Select
 
 /** New records, in order, all or none (a refusal carries the refused record's index). */
 export function createRecords(database: Database, model: Model, selection: Selection, records: readonly Row[]): Promise<Row[]> {
-  return storeDatabase(database).db.transaction().execute(async (transaction) => {
-    const scoped = { ...database, db: transaction };
+  return inTransaction(database, async (scoped) => {
     const rows: Row[] = [];
     for (const [index, values] of records.entries()) {
       try {
@@ -142,9 +153,11 @@ export function createRecords(database: Database, model: Model, selection: Selec
   });
 }
 
-/** The locked record (undefined when there is none), once `check` has seen it. */
-async function lockedRecord(database: Database, selection: Selection, id: RecordId, check: WriteCheck): Promise<Row | undefined> {
-  const row = await findRecord(database, selection, id, { lock: true });
+/** The locked record (undefined when there is none, or it is outside the scope), once `check` has seen it. */
+async function lockedRecord(database: Database, selection: Selection, id: RecordId, check: WriteCheck, scope?: RecordScope): Promise<Row | undefined> {
+  const row = scope
+    ? await findScopedRecord(database, selection, id, scope, { lock: true })
+    : await findRecord(database, selection, id, { lock: true });
   if (row) await check(row);
   return row;
 }
@@ -152,14 +165,17 @@ async function lockedRecord(database: Database, selection: Selection, id: Record
 /** What an update asks before it writes: the caller's checks, and what it read first. */
 export interface UpdateGuard {
   readonly check: WriteCheck;
-  /** The record as the caller read it before (findRecord, or the request's reader), if it did. */
+  /** The record as the caller read it before (findRecord, or the request's reader, within `scope`), if it did. */
   readonly seen?: Row;
+  /** The records the caller may reach: one outside it is not found (undefined). */
+  readonly scope?: RecordScope;
   /** Writes of the caller's own, through `transaction`, in the update's transaction, after `check`. */
   readonly alongside?: BeforeWrite;
 }
 
 /**
- * The record changed to `values`, as `selection` reads it; undefined when there is none. Two
+ * The record changed to `values`, as `selection` reads it; undefined when there is none (or it is
+ * outside the guard's scope: the record seen was read within it, the locked one is). Two
  * writers that checked the same version of the record cannot both succeed:
  * - where rows have versions and nothing is written alongside, the record the caller saw is
  *   checked, then written by one `UPDATE … WHERE id = … AND <version as seen>`, no transaction;
@@ -197,9 +213,8 @@ export async function updateRecord(
     const row = await changed(database, version);
     if (row) return row;
   }
-  return storeDatabase(database).db.transaction().execute(async (transaction) => {
-    const scoped = { ...database, db: transaction };
-    const row = await lockedRecord(scoped, selection, id, guard.check);
+  return inTransaction(database, async (scoped) => {
+    const row = await lockedRecord(scoped, selection, id, guard.check, guard.scope);
     if (!row) return undefined;
     await guard.alongside?.(row, scoped);
     return empty ? row : changed(scoped);
@@ -207,15 +222,23 @@ export async function updateRecord(
 }
 
 /**
- * Whether the record existed (and is now gone). One statement; with `check`, the record is read and
- * locked first, in a transaction, so that it sees the record that is deleted.
+ * Whether the record existed (and is now gone). One statement; with `check` or `scope`, the record is
+ * read and locked first, in a transaction, so that it sees the record that is deleted (and finds none outside the scope).
  */
-export async function deleteRecord(database: Database, selection: Selection, id: RecordId, check?: WriteCheck): Promise<boolean> {
+export async function deleteRecord(
+  database: Database,
+  selection: Selection,
+  id: RecordId,
+  check?: WriteCheck,
+  scope?: RecordScope,
+): Promise<boolean> {
   const remove = async (database: Database) =>
     (await storeDatabase(database).db.deleteFrom(selection.table).where('id', '=', id).executeTakeFirst()).numDeletedRows > 0n;
-  if (!check) return remove(database);
-  return storeDatabase(database).db.transaction().execute(async (transaction) => {
-    const scoped = { ...database, db: transaction };
-    return (await lockedRecord(scoped, selection, id, check)) !== undefined && remove(scoped);
-  });
+  if (!check && !scope) return remove(database);
+  return inTransaction(
+    database,
+    async (transaction) => (await lockedRecord(transaction, selection, id, check ?? noCheck, scope)) !== undefined && remove(transaction),
+  );
 }
+
+const noCheck: WriteCheck = () => Promise.resolve();

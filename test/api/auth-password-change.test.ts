@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { accountMigrations } from '../../src/store/accounts/schema.js';
+import { releaseAccountMigrations as accountMigrations } from '../../src/store/accounts/release-migrations.js';
 import { buildApp, loadConfig, migrateApp } from '../../src/framework/index.js';
 import { openStoreDatabase } from '../../src/store/database.js';
 import { hashPassword } from '../../src/framework/passwords.js';

@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
 import { PASSWORD, startApi, type Reply, type TestApi, type TestUser } from '../support/api.js';
+import { withGeneratedMigrations } from '../support/migrations.js';
 
 function expectStatus(reply: Reply, status: number, code?: string): void {
   expect({ status: reply.status, code: reply.json?.code }).toEqual({ status, code: code ?? reply.json?.code });
@@ -161,18 +162,9 @@ describe('articles: only the author or a permission holder may change or delete'
 });
 
 const Note = model('notes', { id: fields.id(), text: fields.string({ maxLength: 100 }) });
-const notesApp = defineApp({
-  collections: [collection('notes', { serializer: serializer(Note, { fields: ['id', 'text'], readOnly: ['id'] }) })],
-  migrations: {
-    '0001_notes': async (db, types) => {
-      await db.schema
-        .createTable('notes')
-        .addColumn('id', types.id, types.idColumn)
-        .addColumn('text', 'varchar(100)', (column) => column.notNull())
-        .execute();
-    },
-  },
-});
+const notesApp = withGeneratedMigrations(
+  defineApp({ collections: [collection('notes', { serializer: serializer(Note, { fields: ['id', 'text'], readOnly: ['id'] }) })] }),
+);
 
 describe('API_REQUIRE_AUTH on a collection that sets no checks of its own', () => {
   let api: TestApi;

@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { collection, defineApp } from '../../src/framework/index.js';
-import { articleMigrations, articles } from '../../src/service/articles.js';
+import { articles } from '../../src/service/articles.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
+import { withGeneratedMigrations } from '../support/migrations.js';
 
 let api: TestApi;
 let alice: TestUser;
@@ -102,10 +103,9 @@ describe('Prefer: count', () => {
   });
 
   it('takes the planner estimate above the threshold on PostgreSQL (SQLite has none, so counts exactly)', async () => {
-    const eager = defineApp({
-      collections: [collection('articles', { serializer: articles.serializer, countModes: ['estimated'], estimateThreshold: 1 })],
-      migrations: articleMigrations,
-    });
+    const eager = withGeneratedMigrations(
+      defineApp({ collections: [collection('articles', { serializer: articles.serializer, countModes: ['estimated'], estimateThreshold: 1 })] }),
+    );
     const estimating = await startApi({}, eager);
     try {
       const user = await estimating.user('reader');

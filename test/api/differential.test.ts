@@ -1,7 +1,7 @@
 /**
  * Differential property tests of the list query language: random data sets and
  * random list queries go through the HTTP API and through a plain in-memory
- * model of SPEC §2 / docs/query-language.md; the pages must be identical.
+ * model of docs/contract.md / docs/query-language.md; the pages must be identical.
  *
  * Reproduce a failure with the seed fast-check prints:
  *   RESTFOLD_FC_SEED=<seed> npx vitest run test/api/differential.test.ts
@@ -10,9 +10,10 @@
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collection, defineApp, fields, model, serializer, type Migrations } from '../../src/framework/index.js';
+import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
 import { users } from '../../src/service/users.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
+import { withGeneratedMigrations } from '../support/migrations.js';
 
 const SEED = Number(process.env.RESTFOLD_FC_SEED ?? 20_240_501);
 const RUNS = Number(process.env.RESTFOLD_FC_RUNS ?? 40);
@@ -24,26 +25,12 @@ const SHRINK = process.env.RESTFOLD_FC_SHRINK === '1';
 
 const Note = model('notes', {
   id: fields.id(),
-  label: fields.string({ nullable: true, blank: true }),
+  label: fields.string({ maxLength: 100, nullable: true, blank: true }),
   tag: fields.text({ nullable: true, blank: true }),
   rank: fields.integer({ nullable: true }),
   flag: fields.boolean({ nullable: true }),
   at: fields.timestamp({ nullable: true }),
 });
-
-const noteMigrations: Migrations = {
-  '0001_notes': async (db, types) => {
-    await db.schema
-      .createTable('notes')
-      .addColumn('id', types.id, types.idColumn)
-      .addColumn('label', 'varchar(100)')
-      .addColumn('tag', 'text')
-      .addColumn('rank', types.id)
-      .addColumn('flag', types.boolean)
-      .addColumn('at', types.timestamp)
-      .execute();
-  },
-};
 
 const notes = collection('notes', {
   serializer: serializer(Note, { fields: ['id', 'label', 'tag', 'rank', 'flag', 'at'], search: ['label', 'tag'] }),
@@ -53,7 +40,7 @@ const notes = collection('notes', {
   maxPageSize: 7,
 });
 
-const app = defineApp({ collections: [users, notes], migrations: noteMigrations });
+const app = withGeneratedMigrations(defineApp({ collections: [users, notes] }));
 
 // ---------------------------------------------------------------------------
 // The model: records are plain objects, values as the API renders them.

@@ -1,5 +1,6 @@
 import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildApp, collection, defineApp, loadConfig, openDatabase, serializer, User } from '../../src/framework/index.js';
 import { startApi, type TestApi } from '../support/api.js';
 
 let api: TestApi;
@@ -29,13 +30,39 @@ function routedPaths(): string[] {
 }
 
 describe('the OpenAPI document', () => {
-  it('is OpenAPI 3.1 and passes the Redocly linter with no errors', async () => {
+  it('is OpenAPI 3.1 and passes the Redocly linter with no errors and no warnings', async () => {
     expect(document.openapi).toBe('3.1.0');
-    // The contract's paths end in a slash (SPEC §2), so that one style rule is off.
+    // The contract's paths end in a slash (docs/contract.md), so that one style rule is off.
     const config = await createConfig({ extends: ['recommended'], rules: { 'no-path-trailing-slash': 'off' } });
     const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: 'openapi.json', config });
-    const errors = problems.filter((problem) => problem.severity === 'error');
-    expect(errors.map((problem) => `${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`)).toEqual([]);
+    expect(problems.map((problem) => `${problem.severity} ${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`)).toEqual([]);
+  });
+
+  it('names an operation id on every operation, and needs no credential where none is needed', () => {
+    const ids: Record<string, string> = {};
+    for (const [path, operations] of Object.entries<Record<string, { operationId: string; security?: unknown[] }>>(document.paths)) {
+      for (const [method, operation] of Object.entries(operations)) ids[`${method} ${path}`] = operation.operationId;
+    }
+    expect(ids).toMatchObject({
+      'post /api/v1/auth/token/': 'tokenObtain',
+      'delete /api/v1/auth/token/': 'tokenRevoke',
+      'get /api/v1/users/': 'usersList',
+      'patch /api/v1/users/{id}/': 'usersPartialUpdate',
+      'post /api/v1/articles/bulk/': 'articlesBulkCreate',
+      'get /api/posts/{id}': 'postsRetrieve',
+      'get /healthz': 'healthCheck',
+    });
+    expect(new Set(Object.values(ids)).size).toBe(Object.keys(ids).length);
+    const anonymous = [
+      'post /api/v1/auth/token/', 'post /api/v1/auth/jwt/', 'post /api/v1/auth/jwt/refresh/', 'post /api/v1/auth/login/',
+      'get /api/v1/', 'get /api/v1/schema/', 'get /healthz', 'get /readyz', 'get /api/posts', 'post /api/posts', 'delete /api/posts/{id}',
+    ];
+    for (const operation of anonymous) {
+      const [method, path] = operation.split(' ');
+      expect(document.paths[path!][method!].security, operation).toEqual([]);
+    }
+    expect(document.paths['/api/v1/users/'].get.security).toBeUndefined();
+    expect(document.security).toEqual([{ token: [] }, { jwt: [] }, { session: [] }]);
   });
 
   it('documents every route Fastify serves (slashed form), apart from the docs UI and page assets', () => {
@@ -68,36 +95,75 @@ describe('the OpenAPI document', () => {
     expect(parameters).not.toHaveProperty('password');
     expect(parameters.ordering.description).toContain('Allowed: id, username, email, date_joined');
     expect(Object.keys(list.responses).sort()).toEqual(['200', '304', '400', '401', '403', '404', '406', '414', '429', '500', '503']);
+    expect(parameters).toHaveProperty('If-None-Match');
+    expect(parameters.Prefer.schema.enum).toEqual(['count=exact', 'count=estimated', 'count=none']);
+    expect(list.responses['401'].headers).toHaveProperty('WWW-Authenticate');
+    expect(list.responses['429'].headers).toHaveProperty('Retry-After');
+    expect(document.paths['/api/v1/articles/'].get.parameters.find((parameter: { name: string }) => parameter.name === 'ordering').description).toContain(
+      'Allowed: id, created_at, title',
+    );
 
+    const schemas = document.components.schemas;
+    const bodyOf = (operation: any) => operation.requestBody.content['application/json'].schema.$ref; // eslint-disable-line @typescript-eslint/no-explicit-any
     const create = document.paths['/api/v1/users/'].post;
-    const createBody = create.requestBody.content['application/json'].schema;
-    expect(createBody.required).toEqual(['username', 'password']);
-    const put = document.paths['/api/v1/users/{id}/'].put.requestBody.content['application/json'].schema;
-    expect(put.required).toEqual(['username']);
-    const patch = document.paths['/api/v1/users/{id}/'].patch.requestBody.content['application/json'].schema;
-    expect(patch.required).toEqual([]);
-    expect(create.responses).toHaveProperty('201');
+    expect(bodyOf(create)).toBe('#/components/schemas/UserCreate');
+    expect(schemas.UserCreate.required).toEqual(['username', 'password']);
+    expect(bodyOf(document.paths['/api/v1/users/{id}/'].put)).toBe('#/components/schemas/UserUpdate');
+    expect(schemas.UserUpdate.required).toEqual(['username']);
+    expect(bodyOf(document.paths['/api/v1/users/{id}/'].patch)).toBe('#/components/schemas/UserPartialUpdate');
+    expect(schemas.UserPartialUpdate.required).toEqual([]);
+    // A GET result sent back: the hidden password as null counts as not sent.
+    expect(schemas.UserUpdate.properties.password.type).toEqual(['string', 'null']);
+    expect(schemas.User.properties.email.anyOf).toEqual([{ type: 'string', format: 'email' }, { type: 'string', maxLength: 0 }]);
     expect(create.responses).toHaveProperty('415');
 
-    const record = create.responses['201'].content['application/json'].schema;
-    expect(Object.keys(record.properties)).toEqual(['id', 'username', 'email', 'is_active', 'date_joined', 'password']);
-    expect(record.properties.password.type).toBe('null');
-    const article = document.paths['/api/v1/articles/{id}/'].get.responses['200'].content['application/json'].schema;
-    expect(Object.keys(article.properties.author.anyOf[0].properties)).toEqual(['id', 'username']);
+    expect(create.responses['201'].content['application/json'].schema.$ref).toBe('#/components/schemas/User');
+    expect(Object.keys(create.responses['201'].headers)).toEqual(expect.arrayContaining(['Location', 'ETag', 'RateLimit-Remaining']));
+    expect(Object.keys(schemas.User.properties)).toEqual(['id', 'username', 'email', 'is_active', 'date_joined', 'password']);
+    expect(schemas.User.required).toEqual(['id', 'username', 'email', 'is_active', 'date_joined', 'password']);
+    expect(schemas.User.properties.password.type).toBe('null');
+    expect(schemas.Article.properties.author.$ref).toBe('#/components/schemas/UserSummary');
+    expect(Object.keys(schemas.UserSummary.properties)).toEqual(['id', 'username']);
+    const articleCreated = document.paths['/api/v1/articles/'].post.responses['201'].content['application/json'].schema;
+    expect(articleCreated.$ref).toBe('#/components/schemas/Article');
+    const bulkCreated = document.paths['/api/v1/articles/bulk/'].post.responses['201'].content['application/json'].schema;
+    expect(bulkCreated).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/Article' } });
+    expect(document.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
 
     expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['jwt', 'session', 'token']);
     expect(document.components.schemas.ErrorEnvelope.required).toEqual(['error', 'code']);
   });
 });
 
+describe('named schemas', () => {
+  it('refuses to start when two different serializers would share a name, and names it', async () => {
+    const twins = defineApp({
+      collections: [
+        collection('people', { serializer: serializer(User, { fields: ['id', 'username'] }) }),
+        collection('accounts', { serializer: serializer(User, { fields: ['id', 'email'] }) }),
+      ],
+    });
+    // The document depends on the declarations alone: an empty in-memory database will do.
+    const database = openDatabase('sqlite::memory:');
+    const app = await buildApp(twins, { database, config: loadConfig({ LOG_LEVEL: 'silent', SECRET_KEY: 'named-schemas-test-secret-0123456789' }) });
+    await expect(app.ready()).rejects.toThrow('Two different schemas are named "User"');
+    await app.close();
+    await database.close();
+  });
+});
+
 describe('interactive documentation', () => {
-  it('serves Swagger UI from the installed package, pointed at the document', async () => {
+  it('serves Swagger UI from the installed package, branded Restfold and pointed at the document', async () => {
     const page = await api.request('GET', '/api/docs/');
     expect(page.status).toBe(200);
     expect(page.body).toContain('swagger-ui');
+    expect(page.body).toContain('<title>Restfold API documentation</title>');
+    expect(page.body).not.toContain('favicon-32x32.png');
     expect(page.body).not.toMatch(/https?:\/\/(?!localhost)[^"']*\.(js|css)/);
     const initializer = await api.request('GET', '/api/docs/static/swagger-initializer.js');
-    expect(initializer.body).toContain('/api/v1/schema/');
+    expect(initializer.body).toContain("url: new URL('/api/v1/schema/', window.location.href).href");
+    expect(initializer.body).not.toContain('./json');
+    expect(initializer.body).toContain("layout: 'BaseLayout'");
     const bundle = await api.request('GET', '/api/docs/static/swagger-ui-bundle.js');
     expect(bundle.status).toBe(200);
   });

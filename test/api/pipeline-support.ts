@@ -4,7 +4,7 @@ import { Article } from '../../src/service/articles.js';
 import service from '../../src/service/app.js';
 
 const notes = collection('notes', {
-  serializer: serializer(Article, { fields: ['id', 'title'], readOnly: ['id'] }),
+  serializer: serializer(Article, { name: 'Note', fields: ['id', 'title'], readOnly: ['id'] }),
   permissions: { list: [allowAny], retrieve: [allowAny] },
 });
 

@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defineApp, fields, migrateApp, model, openDatabase, recordStore, serializer, type Database, type RecordStore } from '../../src/framework/index.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { withGeneratedMigrations } from '../support/migrations.js';
 
 const Note = model('notes', {
   id: fields.id(),
@@ -14,20 +15,7 @@ const Note = model('notes', {
   rank: fields.integer(),
 });
 
-const definition = defineApp({
-  collections: [],
-  migrations: {
-    '0001_notes': async (db, types) => {
-      await db.schema
-        .createTable('notes')
-        .addColumn('id', types.id, types.idColumn)
-        .addColumn('label', 'varchar(50)', (column) => column.notNull())
-        .addColumn('shelf', 'varchar(50)')
-        .addColumn('rank', 'integer', (column) => column.notNull())
-        .execute();
-    },
-  },
-});
+const definition = withGeneratedMigrations(defineApp({ collections: [], models: [Note] }));
 
 const NOTES = [
   { label: 'a', shelf: 'top', rank: 2 },

@@ -5,13 +5,13 @@
  * Either way the answers and refusals, and their order, are the same. Writes are counted too
  * (BEGIN and COMMIT are not statements the app builds, so they are not counted).
  */
-import type { KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
-import type { StoreDatabase } from '../../src/store/database.js';
 import service from '../../src/service/app.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { testDialect } from '../support/database.js';
+import { withGeneratedMigrations } from '../support/migrations.js';
+import { recording } from '../support/statements.js';
 
 let api: TestApi;
 let alice: TestUser;
@@ -20,46 +20,17 @@ const sent: string[] = [];
 /** Statements a plain detail read sends. */
 const detailStatements = testDialect === 'postgres' ? 1 : 2;
 
-/** The database with every statement the app sends recorded: precompiled ones through `run`, the rest through Kysely. */
-function recording(database: StoreDatabase): StoreDatabase {
-  // Kysely also transforms the queries it only compiles: a statement counts once its result comes back.
-  const compiled = new WeakMap<object, string>();
-  const recorder: KyselyPlugin = {
-    transformQuery: ({ node, queryId }) => {
-      compiled.set(queryId, database.db.getExecutor().compileQuery(node, queryId).sql);
-      return node;
-    },
-    transformResult: async ({ result, queryId }) => {
-      sent.push(compiled.get(queryId)!);
-      return result;
-    },
-  };
-  return {
-    ...database,
-    db: database.db.withPlugin(recorder),
-    run: async (text, parameters) => {
-      const rows = await database.run(text, parameters);
-      sent.push(text);
-      return rows;
-    },
-  };
-}
-
 const Note = model('notes', { id: fields.id(), text: fields.string({ maxLength: 100 }) });
 /** The service and a collection whose checks never look at a record (no object permission). */
-const withNotes = defineApp({
-  ...service,
-  collections: [...service.collections, collection('notes', { serializer: serializer(Note, { fields: ['id', 'text'], readOnly: ['id'] }) })],
-  migrations: {
-    ...service.migrations,
-    '0100_notes': async (db, types) => {
-      await db.schema.createTable('notes').addColumn('id', types.id, types.idColumn).addColumn('text', 'varchar(100)', (column) => column.notNull()).execute();
-    },
-  },
-});
+const withNotes = withGeneratedMigrations(
+  defineApp({
+    ...service,
+    collections: [...service.collections, collection('notes', { serializer: serializer(Note, { fields: ['id', 'text'], readOnly: ['id'] }) })],
+  }),
+);
 
 beforeAll(async () => {
-  api = await startApi({}, withNotes, { appDatabase: recording });
+  api = await startApi({}, withNotes, { appDatabase: recording(sent) });
   alice = await api.user('alice');
   bob = await api.user('bob');
 });

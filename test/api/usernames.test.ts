@@ -1,6 +1,6 @@
 /** Usernames are unique regardless of case, enforced by the database; login matches them exactly. */
 import { afterEach, describe, expect, it } from 'vitest';
-import { accountMigrations } from '../../src/store/accounts/schema.js';
+import { releaseAccountMigrations as accountMigrations } from '../../src/store/accounts/release-migrations.js';
 import { migrateApp } from '../../src/framework/index.js';
 import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrations.js';

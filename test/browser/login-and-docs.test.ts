@@ -60,12 +60,24 @@ it('shows itself logged in after logging in on a list anonymous users may read',
   await page.close();
 }, 60_000);
 
-it('renders the Swagger UI at /api/docs/ under its CSP', async () => {
+it('renders the Swagger UI at /api/docs/ under its CSP, branded Restfold, from /api/v1/schema/, with every named schema', async () => {
   const { page, violations } = await watchedPage();
+  const fetched: string[] = [];
+  page.on('request', (request) => fetched.push(new URL(request.url()).pathname));
   const reply = await page.goto(`${base}/api/docs/`);
   expect(reply?.headers()['content-security-policy']).toContain("script-src 'self'");
   await expect.poll(() => page.locator('.opblock').count(), { timeout: 20_000 }).toBeGreaterThan(0);
   expect(await page.locator('.opblock-summary-path').allTextContents()).toContain('/api/v1/people/');
+  expect(fetched).toContain('/api/v1/schema/');
+  expect(fetched).not.toContain('/api/docs/json');
+  expect(await page.title()).toBe('Restfold API documentation');
+  expect(await page.locator('.topbar, img[alt*="Swagger" i], img[src*="logo" i]').count()).toBe(0);
+  const document = (await (await fetch(`${base}/api/v1/schema/`)).json()) as { components: { schemas: Record<string, unknown> } };
+  const names = Object.keys(document.components.schemas);
+  expect(names).toEqual(expect.arrayContaining(['User', 'UserCreate', 'ErrorEnvelope']));
+  // The "Schemas" section: one top-level entry per component (OpenAPI 3.1's JSON Schema view).
+  const listed = page.locator('.models article[data-json-schema-level="0"] > .json-schema-2020-12-head .json-schema-2020-12__title');
+  await expect.poll(() => listed.allTextContents(), { timeout: 10_000 }).toEqual(names);
   expect(violations).toEqual([]);
   await page.close();
 }, 60_000);

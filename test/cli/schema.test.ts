@@ -47,7 +47,8 @@ it("prints an --app's document, and writes nothing where it runs", () => {
   const printed = JSON.parse(run.stdout);
   expect(Object.keys(printed.paths)).toEqual(expect.arrayContaining(['/api/v1/authors/', '/api/v1/books/', '/api/v1/books/{id}/']));
   expect(Object.keys(printed.paths)).not.toContain('/api/v1/users/');
-  expect(printed.paths['/api/v1/books/'].post.requestBody.content['application/json'].schema.required).toEqual(['title', 'author_id']);
+  expect(printed.paths['/api/v1/books/'].post.requestBody.content['application/json'].schema.$ref).toBe('#/components/schemas/BookCreate');
+  expect(printed.components.schemas.BookCreate.required).toEqual(['title', 'author_id']);
   expect(readdirSync(folder)).toEqual([]);
 });
 

@@ -4,7 +4,7 @@
  * migration applied exactly once.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { accountMigrations } from '../../src/store/accounts/schema.js';
+import accountMigrations from '../../src/store/accounts/migrations/index.js';
 import service from '../../src/service/app.js';
 import { createTestDatabase, onPostgres, testDialect, type TestDatabase } from '../support/database.js';
 import { get, spawnServer, type SpawnedServer } from './spawned.js';

@@ -22,6 +22,8 @@ describe.runIf(testDialect === 'postgres')('the PostgreSQL pool', () => {
       DATABASE_URL: withApplicationName(database.url, applicationName),
       DB_MAX_CONNECTIONS: '4',
       DB_MAX_IDLE_CONNECTIONS: '2',
+      // The queued requests must outwait the connections opening on a loaded machine.
+      DB_CONNECTION_WAIT_MS: '30000',
     });
   });
   afterAll(async () => {
@@ -72,7 +74,7 @@ describe.runIf(testDialect === 'postgres')('the PostgreSQL pool', () => {
 
   it('shares its default of 25 connections among WORKERS=2 (13 each), not 25 each', { timeout: 40_000 }, async () => {
     const workersName = `${applicationName}_w`;
-    const workers = await spawnServer({ DATABASE_URL: withApplicationName(database.url, workersName), WORKERS: '2' });
+    const workers = await spawnServer({ DATABASE_URL: withApplicationName(database.url, workersName), WORKERS: '2', DB_CONNECTION_WAIT_MS: '30000' });
     try {
       // The server answers once one worker listens; the load must reach both.
       await eventually(async () => {
@@ -85,6 +87,35 @@ describe.runIf(testDialect === 'postgres')('the PostgreSQL pool', () => {
       expect(statuses).toEqual(Array(40).fill(200));
     } finally {
       await workers.stop();
+    }
+  });
+
+  it('answers 503 to a request that waits longer than DB_CONNECTION_WAIT_MS for a connection', { timeout: 40_000 }, async () => {
+    const impatientName = `${applicationName}_i`;
+    const impatient = await spawnServer({
+      DATABASE_URL: withApplicationName(database.url, impatientName),
+      DB_MAX_CONNECTIONS: '1',
+      DB_CONNECTION_WAIT_MS: '300',
+    });
+    try {
+      const blocker = new pg.Client({ connectionString: database.url });
+      await blocker.connect();
+      try {
+        await blocker.query('BEGIN');
+        await blocker.query('LOCK TABLE users IN ACCESS EXCLUSIVE MODE');
+        const holding = get(impatient.port, '/api/v1/users/', token);
+        await eventually(async () => ((await backends(impatientName)).some((row) => row.waitEventType === 'Lock') ? true : undefined), 'the first request waiting on the lock');
+        // The lock is held past the wait, but well within the default of 5 s (which would answer 200).
+        const queued = get(impatient.port, '/api/v1/users/', token);
+        await sleep(2000);
+        await blocker.query('COMMIT');
+        expect((await queued).status).toBe(503);
+        expect((await holding).status).toBe(200);
+      } finally {
+        await blocker.end();
+      }
+    } finally {
+      await impatient.stop();
     }
   });
 });

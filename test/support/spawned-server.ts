@@ -5,7 +5,7 @@
  * other `restfold` commands on the same database. Tests using it run what
  * `npm run build` left in dist/.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -28,6 +28,27 @@ export function runCli(args: readonly string[], env: NodeJS.ProcessEnv, input?: 
   return spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { cwd: root, env, input, encoding: 'utf8' });
 }
 
+/**
+ * The URL a spawned server (stdout and stderr piped) says it listens at. Every stdout line is read
+ * (so the pipe never fills) and handed to `onLine`; the first "listening at" names the port.
+ */
+export function listeningUrl(child: ChildProcess, onLine: (line: string) => void = () => {}): Promise<string> {
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+  return new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`the server did not start in ${START_TIMEOUT_MS} ms: ${stderr}`)), START_TIMEOUT_MS);
+    child.once('exit', (code) => reject(new Error(`the server exited (${code}) before listening: ${stderr}`)));
+    createInterface({ input: child.stdout! }).on('line', (line) => {
+      onLine(line);
+      const address = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1];
+      if (address) {
+        clearTimeout(timer);
+        resolve(address);
+      }
+    });
+  });
+}
+
 export async function startServer(options: { appArgs?: readonly string[]; env?: Readonly<Record<string, string>> } = {}): Promise<SpawnedServer> {
   const folder = mkdtempSync(join(tmpdir(), 'restfold-served-'));
   const env: NodeJS.ProcessEnv = {
@@ -42,21 +63,8 @@ export async function startServer(options: { appArgs?: readonly string[]; env?: 
   const appArgs = options.appArgs ?? [];
   const child = spawn(process.execPath, [join(root, 'dist', 'cli.js'), 'serve', ...appArgs], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
 
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the server did not start in ${START_TIMEOUT_MS} ms: ${stderr}`)), START_TIMEOUT_MS);
-    child.once('exit', (code) => reject(new Error(`the server exited (${code}) before listening: ${stderr}`)));
-    // Every line is read (so the pipe never fills); the first "listening at" names the port.
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const address = /listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(line)?.[1];
-      if (address) {
-        clearTimeout(timer);
-        resolve(address);
-      }
-    });
-  }).catch(async (error: unknown) => {
+  const url = await listeningUrl(child).catch(async (error: unknown) => {
     child.kill('SIGTERM');
     await exited;
     rmSync(folder, { recursive: true, force: true });

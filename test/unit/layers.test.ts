@@ -203,7 +203,7 @@ describe('the layers depend one way: framework → store → core', () => {
   });
 
   it('reads the files above the store, and knows a dialect test when it sees one', () => {
-    expect(aboveStore).toEqual(expect.arrayContaining(['src/framework/views.ts', 'src/service/indexes.ts', 'src/cli.ts', 'examples/library/app.mjs']));
+    expect(aboveStore).toEqual(expect.arrayContaining(['src/framework/views.ts', 'src/service/articles.ts', 'src/cli.ts', 'examples/library/app.mjs']));
     expect(packagesOf('src/framework/app.ts')).toContain('fastify');
     for (const test of [
       "if (runtime.database.dialect !== 'postgres') return;",
@@ -226,8 +226,10 @@ describe('the layers depend one way: framework → store → core', () => {
   it('exports no type from the public API that leads to Kysely: apps hold a Database, the store its handle', () => {
     const entry = join(SRC, 'framework/index.ts');
     const program = ts.createProgram([entry], { strict: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext });
-    const migrations = new Set(['MigrationStep', 'Migrations', 'SqlTypes', 'trigramIndexes']);
-    expect(kyselyReachedFrom(program, entry, migrations)).toEqual([]);
+    // The two places an app writes SQL of its own on purpose, through Kysely: a hand-written
+    // migration step, and a scope's condition beyond the filter vocabulary (storeCondition).
+    const escapes = new Set(['MigrationStep', 'Migrations', 'SqlTypes', 'trigramIndexes', 'storeCondition', 'StoreExpression']);
+    expect(kyselyReachedFrom(program, entry, escapes)).toEqual([]);
     // The walk finds what it looks for: the migration steps do lead to Kysely.
     expect(kyselyReachedFrom(program, entry, new Set())).toEqual(expect.arrayContaining([expect.stringMatching(/\(db\): Kysely/)]));
   }, 60_000);

@@ -4,6 +4,16 @@
  */
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
+/**
+ * The credential in an Authorization header: `Bearer <credential>`, or `Token <credential>`
+ * as Django REST Framework's clients send it ('' when the keyword stands alone); undefined
+ * for other schemes (Basic, say), which are not ours.
+ */
+export function authorizationCredential(header: string): { keyword: string; credential: string } | undefined {
+  const match = /^(Bearer|Token)(?: +(\S*))?\s*$/i.exec(header);
+  return match ? { keyword: match[1]!, credential: match[2] ?? '' } : undefined;
+}
+
 /** `<prefix>` + 43 base64url characters (32 random bytes). */
 export const newCredential = (prefix: string): string => prefix + randomBytes(32).toString('base64url');
 

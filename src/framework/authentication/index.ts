@@ -8,6 +8,7 @@ import type { UserRow } from '../../store/accounts/users.js';
 import type { RequestReader } from '../../store/reader.js';
 import { authenticationFailed } from '../errors.js';
 import { toAuthUser, type AuthUser, type UserLookup } from './auth-user.js';
+import { authorizationCredential } from './credentials.js';
 
 export type AuthKind = 'token' | 'jwt' | 'session';
 
@@ -48,15 +49,15 @@ export interface AuthenticationKind {
   mount(scope: FastifyInstance): void;
 }
 
-/** The credential a request carries: a Bearer header first, else a cookie some kind reads. */
+/** The credential a request carries: a Bearer (or Token) header first, else a cookie some kind reads. */
 export function credentialOf(request: FastifyRequest, cookieName: string | undefined): Credential | null {
   const header = request.headers.authorization;
   if (header !== undefined) {
-    const match = /^Bearer(?: +(\S*))?\s*$/i.exec(header);
-    // Other schemes (Basic, say) are not ours: the request stays anonymous.
-    if (!match) return null;
-    if (!match[1]) throw authenticationFailed('Invalid Authorization header: no credential after "Bearer".');
-    return { scheme: 'bearer', value: match[1] };
+    const found = authorizationCredential(header);
+    // Other schemes are not ours: the request stays anonymous.
+    if (!found) return null;
+    if (!found.credential) throw authenticationFailed(`Invalid Authorization header: no credential after "${found.keyword}".`);
+    return { scheme: 'bearer', value: found.credential };
   }
   const cookie = cookieName ? request.cookies?.[cookieName] : undefined;
   return cookie ? { scheme: 'cookie', value: cookie } : null;

@@ -17,11 +17,11 @@ import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
 import { advanceRefreshFamily, endRefreshFamily, startRefreshFamily } from '../../store/accounts/refresh-families.js';
 import type { Database } from '../../store/database.js';
 import { authenticationFailed, validationFailed } from '../errors.js';
-import { errorResponses } from '../openapi.js';
+import { ANONYMOUS, errorResponses } from '../openapi.js';
 import { parseJsonBody } from '../parsers.js';
 import { resource } from '../router.js';
 import type { AuthenticationKind } from './index.js';
-import { credentialsSchema, objectOf, type LoginCheck } from './routes.js';
+import { credentialsSchema, objectOf, passwordChecked, type LoginCheck } from './routes.js';
 import { findCurrentUser, type AuthUser } from './auth-user.js';
 
 export interface JwtSettings {
@@ -109,11 +109,13 @@ export function jwtKind(database: Database, settings: JwtSettings, login: LoginC
           schema: {
             tags: ['auth'],
             summary: 'Obtain a JWT access and refresh token',
+            operationId: 'jwtObtain',
+            ...ANONYMOUS,
             body: credentialsSchema,
-            response: {
+            response: passwordChecked({
               200: objectOf({ access: 'Authenticates requests as Bearer', refresh: 'Obtains new access tokens' }),
-              ...errorResponses([400, 413, 415, 503]),
-            },
+              ...errorResponses([400, 413, 415, 429, 503]),
+            }),
           },
           handler: async (request, reply) => {
             const user = await login(request, reply);
@@ -127,6 +129,8 @@ export function jwtKind(database: Database, settings: JwtSettings, login: LoginC
           schema: {
             tags: ['auth'],
             summary: 'Trade a refresh token for a new access and refresh token (the old one is then refused)',
+            operationId: 'jwtRefresh',
+            ...ANONYMOUS,
             body: { type: 'object', properties: { refresh: { type: 'string' } }, required: ['refresh'] },
             response: {
               200: objectOf({ access: 'A new access token', refresh: 'The next refresh token' }),

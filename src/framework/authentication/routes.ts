@@ -3,8 +3,10 @@
  * own under `<prefix>/auth/` and checks `{username, password}` here.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { JsonSchema } from '../../core/fields.js';
 import type { Database } from '../../store/database.js';
 import { validationFailed } from '../errors.js';
+import { RATE_LIMIT_HEADERS, withHeaders } from '../openapi.js';
 import { parseJsonBody } from '../parsers.js';
 import type { PasswordThrottle } from '../throttling.js';
 import { checkCredentials, type AuthUser } from './auth-user.js';
@@ -22,6 +24,9 @@ export const objectOf = (properties: Readonly<Record<string, string>>) => ({
   properties: Object.fromEntries(Object.entries(properties).map(([name, description]) => [name, { type: 'string', description }])),
   required: Object.keys(properties),
 });
+
+/** The responses of an endpoint that checks a password: each counts against THROTTLE_LOGIN, and says so in RateLimit-*. */
+export const passwordChecked = (responses: Record<string, JsonSchema>): Record<string, JsonSchema> => withHeaders(responses, RATE_LIMIT_HEADERS);
 
 export const INVALID_CREDENTIALS = 'Unable to log in with the provided credentials.';
 

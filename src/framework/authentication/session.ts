@@ -8,11 +8,11 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../../store/database.js';
 import { authenticationFailed, notAuthenticated, permissionDenied, validationFailed } from '../errors.js';
-import { errorResponses } from '../openapi.js';
+import { ANONYMOUS, errorResponses } from '../openapi.js';
 import { resource } from '../router.js';
 import { constantTimeEqual, credentialShape, hashOf, newCredential } from './credentials.js';
 import { credentialOf, type AuthenticationKind, type Authenticator, type Credential } from './index.js';
-import { credentialsSchema, objectOf, type LoginCheck } from './routes.js';
+import { credentialsSchema, objectOf, passwordChecked, type LoginCheck } from './routes.js';
 import type { SessionStore } from './session-store.js';
 import { findCurrentUser, type AuthUser } from './auth-user.js';
 
@@ -93,11 +93,13 @@ export function sessionKind(database: Database, store: SessionStore, lifetime: n
           schema: {
             tags: ['auth'],
             summary: 'Log in: start a session (cookie and Bearer credential)',
+            operationId: 'sessionLogin',
+            ...ANONYMOUS,
             body: credentialsSchema,
-            response: {
+            response: passwordChecked({
               200: objectOf({ session: 'The session id, usable as Bearer', csrf_token: 'Send as X-CSRF-Token with the cookie on unsafe methods' }),
-              ...errorResponses([400, 413, 415, 503]),
-            },
+              ...errorResponses([400, 413, 415, 429, 503]),
+            }),
           },
           handler: login,
         },
@@ -107,6 +109,8 @@ export function sessionKind(database: Database, store: SessionStore, lifetime: n
           schema: {
             tags: ['auth'],
             summary: 'Log out: end the session',
+            operationId: 'sessionLogout',
+            security: [{ session: [] }],
             response: { 204: { description: 'Logged out', type: 'null' }, ...errorResponses([400, 401, 403, 503]) },
           },
           handler: logout,

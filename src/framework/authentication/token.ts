@@ -6,11 +6,11 @@
 import { deleteToken, deleteUserTokens, insertToken, tokenUserLookup } from '../../store/accounts/tokens.js';
 import type { Database } from '../../store/database.js';
 import { authenticationFailed, notAuthenticated } from '../errors.js';
-import { errorResponses } from '../openapi.js';
+import { ANONYMOUS, errorResponses } from '../openapi.js';
 import { resource } from '../router.js';
-import { credentialShape, hashOf, newCredential } from './credentials.js';
+import { authorizationCredential, credentialShape, hashOf, newCredential } from './credentials.js';
 import { lookupAuthenticator, type AuthenticationKind, type Authenticator } from './index.js';
-import { credentialsSchema, objectOf, type LoginCheck } from './routes.js';
+import { credentialsSchema, objectOf, passwordChecked, type LoginCheck } from './routes.js';
 
 const PREFIX = 'rf_';
 export const tokenShape = credentialShape(PREFIX);
@@ -46,8 +46,10 @@ export const tokenKind = (database: Database, login: LoginCheck): Authentication
         schema: {
           tags: ['auth'],
           summary: 'Obtain an API token',
+          operationId: 'tokenObtain',
+          ...ANONYMOUS,
           body: credentialsSchema,
-          response: { 200: objectOf({ token: 'The new API token' }), ...errorResponses([400, 413, 415, 503]) },
+          response: passwordChecked({ 200: objectOf({ token: 'The new API token' }), ...errorResponses([400, 413, 415, 429, 503]) }),
         },
         handler: async (request, reply) => {
           const user = await login(request, reply);
@@ -58,13 +60,15 @@ export const tokenKind = (database: Database, login: LoginCheck): Authentication
       DELETE: {
         schema: {
           tags: ['auth'],
-          summary: 'Revoke the bearer token',
+          summary: 'Revoke the API token the request carries',
+          operationId: 'tokenRevoke',
+          security: [{ token: [] }],
           response: { 204: { description: 'Revoked', type: 'null' }, ...errorResponses([401, 503]) },
         },
         handler: async (request, reply) => {
-          const match = /^Bearer +(\S+)\s*$/i.exec(request.headers.authorization ?? '');
-          if (!match) throw notAuthenticated();
-          if (!tokenShape.test(match[1]!) || !(await revokeToken(database, match[1]!))) throw authenticationFailed('Invalid token.');
+          const token = authorizationCredential(request.headers.authorization ?? '')?.credential;
+          if (!token) throw notAuthenticated();
+          if (!tokenShape.test(token) || !(await revokeToken(database, token))) throw authenticationFailed('Invalid token.');
           return reply.status(204).send();
         },
       },

@@ -35,6 +35,14 @@ function breadcrumbs(request: FastifyRequest, root: string): PageLink[] {
   return crumbs;
 }
 
+/** The collection's custom actions on the list (`list`) or on the record shown (`retrieve`), as links. */
+function extraActions(collection: Collection, action: Action | undefined, path: string): PageLink[] | undefined {
+  if (action !== 'list' && action !== 'retrieve') return undefined;
+  return Object.entries(collection.customActions)
+    .filter(([, declared]) => declared.detail === (action === 'retrieve'))
+    .map(([name, declared]) => ({ label: `${name} (${declared.method})`, href: `${path}${name}/` }));
+}
+
 function listControls(collection: Collection, request: FastifyRequest): PageModel['controls'] {
   const parameters = queryParameters(request.url);
   const { filters, ordering } = collection.queryRules;
@@ -86,6 +94,7 @@ export function renderPage(
         ? { kind: action === 'list' ? 'create' : 'edit', serializer: collection.serializer, values: action === 'retrieve' ? record : undefined }
         : undefined,
     allowDelete: collection !== undefined && action === 'retrieve' && succeeded,
+    extraActions: collection && succeeded ? extraActions(collection, action, request.url.split('?')[0]!) : undefined,
   };
   return `<!doctype html>\n${renderToString(h(Page, { model }))}`;
 }

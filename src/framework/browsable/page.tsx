@@ -42,6 +42,8 @@ export interface PageModel {
   /** A create form (lists) or an edit form (details) for the serializer's writable fields. */
   readonly form?: { readonly kind: 'create' | 'edit'; readonly serializer: Serializer; readonly values?: Record<string, unknown> };
   readonly allowDelete?: boolean;
+  /** The collection's custom actions on this list or record (DRF's "Extra Actions"). */
+  readonly extraActions?: readonly PageLink[];
 }
 
 function Section(props: { title: string; children: ComponentChildren }) {
@@ -229,6 +231,16 @@ export function Page(props: { model: PageModel }) {
             ))}
           </nav>
           <h1>{model.title}</h1>
+          {model.extraActions && model.extraActions.length > 0 && (
+            <nav class="extra-actions">
+              Extra actions:{' '}
+              {model.extraActions.map((link) => (
+                <a key={link.href} href={link.href}>
+                  {link.label}
+                </a>
+              ))}
+            </nav>
+          )}
           {model.allowDelete && (
             <button type="button" id="delete" class="danger" data-url={model.path}>
               Delete

@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { AuthKind } from '../authentication/index.js';
 import type { BrowsableContext } from '../browsable/index.js';
 import type { Collection } from '../collection.js';
+import { ANONYMOUS, errorResponses, operationId } from '../openapi.js';
 import { keepRawBodies, mountCollections, resource } from '../router.js';
 import type { ApiRuntime } from '../views.js';
 import { appWide } from './app-wide.js';
@@ -36,7 +37,24 @@ export const collections = appWide<CollectionsOptions>('collections', async (app
       options.mountAuthRoutes(api);
       mountCollections(api, options.runtime, options.collections);
       resource(api, '/schema/', {
-        GET: { schema: { tags: ['api'], summary: 'This OpenAPI 3.1 document' }, handler: async () => app.swagger() },
+        GET: {
+          schema: {
+            tags: ['api'],
+            summary: 'This OpenAPI 3.1 document',
+            operationId: operationId('schema', 'retrieve'),
+            ...ANONYMOUS,
+            response: {
+              200: {
+                description: 'An OpenAPI 3.1 document',
+                type: 'object',
+                properties: { openapi: { type: 'string' }, info: { type: 'object' }, paths: { type: 'object' }, components: { type: 'object' } },
+                required: ['openapi', 'info', 'paths'],
+              },
+              ...errorResponses([]),
+            },
+          },
+          handler: async () => app.swagger(),
+        },
       });
     },
     { prefix: API_PREFIX },

@@ -2,7 +2,7 @@
  * The rules a user record keeps through any collection that serves it: only a superuser changes a
  * superuser's record; a user changing their own password proves the current one; a password change
  * or a deactivation ends every credential of the user issued before it, except the one the change
- * was made with (credential versions: see the store's accounts/schema.ts).
+ * was made with (credential versions: see the User model and the store's accounts/users.ts).
  */
 import { endCredentials, passwordHashOf } from '../../store/accounts/users.js';
 import { validationFailed } from '../errors.js';

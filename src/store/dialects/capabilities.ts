@@ -4,18 +4,15 @@
  * PostgreSQL is a question with an answer per dialect (sqlite.ts,
  * postgres.ts), never a comparison of dialect names.
  */
-import type { ColumnDefinitionBuilder, Expression, RawBuilder } from 'kysely';
+import type { ColumnDefinitionBuilder, Expression, Kysely, RawBuilder } from 'kysely';
+import type { ColumnType, OnDelete } from '../../core/schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
 
-/** Column types and DDL pieces that differ between the dialects, so one migration serves both. */
+/** Column types and DDL pieces that differ between the dialects, so one migration serves both. Timestamps keep milliseconds, in UTC. */
 export interface SqlTypes {
-  /** An auto-assigned 64-bit primary key. */
-  readonly id: 'integer' | 'bigint';
+  /** Makes a column the auto-assigned 64-bit primary key. */
   readonly idColumn: (column: ColumnDefinitionBuilder) => ColumnDefinitionBuilder;
-  /** Millisecond precision, UTC. */
-  readonly timestamp: 'text' | 'timestamptz(3)';
-  readonly boolean: 'integer' | 'boolean';
   /** What a boolean column holds for `value` (SQLite has no boolean type: 1 or 0). */
   booleanValue(value: boolean): boolean | number;
   /**
@@ -25,6 +22,31 @@ export interface SqlTypes {
   caseFolded(column: string): Expression<unknown>;
   /** Whether trigram indexes (pg_trgm) can serve `LIKE '%term%'`: see trigramIndexes. */
   readonly supportsTrigramIndexes: boolean;
+  /** Each storage type's SQL name (a `varchar` gets its length appended). */
+  readonly columnTypes: Readonly<Record<ColumnType, string>>;
+  /**
+   * Whether ALTER TABLE changes a column's type, nullability, default, uniqueness or foreign key
+   * in place; where not (SQLite), the table is rebuilt from its declared state, rows copied.
+   */
+  readonly altersColumnsInPlace: boolean;
+}
+
+/** A live column as introspection reads it, its type as `columnTypes` names it (`varchar(64)`), its default as a value. */
+export interface LiveColumn {
+  readonly table: string;
+  readonly column: string;
+  readonly type: string;
+  readonly nullable: boolean;
+  /** A constant default (a generated key's is none). */
+  readonly default?: string | number | boolean;
+  /** Whether a unique constraint covers this column alone. */
+  readonly unique: boolean;
+  readonly references?: { readonly table: string; readonly onDelete: OnDelete | 'no action' };
+}
+
+export interface LiveIndex {
+  readonly table: string;
+  readonly name: string;
 }
 
 export interface DialectCapabilities {
@@ -49,4 +71,8 @@ export interface DialectCapabilities {
   readonly estimatesRowCounts: boolean;
   /** Whether tables live in one of several schemas, so the current one must be named. */
   readonly hasSchemas: boolean;
+  /** The columns of every table (of the current schema), as `check` compares them with the declarations. */
+  liveColumns<DB>(db: Kysely<DB>): Promise<LiveColumn[]>;
+  /** The named indexes of every table (of the current schema), beside those keys and unique constraints make. */
+  liveIndexes<DB>(db: Kysely<DB>): Promise<LiveIndex[]>;
 }

@@ -1,18 +1,38 @@
 /** SQLite's answers to the store's questions (see capabilities.ts). */
 import { sql } from 'kysely';
-import type { DialectCapabilities } from './capabilities.js';
+import type { OnDelete } from '../../core/schema.js';
+import type { DialectCapabilities, LiveColumn } from './capabilities.js';
+
+interface ColumnRow {
+  table: string;
+  column: string;
+  type: string;
+  notnull: number;
+  dflt_value: string | null;
+  unique: number;
+  referenced: string | null;
+  on_delete: string | null;
+}
+
+/** A dflt_value (`''`, `0`, `'text'`) → the value. */
+function defaultValue(text: string | null): LiveColumn['default'] {
+  if (text === null) return undefined;
+  const quoted = /^'((?:[^']|'')*)'$/.exec(text);
+  if (quoted) return quoted[1]!.replaceAll("''", "'");
+  return /^-?\d+(\.\d+)?$/.test(text) ? Number(text) : undefined;
+}
 
 export const sqliteCapabilities: DialectCapabilities = {
   name: 'sqlite',
   types: {
-    id: 'integer',
     idColumn: (column) => column.primaryKey().autoIncrement(),
-    timestamp: 'text',
-    boolean: 'integer',
     booleanValue: (value) => (value ? 1 : 0),
     caseFolded: (column) => sql`${sql.ref(column)} collate nocase`,
     // No pattern index: a search is a scan (docs/performance.md).
     supportsTrigramIndexes: false,
+    // Timestamps are Date#toISOString text, booleans 1 or 0.
+    columnTypes: { id: 'integer', bigint: 'integer', integer: 'integer', varchar: 'varchar', text: 'text', boolean: 'integer', timestamp: 'text' },
+    altersColumnsInPlace: false,
   },
   mergesRoundTrips: false,
   supportsModifyingCte: false,
@@ -21,4 +41,30 @@ export const sqliteCapabilities: DialectCapabilities = {
   rowVersion: undefined,
   estimatesRowCounts: false,
   hasSchemas: false,
+  async liveColumns(db) {
+    const { rows } = await sql<ColumnRow>`
+      SELECT m.name AS "table", p.name AS "column", p.type AS type, p."notnull" AS "notnull", p.dflt_value,
+             EXISTS (SELECT 1 FROM pragma_index_list(m.name) l WHERE l."unique" = 1 AND l.origin = 'u'
+                       AND (SELECT count(*) FROM pragma_index_info(l.name)) = 1
+                       AND (SELECT name FROM pragma_index_info(l.name)) = p.name) AS "unique",
+             f."table" AS referenced, f.on_delete
+      FROM sqlite_master m
+      JOIN pragma_table_info(m.name) p
+      LEFT JOIN pragma_foreign_key_list(m.name) f ON f."from" = p.name
+      WHERE m.type = 'table' AND m.name NOT LIKE 'sqlite\\_%' ESCAPE '\\'`.execute(db);
+    return rows.map((row) => ({
+      table: row.table,
+      column: row.column,
+      type: row.type.toLowerCase(),
+      nullable: row.notnull === 0,
+      default: defaultValue(row.dflt_value),
+      unique: row.unique === 1,
+      ...(row.referenced && { references: { table: row.referenced, onDelete: row.on_delete!.toLowerCase() as OnDelete | 'no action' } }),
+    }));
+  },
+  async liveIndexes(db) {
+    const { rows } = await sql<{ table: string; name: string }>`
+      SELECT tbl_name AS "table", name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL`.execute(db);
+    return rows;
+  },
 };

@@ -1,20 +1,22 @@
 /**
- * The accounts' tables: users, their named permissions, API tokens, sessions
- * and JWT refresh families, with the credential versions that end them.
+ * The accounts' tables as the hand-written migrations of Restfold 0.1 made them, kept as history:
+ * the generated `0001_initial` (migrations/) replaces them, and a database that ran only some of
+ * them runs the rest before it is recorded as at 0001_initial. Never edited; new changes are
+ * declared (tables.ts, framework/users/model.ts) and generated.
  */
 import { sql } from 'kysely';
-import type { Migrations } from '../migrations.js';
+import type { MigrationStep } from '../schema/operations.js';
 
-export const accountMigrations: Migrations = {
+export const releaseAccountMigrations: Readonly<Record<string, MigrationStep>> = {
   '0001_users_permissions_tokens': async (db, types) => {
     await db.schema
       .createTable('users')
-      .addColumn('id', types.id, types.idColumn)
+      .addColumn('id', sql.raw(types.columnTypes.id), types.idColumn)
       .addColumn('username', 'varchar(150)', (column) => column.notNull().unique())
       .addColumn('email', 'varchar(254)', (column) => column.notNull().defaultTo(''))
-      .addColumn('is_active', types.boolean, (column) => column.notNull().defaultTo(sql.lit(types.booleanValue(true))))
-      .addColumn('is_superuser', types.boolean, (column) => column.notNull().defaultTo(sql.lit(types.booleanValue(false))))
-      .addColumn('date_joined', types.timestamp, (column) => column.notNull())
+      .addColumn('is_active', sql.raw(types.columnTypes.boolean), (column) => column.notNull().defaultTo(sql.lit(types.booleanValue(true))))
+      .addColumn('is_superuser', sql.raw(types.columnTypes.boolean), (column) => column.notNull().defaultTo(sql.lit(types.booleanValue(false))))
+      .addColumn('date_joined', sql.raw(types.columnTypes.timestamp), (column) => column.notNull())
       .addColumn('password', 'varchar(256)', (column) => column.notNull())
       .execute();
     for (const column of ['email', 'is_active', 'date_joined']) {
@@ -22,16 +24,16 @@ export const accountMigrations: Migrations = {
     }
     await db.schema
       .createTable('user_permissions')
-      .addColumn('user_id', types.id, (column) => column.notNull().references('users.id').onDelete('cascade'))
+      .addColumn('user_id', sql.raw(types.columnTypes.id), (column) => column.notNull().references('users.id').onDelete('cascade'))
       .addColumn('name', 'varchar(200)', (column) => column.notNull())
       .addPrimaryKeyConstraint('user_permissions_pk', ['user_id', 'name'])
       .execute();
     await db.schema
       .createTable('auth_tokens')
-      .addColumn('id', types.id, types.idColumn)
-      .addColumn('user_id', types.id, (column) => column.notNull().references('users.id').onDelete('cascade'))
+      .addColumn('id', sql.raw(types.columnTypes.id), types.idColumn)
+      .addColumn('user_id', sql.raw(types.columnTypes.id), (column) => column.notNull().references('users.id').onDelete('cascade'))
       .addColumn('key_hash', 'varchar(64)', (column) => column.notNull().unique())
-      .addColumn('created_at', types.timestamp, (column) => column.notNull())
+      .addColumn('created_at', sql.raw(types.columnTypes.timestamp), (column) => column.notNull())
       .execute();
     await db.schema.createIndex('auth_tokens_user_id_idx').on('auth_tokens').column('user_id').execute();
   },
@@ -39,9 +41,9 @@ export const accountMigrations: Migrations = {
     await db.schema
       .createTable('auth_sessions')
       .addColumn('id_hash', 'varchar(64)', (column) => column.primaryKey())
-      .addColumn('user_id', types.id, (column) => column.notNull().references('users.id').onDelete('cascade'))
+      .addColumn('user_id', sql.raw(types.columnTypes.id), (column) => column.notNull().references('users.id').onDelete('cascade'))
       .addColumn('csrf_token', 'varchar(64)', (column) => column.notNull())
-      .addColumn('expires_at', types.timestamp, (column) => column.notNull())
+      .addColumn('expires_at', sql.raw(types.columnTypes.timestamp), (column) => column.notNull())
       .execute();
     await db.schema.createIndex('auth_sessions_user_id_idx').on('auth_sessions').column('user_id').execute();
     await db.schema.createIndex('auth_sessions_expires_at_idx').on('auth_sessions').column('expires_at').execute();
@@ -61,9 +63,9 @@ export const accountMigrations: Migrations = {
     await db.schema
       .createTable('auth_refresh_families')
       .addColumn('id', 'varchar(64)', (column) => column.primaryKey())
-      .addColumn('user_id', types.id, (column) => column.notNull().references('users.id').onDelete('cascade'))
+      .addColumn('user_id', sql.raw(types.columnTypes.id), (column) => column.notNull().references('users.id').onDelete('cascade'))
       .addColumn('generation', 'integer', (column) => column.notNull())
-      .addColumn('expires_at', types.timestamp, (column) => column.notNull())
+      .addColumn('expires_at', sql.raw(types.columnTypes.timestamp), (column) => column.notNull())
       .execute();
     await db.schema.createIndex('auth_refresh_families_user_id_idx').on('auth_refresh_families').column('user_id').execute();
     await db.schema.createIndex('auth_refresh_families_expires_at_idx').on('auth_refresh_families').column('expires_at').execute();

@@ -1,0 +1,88 @@
+/**
+ * What a table is, as plain data: the facts fields and models declare about their storage, and the
+ * schema state a migration leads to. No SQL here: the store compiles these facts for each dialect
+ * (store/schema/), and the same facts are written into migration files and compared with the live
+ * database, so they are JSON-shaped throughout.
+ */
+
+/**
+ * Storage types, logical: each dialect says what each is in SQL (store/dialects/). A new field kind
+ * that needs a new one adds it here, and the compiler asks every dialect for its SQL.
+ */
+export type ColumnType = 'id' | 'bigint' | 'integer' | 'varchar' | 'text' | 'boolean' | 'timestamp';
+
+export type OnDelete = 'cascade' | 'restrict' | 'set null';
+
+/** One column's storage. A default here is a constant the database stores; computed defaults stay with the field. */
+export interface Column {
+  readonly type: ColumnType;
+  /** For `varchar`. */
+  readonly maxLength?: number;
+  readonly nullable: boolean;
+  readonly default?: string | number | boolean;
+  readonly unique?: boolean;
+  /** A foreign key to `table`'s `id`. */
+  readonly references?: { readonly table: string; readonly onDelete: OnDelete };
+}
+
+/** An index a table declares: its columns (a name may end in ` desc`), and how it is built. */
+export interface IndexFacts {
+  readonly columns: readonly string[];
+  /** By default `<table>_<columns>_idx` (`_key` when unique). */
+  readonly name?: string;
+  readonly unique?: boolean;
+  /** Compares the (single) column ignoring case. */
+  readonly ignoreCase?: boolean;
+  /** A trigram index serving `LIKE '%term%'`, where the dialect has one (elsewhere none is made). */
+  readonly trigram?: boolean;
+}
+
+/** The table-level facts a model may declare beside its fields. */
+export interface TableFacts {
+  readonly indexes?: readonly IndexFacts[];
+  /** Column sets unique together, each made a unique index. */
+  readonly uniqueTogether?: readonly (readonly string[])[];
+  /** For tables without an `id`: the columns that name a row. */
+  readonly primaryKey?: readonly string[];
+}
+
+export interface TableState {
+  readonly columns: Readonly<Record<string, Column>>;
+  readonly primaryKey: readonly string[];
+}
+
+export interface IndexState {
+  readonly table: string;
+  readonly columns: readonly string[];
+  readonly unique?: boolean;
+  readonly ignoreCase?: boolean;
+  readonly trigram?: boolean;
+}
+
+/**
+ * The tables and indexes one migration history leads to. Indexes are kept apart from tables, by
+ * name, so an app may index a table another history owns (the framework's `users`).
+ */
+export interface SchemaState {
+  readonly tables: Readonly<Record<string, TableState>>;
+  readonly indexes: Readonly<Record<string, IndexState>>;
+}
+
+export const emptyState: SchemaState = { tables: {}, indexes: {} };
+
+/** An index's default name: `<table>_<columns>_idx`, `_key` when unique, `_trgm_idx` for trigram. */
+export function indexName(table: string, index: IndexFacts): string {
+  const columns = index.columns.map((column) => column.replace(/ desc$/, '')).join('_');
+  return index.name ?? `${table}_${columns}_${index.trigram ? 'trgm_idx' : index.unique ? 'key' : 'idx'}`;
+}
+
+/** An index's facts as its state records them (false options left out, so states compare as JSON). */
+export function indexState(table: string, index: IndexFacts): IndexState {
+  return {
+    table,
+    columns: [...index.columns],
+    ...(index.unique && { unique: true }),
+    ...(index.ignoreCase && { ignoreCase: true }),
+    ...(index.trigram && { trigram: true }),
+  };
+}

@@ -1,0 +1,61 @@
+/**
+ * Computed fields (DRF's `SerializerMethodField`, and annotations): read-only values a serializer
+ * shows beside the model's fields. `computed.from` computes one from the row and the request's
+ * user; `count`, `exists` and `ids` are SQL-backed: the store computes them over related rows in
+ * the page's own statement, so a list stays a fixed number of queries, and they may be ordered by.
+ */
+import type { JsonSchema } from '../core/fields.js';
+import type { Aggregate, Row } from '../core/rows.js';
+import type { AuthUser } from './authentication/auth-user.js';
+
+/** What a computed value may look at beside the row. */
+export interface RenderContext {
+  readonly user: AuthUser | null;
+}
+
+export interface ComputedField {
+  /** The value's JSON schema (for the OpenAPI document). */
+  readonly schema: JsonSchema;
+  /** A value from the row (and the requesting user). */
+  readonly compute?: (row: Row, context: RenderContext) => unknown;
+  /** The model columns `compute` reads (all but write-only ones when absent), whatever `fields` and `omit` leave shown. */
+  readonly reads?: readonly string[];
+  /** SQL-backed: what the store computes (`requestingUser`: only related rows whose column names the requesting user). */
+  readonly aggregate?: Omit<Aggregate, 'name' | 'where'> & { readonly requestingUser?: string };
+}
+
+/** Related rows: those of `table` whose column `via` names the record. */
+const over = (kind: Aggregate['kind'], table: string, via: string, requestingUser?: string): ComputedField['aggregate'] => ({
+  kind,
+  table,
+  via,
+  ...(requestingUser && { requestingUser }),
+});
+
+export const computed = {
+  /** `(row, { user }) => value`; `schema` types it in the OpenAPI document; `reads` narrows the columns read for it. */
+  from: (compute: (row: Row, context: RenderContext) => unknown, options: { schema?: JsonSchema; reads?: readonly string[] } = {}): ComputedField => ({
+    schema: options.schema ?? {},
+    compute,
+    ...(options.reads && { reads: options.reads }),
+  }),
+  /** How many rows of `table` name the record in `via`. */
+  count: (table: string, via: string): ComputedField => ({ schema: { type: 'integer', minimum: 0 }, aggregate: over('count', table, via) }),
+  /** Whether a row of `table` names the record in `via` (and, with `requestingUser`, the requesting user in that column). */
+  exists: (table: string, via: string, options: { requestingUser?: string } = {}): ComputedField => ({
+    schema: { type: 'boolean' },
+    aggregate: over('exists', table, via, options.requestingUser),
+  }),
+  /** The ids of the rows of `table` that name the record in `via`, ascending. */
+  ids: (table: string, via: string): ComputedField => ({ schema: { type: 'array', items: { type: 'integer' } }, aggregate: over('ids', table, via) }),
+};
+
+/** The selection's aggregates for this request: a `requestingUser` condition bound to its user (no user: no rows match). */
+export function aggregatesFor(computedFields: Readonly<Record<string, ComputedField>>, names: readonly string[], user: AuthUser | null): Aggregate[] {
+  return names.flatMap((name) => {
+    const declared = computedFields[name]?.aggregate;
+    if (!declared) return [];
+    const { requestingUser, ...aggregate } = declared;
+    return [{ name, ...aggregate, ...(requestingUser && { where: { column: requestingUser, value: user?.id ?? null } }) }];
+  });
+}

@@ -1,0 +1,69 @@
+/**
+ * A collection's lifecycle hooks (DRF's `perform_create`, `perform_update`, `perform_destroy`).
+ * Before-hooks run before the write, and may refuse it (throw an ApiError) or set server-side
+ * values (return them); after-hooks run in the write's transaction, so a throw rolls it back;
+ * `afterCommit` runs once it is committed, for side effects that must not roll back.
+ */
+import type { Row } from '../core/rows.js';
+import type { Database } from '../store/database.js';
+import { inTransaction } from '../store/writes.js';
+import type { RequestContext } from './scope.js';
+
+export interface CreateEvent extends RequestContext {
+  /** The validated values about to be stored. */
+  readonly values: Row;
+}
+export interface UpdateEvent extends CreateEvent {
+  /** The record as stored before this update. */
+  readonly existing: Row;
+}
+export interface DeleteEvent extends RequestContext {
+  readonly existing: Row;
+}
+/** After a write: the record as stored now, and the write's transaction (to write more in it). */
+export interface Written {
+  readonly record: Row;
+  readonly database: Database;
+}
+export interface CommitEvent extends RequestContext {
+  readonly action: 'create' | 'update' | 'delete';
+  /** The record as stored (for a delete, as it was). */
+  readonly record: Row;
+}
+
+type MaybePromise<T> = T | Promise<T>;
+
+export interface Hooks {
+  /** Returns values to store beside the validated ones (an owner, a derived column), or nothing. */
+  beforeCreate?(event: CreateEvent): MaybePromise<Row | void>;
+  beforeUpdate?(event: UpdateEvent): MaybePromise<Row | void>;
+  beforeDelete?(event: DeleteEvent): MaybePromise<void>;
+  afterCreate?(event: CreateEvent & Written): MaybePromise<void>;
+  afterUpdate?(event: UpdateEvent & Written): MaybePromise<void>;
+  afterDelete?(event: DeleteEvent & Omit<Written, 'record'>): MaybePromise<void>;
+  afterCommit?(event: CommitEvent): MaybePromise<void>;
+}
+
+/** The validated values with what a before-hook returned set over them. */
+export async function prepared(values: Row, before: MaybePromise<Row | void> | undefined): Promise<Row> {
+  const set = await before;
+  return set ? { ...values, ...set } : values;
+}
+
+/**
+ * `write`, then `after` in the same transaction, when `transactional` (a transaction is opened
+ * only then, so a collection without after-hooks writes as before).
+ */
+export function written<T>(
+  database: Database,
+  transactional: boolean,
+  write: (database: Database) => Promise<T>,
+  after: (database: Database, result: T) => Promise<void>,
+): Promise<T> {
+  if (!transactional) return write(database);
+  return inTransaction(database, async (transaction) => {
+    const result = await write(transaction);
+    await after(transaction, result);
+    return result;
+  });
+}

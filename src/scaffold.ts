@@ -1,0 +1,84 @@
+/**
+ * `restfold new <dir>`: a new app's first files. The app is a template; its first migration is
+ * generated from it by the same code as `restfold makemigrations`, so the two never disagree.
+ */
+import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+
+const APP = `/** A Restfold app: one collection of notes. Add fields, then run \`npx restfold makemigrations --app app.ts\`. */
+import { collection, defineApp, fields, isAuthenticated, model, serializer } from 'restfold';
+import migrations from './migrations/index.js';
+
+const Note = model('notes', {
+  id: fields.id(),
+  title: fields.string({ maxLength: 200 }),
+  done: fields.boolean({ default: false }),
+  created_at: fields.timestamp({ default: () => new Date() }),
+});
+
+const notes = collection('notes', {
+  serializer: serializer(Note, {
+    fields: ['id', 'title', 'done', 'created_at'],
+    readOnly: ['id', 'created_at'],
+    search: ['title'],
+  }),
+  filterFields: ['done'],
+  orderingFields: ['created_at', 'title'],
+  permissions: [isAuthenticated],
+});
+
+export default defineApp({
+  collections: [notes],
+  // Generated from the declarations above by \`npx restfold makemigrations --app app.ts\`.
+  migrations,
+});
+`;
+
+const README = (name: string): string => `# ${name}
+
+A JSON HTTP API on [Restfold](https://www.npmjs.com/package/restfold): \`app.ts\` declares a
+\`notes\` collection, served at \`/api/v1/notes/\` with list, detail, create, update, partial update
+and delete, pagination, filtering (\`?done=true\`), ordering, search, authentication and
+permissions. \`migrations/\` holds its schema's history, generated from the declarations.
+
+Restfold must be installed where Node finds it from this folder (\`npm install restfold\` here or
+in a folder above). Then, from this folder:
+
+\`\`\`sh
+npx restfold createuser --app app.ts --username me --password 'choose-a-password'
+npx restfold token create --app app.ts --username me     # prints a token
+npx restfold serve --app app.ts                           # http://127.0.0.1:8000/api/v1/
+curl -H "Authorization: Bearer <token>" http://127.0.0.1:8000/api/v1/notes/
+\`\`\`
+
+The data goes to \`./data/restfold.sqlite3\` unless \`DATABASE_URL\` names another SQLite file
+or a PostgreSQL database (\`postgres://user@host/db\`).
+
+The loop for every change to a model: edit \`app.ts\`, run
+\`npx restfold makemigrations --app app.ts\`, review the new file in \`migrations/\`, then
+\`npx restfold migrate --app app.ts\` (\`serve\` migrates too). In CI,
+\`npx restfold makemigrations --app app.ts --check\` fails when a migration was forgotten.
+`;
+
+/** Why a folder cannot take a new app: the files of one already there. */
+function occupied(folder: string): string | undefined {
+  if (!existsSync(folder)) return undefined;
+  const taken = ['app.ts', 'migrations', 'README.md'].filter((name) => readdirSync(folder).includes(name));
+  return taken.length > 0 ? `${folder} already holds ${taken.join(', ')}.` : undefined;
+}
+
+/**
+ * Writes the app, an empty migration index for it to import, and the README into `dir`; returns
+ * the app's path, from which the caller generates the first migration. Refuses (returning the
+ * reason) rather than overwrite anything.
+ */
+export function writeNewApp(dir: string): { app: string } | { refused: string } {
+  const folder = resolve(dir);
+  const refused = occupied(folder);
+  if (refused) return { refused };
+  mkdirSync(join(folder, 'migrations'), { recursive: true });
+  writeFileSync(join(folder, 'migrations', 'index.ts'), '// Maintained by `restfold makemigrations`.\nexport default {};\n');
+  writeFileSync(join(folder, 'app.ts'), APP);
+  writeFileSync(join(folder, 'README.md'), README(folder.split(/[\\/]/).at(-1) || 'app'));
+  return { app: join(folder, 'app.ts') };
+}

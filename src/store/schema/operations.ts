@@ -1,0 +1,71 @@
+/**
+ * A migration: the operations that lead from the previous migration's schema state to its own,
+ * and that state (so the next `makemigrations` diffs against the files, with no database). The
+ * operations are data, written into migration files as calls of `operations.*`, compiled for the
+ * database at `migrate` (compile.ts); `operations.run` is a hand-written step among them.
+ */
+import type { Kysely } from 'kysely';
+import type { Column, IndexState, SchemaState } from '../../core/schema.js';
+import type { Tables } from '../database.js';
+import type { SqlTypes } from '../dialects/capabilities.js';
+
+/** A hand-written step: any SQL through Kysely, with the dialect's column types. */
+export type MigrationStep = (db: Kysely<Tables>, types: SqlTypes) => Promise<void>;
+
+export type Operation =
+  | { readonly op: 'createTable'; readonly table: string; readonly columns: Readonly<Record<string, Column>>; readonly primaryKey: readonly string[] }
+  | { readonly op: 'dropTable'; readonly table: string }
+  | { readonly op: 'addColumn'; readonly table: string; readonly column: string; readonly definition: Column }
+  | { readonly op: 'dropColumn'; readonly table: string; readonly column: string }
+  | { readonly op: 'alterColumn'; readonly table: string; readonly column: string; readonly from: Column; readonly to: Column }
+  | { readonly op: 'renameColumn'; readonly table: string; readonly from: string; readonly to: string }
+  | { readonly op: 'createIndex'; readonly name: string; readonly index: IndexState }
+  | { readonly op: 'dropIndex'; readonly name: string; readonly index: IndexState }
+  | { readonly op: 'run'; readonly step: MigrationStep };
+
+export interface Migration {
+  /**
+   * Names of migrations this one stands for (Django's `replaces`): where all of them ran, it is
+   * recorded as run without running, and they are forgotten. With their steps (name → step), a
+   * database that ran only some of them runs the rest first. How hand-written histories join a generated one.
+   */
+  readonly replaces?: readonly string[] | Readonly<Record<string, MigrationStep>>;
+  readonly operations: readonly Operation[];
+  /** The schema after this migration; left out by a hand-written one that changes no declared table. */
+  readonly state?: SchemaState;
+}
+
+/** Name → migration (or a bare hand-written step); they run in name order, each once. */
+export type Migrations = Readonly<Record<string, Migration | MigrationStep>>;
+
+/** The constructors migration files call: each returns the operation as data. */
+export const operations = {
+  createTable: (table: string, columns: Readonly<Record<string, Column>>, primaryKey: readonly string[] = ['id']): Operation => ({
+    op: 'createTable',
+    table,
+    columns,
+    primaryKey,
+  }),
+  dropTable: (table: string): Operation => ({ op: 'dropTable', table }),
+  addColumn: (table: string, column: string, definition: Column): Operation => ({ op: 'addColumn', table, column, definition }),
+  dropColumn: (table: string, column: string): Operation => ({ op: 'dropColumn', table, column }),
+  alterColumn: (table: string, column: string, from: Column, to: Column): Operation => ({ op: 'alterColumn', table, column, from, to }),
+  renameColumn: (table: string, from: string, to: string): Operation => ({ op: 'renameColumn', table, from, to }),
+  createIndex: (name: string, index: IndexState): Operation => ({ op: 'createIndex', name, index }),
+  dropIndex: (name: string, index: IndexState): Operation => ({ op: 'dropIndex', name, index }),
+  run: (step: MigrationStep): Operation => ({ op: 'run', step }),
+};
+
+/** Declares a migration file's migration (it only gives the object its type). */
+export const migration = (definition: Migration): Migration => definition;
+
+/** The schema state `migrations` lead to: the last one recorded, in name order. */
+export function recordedState(migrations: Migrations, until?: string): SchemaState {
+  let state: SchemaState = { tables: {}, indexes: {} };
+  for (const name of Object.keys(migrations).sort()) {
+    if (until !== undefined && name > until) break;
+    const migration = migrations[name]!;
+    if (typeof migration !== 'function' && migration.state) state = migration.state;
+  }
+  return state;
+}

@@ -1,0 +1,147 @@
+/**
+ * Custom actions and the app's own routes go through the API's stages: a detail action refuses
+ * anonymous callers (401) and other users' records (404, through the scope), checks its own
+ * permissions, negotiates its media type, and is in the OpenAPI document and the browsable page;
+ * an app route sees the authenticated user and may use the same checks and throttles.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  collection,
+  defineApp,
+  hasPermission,
+  requirePermissions,
+  serializer,
+  throttleRequest,
+  type FastifyInstance,
+} from '../../src/framework/index.js';
+import { Note } from '../support/owned-notes.js';
+import { startApi, type TestApi, type TestUser } from '../support/api.js';
+import { withGeneratedMigrations } from '../support/migrations.js';
+
+const escaped = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+const app = withGeneratedMigrations(defineApp({
+  collections: [
+    collection('notes', {
+      serializer: serializer(Note, { fields: ['id', 'text', 'owner_id'], readOnly: ['owner_id'] }),
+      scope: ({ user }) => ({ owner_id: user?.id ?? null }),
+      actions: {
+        highlight: { detail: true, method: 'GET', mediaType: 'text/html', summary: 'The note as HTML', handler: ({ record }) => `<pre>${escaped(String(record!.text))}</pre>` },
+        publish: {
+          detail: true,
+          method: 'POST',
+          permissions: [hasPermission('notes.publish')],
+          handler: ({ record, body, reply }) => {
+            reply.status(202);
+            return { published: record!.id, channel: (body as { channel: string }).channel };
+          },
+        },
+        mine: { detail: false, method: 'GET', handler: ({ user }) => ({ owner: user!.username }) },
+      },
+    }),
+  ],
+  throttles: { notes: { anonymous: '1000/min', user: '1000/min' } },
+  routes: (routes: FastifyInstance) => {
+    routes.get('/whoami', async (request) => ({ user: request.user?.username ?? null }));
+    routes.get('/audit', async (request) => {
+      await requirePermissions(request, [hasPermission('notes.audit')]);
+      return { audited: true };
+    });
+    routes.get('/limited', async (request, reply) => {
+      await throttleRequest(request, reply, 'limited');
+      return { ok: true };
+    });
+  },
+}));
+
+let api: TestApi;
+let alice: TestUser;
+let bob: TestUser;
+let publisher: TestUser;
+let note: number;
+
+beforeAll(async () => {
+  api = await startApi({ THROTTLE_USER: '2/min' }, app);
+  alice = await api.user('alice');
+  bob = await api.user('bob');
+  publisher = await api.user('publisher', { permissions: ['notes.publish', 'notes.audit'] });
+  note = (await api.request('POST', '/api/v1/notes/', { token: alice.token, body: { text: '<b>bold</b>' } })).json.id;
+});
+afterAll(() => api.close());
+
+describe('a custom detail action', () => {
+  it('answers its own media type for the record’s owner', async () => {
+    const reply = await api.request('GET', `/api/v1/notes/${note}/highlight/`, { token: alice.token });
+    expect(reply.status).toBe(200);
+    expect(reply.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(reply.body).toBe('<pre>&#60;b&#62;bold&#60;/b&#62;</pre>');
+  });
+
+  it('refuses anonymous callers, other users’ records, and media types it cannot answer', async () => {
+    expect((await api.request('GET', `/api/v1/notes/${note}/highlight/`)).status).toBe(401);
+    expect((await api.request('GET', `/api/v1/notes/${note}/highlight/`, { token: bob.token })).status).toBe(404);
+    const json = await api.request('GET', `/api/v1/notes/${note}/highlight/`, { token: alice.token, headers: { accept: 'application/json' } });
+    expect(json.status).toBe(406);
+    expect((await api.request('GET', `/api/v1/notes/999999/highlight/`, { token: alice.token })).status).toBe(404);
+  });
+
+  it('checks its own permissions, and parses its body', async () => {
+    const denied = await api.request('POST', `/api/v1/notes/${note}/publish/`, { token: alice.token, body: { channel: 'news' } });
+    expect(denied.status).toBe(403);
+    const own = (await api.request('POST', '/api/v1/notes/', { token: publisher.token, body: { text: 'hello' } })).json.id;
+    const published = await api.request('POST', `/api/v1/notes/${own}/publish/`, { token: publisher.token, body: { channel: 'news' } });
+    expect(published).toMatchObject({ status: 202, json: { published: own, channel: 'news' } });
+    const broken = await api.request('POST', `/api/v1/notes/${own}/publish/`, { token: publisher.token, body: '{' });
+    expect(broken.status).toBe(400);
+    expect((await api.request('GET', `/api/v1/notes/${own}/publish/`, { token: publisher.token })).status).toBe(405);
+  });
+});
+
+describe('a custom list action', () => {
+  it('answers JSON, or the browsable page', async () => {
+    const reply = await api.request('GET', '/api/v1/notes/mine/', { token: bob.token });
+    expect(reply).toMatchObject({ status: 200, json: { owner: 'bob' } });
+    const page = await api.request('GET', '/api/v1/notes/mine/', { token: bob.token, headers: { accept: 'text/html' } });
+    expect(page.body).toContain('&quot;owner&quot;: &quot;bob&quot;');
+  });
+});
+
+describe('custom actions in the documents', () => {
+  it('are in the OpenAPI document', async () => {
+    const document = (await api.request('GET', '/api/v1/schema/')).json;
+    expect(document.paths['/api/v1/notes/{id}/highlight/'].get).toMatchObject({ summary: 'The note as HTML', tags: ['notes'] });
+    expect(document.paths['/api/v1/notes/{id}/highlight/'].get.responses['200'].content).toHaveProperty(['text/html']);
+    expect(document.paths['/api/v1/notes/{id}/publish/']).toHaveProperty('post');
+    expect(document.paths['/api/v1/notes/mine/']).toHaveProperty('get');
+  });
+
+  it('are listed on the browsable page', async () => {
+    const detail = await api.request('GET', `/api/v1/notes/${note}/`, { token: alice.token, headers: { accept: 'text/html' } });
+    expect(detail.body).toContain(`href="/api/v1/notes/${note}/highlight/"`);
+    expect(detail.body).not.toContain('href="/api/v1/notes/mine/"');
+    const list = await api.request('GET', '/api/v1/notes/', { token: alice.token, headers: { accept: 'text/html' } });
+    expect(list.body).toContain('href="/api/v1/notes/mine/"');
+  });
+});
+
+describe('the app’s own routes', () => {
+  it('see the authenticated user, and refuse a bad credential as the API does', async () => {
+    expect((await api.request('GET', '/whoami', { token: alice.token })).json).toEqual({ user: 'alice' });
+    expect((await api.request('GET', '/whoami')).json).toEqual({ user: null });
+    const bad = await api.request('GET', '/whoami', { token: 'not-a-token' });
+    expect(bad.status).toBe(401);
+  });
+
+  it('check permissions: 401 anonymous, 403 without, 200 with', async () => {
+    expect((await api.request('GET', '/audit')).status).toBe(401);
+    expect((await api.request('GET', '/audit', { token: alice.token })).status).toBe(403);
+    expect((await api.request('GET', '/audit', { token: publisher.token })).json).toEqual({ audited: true });
+  });
+
+  it('count in a throttle scope', async () => {
+    for (let request = 0; request < 2; request += 1) expect((await api.request('GET', '/limited', { token: bob.token })).status).toBe(200);
+    const limited = await api.request('GET', '/limited', { token: bob.token });
+    expect(limited.status).toBe(429);
+    expect(limited.headers['retry-after']).toBeDefined();
+  });
+});

@@ -1,0 +1,57 @@
+/**
+ * examples/todos and examples/snippets as their READMEs run them: `restfold serve --app
+ * examples/<name>/app.ts`, apps importing the built package by its name, checked over HTTP.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startServer, type SpawnedServer } from '../support/spawned-server.js';
+
+function served(app: string, users: readonly string[]) {
+  let server: SpawnedServer;
+  const tokens: Record<string, string> = {};
+  beforeAll(async () => {
+    server = await startServer({ appArgs: ['--app', app] });
+    for (const username of users) {
+      server.cli(['createuser', '--username', username, '--password', `${username}-pass`]);
+      tokens[username] = server.cli(['token', 'create', '--username', username]).trim();
+    }
+  }, 120_000);
+  afterAll(() => server?.stop());
+  return async (method: string, path: string, as?: string, body?: unknown) => {
+    const response = await fetch(`${server.url}/api/v1/${path}`, {
+      method,
+      headers: {
+        ...(as && { authorization: `Bearer ${tokens[as]}` }),
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    const json = response.headers.get('content-type')?.startsWith('application/json') && text ? JSON.parse(text) : undefined;
+    return { status: response.status, headers: response.headers, text, json };
+  };
+}
+
+describe('the todos example', () => {
+  const call = served('examples/todos/app.ts', ['alice', 'bob']);
+  it("keeps each user's todos their own", async () => {
+    const todo = await call('POST', 'todos/', 'alice', { task: 'buy milk' });
+    expect(todo).toMatchObject({ status: 201, json: { task: 'buy milk', done: false } });
+    expect((await call('GET', 'todos/', 'bob')).json).toMatchObject({ count: 0, results: [] });
+    expect((await call('GET', `todos/${todo.json.id}/`, 'bob')).status).toBe(404);
+    expect((await call('GET', 'todos/', 'alice')).json).toMatchObject({ count: 1 });
+  });
+});
+
+describe('the snippets example', () => {
+  const call = served('examples/snippets/app.ts', ['alice', 'bob']);
+  it('serves the tutorial: snippets owned by their author, highlighted as HTML', async () => {
+    const snippet = await call('POST', 'snippets/', 'alice', { title: 'hello', code: 'print("hello")' });
+    expect(snippet).toMatchObject({ status: 201, json: { owner: 'alice', language: 'python', style: 'friendly' } });
+    expect((await call('PATCH', `snippets/${snippet.json.id}/`, 'bob', { title: 'mine' })).status).toBe(403);
+    const highlighted = await call('GET', `snippets/${snippet.json.id}/highlight/`, 'bob');
+    expect(highlighted.status).toBe(200);
+    expect(highlighted.text).toContain('print(&quot;hello&quot;)');
+    const users = await call('GET', 'users/', 'bob');
+    expect(users.json.results).toContainEqual(expect.objectContaining({ username: 'alice', snippets: [snippet.json.id] }));
+  });
+});
