@@ -14,12 +14,13 @@ import { loadRecord } from './actions.js';
 import { authenticate } from './authentication/index.js';
 import type { Collection } from './collection.js';
 import { API_MEDIA_TYPES, negotiate, type MediaType } from './negotiation.js';
-import { errorResponses, idParams } from './openapi.js';
+import { errorResponses, idParams, operationId } from './openapi.js';
 import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
 import { renderResult } from './renderers.js';
 import type { Endpoint, Method } from './router.js';
 import { scopeFor, type RequestContext } from './scope.js';
+import { documentedCredentials } from './documented-credentials.js';
 import { permissionsFor, varyByRequester, type ApiRuntime } from './views.js';
 
 export interface CustomActionContext extends RequestContext {
@@ -113,7 +114,7 @@ function schemaOf(collection: Collection, name: string, declared: CustomAction):
   return {
     tags: [collection.name],
     summary: declared.summary ?? `${name} (${declared.detail ? 'one record' : 'the list'})`,
-    operationId: `${collection.name}_${name.replaceAll('-', '_')}`,
+    operationId: operationId(collection.name, name),
     ...(declared.detail && { params: idParams }),
     response: { 200: success, ...errorResponses([400, 401, 403, ...(declared.detail ? [404] : []), 406, 429, 503]) },
   };
@@ -128,7 +129,10 @@ export function customActionEndpoints(runtime: ApiRuntime, collection: Collectio
     if (endpoints[declared.method]) throw new Error(`${collection.name}: two actions answer ${declared.method} ${path}.`);
     endpoints[declared.method] = {
       handler: (request, reply) => handleCustomAction(request, reply, runtime, collection, declared),
-      schema: schemaOf(collection, name, declared),
+      schema: {
+        ...schemaOf(collection, name, declared),
+        ...documentedCredentials(runtime, collection, builtIn(declared), declared.permissions),
+      },
     };
     byPath.set(path, endpoints);
   }

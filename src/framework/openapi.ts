@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifySchema } from 'fastify';
 import type { AuthKind } from './authentication/index.js';
 import type { Collection } from './collection.js';
 import type { JsonSchema } from '../core/fields.js';
-import type { Action } from './permissions.js';
+import type { Action, Permission } from './permissions.js';
 import { RESERVED_PARAMETERS } from './query.js';
 import type { Serializer, WriteMode } from './serializer.js';
 
@@ -309,6 +309,22 @@ const SECURITY_SCHEMES: Record<AuthKind, Record<string, JsonSchema>> = {
 
 /** For a route schema: the operation needs no credential (the document's default is that it needs one). */
 export const ANONYMOUS = { security: [] } as const;
+
+/**
+ * For a route schema: the credential is optional (`{}` beside the schemes) where every check of the
+ * action lets a caller with no user through, as `API_REQUIRE_AUTH=false` does for reads. Each check is
+ * asked once, at start-up; one that throws or answers later keeps the document's default.
+ */
+export function credentialsFor(kinds: readonly AuthKind[], permissions: readonly Permission[], action: Action): FastifySchema {
+  const opensToAnonymous = (permission: Permission): boolean => {
+    try {
+      return permission.hasPermission({ user: null, action }) === true;
+    } catch {
+      return false;
+    }
+  };
+  return permissions.every(opensToAnonymous) ? { security: [...kinds.map((kind) => ({ [kind]: [] })), {}] } : {};
+}
 
 /** Where the interactive documentation (Swagger UI) is served. */
 export const DOCS_PREFIX = '/api/docs';

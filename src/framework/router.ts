@@ -14,6 +14,7 @@ import { absoluteUrl } from './hosts.js';
 import { queryParameters } from './parsers.js';
 import { renderResult } from './renderers.js';
 import type { Action } from './permissions.js';
+import { documentedCredentials } from './documented-credentials.js';
 import { handleCollection, type ApiRuntime } from './views.js';
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
@@ -86,7 +87,7 @@ function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Part
       method,
       {
         handler: (request, reply) => handleCollection(request, reply, runtime, collection, action),
-        schema: actionSchema(collection, action),
+        schema: { ...actionSchema(collection, action), ...documentedCredentials(runtime, collection, action) },
       },
     ]),
   );
@@ -100,7 +101,7 @@ function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Part
 function bulkCreateEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
   return {
     handler: (request, reply) => handleCollection(request, reply, runtime, collection, 'create'),
-    schema: actionSchema(collection, 'bulk_create'),
+    schema: { ...actionSchema(collection, 'bulk_create'), ...documentedCredentials(runtime, collection, 'create') },
   };
 }
 

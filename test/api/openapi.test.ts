@@ -2,6 +2,8 @@ import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, collection, defineApp, loadConfig, openDatabase, serializer, User } from '../../src/framework/index.js';
 import { startApi, type TestApi } from '../support/api.js';
+import { withGeneratedMigrations } from '../support/migrations.js';
+import { Note } from '../support/owned-notes.js';
 
 let api: TestApi;
 let document: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- an OpenAPI document
@@ -63,6 +65,28 @@ describe('the OpenAPI document', () => {
     }
     expect(document.paths['/api/v1/users/'].get.security).toBeUndefined();
     expect(document.security).toEqual([{ token: [] }, { jwt: [] }, { session: [] }]);
+  });
+
+  it('documents the credential as optional where the checks let anonymous callers through (API_REQUIRE_AUTH=false reads)', async () => {
+    // A collection that leaves its checks to the API's default: reads open, writes signed in.
+    const notes = withGeneratedMigrations(
+      defineApp({ collections: [collection('notes', { serializer: serializer(Note, { fields: ['id', 'text'], readOnly: ['id'] }) })] }),
+    );
+    const open = await startApi({ API_REQUIRE_AUTH: 'false' }, notes);
+    try {
+      const paths = (await open.request('GET', '/api/v1/schema/')).json.paths;
+      const optional = [{ token: [] }, { jwt: [] }, { session: [] }, {}];
+      expect(paths['/api/v1/notes/'].get.security).toEqual(optional);
+      expect(paths['/api/v1/notes/{id}/'].get.security).toEqual(optional);
+      expect(paths['/api/v1/notes/'].post.security).toBeUndefined();
+      expect(paths['/api/v1/notes/{id}/'].patch.security).toBeUndefined();
+      expect((await open.request('GET', '/api/v1/notes/')).status).toBe(200);
+      expect((await open.request('POST', '/api/v1/notes/', { body: { text: 'anonymous' } })).status).toBe(401);
+    } finally {
+      await open.close();
+    }
+    // Required by default.
+    expect(document.paths['/api/v1/articles/'].get.security).toBeUndefined();
   });
 
   it('documents every route Fastify serves (slashed form), apart from the docs UI and page assets', () => {

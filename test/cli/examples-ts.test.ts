@@ -3,7 +3,7 @@
  * examples/<name>/app.ts`, apps importing the built package by its name, checked over HTTP.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startServer, type SpawnedServer } from '../support/spawned-server.js';
+import { apiCaller, startServer, type SpawnedServer } from '../support/spawned-server.js';
 
 function served(app: string, users: readonly string[]) {
   let server: SpawnedServer;
@@ -16,19 +16,7 @@ function served(app: string, users: readonly string[]) {
     }
   }, 120_000);
   afterAll(() => server?.stop());
-  return async (method: string, path: string, as?: string, body?: unknown) => {
-    const response = await fetch(`${server.url}/api/v1/${path}`, {
-      method,
-      headers: {
-        ...(as && { authorization: `Bearer ${tokens[as]}` }),
-        ...(body !== undefined && { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const text = await response.text();
-    const json = response.headers.get('content-type')?.startsWith('application/json') && text ? JSON.parse(text) : undefined;
-    return { status: response.status, headers: response.headers, text, json };
-  };
+  return apiCaller(() => server, tokens);
 }
 
 describe('the todos example', () => {

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { runCli, startServer, type SpawnedServer } from '../support/spawned-server.js';
+import { apiCaller, runCli, startServer, type SpawnedServer } from '../support/spawned-server.js';
 
 const APP = ['--app', 'examples/library/app.mjs'];
 let server: SpawnedServer;
@@ -21,18 +21,7 @@ beforeAll(async () => {
 }, 120_000);
 afterAll(() => server?.stop());
 
-async function call(method: string, path: string, as?: string, body?: unknown) {
-  const response = await fetch(`${server.url}/api/v1/${path}`, {
-    method,
-    headers: {
-      ...(as && { authorization: `Bearer ${tokens[as]}` }),
-      ...(body !== undefined && { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  return { status: response.status, headers: response.headers, json: text ? JSON.parse(text) : undefined };
-}
+const call = apiCaller(() => server, tokens);
 
 describe('the library example', () => {
   it('creates a book through its foreign key and shows the author nested', async () => {

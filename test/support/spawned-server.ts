@@ -86,3 +86,20 @@ export async function startServer(options: { appArgs?: readonly string[]; env?: 
     },
   };
 }
+
+/** A request to a spawned server's `/api/v1/`, as the user whose token `tokens` holds under `as` (anonymous without). */
+export function apiCaller(server: () => SpawnedServer, tokens: Readonly<Record<string, string>>) {
+  return async (method: string, path: string, as?: string, body?: unknown) => {
+    const response = await fetch(`${server().url}/api/v1/${path}`, {
+      method,
+      headers: {
+        ...(as && { authorization: `Bearer ${tokens[as]}` }),
+        ...(body !== undefined && { 'content-type': 'application/json' }),
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    const json = response.headers.get('content-type')?.startsWith('application/json') && text ? JSON.parse(text) : undefined;
+    return { status: response.status, headers: response.headers, text, json };
+  };
+}
