@@ -54,3 +54,6 @@ export interface Keyset {
   readonly boundary: readonly unknown[];
   readonly backwards: boolean;
 }
+
+/** How a page's count is read: exactly, as the planner's estimate, or not at all (`Prefer: count=…`). */
+export type CountMode = 'exact' | 'estimated' | 'none';

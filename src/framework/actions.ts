@@ -5,21 +5,23 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
-import type { ListQuery, ListSource, RecordScope } from '../core/list-query.js';
-import { countAndPage, countRecords, estimateRecords, findScopedRecord, pageByKeyset, pageOfRecords } from '../store/list.js';
-import { findRecord, type RecordId } from '../store/records.js';
-import { createRecord, createRecords, deleteRecord, updateRecord, type BeforeWrite } from '../store/writes.js';
+import type { ListQuery, RecordScope } from '../core/list-query.js';
+import { readList, type ListPlan } from '../store/list.js';
+import type { RequestReader } from '../store/reader.js';
+import type { RecordId } from '../store/records.js';
+import { createRecord, createRecords, deleteRecord, updateRecord, type WriteCheck } from '../store/writes.js';
 import { RecordRefused } from '../core/refused.js';
-import type { Authentication, AuthUser } from './authentication/index.js';
+import type { AuthUser } from './authentication/index.js';
 import type { Collection } from './collection.js';
 import { assertMatches, strongEtag, weakEtag } from './conditional.js';
 import { ApiError, notFound, permissionDenied, validationFailed, type ErrorDetails } from './errors.js';
 import { prepared, written as hooked, type CommitEvent } from './hooks.js';
 import { absoluteUrl } from './hosts.js';
-import { assertPageExists, paginate, preferredCount } from './pagination.js';
+import { paginate, preferredCount } from './pagination.js';
+import type { UpdateRules } from './model.js';
 import { checkObjectPermissions, type Action, type Permission } from './permissions.js';
 import { invalidPage, parseListQuery } from './query.js';
-import { parseId } from './record-id.js';
+import { idOf, parseId } from './record-id.js';
 import type { Row, Selection } from '../core/rows.js';
 import { chosenFields, type Serializer, type WriteContext, type WriteMode } from './serializer.js';
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
@@ -27,7 +29,8 @@ import type { RequestContext } from './scope.js';
 
 export interface ActionRequest {
   readonly request: FastifyRequest;
-  readonly database: Database;
+  /** The request's reader: what the action reads, and the database it writes to (reader.database). */
+  readonly reader: RequestReader;
   readonly collection: Collection;
   readonly action: Action;
   readonly permissions: readonly Permission[];
@@ -38,8 +41,6 @@ export interface ActionRequest {
   /** The `{id}` path segment of detail routes, unparsed. */
   readonly id?: string;
   readonly body?: unknown;
-  /** The record, when authentication already read it (Authentication.read). */
-  readonly read?: Authentication['read'];
   /** The collection's scope for this request, when it has one. */
   readonly scope?: RecordScope;
 }
@@ -53,14 +54,16 @@ export interface ActionResult {
 }
 
 async function list(action: ActionRequest): Promise<ActionResult> {
-  const { request, collection, parameters } = action;
+  const { request, reader, collection, parameters } = action;
   const query = { ...parseListQuery(parameters, collection.queryRules), scope: action.scope?.conditions };
   const serializer = chosenFields(collection.serializer, parameters);
   const source = { ...collection.listSource, selection: orderedBy(serializer.selectionFor(action.user), action, query) };
-  if (collection.pagination === 'cursor') return listByCursor(action, serializer, query);
+  const plan = { source, query, estimateThreshold: collection.estimateThreshold };
+  if (collection.pagination === 'cursor') return listByCursor(action, serializer, plan);
   const mode = preferredCount(request, collection.countModes);
-  const { count, rows, hasNext } = mode === 'exact' ? await exactPage(action, source, query) : await pageWithout(action, source, query, mode);
-  const body = paginate(request, query.page, count, hasNext, rows.map((row) => serializer.render(row, action)));
+  const read = await reader.list({ ...plan, paging: { by: 'number' }, count: mode });
+  if (query.page > 1 && read.rows.length === 0) throw invalidPage();
+  const body = paginate(request, query.page, read.count, read.hasMore, read.rows.map((row) => serializer.render(row, action)));
   const result = written(200, body, weakEtag);
   return mode === 'exact' ? result : { ...result, headers: { ...result.headers, 'Preference-Applied': `count=${mode}` } };
 }
@@ -73,63 +76,30 @@ function orderedBy(selection: Selection, action: ActionRequest, query: ListQuery
   return missing.length === 0 ? selection : { ...selection, aggregates: [...(selection.aggregates ?? []), ...missing] };
 }
 
-/** A cursor page: `{count: null, next, previous, results}`, with links that carry signed cursors. */
-async function listByCursor(action: ActionRequest, serializer: Serializer, query: ListQuery): Promise<ActionResult> {
-  const { request, database, collection, parameters, cursorKey } = action;
-  const fields = collection.queryRules.fields;
-  const key = orderingKey(query.ordering);
+/** A cursor page: `{count: null, next, previous, results}`, with links that carry signed cursors from the page's boundary rows. */
+async function listByCursor(action: ActionRequest, serializer: Serializer, plan: Omit<ListPlan, 'paging' | 'count'>): Promise<ActionResult> {
+  const { request, reader, collection, parameters, cursorKey } = action;
+  const { ordering } = plan.query;
+  const { fields } = collection.queryRules;
+  const key = orderingKey(ordering);
   const text = parameters.get('cursor');
   const cursor = text ? decodeCursor(text, cursorKey, key) : undefined;
-  const backwards = cursor?.direction === 'previous';
-  const source = { ...collection.listSource, selection: serializer.selectionFor(action.user) };
-  const keyset = cursor && { boundary: boundaryOf(cursor, query.ordering, fields), backwards };
-  const read = await pageByKeyset(database, source, query, keyset, query.pageSize + 1);
-  const more = read.length > query.pageSize;
-  const rows = read.slice(0, query.pageSize);
-  if (backwards) rows.reverse();
+  const from = cursor && { boundary: boundaryOf(cursor, ordering, fields), backwards: cursor.direction === 'previous' };
+  const { rows, boundary } = await reader.list({ ...plan, paging: { by: 'keyset', from }, count: 'none' });
   const link = (row: Row | undefined, direction: 'next' | 'previous'): string | null => {
     if (!row) return null;
     const url = absoluteUrl(request);
     url.searchParams.delete('page');
-    url.searchParams.set('cursor', encodeCursor({ ordering: key, ...cursorAt(row, query.ordering, fields, direction) }, cursorKey));
+    url.searchParams.set('cursor', encodeCursor({ ordering: key, ...cursorAt(row, ordering, fields, direction) }, cursorKey));
     return url.toString();
   };
   const body = {
     count: null,
-    next: (backwards ? cursor !== undefined : more) ? link(rows.at(-1), 'next') : null,
-    previous: (backwards ? more : cursor !== undefined) ? link(rows[0], 'previous') : null,
+    next: link(boundary?.next, 'next'),
+    previous: link(boundary?.previous, 'previous'),
     results: rows.map((row) => serializer.render(row, action)),
   };
   return written(200, body, weakEtag);
-}
-
-interface CountedPage {
-  count: number | null;
-  rows: Row[];
-  hasNext: boolean;
-}
-
-async function exactPage({ database }: ActionRequest, source: ListSource, query: ListQuery): Promise<CountedPage> {
-  const { count, rows } = await countAndPage(database, source, query);
-  assertPageExists(query.page, query.pageSize, count);
-  return { count, rows, hasNext: query.page * query.pageSize < count };
-}
-
-/**
- * A page without an exact count: one row past the page tells whether there is
- * a next one. `estimated` takes the planner's guess, or counts exactly below
- * the collection's threshold (and where the database has no planner estimate).
- */
-async function pageWithout(action: ActionRequest, source: ListSource, query: ListQuery, mode: 'estimated' | 'none'): Promise<CountedPage> {
-  const { database, collection } = action;
-  const [estimate, rows] = await Promise.all([
-    mode === 'estimated' ? estimateRecords(database, source, query) : undefined,
-    pageOfRecords(database, source, query, 1),
-  ]);
-  if (query.page > 1 && rows.length === 0) throw invalidPage();
-  const count =
-    mode === 'none' ? null : estimate !== undefined && estimate >= collection.estimateThreshold ? Math.round(estimate) : await countRecords(database, source, query);
-  return { count, rows: rows.slice(0, query.pageSize), hasNext: rows.length > query.pageSize };
 }
 
 /** A result whose JSON is written once, for both its ETag and the response (which may be a 304: see renderResult). */
@@ -145,12 +115,7 @@ const checkRecord = (action: ActionRequest, row: Row): Promise<void> =>
 /** The record named by the path, after the object-level permission checks. */
 export async function loadRecord(action: ActionRequest, selection = action.collection.serializer.selectionFor(action.user)): Promise<{ id: RecordId; row: Row }> {
   const id = parseId(action.id ?? '');
-  const { database, scope, collection } = action;
-  const row = scope
-    ? await findScopedRecord(database, { ...collection.listSource, selection }, id, scope.conditions)
-    : action.read?.selection === selection
-      ? action.read.row
-      : await findRecord(database, selection, id);
+  const row = await action.reader.record(selection, id, action.scope);
   if (!row) throw notFound();
   await checkRecord(action, row);
   return { id, row };
@@ -189,17 +154,18 @@ async function inScope(action: ActionRequest, database: Database, rows: Row[]): 
   if (!scope) return rows;
   const ids = { field: 'id', lookup: 'in', value: rows.map((row) => row.id) } as const;
   const query = { page: 1, pageSize: rows.length, search: [], ordering: [], filters: [ids], scope: scope.conditions };
-  const again = await pageOfRecords(database, { ...collection.listSource, selection: collection.serializer.selectionFor(action.user) }, query);
+  const source = { ...collection.listSource, selection: collection.serializer.selectionFor(action.user) };
+  const { rows: again } = await readList(database, { source, query, paging: { by: 'number' }, count: 'none', estimateThreshold: 0 });
   if (again.length < rows.length) throw permissionDenied('You may not create a record outside the ones you may see.');
   return again;
 }
 
 /** The records created (in one transaction with the scope's re-read and the after-create hooks, when there are any), then committed. */
 async function stored(action: ActionRequest, values: readonly Row[], create: (database: Database) => Promise<Row[]>): Promise<Row[]> {
-  const { database, collection } = action;
+  const { reader, collection } = action;
   const { afterCreate } = collection.hooks;
   const rows = await hooked(
-    database,
+    reader.database,
     action.scope !== undefined || afterCreate !== undefined,
     async (database) => inScope(action, database, await create(database)),
     async (database, rows) => {
@@ -266,19 +232,23 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
 }
 
 /**
- * What a write checks on the locked record, in its transaction: the object permissions, then
- * If-Match against the record's ETag — so two writers holding the same ETag cannot both succeed.
+ * What a write checks on the record it writes (the locked one, or the one it saw when the write is
+ * conditional on it being unchanged): the object permissions, then If-Match against the record's
+ * ETag — so two writers holding the same ETag cannot both succeed.
  */
-function guarded(action: ActionRequest, then?: BeforeWrite): BeforeWrite {
-  return async (row, transaction) => {
+const guard =
+  (action: ActionRequest, then?: WriteCheck): WriteCheck =>
+  async (row) => {
     await checkRecord(action, row);
-    assertMatches(action.request, strongEtag(JSON.stringify(action.collection.serializer.render(row, action))));
-    await then?.(row, transaction);
+    assertMatches(action.request, () => strongEtag(JSON.stringify(action.collection.serializer.render(row, action))));
+    await then?.(row);
   };
-}
+
+/** Whether the model's rules write alongside this update (beforeStore, for the fields it is called on). */
+const storesBefore = (rules: UpdateRules, values: Row): boolean => !rules.beforeStoreOn || rules.beforeStoreOn.some((field) => field in values);
 
 async function change(action: ActionRequest, mode: WriteMode): Promise<ActionResult> {
-  const { collection } = action;
+  const { collection, reader } = action;
   const { serializer, hooks } = collection;
   const { model } = serializer;
   const selection = serializer.selectionFor(action.user);
@@ -289,12 +259,13 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   const values = await prepared(fields, hooks.beforeUpdate?.({ ...requestContext(action), values: fields, existing }));
   const rules = model.rules?.updates;
   const update = { id, values, body: action.body as Row, user: action.user };
-  await rules?.check({ ...update, database: action.database });
-  const beforeStore = rules && ((_row: Row, database: Database) => rules.beforeStore({ ...update, database }));
+  await rules?.check({ ...update, database: reader.database });
+  const alongside = rules && storesBefore(rules, values) ? (_row: Row, database: Database) => rules.beforeStore({ ...update, database }) : undefined;
+  // With after-update hooks the update, conditional or locked, runs in their transaction, so a throw rolls it back.
   const row = await hooked(
-    action.database,
+    reader.database,
     hooks.afterUpdate !== undefined,
-    (database) => updateRecord(database, model, selection, id, values, guarded(action, beforeStore), action.scope),
+    (database) => updateRecord(database, model, selection, id, values, { check: guard(action), seen: existing, scope: action.scope, alongside }),
     async (database, record) => {
       if (record) await hooks.afterUpdate?.({ ...requestContext(action), values, existing, record, database });
     },
@@ -319,9 +290,9 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
     await hooks.beforeDelete?.({ ...requestContext(action), existing: row });
   };
   const deleted = await hooked(
-    action.database,
+    action.reader.database,
     hooks.afterDelete !== undefined,
-    (database) => deleteRecord(database, serializer.selectionFor(action.user), id, deleteReadsRecord(action) ? guarded(action, seen) : undefined, action.scope),
+    (database) => deleteRecord(database, serializer.selectionFor(action.user), id, deleteReadsRecord(action) ? guard(action, seen) : undefined, action.scope),
     async (database, deleted) => {
       if (deleted) await hooks.afterDelete?.({ ...requestContext(action), existing: existing!, database });
     },
@@ -330,6 +301,26 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
   if (existing) await committed(action, 'delete', existing);
   return { status: 204 };
 }
+
+/**
+ * A detail read or update reads its record first: announced to the reader before authentication
+ * when the record is known from the path alone (a valid id and no query string, as `fields` and
+ * `omit` change what is read), so the reader may send it with the credential's lookup. Not where
+ * what is read depends on the user, who is not known yet: a scoped collection's record (read within
+ * the scope) or a selection with aggregates over the user's rows.
+ */
+function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection): void {
+  if (collection.scope || collection.serializer.perUser) return;
+  const recordId = url.includes('?') ? undefined : idOf(id ?? '');
+  if (recordId !== undefined) reader.announce(collection.serializer.selection, recordId);
+}
+
+/** What each action will read, told to the request's reader before the stages run (none: nothing known ahead). */
+export const announceReads: Partial<Record<Action, typeof announceRecord>> = {
+  retrieve: announceRecord,
+  update: announceRecord,
+  partial_update: announceRecord,
+};
 
 export const runAction: Record<Action, (action: ActionRequest) => Promise<ActionResult>> = {
   list,

@@ -4,12 +4,19 @@
  * the collections), and a handler may check the same permissions and count in the same throttles.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Database } from '../store/database.js';
+import { requestReader } from '../store/reader.js';
 import { authenticate, type Authenticator } from './authentication/index.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
 
-export function authenticateAppRoutes(scope: FastifyInstance, authenticators: readonly Authenticator[], sessionCookie: string | undefined): void {
+export function authenticateAppRoutes(
+  scope: FastifyInstance,
+  database: Database,
+  authenticators: readonly Authenticator[],
+  sessionCookie: string | undefined,
+): void {
   scope.addHook('onRequest', async (request) => {
-    request.user = (await authenticate(request, authenticators, sessionCookie)).user;
+    request.user = await authenticate(request, authenticators, sessionCookie, requestReader(database));
   });
 }
 

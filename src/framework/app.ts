@@ -140,7 +140,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   });
   if (definition.routes) {
     await app.register(async (scope) => {
-      if (definition.authenticateRoutes !== false) authenticateAppRoutes(scope, auth.authenticators, auth.sessionCookie);
+      if (definition.authenticateRoutes !== false) authenticateAppRoutes(scope, database, auth.authenticators, auth.sessionCookie);
       await definition.routes!(scope, context);
     });
   }

@@ -5,10 +5,10 @@
  */
 import type { Lookup } from '../core/fields.js';
 import type { ListSource, Ordering } from '../core/list-query.js';
+import type { CountMode } from '../core/list-query.js';
 import type { IndexFacts } from '../core/schema.js';
 import { assertCustomActions, type CustomAction } from './custom-actions.js';
 import type { Hooks } from './hooks.js';
-import type { CountMode } from './pagination.js';
 import type { Action, Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
 import type { Scope } from './scope.js';

@@ -42,9 +42,13 @@ export function notModified(request: FastifyRequest, etag: string): boolean {
 export const preconditionFailed = (): ApiError =>
   new ApiError(412, 'precondition_failed', 'The record has changed since it was read (If-Match does not match).');
 
-/** If-Match (strong comparison) against the record's current ETag; throws 412 when it does not match. */
-export function assertMatches(request: FastifyRequest, etag: string): void {
+/**
+ * If-Match (strong comparison) against the record's current ETag; throws 412 when it does not match.
+ * `etag` is asked for only when there is an If-Match (rendering and hashing the record costs).
+ */
+export function assertMatches(request: FastifyRequest, etag: () => string): void {
   const header = request.headers['if-match'];
   if (header === undefined) return;
-  if (!tags(header).some((tag) => tag === '*' || (!tag.startsWith('W/') && tag === etag))) throw preconditionFailed();
+  const current = etag();
+  if (!tags(header).some((tag) => tag === '*' || (!tag.startsWith('W/') && tag === current))) throw preconditionFailed();
 }

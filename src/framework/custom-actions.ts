@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { JsonSchema } from '../core/fields.js';
 import type { Row } from '../core/rows.js';
 import type { Database } from '../store/database.js';
+import { requestReader } from '../store/reader.js';
 import { loadRecord } from './actions.js';
 import { authenticate } from './authentication/index.js';
 import type { Collection } from './collection.js';
@@ -81,7 +82,8 @@ async function handleCustomAction(
   declared: CustomAction,
 ): Promise<FastifyReply> {
   varyByRequester(reply, runtime);
-  const { user } = await authenticate(request, runtime.authenticators, runtime.sessionCookie);
+  const reader = requestReader(runtime.database);
+  const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
   request.user = user;
   const action = builtIn(declared);
   const permissions = permissionsFor(runtime, collection, action, declared.permissions);
@@ -93,14 +95,13 @@ async function handleCustomAction(
   const mediaType = negotiate(request, available, parameters.get('format'));
   const body = withBody.has(declared.method) ? parseJsonBody(request) : undefined;
 
-  const { database } = runtime;
   const scope = scopeFor(collection.scope, collection.queryRules.fields, { user, parameters });
   const id = (request.params as { id?: string }).id;
   const record = declared.detail
-    ? (await loadRecord({ request, database, cursorKey: runtime.cursorKey, collection, action, permissions, user, parameters, id, scope })).row
+    ? (await loadRecord({ request, reader, cursorKey: runtime.cursorKey, collection, action, permissions, user, parameters, id, scope })).row
     : undefined;
 
-  const result = await declared.handler({ user, parameters, request, reply, database, record, body });
+  const result = await declared.handler({ user, parameters, request, reply, database: reader.database, record, body });
   if (reply.sent) return reply;
   if (declared.mediaType) return reply.type(`${declared.mediaType}; charset=utf-8`).send(String(result));
   return renderResult(reply, mediaType, { status: reply.statusCode, body: result, json: JSON.stringify(result) }, { ...runtime.page, collection });

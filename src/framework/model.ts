@@ -27,6 +27,11 @@ export interface UpdateRules {
   check(update: RecordUpdate): Promise<void>;
   /** In the update's transaction, with the record locked, before its values are stored. */
   beforeStore(update: RecordUpdate): Promise<void>;
+  /**
+   * The fields whose update calls `beforeStore` (every update, when not given). An update that
+   * calls it is a transaction; one that does not may be one conditional statement.
+   */
+  readonly beforeStoreOn?: readonly string[];
 }
 
 /** Rules a model keeps whatever the collections over it declare (a user record's, say), and its table's facts (indexes, unique-together). */

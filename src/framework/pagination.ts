@@ -4,7 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { absoluteUrl } from './hosts.js';
-import { invalidPage } from './query.js';
+import type { CountMode } from '../core/list-query.js';
 
 export interface Page<T> {
   /** null when the client preferred no count (`Prefer: count=none`). */
@@ -13,8 +13,6 @@ export interface Page<T> {
   previous: string | null;
   results: T[];
 }
-
-export type CountMode = 'exact' | 'estimated' | 'none';
 
 /**
  * The count the client prefers (`Prefer: count=estimated|none`, RFC 7240),
@@ -25,11 +23,6 @@ export function preferredCount(request: FastifyRequest, allowed: readonly CountM
   const match = typeof prefer === 'string' ? /(?:^|[,;]\s*)count=(exact|estimated|none)\b/i.exec(prefer) : null;
   const mode = match?.[1]?.toLowerCase() as CountMode | undefined;
   return mode && allowed.includes(mode) ? mode : 'exact';
-}
-
-/** 404 `Invalid page.` past the last page; page 1 of nothing is a valid, empty page. */
-export function assertPageExists(page: number, pageSize: number, count: number): void {
-  if (page > 1 && (page - 1) * pageSize >= count) throw invalidPage();
 }
 
 function linkToPage(request: FastifyRequest, page: number): string {

@@ -94,7 +94,7 @@ export class Serializer {
   /** Each shown field and how its value comes from a row, decided once rather than per row. */
   private readonly renderers: readonly (readonly [string, (row: Row, context: RenderContext) => unknown])[];
   /** Whether a shown aggregate depends on the requesting user (the selection is then made per request). */
-  private readonly perUser: boolean;
+  readonly perUser: boolean;
 
   constructor(model: Model, options: SerializerOptions) {
     this.model = model;

@@ -1,16 +1,17 @@
 /**
  * The collection handler: the pipeline's stages (docs/contract.md), in order, in one place.
  *   authentication → permissions → throttling → negotiation → parsing → action → rendering
- * On PostgreSQL the record a plain detail read or update reads first is read with the
- * authentication's own query (one round trip, not two) and handed to the action; the stages still decide, in their order, whether it is shown.
+ * Each request has one store reader, which every stage reads through. What the action will read is
+ * announced to it first, so the reader may merge reads (docs/architecture.md); the stages still
+ * decide, in their order, whether anything is shown.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
-import { runAction } from './actions.js';
-import { authenticate, type Authenticator, type RecordRead } from './authentication/index.js';
+import { requestReader } from '../store/reader.js';
+import { announceReads, runAction } from './actions.js';
+import { authenticate, type Authenticator } from './authentication/index.js';
 import type { BrowsableContext } from './browsable/index.js';
 import type { Collection } from './collection.js';
-import { idOf } from './record-id.js';
 import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
 import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
@@ -34,8 +35,6 @@ export interface ApiRuntime {
 }
 
 const actionsWithBody: ReadonlySet<Action> = new Set(['create', 'update', 'partial_update']);
-/** Actions that read the record before anything else: a detail read, and an update (404 and 403 before its body is judged). */
-const readsRecordFirst: ReadonlySet<Action> = new Set(['retrieve', 'update', 'partial_update']);
 
 /**
  * What a collection's answer depends on besides its URL: the media type asked for, and the
@@ -46,19 +45,6 @@ export function varyByRequester(reply: FastifyReply, runtime: ApiRuntime): void 
   const names = runtime.sessionCookie ? 'Accept, Authorization, Cookie' : 'Accept, Authorization';
   const vary = reply.getHeader('vary');
   reply.header('Vary', vary ? `${String(vary)}, ${names}` : names);
-}
-
-/**
- * A detail read whose record is known before the stages run: a valid id and no query string
- * (`fields` and `omit` change what is read). Anything else is read by the action, where its
- * errors come in their usual order. Only where a query is a round trip: SQLite answers in-process,
- * and it ran the paired query slower than the two apart (measured in docs/performance.md).
- */
-function plainDetailRead(request: FastifyRequest, runtime: ApiRuntime, collection: Collection): RecordRead | undefined {
-  // A scoped collection reads its record with the scope's conditions, which the user lookup cannot carry.
-  if (!runtime.database.capabilities.mergesRoundTrips || collection.scope) return undefined;
-  const id = request.url.includes('?') ? undefined : idOf((request.params as { id: string }).id);
-  return id === undefined ? undefined : { database: runtime.database, selection: collection.serializer.selection, id };
 }
 
 /** An action's checks: `own` (a custom action's), else the collection's, else the API's default; and the model's. */
@@ -76,9 +62,10 @@ export async function handleCollection(
   action: Action,
 ): Promise<FastifyReply> {
   varyByRequester(reply, runtime);
-  const read = readsRecordFirst.has(action) ? plainDetailRead(request, runtime, collection) : undefined;
-  const authentication = await authenticate(request, runtime.authenticators, runtime.sessionCookie, read);
-  const { user } = authentication;
+  const reader = requestReader(runtime.database);
+  const { id } = request.params as { id?: string };
+  announceReads[action]?.(reader, id, request.url, collection);
+  const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
   request.user = user;
 
   const permissions = permissionsFor(runtime, collection, action);
@@ -95,10 +82,9 @@ export async function handleCollection(
     await runtime.passwordThrottle(request, reply, user ? `id:${user.id}` : undefined);
   }
 
-  const { id } = request.params as { id?: string };
   const result = await runAction[action]({
     request,
-    database: runtime.database,
+    reader,
     cursorKey: runtime.cursorKey,
     collection,
     action,
@@ -107,7 +93,6 @@ export async function handleCollection(
     parameters,
     id,
     body,
-    read: authentication.read,
     scope: scopeFor(collection.scope, collection.queryRules.fields, { user, parameters }),
   });
 

@@ -31,15 +31,13 @@ export interface DatabaseOptions {
   connectionWaitMillis?: number;
 }
 
+/**
+ * A database as the layers above the store hold it: opened (openDatabase), handed to the store's
+ * functions, asked about errors and its pool, closed. How the store reaches it (Kysely, the
+ * dialect's SQL) stays inside the store: see StoreDatabase.
+ */
 export interface Database {
-  readonly db: Kysely<Tables>;
   readonly dialect: Dialect;
-  /** What the store asks of the dialect, rather than its name. */
-  readonly capabilities: DialectCapabilities;
-  /** `column LIKE pattern`, where pattern uses `%` and `_` and escapes with `\`; `insensitive` folds case. */
-  like(column: Expression<unknown>, pattern: string, insensitive: boolean): RawBuilder<SqlBool>;
-  /** A timestamp column's UTC calendar day, comparable with `YYYY-MM-DD` text. */
-  utcDay(column: Expression<unknown>): RawBuilder<unknown>;
   /** The columns of a unique constraint this error reports, if it is one. */
   uniqueViolation(error: unknown): string[] | undefined;
   /** Pool connections by state (PostgreSQL); undefined where there is no pool. */
@@ -57,10 +55,32 @@ export interface Database {
   close(): Promise<void>;
 }
 
+/** A Database as the store uses it: the Kysely handle its queries are built on, and the dialect's answers and SQL pieces. */
+export interface StoreDatabase extends Database {
+  readonly db: Kysely<Tables>;
+  /** What the store asks of the dialect, rather than its name. */
+  readonly capabilities: DialectCapabilities;
+  /** `column LIKE pattern`, where pattern uses `%` and `_` and escapes with `\`; `insensitive` folds case. */
+  like(column: Expression<unknown>, pattern: string, insensitive: boolean): RawBuilder<SqlBool>;
+  /** A timestamp column's UTC calendar day, comparable with `YYYY-MM-DD` text. */
+  utcDay(column: Expression<unknown>): RawBuilder<unknown>;
+}
+
+/** The store's view of a database opened by openDatabase (or a copy of one, as a transaction's scope is). */
+export function storeDatabase(database: Database): StoreDatabase {
+  if (!('db' in database)) throw new Error('Not a database opened by openDatabase().');
+  return database as StoreDatabase;
+}
+
 /** Escape `\`, `%` and `_` so a value matches only itself inside a LIKE pattern. */
 export const escapeLike = (value: string): string => value.replace(/[\\%_]/g, '\\$&');
 
 export function openDatabase(url: string, options: DatabaseOptions = {}): Database {
+  return openStoreDatabase(url, options);
+}
+
+/** openDatabase, as the store (and a test that reaches under it) sees what it opens. */
+export function openStoreDatabase(url: string, options: DatabaseOptions = {}): StoreDatabase {
   if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);
   throw new Error('DATABASE_URL must start with sqlite: or postgres://');
@@ -76,7 +96,7 @@ function createOwnerOnly(path: string): void {
   closeSync(openSync(path, 'a', 0o600));
 }
 
-function openSqlite(path: string): Database {
+function openSqlite(path: string): StoreDatabase {
   if (path !== ':memory:') createOwnerOnly(path);
   const connection = new SQLite(path);
   connection.pragma('journal_mode = WAL');
@@ -171,7 +191,7 @@ function withStatementCache(connection: SQLite.Database): SqliteDatabase & { pre
 const UNAVAILABLE_CODES = /^(08|57P0[1-3]|53300)/;
 const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
 
-function openPostgres(url: string, options: DatabaseOptions): Database {
+function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
   const max = options.maxConnections ?? 25;
   const pool = new pg.Pool({
     connectionString: url,

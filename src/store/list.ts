@@ -1,15 +1,17 @@
 /**
  * A list query (filters, search, ordering, page) → SQL: a count and a page
  * (one statement or two), with nested records joined into the page query.
+ * `readList` is the one way in: the caller says what it wants (the count, a page by number or by
+ * keyset), the store chooses the statements.
  */
 import { setImmediate } from 'node:timers/promises';
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { Day, type Field, type Lookup } from '../core/fields.js';
-import type { Condition, Filter, Keyset, ListQuery, ListSource, Ordering } from '../core/list-query.js';
+import type { Condition, CountMode, Filter, Keyset, ListQuery, ListSource, Ordering, RecordScope } from '../core/list-query.js';
 import type { Row, Selection } from '../core/rows.js';
 import { storeExpressionOf } from './conditions.js';
-import { escapeLike, type Database, type Tables } from './database.js';
-import { assembleRow, fromSelection, selectColumns, type RecordId, type RowQuery } from './records.js';
+import { escapeLike, storeDatabase, type Database, type Tables } from './database.js';
+import { assembleRecord, assembleRow, fromSelection, selectColumns, selectRecord, type RecordId, type RowQuery } from './records.js';
 
 type Where = ExpressionBuilder<Tables, string>;
 
@@ -18,7 +20,7 @@ const countQuery = (database: Database, source: ListSource, query: ListQuery) =>
     .where((eb) => whereClause(database, source, query, eb))
     .select((eb) => eb.fn.countAll().as('count'));
 
-export async function countRecords(database: Database, source: ListSource, query: ListQuery): Promise<number> {
+async function countRecords(database: Database, source: ListSource, query: ListQuery): Promise<number> {
   const row = await countQuery(database, source, query).executeTakeFirstOrThrow();
   return Number(row.count);
 }
@@ -27,8 +29,8 @@ export async function countRecords(database: Database, source: ListSource, query
  * The planner's estimate of how many records match (PostgreSQL), read from
  * EXPLAIN without running the query; undefined where there is no planner estimate.
  */
-export async function estimateRecords(database: Database, source: ListSource, query: ListQuery): Promise<number | undefined> {
-  if (!database.capabilities.estimatesRowCounts) return undefined;
+async function estimateRecords(database: Database, source: ListSource, query: ListQuery): Promise<number | undefined> {
+  if (!storeDatabase(database).capabilities.estimatesRowCounts) return undefined;
   const [plan] = await fromSelection(database, { ...source.selection, joins: [] })
     .where((eb) => whereClause(database, source, query, eb))
     .select(sql.lit(1).as('one'))
@@ -58,7 +60,7 @@ const hasPattern = (query: ListQuery): boolean =>
  */
 function gatherMatches(database: Database, query: ListQuery, matches: number | undefined): boolean {
   return (
-    database.capabilities.types.supportsTrigramIndexes &&
+    storeDatabase(database).capabilities.types.supportsTrigramIndexes &&
     matches !== undefined &&
     matches <= GATHERED_MATCHES &&
     hasPattern(query)
@@ -77,7 +79,7 @@ function matchingRows(database: Database, source: ListSource, query: ListQuery, 
   // The page is sorted outside the gathered rows, so the ordering's columns are gathered too.
   const selection = withColumns(source.selection, query.ordering.map(({ field }) => field));
   const gathered = selectColumns(fromSelection(database, selection), selection).where(where);
-  const rows = database.db.with((cte) => cte(MATCHES).materialized(), () => gathered).selectFrom(MATCHES).selectAll();
+  const rows = storeDatabase(database).db.with((cte) => cte(MATCHES).materialized(), () => gathered).selectFrom(MATCHES).selectAll();
   return { rows: rows as unknown as RowQuery, selection, from: MATCHES };
 }
 
@@ -109,11 +111,6 @@ function pageQuery(database: Database, source: ListSource, query: ListQuery, ext
   return { page, selection };
 }
 
-/** The query's page; `extra` more rows are read past it (one tells whether a next page exists). */
-export async function pageOfRecords(database: Database, source: ListSource, query: ListQuery, extra = 0): Promise<Row[]> {
-  return readPage(database, source, query, extra, undefined);
-}
-
 async function readPage(database: Database, source: ListSource, query: ListQuery, extra: number, matches: number | undefined): Promise<Row[]> {
   const { page, selection } = pageQuery(database, source, query, extra, matches);
   const rows = await page.execute();
@@ -125,8 +122,8 @@ async function readPage(database: Database, source: ListSource, query: ListQuery
  * pattern, whose page is read knowing its count (gatherMatches). SQLite answers in-process, so
  * there is no round trip to save: the count, then the page, none read past the last.
  */
-export async function countAndPage(database: Database, source: ListSource, query: ListQuery): Promise<{ count: number; rows: Row[] }> {
-  if (database.capabilities.mergesRoundTrips && !hasPattern(query)) return countedPage(database, source, query);
+async function countAndPage(database: Database, source: ListSource, query: ListQuery): Promise<{ count: number; rows: Row[] }> {
+  if (storeDatabase(database).capabilities.mergesRoundTrips && !hasPattern(query)) return countedPage(database, source, query);
   const count = await countRecords(database, source, query);
   const beyond = (query.page - 1) * query.pageSize >= count;
   return { count, rows: beyond ? [] : await readPage(database, source, query, 0, count) };
@@ -146,7 +143,7 @@ async function countedPage(database: Database, source: ListSource, query: ListQu
   // The page's ordering columns go with it, to keep its order outside.
   const paged = { ...source, selection: withColumns(source.selection, query.ordering.map(({ field }) => field)) };
   const { page, selection } = pageQuery(database, paged, query, 0, undefined);
-  const counted = database.db
+  const counted = storeDatabase(database).db
     .selectFrom(page.as(PAGE))
     .select(countQuery(database, source, query).as(COUNT))
     .selectAll(PAGE) as unknown as RowQuery;
@@ -170,7 +167,7 @@ function withColumns(selection: Selection, columns: readonly string[]): Selectio
  * the query's ordering, ties by id: stable while rows are inserted, with no
  * OFFSET to scan past. Backwards pages come out in reverse order.
  */
-export async function pageByKeyset(database: Database, source: ListSource, query: ListQuery, keyset: Keyset | undefined, limit: number): Promise<Row[]> {
+async function pageByKeyset(database: Database, source: ListSource, query: ListQuery, keyset: Keyset | undefined, limit: number): Promise<Row[]> {
   const { table } = source.selection;
   const order = [...query.ordering, { field: 'id', descending: false }].map(({ field, descending }) => ({
     ref: sql.ref(`${table}.${field}`),
@@ -205,6 +202,70 @@ export async function pageByKeyset(database: Database, source: ListSource, query
   return rows.map((row) => assembleRow(row, selection));
 }
 
+/** How a list is paged: by number (the query's `page`), or by keyset from a boundary (none: the first page). */
+export type Paging = { readonly by: 'number' } | { readonly by: 'keyset'; readonly from?: Keyset };
+
+/** What a list read is asked: which records and page (`query`), read how, counted how. */
+export interface ListPlan {
+  readonly source: ListSource;
+  readonly query: ListQuery;
+  readonly paging: Paging;
+  /** Pages by keyset are not counted. */
+  readonly count: CountMode;
+  /** `estimated` counts exactly where the estimate is below this, or where there is no planner estimate. */
+  readonly estimateThreshold: number;
+}
+
+export interface ListRead {
+  /** The page, in the query's ordering. */
+  readonly rows: Row[];
+  /** null when not counted (`none`, keyset pages). */
+  readonly count: number | null;
+  /** Whether records follow the page, in the direction it was read. */
+  readonly hasMore: boolean;
+  /** Keyset pages: the rows the next and the previous page start from (undefined: there is none). */
+  readonly boundary?: { readonly next: Row | undefined; readonly previous: Row | undefined };
+}
+
+/**
+ * A list read: the page and what the plan asks of its count. The store chooses the statements: an
+ * exact count and the page in one where reads merge (countAndPage); the page one row past its end,
+ * to tell whether more follow, beside an estimate; a keyset page likewise.
+ */
+export async function readList(database: Database, plan: ListPlan): Promise<ListRead> {
+  const { source, query, paging } = plan;
+  if (paging.by === 'keyset') return keysetPage(database, source, query, paging.from);
+  if (plan.count === 'exact') {
+    const { count, rows } = await countAndPage(database, source, query);
+    return { count, rows, hasMore: query.page * query.pageSize < count };
+  }
+  const [estimate, read] = await Promise.all([
+    plan.count === 'estimated' ? estimateRecords(database, source, query) : undefined,
+    readPage(database, source, query, 1, undefined),
+  ]);
+  const rows = read.slice(0, query.pageSize);
+  const hasMore = read.length > query.pageSize;
+  if (plan.count === 'none' || (query.page > 1 && rows.length === 0)) return { count: null, rows, hasMore };
+  const count =
+    estimate !== undefined && estimate >= plan.estimateThreshold ? Math.round(estimate) : await countRecords(database, source, query);
+  return { count, rows, hasMore };
+}
+
+/** A keyset page, read one row past its end (backwards pages are read in reverse, then turned round). */
+async function keysetPage(database: Database, source: ListSource, query: ListQuery, from: Keyset | undefined): Promise<ListRead> {
+  const backwards = from?.backwards === true;
+  const read = await pageByKeyset(database, source, query, from, query.pageSize + 1);
+  const hasMore = read.length > query.pageSize;
+  const rows = read.slice(0, query.pageSize);
+  if (backwards) rows.reverse();
+  const started = from !== undefined;
+  const boundary = {
+    next: (backwards ? started : hasMore) ? rows.at(-1) : undefined,
+    previous: (backwards ? hasMore : started) ? rows[0] : undefined,
+  };
+  return { count: null, rows, hasMore, boundary };
+}
+
 /**
  * Every record the query matches, in its ordering (ties by id), read `batchSize` at a time by
  * keyset as the caller asks for the next batch. Nothing is held between batches (no cursor, no
@@ -234,21 +295,20 @@ export async function* recordsInBatches(
 
 /**
  * The record with this id, if it meets the scope's conditions (a detail read, update or delete of
- * a scoped collection); `lock` as findRecord's.
+ * a scoped collection), with its row version as findRecord reads it; `lock` as findRecord's.
  */
 export async function findScopedRecord(
   database: Database,
-  source: ListSource,
+  selection: Selection,
   id: RecordId,
-  scope: readonly Condition[],
+  scope: RecordScope,
   { lock = false }: { lock?: boolean } = {},
 ): Promise<Row | undefined> {
-  const { selection } = source;
-  const byId = { field: 'id', lookup: 'exact', value: id } as const;
-  let query = selectColumns(fromSelection(database, selection), selection).where((eb) => eb.and(compileConditions(database, source, [byId, ...scope], eb)));
-  if (lock && database.capabilities.supportsRowLocks) query = query.forUpdate(selection.table);
+  const source = { selection, fields: scope.fields, searchFields: [] };
+  let query = selectRecord(database, selection, id).where((eb) => eb.and(compileConditions(database, source, scope.conditions, eb)));
+  if (lock && storeDatabase(database).capabilities.supportsRowLocks) query = query.forUpdate(selection.table);
   const row = await query.executeTakeFirst();
-  return row && assembleRow(row, selection);
+  return row && assembleRecord(row, selection);
 }
 
 /** Each condition, over the source's own table. */
@@ -269,7 +329,7 @@ function whereClause(database: Database, source: ListSource, query: ListQuery, e
   const conditions = compileConditions(database, source, [...query.filters, ...(query.scope ?? [])], eb);
   for (const term of query.search) {
     conditions.push(
-      eb.or(source.searchFields.map((name) => database.like(sql.ref(`${table}.${name}`), `%${escapeLike(term)}%`, true))),
+      eb.or(source.searchFields.map((name) => storeDatabase(database).like(sql.ref(`${table}.${name}`), `%${escapeLike(term)}%`, true))),
     );
   }
   return eb.and(conditions);
@@ -294,7 +354,7 @@ function compileFilter(database: Database, field: Field, column: string, filter:
     }
     return eb(ref, operator, bind(value));
   };
-  const like = (pattern: string, insensitive: boolean): Expression<SqlBool> => database.like(ref, pattern, insensitive);
+  const like = (pattern: string, insensitive: boolean): Expression<SqlBool> => storeDatabase(database).like(ref, pattern, insensitive);
   const text = (): string => escapeLike(filter.value as string);
 
   switch (filter.lookup) {
@@ -325,7 +385,7 @@ function compileFilter(database: Database, field: Field, column: string, filter:
       const conditions =
         days.length <= DAYS_AS_RANGES
           ? days.map((day) => compare('=', day))
-          : [eb(database.utcDay(ref), 'in', days.map((day) => day.start.toISOString().slice(0, 10)))];
+          : [eb(storeDatabase(database).utcDay(ref), 'in', days.map((day) => day.start.toISOString().slice(0, 10)))];
       const others = values.filter((value) => !(value instanceof Day));
       if (others.length > 0) conditions.push(eb(ref, 'in', others.map(bind)));
       return eb.or(conditions);

@@ -5,7 +5,7 @@
  * bookkeeping, under the same lock.
  */
 import { Migrator, type Kysely, type MigrationProvider } from 'kysely';
-import type { Database, Tables } from './database.js';
+import { storeDatabase, type Database, type Tables } from './database.js';
 import { currentSchema } from './introspection.js';
 import { applyMigration } from './schema/compile.js';
 import { recordedState, type Migration, type MigrationStep, type Migrations } from './schema/operations.js';
@@ -26,7 +26,7 @@ async function adoptReplaced(database: Database, table: string, migrations: Migr
   );
   const applied: string[] = [];
   if (replacing.length === 0) return applied;
-  const { db, capabilities } = database;
+  const { db, capabilities } = storeDatabase(database);
   const { adapter } = db.getExecutor();
   await db.connection().execute(async (connection) => {
     const lock = { lockTable: `${table}_lock`, lockRowId: 'migration_lock', lockTableSchema: schema };
@@ -66,9 +66,9 @@ async function adoptReplaced(database: Database, table: string, migrations: Migr
  * what ran (a replaced migration's among them, where a database had run only some of them).
  */
 export async function migrate(database: Database, name: string, migrations: Migrations): Promise<string[]> {
-  const { hasSchemas } = database.capabilities;
+  const store = storeDatabase(database);
   // Kysely looks for its tables in every schema unless told which; another schema's must not count.
-  const schema = hasSchemas ? await currentSchema(database.db) : undefined;
+  const schema = store.capabilities.hasSchemas ? await currentSchema(store.db) : undefined;
   const finished = await adoptReplaced(database, `${name}_migrations`, migrations, schema);
   const provider: MigrationProvider = {
     getMigrations: async () =>
@@ -78,14 +78,14 @@ export async function migrate(database: Database, name: string, migrations: Migr
           {
             up: (db: Kysely<Tables>) =>
               typeof migration === 'function'
-                ? migration(db, database.capabilities.types)
-                : applyMigration(db, database.capabilities, migration, recordedState(migrations, key)),
+                ? migration(db, store.capabilities.types)
+                : applyMigration(db, store.capabilities, migration, recordedState(migrations, key)),
           },
         ]),
       ),
   };
   const migrator = new Migrator({
-    db: database.db,
+    db: store.db,
     provider,
     migrationTableName: `${name}_migrations`,
     migrationLockTableName: `${name}_migrations_lock`,

@@ -1,6 +1,6 @@
 /** Whether the database answers: resolves once it has run a trivial query, else rejects with why. */
-import type { Database } from './database.js';
+import { storeDatabase, type Database } from './database.js';
 
 export async function ping(database: Database): Promise<void> {
-  await database.db.selectNoFrom((eb) => eb.lit(1).as('ok')).execute();
+  await storeDatabase(database).db.selectNoFrom((eb) => eb.lit(1).as('ok')).execute();
 }

@@ -8,7 +8,7 @@ import { parseInteger64, type Field } from '../core/fields.js';
 import type { Ordering } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
 import type { Aggregate, Row, Selection } from '../core/rows.js';
-import type { Database, Tables } from './database.js';
+import { storeDatabase, type Database, type Tables } from './database.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a select over run-time tables has no static row type
@@ -18,7 +18,7 @@ const nestedAlias = (name: string): string => `nested_${name}`;
 const nestedColumn = (name: string, column: string): string => `${name}__${column}`;
 
 /** FROM the selection's table (or `from`, named as it), LEFT JOIN each nested table; no columns yet. */
-export function fromSelection(database: Database, selection: Selection, from = database.db.selectFrom(selection.table) as unknown as RowQuery): RowQuery {
+export function fromSelection(database: Database, selection: Selection, from = storeDatabase(database).db.selectFrom(selection.table) as unknown as RowQuery): RowQuery {
   let query = from;
   for (const join of selection.joins) {
     const alias = nestedAlias(join.name);
@@ -88,6 +88,29 @@ export function assembleRow(row: Row, selection: Selection): Row {
 
 export type RecordId = number | bigint;
 
+const VERSION = '_version';
+/** Each record's row version (capabilities.rowVersion) as it was read, kept beside the row, not in it. */
+const versions = new WeakMap<Row, string>();
+
+/** The version of the record `row` was read as, where the dialect has row versions. */
+export const versionOf = (row: Row): string | undefined => versions.get(row);
+
+/** One record by id, with its row version where the dialect has one. */
+export function selectRecord(database: Database, selection: Selection, id: unknown): RowQuery {
+  const query = selectColumns(fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.id`), '=', id);
+  const version = storeDatabase(database).capabilities.rowVersion;
+  return version ? (query.select(version(selection.table).as(VERSION)) as RowQuery) : query;
+}
+
+/** A record read by selectRecord, its version moved out of its columns. */
+export function assembleRecord(row: Row, selection: Selection): Row {
+  if (VERSION in row) {
+    versions.set(row, row[VERSION] as string);
+    delete row[VERSION];
+  }
+  return assembleRow(row, selection);
+}
+
 type RecordById = Precompiled<Row>;
 const recordQueries = new WeakMap<Selection, { plain: RecordById; locked: RecordById }>();
 
@@ -97,8 +120,8 @@ function recordQuery(selection: Selection, lock: boolean): RecordById {
   if (!queries) {
     const build = (locked: boolean) =>
       precompiled((database, id) => {
-        const query = selectColumns(fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.id`), '=', id);
-        return locked && database.capabilities.supportsRowLocks ? query.forUpdate(selection.table) : query;
+        const query = selectRecord(database, selection, id);
+        return locked && storeDatabase(database).capabilities.supportsRowLocks ? query.forUpdate(selection.table) : query;
       });
     queries = { plain: build(false), locked: build(true) };
     recordQueries.set(selection, queries);
@@ -114,7 +137,7 @@ export async function findRecord(
   { lock = false }: { lock?: boolean } = {},
 ): Promise<Row | undefined> {
   const [row] = await recordQuery(selection, lock)(database, id);
-  return row && assembleRow(row, selection);
+  return row && assembleRecord(row, selection);
 }
 
 /**
@@ -126,6 +149,16 @@ export interface Companion {
   /** The columns `query` selects. */
   readonly columns: readonly string[];
   readonly values: readonly unknown[];
+}
+
+const companionQueries = new WeakMap<Companion['query'], Precompiled<Row>>();
+
+/** The companion's row alone (undefined: none), its query compiled once. */
+export async function lookUp(database: Database, companion: Companion): Promise<Row | undefined> {
+  let query = companionQueries.get(companion.query);
+  if (!query) companionQueries.set(companion.query, (query = precompiled(companion.query, companion.values.length)));
+  const [row] = await query(database, ...companion.values);
+  return row;
 }
 
 const COMPANION = '_companion';
@@ -140,12 +173,9 @@ function pairedQuery(selection: Selection, companion: Companion): RecordById {
   if (!query) {
     query = precompiled(
       (database, id, ...values) =>
-        database.db
+        storeDatabase(database).db
           .selectFrom(companion.query(database, ...values).as(COMPANION))
-          .leftJoin(
-            selectColumns(fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.id`), '=', id).as(RECORD),
-            (join) => join.onTrue(),
-          )
+          .leftJoin(selectRecord(database, selection, id).as(RECORD), (join) => join.onTrue())
           .select(companion.columns.map((column) => sql.ref(`${COMPANION}.${column}`).as(nestedColumn(COMPANION, column))))
           .selectAll(RECORD) as unknown as RowQuery,
       1 + companion.values.length,
@@ -169,7 +199,7 @@ export async function findRecordAlongside(
   if (!row) return undefined;
   const companionRow = takeNested(row, COMPANION, companion.columns);
   // The record's id is its primary key: null only where the join found no record.
-  return { companion: companionRow, record: row.id === null ? undefined : assembleRow(row, selection) };
+  return { companion: companionRow, record: row.id === null ? undefined : assembleRecord(row, selection) };
 }
 
 /** The records with these ids, in id order. */
@@ -182,7 +212,7 @@ export async function findRecords(database: Database, selection: Selection, ids:
 }
 
 export async function recordExists(database: Database, table: string, id: unknown): Promise<boolean> {
-  const row = await database.db.selectFrom(table).select(sql.lit(1).as('found')).where('id', '=', id).executeTakeFirst();
+  const row = await storeDatabase(database).db.selectFrom(table).select(sql.lit(1).as('found')).where('id', '=', id).executeTakeFirst();
   return row !== undefined;
 }
 
@@ -197,7 +227,7 @@ export function toDriverValues(model: Model, values: Row): Row {
 }
 
 export async function insertRecord(database: Database, model: Model, values: Row): Promise<RecordId> {
-  const row = await database.db
+  const row = await storeDatabase(database).db
     .insertInto(model.table)
     .values(toDriverValues(model, values))
     .returning('id')

@@ -1,37 +1,81 @@
 /**
  * Writing records, each in as few statements as the database allows. A create is one
  * `INSERT … RETURNING`, its nested fields read in the same statement where a WITH clause may hold
- * the write; an update is one `UPDATE … RETURNING`, after a locked read in the same transaction when
- * the caller must see the record first; a delete is one `DELETE`, likewise. Foreign keys are checked by their
+ * the write; an update is one `UPDATE … RETURNING`, conditional on the row being as the caller saw
+ * it where rows have versions, else after a locked read in the same transaction when the caller
+ * must see the record first; a delete is one `DELETE`, after a locked read likewise. Foreign keys are checked by their
  * constraints, not by reads beforehand: a refusal comes back as a RecordRefused naming the field.
  */
 import type { Compilable } from 'kysely';
+import { cached } from '../core/cache.js';
 import type { RecordScope } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
 import { RecordRefused } from '../core/refused.js';
 import type { Row, Selection } from '../core/rows.js';
-import type { Database } from './database.js';
+import { storeDatabase, type Database } from './database.js';
 import { findScopedRecord } from './list.js';
-import { assembleRow, findRecord, fromSelection, recordExists, selectColumns, toDriverValues, type RecordId, type RowQuery } from './records.js';
+import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
+import { assembleRow, findRecord, fromSelection, recordExists, selectColumns, toDriverValues, versionOf, type RecordId, type RowQuery } from './records.js';
 
-/**
- * The caller's look at the locked record before it is written (permissions, preconditions, writes of
- * its own through `transaction`): it throws to refuse the write.
- */
+/** The caller's look at a record about to be written (permissions, preconditions): it throws to refuse the write. */
+export type WriteCheck = (row: Row) => Promise<void>;
+
+/** Writes of the caller's own, through `transaction`, in the transaction of the write of `row`. */
 export type BeforeWrite = (row: Row, transaction: Database) => Promise<void>;
 
 /** `work` in a transaction: the one already open on `database`, else a new one, committed when `work` resolves. */
 export function inTransaction<T>(database: Database, work: (transaction: Database) => Promise<T>): Promise<T> {
-  if (database.db.isTransaction) return work(database);
-  return database.db.transaction().execute((transaction) => work({ ...database, db: transaction }));
+  const { db } = storeDatabase(database);
+  if (db.isTransaction) return work(database);
+  return db.transaction().execute((transaction) => work({ ...database, db: transaction } as Database));
 }
 
 /** An INSERT or UPDATE, ready for its RETURNING clause. */
 interface Returnable {
-  returning(columns: readonly string[]): Compilable<Row> & { executeTakeFirst(): Promise<Row | undefined> };
+  returning(columns: readonly string[]): Compilable<Row>;
 }
 
 const WRITTEN = 'written';
+
+/** What the selection reads besides the written row's own columns: its nested fields and aggregates. */
+const relatedReads = (selection: Selection): readonly { readonly table: string }[] => [...selection.joins, ...(selection.aggregates ?? [])];
+
+/** Whether the written row's nested fields and aggregates are read in the write's own statement (see writtenRow). */
+const readInOneStatement = (database: Database, selection: Selection): boolean =>
+  storeDatabase(database).capabilities.supportsModifyingCte && !relatedReads(selection).some((read) => read.table === selection.table);
+
+/** The write, returning the row: as the selection reads it where readInOneStatement, else its own columns. */
+function returningRow(database: Database, selection: Selection, write: Returnable): Compilable<Row> {
+  if (relatedReads(selection).length === 0 || !readInOneStatement(database, selection)) return write.returning(selection.columns);
+  const from = storeDatabase(database).db.with(WRITTEN, () => write.returning(selection.columns) as never).selectFrom(`${WRITTEN} as ${selection.table}`);
+  return selectColumns(fromSelection(database, selection, from as unknown as RowQuery), selection);
+}
+
+/** Past this many shapes (which columns a write sets) per selection, the compiled writes are dropped. */
+const WRITE_SHAPES = 100;
+const writeQueries = new WeakMap<Selection, Map<string, Precompiled<Row>>>();
+
+/**
+ * A write of `columns` returning the row (returningRow), built and compiled once per shape: every
+ * create of a collection sets the same columns, every PATCH of a field the same one. `build` gets
+ * one placeholder per column's value, then `extra` more.
+ */
+function writeQuery(
+  selection: Selection,
+  shape: string,
+  count: number,
+  build: (database: Database, placeholders: readonly Placeholder[]) => Returnable,
+): Precompiled<Row> {
+  let queries = writeQueries.get(selection);
+  if (!queries) writeQueries.set(selection, (queries = new Map()));
+  return cached(queries, shape, WRITE_SHAPES, () =>
+    precompiled((database, ...placeholders) => returningRow(database, selection, build(database, placeholders)), count),
+  );
+}
+
+/** The columns' values bound to their placeholders. */
+const bound = (columns: readonly string[], placeholders: readonly Placeholder[]): Row =>
+  Object.fromEntries(columns.map((column, index) => [column, placeholders[index]]));
 
 /**
  * The written row as the selection reads it. One statement where the database runs a write inside a
@@ -39,18 +83,10 @@ const WRITTEN = 'written';
  * the row's own columns, and the rest is read after it. A record nesting or aggregating its own table
  * is read after it too: within one statement, that table is seen as it was before the write.
  */
-async function writtenRow(database: Database, selection: Selection, write: Returnable): Promise<Row | undefined> {
-  const aggregates = selection.aggregates ?? [];
-  const nested = selection.joins.length > 0 || aggregates.length > 0;
-  const related = [...selection.joins, ...aggregates];
-  const oneStatement = database.capabilities.supportsModifyingCte && !related.some((read) => read.table === selection.table);
-  if (nested && oneStatement) {
-    const from = database.db.with(WRITTEN, () => write.returning(selection.columns) as never).selectFrom(`${WRITTEN} as ${selection.table}`);
-    const row = await selectColumns(fromSelection(database, selection, from as unknown as RowQuery), selection).executeTakeFirst();
-    return row && assembleRow(row, selection);
-  }
-  const row = await write.returning(selection.columns).executeTakeFirst();
-  if (!row || !nested) return row;
+async function writtenRow(database: Database, selection: Selection, query: Precompiled<Row>, values: readonly unknown[]): Promise<Row | undefined> {
+  const [row] = await query(database, ...values);
+  if (!row || relatedReads(selection).length === 0) return row;
+  if (readInOneStatement(database, selection)) return assembleRow(row, selection);
   // Read apart, the record may be gone already (deleted by another request): then it is shown as written.
   return (await findRecord(database, selection, row.id as RecordId)) ?? assembleRow(row, selection);
 }
@@ -94,10 +130,12 @@ async function refusing<T>(database: Database, model: Model, values: Row, write:
 
 /** A new record, as `selection` reads it. */
 export function createRecord(database: Database, model: Model, selection: Selection, values: Row): Promise<Row> {
-  return refusing(database, model, values, async () => {
-    const write = database.db.insertInto(model.table).values(toDriverValues(model, values));
-    return (await writtenRow(database, selection, write as unknown as Returnable))!;
-  });
+  const driverValues = toDriverValues(model, values);
+  const columns = Object.keys(driverValues);
+  const query = writeQuery(selection, `insert ${columns.join(',')}`, columns.length, (database, placeholders) =>
+    storeDatabase(database).db.insertInto(model.table).values(bound(columns, placeholders)) as unknown as Returnable,
+  );
+  return refusing(database, model, values, async () => (await writtenRow(database, selection, query, Object.values(driverValues)))!);
 }
 
 /** New records, in order, all or none (a refusal carries the refused record's index). */
@@ -115,56 +153,92 @@ export function createRecords(database: Database, model: Model, selection: Selec
   });
 }
 
-/** The locked record (undefined when there is none, or it is outside the scope), once `beforeWrite` has seen it. */
-async function lockedRecord(database: Database, selection: Selection, id: RecordId, beforeWrite?: BeforeWrite, scope?: RecordScope): Promise<Row | undefined> {
+/** The locked record (undefined when there is none, or it is outside the scope), once `check` has seen it. */
+async function lockedRecord(database: Database, selection: Selection, id: RecordId, check: WriteCheck, scope?: RecordScope): Promise<Row | undefined> {
   const row = scope
-    ? await findScopedRecord(database, { selection, fields: scope.fields, searchFields: [] }, id, scope.conditions, { lock: true })
+    ? await findScopedRecord(database, selection, id, scope, { lock: true })
     : await findRecord(database, selection, id, { lock: true });
-  if (row) await beforeWrite?.(row, database);
+  if (row) await check(row);
   return row;
+}
+
+/** What an update asks before it writes: the caller's checks, and what it read first. */
+export interface UpdateGuard {
+  readonly check: WriteCheck;
+  /** The record as the caller read it before (findRecord, or the request's reader, within `scope`), if it did. */
+  readonly seen?: Row;
+  /** The records the caller may reach: one outside it is not found (undefined). */
+  readonly scope?: RecordScope;
+  /** Writes of the caller's own, through `transaction`, in the update's transaction, after `check`. */
+  readonly alongside?: BeforeWrite;
 }
 
 /**
  * The record changed to `values`, as `selection` reads it; undefined when there is none (or it is
- * outside `scope`). With `beforeWrite` or `scope`, in one transaction: the record is read and
- * locked, `beforeWrite` sees it, then it is written, so two writers that checked the same version
- * of it cannot both succeed. Without them, one statement. An empty change stores nothing.
+ * outside the guard's scope: the record seen was read within it, the locked one is). Two
+ * writers that checked the same version of the record cannot both succeed:
+ * - where rows have versions and nothing is written alongside, the record the caller saw is
+ *   checked, then written by one `UPDATE … WHERE id = … AND <version as seen>`, no transaction;
+ *   should it match nothing (written or deleted meanwhile), the update takes the locked way:
+ * - in one transaction, the record is read and locked, checked, the writes alongside made, and
+ *   the record written.
+ * Without a guard, one statement. An empty change stores nothing.
  */
-export function updateRecord(
+export async function updateRecord(
   database: Database,
   model: Model,
   selection: Selection,
   id: RecordId,
   values: Row,
-  beforeWrite?: BeforeWrite,
-  scope?: RecordScope,
+  guard?: UpdateGuard,
 ): Promise<Row | undefined> {
-  const changed = (database: Database) =>
-    refusing(database, model, values, () => {
-      const write = database.db.updateTable(model.table).set(toDriverValues(model, values)).where('id', '=', id);
-      return writtenRow(database, selection, write as unknown as Returnable);
+  const driverValues = toDriverValues(model, values);
+  const columns = Object.keys(driverValues);
+  /** The UPDATE by id; `versioned`, only of the row as it was at that version. */
+  const update = (versioned: boolean) =>
+    writeQuery(selection, `update ${columns.join(',')}${versioned ? ' versioned' : ''}`, columns.length + (versioned ? 2 : 1), (database, placeholders) => {
+      const [id, version] = placeholders.slice(columns.length);
+      const write = storeDatabase(database).db.updateTable(model.table).set(bound(columns, placeholders)).where('id', '=', id);
+      return (versioned ? write.where(storeDatabase(database).capabilities.rowVersion!(model.table), '=', version as unknown as string) : write) as unknown as Returnable;
     });
+  const changed = (database: Database, version?: string) =>
+    refusing(database, model, values, () =>
+      writtenRow(database, selection, update(version !== undefined), [...Object.values(driverValues), id, ...(version === undefined ? [] : [version])]),
+    );
   const empty = Object.keys(values).length === 0;
-  if (!beforeWrite && !scope) return empty ? findRecord(database, selection, id) : changed(database);
-  return inTransaction(database, async (transaction) => {
-    const row = await lockedRecord(transaction, selection, id, beforeWrite, scope);
-    return !row || empty ? row : changed(transaction);
+  if (!guard) return empty ? findRecord(database, selection, id) : changed(database);
+  const version = guard.seen && !guard.alongside && !empty ? versionOf(guard.seen) : undefined;
+  if (version !== undefined) {
+    await guard.check(guard.seen!);
+    const row = await changed(database, version);
+    if (row) return row;
+  }
+  return inTransaction(database, async (scoped) => {
+    const row = await lockedRecord(scoped, selection, id, guard.check, guard.scope);
+    if (!row) return undefined;
+    await guard.alongside?.(row, scoped);
+    return empty ? row : changed(scoped);
   });
 }
 
 /**
- * Whether the record existed (and is now gone). One statement; with `beforeWrite` or `scope`, the
- * record is read and locked first, in a transaction, so that it sees the record that is deleted.
+ * Whether the record existed (and is now gone). One statement; with `check` or `scope`, the record is
+ * read and locked first, in a transaction, so that it sees the record that is deleted (and finds none outside the scope).
  */
 export async function deleteRecord(
   database: Database,
   selection: Selection,
   id: RecordId,
-  beforeWrite?: BeforeWrite,
+  check?: WriteCheck,
   scope?: RecordScope,
 ): Promise<boolean> {
   const remove = async (database: Database) =>
-    (await database.db.deleteFrom(selection.table).where('id', '=', id).executeTakeFirst()).numDeletedRows > 0n;
-  if (!beforeWrite && !scope) return remove(database);
-  return inTransaction(database, async (transaction) => (await lockedRecord(transaction, selection, id, beforeWrite, scope)) !== undefined && remove(transaction));
+    (await storeDatabase(database).db.deleteFrom(selection.table).where('id', '=', id).executeTakeFirst()).numDeletedRows > 0n;
+  if (!check && !scope) return remove(database);
+  return inTransaction(
+    database,
+    async (transaction) => (await lockedRecord(transaction, selection, id, check ?? noCheck, scope)) !== undefined && remove(transaction),
+  );
 }
+
+const noCheck: WriteCheck = () => Promise.resolve();

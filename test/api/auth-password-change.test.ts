@@ -6,7 +6,8 @@
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { releaseAccountMigrations as accountMigrations } from '../../src/store/accounts/release-migrations.js';
-import { buildApp, loadConfig, migrateApp, openDatabase } from '../../src/framework/index.js';
+import { buildApp, loadConfig, migrateApp } from '../../src/framework/index.js';
+import { openStoreDatabase } from '../../src/store/database.js';
 import { hashPassword } from '../../src/framework/passwords.js';
 import { migrate } from '../../src/store/migrations.js';
 import service from '../../src/service/app.js';
@@ -243,7 +244,7 @@ describe('jwt: refresh rotation', () => {
 describe('credential versions: an existing database upgrades', () => {
   it('keeps the tokens and sessions issued before the upgrade working, and a password change then ends them', async () => {
     const testDatabase = await createTestDatabase();
-    const database = openDatabase(testDatabase.url);
+    const database = openStoreDatabase(testDatabase.url);
     try {
       const { '0001_users_permissions_tokens': users, '0002_sessions': sessions } = accountMigrations;
       await migrate(database, 'restfold', { '0001_users_permissions_tokens': users!, '0002_sessions': sessions! });

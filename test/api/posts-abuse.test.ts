@@ -8,7 +8,8 @@ import { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { KyselyPlugin } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
-import { defineApp, sendJsonArray, type Database } from '../../src/framework/index.js';
+import { defineApp, sendJsonArray } from '../../src/framework/index.js';
+import type { StoreDatabase } from '../../src/store/database.js';
 import { startApi, type TestApi } from '../support/api.js';
 import { withPublicNotes } from './pipeline-support.js';
 
@@ -142,7 +143,7 @@ const bodyOf = ({ response, first }: Opened): Promise<string> =>
   });
 
 /** The app's database, counting the SELECTs it sends through the query builder. */
-function countingSelects(counter: { selects: number }): (database: Database) => Database {
+function countingSelects(counter: { selects: number }): (database: StoreDatabase) => StoreDatabase {
   const plugin: KyselyPlugin = {
     transformQuery: ({ node }) => {
       if (node.kind === 'SelectQueryNode') counter.selects += 1;

@@ -18,16 +18,15 @@ import {
   loadConfig,
   migrateApp,
   model,
-  openDatabase,
   operations,
   planMigration,
   serializer,
   type AppDefinition,
-  type Database,
   type Field,
   type Migrations,
   type Renames,
 } from '../../src/framework/index.js';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
 import { expectedColumn } from '../../src/store/schema/drift.js';
 import { createToken } from '../../src/framework/authentication/token.js';
 import { users } from '../../src/service/users.js';
@@ -42,7 +41,7 @@ function generate(definition: AppDefinition, migrations: Migrations, renames: Re
 }
 
 let testDatabase: TestDatabase;
-let database: Database;
+let database: StoreDatabase;
 /**
  * Each describe its own database, so each app's migrations are the only ones it records; SQLite's in
  * a file, so that a second connection (a server's: `served`) opens the same one.
@@ -54,7 +53,7 @@ function onFreshDatabase(): void {
       const folder = mkdtempSync(join(tmpdir(), 'restfold-schema-'));
       testDatabase = { url: `sqlite:${join(folder, 'db.sqlite3')}`, drop: async () => rmSync(folder, { recursive: true, force: true }) };
     }
-    database = openDatabase(testDatabase.url);
+    database = openStoreDatabase(testDatabase.url);
   });
   afterAll(async () => {
     await database.close();
@@ -74,7 +73,7 @@ async function liveColumns(table: string) {
  */
 async function served(definition: AppDefinition) {
   const config = loadConfig({ DATABASE_URL: testDatabase.url, LOG_LEVEL: 'silent', THROTTLE_ANON: 'off', THROTTLE_USER: 'off' });
-  const serving = openDatabase(testDatabase.url);
+  const serving = openStoreDatabase(testDatabase.url);
   const app = await buildApp(definition, { database: serving, config });
   const user = await database.db
     .insertInto('users')

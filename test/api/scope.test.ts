@@ -7,7 +7,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collection, defineApp, serializer, storeCondition, User } from '../../src/framework/index.js';
 import { Note } from '../support/owned-notes.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
+import { testDialect } from '../support/database.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
+import { recording } from '../support/statements.js';
 
 const owner = serializer(User, { fields: ['id', 'username'] });
 const noteSerializer = serializer(Note, {
@@ -36,9 +38,10 @@ let alice: TestUser;
 let bob: TestUser;
 let alices: number;
 let bobs: number;
+const sent: string[] = [];
 
 beforeAll(async () => {
-  api = await startApi({}, app);
+  api = await startApi({}, app, { appDatabase: recording(sent) });
   alice = await api.user('alice');
   bob = await api.user('bob');
   alices = (await api.request('POST', '/api/v1/notes/', { token: alice.token, body: { text: 'alice one' } })).json.id;
@@ -81,6 +84,23 @@ describe('a scoped collection', () => {
     expect(still.json).toMatchObject({ id: alices, text: 'alice one' });
     const renamed = await api.request('PATCH', `/api/v1/notes/${bobs}/`, { token: bob.token, body: { text: 'bob renamed' } });
     expect(renamed.json).toMatchObject({ id: bobs, text: 'bob renamed' });
+  });
+
+  it('updates the user’s own record, on PostgreSQL by one UPDATE conditional on the row as read within the scope', async () => {
+    const note = (await api.request('POST', '/api/v1/notes/', { token: alice.token, body: { text: 'draft' } })).json.id;
+    sent.length = 0;
+    const changed = await api.request('PATCH', `/api/v1/notes/${note}/`, { token: alice.token, body: { text: 'final' } });
+    expect(changed.json).toMatchObject({ id: note, text: 'final', owner: { id: alice.id, username: 'alice' } });
+    const postgres = testDialect === 'postgres';
+    // The token, the record read within the scope, then on PostgreSQL the conditional UPDATE (its nested owner in
+    // the same statement); on SQLite the locked read within the scope, the UPDATE and the nested read.
+    expect(sent).toHaveLength(postgres ? 3 : 5);
+    const updates = sent.filter((text) => /update "notes"/.test(text));
+    expect(updates).toHaveLength(1);
+    if (postgres) {
+      expect(updates[0]).toMatch(/"xmin"::text = \$/);
+      expect(sent.filter((text) => /for update/.test(text))).toEqual([]);
+    }
   });
 
   it('deletes the user’s own record', async () => {

@@ -4,12 +4,13 @@
  * row, and then matches the declarations and serves its records.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { buildApp, declaredSchemaDifferences, loadConfig, migrateApp, openDatabase, type Database } from '../../src/framework/index.js';
+import { buildApp, declaredSchemaDifferences, loadConfig, migrateApp } from '../../src/framework/index.js';
 import { createToken } from '../../src/framework/authentication/token.js';
 import { grantPermissions } from '../../src/framework/users/admin.js';
 import { hashPassword } from '../../src/framework/passwords.js';
 import service from '../../src/service/app.js';
 import { releaseAccountMigrations } from '../../src/store/accounts/release-migrations.js';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrations.js';
 import { releaseServiceMigrations } from '../fixtures/release-migrations/service.js';
 import { PASSWORD } from '../support/api.js';
@@ -18,7 +19,7 @@ import { createTestDatabase, type TestDatabase } from '../support/database.js';
 const TABLES = ['users', 'user_permissions', 'auth_tokens', 'articles', 'posts'];
 
 /** Every row of every table, in id order, as plain JSON (timestamps as the driver gives them, made text). */
-async function everyRow(database: Database): Promise<Record<string, unknown[]>> {
+async function everyRow(database: StoreDatabase): Promise<Record<string, unknown[]>> {
   const rows: Record<string, unknown[]> = {};
   for (const table of TABLES) {
     const found = await database.db.selectFrom(table).selectAll().execute();
@@ -27,17 +28,17 @@ async function everyRow(database: Database): Promise<Record<string, unknown[]>> 
   return rows;
 }
 
-async function migrated(database: Database, name: string): Promise<string[]> {
+async function migrated(database: StoreDatabase, name: string): Promise<string[]> {
   const rows = await database.db.selectFrom(`${name}_migrations`).select('name').orderBy('name').execute();
   return rows.map((row) => row.name as string);
 }
 
 describe('upgrading a database made by the hand-written migrations of Restfold 0.1', () => {
   let testDatabase: TestDatabase;
-  let database: Database;
+  let database: StoreDatabase;
   beforeEach(async () => {
     testDatabase = await createTestDatabase();
-    database = openDatabase(testDatabase.url);
+    database = openStoreDatabase(testDatabase.url);
   });
   afterEach(() => database.close().then(() => testDatabase.drop()));
 

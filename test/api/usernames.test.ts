@@ -1,7 +1,8 @@
 /** Usernames are unique regardless of case, enforced by the database; login matches them exactly. */
 import { afterEach, describe, expect, it } from 'vitest';
 import { releaseAccountMigrations as accountMigrations } from '../../src/store/accounts/release-migrations.js';
-import { migrateApp, openDatabase, type Database } from '../../src/framework/index.js';
+import { migrateApp } from '../../src/framework/index.js';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
 import { migrate } from '../../src/store/migrations.js';
 import service from '../../src/service/app.js';
 import { PASSWORD, startApi, type TestApi } from '../support/api.js';
@@ -66,7 +67,7 @@ describe('usernames differing only in case', () => {
 
 describe('the migration that makes usernames unique regardless of case', () => {
   let testDatabase: TestDatabase | undefined;
-  let database: Database | undefined;
+  let database: StoreDatabase | undefined;
   afterEach(async () => {
     await database?.close();
     await testDatabase?.drop();
@@ -75,7 +76,7 @@ describe('the migration that makes usernames unique regardless of case', () => {
 
   it('refuses a database holding usernames that differ only in case, naming them, and runs once they are renamed', async () => {
     testDatabase = await createTestDatabase();
-    database = openDatabase(testDatabase.url);
+    database = openStoreDatabase(testDatabase.url);
     const before = Object.fromEntries(Object.entries(accountMigrations).filter(([name]) => name < '0004'));
     await migrate(database, 'restfold', before);
     for (const username of ['alice', 'bob', 'Alice', 'BOB', 'carol', 'bOb']) {

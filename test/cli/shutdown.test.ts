@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { openDatabase } from '../../src/framework/index.js';
+import { openStoreDatabase } from '../../src/store/database.js';
 import { sleep, spawnServer, userWithToken } from '../postgres/spawned.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'restfold-shutdown-'));
@@ -47,7 +47,7 @@ it('lets logins whose client hung up finish before it closes the database', asyn
   expect(await server.exited).toBe(0);
   const errors = server.output().split('\n').filter((line) => line.includes('"level":50'));
   expect(errors).toEqual([]);
-  const database = openDatabase(url);
+  const database = openStoreDatabase(url);
   try {
     const tokens = await database.db.selectFrom('auth_tokens').select((eb) => eb.fn.countAll().as('count')).executeTakeFirstOrThrow();
     // userWithToken's own, and one per login.

@@ -6,6 +6,7 @@ import { afterAll, expect, it } from 'vitest';
 import { migrateApp, openDatabase } from '../../src/framework/index.js';
 import { authenticate } from '../../src/framework/authentication/index.js';
 import { tokenAuthentication } from '../../src/framework/authentication/token.js';
+import { requestReader } from '../../src/store/reader.js';
 import service from '../../src/service/app.js';
 
 const root = join(import.meta.dirname, '..', '..');
@@ -22,7 +23,7 @@ async function userOf(token: string): Promise<string | null> {
   try {
     await migrateApp(database, service);
     const request = { headers: { authorization: `Bearer ${token}` } } as Parameters<typeof authenticate>[0];
-    const { user } = await authenticate(request, [tokenAuthentication(database)]).catch(() => ({ user: null }));
+    const user = await authenticate(request, [tokenAuthentication], undefined, requestReader(database)).catch(() => null);
     return user?.username ?? null;
   } finally {
     await database.close();

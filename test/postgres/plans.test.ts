@@ -9,7 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import { CompiledQuery, sql, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Placeholder } from '../../src/store/precompiled.js';
-import { buildApp, loadConfig, migrateApp, openDatabase, type Database } from '../../src/framework/index.js';
+import { buildApp, loadConfig, migrateApp } from '../../src/framework/index.js';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
 import { hashOf } from '../../src/framework/authentication/credentials.js';
 import { createToken } from '../../src/framework/authentication/token.js';
 import service from '../../src/service/app.js';
@@ -28,7 +29,7 @@ const nodesOf = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).fla
 
 describe.runIf(testDialect === 'postgres')('query plans on PostgreSQL', () => {
   let testDatabase: TestDatabase;
-  let database: Database;
+  let database: StoreDatabase;
   let app: FastifyInstance;
   let token: string;
   const sent: CompiledQuery[] = [];
@@ -36,7 +37,7 @@ describe.runIf(testDialect === 'postgres')('query plans on PostgreSQL', () => {
   beforeAll(async () => {
     testDatabase = await createTestDatabase();
     // One connection, so the statements requests prepare can be read back from pg_prepared_statements.
-    database = openDatabase(testDatabase.url, { maxConnections: 1, maxIdleConnections: 1 });
+    database = openStoreDatabase(testDatabase.url, { maxConnections: 1, maxIdleConnections: 1 });
     await migrateApp(database, service);
     // 1 user in 50 is a Kowalski, by name and e-mail; half are active; date_joined one minute apart.
     await sql`
@@ -60,7 +61,8 @@ describe.runIf(testDialect === 'postgres')('query plans on PostgreSQL', () => {
       transformResult: async ({ result }) => result,
     };
     const config = loadConfig({ DATABASE_URL: testDatabase.url, LOG_LEVEL: 'silent', THROTTLE_ANON: 'off', THROTTLE_USER: 'off' });
-    app = await buildApp(service, { database: { ...database, db: database.db.withPlugin(recorder) }, config });
+    const recorded: StoreDatabase = { ...database, db: database.db.withPlugin(recorder) };
+    app = await buildApp(service, { database: recorded, config });
   });
 
   afterAll(async () => {

@@ -7,13 +7,13 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openDatabase, type Database } from '../../src/store/database.js';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
 import { createTestDatabase, testDialect, type TestDatabase } from '../support/database.js';
 
 const viaDate = pg.types.getTypeParser(1184, 'text') as (text: string) => Date;
 
 /** Each literal as the store reads it, and as PostgreSQL prints it in UTC. */
-async function read(database: Database, literals: readonly string[]): Promise<{ stored: unknown; text: string }[]> {
+async function read(database: StoreDatabase, literals: readonly string[]): Promise<{ stored: unknown; text: string }[]> {
   const rows = await Promise.all(
     literals.map((literal) =>
       sql<{ stored: unknown; text: string }>`SELECT ${literal}::timestamptz AS stored, (${literal}::timestamptz)::text AS text`.execute(database.db),
@@ -24,11 +24,11 @@ async function read(database: Database, literals: readonly string[]): Promise<{ 
 
 describe.runIf(testDialect === 'postgres')('timestamps read from PostgreSQL', () => {
   let test: TestDatabase;
-  let database: Database;
+  let database: StoreDatabase;
 
   beforeAll(async () => {
     test = await createTestDatabase();
-    database = openDatabase(test.url);
+    database = openStoreDatabase(test.url);
   });
   afterAll(async () => {
     await database?.close();
@@ -59,7 +59,7 @@ describe.runIf(testDialect === 'postgres')('timestamps read from PostgreSQL', ()
   it('are in UTC whatever time zone the connection URL asks for', async () => {
     const url = new URL(test.url);
     url.searchParams.set('options', `${url.searchParams.get('options') ?? ''} -c TimeZone=Asia/Kolkata`.trim());
-    const elsewhere = openDatabase(url.toString());
+    const elsewhere = openStoreDatabase(url.toString());
     try {
       const [row] = await read(elsewhere, ['2026-01-02 03:04:05.6+05:30']);
       expect(row!.stored).toBe('2026-01-01T21:34:05.600Z');

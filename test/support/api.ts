@@ -5,7 +5,8 @@
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterEach } from 'vitest';
-import { buildApp, loadConfig, migrateApp, openDatabase, type AppDefinition, type Database } from '../../src/framework/index.js';
+import { buildApp, loadConfig, migrateApp, type AppDefinition } from '../../src/framework/index.js';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
 import { createToken } from '../../src/framework/authentication/token.js';
 import { grantPermissions } from '../../src/framework/users/admin.js';
 import { hashPassword } from '../../src/framework/passwords.js';
@@ -37,7 +38,8 @@ export interface TestUser {
 
 export interface TestApi {
   readonly app: FastifyInstance;
-  readonly database: Database;
+  /** The store's view of the app's database: tests reach under the API through its Kysely handle. */
+  readonly database: StoreDatabase;
   request(method: string, url: string, options?: RequestOptions): Promise<Reply>;
   /** A user with a token; the password is PASSWORD. */
   user(username: string, options?: { permissions?: string[]; superuser?: boolean; active?: boolean }): Promise<TestUser>;
@@ -52,7 +54,7 @@ export async function startApi(
   options: {
     logStream?: NodeJS.WritableStream;
     /** The database as the app sees it (wrapped to watch the statements it sends, say). */
-    appDatabase?: (database: Database) => Database;
+    appDatabase?: (database: StoreDatabase) => StoreDatabase;
   } = {},
 ): Promise<TestApi> {
   const testDatabase = await createTestDatabase();
@@ -63,7 +65,7 @@ export async function startApi(
     REDIS_KEY_PREFIX: `test:${randomBytes(6).toString('hex')}:`,
     LOG_LEVEL: 'silent',
     ...env, DATABASE_URL: testDatabase.url });
-  const database = openDatabase(config.databaseUrl);
+  const database = openStoreDatabase(config.databaseUrl);
   await migrateApp(database, definition);
   const app = await buildApp(definition, { database: options.appDatabase?.(database) ?? database, config, logStream: options.logStream });
   await app.ready();

@@ -1,9 +1,9 @@
 /** The statements an app sends to its database, recorded (for tests that count round trips). */
 import type { KyselyPlugin } from 'kysely';
-import type { Database } from '../../src/framework/index.js';
+import type { StoreDatabase } from '../../src/store/database.js';
 
 /** `database` with every statement the app sends pushed onto `sent`: precompiled ones through `run`, the rest through Kysely. */
-export function recording(sent: string[]): (database: Database) => Database {
+export function recording(sent: string[]): (database: StoreDatabase) => StoreDatabase {
   return (database) => {
     // Kysely also transforms the queries it only compiles: a statement counts once its result comes back.
     const compiled = new WeakMap<object, string>();
@@ -13,17 +13,17 @@ export function recording(sent: string[]): (database: Database) => Database {
         return node;
       },
       transformResult: async ({ result, queryId }) => {
-        // A precompiled query run inside a transaction reaches Kysely already compiled.
-        sent.push(compiled.get(queryId) ?? '(precompiled)');
+        sent.push(compiled.get(queryId)!);
         return result;
       },
     };
     return {
       ...database,
       db: database.db.withPlugin(recorder),
-      run: (text, parameters) => {
+      run: async (text, parameters) => {
+        const rows = await database.run(text, parameters);
         sent.push(text);
-        return database.run(text, parameters);
+        return rows;
       },
     };
   };

@@ -4,7 +4,7 @@
  */
 import type { Database } from '../../store/database.js';
 import type { Companion } from '../../store/records.js';
-import { activeUserByName, currentUserRow, lookUpUser, type IssuedCredential, type UserRow } from '../../store/accounts/users.js';
+import { activeUserByName, currentUserRow, type IssuedCredential, type UserRow } from '../../store/accounts/users.js';
 import { listPermissions } from '../../store/accounts/permissions.js';
 import { verifyAgainstDummy, verifyPassword } from '../passwords.js';
 
@@ -46,12 +46,6 @@ export interface UserLookup extends Companion {
   readonly failure: string;
   /** AuthUser.credentialId of the user it finds. */
   readonly credentialId: string;
-}
-
-/** The user a lookup finds, or undefined. */
-export async function findUser(database: Database, lookup: UserLookup): Promise<AuthUser | undefined> {
-  const row = await lookUpUser(database, lookup);
-  return row && toAuthUser(database, row, lookup.credentialId);
 }
 
 /**

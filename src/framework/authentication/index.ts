@@ -4,12 +4,10 @@
  * recognises the credential decides.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import type { Database } from '../../store/database.js';
-import { findRecordAlongside, type RecordId } from '../../store/records.js';
-import { authenticationFailed } from '../errors.js';
-import type { Row, Selection } from '../../core/rows.js';
 import type { UserRow } from '../../store/accounts/users.js';
-import { findUser, toAuthUser, type AuthUser, type UserLookup } from './auth-user.js';
+import type { RequestReader } from '../../store/reader.js';
+import { authenticationFailed } from '../errors.js';
+import { toAuthUser, type AuthUser, type UserLookup } from './auth-user.js';
 import { authorizationCredential } from './credentials.js';
 
 export type AuthKind = 'token' | 'jwt' | 'session';
@@ -22,23 +20,24 @@ export interface Credential {
 
 export interface Authenticator {
   readonly kind: AuthKind;
-  /** undefined: not this kind's credential. Throws authenticationFailed for a bad one of its own. */
-  authenticate(credential: Credential, request: FastifyRequest): Promise<AuthUser | undefined>;
-  /** For a kind that finds its user with one query: that query for this credential (undefined: not this kind's). */
-  lookup?(credential: Credential): UserLookup | undefined;
+  /**
+   * undefined: not this kind's credential. Throws authenticationFailed for a bad one of its own.
+   * `reader` is the request's: a kind that reads its user through it lets the reader send that read
+   * with what the request announced it will read.
+   */
+  authenticate(credential: Credential, request: FastifyRequest, reader: RequestReader): Promise<AuthUser | undefined>;
 }
 
-/** A kind whose credential names its user through one query (`lookup`). */
-export function lookupAuthenticator(kind: AuthKind, database: Database, lookup: (credential: Credential) => UserLookup | undefined): Authenticator {
+/** A kind whose credential names its user through one query (`lookup`), asked of the request's reader. */
+export function lookupAuthenticator(kind: AuthKind, lookup: (credential: Credential) => UserLookup | undefined): Authenticator {
   return {
     kind,
-    lookup,
-    async authenticate(credential) {
+    async authenticate(credential, _request, reader) {
       const found = lookup(credential);
       if (!found) return undefined;
-      const user = await findUser(database, found);
-      if (!user) throw authenticationFailed(found.failure);
-      return user;
+      const row = await reader.lookUp(found);
+      if (!row) throw authenticationFailed(found.failure);
+      return toAuthUser(reader.database, row as unknown as UserRow, found.credentialId);
     },
   };
 }
@@ -49,21 +48,6 @@ export interface AuthenticationKind {
   /** Registers the kind's endpoints on the API scope (under `/auth/`). */
   mount(scope: FastifyInstance): void;
 }
-
-export interface Authentication {
-  readonly user: AuthUser | null;
-  /** The RecordRead's record, when it came in the same round trip as the user. */
-  readonly read?: { readonly selection: Selection; readonly row: Row | undefined };
-}
-
-/** A record a view is about to read, offered to the stage so that a user lookup can carry it along. */
-export interface RecordRead {
-  readonly database: Database;
-  readonly selection: Selection;
-  readonly id: RecordId;
-}
-
-const ANONYMOUS: Authentication = { user: null };
 
 /** The credential a request carries: a Bearer (or Token) header first, else a cookie some kind reads. */
 export function credentialOf(request: FastifyRequest, cookieName: string | undefined): Credential | null {
@@ -79,29 +63,18 @@ export function credentialOf(request: FastifyRequest, cookieName: string | undef
   return cookie ? { scheme: 'cookie', value: cookie } : null;
 }
 
-/**
- * The request's user (null when it carries no credential); 401 for a credential no kind accepts.
- * Given `read`, a kind with a lookup sends it and the record read as one query: a detail read
- * authenticated by a token then costs one round trip, not two.
- */
+/** The request's user (null when it carries no credential); 401 for a credential no kind accepts. */
 export async function authenticate(
   request: FastifyRequest,
   authenticators: readonly Authenticator[],
-  cookieName?: string,
-  read?: RecordRead,
-): Promise<Authentication> {
+  cookieName: string | undefined,
+  reader: RequestReader,
+): Promise<AuthUser | null> {
   const credential = credentialOf(request, cookieName);
-  if (!credential) return ANONYMOUS;
+  if (!credential) return null;
   for (const authenticator of authenticators) {
-    const lookup = read && authenticator.lookup?.(credential);
-    if (lookup) {
-      const found = await findRecordAlongside(read.database, read.selection, read.id, lookup);
-      if (!found) throw authenticationFailed(lookup.failure);
-      const user = toAuthUser(read.database, found.companion as unknown as UserRow, lookup.credentialId);
-      return { user, read: { selection: read.selection, row: found.record } };
-    }
-    const user = await authenticator.authenticate(credential, request);
-    if (user) return { user };
+    const user = await authenticator.authenticate(credential, request, reader);
+    if (user) return user;
   }
   throw authenticationFailed('Unrecognised credential.');
 }

@@ -31,16 +31,15 @@ export const revokeToken = (database: Database, token: string): Promise<boolean>
 /** How many tokens were revoked. */
 export const revokeUserTokens = deleteUserTokens;
 
-export const tokenAuthentication = (database: Database): Authenticator =>
-  lookupAuthenticator('token', database, (credential) => {
-    if (credential.scheme !== 'bearer' || !tokenShape.test(credential.value)) return undefined;
-    const keyHash = hashOf(credential.value);
-    return { ...tokenUserLookup(keyHash), failure: 'Invalid token.', credentialId: keyHash };
-  });
+export const tokenAuthentication: Authenticator = lookupAuthenticator('token', (credential) => {
+  if (credential.scheme !== 'bearer' || !tokenShape.test(credential.value)) return undefined;
+  const keyHash = hashOf(credential.value);
+  return { ...tokenUserLookup(keyHash), failure: 'Invalid token.', credentialId: keyHash };
+});
 
 /** `POST <prefix>/auth/token/` hands out a token; `DELETE` on it, with the token, revokes it. */
 export const tokenKind = (database: Database, login: LoginCheck): AuthenticationKind => ({
-  authenticator: tokenAuthentication(database),
+  authenticator: tokenAuthentication,
   mount(scope) {
     resource(scope, '/auth/token/', {
       POST: {

@@ -58,5 +58,6 @@ export const userRules: ModelRules = {
     },
     check: checkCurrentPassword,
     beforeStore: endCredentialsOnChange,
+    beforeStoreOn: ['password', 'is_active'],
   },
 };

@@ -1,8 +1,8 @@
 /** Users' named permissions. Names come checked by the caller. */
-import type { Database } from '../database.js';
+import { storeDatabase, type Database } from '../database.js';
 
 export async function listPermissions(database: Database, userId: number): Promise<string[]> {
-  const rows = await database.db
+  const rows = await storeDatabase(database).db
     .selectFrom('user_permissions')
     .select('name')
     .where('user_id', '=', userId)
@@ -14,7 +14,7 @@ export async function listPermissions(database: Database, userId: number): Promi
 /** Names the user holds already stay as they are. */
 export async function grantPermissions(database: Database, userId: number, names: readonly string[]): Promise<void> {
   for (const name of names) {
-    await database.db
+    await storeDatabase(database).db
       .insertInto('user_permissions')
       .values({ user_id: userId, name })
       .onConflict((conflict) => conflict.columns(['user_id', 'name']).doNothing())
@@ -25,7 +25,7 @@ export async function grantPermissions(database: Database, userId: number, names
 /** How many of `names` the user held. */
 export async function revokePermissions(database: Database, userId: number, names: readonly string[]): Promise<number> {
   if (names.length === 0) return 0;
-  const result = await database.db
+  const result = await storeDatabase(database).db
     .deleteFrom('user_permissions')
     .where('user_id', '=', userId)
     .where('name', 'in', names)

@@ -2,12 +2,12 @@
  * JWT refresh families: one row per live login, whose generation the latest
  * refresh token carries (see framework/authentication/jwt.ts).
  */
-import type { Database } from '../database.js';
+import { storeDatabase, type Database } from '../database.js';
 
 /** A new family at generation 0; expired families are swept here, at login, as sessions are. */
 export async function startRefreshFamily(database: Database, family: string, userId: number, expiresAt: Date): Promise<void> {
-  await database.db.deleteFrom('auth_refresh_families').where('expires_at', '<=', new Date().toISOString()).execute();
-  await database.db
+  await storeDatabase(database).db.deleteFrom('auth_refresh_families').where('expires_at', '<=', new Date().toISOString()).execute();
+  await storeDatabase(database).db
     .insertInto('auth_refresh_families')
     .values({ id: family, user_id: userId, generation: 0, expires_at: expiresAt.toISOString() })
     .execute();
@@ -18,7 +18,7 @@ export async function startRefreshFamily(database: Database, family: string, use
  * `expiresAt`. Of two moves from the same generation, one wins; whether this one did.
  */
 export async function advanceRefreshFamily(database: Database, family: string, userId: number, generation: number, expiresAt: Date): Promise<boolean> {
-  const moved = await database.db
+  const moved = await storeDatabase(database).db
     .updateTable('auth_refresh_families')
     .set({ generation: generation + 1, expires_at: expiresAt.toISOString() })
     .where('id', '=', family)
@@ -30,5 +30,5 @@ export async function advanceRefreshFamily(database: Database, family: string, u
 }
 
 export async function endRefreshFamily(database: Database, family: string): Promise<void> {
-  await database.db.deleteFrom('auth_refresh_families').where('id', '=', family).execute();
+  await storeDatabase(database).db.deleteFrom('auth_refresh_families').where('id', '=', family).execute();
 }

@@ -1,5 +1,5 @@
 /** Sessions kept in the database, by the hash of their id. */
-import type { Database } from '../database.js';
+import { storeDatabase, type Database } from '../database.js';
 
 export interface SessionRow {
   readonly userId: number;
@@ -12,8 +12,8 @@ const now = (): string => new Date().toISOString();
 
 /** Keeps the session until `expiresAt`; expired sessions are swept here, at login, rather than by a timer. */
 export async function saveSession(database: Database, idHash: string, session: SessionRow, expiresAt: Date): Promise<void> {
-  await database.db.deleteFrom('auth_sessions').where('expires_at', '<=', now()).execute();
-  await database.db
+  await storeDatabase(database).db.deleteFrom('auth_sessions').where('expires_at', '<=', now()).execute();
+  await storeDatabase(database).db
     .insertInto('auth_sessions')
     .values({
       id_hash: idHash,
@@ -27,7 +27,7 @@ export async function saveSession(database: Database, idHash: string, session: S
 
 /** The unexpired session under `idHash`. */
 export async function loadSession(database: Database, idHash: string): Promise<SessionRow | undefined> {
-  const row = await database.db
+  const row = await storeDatabase(database).db
     .selectFrom('auth_sessions')
     .select(['user_id', 'csrf_token', 'credentials_version'])
     .where('id_hash', '=', idHash)
@@ -38,6 +38,6 @@ export async function loadSession(database: Database, idHash: string): Promise<S
 
 /** Whether there was one to remove. */
 export async function removeSession(database: Database, idHash: string): Promise<boolean> {
-  const result = await database.db.deleteFrom('auth_sessions').where('id_hash', '=', idHash).executeTakeFirst();
+  const result = await storeDatabase(database).db.deleteFrom('auth_sessions').where('id_hash', '=', idHash).executeTakeFirst();
   return result.numDeletedRows > 0n;
 }

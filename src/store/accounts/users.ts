@@ -4,9 +4,8 @@
  */
 import type { Model } from '../../core/model.js';
 import type { Row } from '../../core/rows.js';
-import type { Database } from '../database.js';
-import { precompiled, type Precompiled } from '../precompiled.js';
-import { insertRecord, type Companion } from '../records.js';
+import { storeDatabase, type Database } from '../database.js';
+import { insertRecord } from '../records.js';
 import { grantPermissions } from './permissions.js';
 
 /** The columns a user lookup selects. */
@@ -22,16 +21,6 @@ export interface UserRow {
 /** is_active's value for an active user, as a bound value (PostgreSQL reads '1' as true). */
 export const ACTIVE = 1;
 
-const lookups = new WeakMap<Companion['query'], Precompiled<UserRow>>();
-
-/** The row a one-query user lookup (selecting USER_COLUMNS) finds, compiled once per query; undefined when none. */
-export async function lookUpUser(database: Database, lookup: Companion): Promise<UserRow | undefined> {
-  let query = lookups.get(lookup.query);
-  if (!query) lookups.set(lookup.query, (query = precompiled(lookup.query, lookup.values.length) as Precompiled<UserRow>));
-  const [row] = await query(database, ...lookup.values);
-  return row;
-}
-
 /** A credential that names its user, as the user's credential version stood when it was issued. */
 export interface IssuedCredential {
   readonly userId: number;
@@ -45,7 +34,7 @@ export interface IssuedCredential {
  * user's version, or kept by the change that moved it on); else undefined. One read.
  */
 export async function currentUserRow(database: Database, credential: IssuedCredential): Promise<UserRow | undefined> {
-  const row = await database.db
+  const row = await storeDatabase(database).db
     .selectFrom('users')
     .select(USER_COLUMNS)
     .where('id', '=', credential.userId)
@@ -61,7 +50,7 @@ export async function currentUserRow(database: Database, credential: IssuedCrede
 
 /** The active user of this name, with their password hash. */
 export async function activeUserByName(database: Database, username: string): Promise<(UserRow & { password: string }) | undefined> {
-  const row = await database.db
+  const row = await storeDatabase(database).db
     .selectFrom('users')
     .select([...USER_COLUMNS, 'password'])
     .where('username', '=', username)
@@ -72,13 +61,13 @@ export async function activeUserByName(database: Database, username: string): Pr
 
 /** The id of the user of this exact name, active or not. */
 export async function userIdByName(database: Database, username: string): Promise<number | undefined> {
-  const row = await database.db.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst();
+  const row = await storeDatabase(database).db.selectFrom('users').select('id').where('username', '=', username).executeTakeFirst();
   return row && Number(row.id);
 }
 
 /** The user's password hash. */
 export async function passwordHashOf(database: Database, userId: number | bigint): Promise<string | undefined> {
-  const row = await database.db.selectFrom('users').select('password').where('id', '=', userId).executeTakeFirst();
+  const row = await storeDatabase(database).db.selectFrom('users').select('password').where('id', '=', userId).executeTakeFirst();
   return row?.password as string | undefined;
 }
 
@@ -88,12 +77,12 @@ export async function passwordHashOf(database: Database, userId: number | bigint
  * and refresh tokens expire by themselves.
  */
 export async function endCredentials(database: Database, userId: number | bigint, kept: string | undefined): Promise<void> {
-  await database.db
+  await storeDatabase(database).db
     .updateTable('users')
     .set((eb) => ({ credentials_version: eb('credentials_version', '+', 1), credentials_kept: kept ?? null }))
     .where('id', '=', userId)
     .execute();
-  let tokens = database.db.deleteFrom('auth_tokens').where('user_id', '=', userId);
+  let tokens = storeDatabase(database).db.deleteFrom('auth_tokens').where('user_id', '=', userId);
   if (kept !== undefined) tokens = tokens.where('key_hash', '<>', kept);
   await tokens.execute();
 }
@@ -108,11 +97,11 @@ export async function insertUser(
   values: Row,
   { superuser, permissions }: { superuser: boolean; permissions: readonly string[] },
 ): Promise<number> {
-  return database.db.transaction().execute(async (transaction) => {
+  return storeDatabase(database).db.transaction().execute(async (transaction) => {
     const scoped = { ...database, db: transaction };
     const id = Number(await insertRecord(scoped, model, values));
     if (superuser) {
-      await transaction.updateTable('users').set({ is_superuser: database.capabilities.types.booleanValue(true) }).where('id', '=', id).execute();
+      await transaction.updateTable('users').set({ is_superuser: storeDatabase(database).capabilities.types.booleanValue(true) }).where('id', '=', id).execute();
     }
     await grantPermissions(scoped, id, permissions);
     return id;

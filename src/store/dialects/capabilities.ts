@@ -4,7 +4,7 @@
  * PostgreSQL is a question with an answer per dialect (sqlite.ts,
  * postgres.ts), never a comparison of dialect names.
  */
-import type { ColumnDefinitionBuilder, Expression, Kysely } from 'kysely';
+import type { ColumnDefinitionBuilder, Expression, Kysely, RawBuilder } from 'kysely';
 import type { ColumnType, OnDelete } from '../../core/schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -61,6 +61,12 @@ export interface DialectCapabilities {
   readonly supportsModifyingCte: boolean;
   /** SELECT … FOR UPDATE (SQLite transactions already exclude other writers). */
   readonly supportsRowLocks: boolean;
+  /**
+   * A value that changes whenever a row of `table` is written (PostgreSQL's xmin), as text: an
+   * update can then be conditional on the row being as it was read, instead of locking it in a
+   * transaction. Undefined where there is none, or where the transaction costs no round trips.
+   */
+  readonly rowVersion: ((table: string) => RawBuilder<string>) | undefined;
   /** Whether the planner's estimate of a query's rows can be read without running it (EXPLAIN). */
   readonly estimatesRowCounts: boolean;
   /** Whether tables live in one of several schemas, so the current one must be named. */

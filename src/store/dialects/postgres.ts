@@ -50,6 +50,7 @@ export const postgresCapabilities: DialectCapabilities = {
   mergesRoundTrips: true,
   supportsModifyingCte: true,
   supportsRowLocks: true,
+  rowVersion: (table) => sql<string>`${sql.ref(`${table}.xmin`)}::text`,
   estimatesRowCounts: true,
   hasSchemas: true,
   async liveColumns(db) {

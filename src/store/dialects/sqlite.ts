@@ -37,6 +37,8 @@ export const sqliteCapabilities: DialectCapabilities = {
   mergesRoundTrips: false,
   supportsModifyingCte: false,
   supportsRowLocks: false,
+  // In-process: a transaction is no round trip, and SQLite's already excludes other writers.
+  rowVersion: undefined,
   estimatesRowCounts: false,
   hasSchemas: false,
   async liveColumns(db) {

@@ -4,7 +4,7 @@
  * database has beyond them is its own affair.
  */
 import type { Column, SchemaState } from '../../core/schema.js';
-import type { Database } from '../database.js';
+import { storeDatabase, type Database } from '../database.js';
 import type { LiveColumn, SqlTypes } from '../dialects/capabilities.js';
 import { sqlType } from './compile.js';
 
@@ -42,9 +42,9 @@ function columnDifferences(expected: LiveColumn, live: LiveColumn, isKey: boolea
 
 /** One line per difference, naming table and column (or index); empty when the database matches. */
 export async function schemaDifferences(database: Database, state: SchemaState): Promise<string[]> {
-  const { capabilities } = database;
+  const { capabilities, db } = storeDatabase(database);
   const live = new Map<string, Map<string, LiveColumn>>();
-  for (const column of await capabilities.liveColumns(database.db)) {
+  for (const column of await capabilities.liveColumns(db)) {
     if (!live.has(column.table)) live.set(column.table, new Map());
     live.get(column.table)!.set(column.column, column);
   }
@@ -61,7 +61,7 @@ export async function schemaDifferences(database: Database, state: SchemaState):
       else differences.push(...columnDifferences(expectedColumn(capabilities.types, table, name, column), found, declared.primaryKey.includes(name)));
     }
   }
-  const indexes = new Set((await capabilities.liveIndexes(database.db)).map((index) => index.name));
+  const indexes = new Set((await capabilities.liveIndexes(db)).map((index) => index.name));
   for (const [name, index] of Object.entries(state.indexes)) {
     if (index.trigram && !capabilities.types.supportsTrigramIndexes) continue;
     if (live.has(index.table) && !indexes.has(name)) differences.push(`index "${name}" on "${index.table}" is missing`);

@@ -1,0 +1,65 @@
+/**
+ * A request's reader: the stages of one request ask it for what they read, and it decides how
+ * many statements that takes. A stage may announce a record read it will make later; where the
+ * database is a round trip away (capabilities.mergesRoundTrips) the next lookup (the credential's
+ * user) carries the announced read along, as one statement, and the reader keeps its answer for
+ * when the record is asked for. In-process (SQLite) a merged read only costs more: each read is
+ * sent when it is asked for. Nothing announced, or a different read asked for, is simply read then.
+ * A record asked for within a scope (which is built from the user, so cannot be known before the
+ * lookup) is read then, with the scope's conditions.
+ */
+import type { RecordScope } from '../core/list-query.js';
+import type { Row, Selection } from '../core/rows.js';
+import { storeDatabase, type Database } from './database.js';
+import { findScopedRecord, readList, type ListPlan, type ListRead } from './list.js';
+import { findRecord, findRecordAlongside, lookUp, type Companion, type RecordId } from './records.js';
+
+export interface RequestReader {
+  readonly database: Database;
+  /** A record the request will read (`record`), for the next lookup to carry along where that saves a round trip. */
+  announce(selection: Selection, id: RecordId): void;
+  /** The companion query's row (undefined: none), with the announced read not yet sent, where reads merge. */
+  lookUp(companion: Companion): Promise<Row | undefined>;
+  /**
+   * The record (undefined: none, or outside `scope`): the announced read's answer once, when it came
+   * along already and no scope is asked for; else read now.
+   */
+  record(selection: Selection, id: RecordId, scope?: RecordScope): Promise<Row | undefined>;
+  /** A page of a list and what the plan asks of its count (readList). */
+  list(plan: ListPlan): Promise<ListRead>;
+}
+
+interface RecordRead {
+  readonly selection: Selection;
+  readonly id: RecordId;
+}
+
+const sameRead = (a: RecordRead | undefined, selection: Selection, id: RecordId): boolean => a?.selection === selection && a.id === id;
+
+export function requestReader(database: Database): RequestReader {
+  let announced: RecordRead | undefined;
+  let answered: (RecordRead & { readonly row: Row | undefined }) | undefined;
+  return {
+    database,
+    announce(selection, id) {
+      if (storeDatabase(database).capabilities.mergesRoundTrips) announced = { selection, id };
+    },
+    async lookUp(companion) {
+      const read = announced;
+      if (!read) return lookUp(database, companion);
+      announced = undefined;
+      const found = await findRecordAlongside(database, read.selection, read.id, companion);
+      if (found) answered = { ...read, row: found.record };
+      return found?.companion;
+    },
+    record(selection, id, scope) {
+      if (scope) return findScopedRecord(database, selection, id, scope);
+      if (!sameRead(answered, selection, id)) return findRecord(database, selection, id);
+      const { row } = answered!;
+      // Once: a later read in the same request (after a write, say) sees the database as it is then.
+      answered = undefined;
+      return Promise.resolve(row);
+    },
+    list: (plan) => readList(database, plan),
+  };
+}
