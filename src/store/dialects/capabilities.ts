@@ -20,7 +20,7 @@ export interface SqlTypes {
    * clash is still reported by the column's name; PostgreSQL indexes lower(column).
    */
   caseFolded(column: string): Expression<unknown>;
-  /** Whether trigram indexes (pg_trgm) can serve `LIKE '%term%'`: see trigramIndexes. */
+  /** Whether trigram indexes (pg_trgm) can serve `LIKE '%term%'` (a search field's index, where they can). */
   readonly supportsTrigramIndexes: boolean;
   /** Each storage type's SQL name (a `varchar` gets its length appended). */
   readonly columnTypes: Readonly<Record<ColumnType, string>>;
