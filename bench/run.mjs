@@ -22,7 +22,6 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { SEARCH_INDEXES } from '../dist/service/indexes.js';
 import { writeSection } from './report.mjs';
 import { headersFor, scenarios } from './scenarios.mjs';
 import { WARMUP, rssOf, startServer, waitUntilQuiet, warmUp } from './servers.mjs';
@@ -193,7 +192,11 @@ async function main() {
     }
     if (options.db === 'postgres' && list.some((s) => s.key === 'b')) {
       // The same search with the trigram indexes gone: the planner's other choice is a scan.
-      await onPostgres(database.url, (client) => client.query(`DROP INDEX ${SEARCH_INDEXES.map((index) => index.name).join(', ')}`));
+      // The collections' search fields get them (named <table>_<column>_trgm_idx by the generated migrations).
+      await onPostgres(database.url, async (client) => {
+        const { rows } = await client.query("SELECT indexname FROM pg_indexes WHERE schemaname = current_schema() AND indexdef LIKE '%gin_trgm_ops%'");
+        await client.query(`DROP INDEX ${rows.map((row) => `"${row.indexname}"`).join(', ')}`);
+      });
       const search = list.find((s) => s.key === 'b');
       record({ ...search, key: 'b-noindex', title: `${search.title}, **without** trigram indexes` }, 'restfold', [await measureOn('restfold', search)]);
     }
