@@ -74,11 +74,11 @@ function matchingRows(database: Database, source: ListSource, query: ListQuery, 
   const where = (eb: Where) => whereClause(database, source, query, eb);
   if (!gatherMatches(database, query, matches)) {
     const { selection } = source;
-    return { rows: selectColumns(fromSelection(database, selection), selection).where(where), selection, from: selection.table };
+    return { rows: selectColumns(database, fromSelection(database, selection), selection).where(where), selection, from: selection.table };
   }
   // The page is sorted outside the gathered rows, so the ordering's columns are gathered too.
   const selection = withColumns(source.selection, query.ordering.map(({ field }) => field));
-  const gathered = selectColumns(fromSelection(database, selection), selection).where(where);
+  const gathered = selectColumns(database, fromSelection(database, selection), selection).where(where);
   const rows = storeDatabase(database).db.with((cte) => cte(MATCHES).materialized(), () => gathered).selectFrom(MATCHES).selectAll();
   return { rows: rows as unknown as RowQuery, selection, from: MATCHES };
 }
@@ -176,7 +176,7 @@ async function pageByKeyset(database: Database, source: ListSource, query: ListQ
   }));
   // The boundary of the next page needs the ordering values, whether or not the serializer shows them.
   const selection = withColumns(source.selection, order.map(({ field }) => field));
-  let page = selectColumns(fromSelection(database, selection), selection).where((eb) => {
+  let page = selectColumns(database, fromSelection(database, selection), selection).where((eb) => {
     const conditions = [whereClause(database, source, query, eb)];
     if (keyset) {
       const [first] = order;
