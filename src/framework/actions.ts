@@ -290,7 +290,7 @@ const deleteReadsRecord = ({ request, permissions, collection: { hooks } }: Acti
 
 async function destroy(action: ActionRequest): Promise<ActionResult> {
   const id = parseId(action.id ?? '');
-  const { serializer, hooks } = action.collection;
+  const { hooks } = action.collection;
   let existing: Row | undefined;
   const seen = async (row: Row): Promise<void> => {
     existing = row;
