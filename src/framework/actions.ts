@@ -148,7 +148,7 @@ const requestContext = ({ user, parameters }: ActionRequest): RequestContext => 
 async function creation(action: ActionRequest, body: unknown, context: WriteContext): Promise<Row> {
   const { serializer, hooks } = action.collection;
   const values = await serializer.validate(body, 'create', context);
-  await serializer.validateObject(values, { existing: undefined, user: action.user });
+  await serializer.validateObject(values, { existing: undefined, user: action.user }, action.collection.validate);
   return prepared(values, hooks.beforeCreate?.({ ...requestContext(action), values }));
 }
 
@@ -254,6 +254,25 @@ const guard =
 /** Whether the model's rules write alongside this update (beforeStore, for the fields it is called on). */
 const storesBefore = (rules: UpdateRules, values: Row): boolean => !rules.beforeStoreOn || rules.beforeStoreOn.some((field) => field in values);
 
+/** Object validation of an update's values over a stored record: the serializer's `validate`, then the collection's. */
+const validateUpdate = (action: ActionRequest, fields: Row, existing: Row): Promise<void> =>
+  action.collection.serializer.validateObject(fields, { existing, user: action.user }, action.collection.validate);
+
+/**
+ * The update's object validation again, on the record it writes, where that is not the one
+ * validated: changed since the first read (PostgreSQL's conditional UPDATE missed and the record
+ * was read again under a lock; SQLite's locked re-read found it changed). Rules across fields then
+ * hold for what is stored, not for what was read.
+ */
+function revalidation(action: ActionRequest, fields: Row, existing: Row): WriteCheck | undefined {
+  const { serializer, validate } = action.collection;
+  if (!serializer.validatesObjects(validate)) return undefined;
+  const stored = (row: Row): string => JSON.stringify(serializer.storedFields(row), (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value));
+  return async (row) => {
+    if (row !== existing && stored(row) !== stored(existing)) await validateUpdate(action, fields, row);
+  };
+}
+
 async function change(action: ActionRequest, mode: WriteMode): Promise<ActionResult> {
   const { collection, reader } = action;
   const { serializer, hooks } = collection;
@@ -262,7 +281,7 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   // 404 and 403 come before a body is judged; validation (which may hash a password) stays outside the transaction.
   const { id, row: existing } = await loadRecord(action);
   const fields = await serializer.validate(action.body, mode, writeContext(action));
-  await serializer.validateObject(fields, { existing, user: action.user });
+  await validateUpdate(action, fields, existing);
   const values = await prepared(fields, hooks.beforeUpdate?.({ ...requestContext(action), values: fields, existing }));
   const rules = model.rules?.updates;
   const update = { id, values, body: action.body as Row, user: action.user };
@@ -272,7 +291,7 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   const row = await hooked(
     reader.database,
     hooks.afterUpdate !== undefined,
-    (database) => updateRecord(database, model, selection, id, values, { check: guard(action), seen: existing, scope: action.scope, alongside }),
+    (database) => updateRecord(database, model, selection, id, values, { check: guard(action, revalidation(action, fields, existing)), seen: existing, scope: action.scope, alongside }),
     async (database, record) => {
       if (record) await hooks.afterUpdate?.({ ...requestContext(action), values, existing, record, database });
     },
