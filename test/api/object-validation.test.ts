@@ -7,7 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
-import type { StoreDatabase } from '../../src/store/database.js';
+import { interloper } from '../support/interloper.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { testDialect } from '../support/database.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
@@ -35,30 +35,14 @@ const app = withGeneratedMigrations(
 );
 
 const sent: string[] = [];
-/** Set to a change: made once, by another writer, right after the app's next read of a span. */
-let interloper: (() => Promise<unknown>) | undefined;
-
-/** The database with `interloper` run after the next read of a span. */
-function interrupted(database: StoreDatabase): StoreDatabase {
-  return {
-    ...database,
-    async run(text, parameters) {
-      const rows = await database.run(text, parameters);
-      const change = interloper;
-      if (change && /^select .*from "spans"/i.test(text)) {
-        interloper = undefined;
-        await change();
-      }
-      return rows;
-    },
-  };
-}
+/** Another writer, changing the record right after the request's read of it. */
+const other = interloper('spans');
 
 let api: TestApi;
 let alice: TestUser;
 
 beforeAll(async () => {
-  api = await startApi({}, app, { appDatabase: (database) => interrupted(recording(sent)(database)) });
+  api = await startApi({}, app, { appDatabase: (database) => other.database(recording(sent)(database)) });
   alice = await api.user('alice');
 });
 afterAll(() => api.close());
@@ -90,10 +74,10 @@ describe('an update whose record changes between its read and its write', () => 
   it('validates the record it would write, and stores nothing when that fails', async () => {
     const { id } = (await create({ title: 'moving', starts: 3, ends: 9 })).json;
     // Valid over the record as first read (3 … 5); not once another writer has moved the start to 7.
-    interloper = () => api.database.db.updateTable('spans').set({ starts: 7 }).where('id', '=', id).execute();
+    other.next(() => api.database.db.updateTable('spans').set({ starts: 7 }).where('id', '=', id).execute());
     sent.length = 0;
     const reply = await patch(id, { ends: 5 });
-    expect(interloper).toBeUndefined();
+    expect(other.waiting).toBe(false);
     expect(reply.status).toBe(400);
     expect(reply.json.details).toEqual({ ends: ['Must not be before 7.'] });
     if (testDialect === 'postgres') {
@@ -106,9 +90,9 @@ describe('an update whose record changes between its read and its write', () => 
 
   it('writes when the record as it is then passes, and the other writer’s change stays', async () => {
     const { id } = (await create({ title: 'drifting', starts: 3, ends: 9 })).json;
-    interloper = () => api.database.db.updateTable('spans').set({ title: 'theirs' }).where('id', '=', id).execute();
+    other.next(() => api.database.db.updateTable('spans').set({ title: 'theirs' }).where('id', '=', id).execute());
     const reply = await patch(id, { ends: 5 });
-    expect(interloper).toBeUndefined();
+    expect(other.waiting).toBe(false);
     expect(reply.json).toMatchObject({ id, title: 'theirs', starts: 3, ends: 5 });
   });
 });
