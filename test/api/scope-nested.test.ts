@@ -121,6 +121,11 @@ describe('a nested record of a scoped collection', () => {
     expect(created.json).toMatchObject({ memo_id: alicesMemos[2], memo: null });
     expect((await api.request('DELETE', `/api/v1/remarks/${created.json.id}/`, { token: bob.token })).status).toBe(204);
   });
+
+  it('may be null in the OpenAPI document, though its foreign key may not', async () => {
+    const document = (await api.request('GET', '/api/v1/schema/')).json;
+    expect(document.components.schemas.Remark.properties.memo).toEqual({ anyOf: [{ $ref: '#/components/schemas/NestedMemo' }, { type: 'null' }] });
+  });
 });
 
 describe('an aggregate over a scoped collection’s records', () => {
