@@ -1,4 +1,5 @@
 /** Rows as the store reads and writes them, and what a read selects. */
+import type { RecordScope } from './list-query.js';
 
 export type Row = Record<string, unknown>;
 
@@ -14,12 +15,23 @@ export interface Aggregate {
   readonly table: string;
   readonly via: string;
   readonly where?: { readonly column: string; readonly value: unknown };
+  /** Only related rows within one of these scopes at least (the request's scopes of the collections serving `table`). */
+  readonly within?: readonly RecordScope[];
+}
+
+/** A nested record: the row of `table` that the column `via` names, read by a join; none (null) outside `within`, as Aggregate's. */
+export interface Join {
+  readonly name: string;
+  readonly table: string;
+  readonly via: string;
+  readonly columns: readonly string[];
+  readonly within?: readonly RecordScope[];
 }
 
 /** What the store must read for a serializer: own columns, one join per nested field, and the aggregates. */
 export interface Selection {
   readonly table: string;
   readonly columns: readonly string[];
-  readonly joins: readonly { name: string; table: string; via: string; columns: readonly string[] }[];
+  readonly joins: readonly Join[];
   readonly aggregates?: readonly Aggregate[];
 }

@@ -25,6 +25,7 @@ import { idOf, parseId } from './record-id.js';
 import type { Row, Selection } from '../core/rows.js';
 import { chosenFields, type Serializer, type WriteContext, type WriteMode } from './serializer.js';
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
+import { readsScoped, type RelatedScopes } from './related-scopes.js';
 import type { RequestContext } from './scope.js';
 
 export interface ActionRequest {
@@ -43,7 +44,13 @@ export interface ActionRequest {
   readonly body?: unknown;
   /** The collection's scope for this request, when it has one. */
   readonly scope?: RecordScope;
+  /** A selection as this request may read it: nested records and aggregates within their collections' scopes (related-scopes.ts). */
+  readonly scopeRelated: (selection: Selection) => Selection;
 }
+
+/** What the action reads of its records (the serializer's, or a narrowed one), for this request. */
+const selectionOf = (action: ActionRequest, serializer = action.collection.serializer): Selection =>
+  action.scopeRelated(serializer.selectionFor(action.user));
 
 export interface ActionResult {
   readonly status: number;
@@ -57,7 +64,7 @@ async function list(action: ActionRequest): Promise<ActionResult> {
   const { request, reader, collection, parameters } = action;
   const query = { ...parseListQuery(parameters, collection.queryRules), scope: action.scope?.conditions };
   const serializer = chosenFields(collection.serializer, parameters);
-  const source = { ...collection.listSource, selection: orderedBy(serializer.selectionFor(action.user), action, query) };
+  const source = { ...collection.listSource, selection: orderedBy(selectionOf(action, serializer), action, query) };
   const plan = { source, query, estimateThreshold: collection.estimateThreshold };
   if (collection.pagination === 'cursor') return listByCursor(action, serializer, plan);
   const mode = preferredCount(request, collection.countModes);
@@ -72,7 +79,7 @@ async function list(action: ActionRequest): Promise<ActionResult> {
 function orderedBy(selection: Selection, action: ActionRequest, query: ListQuery): Selection {
   const names = new Set(query.ordering.map(({ field }) => field));
   const shown = new Set((selection.aggregates ?? []).map(({ name }) => name));
-  const missing = (action.collection.serializer.selectionFor(action.user).aggregates ?? []).filter(({ name }) => names.has(name) && !shown.has(name));
+  const missing = (selectionOf(action).aggregates ?? []).filter(({ name }) => names.has(name) && !shown.has(name));
   return missing.length === 0 ? selection : { ...selection, aggregates: [...(selection.aggregates ?? []), ...missing] };
 }
 
@@ -113,7 +120,7 @@ const checkRecord = (action: ActionRequest, row: Row): Promise<void> =>
   checkObjectPermissions(action.permissions, { user: action.user, action: action.action }, row);
 
 /** The record named by the path, after the object-level permission checks. */
-export async function loadRecord(action: ActionRequest, selection = action.collection.serializer.selectionFor(action.user)): Promise<{ id: RecordId; row: Row }> {
+export async function loadRecord(action: ActionRequest, selection = selectionOf(action)): Promise<{ id: RecordId; row: Row }> {
   const id = parseId(action.id ?? '');
   const row = await action.reader.record(selection, id, action.scope);
   if (!row) throw notFound();
@@ -123,7 +130,7 @@ export async function loadRecord(action: ActionRequest, selection = action.colle
 
 async function retrieve(action: ActionRequest): Promise<ActionResult> {
   const serializer = chosenFields(action.collection.serializer, action.parameters);
-  const { row } = await loadRecord(action, serializer.selectionFor(action.user));
+  const { row } = await loadRecord(action, selectionOf(action, serializer));
   const body = serializer.render(row, action);
   return written(200, body, strongEtag);
 }
@@ -141,7 +148,7 @@ const requestContext = ({ user, parameters }: ActionRequest): RequestContext => 
 async function creation(action: ActionRequest, body: unknown, context: WriteContext): Promise<Row> {
   const { serializer, hooks } = action.collection;
   const values = await serializer.validate(body, 'create', context);
-  await serializer.validateObject(values, { existing: undefined, user: action.user });
+  await serializer.validateObject(values, { existing: undefined, user: action.user }, action.collection.validate);
   return prepared(values, hooks.beforeCreate?.({ ...requestContext(action), values }));
 }
 
@@ -154,7 +161,7 @@ async function inScope(action: ActionRequest, database: Database, rows: Row[]): 
   if (!scope) return rows;
   const ids = { field: 'id', lookup: 'in', value: rows.map((row) => row.id) } as const;
   const query = { page: 1, pageSize: rows.length, search: [], ordering: [], filters: [ids], scope: scope.conditions };
-  const source = { ...collection.listSource, selection: collection.serializer.selectionFor(action.user) };
+  const source = { ...collection.listSource, selection: selectionOf(action) };
   const { rows: again } = await readList(database, { source, query, paging: { by: 'number' }, count: 'none', estimateThreshold: 0 });
   if (again.length < rows.length) throw permissionDenied('You may not create a record outside the ones you may see.');
   return again;
@@ -189,7 +196,7 @@ async function create(action: ActionRequest): Promise<ActionResult> {
   if (Array.isArray(action.body) && action.collection.bulkCreateMax !== undefined) return createMany(action, action.body);
   const { collection, request } = action;
   const { model } = collection.serializer;
-  const selection = collection.serializer.selectionFor(action.user);
+  const selection = selectionOf(action);
   const values = await creation(action, action.body, writeContext(action));
   const [row] = (await stored(action, [values], async (database) => [await createRecord(database, model, selection, values)])) as [Row];
   const body = collection.serializer.render(row, action);
@@ -222,7 +229,7 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
   if (Object.keys(details).length > 0) throw validationFailed(details);
   try {
     const { model } = collection.serializer;
-    const selection = collection.serializer.selectionFor(action.user);
+    const selection = selectionOf(action);
     const rows = await stored(action, values, (database) => createRecords(database, model, selection, values));
     return { status: 201, body: rows.map((row) => collection.serializer.render(row, action)) };
   } catch (error) {
@@ -247,15 +254,34 @@ const guard =
 /** Whether the model's rules write alongside this update (beforeStore, for the fields it is called on). */
 const storesBefore = (rules: UpdateRules, values: Row): boolean => !rules.beforeStoreOn || rules.beforeStoreOn.some((field) => field in values);
 
+/** Object validation of an update's values over a stored record: the serializer's `validate`, then the collection's. */
+const validateUpdate = (action: ActionRequest, fields: Row, existing: Row): Promise<void> =>
+  action.collection.serializer.validateObject(fields, { existing, user: action.user }, action.collection.validate);
+
+/**
+ * The update's object validation again, on the record it writes, where that is not the one
+ * validated: changed since the first read (PostgreSQL's conditional UPDATE missed and the record
+ * was read again under a lock; SQLite's locked re-read found it changed). Rules across fields then
+ * hold for what is stored, not for what was read.
+ */
+function revalidation(action: ActionRequest, fields: Row, existing: Row): WriteCheck | undefined {
+  const { serializer, validate } = action.collection;
+  if (!serializer.validatesObjects(validate)) return undefined;
+  const stored = (row: Row): string => JSON.stringify(serializer.storedFields(row), (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value));
+  return async (row) => {
+    if (row !== existing && stored(row) !== stored(existing)) await validateUpdate(action, fields, row);
+  };
+}
+
 async function change(action: ActionRequest, mode: WriteMode): Promise<ActionResult> {
   const { collection, reader } = action;
   const { serializer, hooks } = collection;
   const { model } = serializer;
-  const selection = serializer.selectionFor(action.user);
+  const selection = selectionOf(action);
   // 404 and 403 come before a body is judged; validation (which may hash a password) stays outside the transaction.
   const { id, row: existing } = await loadRecord(action);
   const fields = await serializer.validate(action.body, mode, writeContext(action));
-  await serializer.validateObject(fields, { existing, user: action.user });
+  await validateUpdate(action, fields, existing);
   const values = await prepared(fields, hooks.beforeUpdate?.({ ...requestContext(action), values: fields, existing }));
   const rules = model.rules?.updates;
   const update = { id, values, body: action.body as Row, user: action.user };
@@ -265,7 +291,7 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   const row = await hooked(
     reader.database,
     hooks.afterUpdate !== undefined,
-    (database) => updateRecord(database, model, selection, id, values, { check: guard(action), seen: existing, scope: action.scope, alongside }),
+    (database) => updateRecord(database, model, selection, id, values, { check: guard(action, revalidation(action, fields, existing)), seen: existing, scope: action.scope, alongside }),
     async (database, record) => {
       if (record) await hooks.afterUpdate?.({ ...requestContext(action), values, existing, record, database });
     },
@@ -283,7 +309,7 @@ const deleteReadsRecord = ({ request, permissions, collection: { hooks } }: Acti
 
 async function destroy(action: ActionRequest): Promise<ActionResult> {
   const id = parseId(action.id ?? '');
-  const { serializer, hooks } = action.collection;
+  const { hooks } = action.collection;
   let existing: Row | undefined;
   const seen = async (row: Row): Promise<void> => {
     existing = row;
@@ -292,7 +318,7 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
   const deleted = await hooked(
     action.reader.database,
     hooks.afterDelete !== undefined,
-    (database) => deleteRecord(database, serializer.selectionFor(action.user), id, deleteReadsRecord(action) ? guard(action, seen) : undefined, action.scope),
+    (database) => deleteRecord(database, selectionOf(action), id, deleteReadsRecord(action) ? guard(action, seen) : undefined, action.scope),
     async (database, deleted) => {
       if (deleted) await hooks.afterDelete?.({ ...requestContext(action), existing: existing!, database });
     },
@@ -307,10 +333,11 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
  * when the record is known from the path alone (a valid id and no query string, as `fields` and
  * `omit` change what is read), so the reader may send it with the credential's lookup. Not where
  * what is read depends on the user, who is not known yet: a scoped collection's record (read within
- * the scope) or a selection with aggregates over the user's rows.
+ * the scope), a selection with aggregates over the user's rows, or with nested records or aggregates
+ * of scoped collections.
  */
-function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection): void {
-  if (collection.scope || collection.serializer.perUser) return;
+function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection, related: RelatedScopes): void {
+  if (collection.scope || collection.serializer.perUser || readsScoped(collection.serializer.selection, related)) return;
   const recordId = url.includes('?') ? undefined : idOf(id ?? '');
   if (recordId !== undefined) reader.announce(collection.serializer.selection, recordId);
 }

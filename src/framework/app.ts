@@ -29,6 +29,7 @@ import { httpProtocol, httpServerOptions } from './plugins/http-server.js';
 import { requestIdentity, requestIdentityOptions } from './plugins/request-identity.js';
 import { securityHeaders } from './plugins/security-headers.js';
 import { closeRedis, connectRedis } from './redis.js';
+import { relatedScopes } from './related-scopes.js';
 import { createPasswordThrottle, createThrottle, memoryCounterStore, redisCounterStore, type ScopedRates } from './throttling.js';
 
 export { API_PREFIX } from './plugins/collections.js';
@@ -136,6 +137,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       throttle,
       passwordThrottle,
       page,
+      relatedScopes: relatedScopes(definition.collections),
     },
   });
   if (definition.routes) {

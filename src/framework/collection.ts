@@ -12,7 +12,7 @@ import type { Hooks } from './hooks.js';
 import type { Action, Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
 import type { Scope } from './scope.js';
-import type { Serializer } from './serializer.js';
+import type { ObjectValidator, Serializer } from './serializer.js';
 
 export interface CollectionOptions {
   serializer: Serializer;
@@ -50,6 +50,8 @@ export interface CollectionOptions {
   scope?: Scope;
   /** Code run before and after each write (see hooks.ts). */
   hooks?: Hooks;
+  /** Whole-object validation, as the serializer's `validate` (after it, when both are set; what both find is reported together). */
+  validate?: ObjectValidator;
   /** Endpoints of the collection's own, by name: `/<name>/{id}/<action>/` or `/<name>/<action>/`. */
   actions?: Readonly<Record<string, CustomAction>>;
 }
@@ -70,6 +72,7 @@ export interface Collection {
   permissionsFor(action: Action): readonly Permission[] | undefined;
   readonly scope: Scope | undefined;
   readonly hooks: Hooks;
+  readonly validate: ObjectValidator | undefined;
   readonly customActions: Readonly<Record<string, CustomAction>>;
 }
 
@@ -98,7 +101,11 @@ export function collection(name: string, options: CollectionOptions): Collection
   // A SQL-backed computed field is a column of the page's own statement, so it may be ordered by (not by keyset).
   const aggregated = (field: string): boolean => serializer.fields.includes(field) && serializer.computed[field]?.aggregate !== undefined;
   for (const field of ordering) {
-    if (aggregated(field) && options.pagination !== 'cursor') continue;
+    // A keyset compares the boundary with an indexed column; an aggregate would be computed for every row before it.
+    if (aggregated(field) && options.pagination === 'cursor') {
+      throw new Error(`${name}: cursor pagination cannot order by "${field}", a SQL-backed computed field (no index serves it); page by number to order by it.`);
+    }
+    if (aggregated(field)) continue;
     if (!modelFields[field] || modelFields[field].writeOnly) throw new Error(`${name}: cannot order by "${field}".`);
   }
   const defaultOrdering: Ordering[] = (options.defaultOrdering ?? []).map((term) => {
@@ -138,6 +145,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     indexes,
     scope: options.scope,
     hooks: options.hooks ?? {},
+    validate: options.validate,
     customActions: options.actions ?? {},
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],

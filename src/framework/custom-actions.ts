@@ -19,6 +19,7 @@ import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
 import { renderResult } from './renderers.js';
 import type { Endpoint, Method } from './router.js';
+import { scopeRelated } from './related-scopes.js';
 import { scopeFor, type RequestContext } from './scope.js';
 import { documentedCredentials } from './documented-credentials.js';
 import { permissionsFor, varyByRequester, type ApiRuntime } from './views.js';
@@ -96,9 +97,10 @@ async function handleCustomAction(
   const body = withBody.has(declared.method) ? parseJsonBody(request) : undefined;
 
   const scope = scopeFor(collection.scope, collection.queryRules.fields, { user, parameters });
+  const related = scopeRelated(runtime.relatedScopes, { user, parameters });
   const id = (request.params as { id?: string }).id;
   const record = declared.detail
-    ? (await loadRecord({ request, reader, cursorKey: runtime.cursorKey, collection, action, permissions, user, parameters, id, scope })).row
+    ? (await loadRecord({ request, reader, cursorKey: runtime.cursorKey, collection, action, permissions, user, parameters, id, scope, scopeRelated: related })).row
     : undefined;
 
   const result = await declared.handler({ user, parameters, request, reply, database: reader.database, record, body });

@@ -27,7 +27,7 @@ export type { RecordId, RecordStore, RecordStoreOptions } from './record-store.j
 export { Serializer, serializer } from './serializer.js';
 export { computed } from './computed.js';
 export type { ComputedField, RenderContext } from './computed.js';
-export type { NestedField, ObjectContext, ObjectErrors, SerializerOptions } from './serializer.js';
+export type { NestedField, ObjectContext, ObjectErrors, ObjectValidator, SerializerOptions } from './serializer.js';
 export type { RequestContext, Scope, ScopeConditions } from './scope.js';
 export type { CommitEvent, CreateEvent, DeleteEvent, Hooks, UpdateEvent, Written } from './hooks.js';
 export type { Condition, Filter } from '../core/list-query.js';

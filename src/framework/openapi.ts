@@ -12,6 +12,7 @@ import type { Collection } from './collection.js';
 import type { JsonSchema } from '../core/fields.js';
 import type { Action, Permission } from './permissions.js';
 import { RESERVED_PARAMETERS } from './query.js';
+import type { RelatedScopes } from './related-scopes.js';
 import type { Serializer, WriteMode } from './serializer.js';
 
 export const ERROR_SCHEMA_ID = 'ErrorEnvelope';
@@ -99,9 +100,10 @@ const named = (name: string, schema: JsonSchema): JsonSchema => ({ [COMPONENT]: 
 
 /**
  * The JSON a record renders as. Every field is required: a response carries
- * them all unless the request narrowed it with `?fields=` or `?omit=`.
+ * them all unless the request narrowed it with `?fields=` or `?omit=`. A nested
+ * record may be null where its foreign key may, or where its table is scoped (`scoped`: outside the scope).
  */
-export function recordSchema(serializer: Serializer): JsonSchema {
+export function recordSchema(serializer: Serializer, scoped: RelatedScopes = new Map()): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   for (const name of serializer.fields) {
     const nested = serializer.nested[name];
@@ -110,8 +112,9 @@ export function recordSchema(serializer: Serializer): JsonSchema {
     if (serializer.hidden.has(name)) properties[name] = { type: 'null', description: 'Hidden: always null.' };
     else if (computed) properties[name] = { ...computed.schema, readOnly: true };
     else if (nested) {
-      const record = recordSchema(nested.serializer);
-      properties[name] = serializer.model.fields[nested.source]!.nullable ? { anyOf: [record, { type: 'null' }] } : record;
+      const record = recordSchema(nested.serializer, scoped);
+      const nullable = serializer.model.fields[nested.source]!.nullable || scoped.has(nested.serializer.model.table);
+      properties[name] = nullable ? { anyOf: [record, { type: 'null' }] } : record;
     } else properties[name] = { ...field!.schema, ...(serializer.readOnly.has(name) ? { readOnly: true } : {}) };
   }
   return named(serializer.name, { type: 'object', properties, required: [...serializer.fields] });
@@ -218,9 +221,9 @@ export const operationId = (...words: string[]): string =>
     .map((word, index) => (index === 0 ? word : word[0]!.toUpperCase() + word.slice(1)))
     .join('');
 
-/** The route schema of one collection action. */
-export function actionSchema(collection: Collection, action: DocumentedAction): FastifySchema {
-  const record = recordSchema(collection.serializer);
+/** The route schema of one collection action (`scoped`: the app's scoped tables, see recordSchema). */
+export function actionSchema(collection: Collection, action: DocumentedAction, scoped: RelatedScopes): FastifySchema {
+  const record = recordSchema(collection.serializer, scoped);
   const base = { tags: [collection.name], summary: `${SUMMARIES[action]} ${collection.name}`, operationId: operationId(collection.name, action) };
   const reads = [400, 401, 403, 404, 406, 429, 503];
   const writes = [...reads, 413, 415];

@@ -87,7 +87,7 @@ function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Part
       method,
       {
         handler: (request, reply) => handleCollection(request, reply, runtime, collection, action),
-        schema: { ...actionSchema(collection, action), ...documentedCredentials(runtime, collection, action) },
+        schema: { ...actionSchema(collection, action, runtime.relatedScopes), ...documentedCredentials(runtime, collection, action) },
       },
     ]),
   );
@@ -101,7 +101,7 @@ function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Part
 function bulkCreateEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
   return {
     handler: (request, reply) => handleCollection(request, reply, runtime, collection, 'create'),
-    schema: { ...actionSchema(collection, 'bulk_create'), ...documentedCredentials(runtime, collection, 'create') },
+    schema: { ...actionSchema(collection, 'bulk_create', runtime.relatedScopes), ...documentedCredentials(runtime, collection, 'create') },
   };
 }
 

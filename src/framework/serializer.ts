@@ -43,8 +43,11 @@ export interface SerializerOptions {
    * stored (on PATCH, the stored record with the sent fields over it). Returns what is wrong, by
    * field or under `non_field_errors`, or nothing.
    */
-  validate?: (values: Row, context: ObjectContext) => ObjectErrors | void | Promise<ObjectErrors | void>;
+  validate?: ObjectValidator;
 }
+
+/** Whole-object validation, on a serializer or a collection (see SerializerOptions.validate). */
+export type ObjectValidator = (values: Row, context: ObjectContext) => ObjectErrors | void | Promise<ObjectErrors | void>;
 
 /** Object validation's findings: messages by field, or under `non_field_errors` (fields left out, or undefined, are fine). */
 export type ObjectErrors = Readonly<Partial<Record<string, readonly string[]>>>;
@@ -126,7 +129,10 @@ export class Serializer {
         throw new Error(`${model.table}: nested "${name}" needs "${nested.source}" to be a foreign key to ${nested.serializer.model.table}.`);
       }
       // A nested record is read by a join, which carries columns only.
-      if (nested.serializer.selection.aggregates?.length) throw new Error(`${model.table}: nested "${name}" shows SQL-backed computed fields; omit them there.`);
+      const aggregated = (nested.serializer.selection.aggregates ?? []).map((aggregate) => aggregate.name);
+      if (aggregated.length > 0) {
+        throw new Error(`${model.table}: nested "${name}" shows SQL-backed computed fields (${aggregated.join(', ')}), which a nested record cannot: leave them out of its serializer's fields.`);
+      }
     }
     // Nested objects and write-only-by-nature fields are never taken from a body as they are.
     this.readOnly = new Set([...(options.readOnly ?? []), ...Object.keys(this.nested), ...Object.keys(this.computed), 'id']);
@@ -261,15 +267,28 @@ export class Serializer {
     return values;
   }
 
+  /** Whether an update must validate the record as a whole (its own `validate`, or the collection's: `also`). */
+  validatesObjects(also?: ObjectValidator): boolean {
+    return this.options.validate !== undefined || also !== undefined;
+  }
+
+  /** The model's fields of a stored record, as object validation sees them. */
+  storedFields(existing: Row): Row {
+    return Object.fromEntries(Object.keys(this.model.fields).filter((name) => name in existing).map((name) => [name, existing[name]]));
+  }
+
   /**
-   * The serializer's `validate` on the values (over the stored record's fields, on an update):
-   * 400 with its details, as field errors are.
+   * The serializer's `validate`, then `also` (the collection's), on the values (over the stored
+   * record's fields, on an update): 400 with what both found, as field errors are.
    */
-  async validateObject(values: Row, context: ObjectContext): Promise<void> {
-    if (!this.options.validate) return;
-    const stored = context.existing ? Object.fromEntries(Object.keys(this.model.fields).filter((name) => name in context.existing!).map((name) => [name, context.existing![name]])) : {};
-    const found = Object.entries((await this.options.validate({ ...stored, ...values }, context)) ?? {});
-    const details: ErrorDetails = Object.fromEntries(found.filter(([, messages]) => messages?.length).map(([field, messages]) => [field, [...messages!]]));
+  async validateObject(values: Row, context: ObjectContext, also?: ObjectValidator): Promise<void> {
+    const record = { ...(context.existing && this.storedFields(context.existing)), ...values };
+    const details: ErrorDetails = {};
+    for (const validate of [this.options.validate, also]) {
+      for (const [field, messages] of Object.entries((await validate?.(record, context)) ?? {})) {
+        if (messages?.length) (details[field] ??= []).push(...messages);
+      }
+    }
     if (Object.keys(details).length > 0) throw validationFailed(details);
   }
 

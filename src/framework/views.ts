@@ -16,6 +16,7 @@ import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
 import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
 import { renderResult } from './renderers.js';
+import { scopeRelated, type RelatedScopes } from './related-scopes.js';
 import { scopeFor } from './scope.js';
 import type { PasswordThrottle, Throttle } from './throttling.js';
 
@@ -32,6 +33,8 @@ export interface ApiRuntime {
   readonly passwordThrottle: PasswordThrottle;
   /** What the browsable page needs beyond the request (login URLs, the API root). */
   readonly page: BrowsableContext;
+  /** The scoped collections' tables, whose records nested reads keep within the scopes. */
+  readonly relatedScopes: RelatedScopes;
 }
 
 const actionsWithBody: ReadonlySet<Action> = new Set(['create', 'update', 'partial_update']);
@@ -64,7 +67,7 @@ export async function handleCollection(
   varyByRequester(reply, runtime);
   const reader = requestReader(runtime.database);
   const { id } = request.params as { id?: string };
-  announceReads[action]?.(reader, id, request.url, collection);
+  announceReads[action]?.(reader, id, request.url, collection, runtime.relatedScopes);
   const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
   request.user = user;
 
@@ -94,6 +97,7 @@ export async function handleCollection(
     id,
     body,
     scope: scopeFor(collection.scope, collection.queryRules.fields, { user, parameters }),
+    scopeRelated: scopeRelated(runtime.relatedScopes, { user, parameters }),
   });
 
   return renderResult(reply, mediaType, result, { ...runtime.page, collection, action });

@@ -6,10 +6,10 @@
  */
 import { setImmediate } from 'node:timers/promises';
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import { Day, type Field, type Lookup } from '../core/fields.js';
-import type { Condition, CountMode, Filter, Keyset, ListQuery, ListSource, Ordering, RecordScope } from '../core/list-query.js';
+import type { Lookup } from '../core/fields.js';
+import type { CountMode, Keyset, ListQuery, ListSource, Ordering, RecordScope } from '../core/list-query.js';
 import type { Row, Selection } from '../core/rows.js';
-import { storeExpressionOf } from './conditions.js';
+import { compileConditions } from './filters.js';
 import { escapeLike, storeDatabase, type Database, type Tables } from './database.js';
 import { assembleRecord, assembleRow, fromSelection, selectColumns, selectRecord, type RecordId, type RowQuery } from './records.js';
 
@@ -74,11 +74,11 @@ function matchingRows(database: Database, source: ListSource, query: ListQuery, 
   const where = (eb: Where) => whereClause(database, source, query, eb);
   if (!gatherMatches(database, query, matches)) {
     const { selection } = source;
-    return { rows: selectColumns(fromSelection(database, selection), selection).where(where), selection, from: selection.table };
+    return { rows: selectColumns(database, fromSelection(database, selection), selection).where(where), selection, from: selection.table };
   }
   // The page is sorted outside the gathered rows, so the ordering's columns are gathered too.
   const selection = withColumns(source.selection, query.ordering.map(({ field }) => field));
-  const gathered = selectColumns(fromSelection(database, selection), selection).where(where);
+  const gathered = selectColumns(database, fromSelection(database, selection), selection).where(where);
   const rows = storeDatabase(database).db.with((cte) => cte(MATCHES).materialized(), () => gathered).selectFrom(MATCHES).selectAll();
   return { rows: rows as unknown as RowQuery, selection, from: MATCHES };
 }
@@ -176,7 +176,7 @@ async function pageByKeyset(database: Database, source: ListSource, query: ListQ
   }));
   // The boundary of the next page needs the ordering values, whether or not the serializer shows them.
   const selection = withColumns(source.selection, order.map(({ field }) => field));
-  let page = selectColumns(fromSelection(database, selection), selection).where((eb) => {
+  let page = selectColumns(database, fromSelection(database, selection), selection).where((eb) => {
     const conditions = [whereClause(database, source, query, eb)];
     if (keyset) {
       const [first] = order;
@@ -304,98 +304,19 @@ export async function findScopedRecord(
   scope: RecordScope,
   { lock = false }: { lock?: boolean } = {},
 ): Promise<Row | undefined> {
-  const source = { selection, fields: scope.fields, searchFields: [] };
-  let query = selectRecord(database, selection, id).where((eb) => eb.and(compileConditions(database, source, scope.conditions, eb)));
+  let query = selectRecord(database, selection, id).where((eb) => eb.and(compileConditions(database, scope.fields, selection.table, scope.conditions, eb)));
   if (lock && storeDatabase(database).capabilities.supportsRowLocks) query = query.forUpdate(selection.table);
   const row = await query.executeTakeFirst();
   return row && assembleRecord(row, selection);
 }
 
-/** Each condition, over the source's own table. */
-function compileConditions(database: Database, source: ListSource, conditions: readonly Condition[], eb: Where): Expression<SqlBool>[] {
-  const { table } = source.selection;
-  return conditions.map((condition) => {
-    const expression = storeExpressionOf(condition);
-    if (expression) return expression(eb, table);
-    const filter = condition as Filter;
-    const field = source.fields[filter.field];
-    if (!field) throw new Error(`${table} has no field "${filter.field}" to filter on.`);
-    return compileFilter(database, field, `${table}.${filter.field}`, filter, eb);
-  });
-}
-
 function whereClause(database: Database, source: ListSource, query: ListQuery, eb: Where): Expression<SqlBool> {
   const { table } = source.selection;
-  const conditions = compileConditions(database, source, [...query.filters, ...(query.scope ?? [])], eb);
+  const conditions = compileConditions(database, source.fields, table, [...query.filters, ...(query.scope ?? [])], eb);
   for (const term of query.search) {
     conditions.push(
       eb.or(source.searchFields.map((name) => storeDatabase(database).like(sql.ref(`${table}.${name}`), `%${escapeLike(term)}%`, true))),
     );
   }
   return eb.and(conditions);
-}
-
-/**
- * Up to this many bare dates under `in` are ranges (their whole UTC days), which an index on the
- * column can serve; more are one lookup of each row's day in the list, since testing every range
- * costs each row of a scan a comparison per member (a thousand days over 10 000 users held SQLite's
- * event loop for a second), and as a flat OR they would pass SQLite's expression depth limit.
- */
-const DAYS_AS_RANGES = 16;
-
-function compileFilter(database: Database, field: Field, column: string, filter: Filter, eb: Where): Expression<SqlBool> {
-  const ref = sql.ref(column);
-  const bind = (value: unknown): unknown => field.toDriver(value);
-  const compare = (operator: '=' | '>' | '>=' | '<' | '<=', value: unknown): Expression<SqlBool> => {
-    if (value instanceof Day) {
-      // A bare date: exact means the whole day; the other comparisons use its start.
-      if (operator === '=') return eb.and([eb(ref, '>=', bind(value.start)), eb(ref, '<', bind(value.end))]);
-      return eb(ref, operator, bind(value.start));
-    }
-    return eb(ref, operator, bind(value));
-  };
-  const like = (pattern: string, insensitive: boolean): Expression<SqlBool> => storeDatabase(database).like(ref, pattern, insensitive);
-  const text = (): string => escapeLike(filter.value as string);
-
-  switch (filter.lookup) {
-    case 'exact':
-      return compare('=', filter.value);
-    case 'iexact':
-      return like(text(), true);
-    case 'contains':
-      return like(`%${text()}%`, false);
-    case 'icontains':
-      return like(`%${text()}%`, true);
-    case 'startswith':
-      return like(`${text()}%`, false);
-    case 'endswith':
-      return like(`%${text()}`, false);
-    case 'gt':
-      return compare('>', filter.value);
-    case 'gte':
-      return compare('>=', filter.value);
-    case 'lt':
-      return compare('<', filter.value);
-    case 'lte':
-      return compare('<=', filter.value);
-    case 'in': {
-      const values = filter.value as unknown[];
-      const days = values.filter((value) => value instanceof Day);
-      if (days.length === 0) return eb(ref, 'in', values.map(bind));
-      const conditions =
-        days.length <= DAYS_AS_RANGES
-          ? days.map((day) => compare('=', day))
-          : [eb(storeDatabase(database).utcDay(ref), 'in', days.map((day) => day.start.toISOString().slice(0, 10)))];
-      const others = values.filter((value) => !(value instanceof Day));
-      if (others.length > 0) conditions.push(eb(ref, 'in', others.map(bind)));
-      return eb.or(conditions);
-    }
-    case 'isnull':
-      return filter.value ? eb(ref, 'is', null) : eb(ref, 'is not', null);
-    case 'range': {
-      const [low, high] = filter.value as [unknown, unknown];
-      const upper = high instanceof Day ? eb(ref, '<', bind(high.end)) : eb(ref, '<=', bind(high));
-      return eb.and([compare('>=', low), upper]);
-    }
-  }
 }

@@ -9,6 +9,7 @@ import type { Ordering } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
 import type { Aggregate, Row, Selection } from '../core/rows.js';
 import { storeDatabase, type Database, type Tables } from './database.js';
+import { withinScopes } from './filters.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a select over run-time tables has no static row type
@@ -22,19 +23,23 @@ export function fromSelection(database: Database, selection: Selection, from = s
   let query = from;
   for (const join of selection.joins) {
     const alias = nestedAlias(join.name);
-    query = query.leftJoin(`${join.table} as ${alias}`, `${alias}.id`, `${selection.table}.${join.via}`) as RowQuery;
+    const { within } = join;
+    query = query.leftJoin(`${join.table} as ${alias}`, (on) => {
+      const joined = on.onRef(`${alias}.id`, '=', `${selection.table}.${join.via}`);
+      return within ? joined.on(withinScopes(database, within, alias)) : joined;
+    }) as RowQuery;
   }
   return query;
 }
 
 /** The selection's columns, nested ones flattened as `<name>__<column>`, then its aggregates. */
-export function selectColumns(query: RowQuery, selection: Selection): RowQuery {
+export function selectColumns(database: Database, query: RowQuery, selection: Selection): RowQuery {
   return query.select([
     ...selection.columns.map((column) => sql.ref(`${selection.table}.${column}`).as(column)),
     ...selection.joins.flatMap((join) =>
       join.columns.map((column) => sql.ref(`${nestedAlias(join.name)}.${column}`).as(nestedColumn(join.name, column))),
     ),
-    ...(selection.aggregates ?? []).map((aggregate) => aggregateOf(selection.table, aggregate).as(aggregate.name)),
+    ...(selection.aggregates ?? []).map((aggregate) => aggregateOf(database, selection.table, aggregate).as(aggregate.name)),
   ]) as RowQuery;
 }
 
@@ -42,12 +47,12 @@ export function selectColumns(query: RowQuery, selection: Selection): RowQuery {
  * A correlated subquery over the related rows (served by an index on `via`). Written in SQL both
  * databases take alike: `string_agg` with ORDER BY is SQLite's since 3.44, as PostgreSQL's.
  */
-function aggregateOf(table: string, { kind, table: related, via, where }: Aggregate): RawBuilder<unknown> {
+function aggregateOf(database: Database, table: string, { kind, table: related, via, where, within }: Aggregate): RawBuilder<unknown> {
   const alias = `related_${related}`;
   const id = sql.ref(`${alias}.id`);
   const rows = sql`from ${sql.table(related)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.${via}`)} = ${sql.ref(`${table}.id`)}${
     where ? sql` and ${sql.ref(`${alias}.${where.column}`)} = ${where.value}` : sql``
-  }`;
+  }${within ? sql` and ${withinScopes(database, within, alias)}` : sql``}`;
   switch (kind) {
     case 'count':
       return sql<number>`(select count(*) ${rows})`;
@@ -97,7 +102,7 @@ export const versionOf = (row: Row): string | undefined => versions.get(row);
 
 /** One record by id, with its row version where the dialect has one. */
 export function selectRecord(database: Database, selection: Selection, id: unknown): RowQuery {
-  const query = selectColumns(fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.id`), '=', id);
+  const query = selectColumns(database, fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.id`), '=', id);
   const version = storeDatabase(database).capabilities.rowVersion;
   return version ? (query.select(version(selection.table).as(VERSION)) as RowQuery) : query;
 }
@@ -204,7 +209,7 @@ export async function findRecordAlongside(
 
 /** The records with these ids, in id order. */
 export async function findRecords(database: Database, selection: Selection, ids: readonly RecordId[]): Promise<Row[]> {
-  const rows = await selectColumns(fromSelection(database, selection), selection)
+  const rows = await selectColumns(database, fromSelection(database, selection), selection)
     .where(sql.ref(`${selection.table}.id`), 'in', ids)
     .orderBy(sql.ref(`${selection.table}.id`))
     .execute();
@@ -259,7 +264,7 @@ export async function listRecords(
   if (!queries) listQueries.set(selection, (queries = new Map()));
   const query = cached(queries, shape, LIST_SHAPES, () =>
     precompiled((database, ...placeholders) => {
-      let built = selectColumns(fromSelection(database, selection), selection);
+      let built = selectColumns(database, fromSelection(database, selection), selection);
       let next = 0;
       for (const [name, value] of conditions) {
         const column = sql.ref(`${selection.table}.${name}`);

@@ -48,7 +48,7 @@ const readInOneStatement = (database: Database, selection: Selection): boolean =
 function returningRow(database: Database, selection: Selection, write: Returnable): Compilable<Row> {
   if (relatedReads(selection).length === 0 || !readInOneStatement(database, selection)) return write.returning(selection.columns);
   const from = storeDatabase(database).db.with(WRITTEN, () => write.returning(selection.columns) as never).selectFrom(`${WRITTEN} as ${selection.table}`);
-  return selectColumns(fromSelection(database, selection, from as unknown as RowQuery), selection);
+  return selectColumns(database, fromSelection(database, selection, from as unknown as RowQuery), selection);
 }
 
 /** Past this many shapes (which columns a write sets) per selection, the compiled writes are dropped. */

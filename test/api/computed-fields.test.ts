@@ -136,3 +136,21 @@ describe('computed fields in the documents', () => {
     expect(page.body).toContain('&quot;book_count&quot;: 1');
   });
 });
+
+describe('the limits of SQL-backed computed fields, said at start-up', () => {
+  const authors = (fields: string[]) => serializer(Author, { fields, computed: { book_count: computed.count('books', 'author_id') } });
+
+  it('cannot be shown by a nested serializer (a nested record is a join); a field from the row can', () => {
+    const nesting = (author: ReturnType<typeof authors>) => () =>
+      serializer(Book, { fields: ['id', 'author'], nested: { author: { source: 'author_id', serializer: author } } });
+    expect(nesting(authors(['id', 'book_count']))).toThrow(/books: nested "author" shows SQL-backed computed fields \(book_count\)/);
+    expect(nesting(authors(['id', 'name']))).not.toThrow();
+  });
+
+  it('cannot order a cursor-paged collection (no index serves a keyset over them); a page-numbered one may', () => {
+    const declare = (pagination: 'cursor' | 'page') => () =>
+      collection('authors', { serializer: authors(['id', 'book_count']), orderingFields: ['book_count'], pagination });
+    expect(declare('cursor')).toThrow(/authors: cursor pagination cannot order by "book_count", a SQL-backed computed field/);
+    expect(declare('page')).not.toThrow();
+  });
+});

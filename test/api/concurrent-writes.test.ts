@@ -6,33 +6,17 @@
  * Either way the stale ETag is refused and the other writer's change is kept.
  */
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import type { StoreDatabase } from '../../src/store/database.js';
 import service from '../../src/service/app.js';
+import { interloper } from '../support/interloper.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 
 let api: TestApi;
 let alice: TestUser;
-/** Set to a change: made once, by another writer, right after the request's next read of an article. */
-let interloper: (() => Promise<unknown>) | undefined;
-
-/** The database with `interloper` run after the first read of an article the app sends. */
-function interrupted(database: StoreDatabase): StoreDatabase {
-  return {
-    ...database,
-    async run(text, parameters) {
-      const rows = await database.run(text, parameters);
-      const change = interloper;
-      if (change && /^select .*from "articles"/i.test(text)) {
-        interloper = undefined;
-        await change();
-      }
-      return rows;
-    },
-  };
-}
+/** Another writer, changing the record right after the request's read of it. */
+const other = interloper('articles');
 
 beforeAll(async () => {
-  api = await startApi({}, service, { appDatabase: interrupted });
+  api = await startApi({}, service, { appDatabase: other.database });
   alice = await api.user('alice');
 });
 afterAll(() => api.close());
@@ -41,11 +25,11 @@ it('refuses an If-Match that held when the record was read but not when it is wr
   const created = await api.request('POST', '/api/v1/articles/', { token: alice.token, body: { title: 'First' } });
   const { id } = created.json as { id: number };
   const etag = created.headers.etag as string;
-  interloper = () => api.database.db.updateTable('articles').set({ title: 'Theirs' }).where('id', '=', id).execute();
+  other.next(() => api.database.db.updateTable('articles').set({ title: 'Theirs' }).where('id', '=', id).execute());
 
   const reply = await api.request('PATCH', `/api/v1/articles/${id}/`, { token: alice.token, body: { title: 'Mine' }, headers: { 'if-match': etag } });
 
-  expect(interloper).toBeUndefined();
+  expect(other.waiting).toBe(false);
   expect(reply.status).toBe(412);
   expect((await api.request('GET', `/api/v1/articles/${id}/`, { token: alice.token })).json.title).toBe('Theirs');
 });
@@ -53,11 +37,11 @@ it('refuses an If-Match that held when the record was read but not when it is wr
 it('writes over a change made after the read when nothing is checked against it, as a plain update does', async () => {
   const created = await api.request('POST', '/api/v1/articles/', { token: alice.token, body: { title: 'First', body: 'kept' } });
   const { id } = created.json as { id: number };
-  interloper = () => api.database.db.updateTable('articles').set({ body: 'theirs' }).where('id', '=', id).execute();
+  other.next(() => api.database.db.updateTable('articles').set({ body: 'theirs' }).where('id', '=', id).execute());
 
   const reply = await api.request('PATCH', `/api/v1/articles/${id}/`, { token: alice.token, body: { title: 'Mine' } });
 
-  expect(interloper).toBeUndefined();
+  expect(other.waiting).toBe(false);
   expect(reply.status).toBe(200);
   // Only the fields sent are written: the other writer's body stays, and the reply shows it.
   expect(reply.json).toMatchObject({ title: 'Mine', body: 'theirs' });

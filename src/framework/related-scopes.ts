@@ -1,0 +1,58 @@
+/**
+ * Scopes in nested reads: a record nested in another (a forward foreign key shown nested) or
+ * counted, tested or listed by a SQL-backed computed field belongs to the collection that serves
+ * its table, and the request sees it only within that collection's scope. Outside it, a nested
+ * record renders as null and an aggregate leaves it out, as though it did not exist: the record
+ * itself answers 404. The conditions go into the page's own statement (the join's ON, the
+ * aggregate's WHERE), so a list stays a fixed number of statements.
+ */
+import type { RecordScope } from '../core/list-query.js';
+import type { Selection } from '../core/rows.js';
+import type { Collection } from './collection.js';
+import { scopeFor, type RequestContext } from './scope.js';
+
+/**
+ * Table → the collections serving it, for the tables every one of whose collections is scoped: a
+ * related row is shown within one of their scopes at least (what the request could reach through
+ * one of them). A table served by an unscoped collection, or by none, is read whole.
+ */
+export type RelatedScopes = ReadonlyMap<string, readonly Collection[]>;
+
+export function relatedScopes(collections: readonly Collection[]): RelatedScopes {
+  const byTable = new Map<string, Collection[]>();
+  for (const collection of collections) {
+    const { table } = collection.serializer.model;
+    byTable.set(table, [...(byTable.get(table) ?? []), collection]);
+  }
+  return new Map([...byTable].filter(([, serving]) => serving.every((collection) => collection.scope !== undefined)));
+}
+
+/** Whether a read of this selection depends on the request through the scopes of its related tables. */
+export const readsScoped = (selection: Selection, scopes: RelatedScopes): boolean =>
+  [...selection.joins, ...(selection.aggregates ?? [])].some(({ table }) => scopes.has(table));
+
+/**
+ * The request's view of a selection: its nested records and aggregates over scoped tables kept
+ * within the scopes (the same selection, and its compiled queries, where none is scoped).
+ */
+export function scopeRelated(scopes: RelatedScopes, context: RequestContext): (selection: Selection) => Selection {
+  const withinByTable = new Map<string, RecordScope[]>();
+  const within = (table: string): RecordScope[] | undefined => {
+    const serving = scopes.get(table);
+    if (!serving) return undefined;
+    let found = withinByTable.get(table);
+    if (!found) {
+      found = serving.map((collection) => scopeFor(collection.scope, collection.queryRules.fields, context)!);
+      withinByTable.set(table, found);
+    }
+    return found;
+  };
+  const scoped = <T extends { readonly table: string }>(read: T): T => {
+    const scopesOfTable = within(read.table);
+    return scopesOfTable ? { ...read, within: scopesOfTable } : read;
+  };
+  return (selection) =>
+    readsScoped(selection, scopes)
+      ? { ...selection, joins: selection.joins.map(scoped), ...(selection.aggregates && { aggregates: selection.aggregates.map(scoped) }) }
+      : selection;
+}
