@@ -323,7 +323,7 @@ const UUIDS = ['0b7f6c1e-3d2a-4e5f-8a9b-0c1d2e3f4a5b', '5a5a5a5a-0000-4000-8000-
 interface UserRow { username: string; email: string; is_active: boolean; date_joined: string }
 interface NoteRow { label: string | null; tag: string | null; rank: number | null; flag: boolean | null; at: string | null }
 
-interface ItemRow { name: string | null; language: string | null; day: string | null; cost: string | null; ref: string | null }
+type ItemRow = Record<'name' | 'language' | 'day' | 'cost' | 'ref', string | null>;
 
 const itemsArb: fc.Arbitrary<ItemRow[]> = fc.array(
   fc.record({
