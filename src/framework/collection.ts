@@ -99,7 +99,8 @@ export function collection(name: string, options: CollectionOptions): Collection
   const aggregated = (field: string): boolean => serializer.fields.includes(field) && serializer.computed[field]?.aggregate !== undefined;
   for (const field of ordering) {
     if (aggregated(field) && options.pagination !== 'cursor') continue;
-    if (!modelFields[field] || modelFields[field].writeOnly) throw new Error(`${name}: cannot order by "${field}".`);
+    // A JSON document has no order the two databases share (jsonb's, or its text's).
+    if (!modelFields[field] || modelFields[field].writeOnly || modelFields[field].valueType === 'json') throw new Error(`${name}: cannot order by "${field}".`);
   }
   const defaultOrdering: Ordering[] = (options.defaultOrdering ?? []).map((term) => {
     const descending = term.startsWith('-');

@@ -4,6 +4,7 @@
  * 12.50 after 3.00, dates, times, durations), the OpenAPI schema, and the columns generated
  * migrations make and `check` compares.
  */
+import { createConfig, lintFromString } from '@redocly/openapi-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collection, declaredSchemaDifferences, defineApp, fields, model, serializer } from '../../src/framework/index.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
@@ -218,6 +219,11 @@ describe('ordering', () => {
     expect(await namesOf('ordering=-language')).toEqual(['mid', 'dear', 'cheap', 'empty']);
   });
 
+  it('refuses to order by a JSON field, which the databases would order differently', () => {
+    const projects = serializer(model('projects', kinds), { fields: names });
+    expect(() => collection('projects', { serializer: projects, orderingFields: ['meta'] })).toThrow('projects: cannot order by "meta".');
+  });
+
   it('orders by a UUID as its text', async () => {
     const reply = await list('ordering=ref');
     const refs = reply.json.results.map((record: { ref: string }) => record.ref);
@@ -226,8 +232,11 @@ describe('ordering', () => {
 });
 
 describe('OpenAPI', () => {
-  it('types each kind, with an enum for choices', async () => {
+  it('types each kind, with an enum for choices, in a document the Redocly linter passes', async () => {
     const document = (await api.request('GET', '/api/v1/schema/')).json;
+    const config = await createConfig({ extends: ['recommended'], rules: { 'no-path-trailing-slash': 'off' } });
+    const problems = await lintFromString({ source: JSON.stringify(document), absoluteRef: 'openapi.json', config });
+    expect(problems.map((problem) => `${problem.ruleId}: ${problem.message} at ${problem.location[0]?.pointer}`)).toEqual([]);
     const properties = document.components.schemas.Project.properties;
     expect(properties.language).toEqual({ type: 'string', enum: ['python', 'typescript', 'rust'] });
     expect(properties.level).toEqual({ type: ['string', 'null'], enum: ['low', 'high', null] });
