@@ -132,6 +132,19 @@ describe('input', () => {
     expect(reply.json).toMatchObject({ ref: '6f1c2b4e-8a3d-4c5e-9f70-1a2b3c4d5e60', cost: '0.00', spent: 'P2DT1H', at: '07:08:09.5' });
     expect((await api.request('DELETE', `/api/v1/projects/${reply.json.id}/`, { token: alice.token })).status).toBe(204);
   });
+
+  it('updates each kind with PATCH, and refuses a bad value there too', async () => {
+    const created = await post({ name: 'patched', language: 'python' });
+    const url = `/api/v1/projects/${created.json.id}/`;
+    const changes = { language: 'rust', starts: '2027-06-01', at: '23:59:59.999999', spent: 'PT0S', cost: '-999999.99', big: '-9007199254740991', meta: { deep: [1, { x: null }] }, tags: ['b', 2] };
+    const patched = await api.request('PATCH', url, { token: alice.token, body: changes });
+    expect(patched.status, JSON.stringify(patched.json)).toBe(200);
+    expect(patched.json).toMatchObject({ ...changes, big: -9007199254740991 });
+    expect((await api.request('GET', url, { token: alice.token })).json).toMatchObject({ ...changes, big: -9007199254740991 });
+    const refused = await api.request('PATCH', url, { token: alice.token, body: { language: 'cobol' } });
+    expect([refused.status, refused.json.details.language[0]]).toEqual([400, '"cobol" is not a valid choice. Choices: python, typescript, rust.']);
+    expect((await api.request('DELETE', url, { token: alice.token })).status).toBe(204);
+  });
 });
 
 describe('lookups', () => {
