@@ -30,6 +30,18 @@ function show({ response, text }) {
   result.textContent = `HTTP ${response.status} ${response.statusText}\n${pretty}`;
 }
 
+/** Kinds sent as the input's text, and left out when it is empty (an empty one is no value of theirs). */
+const OMITTED_WHEN_EMPTY = new Set(['password', 'timestamp', 'choice', 'date', 'time', 'duration', 'decimal', 'bigint', 'uuid']);
+
+/** A JSON field's text → its value; text that is no JSON is sent as a string, which the field judges. */
+function jsonOrText(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
 /** A form's inputs → the JSON body, typed by each field's kind; empty optional numbers and passwords are left out. */
 function formBody(form) {
   const body = {};
@@ -37,9 +49,11 @@ function formBody(form) {
     if (!element.name || !element.dataset.kind) continue;
     const kind = element.dataset.kind;
     if (kind === 'boolean') body[element.name] = element.checked;
-    else if (kind === 'integer' || kind === 'foreign_key') {
+    else if (kind === 'integer' || kind === 'foreign_key' || kind === 'float') {
       if (element.value !== '') body[element.name] = Number(element.value);
-    } else if (kind === 'password' || kind === 'timestamp') {
+    } else if (kind === 'json') {
+      if (element.value.trim() !== '') body[element.name] = jsonOrText(element.value);
+    } else if (OMITTED_WHEN_EMPTY.has(kind)) {
       if (element.value !== '') body[element.name] = element.value;
     } else body[element.name] = element.value;
   }

@@ -6,7 +6,8 @@
  */
 import type { Column, ColumnType, OnDelete } from './schema.js';
 
-export type ValueType = 'integer' | 'string' | 'boolean' | 'timestamp';
+/** How a kind's values compare, which decides its lookups (number: decimals and floats; json: documents). */
+export type ValueType = 'integer' | 'number' | 'string' | 'boolean' | 'timestamp' | 'json';
 
 export const lookups = [
   'exact',
@@ -22,15 +23,19 @@ export const lookups = [
   'in',
   'isnull',
   'range',
+  'has_key',
 ] as const;
 export type Lookup = (typeof lookups)[number];
 
 const orderedLookups: readonly Lookup[] = ['exact', 'gt', 'gte', 'lt', 'lte', 'in', 'isnull', 'range'];
+const textLookups = lookups.filter((lookup) => lookup !== 'has_key');
 const lookupsByType: Record<ValueType, readonly Lookup[]> = {
   integer: orderedLookups,
+  number: orderedLookups,
   timestamp: orderedLookups,
-  string: lookups,
+  string: textLookups,
   boolean: ['exact', 'in', 'isnull'],
+  json: ['isnull', 'has_key'],
 };
 
 /** A value failed a field's rules; the messages go into `details.<field>`. */
@@ -58,7 +63,10 @@ export interface DefaultContext {
 export type JsonSchema = Record<string, unknown>;
 
 export interface Field {
-  /** For documents and forms: integer, string, text, email, boolean, timestamp, foreign_key, password. */
+  /**
+   * For documents and forms: integer, string, text, email, boolean, timestamp, foreign_key, password,
+   * and field-kinds.ts's choice, date, time, duration, decimal, float, bigint, uuid, json, url, slug.
+   */
   readonly kind: string;
   readonly valueType: ValueType;
   readonly nullable: boolean;
@@ -67,6 +75,8 @@ export interface Field {
   readonly unique: boolean;
   /** Never rendered with its value (passwords). */
   readonly writeOnly: boolean;
+  /** A choice's allowed values, in their declared order (a form's `<select>`). */
+  readonly choices?: readonly string[];
   /** The table a foreign key points at (its `id`). */
   readonly references?: string;
   /** A foreign key to users that a write may set only to the requesting user, unless they hold `unless`. */
@@ -96,16 +106,24 @@ export interface CommonOptions {
 }
 
 /** A kind's own storage: the type (and length, foreign key); nullability, uniqueness and default come from the options. */
-type Storage = Pick<Column, 'type' | 'maxLength' | 'references'>;
+export type Storage = Pick<Column, 'type' | 'maxLength' | 'digits' | 'places' | 'references'>;
 
-type Kind = Omit<Field, 'nullable' | 'required' | 'unique' | 'default' | 'lookups' | 'writeOnly' | 'column'> &
+export type Kind = Omit<Field, 'nullable' | 'required' | 'unique' | 'default' | 'lookups' | 'writeOnly' | 'column'> &
   Partial<Pick<Field, 'writeOnly' | 'lookups'>> & { readonly storage: Storage };
 
 /** A default the database can store: a constant that is not a Date (whose text differs by dialect). */
 const storedDefault = (value: DefaultValue | undefined): Column['default'] =>
   typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? value : undefined;
 
-function makeField(kind: Kind, options: CommonOptions): Field {
+export /** A schema that also allows null: its type and enum widened (a schema without a type, any JSON, allows it already). */
+function nullableSchema(schema: JsonSchema): JsonSchema {
+  if (schema.type === undefined) return schema;
+  const widened: JsonSchema = { ...schema, type: [...(Array.isArray(schema.type) ? schema.type : [schema.type]), 'null'] };
+  if (Array.isArray(schema.enum)) widened.enum = [...(schema.enum as unknown[]), null];
+  return widened;
+}
+
+export function makeField(kind: Kind, options: CommonOptions): Field {
   const nullable = options.nullable ?? false;
   const fallback = options.default;
   const defaultValue =
@@ -126,7 +144,7 @@ function makeField(kind: Kind, options: CommonOptions): Field {
     required,
     unique,
     default: defaultValue,
-    schema: nullable ? { ...kind.schema, type: [kind.schema.type, 'null'] } : kind.schema,
+    schema: nullable ? nullableSchema(kind.schema) : kind.schema,
     column: { ...storage, nullable, ...(unique && { unique }), ...(stored !== undefined && { default: stored }) },
   };
 }
@@ -142,7 +160,7 @@ export function parseInteger64(text: string): number | bigint {
   return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
 }
 
-function parseJsonInteger(value: unknown): number {
+export function parseJsonInteger(value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new FieldError('A valid integer is required.');
   return value;
 }
@@ -195,7 +213,7 @@ export interface StringOptions extends CommonOptions {
   blank?: boolean;
 }
 
-function stringKind(kind: string, options: StringOptions, storage: Storage, check?: (text: string) => void): Kind {
+export function stringKind(kind: string, options: StringOptions, storage: Storage, check?: (text: string) => void): Kind {
   const { maxLength, pattern, blank = false } = options;
   const schema: JsonSchema = { type: 'string' };
   if (maxLength !== undefined) schema.maxLength = maxLength;

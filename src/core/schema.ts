@@ -9,7 +9,21 @@
  * Storage types, logical: each dialect says what each is in SQL (store/dialects/). A new field kind
  * that needs a new one adds it here, and the compiler asks every dialect for its SQL.
  */
-export type ColumnType = 'id' | 'bigint' | 'integer' | 'varchar' | 'text' | 'boolean' | 'timestamp';
+export type ColumnType =
+  | 'id'
+  | 'bigint'
+  | 'integer'
+  | 'varchar'
+  | 'text'
+  | 'boolean'
+  | 'timestamp'
+  | 'date'
+  | 'time'
+  | 'duration'
+  | 'decimal'
+  | 'float'
+  | 'uuid'
+  | 'json';
 
 export type OnDelete = 'cascade' | 'restrict' | 'set null';
 
@@ -18,6 +32,9 @@ export interface Column {
   readonly type: ColumnType;
   /** For `varchar`. */
   readonly maxLength?: number;
+  /** For `decimal`: significant digits in all, and how many of them after the point. */
+  readonly digits?: number;
+  readonly places?: number;
   readonly nullable: boolean;
   readonly default?: string | number | boolean;
   readonly unique?: boolean;

@@ -106,7 +106,8 @@ export function collection(name: string, options: CollectionOptions): Collection
       throw new Error(`${name}: cursor pagination cannot order by "${field}", a SQL-backed computed field (no index serves it); page by number to order by it.`);
     }
     if (aggregated(field)) continue;
-    if (!modelFields[field] || modelFields[field].writeOnly) throw new Error(`${name}: cannot order by "${field}".`);
+    // A JSON document has no order the two databases share (jsonb's, or its text's).
+    if (!modelFields[field] || modelFields[field].writeOnly || modelFields[field].valueType === 'json') throw new Error(`${name}: cannot order by "${field}".`);
   }
   const defaultOrdering: Ordering[] = (options.defaultOrdering ?? []).map((term) => {
     const descending = term.startsWith('-');

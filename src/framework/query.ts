@@ -139,6 +139,6 @@ function parseOperand(field: Field, lookup: Lookup, text: string): unknown {
 
 /** One operand, parsed by its field; a string one at most MAX_TEXT_LENGTH long. */
 function parseValue(field: Field, text: string): unknown {
-  if (field.valueType === 'string' && tooLong(text)) throw new FieldError(TOO_LONG);
+  if ((field.valueType === 'string' || field.valueType === 'json') && tooLong(text)) throw new FieldError(TOO_LONG);
   return field.parseText(text);
 }

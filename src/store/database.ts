@@ -64,6 +64,8 @@ export interface StoreDatabase extends Database {
   like(column: Expression<unknown>, pattern: string, insensitive: boolean): RawBuilder<SqlBool>;
   /** A timestamp column's UTC calendar day, comparable with `YYYY-MM-DD` text. */
   utcDay(column: Expression<unknown>): RawBuilder<unknown>;
+  /** Whether a JSON column holds an object with the (bound) key `key`; arrays' elements are no keys. */
+  jsonHasKey(column: Expression<unknown>, key: string): RawBuilder<SqlBool>;
 }
 
 /** The store's view of a database opened by openDatabase (or a copy of one, as a transaction's scope is). */
@@ -124,6 +126,8 @@ function openSqlite(path: string): StoreDatabase {
       insensitive ? sql<SqlBool>`like_ci(${pattern}, ${column})` : sql<SqlBool>`like_cs(${pattern}, ${column})`,
     // Timestamps are stored as Date#toISOString text, which starts with the UTC day.
     utcDay: (column) => sql`substr(${column}, 1, 10)`,
+    // json_each gives an array's members integer keys and a scalar a NULL one: neither equals text.
+    jsonHasKey: (column, key) => sql<SqlBool>`exists (select 1 from json_each(${column}) as member where member.key = ${key})`,
     uniqueViolation(error) {
       const match = /UNIQUE constraint failed: (.+)$/.exec(error instanceof Error ? error.message : '');
       return match?.[1]?.split(', ').map((column) => column.split('.').pop()!);
@@ -228,6 +232,8 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
     like: (column, pattern, insensitive) =>
       insensitive ? sql<SqlBool>`${column} ILIKE ${pattern}` : sql<SqlBool>`${column} LIKE ${pattern}`,
     utcDay: (column) => sql`(${column} AT TIME ZONE 'UTC')::date`,
+    // jsonb_exists is the `?` operator, spelled so no driver mistakes it for a placeholder; on an array it matches strings, hence the type.
+    jsonHasKey: (column, key) => sql<SqlBool>`(jsonb_typeof(${column}) = 'object' and jsonb_exists(${column}, ${key}))`,
     uniqueViolation(error) {
       const { code, detail } = (error ?? {}) as { code?: string; detail?: string };
       if (code !== '23505') return undefined;
@@ -322,9 +328,23 @@ export function timestampText(value: string): string {
   return `${date}T${value.slice(11, 20 + fractionDigits)}${fractionDigits === 1 ? '00' : '0'}Z`;
 }
 
-/** bigint columns and counts come back as numbers (ids stay far below 2^53); timestamps as RFC 3339 text. */
+const DATE = 1082;
+const INTERVAL = 1186;
+const JSONB = 3802;
+/** Types whose text the fields read themselves: pg would make a date a local-time Date, an interval and a document objects. */
+const KEPT_AS_TEXT = new Set([DATE, INTERVAL, JSONB]);
+const asText = (value: string): string => value;
+
+/** A bigint column's text → a number, or the text itself beyond 2^53 (where a number would lose digits). */
+function int8Value(value: string): number | string {
+  const number = Number(value);
+  return Number.isSafeInteger(number) ? number : value;
+}
+
+/** bigint columns and counts come back as numbers (text beyond 2^53); timestamps as RFC 3339 text. */
 function postgresTypeParser(oid: number, format?: string): (value: string) => unknown {
-  if (oid === INT8) return (value: string) => Number(value);
+  if (oid === INT8) return int8Value;
   if (oid === TIMESTAMPTZ) return timestampText;
+  if (KEPT_AS_TEXT.has(oid)) return asText;
   return pg.types.getTypeParser(oid, format as 'text');
 }

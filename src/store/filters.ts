@@ -93,6 +93,8 @@ function compileFilter(database: Database, field: Field, column: string, filter:
     }
     case 'isnull':
       return filter.value ? eb(ref, 'is', null) : eb(ref, 'is not', null);
+    case 'has_key':
+      return storeDatabase(database).jsonHasKey(ref, filter.value as string);
     case 'range': {
       const [low, high] = filter.value as [unknown, unknown];
       const upper = high instanceof Day ? eb(ref, '<', bind(high.end)) : eb(ref, '<=', bind(high));

@@ -6,6 +6,7 @@
 import type { ComponentChildren } from 'preact';
 import type { Field } from '../../core/fields.js';
 import type { Serializer } from '../serializer.js';
+import { kindInput } from './inputs.js';
 
 export interface PageLink {
   readonly label: string;
@@ -65,7 +66,9 @@ function FieldInput(props: { name: string; field: Field; value: unknown; hidden:
     input = <textarea {...common} rows={4}>{value === undefined || value === null ? '' : String(value)}</textarea>;
   } else {
     const shown = props.hidden || value === undefined || value === null ? '' : String(value);
-    if (field.kind === 'password') input = <input type="password" {...common} autocomplete="new-password" />;
+    const own = kindInput(field, common, value, shown);
+    if (own) input = own;
+    else if (field.kind === 'password') input = <input type="password" {...common} autocomplete="new-password" />;
     else if (field.valueType === 'integer') input = <input type="number" {...common} value={shown} />;
     else if (field.kind === 'email') input = <input type="email" {...common} value={shown} />;
     else input = <input type="text" {...common} value={shown} placeholder={field.kind === 'timestamp' ? '2026-01-31T12:00:00Z' : undefined} />;

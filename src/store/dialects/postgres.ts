@@ -9,6 +9,8 @@ interface ColumnRow {
   udt_name: string;
   length: number | null;
   precision: number | null;
+  digits: number | null;
+  places: number | null;
   nullable: string;
   default: string | null;
   unique: boolean;
@@ -17,11 +19,12 @@ interface ColumnRow {
 }
 
 /** information_schema's type names → the SQL names `columnTypes` uses. */
-const TYPE_NAMES: Readonly<Record<string, string>> = { int8: 'bigint', int4: 'integer', bool: 'boolean' };
+const TYPE_NAMES: Readonly<Record<string, string>> = { int8: 'bigint', int4: 'integer', bool: 'boolean', float8: 'double precision' };
 /** pg_constraint.confdeltype → the action. */
 const ON_DELETE: Readonly<Record<string, OnDelete | 'no action'>> = { c: 'cascade', r: 'restrict', n: 'set null', a: 'no action' };
 
-function typeName({ udt_name, length, precision }: ColumnRow): string {
+function typeName({ udt_name, length, precision, digits, places }: ColumnRow): string {
+  if (udt_name === 'numeric' && digits !== null) return `numeric(${digits},${places ?? 0})`;
   if (udt_name === 'varchar' && length !== null) return `varchar(${length})`;
   if (udt_name === 'timestamptz' && precision !== null) return `timestamptz(${precision})`;
   return TYPE_NAMES[udt_name] ?? udt_name;
@@ -44,7 +47,22 @@ export const postgresCapabilities: DialectCapabilities = {
     booleanValue: (value) => value,
     caseFolded: (column) => sql`lower(${sql.ref(column)})`,
     supportsTrigramIndexes: true,
-    columnTypes: { id: 'bigint', bigint: 'bigint', integer: 'integer', varchar: 'varchar', text: 'text', boolean: 'boolean', timestamp: 'timestamptz(3)' },
+    columnTypes: {
+      id: 'bigint',
+      bigint: 'bigint',
+      integer: 'integer',
+      varchar: 'varchar',
+      text: 'text',
+      boolean: 'boolean',
+      timestamp: 'timestamptz(3)',
+      date: 'date',
+      time: 'time',
+      duration: 'interval',
+      decimal: 'numeric',
+      float: 'double precision',
+      uuid: 'uuid',
+      json: 'jsonb',
+    },
     altersColumnsInPlace: true,
   },
   mergesRoundTrips: true,
@@ -56,7 +74,8 @@ export const postgresCapabilities: DialectCapabilities = {
   async liveColumns(db) {
     const { rows } = await sql<ColumnRow>`
       SELECT c.table_name AS "table", c.column_name AS "column", c.udt_name, c.character_maximum_length AS length,
-             c.datetime_precision AS precision, c.is_nullable AS nullable, c.column_default AS "default",
+             c.datetime_precision AS precision,
+             c.numeric_precision AS digits, c.numeric_scale AS places, c.is_nullable AS nullable, c.column_default AS "default",
              EXISTS (SELECT 1 FROM pg_constraint u WHERE u.conrelid = a.attrelid AND u.contype = 'u' AND u.conkey = ARRAY[a.attnum]) AS "unique",
              f.confrelid::regclass::text AS referenced, f.confdeltype::text AS on_delete
       FROM information_schema.columns c

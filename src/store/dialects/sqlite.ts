@@ -30,8 +30,27 @@ export const sqliteCapabilities: DialectCapabilities = {
     caseFolded: (column) => sql`${sql.ref(column)} collate nocase`,
     // No pattern index: a search is a scan (docs/performance.md).
     supportsTrigramIndexes: false,
-    // Timestamps are Date#toISOString text, booleans 1 or 0.
-    columnTypes: { id: 'integer', bigint: 'integer', integer: 'integer', varchar: 'varchar', text: 'text', boolean: 'integer', timestamp: 'text' },
+    // Timestamps are Date#toISOString text, booleans 1 or 0. Dates and times are ISO text, which
+    // sorts as they do; a duration is its seconds (real). A decimal column has NUMERIC affinity: each
+    // value is held as a double, bound text is compared numerically, and a double keeps every decimal
+    // of at most 15 significant digits apart (fields.decimal allows no more), so comparisons and
+    // ordering are exact and rendering to the declared places gives the stored digits back.
+    columnTypes: {
+      id: 'integer',
+      bigint: 'integer',
+      integer: 'integer',
+      varchar: 'varchar',
+      text: 'text',
+      boolean: 'integer',
+      timestamp: 'text',
+      date: 'text',
+      time: 'text',
+      duration: 'real',
+      decimal: 'numeric',
+      float: 'real',
+      uuid: 'text',
+      json: 'text',
+    },
     altersColumnsInPlace: false,
   },
   mergesRoundTrips: false,

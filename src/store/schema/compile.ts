@@ -12,8 +12,11 @@ import type { Migration, Operation } from './operations.js';
 type Db = Kysely<Tables>;
 
 /** A column's SQL type in this dialect. */
-export const sqlType = (types: SqlTypes, column: Pick<Column, 'type' | 'maxLength'>): string =>
-  column.maxLength !== undefined && column.type === 'varchar' ? `varchar(${column.maxLength})` : types.columnTypes[column.type];
+export function sqlType(types: SqlTypes, column: Pick<Column, 'type' | 'maxLength' | 'digits' | 'places'>): string {
+  if (column.maxLength !== undefined && column.type === 'varchar') return `varchar(${column.maxLength})`;
+  if (column.type === 'decimal') return `${types.columnTypes.decimal}(${column.digits},${column.places})`;
+  return types.columnTypes[column.type];
+}
 
 const literal = (types: SqlTypes, column: Column, value: string | number | boolean) =>
   sql.lit(column.type === 'boolean' ? types.booleanValue(Boolean(value)) : value);
@@ -108,7 +111,7 @@ const isPlain = (column: Column): boolean => !column.unique && !column.reference
 
 async function alterInPlace(db: Db, types: SqlTypes, table: string, column: string, from: Column, to: Column): Promise<void> {
   const alter = () => db.schema.alterTable(table);
-  if (from.type !== to.type || from.maxLength !== to.maxLength) {
+  if (sqlType(types, from) !== sqlType(types, to)) {
     const type = sqlType(types, to);
     await alter().alterColumn(column, (change) => change.setDataType(sql`${sql.raw(type)} USING ${sql.ref(column)}::${sql.raw(type)}`)).execute();
   }
