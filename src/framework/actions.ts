@@ -41,8 +41,10 @@ export interface ActionRequest {
   /** The `{id}` path segment of detail routes, unparsed. */
   readonly id?: string;
   readonly body?: unknown;
-  /** The collection's scope for this request, when it has one. */
+  /** The collection's scope for this request, when it has one (a nested collection's includes its parent). */
   readonly scope?: RecordScope;
+  /** Values the path sets on a create (a nested collection's foreign key to its parent). */
+  readonly fromPath?: Row;
 }
 
 export interface ActionResult {
@@ -140,7 +142,7 @@ const requestContext = ({ user, parameters }: ActionRequest): RequestContext => 
 /** A new record's values: its fields, then the whole object, validated; then the before-create hook's. */
 async function creation(action: ActionRequest, body: unknown, context: WriteContext): Promise<Row> {
   const { serializer, hooks } = action.collection;
-  const values = await serializer.validate(body, 'create', context);
+  const values = { ...(await serializer.validate(body, 'create', context)), ...action.fromPath };
   await serializer.validateObject(values, { existing: undefined, user: action.user });
   return prepared(values, hooks.beforeCreate?.({ ...requestContext(action), values }));
 }
@@ -306,11 +308,11 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
  * A detail read or update reads its record first: announced to the reader before authentication
  * when the record is known from the path alone (a valid id and no query string, as `fields` and
  * `omit` change what is read), so the reader may send it with the credential's lookup. Not where
- * what is read depends on the user, who is not known yet: a scoped collection's record (read within
- * the scope) or a selection with aggregates over the user's rows.
+ * what is read depends on the user, who is not known yet: a scoped (or nested) collection's record
+ * (read within the scope) or a selection with aggregates over the user's rows.
  */
 function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection): void {
-  if (collection.scope || collection.serializer.perUser) return;
+  if (collection.scope || collection.parent || collection.serializer.perUser) return;
   const recordId = url.includes('?') ? undefined : idOf(id ?? '');
   if (recordId !== undefined) reader.announce(collection.serializer.selection, recordId);
 }

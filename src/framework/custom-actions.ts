@@ -19,7 +19,9 @@ import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
 import { renderResult } from './renderers.js';
 import type { Endpoint, Method } from './router.js';
-import { scopeFor, type RequestContext } from './scope.js';
+import type { RequestContext } from './scope.js';
+import { detailPath, listPath, withPathParameters } from './collection-paths.js';
+import { requestScope } from './nested.js';
 import { documentedCredentials } from './documented-credentials.js';
 import { permissionsFor, varyByRequester, type ApiRuntime } from './views.js';
 
@@ -72,7 +74,7 @@ export function assertCustomActions(collection: string, actions: Readonly<Record
 }
 
 export const customActionPath = (collection: Collection, name: string, action: CustomAction): string =>
-  action.detail ? `/${collection.name}/:id/${name}/` : `/${collection.name}/${name}/`;
+  `${action.detail ? detailPath(collection) : listPath(collection)}${name}/`;
 
 async function handleCustomAction(
   request: FastifyRequest,
@@ -95,7 +97,7 @@ async function handleCustomAction(
   const mediaType = negotiate(request, available, parameters.get('format'));
   const body = withBody.has(declared.method) ? parseJsonBody(request) : undefined;
 
-  const scope = scopeFor(collection.scope, collection.queryRules.fields, { user, parameters });
+  const { scope } = await requestScope(collection, request, reader, { user, parameters });
   const id = (request.params as { id?: string }).id;
   const record = declared.detail
     ? (await loadRecord({ request, reader, cursorKey: runtime.cursorKey, collection, action, permissions, user, parameters, id, scope })).row
@@ -129,10 +131,10 @@ export function customActionEndpoints(runtime: ApiRuntime, collection: Collectio
     if (endpoints[declared.method]) throw new Error(`${collection.name}: two actions answer ${declared.method} ${path}.`);
     endpoints[declared.method] = {
       handler: (request, reply) => handleCustomAction(request, reply, runtime, collection, declared),
-      schema: {
+      schema: withPathParameters(collection, {
         ...schemaOf(collection, name, declared),
         ...documentedCredentials(runtime, collection, builtIn(declared), declared.permissions),
-      },
+      }),
     };
     byPath.set(path, endpoints);
   }

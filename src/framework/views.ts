@@ -16,7 +16,7 @@ import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
 import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
 import { renderResult } from './renderers.js';
-import { scopeFor } from './scope.js';
+import { requestScope } from './nested.js';
 import type { PasswordThrottle, Throttle } from './throttling.js';
 
 export interface ApiRuntime {
@@ -93,7 +93,7 @@ export async function handleCollection(
     parameters,
     id,
     body,
-    scope: scopeFor(collection.scope, collection.queryRules.fields, { user, parameters }),
+    ...(await requestScope(collection, request, reader, { user, parameters })),
   });
 
   return renderResult(reply, mediaType, result, { ...runtime.page, collection, action });
