@@ -114,10 +114,13 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
     if (collection.parent && !collections.includes(collection.parent.collection)) {
       throw new Error(`${collection.name}: its parent "${collection.parent.collection.name}" is not among the app's collections.`);
     }
-    resource(scope, listPath(collection), endpointsFor(runtime, collection, listActions));
-    resource(scope, detailPath(collection), endpointsFor(runtime, collection, detailActions));
-    if (collection.bulkCreateMax !== undefined) resource(scope, `${listPath(collection)}bulk/`, { POST: bulkCreateEndpoint(runtime, collection) });
-    for (const [path, endpoints] of customActionEndpoints(runtime, collection)) resource(scope, path, endpoints);
+    // A record's browsable page links to the collections nested under it.
+    const nested = collections.filter(({ parent }) => parent?.collection === collection).map(({ name }) => name);
+    const own = { ...runtime, page: { ...runtime.page, nested } };
+    resource(scope, listPath(collection), endpointsFor(own, collection, listActions));
+    resource(scope, detailPath(collection), endpointsFor(own, collection, detailActions));
+    if (collection.bulkCreateMax !== undefined) resource(scope, `${listPath(collection)}bulk/`, { POST: bulkCreateEndpoint(own, collection) });
+    for (const [path, endpoints] of customActionEndpoints(own, collection)) resource(scope, path, endpoints);
   }
   resource(scope, '/', {
     GET: {

@@ -177,11 +177,16 @@ describe('a nested collection', () => {
     expect(paths['/api/v1/comments/']).toBeUndefined();
   });
 
-  it('shows the browsable page under the parent, with breadcrumbs through it', async () => {
+  it('shows the browsable page under the parent, with breadcrumbs through it, linked from the parent record’s page', async () => {
     const page = await api.request('GET', under(first), { token: alice.token, headers: { accept: 'text/html' } });
     expect(page.status).toBe(200);
     expect(page.body).toContain(`href="/api/v1/articles/${first}/"`);
     expect(page.body).toContain(`data-url="/api/v1/articles/${first}/comments/"`);
+    const article = await api.request('GET', `/api/v1/articles/${first}/`, { token: alice.token, headers: { accept: 'text/html' } });
+    expect(article.body).toContain(`<a href="/api/v1/articles/${first}/comments/">comments</a>`);
+    expect(article.body).toContain(`<a href="/api/v1/articles/${first}/comment-pages/">comment-pages</a>`);
+    const list = await api.request('GET', '/api/v1/articles/', { token: alice.token, headers: { accept: 'text/html' } });
+    expect(list.body).not.toContain('Nested:');
   });
 });
 
