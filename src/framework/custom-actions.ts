@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { JsonSchema } from '../core/fields.js';
 import type { Row } from '../core/rows.js';
 import type { Database } from '../store/database.js';
+import type { RecordId } from '../store/records.js';
 import { requestReader } from '../store/reader.js';
 import { loadRecord } from './actions.js';
 import { authenticate } from './authentication/index.js';
@@ -34,6 +35,8 @@ export interface CustomActionContext extends RequestContext {
   readonly record: Row | undefined;
   /** The parsed JSON body (POST, PUT, PATCH); undefined otherwise. */
   readonly body: unknown;
+  /** A nested collection's parent record id, from the path (found within the parent's scope); undefined otherwise. */
+  readonly parent: RecordId | undefined;
 }
 
 export interface CustomAction {
@@ -97,13 +100,14 @@ async function handleCustomAction(
   const mediaType = negotiate(request, available, parameters.get('format'));
   const body = withBody.has(declared.method) ? parseJsonBody(request) : undefined;
 
-  const { scope } = await requestScope(collection, request, reader, { user, parameters });
+  const { scope, fromPath } = await requestScope(collection, request, reader, { user, parameters });
   const id = (request.params as { id?: string }).id;
   const record = declared.detail
     ? (await loadRecord({ request, reader, cursorKey: runtime.cursorKey, collection, action, permissions, user, parameters, id, scope })).row
     : undefined;
 
-  const result = await declared.handler({ user, parameters, request, reply, database: reader.database, record, body });
+  const parent = collection.parent && (fromPath?.[collection.parent.field] as RecordId);
+  const result = await declared.handler({ user, parameters, request, reply, database: reader.database, record, body, parent });
   if (reply.sent) return reply;
   if (declared.mediaType) return reply.type(`${declared.mediaType}; charset=utf-8`).send(String(result));
   return renderResult(reply, mediaType, { status: reply.statusCode, body: result, json: JSON.stringify(result) }, { ...runtime.page, collection });

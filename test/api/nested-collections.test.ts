@@ -33,7 +33,7 @@ const comments = collection('comments', {
   permissions: [isAuthenticated],
   bulkCreate: { max: 10 },
   actions: {
-    shout: { detail: true, method: 'GET', permissions: [allowAny], handler: ({ record }) => ({ body: String(record!.body).toUpperCase() }) },
+    shout: { detail: true, method: 'GET', permissions: [allowAny], handler: ({ record, parent }) => ({ body: String(record!.body).toUpperCase(), parent }) },
   },
 });
 const commentPages = collection('comment-pages', {
@@ -126,7 +126,7 @@ describe('a nested collection', () => {
     expect((await api.request('PATCH', under(second, `${comment}/`), { token: alice.token, body: { body: 'moved' } })).status).toBe(404);
     expect((await api.request('DELETE', under(second, `${comment}/`), { token: alice.token })).status).toBe(404);
     expect((await api.request('GET', under(second, `${comment}/shout/`), { token: alice.token })).status).toBe(404);
-    expect((await api.request('GET', under(first, `${comment}/shout/`), { token: alice.token })).json).toEqual({ body: 'ONE' });
+    expect((await api.request('GET', under(first, `${comment}/shout/`), { token: alice.token })).json).toEqual({ body: 'ONE', parent: first });
     const patched = await api.request('PATCH', under(first, `${comment}/`), { token: alice.token, body: { body: 'one', article_id: second } });
     expect(patched.json).toEqual({ id: comment, body: 'one', article_id: first });
   });
