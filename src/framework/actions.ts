@@ -42,10 +42,12 @@ export interface ActionRequest {
   /** The `{id}` path segment of detail routes, unparsed. */
   readonly id?: string;
   readonly body?: unknown;
-  /** The collection's scope for this request, when it has one. */
+  /** The collection's scope for this request, when it has one (a nested collection's includes its parent). */
   readonly scope?: RecordScope;
   /** A selection as this request may read it: nested records and aggregates within their collections' scopes (related-scopes.ts). */
   readonly scopeRelated: (selection: Selection) => Selection;
+  /** Values the path sets on a create (a nested collection's foreign key to its parent). */
+  readonly fromPath?: Row;
 }
 
 /** What the action reads of its records (the serializer's, or a narrowed one), for this request. */
@@ -147,7 +149,7 @@ const requestContext = ({ user, parameters }: ActionRequest): RequestContext => 
 /** A new record's values: its fields, then the whole object, validated; then the before-create hook's. */
 async function creation(action: ActionRequest, body: unknown, context: WriteContext): Promise<Row> {
   const { serializer, hooks } = action.collection;
-  const values = await serializer.validate(body, 'create', context);
+  const values = { ...(await serializer.validate(body, 'create', context)), ...action.fromPath };
   await serializer.validateObject(values, { existing: undefined, user: action.user }, action.collection.validate);
   return prepared(values, hooks.beforeCreate?.({ ...requestContext(action), values }));
 }
@@ -332,12 +334,12 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
  * A detail read or update reads its record first: announced to the reader before authentication
  * when the record is known from the path alone (a valid id and no query string, as `fields` and
  * `omit` change what is read), so the reader may send it with the credential's lookup. Not where
- * what is read depends on the user, who is not known yet: a scoped collection's record (read within
+ * what is read depends on the user, who is not known yet: a scoped (or nested) collection's record (read within
  * the scope), a selection with aggregates over the user's rows, or with nested records or aggregates
  * of scoped collections.
  */
 function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection, related: RelatedScopes): void {
-  if (collection.scope || collection.serializer.perUser || readsScoped(collection.serializer.selection, related)) return;
+  if (collection.scope || collection.parent || collection.serializer.perUser || readsScoped(collection.serializer.selection, related)) return;
   const recordId = url.includes('?') ? undefined : idOf(id ?? '');
   if (recordId !== undefined) reader.announce(collection.serializer.selection, recordId);
 }

@@ -9,6 +9,7 @@ import type { CountMode } from '../core/list-query.js';
 import type { IndexFacts } from '../core/schema.js';
 import { assertCustomActions, type CustomAction } from './custom-actions.js';
 import type { Hooks } from './hooks.js';
+import { assertParent, type Parent } from './nested.js';
 import type { Action, Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
 import type { Scope } from './scope.js';
@@ -54,6 +55,11 @@ export interface CollectionOptions {
   validate?: ObjectValidator;
   /** Endpoints of the collection's own, by name: `/<name>/{id}/<action>/` or `/<name>/<action>/`. */
   actions?: Readonly<Record<string, CustomAction>>;
+  /**
+   * Mounts the collection under one record of another (`/<parent>/{parent}/<name>/` only), scoped to
+   * it: `{ collection: articles, field: 'article_id' }`. The field is set from the path (see nested.ts).
+   */
+  parent?: Parent;
 }
 
 export interface Collection {
@@ -74,6 +80,8 @@ export interface Collection {
   readonly hooks: Hooks;
   readonly validate: ObjectValidator | undefined;
   readonly customActions: Readonly<Record<string, CustomAction>>;
+  /** The record this collection is mounted under, when it is nested. */
+  readonly parent: Parent | undefined;
 }
 
 const RESOURCE_NAME = /^[a-z][a-z0-9_-]*$/;
@@ -134,6 +142,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     ...(options.indexes ?? []),
   ];
   assertCustomActions(name, options.actions ?? {});
+  if (options.parent) assertParent(name, serializer, options.parent);
   return {
     name,
     serializer,
@@ -148,6 +157,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     hooks: options.hooks ?? {},
     validate: options.validate,
     customActions: options.actions ?? {},
+    parent: options.parent,
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
   };

@@ -9,6 +9,7 @@ import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { JsonSchema } from '../core/fields.js';
 import type { Row } from '../core/rows.js';
 import type { Database } from '../store/database.js';
+import type { RecordId } from '../store/records.js';
 import { requestReader } from '../store/reader.js';
 import { loadRecord } from './actions.js';
 import { authenticate } from './authentication/index.js';
@@ -20,7 +21,9 @@ import { checkPermissions, type Action, type Permission } from './permissions.js
 import { renderResult } from './renderers.js';
 import type { Endpoint, Method } from './router.js';
 import { scopeRelated } from './related-scopes.js';
-import { scopeFor, type RequestContext } from './scope.js';
+import type { RequestContext } from './scope.js';
+import { detailPath, listPath, withPathParameters } from './collection-paths.js';
+import { requestScope } from './nested.js';
 import { documentedCredentials } from './documented-credentials.js';
 import { permissionsFor, varyByRequester, type ApiRuntime } from './views.js';
 
@@ -33,6 +36,8 @@ export interface CustomActionContext extends RequestContext {
   readonly record: Row | undefined;
   /** The parsed JSON body (POST, PUT, PATCH); undefined otherwise. */
   readonly body: unknown;
+  /** A nested collection's parent record id, from the path (found within the parent's scope); undefined otherwise. */
+  readonly parent: RecordId | undefined;
 }
 
 export interface CustomAction {
@@ -73,7 +78,7 @@ export function assertCustomActions(collection: string, actions: Readonly<Record
 }
 
 export const customActionPath = (collection: Collection, name: string, action: CustomAction): string =>
-  action.detail ? `/${collection.name}/:id/${name}/` : `/${collection.name}/${name}/`;
+  `${action.detail ? detailPath(collection) : listPath(collection)}${name}/`;
 
 async function handleCustomAction(
   request: FastifyRequest,
@@ -96,14 +101,15 @@ async function handleCustomAction(
   const mediaType = negotiate(request, available, parameters.get('format'));
   const body = withBody.has(declared.method) ? parseJsonBody(request) : undefined;
 
-  const scope = scopeFor(collection.scope, collection.queryRules.fields, { user, parameters });
+  const { scope, fromPath } = await requestScope(collection, request, reader, { user, parameters });
   const related = scopeRelated(runtime.relatedScopes, { user, parameters });
   const id = (request.params as { id?: string }).id;
   const record = declared.detail
     ? (await loadRecord({ request, reader, cursorKey: runtime.cursorKey, collection, action, permissions, user, parameters, id, scope, scopeRelated: related })).row
     : undefined;
 
-  const result = await declared.handler({ user, parameters, request, reply, database: reader.database, record, body });
+  const parent = collection.parent && (fromPath?.[collection.parent.field] as RecordId);
+  const result = await declared.handler({ user, parameters, request, reply, database: reader.database, record, body, parent });
   if (reply.sent) return reply;
   if (declared.mediaType) return reply.type(`${declared.mediaType}; charset=utf-8`).send(String(result));
   return renderResult(reply, mediaType, { status: reply.statusCode, body: result, json: JSON.stringify(result) }, { ...runtime.page, collection });
@@ -131,10 +137,10 @@ export function customActionEndpoints(runtime: ApiRuntime, collection: Collectio
     if (endpoints[declared.method]) throw new Error(`${collection.name}: two actions answer ${declared.method} ${path}.`);
     endpoints[declared.method] = {
       handler: (request, reply) => handleCustomAction(request, reply, runtime, collection, declared),
-      schema: {
+      schema: withPathParameters(collection, {
         ...schemaOf(collection, name, declared),
         ...documentedCredentials(runtime, collection, builtIn(declared), declared.permissions),
-      },
+      }),
     };
     byPath.set(path, endpoints);
   }

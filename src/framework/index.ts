@@ -9,6 +9,7 @@ export { requirePermissions, throttleRequest } from './app-routes.js';
 export { collection } from './collection.js';
 export type { CustomAction, CustomActionContext } from './custom-actions.js';
 export type { Collection, CollectionOptions } from './collection.js';
+export type { Parent } from './nested.js';
 export { loadConfig, loadDotEnv } from './config.js';
 export type { Config } from './config.js';
 export type { ScopedRates } from './throttling.js';

@@ -6,6 +6,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Collection } from './collection.js';
+import { detailPath, listPath, withPathParameters } from './collection-paths.js';
 import { customActionEndpoints } from './custom-actions.js';
 import { methodNotAllowed, notFound } from './errors.js';
 import { actionSchema, ANONYMOUS, errorResponses, operationId } from './openapi.js';
@@ -87,7 +88,7 @@ function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Part
       method,
       {
         handler: (request, reply) => handleCollection(request, reply, runtime, collection, action),
-        schema: { ...actionSchema(collection, action, runtime.relatedScopes), ...documentedCredentials(runtime, collection, action) },
+        schema: withPathParameters(collection, { ...actionSchema(collection, action, runtime.relatedScopes), ...documentedCredentials(runtime, collection, action) }),
       },
     ]),
   );
@@ -101,7 +102,7 @@ function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Part
 function bulkCreateEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
   return {
     handler: (request, reply) => handleCollection(request, reply, runtime, collection, 'create'),
-    schema: { ...actionSchema(collection, 'bulk_create', runtime.relatedScopes), ...documentedCredentials(runtime, collection, 'create') },
+    schema: withPathParameters(collection, { ...actionSchema(collection, 'bulk_create', runtime.relatedScopes), ...documentedCredentials(runtime, collection, 'create') }),
   };
 }
 
@@ -110,10 +111,16 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
   for (const collection of collections) {
     if (names.has(collection.name)) throw new Error(`Two collections are named "${collection.name}".`);
     names.add(collection.name);
-    resource(scope, `/${collection.name}/`, endpointsFor(runtime, collection, listActions));
-    resource(scope, `/${collection.name}/:id/`, endpointsFor(runtime, collection, detailActions));
-    if (collection.bulkCreateMax !== undefined) resource(scope, `/${collection.name}/bulk/`, { POST: bulkCreateEndpoint(runtime, collection) });
-    for (const [path, endpoints] of customActionEndpoints(runtime, collection)) resource(scope, path, endpoints);
+    if (collection.parent && !collections.includes(collection.parent.collection)) {
+      throw new Error(`${collection.name}: its parent "${collection.parent.collection.name}" is not among the app's collections.`);
+    }
+    // A record's browsable page links to the collections nested under it.
+    const nested = collections.filter(({ parent }) => parent?.collection === collection).map(({ name }) => name);
+    const own = { ...runtime, page: { ...runtime.page, nested } };
+    resource(scope, listPath(collection), endpointsFor(own, collection, listActions));
+    resource(scope, detailPath(collection), endpointsFor(own, collection, detailActions));
+    if (collection.bulkCreateMax !== undefined) resource(scope, `${listPath(collection)}bulk/`, { POST: bulkCreateEndpoint(own, collection) });
+    for (const [path, endpoints] of customActionEndpoints(own, collection)) resource(scope, path, endpoints);
   }
   resource(scope, '/', {
     GET: {
@@ -130,7 +137,9 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
       handler: async (request, reply) => {
         const mediaType = negotiate(request, API_MEDIA_TYPES, queryParameters(request.url).get('format'));
         const root = absoluteUrl(request).pathname;
-        const body = Object.fromEntries(collections.map(({ name }) => [name, absoluteUrl(request, `${root}${name}/`).toString()]));
+        // A nested collection has no URL of its own: its parent's records lead to it.
+        const topLevel = collections.filter(({ parent }) => !parent);
+        const body = Object.fromEntries(topLevel.map(({ name }) => [name, absoluteUrl(request, `${root}${name}/`).toString()]));
         return renderResult(reply, mediaType, { status: 200, body }, runtime.page);
       },
     },

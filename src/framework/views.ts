@@ -17,7 +17,7 @@ import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
 import { renderResult } from './renderers.js';
 import { scopeRelated, type RelatedScopes } from './related-scopes.js';
-import { scopeFor } from './scope.js';
+import { requestScope } from './nested.js';
 import type { PasswordThrottle, Throttle } from './throttling.js';
 
 export interface ApiRuntime {
@@ -96,7 +96,7 @@ export async function handleCollection(
     parameters,
     id,
     body,
-    scope: scopeFor(collection.scope, collection.queryRules.fields, { user, parameters }),
+    ...(await requestScope(collection, request, reader, { user, parameters })),
     scopeRelated: scopeRelated(runtime.relatedScopes, { user, parameters }),
   });
 

@@ -22,6 +22,8 @@ export interface BrowsableContext {
   readonly root: string;
   readonly loginUrl?: string;
   readonly logoutUrl?: string;
+  /** The collections mounted under each record of this one (nested collections), linked from a record's page. */
+  readonly nested?: readonly string[];
 }
 
 /** Response headers worth showing a reader. */
@@ -71,11 +73,12 @@ export function renderPage(
   const record = typeof body === 'object' && body !== null ? (body as Record<string, unknown>) : undefined;
   const succeeded = status < 400;
   const crumbs = breadcrumbs(request, context.root);
+  const path = request.url.split('?')[0]!;
   const model: PageModel = {
     title: collection && action !== 'list' && record?.id !== undefined ? `${collection.name} ${String(record.id)}` : crumbs.at(-1)!.label,
     breadcrumbs: crumbs,
     method: request.method,
-    path: request.url.split('?')[0]!,
+    path,
     status,
     statusText: STATUS_CODES[status] ?? '',
     headers,
@@ -94,7 +97,8 @@ export function renderPage(
         ? { kind: action === 'list' ? 'create' : 'edit', serializer: collection.serializer, values: action === 'retrieve' ? record : undefined }
         : undefined,
     allowDelete: collection !== undefined && action === 'retrieve' && succeeded,
-    extraActions: collection && succeeded ? extraActions(collection, action, request.url.split('?')[0]!) : undefined,
+    extraActions: collection && succeeded ? extraActions(collection, action, path) : undefined,
+    nested: action === 'retrieve' && succeeded ? context.nested?.map((name) => ({ label: name, href: `${path}${name}/` })) : undefined,
   };
   return `<!doctype html>\n${renderToString(h(Page, { model }))}`;
 }

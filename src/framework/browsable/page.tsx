@@ -45,6 +45,23 @@ export interface PageModel {
   readonly allowDelete?: boolean;
   /** The collection's custom actions on this list or record (DRF's "Extra Actions"). */
   readonly extraActions?: readonly PageLink[];
+  /** The collections nested under the record shown. */
+  readonly nested?: readonly PageLink[];
+}
+
+/** A line of links (the custom actions, the nested collections); nothing when there are none. */
+function Links(props: { title: string; links: readonly PageLink[] | undefined }) {
+  if (!props.links || props.links.length === 0) return null;
+  return (
+    <nav class="extra-actions">
+      {props.title}:{' '}
+      {props.links.map((link) => (
+        <a key={link.href} href={link.href}>
+          {link.label}
+        </a>
+      ))}
+    </nav>
+  );
 }
 
 function Section(props: { title: string; children: ComponentChildren }) {
@@ -234,16 +251,8 @@ export function Page(props: { model: PageModel }) {
             ))}
           </nav>
           <h1>{model.title}</h1>
-          {model.extraActions && model.extraActions.length > 0 && (
-            <nav class="extra-actions">
-              Extra actions:{' '}
-              {model.extraActions.map((link) => (
-                <a key={link.href} href={link.href}>
-                  {link.label}
-                </a>
-              ))}
-            </nav>
-          )}
+          <Links title="Extra actions" links={model.extraActions} />
+          <Links title="Nested" links={model.nested} />
           {model.allowDelete && (
             <button type="button" id="delete" class="danger" data-url={model.path}>
               Delete
