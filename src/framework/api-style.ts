@@ -63,8 +63,11 @@ export const styleOf = (request: FastifyRequest): ApiStyle => request.server.res
 
 export const isApiPath = (request: FastifyRequest): boolean => styleOf(request).prefixes.some((prefix) => request.url.startsWith(prefix));
 
-/** What ends a path the request's router builds: `/`, or nothing where paths end bare. */
-export const pathEnd = (request: FastifyRequest): string => (request.server.restfoldTrailingSlash === 'absent' ? '' : '/');
+/** What ends a path a router with this rule builds: `/`, or nothing where paths end bare. */
+export const endOf = (slash: TrailingSlash | undefined): string => (slash === 'absent' ? '' : '/');
+
+/** What ends a path the request's router builds. */
+export const pathEnd = (request: FastifyRequest): string => endOf(request.server.restfoldTrailingSlash);
 
 const KEYWORD = /^[A-Za-z][A-Za-z0-9!#$%&'*+.^_`|~-]*$/;
 

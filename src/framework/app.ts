@@ -15,7 +15,7 @@ import { resolveSecretKey, signingKeys } from './authentication/secrets.js';
 import { loginCheck } from './authentication/routes.js';
 import { authenticationFor } from './authentication/setup.js';
 import { browsableAssets } from './browsable/index.js';
-import { assertKeywords, DEFAULT_KEYWORDS, mountedRouters, withAppDefaults, type ExceptionHandler, type MountedRouter, type RouterDefinition } from './api-style.js';
+import { assertKeywords, DEFAULT_KEYWORDS, endOf, mountedRouters, withAppDefaults, type ExceptionHandler, type MountedRouter, type RouterDefinition } from './api-style.js';
 import type { Collection, Pagination } from './collection.js';
 import type { Envelope } from './envelopes.js';
 import type { Config } from './config.js';
@@ -129,7 +129,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   const throttle = createThrottle(counters, { anonymous: config.throttleAnonymous, user: config.throttleUser }, definition.throttles);
   // Simple routes (mounted by the app's `routes`) that declare a throttle scope count with the same counters.
   app.decorate('restfoldThrottle', throttle);
-  const end = first.trailingSlash === 'absent' ? '' : '/';
+  const end = endOf(first.trailingSlash);
   await registerOpenApi(app, config.auth, { keywords: credentialKeywords, prefix: first.prefix, end });
 
   // The plugins, in the order a request meets their hooks (after the cookie parser's, above).

@@ -80,6 +80,14 @@ describe('routers', () => {
     expect((await api.request('GET', '/api/v1/notes/', token())).status).toBe(404);
   });
 
+  it('links the browsable page the router\'s way', async () => {
+    const page = await api.request('GET', '/api/notes', { headers: { ...token().headers, accept: 'text/html' } });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('href="/api"');
+    expect(page.body).toContain('href="/api/notes"');
+    expect(page.body).not.toContain('href="/api/notes/"');
+  });
+
   it('mounts a second router with optional slashes and only the collections it names', async () => {
     for (const url of ['/v2/notes', '/v2/notes/']) expect((await api.request('GET', url, token())).status, url).toBe(200);
     const missing = await api.request('GET', '/v2/people/', token());

@@ -3,7 +3,7 @@
  * stage, the authentication endpoints, the router's collections, and the OpenAPI document.
  */
 import type { FastifyInstance } from 'fastify';
-import { DEFAULT_ROUTER, type MountedRouter } from '../api-style.js';
+import { DEFAULT_ROUTER, endOf, type MountedRouter } from '../api-style.js';
 import type { AuthKind } from '../authentication/index.js';
 import type { BrowsableContext } from '../browsable/index.js';
 import { ANONYMOUS, errorResponses, operationId } from '../openapi.js';
@@ -20,7 +20,7 @@ export const API_PREFIX = DEFAULT_ROUTER.prefix;
 export function browsableContext(authKinds: readonly AuthKind[], prefix: string, end: string): BrowsableContext {
   const sessions = authKinds.includes('session');
   return {
-    root: `${prefix}/`,
+    root: `${prefix}${end}`,
     loginUrl: sessions ? `${prefix}/auth/login${end}` : undefined,
     logoutUrl: sessions ? `${prefix}/auth/logout${end}` : undefined,
   };
@@ -41,7 +41,7 @@ export const collections = appWide<CollectionsOptions>('collections', async (app
         api.decorate('restfoldTrailingSlash', router.trailingSlash);
         keepRawBodies(api);
         if (index === 0) options.mountAuthRoutes(api);
-        mountCollections(api, { ...options.runtime, page: { ...options.runtime.page, root: `${router.prefix}/` } }, router.collections);
+        mountCollections(api, { ...options.runtime, page: { ...options.runtime.page, root: `${router.prefix}${endOf(router.trailingSlash)}` } }, router.collections);
         if (index === 0) mountSchema(api, app);
       },
       { prefix: router.prefix },
