@@ -78,13 +78,18 @@ export function assertKeywords(keywords: readonly string[]): void {
 
 /** The error as the app's exception handler shapes it; undefined when there is none or it leaves this error alone. */
 export function handledError(reply: FastifyReply, error: ApiError): FastifyReply | undefined {
-  const handled = styleOf(reply.request).exceptionHandler?.(error, reply.request);
-  if (!handled) return undefined;
-  return reply
-    .status(handled.status)
-    .headers({ ...error.headers, ...handled.headers })
-    .type('application/json; charset=utf-8')
-    .send(JSON.stringify(handled.body));
+  const handler = styleOf(reply.request).exceptionHandler;
+  if (!handler) return undefined;
+  try {
+    const handled = handler(error, reply.request);
+    if (!handled) return undefined;
+    const body = JSON.stringify(handled.body);
+    return reply.status(handled.status).headers({ ...error.headers, ...handled.headers }).type('application/json; charset=utf-8').send(body);
+  } catch (failure) {
+    // A handler that throws (or answers a status HTTP has not) leaves the error to the default envelope, never to a hang.
+    reply.request.log.error({ err: failure }, 'exceptionHandler failed');
+    return undefined;
+  }
 }
 
 /** The error with WWW-Authenticate naming the app's first keyword. */
