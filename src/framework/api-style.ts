@@ -59,7 +59,8 @@ declare module 'fastify' {
   }
 }
 
-export const styleOf = (request: FastifyRequest): ApiStyle => request.server.restfoldStyle ?? DEFAULT_STYLE;
+/** The app's style; the default for a request made outside an app (`authenticate` called by a tool on a request of its own making has no server). */
+export const styleOf = (request: FastifyRequest): ApiStyle => (request.server as FastifyRequest['server'] | undefined)?.restfoldStyle ?? DEFAULT_STYLE;
 
 export const isApiPath = (request: FastifyRequest): boolean => styleOf(request).prefixes.some((prefix) => request.url.startsWith(prefix));
 
