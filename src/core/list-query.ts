@@ -28,6 +28,8 @@ export interface Ordering {
 export interface ListQuery {
   readonly page: number;
   readonly pageSize: number;
+  /** The first record's position, when the page starts anywhere (limit/offset pagination) rather than at a page boundary. */
+  readonly offset?: number;
   /** Every term must be found in at least one search field. */
   readonly search: readonly string[];
   readonly ordering: readonly Ordering[];
@@ -35,6 +37,9 @@ export interface ListQuery {
   /** Which records the request may reach at all (a collection's scope), beside its own filters. */
   readonly scope?: readonly Condition[];
 }
+
+/** How many matching records come before the page's first. */
+export const firstRow = (query: ListQuery): number => query.offset ?? (query.page - 1) * query.pageSize;
 
 /** What a list reads: the selection, the fields its filters and ordering name, the fields searched. */
 export interface ListSource {

@@ -11,12 +11,14 @@ import type { RequestReader } from '../store/reader.js';
 import type { RecordId } from '../store/records.js';
 import { createRecord, createRecords, deleteRecord, updateRecord, type WriteCheck } from '../store/writes.js';
 import { RecordRefused } from '../core/refused.js';
+import { pathEnd } from './api-style.js';
 import type { AuthUser } from './authentication/index.js';
 import type { Collection } from './collection.js';
 import { assertMatches, strongEtag, weakEtag } from './conditional.js';
 import { ApiError, notFound, permissionDenied, validationFailed, type ErrorDetails } from './errors.js';
 import { prepared, written as hooked, type CommitEvent } from './hooks.js';
 import { absoluteUrl } from './hosts.js';
+import { LIMIT_OFFSET_PARAMETERS, parseWindow, windowPage } from './limit-offset.js';
 import { paginate, preferredCount } from './pagination.js';
 import type { UpdateRules } from './model.js';
 import { checkObjectPermissions, type Action, type Permission } from './permissions.js';
@@ -64,15 +66,19 @@ export interface ActionResult {
 
 async function list(action: ActionRequest): Promise<ActionResult> {
   const { request, reader, collection, parameters } = action;
-  const query = { ...parseListQuery(parameters, collection.queryRules), scope: action.scope?.conditions };
+  const byWindow = collection.pagination === 'limit_offset';
+  const parsed = parseListQuery(parameters, collection.queryRules, byWindow ? LIMIT_OFFSET_PARAMETERS : []);
+  const window = byWindow ? parseWindow(parameters, collection.queryRules) : undefined;
+  const query = { ...parsed, ...(window && { pageSize: window.limit, offset: window.offset }), scope: action.scope?.conditions };
   const serializer = chosenFields(collection.serializer, parameters);
   const source = { ...collection.listSource, selection: orderedBy(selectionOf(action, serializer), action, query) };
   const plan = { source, query, estimateThreshold: collection.estimateThreshold };
   if (collection.pagination === 'cursor') return listByCursor(action, serializer, plan);
   const mode = preferredCount(request, collection.countModes);
   const read = await reader.list({ ...plan, paging: { by: 'number' }, count: mode });
-  if (query.page > 1 && read.rows.length === 0) throw invalidPage();
-  const body = paginate(request, query.page, read.count, read.hasMore, read.rows.map((row) => serializer.render(row, action)));
+  if (!window && query.page > 1 && read.rows.length === 0) throw invalidPage();
+  const results = read.rows.map((row) => serializer.render(row, action));
+  const body = window ? windowPage(request, window, read.count, read.hasMore, results) : paginate(request, query.page, read.count, read.hasMore, results);
   const result = written(200, body, weakEtag);
   return mode === 'exact' ? result : { ...result, headers: { ...result.headers, 'Preference-Applied': `count=${mode}` } };
 }
@@ -202,7 +208,7 @@ async function create(action: ActionRequest): Promise<ActionResult> {
   const values = await creation(action, action.body, writeContext(action));
   const [row] = (await stored(action, [values], async (database) => [await createRecord(database, model, selection, values)])) as [Row];
   const body = collection.serializer.render(row, action);
-  const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${String(row.id)}/`;
+  const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${String(row.id)}${pathEnd(request)}`;
   return written(201, body, strongEtag, { Location: absoluteUrl(request, path).toString() });
 }
 

@@ -15,13 +15,15 @@ import { resolveSecretKey, signingKeys } from './authentication/secrets.js';
 import { loginCheck } from './authentication/routes.js';
 import { authenticationFor } from './authentication/setup.js';
 import { browsableAssets } from './browsable/index.js';
-import type { Collection } from './collection.js';
+import { assertKeywords, DEFAULT_KEYWORDS, endOf, mountedRouters, withAppDefaults, type ExceptionHandler, type MountedRouter, type RouterDefinition } from './api-style.js';
+import type { Collection, Pagination } from './collection.js';
+import type { Envelope } from './envelopes.js';
 import type { Config } from './config.js';
 import type { Model } from './model.js';
 import { registerOpenApi } from './openapi.js';
 import { allowAny, isAuthenticated, readActions } from './permissions.js';
 import { allowedHosts } from './plugins/allowed-hosts.js';
-import { API_PREFIX, browsableContext, collections } from './plugins/collections.js';
+import { browsableContext, collections } from './plugins/collections.js';
 import { corsPolicy } from './plugins/cors.js';
 import { errors, frameworkErrors } from './plugins/errors.js';
 import { health } from './plugins/health.js';
@@ -68,6 +70,17 @@ export interface AppDefinition {
   readonly routes?: (app: FastifyInstance, context: AppContext) => void | Promise<void>;
   /** false: the routes' requests are not authenticated (`request.user` stays null, any credential is ignored). Default true. */
   readonly authenticateRoutes?: boolean;
+  // The API's style (docs/api-style.md); each left out keeps the style SPEC.md describes.
+  /** Where the collections are served; the first router also serves `/auth/` and `/schema/`. Default: one at /api/v1, slashes required. */
+  readonly routers?: readonly RouterDefinition[];
+  /** The pagination of collections that name none (default `page`). */
+  readonly pagination?: Pagination;
+  /** The envelope of each collection that names none, by the collection's name (default none). */
+  readonly envelope?: (collection: string) => Envelope | undefined;
+  /** Chooses the status and body of the collection API's errors (DRF's EXCEPTION_HANDLER). */
+  readonly exceptionHandler?: ExceptionHandler;
+  /** The schemes `Authorization` accepts, for every authentication kind; the first is WWW-Authenticate's. Default `['Bearer', 'Token']`. */
+  readonly credentialKeywords?: readonly string[];
 }
 
 export const defineApp = (definition: AppDefinition): AppDefinition => definition;
@@ -96,7 +109,12 @@ function assertThrottledCollectionsExist(definition: AppDefinition): void {
 export async function buildApp(definition: AppDefinition, context: AppContext): Promise<FastifyInstance> {
   const { database, config } = context;
   assertThrottledCollectionsExist(definition);
+  const credentialKeywords = definition.credentialKeywords ?? DEFAULT_KEYWORDS;
+  assertKeywords(credentialKeywords);
+  const routers = mountedRouters(definition.routers, withAppDefaults(definition.collections, definition));
+  const [first] = routers as [MountedRouter];
   const app = Fastify({ ...requestIdentityOptions(config, context.logStream), ...httpServerOptions(config), frameworkErrors });
+  app.decorate('restfoldStyle', { prefixes: routers.map(({ prefix }) => prefix), exceptionHandler: definition.exceptionHandler, credentialKeywords });
   await app.register(httpProtocol);
 
   // What requests share: counters (in Redis when REDIS_URL is set), the keys derived from SECRET_KEY,
@@ -112,10 +130,11 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   const throttle = createThrottle(counters, { anonymous: config.throttleAnonymous, user: config.throttleUser }, definition.throttles);
   // Simple routes (mounted by the app's `routes`) that declare a throttle scope count with the same counters.
   app.decorate('restfoldThrottle', throttle);
-  await registerOpenApi(app, config.auth, `${API_PREFIX}/schema/`);
+  const end = endOf(first.trailingSlash);
+  await registerOpenApi(app, config.auth, { keywords: credentialKeywords, prefix: first.prefix, end });
 
   // The plugins, in the order a request meets their hooks (after the cookie parser's, above).
-  const page = browsableContext(config.auth);
+  const page = browsableContext(config.auth, first.prefix, end);
   await app.register(requestIdentity, { appLogLevel: config.logLevel });
   await app.register(allowedHosts, { allowedHosts: config.allowedHosts });
   await app.register(errors, { isDatabaseUnavailable: database.isUnavailable, page });
@@ -126,7 +145,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   // prom-client is loaded only when metrics are on.
   if (config.metrics) (await import('./metrics.js')).serveMetrics(app, database, config);
   await app.register(collections, {
-    collections: definition.collections,
+    routers,
     mountAuthRoutes: auth.mountRoutes,
     runtime: {
       database,

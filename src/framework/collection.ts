@@ -8,12 +8,15 @@ import type { ListSource, Ordering } from '../core/list-query.js';
 import type { CountMode } from '../core/list-query.js';
 import type { IndexFacts } from '../core/schema.js';
 import { assertCustomActions, type CustomAction } from './custom-actions.js';
+import type { Envelope } from './envelopes.js';
 import type { Hooks } from './hooks.js';
 import { assertParent, type Parent } from './nested.js';
 import type { Action, Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
 import type { Scope } from './scope.js';
 import type { ObjectValidator, Serializer } from './serializer.js';
+
+export type Pagination = 'page' | 'limit_offset' | 'cursor';
 
 export interface CollectionOptions {
   serializer: Serializer;
@@ -30,11 +33,14 @@ export interface CollectionOptions {
   /** Below this many estimated records, `count=estimated` counts exactly (default 10 000). */
   estimateThreshold?: number;
   /**
-   * `cursor` pages by opaque cursors instead of page numbers: stable under
-   * inserts and without counting, for very large collections. Ordering fields
-   * must then be indexed and not nullable.
+   * `page` (`?page=&page_size=`), `limit_offset` (`?limit=&offset=`, DRF's LimitOffsetPagination),
+   * or `cursor`: pages by opaque cursors, stable under inserts and without counting, for very
+   * large collections (ordering fields must then be indexed and not nullable). Default: the
+   * app's `pagination`, else `page` (docs/api-style.md).
    */
-  pagination?: 'page' | 'cursor';
+  pagination?: Pagination;
+  /** How this collection's lists, records and bodies are wrapped, in place of the app's (docs/api-style.md). */
+  envelope?: Envelope;
   /** Accept a JSON array on POST: created in one transaction, all or nothing, at most `max` records. */
   bulkCreate?: { max: number };
   /** Checks for every action, or per action; actions left out get the API's default. */
@@ -67,7 +73,9 @@ export interface Collection {
   readonly serializer: Serializer;
   readonly queryRules: QueryRules;
   readonly listSource: ListSource;
-  readonly pagination: 'page' | 'cursor';
+  /** undefined: the app's (buildApp fills it in). */
+  readonly pagination: Pagination | undefined;
+  readonly envelope: Envelope | undefined;
   readonly countModes: readonly CountMode[];
   readonly estimateThreshold: number;
   /** The most records one bulk create may carry; undefined when the collection takes one object only. */
@@ -148,7 +156,8 @@ export function collection(name: string, options: CollectionOptions): Collection
     serializer,
     queryRules: { fields: modelFields, filters, ordering, defaultOrdering, pageSize, maxPageSize },
     listSource: { selection: serializer.selection, fields: modelFields, searchFields: serializer.search },
-    pagination: options.pagination ?? 'page',
+    pagination: options.pagination,
+    envelope: options.envelope,
     countModes: ['exact', ...(options.countModes ?? [])],
     estimateThreshold: options.estimateThreshold ?? 10_000,
     bulkCreateMax: options.bulkCreate?.max,

@@ -7,6 +7,7 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifySchema } from 'fastify';
+import { DEFAULT_KEYWORDS } from './api-style.js';
 import type { AuthKind } from './authentication/index.js';
 import type { Collection } from './collection.js';
 import type { JsonSchema } from '../core/fields.js';
@@ -160,6 +161,12 @@ function listQuerySchema(collection: Collection): JsonSchema {
     delete properties.page;
     properties.cursor = { type: 'string', description: 'Opaque, from a previous page\'s next or previous link.' };
   }
+  if (collection.pagination === 'limit_offset') {
+    delete properties.page;
+    delete properties.page_size;
+    properties.limit = { type: 'integer', minimum: 1, default: pageSize, description: `How many records; clamped to ${maxPageSize}.` };
+    properties.offset = { type: 'integer', minimum: 0, default: 0, description: 'How many records to skip; past the end, the results are empty.' };
+  }
   for (const [name, lookups] of filters) {
     const schema = fields[name]!.schema;
     for (const lookup of lookups) {
@@ -295,20 +302,36 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
   }
 }
 
-const BEARER_OR_TOKEN = 'Sent as `Authorization: Bearer <credential>`, or `Authorization: Token <credential>` as Django REST Framework clients send it.';
+/** How the credential is sent: the default keywords' sentence, or the app's own. */
+function sentAs(keywords: readonly string[]): string {
+  if (keywords.join() === DEFAULT_KEYWORDS.join()) return 'Sent as `Authorization: Bearer <credential>`, or `Authorization: Token <credential>` as Django REST Framework clients send it.';
+  return `Sent as ${keywords.map((keyword) => `\`Authorization: ${keyword} <credential>\``).join(', or ')}.`;
+}
 
-const SECURITY_SCHEMES: Record<AuthKind, Record<string, JsonSchema>> = {
-  token: { token: { type: 'http', scheme: 'bearer', description: `An API token from POST /api/v1/auth/token/. ${BEARER_OR_TOKEN}` } },
-  jwt: { jwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: `An access token from POST /api/v1/auth/jwt/. ${BEARER_OR_TOKEN}` } },
-  session: {
+/**
+ * The schemes of the enabled kinds, with the paths of the first router (`prefix`, `end`). A header
+ * credential is OpenAPI's `bearer` while Bearer is the first keyword; otherwise (Conduit's `Token`)
+ * an API key in the Authorization header, which says the keyword to send.
+ */
+function securitySchemes(authKinds: readonly AuthKind[], keywords: readonly string[], prefix: string, end: string) {
+  const header = (about: string, bearerFormat?: string): JsonSchema =>
+    keywords[0]!.toLowerCase() === 'bearer'
+      ? { type: 'http', scheme: 'bearer', ...(bearerFormat && { bearerFormat }), description: `${about} ${sentAs(keywords)}` }
+      : { type: 'apiKey', in: 'header', name: 'Authorization', description: `${about} ${sentAs(keywords)}` };
+  const schemes: Record<AuthKind, Record<string, JsonSchema>> = {
+    token: { token: header(`An API token from POST ${prefix}/auth/token${end}.`) },
+    jwt: { jwt: header(`An access token from POST ${prefix}/auth/jwt${end}.`, 'JWT') },
     session: {
-      type: 'apiKey',
-      in: 'cookie',
-      name: 'restfold_session',
-      description: 'From POST /api/v1/auth/login/; unsafe methods need X-CSRF-Token. The session id also works as a Bearer or Token credential.',
+      session: {
+        type: 'apiKey',
+        in: 'cookie',
+        name: 'restfold_session',
+        description: `From POST ${prefix}/auth/login${end}; unsafe methods need X-CSRF-Token. The session id also works as a ${keywords.join(' or ')} credential.`,
+      },
     },
-  },
-};
+  };
+  return Object.assign({}, ...authKinds.map((kind) => schemes[kind]));
+}
 
 /** For a route schema: the operation needs no credential (the document's default is that it needs one). */
 export const ANONYMOUS = { security: [] } as const;
@@ -373,21 +396,25 @@ const ASSETS = new URL('../../static/', import.meta.url);
  * only: each stage validates in its own order, so Fastify's own validation is
  * off, and bodies are written by JSON.stringify (see buildApp). Register before any route.
  */
-export async function registerOpenApi(app: FastifyInstance, authKinds: readonly AuthKind[], documentPath: string): Promise<void> {
+export async function registerOpenApi(
+  app: FastifyInstance,
+  authKinds: readonly AuthKind[],
+  style: { readonly keywords: readonly string[]; readonly prefix: string; readonly end: string },
+): Promise<void> {
   app.setValidatorCompiler(() => () => true);
   app.addSchema(errorEnvelopeSchema);
-  const securitySchemes = Object.assign({}, ...authKinds.map((kind) => SECURITY_SCHEMES[kind]));
+  const documentPath = `${style.prefix}/schema${style.end}`;
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'Restfold API',
         version: '1',
-        description: 'Collections under /api/v1, with JSON error envelopes; other routes document their own error bodies.',
+        description: `Collections under ${style.prefix}, with JSON error envelopes; other routes document their own error bodies.`,
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: '/', description: 'This service' }],
-      components: { securitySchemes },
+      components: { securitySchemes: securitySchemes(authKinds, style.keywords, style.prefix, style.end) },
       security: authKinds.map((kind) => ({ [kind]: [] })),
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },

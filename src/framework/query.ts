@@ -40,7 +40,8 @@ function positiveInteger(text: string, name: string, details: ErrorDetails): num
   return Number(text);
 }
 
-export function parseListQuery(parameters: ReadonlyMap<string, string>, rules: QueryRules): ListQuery {
+/** `paging`: the pagination's own parameters besides the reserved ones (never read as filters). */
+export function parseListQuery(parameters: ReadonlyMap<string, string>, rules: QueryRules, paging: readonly string[] = []): ListQuery {
   const details = emptyDetails();
   const filters: Filter[] = [];
   for (const [name, text] of parameters) {
@@ -50,7 +51,7 @@ export function parseListQuery(parameters: ReadonlyMap<string, string>, rules: Q
       details[name] = (error as FieldError).messages;
       continue;
     }
-    if (!(RESERVED_PARAMETERS as readonly string[]).includes(name)) {
+    if (!(RESERVED_PARAMETERS as readonly string[]).includes(name) && !paging.includes(name)) {
       const filter = parseFilter(name, text, rules, details);
       if (filter) filters.push(filter);
     }

@@ -1,13 +1,15 @@
 /**
  * The router: mounts collections and the authentication endpoints under a
- * prefix (a Fastify plugin). Paths end in a slash; the unslashed path answers
- * 308, a known path with another method 405 with `Allow`, anything else under
- * the prefix a JSON 404.
+ * prefix (a Fastify plugin). Paths end in a slash and the unslashed path answers
+ * 308, unless the router spells them otherwise (api-style.ts); a known path with
+ * another method answers 405 with `Allow`, anything else under the prefix a JSON 404.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import { pathEnd } from './api-style.js';
 import type { Collection } from './collection.js';
 import { detailPath, listPath, withPathParameters } from './collection-paths.js';
 import { customActionEndpoints } from './custom-actions.js';
+import { envelopedSchema } from './envelopes.js';
 import { methodNotAllowed, notFound } from './errors.js';
 import { actionSchema, ANONYMOUS, errorResponses, operationId } from './openapi.js';
 import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
@@ -36,42 +38,57 @@ export function keepRawBodies(scope: FastifyInstance): void {
   scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 }
 
-/**
- * Registers `url` (ending in `/`) with its handlers, OPTIONS, 405 for the other
- * methods, and a 308 from the unslashed path.
- */
-export function resource(scope: FastifyInstance, url: string, endpoints: Partial<Record<Method, Endpoint>>): void {
+/** `url`'s handlers, OPTIONS, and 405 for the other methods; `hide`: left out of the document (the same path's other spelling). */
+function answer(scope: FastifyInstance, url: string, endpoints: Partial<Record<Method, Endpoint>>, hide: boolean): void {
   const methods = Object.keys(endpoints) as Method[];
   const allowed = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'];
-  // Under a prefix, '/' must not also claim the unslashed prefix (that path redirects).
-  const slashed = { url, prefixTrailingSlash: 'slash' } as const;
-  for (const method of methods) scope.route({ ...slashed, method, ...endpoints[method]! });
+  // Under a prefix, '/' must not also claim the unslashed prefix (that path redirects), nor '' the slashed one.
+  const path = { url, prefixTrailingSlash: url === '' ? 'no-slash' : 'slash' } as const;
+  for (const method of methods) scope.route({ ...path, method, ...endpoints[method]!, ...(hide && hidden) });
   scope.route({
-    ...slashed,
+    ...path,
     ...hidden,
     method: 'OPTIONS',
     handler: async (_request, reply) => reply.status(204).header('Allow', allowed.join(', ')).send(),
   });
   const others = scope.supportedMethods.filter((method) => !allowed.includes(method));
   scope.route({
-    ...slashed,
+    ...path,
     ...hidden,
     method: others,
     handler: async (request) => {
       throw methodNotAllowed(request.method, allowed);
     },
   });
+}
+
+/** A 308 from `url` to the same path with its trailing slash added or taken off, the query kept. */
+function redirect(scope: FastifyInstance, url: string, addSlash: boolean): void {
   scope.route({
     ...hidden,
     method: scope.supportedMethods,
-    url: url.slice(0, -1),
-    prefixTrailingSlash: 'no-slash',
+    url,
+    prefixTrailingSlash: url === '' ? 'no-slash' : 'slash',
     handler: async (request, reply) => {
       const query = request.url.indexOf('?');
       const path = request.url.slice(0, query === -1 ? undefined : query);
-      return reply.redirect(`${path}/${query === -1 ? '' : request.url.slice(query)}`, 308);
+      return reply.redirect(`${addSlash ? `${path}/` : path.slice(0, -1)}${query === -1 ? '' : request.url.slice(query)}`, 308);
     },
   });
+}
+
+/**
+ * Registers `url` (written ending in `/`) with its handlers, as the scope's router spells paths
+ * (api-style.ts): ending in `/`, with a 308 from the bare path (the default); bare, with a 308
+ * from the slashed one; or both answering (the slashed one documented).
+ */
+export function resource(scope: FastifyInstance, url: string, endpoints: Partial<Record<Method, Endpoint>>): void {
+  const bare = url.slice(0, -1);
+  const slash = scope.restfoldTrailingSlash ?? 'required';
+  if (slash !== 'absent') answer(scope, url, endpoints, false);
+  if (slash !== 'required') answer(scope, bare, endpoints, slash === 'optional');
+  if (slash === 'required') redirect(scope, bare, true);
+  if (slash === 'absent') redirect(scope, url, false);
 }
 
 const listActions: Partial<Record<Method, Action>> = { GET: 'list', POST: 'create' };
@@ -88,7 +105,7 @@ function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Part
       method,
       {
         handler: (request, reply) => handleCollection(request, reply, runtime, collection, action),
-        schema: withPathParameters(collection, { ...actionSchema(collection, action, runtime.relatedScopes), ...documentedCredentials(runtime, collection, action) }),
+        schema: withPathParameters(collection, { ...envelopedSchema(collection.envelope, action, actionSchema(collection, action, runtime.relatedScopes)), ...documentedCredentials(runtime, collection, action) }),
       },
     ]),
   );
@@ -102,7 +119,7 @@ function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Part
 function bulkCreateEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
   return {
     handler: (request, reply) => handleCollection(request, reply, runtime, collection, 'create'),
-    schema: withPathParameters(collection, { ...actionSchema(collection, 'bulk_create', runtime.relatedScopes), ...documentedCredentials(runtime, collection, 'create') }),
+    schema: withPathParameters(collection, { ...envelopedSchema(collection.envelope, 'bulk_create', actionSchema(collection, 'bulk_create', runtime.relatedScopes)), ...documentedCredentials(runtime, collection, 'create') }),
   };
 }
 
@@ -136,10 +153,10 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
       },
       handler: async (request, reply) => {
         const mediaType = negotiate(request, API_MEDIA_TYPES, queryParameters(request.url).get('format'));
-        const root = absoluteUrl(request).pathname;
+        const root = absoluteUrl(request).pathname.replace(/\/?$/, '/');
         // A nested collection has no URL of its own: its parent's records lead to it.
         const topLevel = collections.filter(({ parent }) => !parent);
-        const body = Object.fromEntries(topLevel.map(({ name }) => [name, absoluteUrl(request, `${root}${name}/`).toString()]));
+        const body = Object.fromEntries(topLevel.map(({ name }) => [name, absoluteUrl(request, `${root}${name}${pathEnd(request)}`).toString()]));
         return renderResult(reply, mediaType, { status: 200, body }, runtime.page);
       },
     },

@@ -12,6 +12,7 @@ import { announceReads, runAction } from './actions.js';
 import { authenticate, type Authenticator } from './authentication/index.js';
 import type { BrowsableContext } from './browsable/index.js';
 import type { Collection } from './collection.js';
+import { unwrapBody, wrapResult } from './envelopes.js';
 import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
 import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
@@ -79,13 +80,13 @@ export async function handleCollection(
   const parameters = queryParameters(request.url);
   const mediaType = negotiate(request, API_MEDIA_TYPES, parameters.get('format'));
 
-  const body = actionsWithBody.has(action) ? parseJsonBody(request) : undefined;
+  const body = actionsWithBody.has(action) ? unwrapBody(collection.envelope, parseJsonBody(request)) : undefined;
   // Hashing a password costs what checking one does, so it is limited as logins are, per acting user.
   for (let records = collection.serializer.hashingsIn(body); records > 0; records -= 1) {
     await runtime.passwordThrottle(request, reply, user ? `id:${user.id}` : undefined);
   }
 
-  const result = await runAction[action]({
+  const result = wrapResult(collection.envelope, action, await runAction[action]({
     request,
     reader,
     cursorKey: runtime.cursorKey,
@@ -98,7 +99,7 @@ export async function handleCollection(
     body,
     ...(await requestScope(collection, request, reader, { user, parameters })),
     scopeRelated: scopeRelated(runtime.relatedScopes, { user, parameters }),
-  });
+  }));
 
   return renderResult(reply, mediaType, result, { ...runtime.page, collection, action });
 }

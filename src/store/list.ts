@@ -7,7 +7,7 @@
 import { setImmediate } from 'node:timers/promises';
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Lookup } from '../core/fields.js';
-import type { CountMode, Keyset, ListQuery, ListSource, Ordering, RecordScope } from '../core/list-query.js';
+import { firstRow, type CountMode, type Keyset, type ListQuery, type ListSource, type Ordering, type RecordScope } from '../core/list-query.js';
 import type { Row, Selection } from '../core/rows.js';
 import { compileConditions } from './filters.js';
 import { escapeLike, storeDatabase, type Database, type Tables } from './database.js';
@@ -107,7 +107,7 @@ function pageQuery(database: Database, source: ListSource, query: ListQuery, ext
   const { rows, selection, from } = matchingRows(database, source, query, matches);
   const page = inOrder(rows, source, query.ordering, from)
     .limit(query.pageSize + extra)
-    .offset((query.page - 1) * query.pageSize);
+    .offset(firstRow(query));
   return { page, selection };
 }
 
@@ -125,7 +125,7 @@ async function readPage(database: Database, source: ListSource, query: ListQuery
 async function countAndPage(database: Database, source: ListSource, query: ListQuery): Promise<{ count: number; rows: Row[] }> {
   if (storeDatabase(database).capabilities.mergesRoundTrips && !hasPattern(query)) return countedPage(database, source, query);
   const count = await countRecords(database, source, query);
-  const beyond = (query.page - 1) * query.pageSize >= count;
+  const beyond = firstRow(query) >= count;
   return { count, rows: beyond ? [] : await readPage(database, source, query, 0, count) };
 }
 
@@ -136,7 +136,7 @@ const PAGE = '_page';
  * The count and the page in one statement, one round trip where a database is a round trip away:
  * the page, each row with the count beside it (an uncorrelated subquery, counted once). An empty
  * page brings no row to carry the count; read in the same snapshot, it is page 1 of nothing (a
- * count of 0) or a page past the last, which is refused whatever the count. For queries without a
+ * count of 0) or a page past the last, refused whatever the count (counted again at an offset). For queries without a
  * pattern: a pattern's page is read knowing its count.
  */
 async function countedPage(database: Database, source: ListSource, query: ListQuery): Promise<{ count: number; rows: Row[] }> {
@@ -148,7 +148,8 @@ async function countedPage(database: Database, source: ListSource, query: ListQu
     .select(countQuery(database, source, query).as(COUNT))
     .selectAll(PAGE) as unknown as RowQuery;
   const rows: Row[] = await inOrder(counted, source, query.ordering, PAGE).execute();
-  if (rows.length === 0) return { count: 0, rows };
+  // Past the end at an offset (not a page number, which is refused) the count is still the answer's.
+  if (rows.length === 0) return { count: query.offset ? await countRecords(database, source, query) : 0, rows };
   const count = Number(rows[0]![COUNT]);
   for (const row of rows) delete row[COUNT];
   return { count, rows: rows.map((row) => assembleRow(row, selection)) };
@@ -237,7 +238,7 @@ export async function readList(database: Database, plan: ListPlan): Promise<List
   if (paging.by === 'keyset') return keysetPage(database, source, query, paging.from);
   if (plan.count === 'exact') {
     const { count, rows } = await countAndPage(database, source, query);
-    return { count, rows, hasMore: query.page * query.pageSize < count };
+    return { count, rows, hasMore: firstRow(query) + query.pageSize < count };
   }
   const [estimate, read] = await Promise.all([
     plan.count === 'estimated' ? estimateRecords(database, source, query) : undefined,
@@ -245,7 +246,7 @@ export async function readList(database: Database, plan: ListPlan): Promise<List
   ]);
   const rows = read.slice(0, query.pageSize);
   const hasMore = read.length > query.pageSize;
-  if (plan.count === 'none' || (query.page > 1 && rows.length === 0)) return { count: null, rows, hasMore };
+  if (plan.count === 'none' || (firstRow(query) > 0 && rows.length === 0)) return { count: null, rows, hasMore };
   const count =
     estimate !== undefined && estimate >= plan.estimateThreshold ? Math.round(estimate) : await countRecords(database, source, query);
   return { count, rows, hasMore };

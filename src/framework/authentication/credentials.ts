@@ -5,13 +5,14 @@
 import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
 /**
- * The credential in an Authorization header: `Bearer <credential>`, or `Token <credential>`
- * as Django REST Framework's clients send it ('' when the keyword stands alone); undefined
- * for other schemes (Basic, say), which are not ours.
+ * The credential in an Authorization header after one of `keywords` (the app's, by default
+ * `Bearer`, or `Token` as Django REST Framework's clients send it), matched case-insensitively
+ * ('' when the keyword stands alone); undefined for other schemes (Basic, say), which are not ours.
  */
-export function authorizationCredential(header: string): { keyword: string; credential: string } | undefined {
-  const match = /^(Bearer|Token)(?: +(\S*))?\s*$/i.exec(header);
-  return match ? { keyword: match[1]!, credential: match[2] ?? '' } : undefined;
+export function authorizationCredential(header: string, keywords: readonly string[]): { keyword: string; credential: string } | undefined {
+  const match = /^(\S+)(?: +(\S*))?\s*$/.exec(header);
+  const keyword = match?.[1]!.toLowerCase();
+  return match && keywords.some((accepted) => accepted.toLowerCase() === keyword) ? { keyword: match[1]!, credential: match[2] ?? '' } : undefined;
 }
 
 /** `<prefix>` + 43 base64url characters (32 random bytes). */

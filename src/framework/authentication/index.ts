@@ -6,6 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { UserRow } from '../../store/accounts/users.js';
 import type { RequestReader } from '../../store/reader.js';
+import { styleOf } from '../api-style.js';
 import { authenticationFailed } from '../errors.js';
 import { toAuthUser, type AuthUser, type UserLookup } from './auth-user.js';
 import { authorizationCredential } from './credentials.js';
@@ -49,11 +50,11 @@ export interface AuthenticationKind {
   mount(scope: FastifyInstance): void;
 }
 
-/** The credential a request carries: a Bearer (or Token) header first, else a cookie some kind reads. */
+/** The credential a request carries: an Authorization header with one of the app's keywords first, else a cookie some kind reads. */
 export function credentialOf(request: FastifyRequest, cookieName: string | undefined): Credential | null {
   const header = request.headers.authorization;
   if (header !== undefined) {
-    const found = authorizationCredential(header);
+    const found = authorizationCredential(header, styleOf(request).credentialKeywords);
     // Other schemes are not ours: the request stays anonymous.
     if (!found) return null;
     if (!found.credential) throw authenticationFailed(`Invalid Authorization header: no credential after "${found.keyword}".`);

@@ -5,6 +5,7 @@
  */
 import { deleteToken, deleteUserTokens, insertToken, tokenUserLookup } from '../../store/accounts/tokens.js';
 import type { Database } from '../../store/database.js';
+import { styleOf } from '../api-style.js';
 import { authenticationFailed, notAuthenticated } from '../errors.js';
 import { ANONYMOUS, errorResponses } from '../openapi.js';
 import { resource } from '../router.js';
@@ -66,7 +67,7 @@ export const tokenKind = (database: Database, login: LoginCheck): Authentication
           response: { 204: { description: 'Revoked', type: 'null' }, ...errorResponses([401, 503]) },
         },
         handler: async (request, reply) => {
-          const token = authorizationCredential(request.headers.authorization ?? '')?.credential;
+          const token = authorizationCredential(request.headers.authorization ?? '', styleOf(request).credentialKeywords)?.credential;
           if (!token) throw notAuthenticated();
           if (!tokenShape.test(token) || !(await revokeToken(database, token))) throw authenticationFailed('Invalid token.');
           return reply.status(204).send();

@@ -9,6 +9,7 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { h } from 'preact';
 import { renderToString } from 'preact-render-to-string';
+import { pathEnd } from '../api-style.js';
 import type { Collection } from '../collection.js';
 import type { Action } from '../permissions.js';
 import { appWide } from '../plugins/app-wide.js';
@@ -29,11 +30,13 @@ export interface BrowsableContext {
 /** Response headers worth showing a reader. */
 const SHOWN_HEADERS = ['allow', 'content-type', 'etag', 'location', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset', 'retry-after', 'www-authenticate'];
 
+/** The links from the API root down to the page, spelt as the page's router spells paths. */
 function breadcrumbs(request: FastifyRequest, root: string): PageLink[] {
   const path = request.url.split('?')[0]!;
   const crumbs: PageLink[] = [{ label: 'API root', href: root }];
-  const parts = path.slice(root.length).split('/').filter(Boolean);
-  parts.forEach((part, index) => crumbs.push({ label: part, href: `${root}${parts.slice(0, index + 1).join('/')}/` }));
+  const base = root.replace(/\/?$/, '/');
+  const parts = path.slice(base.length).split('/').filter(Boolean);
+  parts.forEach((part, index) => crumbs.push({ label: part, href: `${base}${parts.slice(0, index + 1).join('/')}${pathEnd(request)}` }));
   return crumbs;
 }
 
@@ -42,7 +45,7 @@ function extraActions(collection: Collection, action: Action | undefined, path: 
   if (action !== 'list' && action !== 'retrieve') return undefined;
   return Object.entries(collection.customActions)
     .filter(([, declared]) => declared.detail === (action === 'retrieve'))
-    .map(([name, declared]) => ({ label: `${name} (${declared.method})`, href: `${path}${name}/` }));
+    .map(([name, declared]) => ({ label: `${name} (${declared.method})`, href: `${path.replace(/\/?$/, '/')}${name}/` }));
 }
 
 function listControls(collection: Collection, request: FastifyRequest): PageModel['controls'] {

@@ -4,20 +4,23 @@
  * including the URLs Fastify's router refuses before any hook runs.
  */
 import type { FastifyReply, FastifyServerOptions } from 'fastify';
+import { challenged, handledError, isApiPath } from '../api-style.js';
 import type { BrowsableContext } from '../browsable/index.js';
 import { ApiError, parseError } from '../errors.js';
 import { API_MEDIA_TYPES, preferredMediaType } from '../negotiation.js';
 import { renderErrorsWith, renderHtmlError, renderJsonError, renderTextError } from '../renderers.js';
 import { appWide } from './app-wide.js';
-import { API_PREFIX } from './collections.js';
 
 export const MAX_URL_LENGTH = 16 * 1024;
 
 export const uriTooLong = (): ApiError => new ApiError(414, 'uri_too_long', `The request URL is longer than ${MAX_URL_LENGTH} bytes.`);
 
+/** An API error as the app's exception handler shapes it, else the JSON envelope. */
+const renderApiError = (reply: FastifyReply, error: ApiError): FastifyReply => handledError(reply, error) ?? renderJsonError(reply, error);
+
 /** An error found before routing: JSON under the API, text elsewhere (no page: nothing is known yet). */
 export const renderEarlyError = (reply: FastifyReply, error: ApiError): FastifyReply =>
-  (reply.request.url.startsWith(API_PREFIX) ? renderJsonError : renderTextError)(reply, error);
+  isApiPath(reply.request) ? renderApiError(reply, challenged(reply.request, error)) : renderTextError(reply, error);
 
 /** URLs the router refuses before any hook runs: our error shape, never an echo of the URL. */
 export const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (error, request, reply) => {
@@ -33,9 +36,9 @@ export interface ErrorsOptions {
 
 export const errors = appWide<ErrorsOptions>('errors', async (app, { isDatabaseUnavailable, page }) => {
   // A browser asking anything under the API prefix gets its error inside the browsable page.
-  renderErrorsWith(app, isDatabaseUnavailable, (reply, error) =>
-    reply.request.url.startsWith(API_PREFIX) && preferredMediaType(reply.request, API_MEDIA_TYPES) === 'text/html'
-      ? renderHtmlError(reply, error, page)
-      : renderJsonError(reply, error),
-  );
+  renderErrorsWith(app, isDatabaseUnavailable, (reply, thrown) => {
+    if (!isApiPath(reply.request)) return renderJsonError(reply, thrown);
+    const error = challenged(reply.request, thrown);
+    return preferredMediaType(reply.request, API_MEDIA_TYPES) === 'text/html' ? renderHtmlError(reply, error, page) : renderApiError(reply, error);
+  });
 });

@@ -4,13 +4,13 @@
  * only its own scripts and style sheets), no framing, no sniffing. The
  * middleware is built once and runs only for HTML responses.
  */
-import type { FastifyError } from 'fastify';
+import type { FastifyError, FastifyRequest } from 'fastify';
+import { isApiPath } from '../api-style.js';
 import helmet from 'helmet';
 import { DOCS_PREFIX } from '../openapi.js';
 import { appWide } from './app-wide.js';
-import { API_PREFIX } from './collections.js';
 
-const isFrameworkPage = (url: string): boolean => url.startsWith(API_PREFIX) || url.startsWith(DOCS_PREFIX);
+const isFrameworkPage = (request: FastifyRequest): boolean => isApiPath(request) || request.url.startsWith(DOCS_PREFIX);
 
 export const securityHeaders = appWide('security-headers', async (app) => {
   const secure = helmet({
@@ -19,7 +19,7 @@ export const securityHeaders = appWide('security-headers', async (app) => {
     },
   });
   app.addHook('onSend', (request, reply, payload, done) => {
-    const isPage = isFrameworkPage(request.url) && String(reply.getHeader('content-type')).startsWith('text/html');
+    const isPage = isFrameworkPage(request) && String(reply.getHeader('content-type')).startsWith('text/html');
     if (!isPage) return done(null, payload);
     // Helmet sets its headers on the raw response; Node sends them with Fastify's.
     secure(request.raw, reply.raw, (error?: unknown) => (error ? done(error as FastifyError) : done(null, payload)));
