@@ -128,11 +128,13 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
   for (const collection of collections) {
     if (names.has(collection.name)) throw new Error(`Two collections are named "${collection.name}".`);
     names.add(collection.name);
-    if (collection.parent && !collections.includes(collection.parent.collection)) {
-      throw new Error(`${collection.name}: its parent "${collection.parent.collection.name}" is not among the app's collections.`);
+    // By name: the routers mount copies that carry the app's pagination and envelope (api-style.ts).
+    const { parent } = collection;
+    if (parent && !collections.some(({ name }) => name === parent.collection.name)) {
+      throw new Error(`${collection.name}: its parent "${parent.collection.name}" is not among the app's collections.`);
     }
     // A record's browsable page links to the collections nested under it.
-    const nested = collections.filter(({ parent }) => parent?.collection === collection).map(({ name }) => name);
+    const nested = collections.filter(({ parent }) => parent?.collection.name === collection.name).map(({ name }) => name);
     const own = { ...runtime, page: { ...runtime.page, nested } };
     resource(scope, listPath(collection), endpointsFor(own, collection, listActions));
     resource(scope, detailPath(collection), endpointsFor(own, collection, detailActions));
