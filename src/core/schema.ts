@@ -9,7 +9,7 @@
  * Storage types, logical: each dialect says what each is in SQL (store/dialects/). A new field kind
  * that needs a new one adds it here, and the compiler asks every dialect for its SQL.
  */
-export type ColumnType = 'id' | 'bigint' | 'integer' | 'varchar' | 'text' | 'boolean' | 'timestamp';
+export type ColumnType = 'id' | 'bigint' | 'integer' | 'varchar' | 'text' | 'boolean' | 'timestamp' | 'uuid';
 
 export type OnDelete = 'cascade' | 'restrict' | 'set null';
 
@@ -21,7 +21,7 @@ export interface Column {
   readonly nullable: boolean;
   readonly default?: string | number | boolean;
   readonly unique?: boolean;
-  /** A foreign key to `table`'s `id`. */
+  /** A foreign key to `table`'s `id` (whose column type this one's is). */
   readonly references?: { readonly table: string; readonly onDelete: OnDelete };
 }
 

@@ -9,6 +9,7 @@ import type { CountMode } from '../core/list-query.js';
 import type { IndexFacts } from '../core/schema.js';
 import { assertCustomActions, type CustomAction } from './custom-actions.js';
 import type { Hooks } from './hooks.js';
+import { recordLookup, type RecordLookup } from './lookup.js';
 import type { Action, Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
 import type { Scope } from './scope.js';
@@ -52,6 +53,8 @@ export interface CollectionOptions {
   hooks?: Hooks;
   /** Endpoints of the collection's own, by name: `/<name>/{id}/<action>/` or `/<name>/<action>/`. */
   actions?: Readonly<Record<string, CustomAction>>;
+  /** The unique field detail paths name a record by, in place of `id` (`/articles/{slug}/`); see lookup.ts. */
+  lookupField?: string;
 }
 
 export interface Collection {
@@ -71,6 +74,8 @@ export interface Collection {
   readonly scope: Scope | undefined;
   readonly hooks: Hooks;
   readonly customActions: Readonly<Record<string, CustomAction>>;
+  /** How a detail path names a record: by `id`, or by the collection's lookup field. */
+  readonly lookup: RecordLookup;
 }
 
 const RESOURCE_NAME = /^[a-z][a-z0-9_-]*$/;
@@ -125,7 +130,10 @@ export function collection(name: string, options: CollectionOptions): Collection
     ...serializer.search.map((field) => ({ columns: [field], trigram: true })),
     ...(options.indexes ?? []),
   ];
-  assertCustomActions(name, options.actions ?? {});
+  const actions = options.actions ?? {};
+  assertCustomActions(name, actions);
+  // `/<name>/bulk/` and the list actions' paths take these segments from records' lookup values.
+  const taken = [...(options.bulkCreate ? ['bulk'] : []), ...Object.keys(actions).filter((action) => !actions[action]!.detail)];
   return {
     name,
     serializer,
@@ -138,7 +146,8 @@ export function collection(name: string, options: CollectionOptions): Collection
     indexes,
     scope: options.scope,
     hooks: options.hooks ?? {},
-    customActions: options.actions ?? {},
+    customActions: actions,
+    lookup: recordLookup(name, serializer.model, options.lookupField ?? 'id', taken),
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
   };

@@ -14,7 +14,7 @@ import { loadRecord } from './actions.js';
 import { authenticate } from './authentication/index.js';
 import type { Collection } from './collection.js';
 import { API_MEDIA_TYPES, negotiate, type MediaType } from './negotiation.js';
-import { errorResponses, idParams, operationId } from './openapi.js';
+import { errorResponses, operationId } from './openapi.js';
 import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
 import { renderResult } from './renderers.js';
@@ -72,7 +72,7 @@ export function assertCustomActions(collection: string, actions: Readonly<Record
 }
 
 export const customActionPath = (collection: Collection, name: string, action: CustomAction): string =>
-  action.detail ? `/${collection.name}/:id/${name}/` : `/${collection.name}/${name}/`;
+  action.detail ? `/${collection.name}/:${collection.lookup.field}/${name}/` : `/${collection.name}/${name}/`;
 
 async function handleCustomAction(
   request: FastifyRequest,
@@ -96,7 +96,7 @@ async function handleCustomAction(
   const body = withBody.has(declared.method) ? parseJsonBody(request) : undefined;
 
   const scope = scopeFor(collection.scope, collection.queryRules.fields, { user, parameters });
-  const id = (request.params as { id?: string }).id;
+  const id = (request.params as Partial<Record<string, string>>)[collection.lookup.field];
   const record = declared.detail
     ? (await loadRecord({ request, reader, cursorKey: runtime.cursorKey, collection, action, permissions, user, parameters, id, scope })).row
     : undefined;
@@ -115,7 +115,7 @@ function schemaOf(collection: Collection, name: string, declared: CustomAction):
     tags: [collection.name],
     summary: declared.summary ?? `${name} (${declared.detail ? 'one record' : 'the list'})`,
     operationId: operationId(collection.name, name),
-    ...(declared.detail && { params: idParams }),
+    ...(declared.detail && { params: collection.lookup.params }),
     response: { 200: success, ...errorResponses([400, 401, 403, ...(declared.detail ? [404] : []), 406, 429, 503]) },
   };
 }

@@ -111,7 +111,7 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
     if (names.has(collection.name)) throw new Error(`Two collections are named "${collection.name}".`);
     names.add(collection.name);
     resource(scope, `/${collection.name}/`, endpointsFor(runtime, collection, listActions));
-    resource(scope, `/${collection.name}/:id/`, endpointsFor(runtime, collection, detailActions));
+    resource(scope, `/${collection.name}/:${collection.lookup.field}/`, endpointsFor(runtime, collection, detailActions));
     if (collection.bulkCreateMax !== undefined) resource(scope, `/${collection.name}/bulk/`, { POST: bulkCreateEndpoint(runtime, collection) });
     for (const [path, endpoints] of customActionEndpoints(runtime, collection)) resource(scope, path, endpoints);
   }

@@ -44,7 +44,7 @@ export const postgresCapabilities: DialectCapabilities = {
     booleanValue: (value) => value,
     caseFolded: (column) => sql`lower(${sql.ref(column)})`,
     supportsTrigramIndexes: true,
-    columnTypes: { id: 'bigint', bigint: 'bigint', integer: 'integer', varchar: 'varchar', text: 'text', boolean: 'boolean', timestamp: 'timestamptz(3)' },
+    columnTypes: { id: 'bigint', bigint: 'bigint', integer: 'integer', varchar: 'varchar', text: 'text', boolean: 'boolean', timestamp: 'timestamptz(3)', uuid: 'uuid' },
     altersColumnsInPlace: true,
   },
   mergesRoundTrips: true,

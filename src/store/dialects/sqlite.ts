@@ -30,8 +30,8 @@ export const sqliteCapabilities: DialectCapabilities = {
     caseFolded: (column) => sql`${sql.ref(column)} collate nocase`,
     // No pattern index: a search is a scan (docs/performance.md).
     supportsTrigramIndexes: false,
-    // Timestamps are Date#toISOString text, booleans 1 or 0.
-    columnTypes: { id: 'integer', bigint: 'integer', integer: 'integer', varchar: 'varchar', text: 'text', boolean: 'integer', timestamp: 'text' },
+    // Timestamps are Date#toISOString text, booleans 1 or 0, UUIDs their lower-case text.
+    columnTypes: { id: 'integer', bigint: 'integer', integer: 'integer', varchar: 'varchar', text: 'text', boolean: 'integer', timestamp: 'text', uuid: 'text' },
     altersColumnsInPlace: false,
   },
   mergesRoundTrips: false,
