@@ -98,9 +98,14 @@ function createOwnerOnly(path: string): void {
   closeSync(openSync(path, 'a', 0o600));
 }
 
-/** SQLite does not say which foreign key failed, nor whether it was a missing target or a referring row: [] for either. */
+/**
+ * SQLite does not say which foreign key failed, nor whether it was a missing target or a referring
+ * row: [] for either. An ON DELETE RESTRICT key fails as a trigger does, with the same message.
+ */
 const foreignKeyFailed = (error: unknown): [] | undefined =>
-  error instanceof SQLite.SqliteError && error.code === 'SQLITE_CONSTRAINT_FOREIGNKEY' ? [] : undefined;
+  error instanceof SQLite.SqliteError && /^SQLITE_CONSTRAINT_(FOREIGNKEY|TRIGGER)$/.test(error.code) && error.message === 'FOREIGN KEY constraint failed'
+    ? []
+    : undefined;
 
 function openSqlite(path: string): StoreDatabase {
   if (path !== ':memory:') createOwnerOnly(path);
