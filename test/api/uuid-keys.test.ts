@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
+import { declaredSchemaDifferences } from '../../src/framework/schema.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 
@@ -106,6 +107,14 @@ describe('a UUID primary key', () => {
     }
     expect(seen).toEqual([...all].sort().reverse());
     expect(seen).toEqual(expect.arrayContaining(made));
+  });
+
+  it('is made by the generated migration as the dialect’s UUID column, its foreign keys likewise, as the declarations say', async () => {
+    expect(await declaredSchemaDifferences(api.database, app)).toEqual([]);
+    const columns = await api.database.capabilities.liveColumns(api.database.db);
+    const typeOf = (table: string, column: string) => columns.find((live) => live.table === table && live.column === column)?.type;
+    const expected = api.database.dialect === 'postgres' ? 'uuid' : 'text';
+    expect([typeOf('docs', 'id'), typeOf('doc_pages', 'doc_id')]).toEqual([expected, expected]);
   });
 
   it('is a string of format uuid in the OpenAPI document, and the detail path’s parameter', async () => {
