@@ -161,7 +161,8 @@ async function inScope(action: ActionRequest, database: Database, rows: Row[]): 
   if (!scope) return rows;
   const ids = { field: 'id', lookup: 'in', value: rows.map((row) => row.id) } as const;
   const query = { page: 1, pageSize: rows.length, search: [], ordering: [], filters: [ids], scope: scope.conditions };
-  const source = { ...collection.listSource, selection: collection.serializer.selectionFor(action.user) };
+  // As the create read them: with the lookup field, which Location names.
+  const source = { ...collection.listSource, selection: collection.lookup.selection(collection.serializer.selectionFor(action.user)) };
   const { rows: again } = await readList(database, { source, query, paging: { by: 'number' }, count: 'none', estimateThreshold: 0 });
   if (again.length < rows.length) throw permissionDenied('You may not create a record outside the ones you may see.');
   return again;

@@ -3,10 +3,10 @@
  * in any case (anything else is 404, as DRF answers), referenced by foreign keys, filtered, ordered
  * and paged by cursor; and foreign keys' on_delete (cascade, set null, restrict → 400 `protected`).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
 import { declaredSchemaDifferences } from '../../src/framework/schema.js';
-import { startApi, type TestApi, type TestUser } from '../support/api.js';
+import { servedWithUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
@@ -34,17 +34,10 @@ const app = withGeneratedMigrations(
   }),
 );
 
-let api: TestApi;
-let alice: TestUser;
-
-beforeAll(async () => {
-  api = await startApi({}, app);
-  alice = await api.user('alice');
-});
-afterAll(() => api.close());
+const served = servedWithUser(app, 'alice');
 
 const call = (method: string, url: string, body?: unknown, headers?: Record<string, string>) =>
-  api.request(method, `/api/v1${url}`, { token: alice.token, body, headers });
+  served.api.request(method, `/api/v1${url}`, { token: served.user.token, body, headers });
 
 describe('a UUID primary key', () => {
   it('is made on create (a sent id is ignored, as read-only) and names the record in Location and its path', async () => {
@@ -100,7 +93,7 @@ describe('a UUID primary key', () => {
     const seen: string[] = [];
     let next: string | null = '/api/v1/doc-cursor/?ordering=-id';
     while (next) {
-      const reply = await api.request('GET', next.replace('http://localhost', ''), { token: alice.token });
+      const reply = await served.api.request('GET', next.replace('http://localhost', ''), { token: served.user.token });
       expect(reply.status).toBe(200);
       seen.push(...reply.json.results.map((row: { id: string }) => row.id));
       next = reply.json.next;
@@ -110,15 +103,15 @@ describe('a UUID primary key', () => {
   });
 
   it('is made by the generated migration as the dialect’s UUID column, its foreign keys likewise, as the declarations say', async () => {
-    expect(await declaredSchemaDifferences(api.database, app)).toEqual([]);
-    const columns = await api.database.capabilities.liveColumns(api.database.db);
+    expect(await declaredSchemaDifferences(served.api.database, app)).toEqual([]);
+    const columns = await served.api.database.capabilities.liveColumns(served.api.database.db);
     const typeOf = (table: string, column: string) => columns.find((live) => live.table === table && live.column === column)?.type;
-    const expected = api.database.dialect === 'postgres' ? 'uuid' : 'text';
+    const expected = served.api.database.dialect === 'postgres' ? 'uuid' : 'text';
     expect([typeOf('docs', 'id'), typeOf('doc_pages', 'doc_id')]).toEqual([expected, expected]);
   });
 
   it('is a string of format uuid in the OpenAPI document, and the detail path’s parameter', async () => {
-    const document = (await api.request('GET', '/api/v1/schema/')).json;
+    const document = (await served.api.request('GET', '/api/v1/schema/')).json;
     expect(document.components.schemas.Doc.properties.id).toMatchObject({ type: 'string', format: 'uuid', readOnly: true });
     const [parameter] = document.paths['/api/v1/docs/{id}/'].get.parameters.filter((p: { in: string }) => p.in === 'path');
     expect(parameter.schema).toMatchObject({ type: 'string', format: 'uuid' });
