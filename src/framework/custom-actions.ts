@@ -96,7 +96,7 @@ async function handleCustomAction(
   const body = withBody.has(declared.method) ? parseJsonBody(request) : undefined;
 
   const scope = scopeFor(collection.scope, collection.queryRules.fields, { user, parameters });
-  const id = (request.params as Partial<Record<string, string>>)[collection.lookup.field];
+  const id = collection.lookup.segmentIn(request.params);
   const record = declared.detail
     ? (await loadRecord({ request, reader, cursorKey: runtime.cursorKey, collection, action, permissions, user, parameters, id, scope })).row
     : undefined;

@@ -14,6 +14,8 @@ import { idOf, invalidId } from './record-id.js';
 export interface RecordLookup {
   /** The field, and the name of the detail paths' parameter. */
   readonly field: string;
+  /** A detail route's segment naming the record, from its path parameters (undefined on the list's routes). */
+  segmentIn(params: unknown): string | undefined;
   /** A path segment → the key the store finds the record by; undefined when no record can have it. */
   key(text: string): RecordId | undefined;
   /** What a path segment no record can have answers: 404 as DRF does (400 for a malformed integer `id`, as always). */
@@ -56,6 +58,7 @@ export function recordLookup(collection: string, model: Model, field: string, ta
   const parse = (text: string): unknown => (declared.valueType === 'string' ? declared.parse(text) : declared.parseText(text));
   return {
     field,
+    segmentIn: (params) => (params as Partial<Record<string, string>>)[field],
     key(text) {
       if (integerId) return idOf(text);
       try {

@@ -63,7 +63,7 @@ export async function handleCollection(
 ): Promise<FastifyReply> {
   varyByRequester(reply, runtime);
   const reader = requestReader(runtime.database);
-  const id = (request.params as Partial<Record<string, string>>)[collection.lookup.field];
+  const id = collection.lookup.segmentIn(request.params);
   announceReads[action]?.(reader, id, request.url, collection);
   const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
   request.user = user;
