@@ -4,7 +4,6 @@
  * how it parses a body and a query string, renders, which lookups fit it, its JSON Schema and its
  * column. docs/your-own-collections.md ("Field kinds") lists them with their options and lookups.
  */
-import { randomUUID } from 'node:crypto';
 import {
   FieldError,
   fields as plainFields,
@@ -242,28 +241,6 @@ const bigint = (options: CommonOptions = {}): Field =>
     options,
   );
 
-// --- uuid ---------------------------------------------------------------------------------------
-
-const UUID = /^(?:urn:uuid:)?\{?([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})\}?$/i;
-
-export interface UuidOptions extends Omit<CommonOptions, 'default'> {
-  /** A random (version 4) UUID when a create does not send one. */
-  generated?: boolean;
-}
-
-/** Any of DRF's spellings (hyphens or not, braces, `urn:uuid:`) → the hyphenated lower-case form, as PostgreSQL prints it. */
-function parseUuid(text: string): string {
-  const match = UUID.exec(text);
-  if (!match) throw new FieldError('Must be a valid UUID.');
-  return match.slice(1).join('-').toLowerCase();
-}
-
-const uuid = ({ generated = false, ...options }: UuidOptions = {}): Field =>
-  makeField(
-    { ...textKind('uuid', 'string', { type: 'uuid' }, { type: 'string', format: 'uuid' }, 'Must be a valid UUID.', parseUuid), lookups: equalityLookups },
-    generated ? { ...options, default: () => randomUUID() } : options,
-  );
-
 // --- json ---------------------------------------------------------------------------------------
 
 export interface JsonOptions extends CommonOptions {
@@ -356,7 +333,6 @@ export const moreFields = {
   decimal,
   float,
   bigint,
-  uuid,
   json,
   url,
   slug,

@@ -4,6 +4,8 @@
  * its JSON Schema is and how it is stored (its column); the store, the
  * serializer, the query language and the migrations all read the same declaration.
  */
+import { randomUUID } from 'node:crypto';
+import type { Table } from './model.js';
 import type { Column, ColumnType, OnDelete } from './schema.js';
 
 /** How a kind's values compare, which decides its lookups (number: decimals and floats; json: documents). */
@@ -65,7 +67,7 @@ export type JsonSchema = Record<string, unknown>;
 export interface Field {
   /**
    * For documents and forms: integer, string, text, email, boolean, timestamp, foreign_key, password,
-   * and field-kinds.ts's choice, date, time, duration, decimal, float, bigint, uuid, json, url, slug.
+   * and field-kinds.ts's choice, date, time, duration, decimal, float, bigint, uuid (also a primary key), json, url, slug.
    */
   readonly kind: string;
   readonly valueType: ValueType;
@@ -252,9 +254,41 @@ export interface ForeignKeyOptions extends CommonOptions {
    * named permission `unless` (superusers hold every one). Others get 400 on this field.
    */
   requestingUserOnly?: { unless: string };
-  /** What deleting the referenced row does to this one (default `cascade`). */
+  /**
+   * What deleting the referenced row does to this one (default `cascade`): `set null` needs a
+   * nullable key; `restrict` refuses the delete (400 `protected`) while this row refers to it.
+   */
   onDelete?: OnDelete;
 }
+
+export interface UuidOptions extends Omit<CommonOptions, 'default'> {
+  /** A random (version 4) UUID when a create does not send one. */
+  generated?: boolean;
+  /** The model's primary key (declared as its `id`): read-only, generated on create. */
+  primaryKey?: boolean;
+}
+
+const UUID = /^(?:urn:uuid:)?\{?([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})\}?$/i;
+
+/** Any of DRF's spellings (hyphens or not, braces, `urn:uuid:`) → the hyphenated lower-case form, as PostgreSQL prints it (so both databases compare it alike). */
+function parseUuid(value: unknown): string {
+  const match = typeof value === 'string' ? UUID.exec(value) : null;
+  if (!match) throw new FieldError('Must be a valid UUID.');
+  return match.slice(1).join('-').toLowerCase();
+}
+
+/** Compared whole only: no pattern lookups on PostgreSQL's uuid type; ordered as its lower-case text is, on both. */
+const uuidKind = (schema: JsonSchema = {}): Kind => ({
+  kind: 'uuid',
+  valueType: 'string',
+  lookups: ['exact', 'in', 'isnull'],
+  storage: { type: 'uuid' },
+  schema: { type: 'string', format: 'uuid', ...schema },
+  parse: parseUuid,
+  parseText: parseUuid,
+  render: (stored) => stored ?? null,
+  toDriver: (value) => value,
+});
 
 export interface IntegerOptions extends CommonOptions {
   /** 32 for a column of 32-bit integers (`integer`); 64-bit (`bigint`) by default. */
@@ -360,10 +394,21 @@ export const fields = {
       options,
     ),
 
-  /** An integer naming a row of `table` by its `id`. */
-  foreignKey: (table: string, options: ForeignKeyOptions = {}): Field => {
+  /** A UUID (any spelling in, lower case out); with `primaryKey`, the model's `id`, made by crypto.randomUUID on create. */
+  uuid: ({ primaryKey = false, generated = false, ...options }: UuidOptions = {}): Field =>
+    primaryKey
+      ? makeField(uuidKind({ readOnly: true }), { default: () => randomUUID(), required: false })
+      : makeField(uuidKind(), generated ? { ...options, default: () => randomUUID() } : options),
+
+  /**
+   * A value naming a row of `target` by its `id`: an integer, or a UUID when `target` is a model
+   * whose key is one (a table's name alone means an integer key).
+   */
+  foreignKey: (target: string | Table, options: ForeignKeyOptions = {}): Field => {
     const { requestingUserOnly, onDelete = 'cascade', ...common } = options;
-    const kind = integerKind('foreign_key', 'bigint');
+    const table = typeof target === 'string' ? target : target.table;
+    if (onDelete === 'set null' && !common.nullable) throw new Error(`A foreign key to ${table} with onDelete "set null" must be nullable.`);
+    const kind = typeof target !== 'string' && target.fields.id?.kind === 'uuid' ? { ...uuidKind(), kind: 'foreign_key' } : integerKind('foreign_key', 'bigint');
     return makeField(
       { ...kind, storage: { ...kind.storage, references: { table, onDelete } }, references: table, ...(requestingUserOnly && { requestingUserOnly }) },
       common,

@@ -1,7 +1,7 @@
 /**
  * Tables and models. A table is a name, fields and table-level facts (indexes, unique-together, a
- * primary key); a model is a table whose records have an integer `id`, with the rules the layers
- * above keep. Together they are the schema: migrations are generated from them (store/schema/).
+ * primary key); a model is a table whose records have an `id` (an integer, or a UUID made on
+ * create), with the rules the layers above keep. Together they are the schema: migrations are generated from them (store/schema/).
  */
 import type { Field } from './fields.js';
 import { indexName, indexState, type IndexFacts, type IndexState, type TableFacts, type TableState } from './schema.js';
@@ -43,6 +43,7 @@ export function table(name: string, fields: Record<string, Field>, facts: TableF
 
 export function model<Rules extends ReadColumns & TableFacts>(name: string, fields: Record<string, Field>, rules?: Rules): Model<Rules> {
   if (!fields.id) throw new Error(`Model "${name}" needs an "id" field (fields.id()).`);
+  if (fields.id.kind === 'uuid' && !fields.id.default) throw new Error(`Model "${name}": a UUID "id" is made on create: declare it fields.uuid({ primaryKey: true }).`);
   const { indexes, uniqueTogether } = rules ?? {};
   return { ...table(name, fields, { indexes, uniqueTogether }, rules?.reads), rules };
 }

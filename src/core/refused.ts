@@ -13,3 +13,11 @@ export class RecordRefused extends Error {
     this.name = 'RecordRefused';
   }
 }
+
+/** A delete the database refused: rows of `tables` still refer to the record (by a foreign key whose on_delete is `restrict`). */
+export class RecordProtected extends Error {
+  constructor(readonly tables: readonly string[]) {
+    super(`Rows of ${tables.join(', ')} still refer to this record.`);
+    this.name = 'RecordProtected';
+  }
+}

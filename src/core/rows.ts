@@ -34,4 +34,9 @@ export interface Selection {
   readonly columns: readonly string[];
   readonly joins: readonly Join[];
   readonly aggregates?: readonly Aggregate[];
+  /** The unique column one record is found by (a collection's lookup field, among `columns`); `id` when left out. */
+  readonly key?: string;
 }
+
+/** The column a selection's record is found by. */
+export const keyOf = (selection: Selection): string => selection.key ?? 'id';

@@ -38,7 +38,7 @@ export interface Column {
   readonly nullable: boolean;
   readonly default?: string | number | boolean;
   readonly unique?: boolean;
-  /** A foreign key to `table`'s `id`. */
+  /** A foreign key to `table`'s `id` (whose column type this one's is). */
   readonly references?: { readonly table: string; readonly onDelete: OnDelete };
 }
 

@@ -23,7 +23,6 @@ import { paginate, preferredCount } from './pagination.js';
 import type { UpdateRules } from './model.js';
 import { checkObjectPermissions, type Action, type Permission } from './permissions.js';
 import { invalidPage, parseListQuery } from './query.js';
-import { idOf, parseId } from './record-id.js';
 import type { Row, Selection } from '../core/rows.js';
 import { chosenFields, type Serializer, type WriteContext, type WriteMode } from './serializer.js';
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
@@ -41,7 +40,7 @@ export interface ActionRequest {
   readonly parameters: ReadonlyMap<string, string>;
   /** Signs and checks pagination cursors. */
   readonly cursorKey: Uint8Array;
-  /** The `{id}` path segment of detail routes, unparsed. */
+  /** The detail routes' path segment naming the record (its `id`, or the collection's lookup field), unparsed. */
   readonly id?: string;
   readonly body?: unknown;
   /** The collection's scope for this request, when it has one (a nested collection's includes its parent). */
@@ -52,9 +51,9 @@ export interface ActionRequest {
   readonly fromPath?: Row;
 }
 
-/** What the action reads of its records (the serializer's, or a narrowed one), for this request. */
+/** What the action reads of its records (the serializer's, or a narrowed one), for this request, found by the lookup field. */
 const selectionOf = (action: ActionRequest, serializer = action.collection.serializer): Selection =>
-  action.scopeRelated(serializer.selectionFor(action.user));
+  action.collection.lookup.selection(action.scopeRelated(serializer.selectionFor(action.user)));
 
 export interface ActionResult {
   readonly status: number;
@@ -127,10 +126,17 @@ function written(status: number, body: unknown, tag: (json: string) => string, h
 const checkRecord = (action: ActionRequest, row: Row): Promise<void> =>
   checkObjectPermissions(action.permissions, { user: action.user, action: action.action }, row);
 
-/** The record named by the path, after the object-level permission checks. */
+/** The key the path names its record by (400 or 404 when no record can have it). */
+function pathKey({ collection: { lookup }, id = '' }: ActionRequest): RecordId {
+  const key = lookup.key(id);
+  if (key === undefined) throw lookup.unreachable();
+  return key;
+}
+
+/** The record named by the path, after the object-level permission checks; `selection` finds it by the lookup field. */
 export async function loadRecord(action: ActionRequest, selection = selectionOf(action)): Promise<{ id: RecordId; row: Row }> {
-  const id = parseId(action.id ?? '');
-  const row = await action.reader.record(selection, id, action.scope);
+  const id = pathKey(action);
+  const row = await action.reader.record(action.collection.lookup.selection(selection), id, action.scope);
   if (!row) throw notFound();
   await checkRecord(action, row);
   return { id, row };
@@ -156,6 +162,7 @@ const requestContext = ({ user, parameters }: ActionRequest): RequestContext => 
 async function creation(action: ActionRequest, body: unknown, context: WriteContext): Promise<Row> {
   const { serializer, hooks } = action.collection;
   const values = { ...(await serializer.validate(body, 'create', context)), ...action.fromPath };
+  action.collection.lookup.assertReachable(values);
   await serializer.validateObject(values, { existing: undefined, user: action.user }, action.collection.validate);
   return prepared(values, hooks.beforeCreate?.({ ...requestContext(action), values }));
 }
@@ -169,6 +176,7 @@ async function inScope(action: ActionRequest, database: Database, rows: Row[]): 
   if (!scope) return rows;
   const ids = { field: 'id', lookup: 'in', value: rows.map((row) => row.id) } as const;
   const query = { page: 1, pageSize: rows.length, search: [], ordering: [], filters: [ids], scope: scope.conditions };
+  // As the create read them: with the lookup field, which Location names.
   const source = { ...collection.listSource, selection: selectionOf(action) };
   const { rows: again } = await readList(database, { source, query, paging: { by: 'number' }, count: 'none', estimateThreshold: 0 });
   if (again.length < rows.length) throw permissionDenied('You may not create a record outside the ones you may see.');
@@ -204,11 +212,12 @@ async function create(action: ActionRequest): Promise<ActionResult> {
   if (Array.isArray(action.body) && action.collection.bulkCreateMax !== undefined) return createMany(action, action.body);
   const { collection, request } = action;
   const { model } = collection.serializer;
+  // Read as a detail path finds it, so the row carries the lookup field its Location names.
   const selection = selectionOf(action);
   const values = await creation(action, action.body, writeContext(action));
   const [row] = (await stored(action, [values], async (database) => [await createRecord(database, model, selection, values)])) as [Row];
   const body = collection.serializer.render(row, action);
-  const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${String(row.id)}${pathEnd(request)}`;
+  const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${collection.lookup.segment(row)}${pathEnd(request)}`;
   return written(201, body, strongEtag, { Location: absoluteUrl(request, path).toString() });
 }
 
@@ -289,10 +298,12 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   // 404 and 403 come before a body is judged; validation (which may hash a password) stays outside the transaction.
   const { id, row: existing } = await loadRecord(action);
   const fields = await serializer.validate(action.body, mode, writeContext(action));
+  collection.lookup.assertReachable(fields);
   await validateUpdate(action, fields, existing);
   const values = await prepared(fields, hooks.beforeUpdate?.({ ...requestContext(action), values: fields, existing }));
   const rules = model.rules?.updates;
-  const update = { id, values, body: action.body as Row, user: action.user };
+  // The model's rules get the record's id, whatever the path named it by.
+  const update = { id: existing.id as RecordId, values, body: action.body as Row, user: action.user };
   await rules?.check({ ...update, database: reader.database });
   const alongside = rules && storesBefore(rules, values) ? (_row: Row, database: Database) => rules.beforeStore({ ...update, database }) : undefined;
   // With after-update hooks the update, conditional or locked, runs in their transaction, so a throw rolls it back.
@@ -316,7 +327,7 @@ const deleteReadsRecord = ({ request, permissions, collection: { hooks } }: Acti
   Boolean(hooks.beforeDelete ?? hooks.afterDelete ?? hooks.afterCommit);
 
 async function destroy(action: ActionRequest): Promise<ActionResult> {
-  const id = parseId(action.id ?? '');
+  const id = pathKey(action);
   const { hooks } = action.collection;
   let existing: Row | undefined;
   const seen = async (row: Row): Promise<void> => {
@@ -346,8 +357,9 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
  */
 function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection, related: RelatedScopes): void {
   if (collection.scope || collection.parent || collection.serializer.perUser || readsScoped(collection.serializer.selection, related)) return;
-  const recordId = url.includes('?') ? undefined : idOf(id ?? '');
-  if (recordId !== undefined) reader.announce(collection.serializer.selection, recordId);
+  const { lookup } = collection;
+  const recordId = url.includes('?') ? undefined : lookup.key(id ?? '');
+  if (recordId !== undefined) reader.announce(lookup.selection(collection.serializer.selection), recordId);
 }
 
 /** What each action will read, told to the request's reader before the stages run (none: nothing known ahead). */

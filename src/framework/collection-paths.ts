@@ -7,7 +7,6 @@
 import type { FastifySchema } from 'fastify';
 import type { JsonSchema } from '../core/fields.js';
 import type { Collection } from './collection.js';
-import { idParams } from './openapi.js';
 
 /** The path parameter naming a nested collection's parent record. */
 export const PARENT_PARAMETER = 'parent';
@@ -16,15 +15,16 @@ export const PARENT_PARAMETER = 'parent';
 export const listPath = (collection: Collection): string =>
   collection.parent ? `/${collection.parent.collection.name}/:${PARENT_PARAMETER}/${collection.name}/` : `/${collection.name}/`;
 
-/** One record's path: the list's, then `:id/`. */
-export const detailPath = (collection: Collection): string => `${listPath(collection)}:id/`;
+/** One record's path: the list's, then its lookup field's parameter (`:id/` unless the collection names another). */
+export const detailPath = (collection: Collection): string => `${listPath(collection)}:${collection.lookup.field}/`;
 
 /** A route schema with the parent's path parameter before its own, for a nested collection; unchanged otherwise. */
 export function withPathParameters(collection: Collection, schema: FastifySchema): FastifySchema {
   const { parent } = collection;
   if (!parent) return schema;
   const own = (schema.params ?? {}) as JsonSchema;
-  const parentSchema = { ...(idParams.properties as Record<string, JsonSchema>).id, description: `The id of the ${parent.collection.name} record this collection is under.` };
+  const { lookup } = parent.collection;
+  const parentSchema = { ...(lookup.params.properties as Record<string, JsonSchema>)[lookup.field], description: `The ${lookup.field} of the ${parent.collection.name} record this collection is under.` };
   return {
     ...schema,
     params: {

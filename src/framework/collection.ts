@@ -11,6 +11,7 @@ import { assertCustomActions, type CustomAction } from './custom-actions.js';
 import type { Envelope } from './envelopes.js';
 import type { Hooks } from './hooks.js';
 import { assertParent, type Parent } from './nested.js';
+import { recordLookup, type RecordLookup } from './lookup.js';
 import type { Action, Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
 import type { Scope } from './scope.js';
@@ -66,6 +67,8 @@ export interface CollectionOptions {
    * it: `{ collection: articles, field: 'article_id' }`. The field is set from the path (see nested.ts).
    */
   parent?: Parent;
+  /** The unique field detail paths name a record by, in place of `id` (`/articles/{slug}/`); see lookup.ts. */
+  lookupField?: string;
 }
 
 export interface Collection {
@@ -90,6 +93,8 @@ export interface Collection {
   readonly customActions: Readonly<Record<string, CustomAction>>;
   /** The record this collection is mounted under, when it is nested. */
   readonly parent: Parent | undefined;
+  /** How a detail path names a record: by `id`, or by the collection's lookup field. */
+  readonly lookup: RecordLookup;
 }
 
 const RESOURCE_NAME = /^[a-z][a-z0-9_-]*$/;
@@ -149,8 +154,11 @@ export function collection(name: string, options: CollectionOptions): Collection
     ...serializer.search.map((field) => ({ columns: [field], trigram: true })),
     ...(options.indexes ?? []),
   ];
-  assertCustomActions(name, options.actions ?? {});
+  const actions = options.actions ?? {};
+  assertCustomActions(name, actions);
   if (options.parent) assertParent(name, serializer, options.parent);
+  // `/<name>/bulk/` and the list actions' paths take these segments from records' lookup values.
+  const taken = [...(options.bulkCreate ? ['bulk'] : []), ...Object.keys(actions).filter((action) => !actions[action]!.detail)];
   return {
     name,
     serializer,
@@ -165,8 +173,9 @@ export function collection(name: string, options: CollectionOptions): Collection
     scope: options.scope,
     hooks: options.hooks ?? {},
     validate: options.validate,
-    customActions: options.actions ?? {},
+    customActions: actions,
     parent: options.parent,
+    lookup: recordLookup(name, serializer.model, options.lookupField ?? 'id', taken),
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
   };

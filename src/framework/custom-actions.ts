@@ -15,7 +15,7 @@ import { loadRecord } from './actions.js';
 import { authenticate } from './authentication/index.js';
 import type { Collection } from './collection.js';
 import { API_MEDIA_TYPES, negotiate, type MediaType } from './negotiation.js';
-import { errorResponses, idParams, operationId } from './openapi.js';
+import { errorResponses, operationId } from './openapi.js';
 import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
 import { renderResult } from './renderers.js';
@@ -103,7 +103,7 @@ async function handleCustomAction(
 
   const { scope, fromPath } = await requestScope(collection, request, reader, { user, parameters });
   const related = scopeRelated(runtime.relatedScopes, { user, parameters });
-  const id = (request.params as { id?: string }).id;
+  const id = collection.lookup.segmentIn(request.params);
   const record = declared.detail
     ? (await loadRecord({ request, reader, cursorKey: runtime.cursorKey, collection, action, permissions, user, parameters, id, scope, scopeRelated: related })).row
     : undefined;
@@ -123,7 +123,7 @@ function schemaOf(collection: Collection, name: string, declared: CustomAction):
     tags: [collection.name],
     summary: declared.summary ?? `${name} (${declared.detail ? 'one record' : 'the list'})`,
     operationId: operationId(collection.name, name),
-    ...(declared.detail && { params: idParams }),
+    ...(declared.detail && { params: collection.lookup.params }),
     response: { 200: success, ...errorResponses([400, 401, 403, ...(declared.detail ? [404] : []), 406, 429, 503]) },
   };
 }

@@ -2,7 +2,7 @@
  * Typed errors. Every stage throws one of these; each surface renders them in
  * one place (the JSON envelope for collections, plain text for simple routes).
  */
-import { RecordRefused } from '../core/refused.js';
+import { RecordProtected, RecordRefused } from '../core/refused.js';
 
 export type ErrorCode =
   | 'validation_failed'
@@ -18,6 +18,7 @@ export type ErrorCode =
   | 'uri_too_long'
   | 'throttled'
   | 'precondition_failed'
+  | 'protected'
   | 'server_error'
   | 'service_unavailable';
 
@@ -45,6 +46,17 @@ export class ApiError extends Error {
 
 export const validationFailed = (details: ErrorDetails, message = 'Invalid input.'): ApiError =>
   new ApiError(400, 'validation_failed', message, details);
+
+/** A delete that rows of `tables` still refer to (a foreign key with on_delete `restrict`): 400 naming them. */
+export const protectedRecord = (tables: readonly string[]): ApiError =>
+  new ApiError(
+    400,
+    'protected',
+    'This record cannot be deleted: other records refer to it.',
+    tables.length > 0
+      ? Object.fromEntries(tables.map((table) => [table, [`Records of ${table} refer to this record; delete or change them first.`]]))
+      : { non_field_errors: ['Other records refer to this record; delete or change them first.'] },
+  );
 
 export const parseError = (message: string): ApiError =>
   new ApiError(400, 'parse_error', message, { non_field_errors: [message] });
@@ -102,6 +114,7 @@ export function toApiError(error: unknown, isDatabaseUnavailable: (error: unknow
   if (error instanceof ApiError) return error;
   // A write the database refused for what the record says (a unique clash, a missing reference).
   if (error instanceof RecordRefused) return validationFailed({ ...error.details });
+  if (error instanceof RecordProtected) return protectedRecord(error.tables);
   if (isDatabaseUnavailable(error)) return serviceUnavailable();
   const status = statusOf(error);
   if (status !== undefined) {

@@ -19,7 +19,7 @@ export { ApiError, notAuthenticated, notFound, parseError, permissionDenied, val
 export type { ErrorCode, ErrorDetails } from './errors.js';
 export { Day, FieldError, lookups, parseInteger64 } from '../core/fields.js';
 export type { DefaultContext, Field, Lookup, ValueType } from '../core/fields.js';
-export type { ChoiceOptions, ChoiceStringOptions, DecimalOptions, JsonOptions, UuidOptions } from '../core/field-kinds.js';
+export type { ChoiceOptions, ChoiceStringOptions, DecimalOptions, JsonOptions } from '../core/field-kinds.js';
 export { fields } from './fields.js';
 export { model } from './model.js';
 export type { Model, ModelRules, RecordUpdate, UpdateRules } from './model.js';

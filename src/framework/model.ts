@@ -4,6 +4,7 @@ import type { Field, JsonSchema } from '../core/fields.js';
 import type { TableFacts } from '../core/schema.js';
 import type { Row } from '../core/rows.js';
 import type { Database } from '../store/database.js';
+import type { RecordId } from '../store/records.js';
 import type { AuthUser } from './authentication/auth-user.js';
 import type { Permission } from './permissions.js';
 
@@ -11,7 +12,7 @@ import type { Permission } from './permissions.js';
 export interface RecordUpdate {
   /** Inside `beforeStore`, the update's transaction. */
   readonly database: Database;
-  readonly id: number | bigint;
+  readonly id: RecordId;
   /** The validated values about to be stored. */
   readonly values: Row;
   /** The request body as sent (where the rules' `inputs` are). */

@@ -12,7 +12,6 @@ import type { RecordId } from '../store/records.js';
 import { PARENT_PARAMETER } from './collection-paths.js';
 import type { Collection } from './collection.js';
 import { notFound } from './errors.js';
-import { idOf } from './record-id.js';
 import { scopeFor, type RequestContext } from './scope.js';
 import type { Serializer } from './serializer.js';
 
@@ -41,19 +40,25 @@ export interface RequestScope {
   readonly fromPath?: Row;
 }
 
-/** The parent record's id column alone: whether it exists within its scope is all a nested request asks. */
-const idSelection = (parent: Collection): Selection => ({ table: parent.serializer.model.table, columns: ['id'], joins: [] });
+const idSelections = new WeakMap<Collection, Selection>();
+
+/** The parent record's id column alone, found by its lookup field: whether it exists within its scope is all a nested request asks. */
+function idSelection(parent: Collection): Selection {
+  let selection = idSelections.get(parent);
+  if (!selection) idSelections.set(parent, (selection = parent.lookup.selection({ table: parent.serializer.model.table, columns: ['id'], joins: [] })));
+  return selection;
+}
 
 /**
- * The parent record named by the path segment, within the parent collection's scope for this
- * request: its id, else 404 (a segment that is no id names no record). The one place a parent is
- * looked up: a parent looked up by another field than its id changes this function only.
+ * The parent record named by the path segment (its lookup field's value: its id unless the parent
+ * names another), within the parent collection's scope for this request: its id, else 404 (a
+ * segment no record can have names none).
  */
 async function parentId(parent: Collection, segment: string, reader: RequestReader, context: RequestContext): Promise<RecordId> {
-  const id = idOf(segment);
-  const found = id !== undefined && (await reader.record(idSelection(parent), id, scopeFor(parent.scope, parent.queryRules.fields, context)));
+  const key = parent.lookup.key(segment);
+  const found = key !== undefined && (await reader.record(idSelection(parent), key, scopeFor(parent.scope, parent.queryRules.fields, context)));
   if (!found) throw notFound();
-  return id!;
+  return found.id as RecordId;
 }
 
 /** The collection's scope for this request and, for a nested collection, its parent's: 404 when the parent is out of reach. */

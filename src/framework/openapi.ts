@@ -201,12 +201,6 @@ const preferCount = (modes: readonly string[]): Record<string, JsonSchema> =>
 
 const notModifiedResponse = { description: 'Not modified (If-None-Match matched the ETag)', type: 'null', headers: ETAG };
 
-export const idParams: JsonSchema = {
-  type: 'object',
-  properties: { id: { type: 'integer', minimum: 1, description: 'A positive 64-bit integer.' } },
-  required: ['id'],
-};
-
 /** What the document calls each route of a collection: the actions, and bulk create (its own path). */
 export type DocumentedAction = Action | 'bulk_create';
 
@@ -278,7 +272,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
     case 'retrieve':
       return {
         ...base,
-        params: idParams,
+        params: collection.lookup.params,
         querystring: { type: 'object', properties: fieldSelectionParameters(collection) },
         headers: requestHeaders(IF_NONE_MATCH),
         response: throttled({ 200: { description: 'The record', ...record, headers: ETAG }, 304: notModifiedResponse, ...errorResponses(reads) }),
@@ -287,7 +281,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
     case 'partial_update':
       return {
         ...base,
-        params: idParams,
+        params: collection.lookup.params,
         headers: requestHeaders(IF_MATCH),
         body: inputSchema(collection.serializer, action),
         response: throttled({ 200: { description: 'The updated record', ...record, headers: ETAG }, ...errorResponses([...writes, 412]) }),
@@ -295,7 +289,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
     case 'destroy':
       return {
         ...base,
-        params: idParams,
+        params: collection.lookup.params,
         headers: requestHeaders(IF_MATCH),
         response: throttled({ 204: { description: 'Deleted', type: 'null' }, ...errorResponses([...reads, 412]) }),
       };

@@ -13,12 +13,8 @@ export function idOf(text: string): RecordId | undefined {
   return undefined;
 }
 
-/** A detail path's id, else 400. */
-export function parseId(text: string): RecordId {
-  const id = idOf(text);
-  if (id === undefined) throw validationFailed({ id: ['A valid positive 64-bit integer is required.'] }, 'Invalid id.');
-  return id;
-}
+/** What a detail path whose id is no positive 64-bit integer answers: 400. */
+export const invalidId = (): ApiError => validationFailed({ id: ['A valid positive 64-bit integer is required.'] }, 'Invalid id.');
 
 /** A path's id segment: a signed 64-bit integer, else 400 (whether a record has it is for the store to say). */
 export function parseRecordId(text: string, name = 'record'): RecordId {

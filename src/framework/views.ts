@@ -67,7 +67,7 @@ export async function handleCollection(
 ): Promise<FastifyReply> {
   varyByRequester(reply, runtime);
   const reader = requestReader(runtime.database);
-  const { id } = request.params as { id?: string };
+  const id = collection.lookup.segmentIn(request.params);
   announceReads[action]?.(reader, id, request.url, collection, runtime.relatedScopes);
   const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
   request.user = user;

@@ -44,6 +44,8 @@ export interface Database {
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
   /** The columns of a foreign key whose target row is missing (deleted meanwhile), if this error says so; [] if unknown. */
   missingReference(error: unknown): string[] | undefined;
+  /** The tables whose rows still refer to a row a delete would remove (a `restrict` key), if this error says so; [] if unknown. */
+  stillReferenced(error: unknown): string[] | undefined;
   /** Whether an error means the database cannot be reached right now. */
   isUnavailable(error: unknown): boolean;
   /**
@@ -98,6 +100,15 @@ function createOwnerOnly(path: string): void {
   closeSync(openSync(path, 'a', 0o600));
 }
 
+/**
+ * SQLite does not say which foreign key failed, nor whether it was a missing target or a referring
+ * row: [] for either. An ON DELETE RESTRICT key fails as a trigger does, with the same message.
+ */
+const foreignKeyFailed = (error: unknown): [] | undefined =>
+  error instanceof SQLite.SqliteError && /^SQLITE_CONSTRAINT_(FOREIGNKEY|TRIGGER)$/.test(error.code) && error.message === 'FOREIGN KEY constraint failed'
+    ? []
+    : undefined;
+
 function openSqlite(path: string): StoreDatabase {
   if (path !== ':memory:') createOwnerOnly(path);
   const connection = new SQLite(path);
@@ -133,9 +144,8 @@ function openSqlite(path: string): StoreDatabase {
       return match?.[1]?.split(', ').map((column) => column.split('.').pop()!);
     },
     poolStats: () => undefined,
-    // SQLite does not say which foreign key failed.
-    missingReference: (error) =>
-      error instanceof SQLite.SqliteError && error.code === 'SQLITE_CONSTRAINT_FOREIGNKEY' ? [] : undefined,
+    missingReference: (error) => foreignKeyFailed(error),
+    stillReferenced: (error) => foreignKeyFailed(error),
     isUnavailable: (error) => error instanceof SQLite.SqliteError && /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN)/.test(error.code),
     close: async () => {
       await readers?.close();
@@ -246,6 +256,11 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
       const match = /^Key \((.+?)\)=.* is not present in table/.exec(detail ?? '');
       if (code !== '23503' || !match) return undefined;
       return match[1]!.split(', ');
+    },
+    stillReferenced(error) {
+      const { code, detail } = (error ?? {}) as { code?: string; detail?: string };
+      const match = /is still referenced from table "(.+)"\.?$/.exec(detail ?? '');
+      return code === '23503' && match ? [match[1]!] : undefined;
     },
     isUnavailable(error) {
       const { code, message } = (error ?? {}) as { code?: string; message?: string };

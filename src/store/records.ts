@@ -7,7 +7,7 @@ import { cached } from '../core/cache.js';
 import { parseInteger64, type Field } from '../core/fields.js';
 import type { Ordering } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
-import type { Aggregate, Row, Selection } from '../core/rows.js';
+import { keyOf, type Aggregate, type Row, type Selection } from '../core/rows.js';
 import { storeDatabase, type Database, type Tables } from './database.js';
 import { withinScopes } from './filters.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
@@ -91,7 +91,8 @@ export function assembleRow(row: Row, selection: Selection): Row {
   return row;
 }
 
-export type RecordId = number | bigint;
+/** A record's key: an integer or UUID id, or the value of the selection's lookup field (its `key`). */
+export type RecordId = number | bigint | string;
 
 const VERSION = '_version';
 /** Each record's row version (capabilities.rowVersion) as it was read, kept beside the row, not in it. */
@@ -100,9 +101,9 @@ const versions = new WeakMap<Row, string>();
 /** The version of the record `row` was read as, where the dialect has row versions. */
 export const versionOf = (row: Row): string | undefined => versions.get(row);
 
-/** One record by id, with its row version where the dialect has one. */
+/** One record by its key (the selection's: `id` unless a lookup field), with its row version where the dialect has one. */
 export function selectRecord(database: Database, selection: Selection, id: unknown): RowQuery {
-  const query = selectColumns(database, fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.id`), '=', id);
+  const query = selectColumns(database, fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.${keyOf(selection)}`), '=', id);
   const version = storeDatabase(database).capabilities.rowVersion;
   return version ? (query.select(version(selection.table).as(VERSION)) as RowQuery) : query;
 }

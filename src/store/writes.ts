@@ -6,12 +6,12 @@
  * must see the record first; a delete is one `DELETE`, after a locked read likewise. Foreign keys are checked by their
  * constraints, not by reads beforehand: a refusal comes back as a RecordRefused naming the field.
  */
-import type { Compilable } from 'kysely';
+import { sql, type Compilable } from 'kysely';
 import { cached } from '../core/cache.js';
 import type { RecordScope } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
-import { RecordRefused } from '../core/refused.js';
-import type { Row, Selection } from '../core/rows.js';
+import { RecordProtected, RecordRefused } from '../core/refused.js';
+import { keyOf, type Row, type Selection } from '../core/rows.js';
 import { storeDatabase, type Database } from './database.js';
 import { findScopedRecord } from './list.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
@@ -88,7 +88,7 @@ async function writtenRow(database: Database, selection: Selection, query: Preco
   if (!row || relatedReads(selection).length === 0) return row;
   if (readInOneStatement(database, selection)) return assembleRow(row, selection);
   // Read apart, the record may be gone already (deleted by another request): then it is shown as written.
-  return (await findRecord(database, selection, row.id as RecordId)) ?? assembleRow(row, selection);
+  return (await findRecord(database, selection, row[keyOf(selection)] as RecordId)) ?? assembleRow(row, selection);
 }
 
 const detailsFor = (columns: readonly string[], message: (column: string) => string): Record<string, string[]> =>
@@ -194,11 +194,11 @@ export async function updateRecord(
 ): Promise<Row | undefined> {
   const driverValues = toDriverValues(model, values);
   const columns = Object.keys(driverValues);
-  /** The UPDATE by id; `versioned`, only of the row as it was at that version. */
+  /** The UPDATE by key; `versioned`, only of the row as it was at that version. */
   const update = (versioned: boolean) =>
     writeQuery(selection, `update ${columns.join(',')}${versioned ? ' versioned' : ''}`, columns.length + (versioned ? 2 : 1), (database, placeholders) => {
       const [id, version] = placeholders.slice(columns.length);
-      const write = storeDatabase(database).db.updateTable(model.table).set(bound(columns, placeholders)).where('id', '=', id);
+      const write = storeDatabase(database).db.updateTable(model.table).set(bound(columns, placeholders)).where(keyOf(selection), '=', id);
       return (versioned ? write.where(storeDatabase(database).capabilities.rowVersion!(model.table), '=', version as unknown as string) : write) as unknown as Returnable;
     });
   const changed = (database: Database, version?: string) =>
@@ -222,8 +222,30 @@ export async function updateRecord(
 }
 
 /**
+ * The tables whose rows keep the record of `selection` named `key` from being deleted: the error's,
+ * where the database names it (PostgreSQL, whose failed transaction allows no further read); else
+ * read in the failed delete's own transaction (SQLite's survives the statement): each restricting
+ * foreign key to the table that a row still holds for the record.
+ */
+async function blockingTables(database: Database, selection: Selection, key: RecordId, named: readonly string[]): Promise<string[]> {
+  if (named.length > 0) return [...named];
+  const { db, capabilities } = storeDatabase(database);
+  const restricting = (await capabilities.liveColumns(db)).filter(
+    ({ references }) => references?.table === selection.table && references.onDelete !== 'cascade' && references.onDelete !== 'set null',
+  );
+  const blocking: string[] = [];
+  for (const { table, column } of restricting) {
+    const record = db.selectFrom(selection.table).select('id').where(keyOf(selection), '=', key);
+    const referring = await db.selectFrom(table).select(sql.lit(1).as('found')).where(column, 'in', record).limit(1).executeTakeFirst();
+    if (referring && !blocking.includes(table)) blocking.push(table);
+  }
+  return blocking;
+}
+
+/**
  * Whether the record existed (and is now gone). One statement; with `check` or `scope`, the record is
  * read and locked first, in a transaction, so that it sees the record that is deleted (and finds none outside the scope).
+ * A foreign key that restricts the delete throws RecordProtected naming the tables that still refer to it.
  */
 export async function deleteRecord(
   database: Database,
@@ -232,8 +254,15 @@ export async function deleteRecord(
   check?: WriteCheck,
   scope?: RecordScope,
 ): Promise<boolean> {
-  const remove = async (database: Database) =>
-    (await storeDatabase(database).db.deleteFrom(selection.table).where('id', '=', id).executeTakeFirst()).numDeletedRows > 0n;
+  const remove = async (database: Database) => {
+    try {
+      return (await storeDatabase(database).db.deleteFrom(selection.table).where(keyOf(selection), '=', id).executeTakeFirst()).numDeletedRows > 0n;
+    } catch (error) {
+      const named = database.stillReferenced(error);
+      if (named === undefined) throw error;
+      throw new RecordProtected(await blockingTables(database, selection, id, named));
+    }
+  };
   if (!check && !scope) return remove(database);
   return inTransaction(
     database,

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { afterEach } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { buildApp, loadConfig, migrateApp, type AppDefinition } from '../../src/framework/index.js';
 import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
 import { createToken } from '../../src/framework/authentication/token.js';
@@ -46,6 +46,17 @@ export interface TestApi {
   /** Listens on a free loopback port (for tests below what inject reaches: sockets, Host); returns it. */
   listen(): Promise<number>;
   close(): Promise<void>;
+}
+
+/** `definition` served for a test file's tests (started before them, closed after), with one user: read `api` and `user` inside tests. */
+export function servedWithUser(definition: AppDefinition, username: string): { readonly api: TestApi; readonly user: TestUser } {
+  const served = {} as { api: TestApi; user: TestUser };
+  beforeAll(async () => {
+    served.api = await startApi({}, definition);
+    served.user = await served.api.user(username);
+  });
+  afterAll(() => served.api.close());
+  return served;
 }
 
 export async function startApi(

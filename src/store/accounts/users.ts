@@ -5,7 +5,7 @@
 import type { Model } from '../../core/model.js';
 import type { Row } from '../../core/rows.js';
 import { storeDatabase, type Database } from '../database.js';
-import { insertRecord } from '../records.js';
+import { insertRecord, type RecordId } from '../records.js';
 import { grantPermissions } from './permissions.js';
 
 /** The columns a user lookup selects. */
@@ -66,7 +66,7 @@ export async function userIdByName(database: Database, username: string): Promis
 }
 
 /** The user's password hash. */
-export async function passwordHashOf(database: Database, userId: number | bigint): Promise<string | undefined> {
+export async function passwordHashOf(database: Database, userId: RecordId): Promise<string | undefined> {
   const row = await storeDatabase(database).db.selectFrom('users').select('password').where('id', '=', userId).executeTakeFirst();
   return row?.password as string | undefined;
 }
@@ -76,7 +76,7 @@ export async function passwordHashOf(database: Database, userId: number | bigint
  * the user's other tokens: tokens never expire, so the ended ones are not kept for ever; sessions
  * and refresh tokens expire by themselves.
  */
-export async function endCredentials(database: Database, userId: number | bigint, kept: string | undefined): Promise<void> {
+export async function endCredentials(database: Database, userId: RecordId, kept: string | undefined): Promise<void> {
   await storeDatabase(database).db
     .updateTable('users')
     .set((eb) => ({ credentials_version: eb('credentials_version', '+', 1), credentials_kept: kept ?? null }))

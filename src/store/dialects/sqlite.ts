@@ -48,7 +48,7 @@ export const sqliteCapabilities: DialectCapabilities = {
       duration: 'real',
       decimal: 'numeric',
       float: 'real',
-      uuid: 'text',
+      uuid: 'text', // its lower-case text
       json: 'text',
     },
     altersColumnsInPlace: false,
