@@ -16,6 +16,7 @@ import type { Collection } from './collection.js';
 import { assertMatches, strongEtag, weakEtag } from './conditional.js';
 import { ApiError, notFound, permissionDenied, validationFailed, type ErrorDetails } from './errors.js';
 import { prepared, written as hooked, type CommitEvent } from './hooks.js';
+import { writeWithRelations } from './relations.js';
 import { absoluteUrl } from './hosts.js';
 import { paginate, preferredCount } from './pagination.js';
 import type { UpdateRules } from './model.js';
@@ -191,7 +192,9 @@ async function create(action: ActionRequest): Promise<ActionResult> {
   const { model } = collection.serializer;
   const selection = collection.serializer.selectionFor(action.user);
   const values = await creation(action, action.body, writeContext(action));
-  const [row] = (await stored(action, [values], async (database) => [await createRecord(database, model, selection, values)])) as [Row];
+  const [row] = (await stored(action, [values], async (database) => [
+    await writeWithRelations(database, collection.serializer, selection, values, (database, own) => createRecord(database, model, selection, own)),
+  ])) as [Row];
   const body = collection.serializer.render(row, action);
   const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${String(row.id)}/`;
   return written(201, body, strongEtag, { Location: absoluteUrl(request, path).toString() });
@@ -223,7 +226,9 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
   try {
     const { model } = collection.serializer;
     const selection = collection.serializer.selectionFor(action.user);
-    const rows = await stored(action, values, (database) => createRecords(database, model, selection, values));
+    const create = (database: Database, record: Row) =>
+      writeWithRelations(database, collection.serializer, selection, record, (database, own) => createRecord(database, model, selection, own));
+    const rows = await stored(action, values, (database) => createRecords(database, values, create));
     return { status: 201, body: rows.map((row) => collection.serializer.render(row, action)) };
   } catch (error) {
     if (error instanceof RecordRefused && error.index !== undefined) throw validationFailed(atIndex(error.index, error.details));
@@ -265,7 +270,10 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   const row = await hooked(
     reader.database,
     hooks.afterUpdate !== undefined,
-    (database) => updateRecord(database, model, selection, id, values, { check: guard(action), seen: existing, scope: action.scope, alongside }),
+    (database) =>
+      writeWithRelations(database, serializer, selection, values, (database, own) =>
+        updateRecord(database, model, selection, id, own, { check: guard(action), seen: existing, scope: action.scope, alongside }),
+      ),
     async (database, record) => {
       if (record) await hooks.afterUpdate?.({ ...requestContext(action), values, existing, record, database });
     },

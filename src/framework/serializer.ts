@@ -10,6 +10,7 @@ import { emptyDetails, parseError, validationFailed, type ErrorDetails } from '.
 import type { AuthUser } from './authentication/auth-user.js';
 import { aggregatesFor, type ComputedField, type RenderContext } from './computed.js';
 import type { Model } from './model.js';
+import { parseRelatedIds, type Relation } from './relations.js';
 
 export type WriteMode = 'create' | 'update' | 'partial_update';
 
@@ -36,6 +37,8 @@ export interface SerializerOptions {
   nested?: Record<string, NestedField>;
   /** Read-only values computed from the row or, SQL-backed, over related rows (see `computed`). */
   computed?: Record<string, ComputedField>;
+  /** Reverse and many-to-many relations, rendered as lists of ids (see relations.ts); a many-to-many is writable unless `readOnly`. */
+  relations?: Record<string, Relation>;
   /** Per-field rendering in place of the field's own (the stored value in, JSON out). */
   format?: Record<string, (stored: unknown, row: Row) => unknown>;
   /**
@@ -82,6 +85,9 @@ export class Serializer {
   readonly search: readonly string[];
   readonly nested: Readonly<Record<string, NestedField>>;
   readonly computed: Readonly<Record<string, ComputedField>>;
+  readonly relations: Readonly<Record<string, Relation>>;
+  /** Shown many-to-many relations a body may set (as lists of ids). */
+  readonly relationInputs: readonly string[];
   /** Model fields a body may carry. */
   readonly writable: readonly string[];
   /** Body fields an update may carry beside `writable`, which the model's rules read (never stored). */
@@ -103,12 +109,13 @@ export class Serializer {
     this.fields = options.fields;
     this.nested = options.nested ?? {};
     this.computed = options.computed ?? {};
+    this.relations = options.relations ?? {};
     this.hidden = new Set(options.hidden ?? []);
     this.search = options.search ?? [];
     this.format = options.format ?? {};
     const fieldOf = (name: string): Field | undefined => model.fields[name];
     for (const name of this.fields) {
-      if (!fieldOf(name) && !this.nested[name] && !this.computed[name]) throw new Error(`${model.table}: unknown field "${name}" in fields.`);
+      if (!fieldOf(name) && !this.nested[name] && !this.computed[name] && !this.relations[name]) throw new Error(`${model.table}: unknown field "${name}" in fields.`);
     }
     for (const [name, computed] of Object.entries(this.computed)) {
       const { table, via } = computed.aggregate ?? {};
@@ -117,6 +124,10 @@ export class Serializer {
       if (names.some((part) => !/^[a-z_][a-z0-9_]*$/.test(part))) throw new Error(`${model.table}: computed "${name}" names must match [a-z_][a-z0-9_]*.`);
       if (fieldOf(name) || this.nested[name]) throw new Error(`${model.table}: computed "${name}" is also a field.`);
       for (const column of computed.reads ?? []) if (!fieldOf(column)) throw new Error(`${model.table}: computed "${name}" reads unknown field "${column}".`);
+    }
+    for (const [name, relation] of Object.entries(this.relations)) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name) || fieldOf(name) || this.nested[name] || this.computed[name]) throw new Error(`${model.table}: relation "${name}" needs a plain name of its own.`);
+      if (relation.through && relation.through.source !== model.table) throw new Error(`${model.table}: relation "${name}" goes through a join table of ${relation.through.source}.`);
     }
     for (const name of this.search) {
       if (fieldOf(name)?.valueType !== 'string') throw new Error(`${model.table}: search field "${name}" is not a string.`);
@@ -129,8 +140,11 @@ export class Serializer {
       if (nested.serializer.selection.aggregates?.length) throw new Error(`${model.table}: nested "${name}" shows SQL-backed computed fields; omit them there.`);
     }
     // Nested objects and write-only-by-nature fields are never taken from a body as they are.
-    this.readOnly = new Set([...(options.readOnly ?? []), ...Object.keys(this.nested), ...Object.keys(this.computed), 'id']);
-    this.writable = this.fields.filter((name) => !this.readOnly.has(name));
+    const declaredReadOnly = new Set([...(options.readOnly ?? []), ...Object.keys(this.nested), ...Object.keys(this.computed), 'id']);
+    // Relations are no columns: the writable ones (many-to-many) are set apart, the others are read-only.
+    this.relationInputs = this.fields.filter((name) => this.relations[name]?.through && !declaredReadOnly.has(name));
+    this.readOnly = new Set([...declaredReadOnly, ...Object.keys(this.relations).filter((name) => !this.relationInputs.includes(name))]);
+    this.writable = this.fields.filter((name) => !this.readOnly.has(name) && !this.relations[name]);
     this.updateInputs = Object.keys(model.rules?.updates?.inputs ?? {});
     this.hashed = this.writable.filter((name) => fieldOf(name)?.kind === 'password');
     const own = this.fields.filter((name) => fieldOf(name) && !this.hidden.has(name) && !fieldOf(name)?.writeOnly);
@@ -141,7 +155,7 @@ export class Serializer {
     this.selection = {
       table: model.table,
       columns: [...new Set(['id', ...own, ...computedReads, ...Object.values(this.nested).map((n) => n.source), ...(model.rules?.reads ?? [])])],
-      aggregates: aggregatesFor(this.computed, shownComputed, null),
+      aggregates: this.aggregatesOf(null),
       joins: Object.entries(this.nested).map(([name, nested]) => ({
         name,
         table: nested.serializer.model.table,
@@ -198,8 +212,13 @@ export class Serializer {
    */
   selectionFor(user: AuthUser | null): Selection {
     if (!this.perUser) return this.selection;
-    const aggregates: Aggregate[] = aggregatesFor(this.computed, this.fields, user);
-    return { ...this.selection, aggregates };
+    return { ...this.selection, aggregates: this.aggregatesOf(user) };
+  }
+
+  /** The shown computed fields' aggregates for this user, then the shown relations'. */
+  private aggregatesOf(user: AuthUser | null): Aggregate[] {
+    const related = this.fields.flatMap((name) => (this.relations[name] ? [{ name, ...this.relations[name].aggregate }] : []));
+    return [...aggregatesFor(this.computed, this.fields, user), ...related];
   }
 
   /** A stored row (nested rows already attached under their names) → the JSON record; `context` is what computed fields see. */
@@ -215,7 +234,7 @@ export class Serializer {
     const computed = this.computed[name];
     if (this.hidden.has(name)) return () => null;
     if (computed?.compute) return computed.compute;
-    if (computed) return (row) => row[name];
+    if (computed || this.relations[name]) return (row) => row[name];
     if (format) return (row) => format(row[name], row);
     if (nested) return (row, context) => (row[name] ? nested.render(row[name] as Row, context) : null);
     const field = this.model.fields[name]!;
@@ -247,6 +266,15 @@ export class Serializer {
       }
       try {
         values[name] = await this.parseValue(field, input[name], context);
+      } catch (error) {
+        if (!(error instanceof FieldError)) throw error;
+        details[name] = error.messages;
+      }
+    }
+    for (const name of this.relationInputs) {
+      if (!this.sends(input, name)) continue;
+      try {
+        values[name] = parseRelatedIds(input[name]);
       } catch (error) {
         if (!(error instanceof FieldError)) throw error;
         details[name] = error.messages;

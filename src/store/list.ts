@@ -320,7 +320,12 @@ function compileConditions(database: Database, source: ListSource, conditions: r
     const filter = condition as Filter;
     const field = source.fields[filter.field];
     if (!field) throw new Error(`${table} has no field "${filter.field}" to filter on.`);
-    return compileFilter(database, field, `${table}.${filter.field}`, filter, eb);
+    const across = source.across?.[filter.field];
+    if (!across) return compileFilter(database, field, `${table}.${filter.field}`, filter, eb);
+    // EXISTS rather than a join: a record matched by several related rows is still one record.
+    const alias = `across_${filter.field}`;
+    const matches = compileFilter(database, field, `${alias}.${across.column}`, filter, eb);
+    return sql<SqlBool>`exists (select 1 from ${sql.table(across.table)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.${across.link}`)} = ${sql.ref(`${table}.${across.own}`)} and ${matches})`;
   });
 }
 
