@@ -39,6 +39,9 @@ function formBody(form) {
     if (kind === 'boolean') body[element.name] = element.checked;
     else if (kind === 'integer' || kind === 'foreign_key') {
       if (element.value !== '') body[element.name] = Number(element.value);
+    } else if (kind === 'ids') {
+      // Each id a number; what is no number becomes null, which the API refuses by field.
+      body[element.name] = element.value.split(',').map((id) => id.trim()).filter(Boolean).map(Number);
     } else if (kind === 'password' || kind === 'timestamp') {
       if (element.value !== '') body[element.name] = element.value;
     } else body[element.name] = element.value;

@@ -81,6 +81,17 @@ function FieldInput(props: { name: string; field: Field; value: unknown; hidden:
   );
 }
 
+/** A many-to-many: the related records' ids, comma-separated (sent as a list of numbers). */
+function IdsInput(props: { name: string; value: unknown }) {
+  const shown = Array.isArray(props.value) ? props.value.join(', ') : '';
+  return (
+    <label class="field" for={`field-${props.name}`}>
+      <span>{props.name}</span>
+      <input type="text" id={`field-${props.name}`} name={props.name} data-kind="ids" value={shown} placeholder="ids, comma-separated: 1, 2" />
+    </label>
+  );
+}
+
 /** A body field the model's rules read on updates (never stored or shown, like the current password): sent only when filled in. */
 function UpdateInput(props: { name: string }) {
   return (
@@ -104,6 +115,9 @@ function RecordForm(props: { form: NonNullable<PageModel['form']>; path: string 
           hidden={serializer.hidden.has(name)}
           creating={kind === 'create'}
         />
+      ))}
+      {serializer.relationInputs.map((name) => (
+        <IdsInput key={name} name={name} value={values[name]} />
       ))}
       {kind === 'edit' && serializer.updateInputs.map((name) => <UpdateInput key={name} name={name} />)}
       <div class="actions">
