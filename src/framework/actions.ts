@@ -191,9 +191,10 @@ async function create(action: ActionRequest): Promise<ActionResult> {
   const { collection, request } = action;
   const { model } = collection.serializer;
   const selection = collection.serializer.selectionFor(action.user);
-  const values = await creation(action, action.body, writeContext(action));
+  const context = writeContext(action);
+  const values = await creation(action, action.body, context);
   const [row] = (await stored(action, [values], async (database) => [
-    await writeWithRelations(database, collection.serializer, selection, values, (database, own) => createRecord(database, model, selection, own)),
+    await writeWithRelations(database, collection.serializer, selection, values, context, (database, own) => createRecord(database, model, selection, own)),
   ])) as [Row];
   const body = collection.serializer.render(row, action);
   const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${String(row.id)}/`;
@@ -227,7 +228,7 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
     const { model } = collection.serializer;
     const selection = collection.serializer.selectionFor(action.user);
     const create = (database: Database, record: Row) =>
-      writeWithRelations(database, collection.serializer, selection, record, (database, own) => createRecord(database, model, selection, own));
+      writeWithRelations(database, collection.serializer, selection, record, context, (database, own) => createRecord(database, model, selection, own));
     const rows = await stored(action, values, (database) => createRecords(database, values, create));
     return { status: 201, body: rows.map((row) => collection.serializer.render(row, action)) };
   } catch (error) {
@@ -259,7 +260,8 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   const selection = serializer.selectionFor(action.user);
   // 404 and 403 come before a body is judged; validation (which may hash a password) stays outside the transaction.
   const { id, row: existing } = await loadRecord(action);
-  const fields = await serializer.validate(action.body, mode, writeContext(action));
+  const context = writeContext(action);
+  const fields = await serializer.validate(action.body, mode, context);
   await serializer.validateObject(fields, { existing, user: action.user });
   const values = await prepared(fields, hooks.beforeUpdate?.({ ...requestContext(action), values: fields, existing }));
   const rules = model.rules?.updates;
@@ -271,7 +273,7 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
     reader.database,
     hooks.afterUpdate !== undefined,
     (database) =>
-      writeWithRelations(database, serializer, selection, values, (database, own) =>
+      writeWithRelations(database, serializer, selection, values, context, (database, own) =>
         updateRecord(database, model, selection, id, own, { check: guard(action), seen: existing, scope: action.scope, alongside }),
       ),
     async (database, record) => {

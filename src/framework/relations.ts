@@ -13,10 +13,10 @@ import { table, type Table } from '../core/model.js';
 import { RecordRefused } from '../core/refused.js';
 import type { Aggregate, Row, Selection } from '../core/rows.js';
 import type { Database } from '../store/database.js';
-import { missingIds, replaceJoinRows, type JoinColumns } from '../store/join-rows.js';
+import { idWhere, missingIds, replaceJoinRows, type JoinColumns } from '../store/join-rows.js';
 import { findRecord, type RecordId } from '../store/records.js';
 import { inTransaction } from '../store/writes.js';
-import type { Serializer } from './serializer.js';
+import { checkRequestingUser, type Serializer, type WriteContext } from './serializer.js';
 
 /** A join table linking records of `source` to records of `target`, both by id. */
 export interface JoinTable extends JoinColumns {
@@ -26,14 +26,25 @@ export interface JoinTable extends JoinColumns {
   readonly declaration: Table;
 }
 
+/** A forward foreign key shown, and written, as a unique field of the record it names. */
+export interface SlugKey {
+  /** The foreign-key field of the serializer's model. */
+  readonly source: string;
+  readonly target: Table;
+  /** The target's unique field that names its records. */
+  readonly field: string;
+}
+
 export interface Relation {
-  readonly kind: 'reverse' | 'many_to_many';
-  /** How the ids are read (an aggregate of the record's statement). */
-  readonly aggregate: Omit<Aggregate, 'name'>;
-  /** How `?<name>=` filters: over these related rows, on their id column. */
+  readonly kind: 'reverse' | 'many_to_many' | 'slug';
+  /** How reverse and many-to-many ids are read (an aggregate of the record's statement). */
+  readonly aggregate?: Omit<Aggregate, 'name'>;
+  /** How `?<name>=` filters: over these related rows, on their id column (the slug field, for a slug). */
   readonly across: Across;
   /** Set on a many-to-many: what a write replaces. */
   readonly through?: JoinTable;
+  /** Set on a slug: the key it shows and sets. */
+  readonly slug?: SlugKey;
 }
 
 /** The most ids one write may set, as the query language's `in` takes at most 1000 values. */
@@ -44,6 +55,14 @@ export const relatedId: Field = fields.integer();
 
 /** The ids' JSON schema; in a body, unique and at most MAX_RELATED_IDS. */
 export const relatedIdsSchema: JsonSchema = { type: 'array', items: relatedId.schema, maxItems: MAX_RELATED_IDS };
+
+/** A relation's value in a record and a body: a list of ids, or the slug field's value (null too, when the key is nullable). */
+export function relationSchema(serializer: Serializer, name: string): JsonSchema {
+  const slug = serializer.relations[name]!.slug;
+  if (!slug) return relatedIdsSchema;
+  const schema = slug.target.fields[slug.field]!.schema;
+  return serializer.model.fields[slug.source]!.nullable ? { anyOf: [schema, { type: 'null' }] } : schema;
+}
 
 /** The lookups a relation is filtered with: a related id, or any of several. */
 export const RELATION_LOOKUPS: readonly Lookup[] = ['exact', 'in'];
@@ -86,6 +105,16 @@ export const relations = {
     across: { table: through.table, link: through.from, own: 'id', column: through.to },
     through,
   }),
+  /**
+   * The foreign key `source` shown as the `field` of the record it names, and written by it (DRF's
+   * `SlugRelatedField`): `owner: relations.slug('owner_id', User, 'username')` renders `"owner": "alice"`
+   * and takes `{"owner": "alice"}`. The field must be unique (as a field, or by a unique index of its own).
+   */
+  slug: (source: string, target: Table, field: string): Relation => {
+    const unique = target.fields[field]?.unique || target.facts.indexes?.some((index) => index.unique && index.columns.length === 1 && index.columns[0] === field);
+    if (!unique) throw new Error(`${target.table}.${field} names no record: it must be a unique field.`);
+    return { kind: 'slug', across: { table: target.table, link: 'id', own: source, column: field }, slug: { source, target, field } };
+  },
 };
 
 /** A body's list of related ids → the ids, each once, in the order sent; throws FieldError. */
@@ -105,6 +134,8 @@ export function parseRelatedIds(value: unknown): RecordId[] {
  */
 export function relatedFilter(serializer: Serializer, name: string): { field: Field; across: Across; lookups: readonly Lookup[] } | undefined {
   const relation = serializer.relations[name];
+  const slugField = relation?.slug && relation.slug.target.fields[relation.slug.field]!;
+  if (slugField) return { field: slugField, across: relation!.across, lookups: slugField.lookups };
   if (relation) return { field: relatedId, across: relation.across, lookups: RELATION_LOOKUPS };
   const split = name.indexOf('__');
   const nested = split > 0 ? serializer.nested[name.slice(0, split)] : undefined;
@@ -115,22 +146,43 @@ export function relatedFilter(serializer: Serializer, name: string): { field: Fi
 }
 
 /**
- * `write` of the record's own values, then, for each many-to-many the values set, its links
- * replaced by the ids given, in one transaction: ids that name no record refuse the whole write
- * (400 naming them). The record is read again after, so it shows its new links.
+ * A slug → the id of the record it names, set as the foreign key; 400 on the relation when none
+ * has it, or when the key may name only the requesting user (checked as for the key itself).
+ */
+async function resolveSlug(database: Database, name: string, key: Field, slug: SlugKey, value: unknown, context: WriteContext): Promise<RecordId | null> {
+  if (value === null) return null;
+  const id = await idWhere(database, slug.target.table, slug.field, slug.target.fields[slug.field]!.toDriver(value));
+  if (id === undefined) throw new RecordRefused({ [name]: [`No ${slug.target.table} with ${slug.field} "${String(value)}".`] });
+  try {
+    await checkRequestingUser(key, id, context);
+  } catch (error) {
+    if (error instanceof FieldError) throw new RecordRefused({ [name]: error.messages });
+    throw error;
+  }
+  return id;
+}
+
+/**
+ * `write` of the record's own values (slugs resolved to their keys first), then, for each
+ * many-to-many the values set, its links replaced by the ids given, in one transaction: ids that
+ * name no record refuse the whole write (400 naming them). The record is read again after, so it
+ * shows its new links.
  */
 export async function writeWithRelations<T extends Row | undefined>(
   database: Database,
   serializer: Serializer,
   selection: Selection,
   values: Row,
+  context: WriteContext,
   write: (database: Database, own: Row) => Promise<T>,
 ): Promise<T> {
   const own: Row = { ...values };
   const links: [string, JoinTable, RecordId[]][] = [];
   for (const name of serializer.relationInputs) {
     if (!(name in own)) continue;
-    links.push([name, serializer.relations[name]!.through!, own[name] as RecordId[]]);
+    const { through, slug } = serializer.relations[name]!;
+    if (slug) own[slug.source] = await resolveSlug(database, name, serializer.model.fields[slug.source]!, slug, own[name], context);
+    else links.push([name, through!, own[name] as RecordId[]]);
     delete own[name];
   }
   if (links.length === 0) return write(database, own);

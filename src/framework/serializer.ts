@@ -128,6 +128,9 @@ export class Serializer {
     for (const [name, relation] of Object.entries(this.relations)) {
       if (!/^[a-z_][a-z0-9_]*$/.test(name) || fieldOf(name) || this.nested[name] || this.computed[name]) throw new Error(`${model.table}: relation "${name}" needs a plain name of its own.`);
       if (relation.through && relation.through.source !== model.table) throw new Error(`${model.table}: relation "${name}" goes through a join table of ${relation.through.source}.`);
+      if (relation.slug && fieldOf(relation.slug.source)?.references !== relation.slug.target.table) {
+        throw new Error(`${model.table}: relation "${name}" needs "${relation.slug.source}" to be a foreign key to ${relation.slug.target.table}.`);
+      }
     }
     for (const name of this.search) {
       if (fieldOf(name)?.valueType !== 'string') throw new Error(`${model.table}: search field "${name}" is not a string.`);
@@ -142,26 +145,31 @@ export class Serializer {
     // Nested objects and write-only-by-nature fields are never taken from a body as they are.
     const declaredReadOnly = new Set([...(options.readOnly ?? []), ...Object.keys(this.nested), ...Object.keys(this.computed), 'id']);
     // Relations are no columns: the writable ones (many-to-many) are set apart, the others are read-only.
-    this.relationInputs = this.fields.filter((name) => this.relations[name]?.through && !declaredReadOnly.has(name));
+    this.relationInputs = this.fields.filter((name) => (this.relations[name]?.through || this.relations[name]?.slug) && !declaredReadOnly.has(name));
     this.readOnly = new Set([...declaredReadOnly, ...Object.keys(this.relations).filter((name) => !this.relationInputs.includes(name))]);
     this.writable = this.fields.filter((name) => !this.readOnly.has(name) && !this.relations[name]);
     this.updateInputs = Object.keys(model.rules?.updates?.inputs ?? {});
     this.hashed = this.writable.filter((name) => fieldOf(name)?.kind === 'password');
     const own = this.fields.filter((name) => fieldOf(name) && !this.hidden.has(name) && !fieldOf(name)?.writeOnly);
+    const slugs = this.fields.flatMap((name) => (this.relations[name]?.slug ? [[name, this.relations[name].slug] as const] : []));
     const shownComputed = this.fields.filter((name) => this.computed[name]);
     const readable = Object.keys(model.fields).filter((name) => !fieldOf(name)!.writeOnly);
     const computedReads = shownComputed.flatMap((name) => this.computed[name]!.reads ?? (this.computed[name]!.compute ? readable : []));
     this.perUser = shownComputed.some((name) => this.computed[name]!.aggregate?.requestingUser !== undefined);
     this.selection = {
       table: model.table,
-      columns: [...new Set(['id', ...own, ...computedReads, ...Object.values(this.nested).map((n) => n.source), ...(model.rules?.reads ?? [])])],
+      columns: [...new Set(['id', ...own, ...computedReads, ...Object.values(this.nested).map((n) => n.source), ...slugs.map(([, slug]) => slug.source), ...(model.rules?.reads ?? [])])],
       aggregates: this.aggregatesOf(null),
-      joins: Object.entries(this.nested).map(([name, nested]) => ({
-        name,
-        table: nested.serializer.model.table,
-        via: nested.source,
-        columns: nested.serializer.selection.columns,
-      })),
+      joins: [
+        ...Object.entries(this.nested).map(([name, nested]) => ({
+          name,
+          table: nested.serializer.model.table,
+          via: nested.source,
+          columns: nested.serializer.selection.columns,
+        })),
+        // A slug is read by a join, as a nested record of its id and that field.
+        ...slugs.map(([name, slug]) => ({ name, table: slug.target.table, via: slug.source, columns: ['id', slug.field] })),
+      ],
     };
     this.renderers = this.fields.map((name) => [name, this.rendererOf(name)] as const);
   }
@@ -217,7 +225,10 @@ export class Serializer {
 
   /** The shown computed fields' aggregates for this user, then the shown relations'. */
   private aggregatesOf(user: AuthUser | null): Aggregate[] {
-    const related = this.fields.flatMap((name) => (this.relations[name] ? [{ name, ...this.relations[name].aggregate }] : []));
+    const related = this.fields.flatMap((name) => {
+      const aggregate = this.relations[name]?.aggregate;
+      return aggregate ? [{ name, ...aggregate }] : [];
+    });
     return [...aggregatesFor(this.computed, this.fields, user), ...related];
   }
 
@@ -234,6 +245,8 @@ export class Serializer {
     const computed = this.computed[name];
     if (this.hidden.has(name)) return () => null;
     if (computed?.compute) return computed.compute;
+    const slug = this.relations[name]?.slug;
+    if (slug) return (row) => (row[name] as Row | null)?.[slug.field] ?? null;
     if (computed || this.relations[name]) return (row) => row[name];
     if (format) return (row) => format(row[name], row);
     if (nested) return (row, context) => (row[name] ? nested.render(row[name] as Row, context) : null);
@@ -272,9 +285,15 @@ export class Serializer {
       }
     }
     for (const name of this.relationInputs) {
-      if (!this.sends(input, name)) continue;
+      const slug = this.relations[name]!.slug;
+      if (!this.sends(input, name)) {
+        // A slug stands for its key: required where the key is, unless the key is sent itself.
+        const key = slug && this.model.fields[slug.source]!;
+        if (key?.required === 'always' && mode !== 'partial_update' && !this.sends(input, slug!.source)) details[name] = [REQUIRED];
+        continue;
+      }
       try {
-        values[name] = parseRelatedIds(input[name]);
+        values[name] = slug ? await this.parseValue({ ...slug.target.fields[slug.field]!, nullable: this.model.fields[slug.source]!.nullable }, input[name], context) : parseRelatedIds(input[name]);
       } catch (error) {
         if (!(error instanceof FieldError)) throw error;
         details[name] = error.messages;
@@ -322,11 +341,16 @@ export class Serializer {
     const parsed = await field.parse(value);
     // Whether a referenced record exists is the foreign key constraint's to say, when the record is
     // written (src/store/writes.ts): after this, so naming an unknown user says no more than naming another one.
-    const only = field.requestingUserOnly;
-    if (only && parsed !== context.userId && !(await context.hasPermission(only.unless))) {
-      throw new FieldError(`You may only name yourself here, unless you hold the permission "${only.unless}".`);
-    }
+    await checkRequestingUser(field, parsed, context);
     return parsed;
+  }
+}
+
+/** A key that may name only the requesting user (unless they hold a permission): throws FieldError when it names another. */
+export async function checkRequestingUser(field: Field, id: unknown, context: WriteContext): Promise<void> {
+  const only = field.requestingUserOnly;
+  if (only && id !== context.userId && !(await context.hasPermission(only.unless))) {
+    throw new FieldError(`You may only name yourself here, unless you hold the permission "${only.unless}".`);
   }
 }
 

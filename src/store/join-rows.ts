@@ -20,6 +20,12 @@ export async function missingIds(database: Database, table: string, ids: readonl
   return ids.filter((id) => !found.has(String(id)));
 }
 
+/** The id of the row of `table` whose (unique) `column` is `value`, if there is one. */
+export async function idWhere(database: Database, table: string, column: string, value: unknown): Promise<RecordId | undefined> {
+  const row = await storeDatabase(database).db.selectFrom(table).select('id').where(column, '=', value).executeTakeFirst();
+  return row?.id as RecordId | undefined;
+}
+
 /** The record `id`'s links, now exactly `ids`: a delete and an insert (none when `ids` is empty), in the caller's transaction. */
 export async function replaceJoinRows(database: Database, join: JoinColumns, id: RecordId, ids: readonly RecordId[]): Promise<void> {
   const { db } = storeDatabase(database);

@@ -81,13 +81,14 @@ function FieldInput(props: { name: string; field: Field; value: unknown; hidden:
   );
 }
 
-/** A many-to-many: the related records' ids, comma-separated (sent as a list of numbers). */
-function IdsInput(props: { name: string; value: unknown }) {
-  const shown = Array.isArray(props.value) ? props.value.join(', ') : '';
+/** A writable relation: a many-to-many's ids, comma-separated (sent as a list of numbers), or a slug as text. */
+function RelationInput(props: { name: string; value: unknown; slug: boolean }) {
+  const shown = Array.isArray(props.value) ? props.value.join(', ') : typeof props.value === 'string' ? props.value : '';
+  const kind = props.slug ? { 'data-kind': 'string' } : { 'data-kind': 'ids', placeholder: 'ids, comma-separated: 1, 2' };
   return (
     <label class="field" for={`field-${props.name}`}>
       <span>{props.name}</span>
-      <input type="text" id={`field-${props.name}`} name={props.name} data-kind="ids" value={shown} placeholder="ids, comma-separated: 1, 2" />
+      <input type="text" id={`field-${props.name}`} name={props.name} value={shown} {...kind} />
     </label>
   );
 }
@@ -117,7 +118,7 @@ function RecordForm(props: { form: NonNullable<PageModel['form']>; path: string 
         />
       ))}
       {serializer.relationInputs.map((name) => (
-        <IdsInput key={name} name={name} value={values[name]} />
+        <RelationInput key={name} name={name} value={values[name]} slug={serializer.relations[name]!.slug !== undefined} />
       ))}
       {kind === 'edit' && serializer.updateInputs.map((name) => <UpdateInput key={name} name={name} />)}
       <div class="actions">
