@@ -11,6 +11,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
+import { Article } from '../../src/service/articles.js';
 import { users } from '../../src/service/users.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
@@ -40,7 +41,8 @@ const notes = collection('notes', {
   maxPageSize: 7,
 });
 
-const app = withGeneratedMigrations(defineApp({ collections: [users, notes] }));
+// The users' reverse relation `articles` reads the articles table.
+const app = withGeneratedMigrations(defineApp({ collections: [users, notes], models: [Article] }));
 
 // ---------------------------------------------------------------------------
 // The model: records are plain objects, values as the API renders them.
