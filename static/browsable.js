@@ -53,6 +53,9 @@ function formBody(form) {
       if (element.value !== '') body[element.name] = Number(element.value);
     } else if (kind === 'json') {
       if (element.value.trim() !== '') body[element.name] = jsonOrText(element.value);
+    } else if (kind === 'ids') {
+      // Each id a number; what is no number becomes null, which the API refuses by field.
+      body[element.name] = element.value.split(',').map((id) => id.trim()).filter(Boolean).map(Number);
     } else if (OMITTED_WHEN_EMPTY.has(kind)) {
       if (element.value !== '') body[element.name] = element.value;
     } else body[element.name] = element.value;

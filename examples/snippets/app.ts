@@ -7,12 +7,12 @@
 import {
   anyOf,
   collection,
-  computed,
   defineApp,
   fields,
   isOwner,
   model,
   readActions,
+  relations,
   serializer,
   User,
   type Action,
@@ -85,7 +85,7 @@ const snippets = collection('snippets', {
 const readOnlyActions: Partial<Record<Action, Permission[]>> = { create: [readOnly], update: [readOnly], partial_update: [readOnly], destroy: [readOnly] };
 
 const users = collection('users', {
-  serializer: serializer(User, { fields: ['id', 'username', 'snippets'], computed: { snippets: computed.ids('snippets', 'owner_id') } }),
+  serializer: serializer(User, { fields: ['id', 'username', 'snippets'], relations: { snippets: relations.reverse('snippets', 'owner_id') } }),
   permissions: { list: [], retrieve: [], ...readOnlyActions },
   pageSize: 10,
 });

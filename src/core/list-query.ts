@@ -40,12 +40,24 @@ export interface ListQuery {
 
 /** How many matching records come before the page's first. */
 export const firstRow = (query: ListQuery): number => query.offset ?? (query.page - 1) * query.pageSize;
+/**
+ * A filter over related rows (`tags=3`, `author__username=alice`): a record matches when a row of
+ * `table` whose `link` column equals the record's `own` column meets the filter on `column`.
+ */
+export interface Across {
+  readonly table: string;
+  readonly link: string;
+  readonly own: string;
+  readonly column: string;
+}
 
 /** What a list reads: the selection, the fields its filters and ordering name, the fields searched. */
 export interface ListSource {
   readonly selection: Selection;
   readonly fields: Readonly<Record<string, Field>>;
   readonly searchFields: readonly string[];
+  /** Filters whose field is a related table's column, by filter name (see Across). */
+  readonly across?: Readonly<Record<string, Across>>;
 }
 
 /** A collection's scope as one request sees it: the conditions, over the model's fields. */

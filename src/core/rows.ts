@@ -14,6 +14,8 @@ export interface Aggregate {
   readonly kind: 'count' | 'exists' | 'ids';
   readonly table: string;
   readonly via: string;
+  /** The related rows' column `ids` lists (default `id`): a join table's other key, for a many-to-many. */
+  readonly column?: string;
   readonly where?: { readonly column: string; readonly value: unknown };
   /** Only related rows within one of these scopes at least (the request's scopes of the collections serving `table`). */
   readonly within?: readonly RecordScope[];

@@ -17,6 +17,7 @@ import type { Collection } from './collection.js';
 import { assertMatches, strongEtag, weakEtag } from './conditional.js';
 import { ApiError, notFound, permissionDenied, validationFailed, type ErrorDetails } from './errors.js';
 import { prepared, written as hooked, type CommitEvent } from './hooks.js';
+import { writeWithRelations } from './relations.js';
 import { absoluteUrl } from './hosts.js';
 import { LIMIT_OFFSET_PARAMETERS, parseWindow, windowPage } from './limit-offset.js';
 import { paginate, preferredCount } from './pagination.js';
@@ -214,8 +215,11 @@ async function create(action: ActionRequest): Promise<ActionResult> {
   const { model } = collection.serializer;
   // Read as a detail path finds it, so the row carries the lookup field its Location names.
   const selection = selectionOf(action);
-  const values = await creation(action, action.body, writeContext(action));
-  const [row] = (await stored(action, [values], async (database) => [await createRecord(database, model, selection, values)])) as [Row];
+  const context = writeContext(action);
+  const values = await creation(action, action.body, context);
+  const [row] = (await stored(action, [values], async (database) => [
+    await writeWithRelations(database, collection.serializer, selection, values, context, (database, own) => createRecord(database, model, selection, own)),
+  ])) as [Row];
   const body = collection.serializer.render(row, action);
   const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${collection.lookup.segment(row)}${pathEnd(request)}`;
   return written(201, body, strongEtag, { Location: absoluteUrl(request, path).toString() });
@@ -247,7 +251,9 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
   try {
     const { model } = collection.serializer;
     const selection = selectionOf(action);
-    const rows = await stored(action, values, (database) => createRecords(database, model, selection, values));
+    const create = (database: Database, record: Row) =>
+      writeWithRelations(database, collection.serializer, selection, record, context, (database, own) => createRecord(database, model, selection, own));
+    const rows = await stored(action, values, (database) => createRecords(database, values, create));
     return { status: 201, body: rows.map((row) => collection.serializer.render(row, action)) };
   } catch (error) {
     if (error instanceof RecordRefused && error.index !== undefined) throw validationFailed(atIndex(error.index, error.details));
@@ -297,7 +303,8 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   const selection = selectionOf(action);
   // 404 and 403 come before a body is judged; validation (which may hash a password) stays outside the transaction.
   const { id, row: existing } = await loadRecord(action);
-  const fields = await serializer.validate(action.body, mode, writeContext(action));
+  const context = writeContext(action);
+  const fields = await serializer.validate(action.body, mode, context);
   collection.lookup.assertReachable(fields);
   await validateUpdate(action, fields, existing);
   const values = await prepared(fields, hooks.beforeUpdate?.({ ...requestContext(action), values: fields, existing }));
@@ -310,7 +317,10 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   const row = await hooked(
     reader.database,
     hooks.afterUpdate !== undefined,
-    (database) => updateRecord(database, model, selection, id, values, { check: guard(action, revalidation(action, fields, existing)), seen: existing, scope: action.scope, alongside }),
+    (database) =>
+      writeWithRelations(database, serializer, selection, values, context, (database, own) =>
+        updateRecord(database, model, selection, id, own, { check: guard(action, revalidation(action, fields, existing)), seen: existing, scope: action.scope, alongside }),
+      ),
     async (database, record) => {
       if (record) await hooks.afterUpdate?.({ ...requestContext(action), values, existing, record, database });
     },

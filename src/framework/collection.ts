@@ -3,8 +3,8 @@
  * ordering, page sizes, permissions). Everything is checked once, here, at
  * start-up, so a request never meets a declaration error.
  */
-import type { Lookup } from '../core/fields.js';
-import type { ListSource, Ordering } from '../core/list-query.js';
+import type { Field, Lookup } from '../core/fields.js';
+import type { Across, ListSource, Ordering } from '../core/list-query.js';
 import type { CountMode } from '../core/list-query.js';
 import type { IndexFacts } from '../core/schema.js';
 import { assertCustomActions, type CustomAction } from './custom-actions.js';
@@ -14,6 +14,7 @@ import { assertParent, type Parent } from './nested.js';
 import { recordLookup, type RecordLookup } from './lookup.js';
 import type { Action, Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
+import { relatedFilter } from './relations.js';
 import type { Scope } from './scope.js';
 import type { ObjectValidator, Serializer } from './serializer.js';
 
@@ -21,7 +22,11 @@ export type Pagination = 'page' | 'limit_offset' | 'cursor';
 
 export interface CollectionOptions {
   serializer: Serializer;
-  /** Fields that may be filtered: a list (every lookup that fits each type) or field → lookups. */
+  /**
+   * Fields that may be filtered: a list (every lookup that fits each type) or field → lookups. Besides
+   * the model's fields: a serializer's relation (`tags`: by related id, `exact` and `in`) and a field
+   * of a nested record (`author__username`), matched through EXISTS over the related rows.
+   */
   filterFields?: readonly string[] | Readonly<Record<string, readonly Lookup[]>>;
   /** Fields the `ordering` parameter may name; `id` is always allowed besides. */
   orderingFields?: readonly string[];
@@ -106,11 +111,20 @@ export function collection(name: string, options: CollectionOptions): Collection
 
   const filters = new Map<string, readonly Lookup[]>();
   const filterFields = options.filterFields ?? [];
+  const relatedFields: Record<string, Field> = {};
+  const across: Record<string, Across> = {};
+  for (const field of Array.isArray(filterFields) ? (filterFields as readonly string[]) : Object.keys(filterFields)) {
+    const related = modelFields[field] ? undefined : relatedFilter(serializer, field);
+    if (!related) continue;
+    relatedFields[field] = { ...related.field, lookups: related.lookups };
+    across[field] = related.across;
+  }
+  const filterable = { ...modelFields, ...relatedFields };
   const entries = Array.isArray(filterFields)
-    ? (filterFields as readonly string[]).map((field) => [field, modelFields[field]?.lookups ?? []] as const)
+    ? (filterFields as readonly string[]).map((field) => [field, filterable[field]?.lookups ?? []] as const)
     : Object.entries(filterFields as Readonly<Record<string, readonly Lookup[]>>);
   for (const [field, lookups] of entries) {
-    const declared = modelFields[field];
+    const declared = filterable[field];
     if (!declared || declared.writeOnly) throw new Error(`${name}: cannot filter on "${field}".`);
     const unfit = lookups.filter((lookup) => !declared.lookups.includes(lookup));
     if (unfit.length > 0) throw new Error(`${name}: lookups ${unfit.join(', ')} do not fit "${field}".`);
@@ -162,8 +176,8 @@ export function collection(name: string, options: CollectionOptions): Collection
   return {
     name,
     serializer,
-    queryRules: { fields: modelFields, filters, ordering, defaultOrdering, pageSize, maxPageSize },
-    listSource: { selection: serializer.selection, fields: modelFields, searchFields: serializer.search },
+    queryRules: { fields: filterable, filters, ordering, defaultOrdering, pageSize, maxPageSize },
+    listSource: { selection: serializer.selection, fields: filterable, searchFields: serializer.search, across },
     pagination: options.pagination,
     envelope: options.envelope,
     countModes: ['exact', ...(options.countModes ?? [])],

@@ -30,6 +30,8 @@ export { recordStore } from './record-store.js';
 export type { RecordId, RecordStore, RecordStoreOptions } from './record-store.js';
 export { Serializer, serializer } from './serializer.js';
 export { computed } from './computed.js';
+export { joinTable, relations } from './relations.js';
+export type { JoinTable, Relation } from './relations.js';
 export type { ComputedField, RenderContext } from './computed.js';
 export type { NestedField, ObjectContext, ObjectErrors, ObjectValidator, SerializerOptions } from './serializer.js';
 export type { RequestContext, Scope, ScopeConditions } from './scope.js';

@@ -14,6 +14,7 @@ import type { JsonSchema } from '../core/fields.js';
 import type { Action, Permission } from './permissions.js';
 import { RESERVED_PARAMETERS } from './query.js';
 import type { RelatedScopes } from './related-scopes.js';
+import { relationSchema } from './relations.js';
 import type { Serializer, WriteMode } from './serializer.js';
 
 export const ERROR_SCHEMA_ID = 'ErrorEnvelope';
@@ -112,6 +113,7 @@ export function recordSchema(serializer: Serializer, scoped: RelatedScopes = new
     const computed = serializer.computed[name];
     if (serializer.hidden.has(name)) properties[name] = { type: 'null', description: 'Hidden: always null.' };
     else if (computed) properties[name] = { ...computed.schema, readOnly: true };
+    else if (serializer.relations[name]) properties[name] = { ...relationSchema(serializer, name), ...(serializer.readOnly.has(name) && { readOnly: true }) };
     else if (nested) {
       const record = recordSchema(nested.serializer, scoped);
       const nullable = serializer.model.fields[nested.source]!.nullable || scoped.has(nested.serializer.model.table);
@@ -136,6 +138,12 @@ export function inputSchema(serializer: Serializer, mode: WriteMode): JsonSchema
   }
   for (const name of serializer.readOnly) {
     if (serializer.fields.includes(name)) properties[name] = { description: 'Read-only: ignored when sent.' };
+  }
+  // A many-to-many replaces the record's links and is never required (left out, they stay as they are); a slug sets its key.
+  for (const name of serializer.relationInputs) {
+    properties[name] = relationSchema(serializer, name);
+    const key = serializer.relations[name]!.slug?.source;
+    if (key && mode !== 'partial_update' && serializer.model.fields[key]!.required === 'always') required.push(name);
   }
   if (mode !== 'create') Object.assign(properties, serializer.model.rules?.updates?.inputs);
   return named(`${serializer.name}${INPUT_NAMES[mode]}`, { type: 'object', properties, required, additionalProperties: false });

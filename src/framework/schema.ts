@@ -30,7 +30,8 @@ export const frameworkState = (): SchemaState => stateOf(frameworkTables);
 export function appState(definition: AppDefinition): SchemaState {
   const framework = frameworkState();
   const models = new Map<string, Table>();
-  for (const model of [...definition.collections.map((collection) => collection.serializer.model), ...(definition.models ?? [])]) {
+  const joins = definition.collections.flatMap(({ serializer }) => Object.values(serializer.relations).flatMap((relation) => (relation.through ? [relation.through.declaration] : [])));
+  for (const model of [...definition.collections.map((collection) => collection.serializer.model), ...joins, ...(definition.models ?? [])]) {
     if (framework.tables[model.table]) continue;
     const known = models.get(model.table);
     if (known && known !== model) throw new Error(`Two models declare the table "${model.table}".`);

@@ -10,6 +10,7 @@ import { emptyDetails, parseError, validationFailed, type ErrorDetails } from '.
 import type { AuthUser } from './authentication/auth-user.js';
 import { aggregatesFor, type ComputedField, type RenderContext } from './computed.js';
 import type { Model } from './model.js';
+import { parseRelatedIds, type Relation } from './relations.js';
 
 export type WriteMode = 'create' | 'update' | 'partial_update';
 
@@ -36,6 +37,8 @@ export interface SerializerOptions {
   nested?: Record<string, NestedField>;
   /** Read-only values computed from the row or, SQL-backed, over related rows (see `computed`). */
   computed?: Record<string, ComputedField>;
+  /** Reverse and many-to-many relations, rendered as lists of ids (see relations.ts); a many-to-many is writable unless `readOnly`. */
+  relations?: Record<string, Relation>;
   /** Per-field rendering in place of the field's own (the stored value in, JSON out). */
   format?: Record<string, (stored: unknown, row: Row) => unknown>;
   /**
@@ -85,6 +88,9 @@ export class Serializer {
   readonly search: readonly string[];
   readonly nested: Readonly<Record<string, NestedField>>;
   readonly computed: Readonly<Record<string, ComputedField>>;
+  readonly relations: Readonly<Record<string, Relation>>;
+  /** Shown many-to-many relations a body may set (as lists of ids). */
+  readonly relationInputs: readonly string[];
   /** Model fields a body may carry. */
   readonly writable: readonly string[];
   /** Body fields an update may carry beside `writable`, which the model's rules read (never stored). */
@@ -106,12 +112,13 @@ export class Serializer {
     this.fields = options.fields;
     this.nested = options.nested ?? {};
     this.computed = options.computed ?? {};
+    this.relations = options.relations ?? {};
     this.hidden = new Set(options.hidden ?? []);
     this.search = options.search ?? [];
     this.format = options.format ?? {};
     const fieldOf = (name: string): Field | undefined => model.fields[name];
     for (const name of this.fields) {
-      if (!fieldOf(name) && !this.nested[name] && !this.computed[name]) throw new Error(`${model.table}: unknown field "${name}" in fields.`);
+      if (!fieldOf(name) && !this.nested[name] && !this.computed[name] && !this.relations[name]) throw new Error(`${model.table}: unknown field "${name}" in fields.`);
     }
     for (const [name, computed] of Object.entries(this.computed)) {
       const { table, via } = computed.aggregate ?? {};
@@ -120,6 +127,13 @@ export class Serializer {
       if (names.some((part) => !/^[a-z_][a-z0-9_]*$/.test(part))) throw new Error(`${model.table}: computed "${name}" names must match [a-z_][a-z0-9_]*.`);
       if (fieldOf(name) || this.nested[name]) throw new Error(`${model.table}: computed "${name}" is also a field.`);
       for (const column of computed.reads ?? []) if (!fieldOf(column)) throw new Error(`${model.table}: computed "${name}" reads unknown field "${column}".`);
+    }
+    for (const [name, relation] of Object.entries(this.relations)) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name) || fieldOf(name) || this.nested[name] || this.computed[name]) throw new Error(`${model.table}: relation "${name}" needs a plain name of its own.`);
+      if (relation.through && relation.through.source !== model.table) throw new Error(`${model.table}: relation "${name}" goes through a join table of ${relation.through.source}.`);
+      if (relation.slug && fieldOf(relation.slug.source)?.references !== relation.slug.target.table) {
+        throw new Error(`${model.table}: relation "${name}" needs "${relation.slug.source}" to be a foreign key to ${relation.slug.target.table}.`);
+      }
     }
     for (const name of this.search) {
       if (fieldOf(name)?.valueType !== 'string') throw new Error(`${model.table}: search field "${name}" is not a string.`);
@@ -135,25 +149,33 @@ export class Serializer {
       }
     }
     // Nested objects and write-only-by-nature fields are never taken from a body as they are.
-    this.readOnly = new Set([...(options.readOnly ?? []), ...Object.keys(this.nested), ...Object.keys(this.computed), 'id']);
-    this.writable = this.fields.filter((name) => !this.readOnly.has(name));
+    const declaredReadOnly = new Set([...(options.readOnly ?? []), ...Object.keys(this.nested), ...Object.keys(this.computed), 'id']);
+    // Relations are no columns: the writable ones (many-to-many) are set apart, the others are read-only.
+    this.relationInputs = this.fields.filter((name) => (this.relations[name]?.through || this.relations[name]?.slug) && !declaredReadOnly.has(name));
+    this.readOnly = new Set([...declaredReadOnly, ...Object.keys(this.relations).filter((name) => !this.relationInputs.includes(name))]);
+    this.writable = this.fields.filter((name) => !this.readOnly.has(name) && !this.relations[name]);
     this.updateInputs = Object.keys(model.rules?.updates?.inputs ?? {});
     this.hashed = this.writable.filter((name) => fieldOf(name)?.kind === 'password');
     const own = this.fields.filter((name) => fieldOf(name) && !this.hidden.has(name) && !fieldOf(name)?.writeOnly);
+    const slugs = this.fields.flatMap((name) => (this.relations[name]?.slug ? [[name, this.relations[name].slug] as const] : []));
     const shownComputed = this.fields.filter((name) => this.computed[name]);
     const readable = Object.keys(model.fields).filter((name) => !fieldOf(name)!.writeOnly);
     const computedReads = shownComputed.flatMap((name) => this.computed[name]!.reads ?? (this.computed[name]!.compute ? readable : []));
     this.perUser = shownComputed.some((name) => this.computed[name]!.aggregate?.requestingUser !== undefined);
     this.selection = {
       table: model.table,
-      columns: [...new Set(['id', ...own, ...computedReads, ...Object.values(this.nested).map((n) => n.source), ...(model.rules?.reads ?? [])])],
-      aggregates: aggregatesFor(this.computed, shownComputed, null),
-      joins: Object.entries(this.nested).map(([name, nested]) => ({
-        name,
-        table: nested.serializer.model.table,
-        via: nested.source,
-        columns: nested.serializer.selection.columns,
-      })),
+      columns: [...new Set(['id', ...own, ...computedReads, ...Object.values(this.nested).map((n) => n.source), ...slugs.map(([, slug]) => slug.source), ...(model.rules?.reads ?? [])])],
+      aggregates: this.aggregatesOf(null),
+      joins: [
+        ...Object.entries(this.nested).map(([name, nested]) => ({
+          name,
+          table: nested.serializer.model.table,
+          via: nested.source,
+          columns: nested.serializer.selection.columns,
+        })),
+        // A slug is read by a join, as a nested record of its id and that field.
+        ...slugs.map(([name, slug]) => ({ name, table: slug.target.table, via: slug.source, columns: ['id', slug.field] })),
+      ],
     };
     this.renderers = this.fields.map((name) => [name, this.rendererOf(name)] as const);
   }
@@ -204,8 +226,16 @@ export class Serializer {
    */
   selectionFor(user: AuthUser | null): Selection {
     if (!this.perUser) return this.selection;
-    const aggregates: Aggregate[] = aggregatesFor(this.computed, this.fields, user);
-    return { ...this.selection, aggregates };
+    return { ...this.selection, aggregates: this.aggregatesOf(user) };
+  }
+
+  /** The shown computed fields' aggregates for this user, then the shown relations'. */
+  private aggregatesOf(user: AuthUser | null): Aggregate[] {
+    const related = this.fields.flatMap((name) => {
+      const aggregate = this.relations[name]?.aggregate;
+      return aggregate ? [{ name, ...aggregate }] : [];
+    });
+    return [...aggregatesFor(this.computed, this.fields, user), ...related];
   }
 
   /** A stored row (nested rows already attached under their names) → the JSON record; `context` is what computed fields see. */
@@ -221,7 +251,9 @@ export class Serializer {
     const computed = this.computed[name];
     if (this.hidden.has(name)) return () => null;
     if (computed?.compute) return computed.compute;
-    if (computed) return (row) => row[name];
+    const slug = this.relations[name]?.slug;
+    if (slug) return (row) => (row[name] as Row | null)?.[slug.field] ?? null;
+    if (computed || this.relations[name]) return (row) => row[name];
     if (format) return (row) => format(row[name], row);
     if (nested) return (row, context) => (row[name] ? nested.render(row[name] as Row, context) : null);
     const field = this.model.fields[name]!;
@@ -253,6 +285,21 @@ export class Serializer {
       }
       try {
         values[name] = await this.parseValue(field, input[name], context);
+      } catch (error) {
+        if (!(error instanceof FieldError)) throw error;
+        details[name] = error.messages;
+      }
+    }
+    for (const name of this.relationInputs) {
+      const slug = this.relations[name]!.slug;
+      if (!this.sends(input, name)) {
+        // A slug stands for its key: required where the key is, unless the key is sent itself.
+        const key = slug && this.model.fields[slug.source]!;
+        if (key?.required === 'always' && mode !== 'partial_update' && !this.sends(input, slug!.source)) details[name] = [REQUIRED];
+        continue;
+      }
+      try {
+        values[name] = slug ? await this.parseValue({ ...slug.target.fields[slug.field]!, nullable: this.model.fields[slug.source]!.nullable }, input[name], context) : parseRelatedIds(input[name]);
       } catch (error) {
         if (!(error instanceof FieldError)) throw error;
         details[name] = error.messages;
@@ -313,11 +360,16 @@ export class Serializer {
     const parsed = await field.parse(value);
     // Whether a referenced record exists is the foreign key constraint's to say, when the record is
     // written (src/store/writes.ts): after this, so naming an unknown user says no more than naming another one.
-    const only = field.requestingUserOnly;
-    if (only && parsed !== context.userId && !(await context.hasPermission(only.unless))) {
-      throw new FieldError(`You may only name yourself here, unless you hold the permission "${only.unless}".`);
-    }
+    await checkRequestingUser(field, parsed, context);
     return parsed;
+  }
+}
+
+/** A key that may name only the requesting user (unless they hold a permission): throws FieldError when it names another. */
+export async function checkRequestingUser(field: Field, id: unknown, context: WriteContext): Promise<void> {
+  const only = field.requestingUserOnly;
+  if (only && id !== context.userId && !(await context.hasPermission(only.unless))) {
+    throw new FieldError(`You may only name yourself here, unless you hold the permission "${only.unless}".`);
   }
 }
 

@@ -3,10 +3,11 @@ import { defineApp } from '../framework/index.js';
 import { articles } from './articles.js';
 import migrations from './migrations/index.js';
 import { Post, postRoutes } from './posts.js';
+import { tags } from './tags.js';
 import { users } from './users.js';
 
 export default defineApp({
-  collections: [users, articles],
+  collections: [users, articles, tags],
   models: [Post],
   // Generated from the declarations by `restfold makemigrations` (docs/your-own-collections.md).
   migrations,

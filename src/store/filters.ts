@@ -6,19 +6,23 @@
  */
 import { expressionBuilder, sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { Day, type Field } from '../core/fields.js';
-import type { Condition, Filter, RecordScope } from '../core/list-query.js';
+import type { Across, Condition, Filter, RecordScope } from '../core/list-query.js';
 import { storeExpressionOf } from './conditions.js';
 import { escapeLike, storeDatabase, type Database, type Tables } from './database.js';
 
 type Where = ExpressionBuilder<Tables, string>;
 
-/** Each condition, over `table` (the name its row has in the query): fields by the collection's `fields`. */
+/**
+ * Each condition, over `table` (the name its row has in the query): fields by the collection's
+ * `fields`, those filtering related rows (`across`) as an EXISTS over them.
+ */
 export function compileConditions(
   database: Database,
   fields: Readonly<Record<string, Field>>,
   table: string,
   conditions: readonly Condition[],
   eb: Where,
+  across: Readonly<Record<string, Across>> = {},
 ): Expression<SqlBool>[] {
   return conditions.map((condition) => {
     const expression = storeExpressionOf(condition);
@@ -26,7 +30,12 @@ export function compileConditions(
     const filter = condition as Filter;
     const field = fields[filter.field];
     if (!field) throw new Error(`${table} has no field "${filter.field}" to filter on.`);
-    return compileFilter(database, field, `${table}.${filter.field}`, filter, eb);
+    const related = across[filter.field];
+    if (!related) return compileFilter(database, field, `${table}.${filter.field}`, filter, eb);
+    // EXISTS rather than a join: a record matched by several related rows is still one record.
+    const alias = `across_${filter.field}`;
+    const matches = compileFilter(database, field, `${alias}.${related.column}`, filter, eb);
+    return sql<SqlBool>`exists (select 1 from ${sql.table(related.table)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.${related.link}`)} = ${sql.ref(`${table}.${related.own}`)} and ${matches})`;
   });
 }
 

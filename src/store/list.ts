@@ -313,7 +313,7 @@ export async function findScopedRecord(
 
 function whereClause(database: Database, source: ListSource, query: ListQuery, eb: Where): Expression<SqlBool> {
   const { table } = source.selection;
-  const conditions = compileConditions(database, source.fields, table, [...query.filters, ...(query.scope ?? [])], eb);
+  const conditions = compileConditions(database, source.fields, table, [...query.filters, ...(query.scope ?? [])], eb, source.across);
   for (const term of query.search) {
     conditions.push(
       eb.or(source.searchFields.map((name) => storeDatabase(database).like(sql.ref(`${table}.${name}`), `%${escapeLike(term)}%`, true))),

@@ -138,13 +138,13 @@ export function createRecord(database: Database, model: Model, selection: Select
   return refusing(database, model, values, async () => (await writtenRow(database, selection, query, Object.values(driverValues)))!);
 }
 
-/** New records, in order, all or none (a refusal carries the refused record's index). */
-export function createRecords(database: Database, model: Model, selection: Selection, records: readonly Row[]): Promise<Row[]> {
+/** New records, each made by `create` (createRecord, and what the caller writes with it), in order, all or none (a refusal carries the refused record's index). */
+export function createRecords(database: Database, records: readonly Row[], create: (database: Database, values: Row) => Promise<Row>): Promise<Row[]> {
   return inTransaction(database, async (scoped) => {
     const rows: Row[] = [];
     for (const [index, values] of records.entries()) {
       try {
-        rows.push(await createRecord(scoped, model, selection, values));
+        rows.push(await create(scoped, values));
       } catch (error) {
         throw error instanceof RecordRefused ? new RecordRefused(error.details, index) : error;
       }

@@ -159,6 +159,29 @@ describe('every operation, answered as the document says', () => {
     await call('get', detail, url, { user: writer });
   });
 
+  it('the tags collection, and an article filed under tags', async () => {
+    const list = '/api/v1/tags/';
+    const detail = '/api/v1/tags/{id}/';
+    const created = await call('post', list, list, { user: writer, body: { name: 'dragons' } });
+    await call('post', list, list, { user: writer, body: { name: 'dragons' } });
+    const url = `/api/v1/tags/${created.json.id}/`;
+    await call('get', list, `${list}?name=dragons`, { user: writer });
+    await call('get', list, list);
+    await call('get', detail, url, { user: writer });
+    await call('get', detail, '/api/v1/tags/999999/', { user: writer });
+    await call('put', detail, url, { user: admin, body: { name: 'wyrms' } });
+    await call('put', detail, url, { user: writer, body: { name: 'drakes' } });
+    await call('patch', detail, url, { user: admin, body: { name: 'drakes' } });
+    await call('patch', detail, url, { user: admin, body: { name: '' } });
+    const articles = '/api/v1/articles/';
+    const filed = await call('post', articles, articles, { user: writer, body: { title: 'Tagged', tags: [created.json.id] } });
+    expect(filed.json.tags).toEqual([created.json.id]);
+    await call('post', articles, articles, { user: writer, body: { title: 'Badly tagged', tags: [999_999] } });
+    await call('get', articles, `${articles}?tags=${created.json.id}&author__username=${writer.username}`, { user: writer });
+    await call('delete', detail, url, { user: writer });
+    await call('delete', detail, url, { user: admin });
+  });
+
   it('the posts', async () => {
     const list = '/api/posts';
     const detail = '/api/posts/{id}';

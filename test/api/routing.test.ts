@@ -18,6 +18,7 @@ describe('routes', () => {
     expect(reply.json).toEqual({
       users: 'http://localhost/api/v1/users/',
       articles: 'http://localhost/api/v1/articles/',
+      tags: 'http://localhost/api/v1/tags/',
     });
   });
 

@@ -101,6 +101,18 @@ function FieldInput(props: { name: string; field: Field; value: unknown; hidden:
   );
 }
 
+/** A writable relation: a many-to-many's ids, comma-separated (sent as a list of numbers), or a slug as text. */
+function RelationInput(props: { name: string; value: unknown; slug: boolean }) {
+  const shown = Array.isArray(props.value) ? props.value.join(', ') : typeof props.value === 'string' ? props.value : '';
+  const kind = props.slug ? { 'data-kind': 'string' } : { 'data-kind': 'ids', placeholder: 'ids, comma-separated: 1, 2' };
+  return (
+    <label class="field" for={`field-${props.name}`}>
+      <span>{props.name}</span>
+      <input type="text" id={`field-${props.name}`} name={props.name} value={shown} {...kind} />
+    </label>
+  );
+}
+
 /** A body field the model's rules read on updates (never stored or shown, like the current password): sent only when filled in. */
 function UpdateInput(props: { name: string }) {
   return (
@@ -124,6 +136,9 @@ function RecordForm(props: { form: NonNullable<PageModel['form']>; path: string 
           hidden={serializer.hidden.has(name)}
           creating={kind === 'create'}
         />
+      ))}
+      {serializer.relationInputs.map((name) => (
+        <RelationInput key={name} name={name} value={values[name]} slug={serializer.relations[name]!.slug !== undefined} />
       ))}
       {kind === 'edit' && serializer.updateInputs.map((name) => <UpdateInput key={name} name={name} />)}
       <div class="actions">

@@ -1,0 +1,208 @@
+/**
+ * Relations beyond a record's own foreign keys (DRF's `PrimaryKeyRelatedField(many=True)`, Django's
+ * reverse accessors and `ManyToManyField`): a reverse relation lists the ids of the records of
+ * another table that name this one; a many-to-many lists, and is written as, the ids of the
+ * records a join table links it to. Both are read in the page's own statement (an aggregate per
+ * record, see store/records.ts), so a list stays a fixed number of queries, and both filter by a
+ * related id (`tags=3`, `tags__in=3,4`) through EXISTS. Filters across a nested foreign key
+ * (`author__username=alice`) are declared here too.
+ */
+import { FieldError, fields, type Field, type JsonSchema, type Lookup } from '../core/fields.js';
+import type { Across } from '../core/list-query.js';
+import { table, type Table } from '../core/model.js';
+import { RecordRefused } from '../core/refused.js';
+import type { Aggregate, Row, Selection } from '../core/rows.js';
+import type { Database } from '../store/database.js';
+import { idWhere, missingIds, replaceJoinRows, type JoinColumns } from '../store/join-rows.js';
+import { findRecord, type RecordId } from '../store/records.js';
+import { inTransaction } from '../store/writes.js';
+import { checkRequestingUser, type Serializer, type WriteContext } from './serializer.js';
+
+/** A join table linking records of `source` to records of `target`, both by id. */
+export interface JoinTable extends JoinColumns {
+  readonly source: string;
+  readonly target: string;
+  /** The table itself, for migrations: the two foreign keys (cascading) are its primary key. */
+  readonly declaration: Table;
+}
+
+/** A forward foreign key shown, and written, as a unique field of the record it names. */
+export interface SlugKey {
+  /** The foreign-key field of the serializer's model. */
+  readonly source: string;
+  readonly target: Table;
+  /** The target's unique field that names its records. */
+  readonly field: string;
+}
+
+export interface Relation {
+  readonly kind: 'reverse' | 'many_to_many' | 'slug';
+  /** How reverse and many-to-many ids are read (an aggregate of the record's statement). */
+  readonly aggregate?: Omit<Aggregate, 'name'>;
+  /** How `?<name>=` filters: over these related rows, on their id column (the slug field, for a slug). */
+  readonly across: Across;
+  /** Set on a many-to-many: what a write replaces. */
+  readonly through?: JoinTable;
+  /** Set on a slug: the key it shows and sets. */
+  readonly slug?: SlugKey;
+}
+
+/** The most ids one write may set, as the query language's `in` takes at most 1000 values. */
+export const MAX_RELATED_IDS = 1000;
+
+/** One related id, in a body or a query string. */
+export const relatedId: Field = fields.integer();
+
+/** The ids' JSON schema; in a body, unique and at most MAX_RELATED_IDS. */
+export const relatedIdsSchema: JsonSchema = { type: 'array', items: relatedId.schema, maxItems: MAX_RELATED_IDS };
+
+/** A relation's value in a record and a body: a list of ids, or the slug field's value (null too, when the key is nullable). */
+export function relationSchema(serializer: Serializer, name: string): JsonSchema {
+  const slug = serializer.relations[name]!.slug;
+  if (!slug) return relatedIdsSchema;
+  const schema = slug.target.fields[slug.field]!.schema;
+  return serializer.model.fields[slug.source]!.nullable ? { anyOf: [schema, { type: 'null' }] } : schema;
+}
+
+/** The lookups a relation is filtered with: a related id, or any of several. */
+export const RELATION_LOOKUPS: readonly Lookup[] = ['exact', 'in'];
+
+const singular = (name: string): string => name.replace(/s$/, '');
+const declaredJoins = new Map<string, JoinTable>();
+
+/**
+ * The join table of `source`'s records and `target`'s: `<source>_<target>` (or `name`) with columns
+ * `<source singular>_id` and `<target singular>_id`, each a foreign key that cascades, together its
+ * primary key (so a link is stored once); the second is indexed too (filters by a related id). One
+ * name is one table: declaring it again gives the same one. It is part of the app's schema, so
+ * `makemigrations` creates it.
+ */
+export function joinTable(source: string, target: string, { name = `${source}_${target}` }: { name?: string } = {}): JoinTable {
+  const known = declaredJoins.get(name);
+  if (known) {
+    if (known.source !== source || known.target !== target) throw new Error(`Join table "${name}" links ${known.source} to ${known.target} already.`);
+    return known;
+  }
+  // A table linked to itself (users following users) needs two names for its two keys.
+  const [from, to] = source === target ? [`from_${singular(source)}_id`, `to_${singular(target)}_id`] : [`${singular(source)}_id`, `${singular(target)}_id`];
+  const declaration = table(name, { [from]: fields.foreignKey(source), [to]: fields.foreignKey(target) }, { primaryKey: [from, to] });
+  const join = { table: name, from, to, source, target, declaration };
+  declaredJoins.set(name, join);
+  return join;
+}
+
+export const relations = {
+  /** The ids of the rows of `table` whose foreign key `via` names the record, ascending; read-only. */
+  reverse: (relatedTable: string, via: string): Relation => ({
+    kind: 'reverse',
+    aggregate: { kind: 'ids', table: relatedTable, via },
+    across: { table: relatedTable, link: via, own: 'id', column: 'id' },
+  }),
+  /** The ids of the records `through` links the record to, ascending; written as a list of ids, replacing the links. */
+  manyToMany: (through: JoinTable): Relation => ({
+    kind: 'many_to_many',
+    aggregate: { kind: 'ids', table: through.table, via: through.from, column: through.to },
+    across: { table: through.table, link: through.from, own: 'id', column: through.to },
+    through,
+  }),
+  /**
+   * The foreign key `source` shown as the `field` of the record it names, and written by it (DRF's
+   * `SlugRelatedField`): `owner: relations.slug('owner_id', User, 'username')` renders `"owner": "alice"`
+   * and takes `{"owner": "alice"}`. The field must be unique (as a field, or by a unique index of its own).
+   */
+  slug: (source: string, target: Table, field: string): Relation => {
+    const unique = target.fields[field]?.unique || target.facts.indexes?.some((index) => index.unique && index.columns.length === 1 && index.columns[0] === field);
+    if (!unique) throw new Error(`${target.table}.${field} names no record: it must be a unique field.`);
+    return { kind: 'slug', across: { table: target.table, link: 'id', own: source, column: field }, slug: { source, target, field } };
+  },
+};
+
+/** A body's list of related ids → the ids, each once, in the order sent; throws FieldError. */
+export function parseRelatedIds(value: unknown): RecordId[] {
+  if (!Array.isArray(value)) throw new FieldError('Expected a list of ids.');
+  if (value.length > MAX_RELATED_IDS) throw new FieldError(`Give at most ${MAX_RELATED_IDS} ids.`);
+  const ids = value.map((id) => {
+    if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw new FieldError(`Expected a list of ids; ${JSON.stringify(id) ?? 'undefined'} is no id.`);
+    return id;
+  });
+  return [...new Set(ids)];
+}
+
+/**
+ * A filter the collection declares over related rows: a relation by name (`tags`), or a field of a
+ * nested record's model after its name (`author__username`, through the nested foreign key).
+ */
+export function relatedFilter(serializer: Serializer, name: string): { field: Field; across: Across; lookups: readonly Lookup[] } | undefined {
+  const relation = serializer.relations[name];
+  const slugField = relation?.slug && relation.slug.target.fields[relation.slug.field]!;
+  if (slugField) return { field: slugField, across: relation!.across, lookups: slugField.lookups };
+  if (relation) return { field: relatedId, across: relation.across, lookups: RELATION_LOOKUPS };
+  const split = name.indexOf('__');
+  const nested = split > 0 ? serializer.nested[name.slice(0, split)] : undefined;
+  const column = name.slice(split + 2);
+  const field = nested?.serializer.model.fields[column];
+  if (!nested || !field || field.writeOnly) return undefined;
+  return { field, across: { table: nested.serializer.model.table, link: 'id', own: nested.source, column }, lookups: field.lookups };
+}
+
+/**
+ * A slug → the id of the record it names, set as the foreign key; 400 on the relation when none
+ * has it, or when the key may name only the requesting user (checked as for the key itself).
+ */
+async function resolveSlug(database: Database, name: string, key: Field, slug: SlugKey, value: unknown, context: WriteContext): Promise<RecordId | null> {
+  if (value === null) return null;
+  const id = await idWhere(database, slug.target.table, slug.field, slug.target.fields[slug.field]!.toDriver(value));
+  if (id === undefined) throw new RecordRefused({ [name]: [`No ${slug.target.table} with ${slug.field} "${String(value)}".`] });
+  try {
+    await checkRequestingUser(key, id, context);
+  } catch (error) {
+    if (error instanceof FieldError) throw new RecordRefused({ [name]: error.messages });
+    throw error;
+  }
+  return id;
+}
+
+/**
+ * `write` of the record's own values (slugs resolved to their keys first), then, for each
+ * many-to-many the values set, its links replaced by the ids given, in one transaction: ids that
+ * name no record refuse the whole write (400 naming them). The record is read again after, so it
+ * shows its new links.
+ */
+export async function writeWithRelations<T extends Row | undefined>(
+  database: Database,
+  serializer: Serializer,
+  selection: Selection,
+  values: Row,
+  context: WriteContext,
+  write: (database: Database, own: Row) => Promise<T>,
+): Promise<T> {
+  const own: Row = { ...values };
+  const links: [string, JoinTable, RecordId[]][] = [];
+  for (const name of serializer.relationInputs) {
+    if (!(name in own)) continue;
+    const { through, slug } = serializer.relations[name]!;
+    if (slug) own[slug.source] = await resolveSlug(database, name, serializer.model.fields[slug.source]!, slug, own[name], context);
+    else links.push([name, through!, own[name] as RecordId[]]);
+    delete own[name];
+  }
+  if (links.length === 0) return write(database, own);
+  return inTransaction(database, async (transaction) => {
+    const row = await write(transaction, own);
+    if (!row) return row;
+    const id = row.id as RecordId;
+    for (const [name, through, ids] of links) {
+      const refused = (missing: readonly RecordId[]) =>
+        new RecordRefused({ [name]: [`Invalid ${missing.length === 1 ? 'id' : 'ids'} ${missing.join(', ')}: no such ${through.target}.`] });
+      const missing = await missingIds(transaction, through.target, ids);
+      if (missing.length > 0) throw refused(missing);
+      try {
+        await replaceJoinRows(transaction, through, id, ids);
+      } catch (error) {
+        // A record named was deleted since it was found (PostgreSQL, read committed): named as the missing ones are.
+        if (transaction.missingReference(error)) throw refused(await missingIds(database, through.target, ids));
+        throw error;
+      }
+    }
+    return ((await findRecord(transaction, selection, id)) ?? row) as T;
+  });
+}
