@@ -200,13 +200,17 @@ async function stored(action: ActionRequest, values: readonly Row[], create: (da
   return rows;
 }
 
-/** The after-commit hook: the write stands whatever it does, so its failure is logged, not answered. */
-async function committed(action: ActionRequest, kind: CommitEvent['action'], record: Row): Promise<void> {
-  try {
-    await action.collection.hooks.afterCommit?.({ ...requestContext(action), action: kind, record });
-  } catch (error) {
-    action.request.log.error({ err: error }, `afterCommit hook of ${action.collection.name} failed`);
-  }
+/** The after-commit hook: the write stands whatever it does, so its failure is logged, not answered. Nothing to wait for without one. */
+function committed(action: ActionRequest, kind: CommitEvent['action'], record: Row): Promise<void> | undefined {
+  const { afterCommit } = action.collection.hooks;
+  if (!afterCommit) return undefined;
+  return (async () => {
+    try {
+      await afterCommit({ ...requestContext(action), action: kind, record });
+    } catch (error) {
+      action.request.log.error({ err: error }, `afterCommit hook of ${action.collection.name} failed`);
+    }
+  })();
 }
 
 async function create(action: ActionRequest): Promise<ActionResult> {
@@ -270,9 +274,13 @@ const guard =
   (action: ActionRequest, then?: WriteCheck): WriteCheck =>
   async (row) => {
     await checkRecord(action, row);
-    assertMatches(action.request, () => strongEtag(JSON.stringify(action.collection.serializer.render(row, action))));
+    assertCurrent(action, row);
     await then?.(row);
   };
+
+/** If-Match against the record's ETag. */
+const assertCurrent = (action: ActionRequest, row: Row): void =>
+  assertMatches(action.request, () => strongEtag(JSON.stringify(action.collection.serializer.render(row, action))));
 
 /** Whether the model's rules write alongside this update (beforeStore, for the fields it is called on). */
 const storesBefore = (rules: UpdateRules, values: Row): boolean => !rules.beforeStoreOn || rules.beforeStoreOn.some((field) => field in values);
@@ -319,7 +327,14 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
     hooks.afterUpdate !== undefined,
     (database) =>
       writeWithRelations(database, serializer, selection, values, context, (database, own) =>
-        updateRecord(database, model, selection, id, own, { check: guard(action, revalidation(action, fields, existing)), seen: existing, scope: action.scope, alongside }),
+        updateRecord(database, model, selection, id, own, {
+          check: guard(action, revalidation(action, fields, existing)),
+          // loadRecord checked the object permissions on the record seen: what is left is If-Match.
+          checkSeen: async (row) => assertCurrent(action, row),
+          seen: existing,
+          scope: action.scope,
+          alongside,
+        }),
       ),
     async (database, record) => {
       if (record) await hooks.afterUpdate?.({ ...requestContext(action), values, existing, record, database });

@@ -44,10 +44,10 @@ export interface Hooks {
   afterCommit?(event: CommitEvent): MaybePromise<void>;
 }
 
-/** The validated values with what a before-hook returned set over them. */
-export async function prepared(values: Row, before: MaybePromise<Row | void> | undefined): Promise<Row> {
-  const set = await before;
-  return set ? { ...values, ...set } : values;
+/** The validated values with what a before-hook returned set over them (at once, without a promise, when there is no hook). */
+export function prepared(values: Row, before: MaybePromise<Row | void> | undefined): MaybePromise<Row> {
+  if (before === undefined) return values;
+  return Promise.resolve(before).then((set) => (set ? { ...values, ...set } : values));
 }
 
 /**

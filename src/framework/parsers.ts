@@ -100,10 +100,13 @@ function uncleanText(value: unknown): string[] | undefined {
   return undefined;
 }
 
+/** A URL without a query string: one empty map, not one per request. */
+const NO_PARAMETERS: ReadonlyMap<string, string> = new Map();
+
 /** The request's parameters, the last value winning when one is repeated; 400 if one is not UTF-8. */
-export function queryParameters(url: string): Map<string, string> {
+export function queryParameters(url: string): ReadonlyMap<string, string> {
   const start = url.indexOf('?');
-  if (start === -1) return new Map();
+  if (start === -1) return NO_PARAMETERS;
   const query = url.slice(start + 1);
   assertUtf8Query(query);
   return new Map(new URLSearchParams(query));

@@ -4,7 +4,7 @@
  * anonymous request (authenticate first) and 403 to an authenticated one.
  */
 import type { AuthUser } from './authentication/index.js';
-import { notAuthenticated, permissionDenied } from './errors.js';
+import { notAuthenticated, permissionDenied, type ApiError } from './errors.js';
 import type { Row } from '../core/rows.js';
 
 export const actions = ['list', 'retrieve', 'create', 'update', 'partial_update', 'destroy'] as const;
@@ -46,42 +46,68 @@ export const isOwner = (field: string): Permission => ({
   hasObjectPermission: ({ user }, record) => user !== null && Number(record[field]) === user.id,
 });
 
+type MaybePromise<T> = T | Promise<T>;
+
+/** An answer still to come: a promise, or any thenable a check of the user's returns. */
+const isPending = (answer: MaybePromise<boolean>): answer is Promise<boolean> => typeof (answer as Partial<PromiseLike<boolean>> | null)?.then === 'function';
+
+/**
+ * Whether every one of `checks` passes, in order, stopping at the first that fails. Synchronous
+ * while the answers are: most checks (authenticated, owner) answer at once, and awaiting each would
+ * cost every request a promise per check; the first answer that is a promise is awaited, and the
+ * rest after it.
+ */
+function every<T>(items: readonly T[], check: (item: T) => MaybePromise<boolean>, from = 0): MaybePromise<boolean> {
+  for (let index = from; index < items.length; index++) {
+    const passed = check(items[index]!);
+    if (isPending(passed)) return Promise.resolve(passed).then((ok) => ok && every(items, check, index + 1));
+    if (!passed) return false;
+  }
+  return true;
+}
+
+/** Whether any one of `checks` passes, in order, stopping at the first that does; synchronous while the answers are (see `every`). */
+function some<T>(items: readonly T[], check: (item: T) => MaybePromise<boolean>, from = 0): MaybePromise<boolean> {
+  for (let index = from; index < items.length; index++) {
+    const passed = check(items[index]!);
+    if (isPending(passed)) return Promise.resolve(passed).then((ok) => ok || some(items, check, index + 1));
+    if (passed) return true;
+  }
+  return false;
+}
+
+/** `then` on the answer: at once when it is not a promise. */
+const whenAnswered = (answer: MaybePromise<boolean>, then: (passed: boolean) => MaybePromise<boolean>): MaybePromise<boolean> =>
+  isPending(answer) ? Promise.resolve(answer).then(then) : then(answer);
+
 /** Passes when any one of `permissions` passes, for the request and then for the record. */
 export const anyOf = (...permissions: Permission[]): Permission => ({
   description: permissions.map((permission) => permission.description).join(' or '),
-  async hasPermission(context) {
-    for (const permission of permissions) if (await permission.hasPermission(context)) return true;
-    return false;
-  },
-  async hasObjectPermission(context, record) {
-    for (const permission of permissions) {
-      if (
-        (await permission.hasPermission(context)) &&
-        (await (permission.hasObjectPermission?.(context, record) ?? true))
-      ) {
-        return true;
-      }
-    }
-    return false;
-  },
+  hasPermission: (context) => some(permissions, (permission) => permission.hasPermission(context)),
+  hasObjectPermission: (context, record) =>
+    some(permissions, (permission) =>
+      whenAnswered(permission.hasPermission(context), (passed) => passed && (permission.hasObjectPermission?.(context, record) ?? true)),
+    ),
 });
 
-const deny = (context: PermissionContext): never => {
-  throw context.user ? permissionDenied() : notAuthenticated();
-};
+const denial = (context: PermissionContext): ApiError => (context.user ? permissionDenied() : notAuthenticated());
 
-export async function checkPermissions(permissions: readonly Permission[], context: PermissionContext): Promise<void> {
-  for (const permission of permissions) {
-    if (!(await permission.hasPermission(context))) deny(context);
+const RESOLVED: Promise<void> = Promise.resolve();
+
+/** Resolves when the checks passed, else rejects with 401 or 403: no promise made for checks that answered at once. */
+function allowedWhen(passed: MaybePromise<boolean>, context: PermissionContext): Promise<void> {
+  if (isPending(passed)) {
+    return Promise.resolve(passed).then((ok) => {
+      if (!ok) throw denial(context);
+    });
   }
+  return passed ? RESOLVED : Promise.reject(denial(context));
 }
 
-export async function checkObjectPermissions(
-  permissions: readonly Permission[],
-  context: PermissionContext,
-  record: Row,
-): Promise<void> {
-  for (const permission of permissions) {
-    if (permission.hasObjectPermission && !(await permission.hasObjectPermission(context, record))) deny(context);
-  }
+export function checkPermissions(permissions: readonly Permission[], context: PermissionContext): Promise<void> {
+  return allowedWhen(every(permissions, (permission) => permission.hasPermission(context)), context);
+}
+
+export function checkObjectPermissions(permissions: readonly Permission[], context: PermissionContext, record: Row): Promise<void> {
+  return allowedWhen(every(permissions, (permission) => permission.hasObjectPermission?.(context, record) ?? true), context);
 }

@@ -98,6 +98,9 @@ export class Serializer {
   /** Writable fields stored as a slow hash (passwords): a body that sets one costs a derivation. */
   readonly hashed: readonly string[];
   readonly selection: Selection;
+  /** The body fields a create may carry, and an update (with `updateInputs`): known ones, decided once. */
+  private readonly creatable: ReadonlySet<string>;
+  private readonly updatable: ReadonlySet<string>;
   private readonly format: Readonly<Record<string, (stored: unknown, row: Row) => unknown>>;
   private readonly options: SerializerOptions;
   /** Each shown field and how its value comes from a row, decided once rather than per row. */
@@ -156,6 +159,8 @@ export class Serializer {
     this.writable = this.fields.filter((name) => !this.readOnly.has(name) && !this.relations[name]);
     this.updateInputs = Object.keys(model.rules?.updates?.inputs ?? {});
     this.hashed = this.writable.filter((name) => fieldOf(name)?.kind === 'password');
+    this.creatable = new Set(this.fields);
+    this.updatable = new Set([...this.fields, ...this.updateInputs]);
     const own = this.fields.filter((name) => fieldOf(name) && !this.hidden.has(name) && !fieldOf(name)?.writeOnly);
     const slugs = this.fields.flatMap((name) => (this.relations[name]?.slug ? [[name, this.relations[name].slug] as const] : []));
     const shownComputed = this.fields.filter((name) => this.computed[name]);
@@ -271,7 +276,7 @@ export class Serializer {
     const input = body as Row;
     const details = emptyDetails();
     const values: Row = {};
-    const known = new Set(mode === 'create' ? this.fields : [...this.fields, ...this.updateInputs]);
+    const known = mode === 'create' ? this.creatable : this.updatable;
     for (const name of Object.keys(input)) {
       if (!known.has(name)) details[name] = [UNKNOWN_FIELD];
     }
@@ -346,6 +351,7 @@ export class Serializer {
 
   /** How many records of a body (an object, or a bulk create's array) set a hashed field. */
   hashingsIn(body: unknown): number {
+    if (this.hashed.length === 0) return 0;
     const records: unknown[] = Array.isArray(body) ? body : [body];
     return records.filter(
       (record) => typeof record === 'object' && record !== null && this.hashed.some((name) => this.sends(record as Row, name)),

@@ -235,9 +235,10 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
     capabilities: postgresCapabilities,
     // The pool's own checkout and release, without Kysely's connection wrapper. These shapes are
     // fixed by the code, not by requests, so they skip the per-connection cap on named statements.
-    async run(text, parameters) {
+    // Not async: one promise layer fewer per query.
+    run(text, parameters) {
       const name = statementName(text);
-      return (await pool.query(name ? { name, text, values: parameters as unknown[] } : { text, values: parameters as unknown[] })).rows as Row[];
+      return pool.query(name ? { name, text, values: parameters as unknown[] } : { text, values: parameters as unknown[] }).then(({ rows }) => rows as Row[]);
     },
     like: (column, pattern, insensitive) =>
       insensitive ? sql<SqlBool>`${column} ILIKE ${pattern}` : sql<SqlBool>`${column} LIKE ${pattern}`,

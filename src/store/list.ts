@@ -130,6 +130,7 @@ async function countAndPage(database: Database, source: ListSource, query: ListQ
 }
 
 const COUNT = '_count';
+const COUNT_ONLY: ReadonlySet<string> = new Set([COUNT]);
 const PAGE = '_page';
 
 /**
@@ -151,8 +152,7 @@ async function countedPage(database: Database, source: ListSource, query: ListQu
   // Past the end at an offset (not a page number, which is refused) the count is still the answer's.
   if (rows.length === 0) return { count: query.offset ? await countRecords(database, source, query) : 0, rows };
   const count = Number(rows[0]![COUNT]);
-  for (const row of rows) delete row[COUNT];
-  return { count, rows: rows.map((row) => assembleRow(row, selection)) };
+  return { count, rows: rows.map((row) => assembleRow(row, selection, COUNT_ONLY)) };
 }
 
 const isAggregate = (selection: Selection, name: string): boolean => selection.aggregates?.some((aggregate) => aggregate.name === name) ?? false;

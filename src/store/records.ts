@@ -63,16 +63,38 @@ function aggregateOf(database: Database, table: string, { kind, table: related, 
   }
 }
 
-/** Moves `<name>__<column>` out of the row, into an object of its own. */
-function takeNested(row: Row, name: string, columns: readonly string[]): Row {
+/** A nested field's columns as the row carries them: `[column, "<name>__<column>"]`. */
+type NestedColumns = readonly (readonly [column: string, key: string])[];
+
+const nestedColumns = (name: string, columns: readonly string[]): NestedColumns => columns.map((column) => [column, nestedColumn(name, column)] as const);
+
+/** The nested object's columns, picked from the row. */
+function pickNested(row: Row, columns: NestedColumns): Row {
   const nested: Row = {};
-  for (const column of columns) {
-    const key = nestedColumn(name, column);
-    nested[column] = row[key];
-    delete row[key];
-  }
+  for (const [column, key] of columns) nested[column] = row[key];
   return nested;
 }
+
+/** How a selection's rows are assembled, worked out once per selection rather than per row. */
+interface Assembly {
+  readonly joins: readonly { readonly name: string; readonly columns: NestedColumns }[];
+  /** The flattened nested columns, which the assembled row does not keep as they are. */
+  readonly flattened: ReadonlySet<string>;
+}
+
+const assemblies = new WeakMap<Selection, Assembly>();
+
+function assemblyOf(selection: Selection): Assembly {
+  let assembly = assemblies.get(selection);
+  if (!assembly) {
+    const joins = selection.joins.map((join) => ({ name: join.name, columns: nestedColumns(join.name, join.columns) }));
+    assembly = { joins, flattened: new Set(joins.flatMap((join) => join.columns.map(([, key]) => key))) };
+    assemblies.set(selection, assembly);
+  }
+  return assembly;
+}
+
+const NOTHING: ReadonlySet<string> = new Set();
 
 /** An aggregate as the drivers return it (a count as text, say) → its value: a number, a boolean, a list of ids. */
 const AGGREGATE_VALUE: Readonly<Record<Aggregate['kind'], (value: unknown) => unknown>> = {
@@ -81,14 +103,25 @@ const AGGREGATE_VALUE: Readonly<Record<Aggregate['kind'], (value: unknown) => un
   ids: (value) => (typeof value === 'string' && value !== '' ? value.split(',').map(parseInteger64) : []),
 };
 
-/** Flattened nested columns → one object per nested field (null when the join found nothing); aggregates as values. */
-export function assembleRow(row: Row, selection: Selection): Row {
-  for (const join of selection.joins) {
-    const nested = takeNested(row, join.name, join.columns);
-    row[join.name] = nested.id === null || nested.id === undefined ? null : nested;
+/**
+ * Flattened nested columns → one object per nested field (null when the join found nothing);
+ * aggregates as values; the `dropped` columns (what a statement carried beside the record) left
+ * out. A new object rather than the driver's row with properties deleted: V8 turns an object that
+ * loses a property other than its last into a slow dictionary, which every later read of the row
+ * (rendering, hooks) would pay for.
+ */
+export function assembleRow(row: Row, selection: Selection, dropped = NOTHING): Row {
+  const { joins, flattened } = assemblyOf(selection);
+  const aggregates = selection.aggregates ?? [];
+  if (joins.length === 0 && aggregates.length === 0 && dropped.size === 0) return row;
+  const assembled: Row = {};
+  for (const key in row) if (!flattened.has(key) && !dropped.has(key)) assembled[key] = row[key];
+  for (const { name, columns } of joins) {
+    const nested = pickNested(row, columns);
+    assembled[name] = nested.id === null || nested.id === undefined ? null : nested;
   }
-  for (const { name, kind } of selection.aggregates ?? []) row[name] = AGGREGATE_VALUE[kind](row[name]);
-  return row;
+  for (const { name, kind } of aggregates) assembled[name] = AGGREGATE_VALUE[kind](row[name]);
+  return assembled;
 }
 
 /** A record's key: an integer or UUID id, or the value of the selection's lookup field (its `key`). */
@@ -108,13 +141,17 @@ export function selectRecord(database: Database, selection: Selection, id: unkno
   return version ? (query.select(version(selection.table).as(VERSION)) as RowQuery) : query;
 }
 
-/** A record read by selectRecord, its version moved out of its columns. */
-export function assembleRecord(row: Row, selection: Selection): Row {
-  if (VERSION in row) {
-    versions.set(row, row[VERSION] as string);
-    delete row[VERSION];
-  }
-  return assembleRow(row, selection);
+const VERSION_ONLY: ReadonlySet<string> = new Set([VERSION]);
+
+/**
+ * A record read by selectRecord, its version moved out of its columns (`dropped`: the columns
+ * besides the record's that the statement carried, the version among them).
+ */
+export function assembleRecord(row: Row, selection: Selection, dropped = VERSION_ONLY): Row {
+  const version = row[VERSION];
+  const record = assembleRow(row, selection, version === undefined && dropped === VERSION_ONLY ? NOTHING : dropped);
+  if (version !== undefined) versions.set(record, version as string);
+  return record;
 }
 
 type RecordById = Precompiled<Row>;
@@ -170,6 +207,18 @@ export async function lookUp(database: Database, companion: Companion): Promise<
 const COMPANION = '_companion';
 const RECORD = '_record';
 const pairedQueries = new WeakMap<Selection, WeakMap<Companion['query'], RecordById>>();
+/** The companion's columns in the paired row, and all that is not the record's (they and its version). */
+const companionColumns = new WeakMap<Companion['query'], { readonly columns: NestedColumns; readonly dropped: ReadonlySet<string> }>();
+
+function companionColumnsOf(companion: Companion): { readonly columns: NestedColumns; readonly dropped: ReadonlySet<string> } {
+  let found = companionColumns.get(companion.query);
+  if (!found) {
+    const columns = nestedColumns(COMPANION, companion.columns);
+    found = { columns, dropped: new Set([VERSION, ...columns.map(([, key]) => key)]) };
+    companionColumns.set(companion.query, found);
+  }
+  return found;
+}
 
 /** `companion LEFT JOIN record ON true`: no row when the companion finds none; the record's columns null when it is missing. */
 function pairedQuery(selection: Selection, companion: Companion): RecordById {
@@ -182,7 +231,7 @@ function pairedQuery(selection: Selection, companion: Companion): RecordById {
         storeDatabase(database).db
           .selectFrom(companion.query(database, ...values).as(COMPANION))
           .leftJoin(selectRecord(database, selection, id).as(RECORD), (join) => join.onTrue())
-          .select(companion.columns.map((column) => sql.ref(`${COMPANION}.${column}`).as(nestedColumn(COMPANION, column))))
+          .select(companionColumnsOf(companion).columns.map(([column, key]) => sql.ref(`${COMPANION}.${column}`).as(key)))
           .selectAll(RECORD) as unknown as RowQuery,
       1 + companion.values.length,
     );
@@ -203,9 +252,9 @@ export async function findRecordAlongside(
 ): Promise<{ companion: Row; record: Row | undefined } | undefined> {
   const [row] = await pairedQuery(selection, companion)(database, id, ...companion.values);
   if (!row) return undefined;
-  const companionRow = takeNested(row, COMPANION, companion.columns);
+  const { columns, dropped } = companionColumnsOf(companion);
   // The record's id is its primary key: null only where the join found no record.
-  return { companion: companionRow, record: row.id === null ? undefined : assembleRecord(row, selection) };
+  return { companion: pickNested(row, columns), record: row.id === null ? undefined : assembleRecord(row, selection, dropped) };
 }
 
 /** The records with these ids, in id order. */

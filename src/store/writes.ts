@@ -167,6 +167,8 @@ export interface UpdateGuard {
   readonly check: WriteCheck;
   /** The record as the caller read it before (findRecord, or the request's reader, within `scope`), if it did. */
   readonly seen?: Row;
+  /** What is left to check of `seen`, which the caller has looked at already (by default, `check`). */
+  readonly checkSeen?: WriteCheck;
   /** The records the caller may reach: one outside it is not found (undefined). */
   readonly scope?: RecordScope;
   /** Writes of the caller's own, through `transaction`, in the update's transaction, after `check`. */
@@ -209,7 +211,7 @@ export async function updateRecord(
   if (!guard) return empty ? findRecord(database, selection, id) : changed(database);
   const version = guard.seen && !guard.alongside && !empty ? versionOf(guard.seen) : undefined;
   if (version !== undefined) {
-    await guard.check(guard.seen!);
+    await (guard.checkSeen ?? guard.check)(guard.seen!);
     const row = await changed(database, version);
     if (row) return row;
   }
