@@ -27,6 +27,8 @@ export interface Join {
   readonly table: string;
   readonly via: string;
   readonly columns: readonly string[];
+  /** Those of `columns` read exactly beyond 2^53, as Selection's. */
+  readonly int64?: readonly string[];
   readonly within?: readonly RecordScope[];
 }
 
@@ -34,6 +36,11 @@ export interface Join {
 export interface Selection {
   readonly table: string;
   readonly columns: readonly string[];
+  /**
+   * Those of `columns` holding 64-bit integers that may pass 2^53 (bigint fields): read as a number
+   * while it is exact, as the text of their digits beyond, on both databases (capabilities.exactInteger).
+   */
+  readonly int64?: readonly string[];
   readonly joins: readonly Join[];
   readonly aggregates?: readonly Aggregate[];
   /** The unique column one record is found by (a collection's lookup field, among `columns`); `id` when left out. */

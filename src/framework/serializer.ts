@@ -167,9 +167,11 @@ export class Serializer {
     const readable = Object.keys(model.fields).filter((name) => !fieldOf(name)!.writeOnly);
     const computedReads = shownComputed.flatMap((name) => this.computed[name]!.reads ?? (this.computed[name]!.compute ? readable : []));
     this.perUser = shownComputed.some((name) => this.computed[name]!.aggregate?.requestingUser !== undefined);
+    const columns = [...new Set(['id', ...own, ...computedReads, ...Object.values(this.nested).map((n) => n.source), ...slugs.map(([, slug]) => slug.source), ...(model.rules?.reads ?? [])])];
     this.selection = {
       table: model.table,
-      columns: [...new Set(['id', ...own, ...computedReads, ...Object.values(this.nested).map((n) => n.source), ...slugs.map(([, slug]) => slug.source), ...(model.rules?.reads ?? [])])],
+      columns,
+      int64: columns.filter((name) => fieldOf(name)?.kind === 'bigint'),
       aggregates: this.aggregatesOf(null),
       joins: [
         ...Object.entries(this.nested).map(([name, nested]) => ({
@@ -177,6 +179,7 @@ export class Serializer {
           table: nested.serializer.model.table,
           via: nested.source,
           columns: nested.serializer.selection.columns,
+          int64: nested.serializer.selection.int64,
         })),
         // A slug is read by a join, as a nested record of its id and that field.
         ...slugs.map(([name, slug]) => ({ name, table: slug.target.table, via: slug.source, columns: ['id', slug.field] })),

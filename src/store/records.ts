@@ -2,7 +2,7 @@
  * Reading and writing records. Every identifier comes from a model
  * declaration (checked in model()); every value is bound.
  */
-import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type AliasedRawBuilder, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { cached } from '../core/cache.js';
 import { parseInteger64, type Field } from '../core/fields.js';
 import type { Ordering } from '../core/list-query.js';
@@ -32,12 +32,22 @@ export function fromSelection(database: Database, selection: Selection, from = s
   return query;
 }
 
+/** `from.column`, read exactly where it is one of the `int64` columns (see Selection). */
+function columnOf(database: Database, from: string, column: string, int64: readonly string[] | undefined): RawBuilder<unknown> {
+  const ref = sql.ref(from ? `${from}.${column}` : column);
+  return int64?.includes(column) ? storeDatabase(database).capabilities.exactInteger(ref) : sql`${ref}`;
+}
+
+/** The selection's own columns as a write returns them (unqualified: the written table's). */
+export const returnedColumns = (database: Database, selection: Selection): (string | AliasedRawBuilder<unknown, string>)[] =>
+  selection.columns.map((column) => (selection.int64?.includes(column) ? columnOf(database, '', column, selection.int64).as(column) : column));
+
 /** The selection's columns, nested ones flattened as `<name>__<column>`, then its aggregates. */
 export function selectColumns(database: Database, query: RowQuery, selection: Selection): RowQuery {
   return query.select([
-    ...selection.columns.map((column) => sql.ref(`${selection.table}.${column}`).as(column)),
+    ...selection.columns.map((column) => columnOf(database, selection.table, column, selection.int64).as(column)),
     ...selection.joins.flatMap((join) =>
-      join.columns.map((column) => sql.ref(`${nestedAlias(join.name)}.${column}`).as(nestedColumn(join.name, column))),
+      join.columns.map((column) => columnOf(database, nestedAlias(join.name), column, join.int64).as(nestedColumn(join.name, column))),
     ),
     ...(selection.aggregates ?? []).map((aggregate) => aggregateOf(database, selection.table, aggregate).as(aggregate.name)),
   ]) as RowQuery;
