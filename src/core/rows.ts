@@ -32,6 +32,25 @@ export interface Join {
   readonly within?: readonly RecordScope[];
 }
 
+/**
+ * Related records shown nested in a list (a reverse or many-to-many relation): read for all the
+ * records read at once (a page's, or the one), in one statement of their own, in id order. They are
+ * the rows of `table` whose column `via` names the record, or those a join table (`through`) links
+ * it to; none outside `within`, as Aggregate's.
+ */
+export interface Batch {
+  readonly name: string;
+  /** The related table (`selection`'s). */
+  readonly table: string;
+  /** What is read of each related record: its serializer's selection. */
+  readonly selection: Selection;
+  /** The related table's column naming the record, where there is no join table. */
+  readonly via?: string;
+  /** The join table: its column naming the record (`from`) and the one naming the related record (`to`). */
+  readonly through?: { readonly table: string; readonly from: string; readonly to: string };
+  readonly within?: readonly RecordScope[];
+}
+
 /** What the store must read for a serializer: own columns, one join per nested field, and the aggregates. */
 export interface Selection {
   readonly table: string;
@@ -43,6 +62,8 @@ export interface Selection {
   readonly int64?: readonly string[];
   readonly joins: readonly Join[];
   readonly aggregates?: readonly Aggregate[];
+  /** Related records read after the records, a statement per batch (see Batch). */
+  readonly batches?: readonly Batch[];
   /** The unique column one record is found by (a collection's lookup field, among `columns`); `id` when left out. */
   readonly key?: string;
 }

@@ -11,7 +11,7 @@ import { FieldError, fields, type Field, type JsonSchema, type Lookup } from '..
 import type { Across } from '../core/list-query.js';
 import { table, type Table } from '../core/model.js';
 import { RecordRefused } from '../core/refused.js';
-import type { Aggregate, Row, Selection } from '../core/rows.js';
+import type { Aggregate, Batch, Row, Selection } from '../core/rows.js';
 import type { Database } from '../store/database.js';
 import { idWhere, missingIds, replaceJoinRows, type JoinColumns } from '../store/join-rows.js';
 import { findRecord, type RecordId } from '../store/records.js';
@@ -45,6 +45,22 @@ export interface Relation {
   readonly through?: JoinTable;
   /** Set on a slug: the key it shows and sets. */
   readonly slug?: SlugKey;
+  /** Set on a reverse or many-to-many relation shown nested: how each related record renders (read-only). */
+  readonly serializer?: Serializer;
+  /** How the nested records are read: a statement per page (see store/records.ts attachBatches). */
+  readonly batch?: Omit<Batch, 'name'>;
+}
+
+/** How a reverse or many-to-many relation renders: as ids (default), or each related record by `serializer`, read-only. */
+export interface RelationOptions {
+  readonly serializer?: Serializer;
+}
+
+/** The related records' serializer, which must be of `table`'s model. */
+function nestedOf(kind: string, table: string, serializer: Serializer | undefined): Serializer | undefined {
+  if (serializer && serializer.model.table !== table) throw new Error(`A ${kind} relation to ${table} is rendered by a serializer of ${serializer.model.table}.`);
+  if (serializer?.perUser) throw new Error(`A ${kind} relation to ${table} is rendered by a serializer with fields computed per user, which a nested list cannot show.`);
+  return serializer;
 }
 
 /** The most ids one write may set, as the query language's `in` takes at most 1000 values. */
@@ -92,19 +108,28 @@ export function joinTable(source: string, target: string, { name = `${source}_${
 }
 
 export const relations = {
-  /** The ids of the rows of `table` whose foreign key `via` names the record, ascending; read-only. */
-  reverse: (relatedTable: string, via: string): Relation => ({
-    kind: 'reverse',
-    aggregate: { kind: 'ids', table: relatedTable, via },
-    across: { table: relatedTable, link: via, own: 'id', column: 'id' },
-  }),
-  /** The ids of the records `through` links the record to, ascending; written as a list of ids, replacing the links. */
-  manyToMany: (through: JoinTable): Relation => ({
-    kind: 'many_to_many',
-    aggregate: { kind: 'ids', table: through.table, via: through.from, column: through.to },
-    across: { table: through.table, link: through.from, own: 'id', column: through.to },
-    through,
-  }),
+  /**
+   * The ids of the rows of `table` whose foreign key `via` names the record, ascending; read-only.
+   * With `serializer` (of `table`'s model), those rows rendered by it instead.
+   */
+  reverse: (relatedTable: string, via: string, { serializer }: RelationOptions = {}): Relation => {
+    const across = { table: relatedTable, link: via, own: 'id', column: 'id' };
+    const nested = nestedOf('reverse', relatedTable, serializer);
+    if (!nested) return { kind: 'reverse', aggregate: { kind: 'ids', table: relatedTable, via }, across };
+    return { kind: 'reverse', across, serializer: nested, batch: { table: relatedTable, selection: nested.selection, via } };
+  },
+  /**
+   * The ids of the records `through` links the record to, ascending; written as a list of ids,
+   * replacing the links. With `serializer` (of the target's model), those records rendered by it
+   * instead, read-only (a second relation over the same join table may write the ids).
+   */
+  manyToMany: (through: JoinTable, { serializer }: RelationOptions = {}): Relation => {
+    const across = { table: through.table, link: through.from, own: 'id', column: through.to };
+    const nested = nestedOf('many-to-many', through.target, serializer);
+    if (!nested) return { kind: 'many_to_many', aggregate: { kind: 'ids', table: through.table, via: through.from, column: through.to }, across, through };
+    const batch = { table: through.target, selection: nested.selection, through: { table: through.table, from: through.from, to: through.to } };
+    return { kind: 'many_to_many', across, through, serializer: nested, batch };
+  },
   /**
    * The foreign key `source` shown as the `field` of the record it names, and written by it (DRF's
    * `SlugRelatedField`): `owner: relations.slug('owner_id', User, 'username')` renders `"owner": "alice"`

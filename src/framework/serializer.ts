@@ -37,7 +37,10 @@ export interface SerializerOptions {
   nested?: Record<string, NestedField>;
   /** Read-only values computed from the row or, SQL-backed, over related rows (see `computed`). */
   computed?: Record<string, ComputedField>;
-  /** Reverse and many-to-many relations, rendered as lists of ids (see relations.ts); a many-to-many is writable unless `readOnly`. */
+  /**
+   * Reverse and many-to-many relations, rendered as lists of ids, or of nested records where the
+   * relation names a serializer (see relations.ts); a many-to-many of ids is writable unless `readOnly`.
+   */
   relations?: Record<string, Relation>;
   /** Per-field rendering in place of the field's own (the stored value in, JSON out). */
   format?: Record<string, (stored: unknown, row: Row) => unknown>;
@@ -146,6 +149,7 @@ export class Serializer {
         throw new Error(`${model.table}: nested "${name}" needs "${nested.source}" to be a foreign key to ${nested.serializer.model.table}.`);
       }
       // A nested record is read by a join, which carries columns only.
+      if (nested.serializer.selection.batches) throw new Error(`${model.table}: nested "${name}" shows relations as nested lists, which a nested record cannot: show them as ids.`);
       const aggregated = (nested.serializer.selection.aggregates ?? []).map((aggregate) => aggregate.name);
       if (aggregated.length > 0) {
         throw new Error(`${model.table}: nested "${name}" shows SQL-backed computed fields (${aggregated.join(', ')}), which a nested record cannot: leave them out of its serializer's fields.`);
@@ -154,7 +158,8 @@ export class Serializer {
     // Nested objects and write-only-by-nature fields are never taken from a body as they are.
     const declaredReadOnly = new Set([...(options.readOnly ?? []), ...Object.keys(this.nested), ...Object.keys(this.computed), 'id']);
     // Relations are no columns: the writable ones (many-to-many) are set apart, the others are read-only.
-    this.relationInputs = this.fields.filter((name) => (this.relations[name]?.through || this.relations[name]?.slug) && !declaredReadOnly.has(name));
+    // A relation shown nested is read-only, as a nested foreign key is.
+    this.relationInputs = this.fields.filter((name) => ((this.relations[name]?.through && !this.relations[name]?.serializer) || this.relations[name]?.slug) && !declaredReadOnly.has(name));
     this.readOnly = new Set([...declaredReadOnly, ...Object.keys(this.relations).filter((name) => !this.relationInputs.includes(name))]);
     this.writable = this.fields.filter((name) => !this.readOnly.has(name) && !this.relations[name]);
     this.updateInputs = Object.keys(model.rules?.updates?.inputs ?? {});
@@ -166,6 +171,10 @@ export class Serializer {
     const shownComputed = this.fields.filter((name) => this.computed[name]);
     const readable = Object.keys(model.fields).filter((name) => !fieldOf(name)!.writeOnly);
     const computedReads = shownComputed.flatMap((name) => this.computed[name]!.reads ?? (this.computed[name]!.compute ? readable : []));
+    const batches = this.fields.flatMap((name) => {
+      const batch = this.relations[name]?.batch;
+      return batch ? [{ name, ...batch }] : [];
+    });
     this.perUser = shownComputed.some((name) => this.computed[name]!.aggregate?.requestingUser !== undefined);
     const columns = [...new Set(['id', ...own, ...computedReads, ...Object.values(this.nested).map((n) => n.source), ...slugs.map(([, slug]) => slug.source), ...(model.rules?.reads ?? [])])];
     this.selection = {
@@ -184,6 +193,7 @@ export class Serializer {
         // A slug is read by a join, as a nested record of its id and that field.
         ...slugs.map(([name, slug]) => ({ name, table: slug.target.table, via: slug.source, columns: ['id', slug.field] })),
       ],
+      ...(batches.length > 0 && { batches }),
     };
     this.renderers = this.fields.map((name) => [name, this.rendererOf(name)] as const);
   }
@@ -261,6 +271,8 @@ export class Serializer {
     if (computed?.compute) return computed.compute;
     const slug = this.relations[name]?.slug;
     if (slug) return (row) => (row[name] as Row | null)?.[slug.field] ?? null;
+    const listed = this.relations[name]?.serializer;
+    if (listed) return (row, context) => (row[name] as Row[]).map((related) => listed.render(related, context));
     if (computed || this.relations[name]) return (row) => row[name];
     if (format) return (row) => format(row[name], row);
     if (nested) return (row, context) => (row[name] ? nested.render(row[name] as Row, context) : null);

@@ -15,7 +15,7 @@ import { keyOf, type Row, type Selection } from '../core/rows.js';
 import { storeDatabase, type Database } from './database.js';
 import { findScopedRecord } from './list.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
-import { assembleRow, findRecord, fromSelection, recordExists, returnedColumns, selectColumns, toDriverValues, versionOf, type RecordId, type RowQuery } from './records.js';
+import { assembleRow, findRecord, fromSelection, recordExists, returnedColumns, selectColumns, toDriverValues, versionOf, withBatches, type RecordId, type RowQuery } from './records.js';
 
 /** The caller's look at a record about to be written (permissions, preconditions): it throws to refuse the write. */
 export type WriteCheck = (row: Row) => Promise<void>;
@@ -86,10 +86,11 @@ const bound = (columns: readonly string[], placeholders: readonly Placeholder[])
  */
 async function writtenRow(database: Database, selection: Selection, query: Precompiled<Row>, values: readonly unknown[]): Promise<Row | undefined> {
   const [row] = await query(database, ...values);
-  if (!row || relatedReads(selection).length === 0) return row;
-  if (readInOneStatement(database, selection)) return assembleRow(row, selection);
+  if (!row) return row;
+  if (relatedReads(selection).length === 0) return withBatches(database, selection, row);
+  if (readInOneStatement(database, selection)) return withBatches(database, selection, assembleRow(row, selection));
   // Read apart, the record may be gone already (deleted by another request): then it is shown as written.
-  return (await findRecord(database, selection, row[keyOf(selection)] as RecordId)) ?? assembleRow(row, selection);
+  return (await findRecord(database, selection, row[keyOf(selection)] as RecordId)) ?? withBatches(database, selection, assembleRow(row, selection));
 }
 
 const detailsFor = (columns: readonly string[], message: (column: string) => string): Record<string, string[]> =>
