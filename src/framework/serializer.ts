@@ -10,7 +10,7 @@ import { emptyDetails, parseError, validationFailed, type ErrorDetails } from '.
 import type { AuthUser } from './authentication/auth-user.js';
 import { aggregatesFor, type ComputedField, type RenderContext } from './computed.js';
 import type { Model } from './model.js';
-import { parseRelatedIds, type Relation } from './relations.js';
+import { parseRelatedIds, parseRelatedSlugs, type Relation } from './relations.js';
 
 export type WriteMode = 'create' | 'update' | 'partial_update';
 
@@ -273,6 +273,11 @@ export class Serializer {
     if (slug) return (row) => (row[name] as Row | null)?.[slug.field] ?? null;
     const listed = this.relations[name]?.serializer;
     if (listed) return (row, context) => (row[name] as Row[]).map((related) => listed.render(related, context));
+    const slugs = this.relations[name]?.slugs;
+    if (slugs) {
+      const field = slugs.target.fields[slugs.field]!;
+      return (row) => (row[name] as Row[]).map((related) => field.render(related[slugs.field]));
+    }
     if (computed || this.relations[name]) return (row) => row[name];
     if (format) return (row) => format(row[name], row);
     if (nested) return (row, context) => (row[name] ? nested.render(row[name] as Row, context) : null);
@@ -318,8 +323,10 @@ export class Serializer {
         if (key?.required === 'always' && mode !== 'partial_update' && !this.sends(input, slug!.source)) details[name] = [REQUIRED];
         continue;
       }
+      const slugs = this.relations[name]!.slugs;
       try {
-        values[name] = slug ? await this.parseValue({ ...slug.target.fields[slug.field]!, nullable: this.model.fields[slug.source]!.nullable }, input[name], context) : parseRelatedIds(input[name]);
+        if (slug) values[name] = await this.parseValue({ ...slug.target.fields[slug.field]!, nullable: this.model.fields[slug.source]!.nullable }, input[name], context);
+        else values[name] = slugs ? await parseRelatedSlugs(slugs.target.fields[slugs.field]!, input[name]) : parseRelatedIds(input[name]);
       } catch (error) {
         if (!(error instanceof FieldError)) throw error;
         details[name] = error.messages;

@@ -46,10 +46,14 @@ const app = withGeneratedMigrations(
       }),
       collection('books', {
         serializer: serializer(Book, {
-          fields: ['id', 'title', 'author_id', 'genres', 'genre_details'],
-          relations: { genres: relations.manyToMany(bookGenres), genre_details: relations.manyToMany(bookGenres, { serializer: genreSerializer }) },
+          fields: ['id', 'title', 'author_id', 'genres', 'genre_details', 'genre_names'],
+          relations: {
+            genres: relations.manyToMany(bookGenres),
+            genre_details: relations.manyToMany(bookGenres, { serializer: genreSerializer }),
+            genre_names: relations.manyToMany(bookGenres, { slug: { target: Genre, field: 'name' } }),
+          },
         }),
-        filterFields: ['author_id', 'genre_details'],
+        filterFields: ['author_id', 'genre_details', 'genre_names'],
         bulkCreate: { max: 100 },
       }),
       collection('genres', { serializer: genreSerializer }),
@@ -147,6 +151,37 @@ describe('a many-to-many rendered nested', () => {
   });
 });
 
+describe('a many-to-many by slug', () => {
+  it('is written as a list of slugs, shown as the slugs (by id), and filtered by slug', async () => {
+    const author = await create('authors', { name: 'Slugged' });
+    const [horror, gothic] = [await create('genres', { name: 'horror' }), await create('genres', { name: 'gothic' })];
+    const book = await create('books', { title: 'Dracula', author_id: author.id, genre_names: ['gothic', 'horror', 'gothic'] });
+    expect(book).toMatchObject({ genres: [horror.id, gothic.id], genre_names: ['horror', 'gothic'], genre_details: [horror, gothic] });
+    const url = `/api/v1/books/${book.id}/`;
+    expect(await get(url)).toMatchObject({ genre_names: ['horror', 'gothic'] });
+    const byName = async (query: string) => (await get(`/api/v1/books/?author_id=${author.id}&${query}`)).results.map((found: { id: number }) => found.id);
+    expect(await byName('genre_names=gothic')).toEqual([book.id]);
+    expect(await byName('genre_names__in=nothing,horror')).toEqual([book.id]);
+    expect(await byName('genre_names=Gothic')).toEqual([]);
+
+    const patch = (body: unknown) => api.request('PATCH', url, { token: alice.token, body });
+    expect((await patch({ genre_names: ['gothic'] })).json).toMatchObject({ genres: [gothic.id], genre_names: ['gothic'] });
+    expect((await patch({ genre_names: [] })).json).toMatchObject({ genres: [], genre_names: [] });
+  });
+
+  it('refuses slugs of no record (naming them, storing nothing) and what is no list of slugs', async () => {
+    const author = await create('authors', { name: 'Refused' });
+    await create('genres', { name: 'known' });
+    const refused = await api.request('POST', '/api/v1/books/', { token: alice.token, body: { title: 'Never', author_id: author.id, genre_names: ['known', 'nope', 'Known'] } });
+    expect([refused.status, refused.json.details]).toEqual([400, { genre_names: ['No genres with name "nope", "Known".'] }]);
+    expect((await get(`/api/v1/books/?author_id=${author.id}`)).count).toBe(0);
+    for (const genre_names of ['known', null, [1], [null], [{}]]) {
+      const reply = await api.request('POST', '/api/v1/books/', { token: alice.token, body: { title: 'Never', author_id: author.id, genre_names } });
+      expect([reply.status, Object.keys(reply.json.details ?? {})], JSON.stringify(genre_names)).toEqual([400, ['genre_names']]);
+    }
+  });
+});
+
 describe('a list of records with 100 related rows each, nested', () => {
   it('is read in as many statements as a list of one', async () => {
     const [prolific, other] = [await create('authors', { name: 'Prolific' }), await create('authors', { name: 'Other' })];
@@ -163,7 +198,7 @@ describe('a list of records with 100 related rows each, nested', () => {
     const one = await statementsOf(`/api/v1/books/?author_id=${prolific.id}&page_size=1`);
     const hundred = await statementsOf(`/api/v1/books/?author_id=${prolific.id}&page_size=100`);
     expect(hundred.json.results).toHaveLength(100);
-    expect(hundred.json.results.every((book: { genre_details: unknown }) => JSON.stringify(book.genre_details) === JSON.stringify([a, b]))).toBe(true);
+    expect(hundred.json.results.every((book: { genre_details: unknown; genre_names: unknown }) => JSON.stringify([book.genre_details, book.genre_names]) === JSON.stringify([[a, b], [a.name, b.name]]))).toBe(true);
     expect(hundred.statements).toBe(one.statements);
 
     // Authors with their 100 books, each with its genres: a nested list within a nested list.
@@ -187,6 +222,9 @@ describe('the OpenAPI document', () => {
     expect(schemas.Book.properties.genre_details).toEqual({ type: 'array', items: { $ref: '#/components/schemas/Genre' }, readOnly: true });
     expect(schemas.BookCreate.properties.genre_details).toEqual({ description: 'Read-only: ignored when sent.' });
     expect(schemas.BookCreate.properties.genres).toMatchObject({ type: 'array' });
+    for (const body of ['Book', 'BookCreate', 'BookPartialUpdate']) {
+      expect(schemas[body].properties.genre_names).toEqual({ type: 'array', items: Genre.fields.name!.schema, maxItems: 1000 });
+    }
   });
 });
 
