@@ -2,10 +2,11 @@
  * Relations beyond a record's own foreign keys (DRF's `PrimaryKeyRelatedField(many=True)`, Django's
  * reverse accessors and `ManyToManyField`): a reverse relation lists the ids of the records of
  * another table that name this one; a many-to-many lists, and is written as, the ids of the
- * records a join table links it to. Both are read in the page's own statement (an aggregate per
- * record, see store/records.ts), so a list stays a fixed number of queries, and both filter by a
- * related id (`tags=3`, `tags__in=3,4`) through EXISTS. Filters across a nested foreign key
- * (`author__username=alice`) are declared here too.
+ * records a join table links it to (or their slugs). Ids are read in the page's own statement (an
+ * aggregate per record, see store/records.ts); nested records and slugs in one statement per
+ * relation for the whole page (a batch); so a list stays a fixed number of queries. Both filter by
+ * a related id (`tags=3`, `tags__in=3,4`), or slug, through EXISTS. Filters across a nested
+ * foreign key (`author__username=alice`) are declared here too.
  */
 import { FieldError, fields, type Field, type JsonSchema, type Lookup } from '../core/fields.js';
 import type { Across } from '../core/list-query.js';
