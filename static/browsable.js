@@ -56,6 +56,8 @@ function formBody(form) {
     } else if (kind === 'ids') {
       // Each id a number; what is no number becomes null, which the API refuses by field.
       body[element.name] = element.value.split(',').map((id) => id.trim()).filter(Boolean).map(Number);
+    } else if (kind === 'slugs') {
+      body[element.name] = element.value.split(',').map((slug) => slug.trim()).filter(Boolean);
     } else if (OMITTED_WHEN_EMPTY.has(kind)) {
       if (element.value !== '') body[element.name] = element.value;
     } else body[element.name] = element.value;

@@ -49,6 +49,8 @@ export interface Across {
   readonly link: string;
   readonly own: string;
   readonly column: string;
+  /** Set where `column` names a row of another table by its id (a join table's key), and the filter is on that row's `field` instead. */
+  readonly named?: { readonly table: string; readonly field: string };
 }
 
 /** What a list reads: the selection, the fields its filters and ordering name, the fields searched. */

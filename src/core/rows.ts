@@ -27,6 +27,27 @@ export interface Join {
   readonly table: string;
   readonly via: string;
   readonly columns: readonly string[];
+  /** Those of `columns` read exactly beyond 2^53, as Selection's. */
+  readonly int64?: readonly string[];
+  readonly within?: readonly RecordScope[];
+}
+
+/**
+ * Related records shown nested in a list (a reverse or many-to-many relation): read for all the
+ * records read at once (a page's, or the one), in one statement of their own, in id order. They are
+ * the rows of `table` whose column `via` names the record, or those a join table (`through`) links
+ * it to; none outside `within`, as Aggregate's.
+ */
+export interface Batch {
+  readonly name: string;
+  /** The related table (`selection`'s). */
+  readonly table: string;
+  /** What is read of each related record: its serializer's selection. */
+  readonly selection: Selection;
+  /** The related table's column naming the record, where there is no join table. */
+  readonly via?: string;
+  /** The join table: its column naming the record (`from`) and the one naming the related record (`to`). */
+  readonly through?: { readonly table: string; readonly from: string; readonly to: string };
   readonly within?: readonly RecordScope[];
 }
 
@@ -34,8 +55,15 @@ export interface Join {
 export interface Selection {
   readonly table: string;
   readonly columns: readonly string[];
+  /**
+   * Those of `columns` holding 64-bit integers that may pass 2^53 (bigint fields): read as a number
+   * while it is exact, as the text of their digits beyond, on both databases (capabilities.exactInteger).
+   */
+  readonly int64?: readonly string[];
   readonly joins: readonly Join[];
   readonly aggregates?: readonly Aggregate[];
+  /** Related records read after the records, a statement per batch (see Batch). */
+  readonly batches?: readonly Batch[];
   /** The unique column one record is found by (a collection's lookup field, among `columns`); `id` when left out. */
   readonly key?: string;
 }

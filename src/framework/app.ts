@@ -9,6 +9,7 @@ import type { Redis } from 'ioredis';
 import type { Database } from '../store/database.js';
 import accountMigrations from '../store/accounts/migrations/index.js';
 import { migrate, type Migrations } from '../store/migrations.js';
+import { assertRelationsDeclared } from './schema.js';
 import { authenticateAppRoutes } from './app-routes.js';
 import type { AuthUser } from './authentication/index.js';
 import { resolveSecretKey, signingKeys } from './authentication/secrets.js';
@@ -109,6 +110,7 @@ function assertThrottledCollectionsExist(definition: AppDefinition): void {
 export async function buildApp(definition: AppDefinition, context: AppContext): Promise<FastifyInstance> {
   const { database, config } = context;
   assertThrottledCollectionsExist(definition);
+  assertRelationsDeclared(definition);
   const credentialKeywords = definition.credentialKeywords ?? DEFAULT_KEYWORDS;
   assertKeywords(credentialKeywords);
   const routers = mountedRouters(definition.routers, withAppDefaults(definition.collections, definition));

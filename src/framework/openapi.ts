@@ -113,6 +113,7 @@ export function recordSchema(serializer: Serializer, scoped: RelatedScopes = new
     const computed = serializer.computed[name];
     if (serializer.hidden.has(name)) properties[name] = { type: 'null', description: 'Hidden: always null.' };
     else if (computed) properties[name] = { ...computed.schema, readOnly: true };
+    else if (serializer.relations[name]?.serializer) properties[name] = { type: 'array', items: recordSchema(serializer.relations[name].serializer, scoped), readOnly: true };
     else if (serializer.relations[name]) properties[name] = { ...relationSchema(serializer, name), ...(serializer.readOnly.has(name) && { readOnly: true }) };
     else if (nested) {
       const record = recordSchema(nested.serializer, scoped);

@@ -4,7 +4,7 @@
  * its table, and the request sees it only within that collection's scope. Outside it, a nested
  * record renders as null and an aggregate leaves it out, as though it did not exist: the record
  * itself answers 404. The conditions go into the page's own statement (the join's ON, the
- * aggregate's WHERE), so a list stays a fixed number of statements.
+ * aggregate's WHERE, a nested list's statement), so a list stays a fixed number of statements.
  */
 import type { RecordScope } from '../core/list-query.js';
 import type { Selection } from '../core/rows.js';
@@ -29,7 +29,8 @@ export function relatedScopes(collections: readonly Collection[]): RelatedScopes
 
 /** Whether a read of this selection depends on the request through the scopes of its related tables. */
 export const readsScoped = (selection: Selection, scopes: RelatedScopes): boolean =>
-  [...selection.joins, ...(selection.aggregates ?? [])].some(({ table }) => scopes.has(table));
+  [...selection.joins, ...(selection.aggregates ?? [])].some(({ table }) => scopes.has(table)) ||
+  (selection.batches ?? []).some((batch) => scopes.has(batch.table) || readsScoped(batch.selection, scopes));
 
 /**
  * The request's view of a selection: its nested records and aggregates over scoped tables kept
@@ -51,8 +52,15 @@ export function scopeRelated(scopes: RelatedScopes, context: RequestContext): (s
     const scopesOfTable = within(read.table);
     return scopesOfTable ? { ...read, within: scopesOfTable } : read;
   };
-  return (selection) =>
+  const scopedSelection = (selection: Selection): Selection =>
     readsScoped(selection, scopes)
-      ? { ...selection, joins: selection.joins.map(scoped), ...(selection.aggregates && { aggregates: selection.aggregates.map(scoped) }) }
+      ? {
+          ...selection,
+          joins: selection.joins.map(scoped),
+          ...(selection.aggregates && { aggregates: selection.aggregates.map(scoped) }),
+          // Nested lists are kept within the scopes too, and what they nest in turn.
+          ...(selection.batches && { batches: selection.batches.map((batch) => scoped({ ...batch, selection: scopedSelection(batch.selection) })) }),
+        }
       : selection;
+  return scopedSelection;
 }

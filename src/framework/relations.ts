@@ -2,18 +2,19 @@
  * Relations beyond a record's own foreign keys (DRF's `PrimaryKeyRelatedField(many=True)`, Django's
  * reverse accessors and `ManyToManyField`): a reverse relation lists the ids of the records of
  * another table that name this one; a many-to-many lists, and is written as, the ids of the
- * records a join table links it to. Both are read in the page's own statement (an aggregate per
- * record, see store/records.ts), so a list stays a fixed number of queries, and both filter by a
- * related id (`tags=3`, `tags__in=3,4`) through EXISTS. Filters across a nested foreign key
- * (`author__username=alice`) are declared here too.
+ * records a join table links it to (or their slugs). Ids are read in the page's own statement (an
+ * aggregate per record, see store/records.ts); nested records and slugs in one statement per
+ * relation for the whole page (a batch); so a list stays a fixed number of queries. Both filter by
+ * a related id (`tags=3`, `tags__in=3,4`), or slug, through EXISTS. Filters across a nested
+ * foreign key (`author__username=alice`) are declared here too.
  */
 import { FieldError, fields, type Field, type JsonSchema, type Lookup } from '../core/fields.js';
 import type { Across } from '../core/list-query.js';
 import { table, type Table } from '../core/model.js';
 import { RecordRefused } from '../core/refused.js';
-import type { Aggregate, Row, Selection } from '../core/rows.js';
+import type { Aggregate, Batch, Row, Selection } from '../core/rows.js';
 import type { Database } from '../store/database.js';
-import { idWhere, missingIds, replaceJoinRows, type JoinColumns } from '../store/join-rows.js';
+import { idWhere, idsWhere, missingIds, replaceJoinRows, type JoinColumns } from '../store/join-rows.js';
 import { findRecord, type RecordId } from '../store/records.js';
 import { inTransaction } from '../store/writes.js';
 import { checkRequestingUser, type Serializer, type WriteContext } from './serializer.js';
@@ -45,6 +46,43 @@ export interface Relation {
   readonly through?: JoinTable;
   /** Set on a slug: the key it shows and sets. */
   readonly slug?: SlugKey;
+  /** Set on a many-to-many shown and written as a unique field of the records it links (their slugs). */
+  readonly slugs?: SlugField;
+  /** Set on a reverse or many-to-many relation shown nested: how each related record renders (read-only). */
+  readonly serializer?: Serializer;
+  /** How the nested records are read: a statement per page (see store/records.ts attachBatches). */
+  readonly batch?: Omit<Batch, 'name'>;
+}
+
+/** How a reverse or many-to-many relation renders: as ids (default), or each related record by `serializer`, read-only. */
+export interface RelationOptions {
+  readonly serializer?: Serializer;
+}
+
+/** A unique field of `target` that names its records. */
+export interface SlugField {
+  readonly target: Table;
+  readonly field: string;
+}
+
+/** A many-to-many's rendering: RelationOptions', or `slug`: the linked records' unique field, shown and written in place of their ids. */
+export interface ManyToManyOptions extends RelationOptions {
+  readonly slug?: SlugField;
+}
+
+/** The field, which must be unique (as a field, or by a unique index of its own). */
+function uniqueField({ target, field }: SlugField): Field {
+  const declared = target.fields[field];
+  const unique = declared?.unique || target.facts.indexes?.some((index) => index.unique && index.columns.length === 1 && index.columns[0] === field);
+  if (!declared || !unique) throw new Error(`${target.table}.${field} names no record: it must be a unique field.`);
+  return declared;
+}
+
+/** The related records' serializer, which must be of `table`'s model. */
+function nestedOf(kind: string, table: string, serializer: Serializer | undefined): Serializer | undefined {
+  if (serializer && serializer.model.table !== table) throw new Error(`A ${kind} relation to ${table} is rendered by a serializer of ${serializer.model.table}.`);
+  if (serializer?.perUser) throw new Error(`A ${kind} relation to ${table} is rendered by a serializer with fields computed per user, which a nested list cannot show.`);
+  return serializer;
 }
 
 /** The most ids one write may set, as the query language's `in` takes at most 1000 values. */
@@ -58,7 +96,8 @@ export const relatedIdsSchema: JsonSchema = { type: 'array', items: relatedId.sc
 
 /** A relation's value in a record and a body: a list of ids, or the slug field's value (null too, when the key is nullable). */
 export function relationSchema(serializer: Serializer, name: string): JsonSchema {
-  const slug = serializer.relations[name]!.slug;
+  const { slug, slugs } = serializer.relations[name]!;
+  if (slugs) return { ...relatedIdsSchema, items: slugs.target.fields[slugs.field]!.schema };
   if (!slug) return relatedIdsSchema;
   const schema = slug.target.fields[slug.field]!.schema;
   return serializer.model.fields[slug.source]!.nullable ? { anyOf: [schema, { type: 'null' }] } : schema;
@@ -92,27 +131,42 @@ export function joinTable(source: string, target: string, { name = `${source}_${
 }
 
 export const relations = {
-  /** The ids of the rows of `table` whose foreign key `via` names the record, ascending; read-only. */
-  reverse: (relatedTable: string, via: string): Relation => ({
-    kind: 'reverse',
-    aggregate: { kind: 'ids', table: relatedTable, via },
-    across: { table: relatedTable, link: via, own: 'id', column: 'id' },
-  }),
-  /** The ids of the records `through` links the record to, ascending; written as a list of ids, replacing the links. */
-  manyToMany: (through: JoinTable): Relation => ({
-    kind: 'many_to_many',
-    aggregate: { kind: 'ids', table: through.table, via: through.from, column: through.to },
-    across: { table: through.table, link: through.from, own: 'id', column: through.to },
-    through,
-  }),
+  /**
+   * The ids of the rows of `table` whose foreign key `via` names the record, ascending; read-only.
+   * With `serializer` (of `table`'s model), those rows rendered by it instead.
+   */
+  reverse: (relatedTable: string, via: string, { serializer }: RelationOptions = {}): Relation => {
+    const across = { table: relatedTable, link: via, own: 'id', column: 'id' };
+    const nested = nestedOf('reverse', relatedTable, serializer);
+    if (!nested) return { kind: 'reverse', aggregate: { kind: 'ids', table: relatedTable, via }, across };
+    return { kind: 'reverse', across, serializer: nested, batch: { table: relatedTable, selection: nested.selection, via } };
+  },
+  /**
+   * The ids of the records `through` links the record to, ascending; written as a list of ids,
+   * replacing the links. With `serializer` (of the target's model), those records rendered by it
+   * instead, read-only (a second relation over the same join table may write the ids).
+   */
+  manyToMany: (through: JoinTable, { serializer, slug }: ManyToManyOptions = {}): Relation => {
+    const across = { table: through.table, link: through.from, own: 'id', column: through.to };
+    const links = { table: through.table, from: through.from, to: through.to };
+    if (slug) {
+      if (serializer) throw new Error(`A many-to-many to ${through.target} is rendered by a serializer or by a slug, not both.`);
+      if (slug.target.table !== through.target) throw new Error(`A many-to-many to ${through.target} is rendered by a slug of ${slug.target.table}.`);
+      const field = uniqueField(slug);
+      const selection = { table: through.target, columns: ['id', slug.field], joins: [], ...(field.kind === 'bigint' && { int64: [slug.field] }) };
+      return { kind: 'many_to_many', across: { ...across, named: { table: through.target, field: slug.field } }, through, slugs: slug, batch: { table: through.target, selection, through: links } };
+    }
+    const nested = nestedOf('many-to-many', through.target, serializer);
+    if (!nested) return { kind: 'many_to_many', aggregate: { kind: 'ids', table: through.table, via: through.from, column: through.to }, across, through };
+    return { kind: 'many_to_many', across, through, serializer: nested, batch: { table: through.target, selection: nested.selection, through: links } };
+  },
   /**
    * The foreign key `source` shown as the `field` of the record it names, and written by it (DRF's
    * `SlugRelatedField`): `owner: relations.slug('owner_id', User, 'username')` renders `"owner": "alice"`
    * and takes `{"owner": "alice"}`. The field must be unique (as a field, or by a unique index of its own).
    */
   slug: (source: string, target: Table, field: string): Relation => {
-    const unique = target.fields[field]?.unique || target.facts.indexes?.some((index) => index.unique && index.columns.length === 1 && index.columns[0] === field);
-    if (!unique) throw new Error(`${target.table}.${field} names no record: it must be a unique field.`);
+    uniqueField({ target, field });
     return { kind: 'slug', across: { table: target.table, link: 'id', own: source, column: field }, slug: { source, target, field } };
   },
 };
@@ -128,6 +182,24 @@ export function parseRelatedIds(value: unknown): RecordId[] {
   return [...new Set(ids)];
 }
 
+/** A body's list of slugs → each parsed by `field`, once each, in the order sent; throws FieldError naming what is no slug. */
+export async function parseRelatedSlugs(field: Field, value: unknown): Promise<unknown[]> {
+  if (!Array.isArray(value)) throw new FieldError('Expected a list.');
+  if (value.length > MAX_RELATED_IDS) throw new FieldError(`Give at most ${MAX_RELATED_IDS}.`);
+  const parsed = new Map<string, unknown>();
+  for (const item of value) {
+    try {
+      if (item === null) throw new FieldError('This field may not be null.');
+      const slug = await field.parse(item);
+      parsed.set(String(slug), slug);
+    } catch (error) {
+      if (!(error instanceof FieldError)) throw error;
+      throw new FieldError(`${JSON.stringify(item) ?? 'undefined'}: ${error.messages.join(' ')}`);
+    }
+  }
+  return [...parsed.values()];
+}
+
 /**
  * A filter the collection declares over related rows: a relation by name (`tags`), or a field of a
  * nested record's model after its name (`author__username`, through the nested foreign key).
@@ -136,6 +208,7 @@ export function relatedFilter(serializer: Serializer, name: string): { field: Fi
   const relation = serializer.relations[name];
   const slugField = relation?.slug && relation.slug.target.fields[relation.slug.field]!;
   if (slugField) return { field: slugField, across: relation!.across, lookups: slugField.lookups };
+  if (relation?.slugs) return { field: relation.slugs.target.fields[relation.slugs.field]!, across: relation.across, lookups: RELATION_LOOKUPS };
   if (relation) return { field: relatedId, across: relation.across, lookups: RELATION_LOOKUPS };
   const split = name.indexOf('__');
   const nested = split > 0 ? serializer.nested[name.slice(0, split)] : undefined;
@@ -177,12 +250,12 @@ export async function writeWithRelations<T extends Row | undefined>(
   write: (database: Database, own: Row) => Promise<T>,
 ): Promise<T> {
   const own: Row = { ...values };
-  const links: [string, JoinTable, RecordId[]][] = [];
+  const links: [JoinTable, (database: Database) => Promise<RecordId[]>][] = [];
   for (const name of serializer.relationInputs) {
     if (!(name in own)) continue;
-    const { through, slug } = serializer.relations[name]!;
+    const { through, slug, slugs } = serializer.relations[name]!;
     if (slug) own[slug.source] = await resolveSlug(database, name, serializer.model.fields[slug.source]!, slug, own[name], context);
-    else links.push([name, through!, own[name] as RecordId[]]);
+    else links.push([through!, slugs ? linkedBySlugs(name, slugs, own[name] as unknown[]) : linkedByIds(name, through!, own[name] as RecordId[])]);
     delete own[name];
   }
   if (links.length === 0) return write(database, own);
@@ -190,19 +263,37 @@ export async function writeWithRelations<T extends Row | undefined>(
     const row = await write(transaction, own);
     if (!row) return row;
     const id = row.id as RecordId;
-    for (const [name, through, ids] of links) {
-      const refused = (missing: readonly RecordId[]) =>
-        new RecordRefused({ [name]: [`Invalid ${missing.length === 1 ? 'id' : 'ids'} ${missing.join(', ')}: no such ${through.target}.`] });
-      const missing = await missingIds(transaction, through.target, ids);
-      if (missing.length > 0) throw refused(missing);
+    for (const [through, linked] of links) {
+      const ids = await linked(transaction);
       try {
         await replaceJoinRows(transaction, through, id, ids);
       } catch (error) {
-        // A record named was deleted since it was found (PostgreSQL, read committed): named as the missing ones are.
-        if (transaction.missingReference(error)) throw refused(await missingIds(database, through.target, ids));
+        if (!transaction.missingReference(error)) throw error;
+        // A record named was deleted since it was found (PostgreSQL, read committed): refused as a missing one is.
+        await linked(database);
         throw error;
       }
     }
     return ((await findRecord(transaction, selection, id)) ?? row) as T;
   });
 }
+
+/** The ids a many-to-many's body gives, read back to refuse those of no record (400 naming them). */
+const linkedByIds =
+  (name: string, through: JoinTable, ids: readonly RecordId[]) =>
+  async (database: Database): Promise<RecordId[]> => {
+    const missing = await missingIds(database, through.target, ids);
+    if (missing.length > 0) throw new RecordRefused({ [name]: [`Invalid ${missing.length === 1 ? 'id' : 'ids'} ${missing.join(', ')}: no such ${through.target}.`] });
+    return [...ids];
+  };
+
+/** The ids of the records a many-to-many's slugs name (exactly), in one read; 400 naming the slugs no record has. */
+const linkedBySlugs =
+  (name: string, { target, field }: SlugField, slugs: readonly unknown[]) =>
+  async (database: Database): Promise<RecordId[]> => {
+    const declared = target.fields[field]!;
+    const found = await idsWhere(database, target.table, field, slugs.map((slug) => declared.toDriver(slug)));
+    const missing = slugs.filter((slug) => !found.has(String(declared.toDriver(slug))));
+    if (missing.length > 0) throw new RecordRefused({ [name]: [`No ${target.table} with ${field} ${missing.map((slug) => `"${String(slug)}"`).join(', ')}.`] });
+    return slugs.map((slug) => found.get(String(declared.toDriver(slug)))!);
+  };

@@ -9,6 +9,8 @@ import { accountTables } from '../store/accounts/tables.js';
 import type { Database } from '../store/database.js';
 import { schemaDifferences } from '../store/schema/drift.js';
 import type { AppDefinition } from './app.js';
+import type { Relation } from './relations.js';
+import type { Serializer } from './serializer.js';
 import { User } from './users/model.js';
 
 const frameworkTables: readonly Table[] = [User, ...accountTables];
@@ -47,6 +49,37 @@ export function appState(definition: AppDefinition): SchemaState {
   }
   const own = stateOf([...models.values()]);
   return { tables: own.tables, indexes: { ...contributed, ...own.indexes } };
+}
+
+/** The tables a relation reads besides the record's own. */
+function tablesRead(relation: Relation): string[] {
+  if (relation.slug) return [relation.slug.target.table];
+  if (relation.through) return [relation.through.table, relation.through.target];
+  return [relation.across.table];
+}
+
+/**
+ * Refuses, at start-up, a relation the app's schema cannot serve, which the first read showing it
+ * would otherwise fail on (a 500): one reading a table that no model of the app (nor the
+ * framework) declares, so no migration makes it, or a reverse relation whose key is no foreign key
+ * of the related table to the record's own. Relations of nested lists are checked too.
+ */
+export function assertRelationsDeclared(definition: AppDefinition): void {
+  const tables = { ...frameworkState().tables, ...appState(definition).tables };
+  const check = (serializer: Serializer): void => {
+    for (const [name, relation] of Object.entries(serializer.relations)) {
+      const where = `${serializer.model.table}: relation "${name}"`;
+      for (const table of tablesRead(relation)) {
+        if (!tables[table]) throw new Error(`${where} reads the table "${table}", which no model of the app declares: add its model to a collection, or to defineApp's \`models\`.`);
+      }
+      const { table, link } = relation.across;
+      if (relation.kind === 'reverse' && tables[table]!.columns[link]?.references?.table !== serializer.model.table) {
+        throw new Error(`${where}: ${table}.${link} is no foreign key to ${serializer.model.table}.`);
+      }
+      if (relation.serializer) check(relation.serializer);
+    }
+  };
+  for (const { serializer } of definition.collections) check(serializer);
 }
 
 /** How the live database differs from the framework's and the app's declarations: one line each. */

@@ -10,7 +10,7 @@ import { emptyDetails, parseError, validationFailed, type ErrorDetails } from '.
 import type { AuthUser } from './authentication/auth-user.js';
 import { aggregatesFor, type ComputedField, type RenderContext } from './computed.js';
 import type { Model } from './model.js';
-import { parseRelatedIds, type Relation } from './relations.js';
+import { parseRelatedIds, parseRelatedSlugs, type Relation } from './relations.js';
 
 export type WriteMode = 'create' | 'update' | 'partial_update';
 
@@ -37,7 +37,10 @@ export interface SerializerOptions {
   nested?: Record<string, NestedField>;
   /** Read-only values computed from the row or, SQL-backed, over related rows (see `computed`). */
   computed?: Record<string, ComputedField>;
-  /** Reverse and many-to-many relations, rendered as lists of ids (see relations.ts); a many-to-many is writable unless `readOnly`. */
+  /**
+   * Reverse and many-to-many relations, rendered as lists of ids, or of nested records where the
+   * relation names a serializer (see relations.ts); a many-to-many of ids is writable unless `readOnly`.
+   */
   relations?: Record<string, Relation>;
   /** Per-field rendering in place of the field's own (the stored value in, JSON out). */
   format?: Record<string, (stored: unknown, row: Row) => unknown>;
@@ -146,6 +149,7 @@ export class Serializer {
         throw new Error(`${model.table}: nested "${name}" needs "${nested.source}" to be a foreign key to ${nested.serializer.model.table}.`);
       }
       // A nested record is read by a join, which carries columns only.
+      if (nested.serializer.selection.batches) throw new Error(`${model.table}: nested "${name}" shows relations as nested lists, which a nested record cannot: show them as ids.`);
       const aggregated = (nested.serializer.selection.aggregates ?? []).map((aggregate) => aggregate.name);
       if (aggregated.length > 0) {
         throw new Error(`${model.table}: nested "${name}" shows SQL-backed computed fields (${aggregated.join(', ')}), which a nested record cannot: leave them out of its serializer's fields.`);
@@ -154,7 +158,8 @@ export class Serializer {
     // Nested objects and write-only-by-nature fields are never taken from a body as they are.
     const declaredReadOnly = new Set([...(options.readOnly ?? []), ...Object.keys(this.nested), ...Object.keys(this.computed), 'id']);
     // Relations are no columns: the writable ones (many-to-many) are set apart, the others are read-only.
-    this.relationInputs = this.fields.filter((name) => (this.relations[name]?.through || this.relations[name]?.slug) && !declaredReadOnly.has(name));
+    // A relation shown nested is read-only, as a nested foreign key is.
+    this.relationInputs = this.fields.filter((name) => ((this.relations[name]?.through && !this.relations[name]?.serializer) || this.relations[name]?.slug) && !declaredReadOnly.has(name));
     this.readOnly = new Set([...declaredReadOnly, ...Object.keys(this.relations).filter((name) => !this.relationInputs.includes(name))]);
     this.writable = this.fields.filter((name) => !this.readOnly.has(name) && !this.relations[name]);
     this.updateInputs = Object.keys(model.rules?.updates?.inputs ?? {});
@@ -166,10 +171,16 @@ export class Serializer {
     const shownComputed = this.fields.filter((name) => this.computed[name]);
     const readable = Object.keys(model.fields).filter((name) => !fieldOf(name)!.writeOnly);
     const computedReads = shownComputed.flatMap((name) => this.computed[name]!.reads ?? (this.computed[name]!.compute ? readable : []));
+    const batches = this.fields.flatMap((name) => {
+      const batch = this.relations[name]?.batch;
+      return batch ? [{ name, ...batch }] : [];
+    });
     this.perUser = shownComputed.some((name) => this.computed[name]!.aggregate?.requestingUser !== undefined);
+    const columns = [...new Set(['id', ...own, ...computedReads, ...Object.values(this.nested).map((n) => n.source), ...slugs.map(([, slug]) => slug.source), ...(model.rules?.reads ?? [])])];
     this.selection = {
       table: model.table,
-      columns: [...new Set(['id', ...own, ...computedReads, ...Object.values(this.nested).map((n) => n.source), ...slugs.map(([, slug]) => slug.source), ...(model.rules?.reads ?? [])])],
+      columns,
+      int64: columns.filter((name) => fieldOf(name)?.kind === 'bigint'),
       aggregates: this.aggregatesOf(null),
       joins: [
         ...Object.entries(this.nested).map(([name, nested]) => ({
@@ -177,10 +188,12 @@ export class Serializer {
           table: nested.serializer.model.table,
           via: nested.source,
           columns: nested.serializer.selection.columns,
+          int64: nested.serializer.selection.int64,
         })),
         // A slug is read by a join, as a nested record of its id and that field.
         ...slugs.map(([name, slug]) => ({ name, table: slug.target.table, via: slug.source, columns: ['id', slug.field] })),
       ],
+      ...(batches.length > 0 && { batches }),
     };
     this.renderers = this.fields.map((name) => [name, this.rendererOf(name)] as const);
   }
@@ -258,6 +271,13 @@ export class Serializer {
     if (computed?.compute) return computed.compute;
     const slug = this.relations[name]?.slug;
     if (slug) return (row) => (row[name] as Row | null)?.[slug.field] ?? null;
+    const listed = this.relations[name]?.serializer;
+    if (listed) return (row, context) => (row[name] as Row[]).map((related) => listed.render(related, context));
+    const slugs = this.relations[name]?.slugs;
+    if (slugs) {
+      const field = slugs.target.fields[slugs.field]!;
+      return (row) => (row[name] as Row[]).map((related) => field.render(related[slugs.field]));
+    }
     if (computed || this.relations[name]) return (row) => row[name];
     if (format) return (row) => format(row[name], row);
     if (nested) return (row, context) => (row[name] ? nested.render(row[name] as Row, context) : null);
@@ -303,8 +323,10 @@ export class Serializer {
         if (key?.required === 'always' && mode !== 'partial_update' && !this.sends(input, slug!.source)) details[name] = [REQUIRED];
         continue;
       }
+      const slugs = this.relations[name]!.slugs;
       try {
-        values[name] = slug ? await this.parseValue({ ...slug.target.fields[slug.field]!, nullable: this.model.fields[slug.source]!.nullable }, input[name], context) : parseRelatedIds(input[name]);
+        if (slug) values[name] = await this.parseValue({ ...slug.target.fields[slug.field]!, nullable: this.model.fields[slug.source]!.nullable }, input[name], context);
+        else values[name] = slugs ? await parseRelatedSlugs(slugs.target.fields[slugs.field]!, input[name]) : parseRelatedIds(input[name]);
       } catch (error) {
         if (!(error instanceof FieldError)) throw error;
         details[name] = error.messages;

@@ -34,7 +34,11 @@ export function compileConditions(
     if (!related) return compileFilter(database, field, `${table}.${filter.field}`, filter, eb);
     // EXISTS rather than a join: a record matched by several related rows is still one record.
     const alias = `across_${filter.field}`;
-    const matches = compileFilter(database, field, `${alias}.${related.column}`, filter, eb);
+    const { named } = related;
+    const namedAlias = `named_${filter.field}`;
+    const matches = named
+      ? sql<SqlBool>`${sql.ref(`${alias}.${related.column}`)} in (select ${sql.ref(`${namedAlias}.id`)} from ${sql.table(named.table)} as ${sql.ref(namedAlias)} where ${compileFilter(database, field, `${namedAlias}.${named.field}`, filter, eb)})`
+      : compileFilter(database, field, `${alias}.${related.column}`, filter, eb);
     return sql<SqlBool>`exists (select 1 from ${sql.table(related.table)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.${related.link}`)} = ${sql.ref(`${table}.${related.own}`)} and ${matches})`;
   });
 }

@@ -26,6 +26,13 @@ export async function idWhere(database: Database, table: string, column: string,
   return row?.id as RecordId | undefined;
 }
 
+/** The ids of the rows of `table` whose (unique) `column` is one of `values`, by that column's value as text: one statement. */
+export async function idsWhere(database: Database, table: string, column: string, values: readonly unknown[]): Promise<Map<string, RecordId>> {
+  if (values.length === 0) return new Map();
+  const rows = await storeDatabase(database).db.selectFrom(table).select(['id', column]).where(column, 'in', values).execute();
+  return new Map(rows.map((row) => [String(row[column]), row.id as RecordId]));
+}
+
 /** The record `id`'s links, now exactly `ids`: a delete and an insert (none when `ids` is empty), in the caller's transaction. */
 export async function replaceJoinRows(database: Database, join: JoinColumns, id: RecordId, ids: readonly RecordId[]): Promise<void> {
   const { db } = storeDatabase(database);

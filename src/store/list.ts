@@ -11,7 +11,7 @@ import { firstRow, type CountMode, type Keyset, type ListQuery, type ListSource,
 import type { Row, Selection } from '../core/rows.js';
 import { compileConditions } from './filters.js';
 import { escapeLike, storeDatabase, type Database, type Tables } from './database.js';
-import { assembleRecord, assembleRow, fromSelection, selectColumns, selectRecord, type RecordId, type RowQuery } from './records.js';
+import { assembleRecord, assembleRow, attachBatches, fromSelection, selectColumns, selectRecord, withBatches, type RecordId, type RowQuery } from './records.js';
 
 type Where = ExpressionBuilder<Tables, string>;
 
@@ -234,6 +234,12 @@ export interface ListRead {
  * to tell whether more follow, beside an estimate; a keyset page likewise.
  */
 export async function readList(database: Database, plan: ListPlan): Promise<ListRead> {
+  const read = await readListRows(database, plan);
+  if (plan.source.selection.batches) await attachBatches(database, plan.source.selection, read.rows);
+  return read;
+}
+
+async function readListRows(database: Database, plan: ListPlan): Promise<ListRead> {
   const { source, query, paging } = plan;
   if (paging.by === 'keyset') return keysetPage(database, source, query, paging.from);
   if (plan.count === 'exact') {
@@ -286,6 +292,7 @@ export async function* recordsInBatches(
   for (;;) {
     const rows = await pageByKeyset(database, source, page, keyset, batchSize);
     if (rows.length === 0) return;
+    if (source.selection.batches) await attachBatches(database, source.selection, rows);
     const last = rows.at(-1)!;
     keyset = { boundary: [...query.ordering.map(({ field }) => last[field]), last.id], backwards: false };
     yield rows;
@@ -308,7 +315,7 @@ export async function findScopedRecord(
   let query = selectRecord(database, selection, id).where((eb) => eb.and(compileConditions(database, scope.fields, selection.table, scope.conditions, eb)));
   if (lock && storeDatabase(database).capabilities.supportsRowLocks) query = query.forUpdate(selection.table);
   const row = await query.executeTakeFirst();
-  return row && assembleRecord(row, selection);
+  return row && withBatches(database, selection, assembleRecord(row, selection));
 }
 
 function whereClause(database: Database, source: ListSource, query: ListQuery, eb: Where): Expression<SqlBool> {

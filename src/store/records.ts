@@ -2,12 +2,12 @@
  * Reading and writing records. Every identifier comes from a model
  * declaration (checked in model()); every value is bound.
  */
-import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { sql, type AliasedRawBuilder, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { cached } from '../core/cache.js';
 import { parseInteger64, type Field } from '../core/fields.js';
 import type { Ordering } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
-import { keyOf, type Aggregate, type Row, type Selection } from '../core/rows.js';
+import { keyOf, type Aggregate, type Batch, type Row, type Selection } from '../core/rows.js';
 import { storeDatabase, type Database, type Tables } from './database.js';
 import { withinScopes } from './filters.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
@@ -32,12 +32,22 @@ export function fromSelection(database: Database, selection: Selection, from = s
   return query;
 }
 
+/** `from.column`, read exactly where it is one of the `int64` columns (see Selection). */
+function columnOf(database: Database, from: string, column: string, int64: readonly string[] | undefined): RawBuilder<unknown> {
+  const ref = sql.ref(from ? `${from}.${column}` : column);
+  return int64?.includes(column) ? storeDatabase(database).capabilities.exactInteger(ref) : sql`${ref}`;
+}
+
+/** The selection's own columns as a write returns them (unqualified: the written table's). */
+export const returnedColumns = (database: Database, selection: Selection): (string | AliasedRawBuilder<unknown, string>)[] =>
+  selection.columns.map((column) => (selection.int64?.includes(column) ? columnOf(database, '', column, selection.int64).as(column) : column));
+
 /** The selection's columns, nested ones flattened as `<name>__<column>`, then its aggregates. */
 export function selectColumns(database: Database, query: RowQuery, selection: Selection): RowQuery {
   return query.select([
-    ...selection.columns.map((column) => sql.ref(`${selection.table}.${column}`).as(column)),
+    ...selection.columns.map((column) => columnOf(database, selection.table, column, selection.int64).as(column)),
     ...selection.joins.flatMap((join) =>
-      join.columns.map((column) => sql.ref(`${nestedAlias(join.name)}.${column}`).as(nestedColumn(join.name, column))),
+      join.columns.map((column) => columnOf(database, nestedAlias(join.name), column, join.int64).as(nestedColumn(join.name, column))),
     ),
     ...(selection.aggregates ?? []).map((aggregate) => aggregateOf(database, selection.table, aggregate).as(aggregate.name)),
   ]) as RowQuery;
@@ -124,6 +134,52 @@ export function assembleRow(row: Row, selection: Selection, dropped = NOTHING): 
   return assembled;
 }
 
+/**
+ * The most ids one batch statement binds, well within both databases' limits on a statement's
+ * parameters (SQLite's 32766, PostgreSQL's 65535): a page's records are far fewer, and so are a
+ * page's nested records, short of thousands per record.
+ */
+const BOUND_IDS = 10_000;
+const OWNER = '_owner';
+const OWNER_ONLY: ReadonlySet<string> = new Set([OWNER]);
+
+/** A batch's related rows of the records `ids`, each with the id of its record as OWNER, in id order. */
+function batchQuery(database: Database, { selection, via, through, within }: Batch, ids: readonly RecordId[]): RowQuery {
+  const { db } = storeDatabase(database);
+  const { table } = selection;
+  const from = (
+    through ? db.selectFrom(through.table).innerJoin(table, (join) => join.onRef(`${table}.id`, '=', `${through.table}.${through.to}`)) : db.selectFrom(table)
+  ) as unknown as RowQuery;
+  const owner = sql.ref(through ? `${through.table}.${through.from}` : `${table}.${via!}`);
+  let query = selectColumns(database, fromSelection(database, selection, from), selection).select(owner.as(OWNER)).where(owner, 'in', ids) as RowQuery;
+  if (within) query = query.where(withinScopes(database, within, table));
+  return query.orderBy(sql.ref(`${table}.id`));
+}
+
+/**
+ * Each row's batched relations (the selection's batches), as lists under their names: one
+ * statement per batch for all the rows, whatever their number (up to BOUND_IDS), and per batch of
+ * theirs, in turn.
+ */
+export async function attachBatches(database: Database, selection: Selection, rows: readonly Row[]): Promise<void> {
+  if (!selection.batches || rows.length === 0) return;
+  const ids = [...new Set(rows.map((row) => row.id as RecordId))];
+  for (const batch of selection.batches) {
+    const read: Row[] = [];
+    // An owner's related rows all come in the statement that names it, so each list stays in id order.
+    for (let start = 0; start < ids.length; start += BOUND_IDS) read.push(...(await batchQuery(database, batch, ids.slice(start, start + BOUND_IDS)).execute()));
+    const related = read.map((row) => [String(row[OWNER]), assembleRow(row, batch.selection, OWNER_ONLY)] as const);
+    await attachBatches(database, batch.selection, related.map(([, row]) => row));
+    const byOwner = new Map<string, Row[]>();
+    for (const [owner, row] of related) {
+      const list = byOwner.get(owner);
+      if (list) list.push(row);
+      else byOwner.set(owner, [row]);
+    }
+    for (const row of rows) row[batch.name] = byOwner.get(String(row.id)) ?? [];
+  }
+}
+
 /** A record's key: an integer or UUID id, or the value of the selection's lookup field (its `key`). */
 export type RecordId = number | bigint | string;
 
@@ -180,7 +236,12 @@ export async function findRecord(
   { lock = false }: { lock?: boolean } = {},
 ): Promise<Row | undefined> {
   const [row] = await recordQuery(selection, lock)(database, id);
-  return row && assembleRecord(row, selection);
+  return row && withBatches(database, selection, assembleRecord(row, selection));
+}
+
+/** One record with its batched relations attached (attachBatches); at once where there are none. */
+export function withBatches(database: Database, selection: Selection, row: Row): Row | Promise<Row> {
+  return selection.batches ? attachBatches(database, selection, [row]).then(() => row) : row;
 }
 
 /**
@@ -254,7 +315,7 @@ export async function findRecordAlongside(
   if (!row) return undefined;
   const { columns, dropped } = companionColumnsOf(companion);
   // The record's id is its primary key: null only where the join found no record.
-  return { companion: pickNested(row, columns), record: row.id === null ? undefined : assembleRecord(row, selection, dropped) };
+  return { companion: pickNested(row, columns), record: row.id === null ? undefined : await withBatches(database, selection, assembleRecord(row, selection, dropped)) };
 }
 
 /** The records with these ids, in id order. */
@@ -263,7 +324,14 @@ export async function findRecords(database: Database, selection: Selection, ids:
     .where(sql.ref(`${selection.table}.id`), 'in', ids)
     .orderBy(sql.ref(`${selection.table}.id`))
     .execute();
-  return rows.map((row) => assembleRow(row, selection));
+  return assembledRows(database, selection, rows);
+}
+
+/** Rows as read → records (assembleRow), their batched relations attached. */
+export async function assembledRows(database: Database, selection: Selection, rows: readonly Row[]): Promise<Row[]> {
+  const records = rows.map((row) => assembleRow(row, selection));
+  if (selection.batches) await attachBatches(database, selection, records);
+  return records;
 }
 
 export async function recordExists(database: Database, table: string, id: unknown): Promise<boolean> {
@@ -326,6 +394,5 @@ export async function listRecords(
       return built;
     }, values.length),
   );
-  const rows = await query(database, ...values);
-  return rows.map((row) => assembleRow(row, selection));
+  return assembledRows(database, selection, await query(database, ...values));
 }

@@ -6,7 +6,7 @@
  * must see the record first; a delete is one `DELETE`, after a locked read likewise. Foreign keys are checked by their
  * constraints, not by reads beforehand: a refusal comes back as a RecordRefused naming the field.
  */
-import { sql, type Compilable } from 'kysely';
+import { sql, type AliasedRawBuilder, type Compilable } from 'kysely';
 import { cached } from '../core/cache.js';
 import type { RecordScope } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
@@ -15,7 +15,7 @@ import { keyOf, type Row, type Selection } from '../core/rows.js';
 import { storeDatabase, type Database } from './database.js';
 import { findScopedRecord } from './list.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
-import { assembleRow, findRecord, fromSelection, recordExists, selectColumns, toDriverValues, versionOf, type RecordId, type RowQuery } from './records.js';
+import { assembleRow, findRecord, fromSelection, recordExists, returnedColumns, selectColumns, toDriverValues, versionOf, withBatches, type RecordId, type RowQuery } from './records.js';
 
 /** The caller's look at a record about to be written (permissions, preconditions): it throws to refuse the write. */
 export type WriteCheck = (row: Row) => Promise<void>;
@@ -32,7 +32,7 @@ export function inTransaction<T>(database: Database, work: (transaction: Databas
 
 /** An INSERT or UPDATE, ready for its RETURNING clause. */
 interface Returnable {
-  returning(columns: readonly string[]): Compilable<Row>;
+  returning(columns: readonly (string | AliasedRawBuilder<unknown, string>)[]): Compilable<Row>;
 }
 
 const WRITTEN = 'written';
@@ -46,7 +46,8 @@ const readInOneStatement = (database: Database, selection: Selection): boolean =
 
 /** The write, returning the row: as the selection reads it where readInOneStatement, else its own columns. */
 function returningRow(database: Database, selection: Selection, write: Returnable): Compilable<Row> {
-  if (relatedReads(selection).length === 0 || !readInOneStatement(database, selection)) return write.returning(selection.columns);
+  if (relatedReads(selection).length === 0 || !readInOneStatement(database, selection)) return write.returning(returnedColumns(database, selection));
+  // Read as they are here: selectColumns reads them from the WITH clause exactly.
   const from = storeDatabase(database).db.with(WRITTEN, () => write.returning(selection.columns) as never).selectFrom(`${WRITTEN} as ${selection.table}`);
   return selectColumns(database, fromSelection(database, selection, from as unknown as RowQuery), selection);
 }
@@ -85,10 +86,11 @@ const bound = (columns: readonly string[], placeholders: readonly Placeholder[])
  */
 async function writtenRow(database: Database, selection: Selection, query: Precompiled<Row>, values: readonly unknown[]): Promise<Row | undefined> {
   const [row] = await query(database, ...values);
-  if (!row || relatedReads(selection).length === 0) return row;
-  if (readInOneStatement(database, selection)) return assembleRow(row, selection);
+  if (!row) return row;
+  if (relatedReads(selection).length === 0) return withBatches(database, selection, row);
+  if (readInOneStatement(database, selection)) return withBatches(database, selection, assembleRow(row, selection));
   // Read apart, the record may be gone already (deleted by another request): then it is shown as written.
-  return (await findRecord(database, selection, row[keyOf(selection)] as RecordId)) ?? assembleRow(row, selection);
+  return (await findRecord(database, selection, row[keyOf(selection)] as RecordId)) ?? withBatches(database, selection, assembleRow(row, selection));
 }
 
 const detailsFor = (columns: readonly string[], message: (column: string) => string): Record<string, string[]> =>

@@ -29,6 +29,7 @@ import {
 import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
 import { expectedColumn } from '../../src/store/schema/drift.js';
 import { createToken } from '../../src/framework/authentication/token.js';
+import { Article } from '../../src/service/articles.js';
 import { users } from '../../src/service/users.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
@@ -127,7 +128,8 @@ const everything = collection('everything', {
 describe('every field kind and option: generated, applied, introspected', () => {
   onFreshDatabase();
   it('makes each column exactly as declared, and every declared index', async () => {
-    const definition = defineApp({ collections: [users, everything], models: [Shelf] });
+    // Article: the table the users' reverse relation (`articles`) reads, which the app must declare.
+    const definition = defineApp({ collections: [users, everything], models: [Shelf, Article] });
     const { migrations } = generate(definition, {});
     await migrateApp(database, { ...definition, migrations });
 

@@ -101,10 +101,17 @@ function FieldInput(props: { name: string; field: Field; value: unknown; hidden:
   );
 }
 
-/** A writable relation: a many-to-many's ids, comma-separated (sent as a list of numbers), or a slug as text. */
-function RelationInput(props: { name: string; value: unknown; slug: boolean }) {
+/** The input of each way a relation is written. */
+const RELATION_INPUTS = {
+  slug: { 'data-kind': 'string' },
+  ids: { 'data-kind': 'ids', placeholder: 'ids, comma-separated: 1, 2' },
+  slugs: { 'data-kind': 'slugs', placeholder: 'comma-separated' },
+} as const;
+
+/** A writable relation: a many-to-many's ids (sent as a list of numbers) or slugs (a list of strings), comma-separated, or a slug as text. */
+function RelationInput(props: { name: string; value: unknown; writes: keyof typeof RELATION_INPUTS }) {
   const shown = Array.isArray(props.value) ? props.value.join(', ') : typeof props.value === 'string' ? props.value : '';
-  const kind = props.slug ? { 'data-kind': 'string' } : { 'data-kind': 'ids', placeholder: 'ids, comma-separated: 1, 2' };
+  const kind = RELATION_INPUTS[props.writes];
   return (
     <label class="field" for={`field-${props.name}`}>
       <span>{props.name}</span>
@@ -138,7 +145,7 @@ function RecordForm(props: { form: NonNullable<PageModel['form']>; path: string 
         />
       ))}
       {serializer.relationInputs.map((name) => (
-        <RelationInput key={name} name={name} value={values[name]} slug={serializer.relations[name]!.slug !== undefined} />
+        <RelationInput key={name} name={name} value={values[name]} writes={serializer.relations[name]!.slug ? 'slug' : serializer.relations[name]!.slugs ? 'slugs' : 'ids'} />
       ))}
       {kind === 'edit' && serializer.updateInputs.map((name) => <UpdateInput key={name} name={name} />)}
       <div class="actions">

@@ -67,6 +67,12 @@ export interface DialectCapabilities {
    * transaction. Undefined where there is none, or where the transaction costs no round trips.
    */
   readonly rowVersion: ((table: string) => RawBuilder<string>) | undefined;
+  /**
+   * A 64-bit integer column as it is to be read: a number while it is exact (|n| ≤ 2^53 − 1), the
+   * text of its digits beyond, where a number would lose them. For the columns that may pass 2^53
+   * only (bigint fields), so other integers (ids, counts) are read as they are.
+   */
+  exactInteger(column: Expression<unknown>): RawBuilder<unknown>;
   /** Whether the planner's estimate of a query's rows can be read without running it (EXPLAIN). */
   readonly estimatesRowCounts: boolean;
   /** Whether tables live in one of several schemas, so the current one must be named. */

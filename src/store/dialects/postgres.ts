@@ -68,6 +68,8 @@ export const postgresCapabilities: DialectCapabilities = {
   mergesRoundTrips: true,
   supportsModifyingCte: true,
   supportsRowLocks: true,
+  // The int8 type parser (database.ts) reads text beyond 2^53 already.
+  exactInteger: (column) => sql`${column}`,
   rowVersion: (table) => sql<string>`${sql.ref(`${table}.xmin`)}::text`,
   estimatesRowCounts: true,
   hasSchemas: true,
