@@ -5,6 +5,27 @@
  *
  * Each `expect…` helper checks one schema of the spec key for key (no key missing, none extra) and
  * returns the checked value typed, so a test reads the fields it then asserts on.
+ *
+ * Where the spec is silent or torn, the suite decides as follows (RealWorld's Postman collection
+ * and the spec's own pages, under apps/documentation/…/specifications/backend, settle what they can):
+ * - Statuses are the spec's 1.1.0 ones: 201 for register and create article, 200 for create comment
+ *   (the spec says 200 there), 204 with no body for both DELETEs (1.0 said 200), 200 elsewhere.
+ * - A wrong password or unknown email at login is 401 (the spec's Unauthorized); a missing field is
+ *   422. Every 422 is exactly `{"errors": {"body": [...]}}` (GenericErrorModel), its messages naming
+ *   the field at fault; bodies that are not JSON or lack the `user`/`article`/`comment` wrapper, and
+ *   `limit`/`offset` outside the spec's minimums (1 and 0), are 422 too.
+ * - 401 for a missing credential where one is required, and for a bad one anywhere (also where auth is
+ *   optional, as DRF authenticates before it checks permissions); 403 for another user's article or
+ *   comment, the article's author included for comments; 404 for an unknown username, slug, comment,
+ *   or a comment under another article. Those bodies are not asserted: the spec gives them no schema.
+ * - `bio` and `image` are null until set (the spec's example user has `"image": null`).
+ * - tagList comes back sorted (see `tagOrder`); article lists carry no `body` (spec 1.1.0 and its
+ *   "Multiple Articles" page); lists are newest first; limit defaults to 20.
+ * - The slug is the title, lower-cased and hyphenated, and follows a title change (the spec's
+ *   endpoints page: "The slug also gets updated when the title is changed"); a second article with a
+ *   taken title gets another slug starting with the same words.
+ * - Following and favouriting are idempotent: twice is once; undoing what was not done is a 200 too.
+ * - Comments come in no asserted order (the spec names none); tags in GET /tags likewise.
  */
 import { afterAll, beforeAll, expect } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
