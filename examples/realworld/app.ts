@@ -25,6 +25,7 @@ import {
   type Database,
   type ErrorDetails,
   type Permission,
+  type RecordStore,
   type RenderContext,
   type Row,
 } from 'restfold';
@@ -138,12 +139,23 @@ const slugify = (title: string): string =>
 /** Tags come back sorted and once each, whatever order they were sent in. */
 const sortedTags = (tags: unknown): string[] => (Array.isArray(tags) ? [...new Set(tags.map(String))].sort() : []);
 
-const tagStore = (database: Database) => recordStore(database, serializer(Tag, { fields: ['id', 'name'] }), { name: 'tag' });
+const tagRecord = serializer(Tag, { name: 'TagRecord', fields: ['id', 'name'] });
 
 /** Each tag of the article in the tags table, in the article's own transaction (GET /tags lists them). */
 async function recordTags(database: Database, tags: unknown): Promise<void> {
-  const store = tagStore(database);
+  const store = recordStore(database, tagRecord, { name: 'tag' });
   for (const name of sortedTags(tags)) if ((await store.list({ name }, ['id'])).length === 0) await store.create({ name });
+}
+
+/**
+ * Makes the row `where` exist (`present`) or not, idempotently as Conduit's favourite and follow are:
+ * twice is once. Answers how many rows that added (1, 0, or minus those removed).
+ */
+async function makePresent(store: RecordStore, where: Row, present: boolean): Promise<number> {
+  const existing = await store.list(where, ['id']);
+  if (present && existing.length === 0) await store.create(where);
+  if (!present) for (const row of existing) await store.delete(row.id as number);
+  return (present ? 1 : 0) - existing.length;
 }
 
 // ---- articles -----------------------------------------------------------------------------------
@@ -162,16 +174,12 @@ const articleSerializer = new ConduitSerializer(Article, {
   },
 });
 
-const favorites = (database: Database) =>
-  recordStore(database, serializer(Favorite, { fields: ['id', 'article_id', 'user_id'] }), { name: 'favorite' });
+const favoriteRecord = serializer(Favorite, { fields: ['id', 'article_id', 'user_id'] });
 
-/** The article as the caller now sees it, once their favourite is (or is no longer) there: one write at most, idempotent. */
+/** The article as the caller now sees it, once their favourite is (or is no longer) there. */
 async function setFavorite(database: Database, user: AuthUser, record: Row, favorited: boolean): Promise<Row> {
-  const store = favorites(database);
-  const mine = await store.list({ article_id: record.id, user_id: user.id }, ['id']);
-  if (favorited && mine.length === 0) await store.create({ article_id: record.id, user_id: user.id });
-  if (!favorited) for (const favorite of mine) await store.delete(favorite.id as number);
-  const change = (favorited ? 1 : 0) - mine.length;
+  const store = recordStore(database, favoriteRecord, { name: 'favorite' });
+  const change = await makePresent(store, { article_id: record.id, user_id: user.id }, favorited);
   return { article: articleSerializer.render({ ...record, favorited, favorites_count: Number(record.favorites_count) + change }, { user }) };
 }
 
@@ -194,8 +202,9 @@ const articles = collection('articles', {
       ...(values.title !== undefined && { slug: slugify(String(values.title)) }),
       ...(values.tag_list !== undefined && { tag_list: sortedTags(values.tag_list) }),
     }),
-    afterCreate: ({ database, record }) => recordTags(database, record.tag_list),
-    afterUpdate: ({ database, record }) => recordTags(database, record.tag_list),
+    // The values sent (an update without tags records none).
+    afterCreate: ({ database, values }) => recordTags(database, values.tag_list),
+    afterUpdate: ({ database, values }) => recordTags(database, values.tag_list),
   },
   // Newest first, as every Conduit list: ids grow with time, and tie nothing.
   defaultOrdering: ['-id'],
@@ -203,7 +212,7 @@ const articles = collection('articles', {
   pageSize: 20,
   maxPageSize: 100,
   actions: {
-    favorite: { detail: true, method: 'POST', permissions: [isAuthenticated], handler: ({ database, user, record }) => setFavorite(database, user!, record!, true) },
+    favorite: { detail: true, method: 'POST', body: false, permissions: [isAuthenticated], handler: ({ database, user, record }) => setFavorite(database, user!, record!, true) },
     unfavorite: { detail: true, method: 'DELETE', path: 'favorite', permissions: [isAuthenticated], handler: ({ database, user, record }) => setFavorite(database, user!, record!, false) },
   },
 });
@@ -244,15 +253,12 @@ const comments = collection('comments', {
 
 // ---- profiles and tags --------------------------------------------------------------------------
 
-const follows = (database: Database) => recordStore(database, serializer(Follow, { fields: ['id', 'follower_id', 'followee_id'] }), { name: 'follow' });
+const followRecord = serializer(Follow, { fields: ['id', 'follower_id', 'followee_id'] });
 
-/** The profile as the caller now sees it, once they follow (or no longer follow) it: idempotent. */
+/** The profile as the caller now sees it, once they follow (or no longer follow) it. */
 async function setFollowing(database: Database, user: AuthUser, record: Row, following: boolean): Promise<Row> {
-  const store = follows(database);
-  const where = { follower_id: user.id, followee_id: record.id };
-  const existing = await store.list(where, ['id']);
-  if (following && existing.length === 0) await store.create(where);
-  if (!following) for (const follow of existing) await store.delete(follow.id as number);
+  const store = recordStore(database, followRecord, { name: 'follow' });
+  await makePresent(store, { follower_id: user.id, followee_id: record.id }, following);
   return { profile: profileSerializer.render({ ...record, following }) };
 }
 
@@ -261,7 +267,7 @@ const profiles = collection('profiles', {
   lookupField: 'username',
   permissions: { list: [nobody], retrieve: [allowAny], create: [nobody], update: [nobody], partial_update: [nobody], destroy: [nobody] },
   actions: {
-    follow: { detail: true, method: 'POST', permissions: [isAuthenticated], handler: ({ database, user, record }) => setFollowing(database, user!, record!, true) },
+    follow: { detail: true, method: 'POST', body: false, permissions: [isAuthenticated], handler: ({ database, user, record }) => setFollowing(database, user!, record!, true) },
     unfollow: { detail: true, method: 'DELETE', path: 'follow', permissions: [isAuthenticated], handler: ({ database, user, record }) => setFollowing(database, user!, record!, false) },
   },
 });
@@ -284,9 +290,12 @@ const tags = collection('tags', {
 
 export default defineApp({
   collections: [articles, feed, comments, profiles, tags],
+  // Written by the custom actions, read by the computed fields and the feed's scope: no collection of their own.
+  models: [Follow, Favorite],
   routers: [
     { prefix: '/api', trailingSlash: 'absent', collections: ['articles', 'comments', 'profiles', 'tags'] },
-    { prefix: '/api/articles', trailingSlash: 'absent', collections: ['feed'] },
+    // No API root here: /api/articles is the articles list.
+    { prefix: '/api/articles', trailingSlash: 'absent', collections: ['feed'], root: false },
   ],
   envelope: (name) => envelopes[name],
   credentialKeywords: ['Token'],
