@@ -14,6 +14,8 @@ export interface Aggregate {
   readonly kind: 'count' | 'exists' | 'ids';
   readonly table: string;
   readonly via: string;
+  /** The record's column that `via` names (default `id`): `author_id`, for rows about the record's author. */
+  readonly on?: string;
   /** The related rows' column `ids` lists (default `id`): a join table's other key, for a many-to-many. */
   readonly column?: string;
   readonly where?: { readonly column: string; readonly value: unknown };

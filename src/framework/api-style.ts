@@ -18,6 +18,12 @@ export interface RouterDefinition {
   readonly trailingSlash?: TrailingSlash;
   /** The names of the app's collections this router mounts; all of them when left out. */
   readonly collections?: readonly string[];
+  /**
+   * Whether the router serves an API root at its prefix, listing its collections (default true;
+   * false is DRF's SimpleRouter): a router mounted under another's collection (`/api/articles`, for
+   * a `feed`) leaves that path to the collection.
+   */
+  readonly root?: boolean;
 }
 
 /** What an exception handler answers in place of the default envelope. */
@@ -43,7 +49,7 @@ export interface ApiStyle {
   readonly credentialKeywords: readonly string[];
 }
 
-export const DEFAULT_ROUTER: Required<Omit<RouterDefinition, 'collections'>> = { prefix: '/api/v1', trailingSlash: 'required' };
+export const DEFAULT_ROUTER: Required<Omit<RouterDefinition, 'collections'>> = { prefix: '/api/v1', trailingSlash: 'required', root: true };
 
 /** `Bearer`, and `Token` as Django REST Framework's clients send it. */
 export const DEFAULT_KEYWORDS: readonly string[] = ['Bearer', 'Token'];
@@ -105,6 +111,7 @@ export interface MountedRouter {
   readonly prefix: string;
   readonly trailingSlash: TrailingSlash;
   readonly collections: readonly Collection[];
+  readonly root: boolean;
 }
 
 const PREFIX = /^(\/[A-Za-z0-9._~-]+)+$/;
@@ -122,7 +129,7 @@ export function mountedRouters(routers: readonly RouterDefinition[] | undefined,
       if (!found) throw new Error(`routers: no collection named "${name}".`);
       return found;
     });
-    return { prefix: router.prefix, trailingSlash: router.trailingSlash ?? DEFAULT_ROUTER.trailingSlash, collections: mounted };
+    return { prefix: router.prefix, trailingSlash: router.trailingSlash ?? DEFAULT_ROUTER.trailingSlash, collections: mounted, root: router.root ?? DEFAULT_ROUTER.root };
   });
 }
 

@@ -172,7 +172,7 @@ export function collection(name: string, options: CollectionOptions): Collection
   assertCustomActions(name, actions);
   if (options.parent) assertParent(name, serializer, options.parent);
   // `/<name>/bulk/` and the list actions' paths take these segments from records' lookup values.
-  const taken = [...(options.bulkCreate ? ['bulk'] : []), ...Object.keys(actions).filter((action) => !actions[action]!.detail)];
+  const taken = [...(options.bulkCreate ? ['bulk'] : []), ...Object.entries(actions).flatMap(([name, action]) => (action.detail ? [] : [action.path ?? name]))];
   return {
     name,
     serializer,

@@ -24,12 +24,19 @@ export interface ComputedField {
   readonly aggregate?: Omit<Aggregate, 'name' | 'where'> & { readonly requestingUser?: string };
 }
 
-/** Related rows: those of `table` whose column `via` names the record. */
-const over = (kind: Aggregate['kind'], table: string, via: string, requestingUser?: string): ComputedField['aggregate'] => ({
+/** Which related rows: those naming the requesting user in `requestingUser`; those naming the record's `on` column (default its id) in `via`. */
+export interface RelatedOptions {
+  readonly requestingUser?: string;
+  readonly on?: string;
+}
+
+/** Related rows: those of `table` whose column `via` names the record (or its `on` column). */
+const over = (kind: Aggregate['kind'], table: string, via: string, { requestingUser, on }: RelatedOptions = {}): ComputedField['aggregate'] => ({
   kind,
   table,
   via,
   ...(requestingUser && { requestingUser }),
+  ...(on && { on }),
 });
 
 export const computed = {
@@ -39,12 +46,19 @@ export const computed = {
     compute,
     ...(options.reads && { reads: options.reads }),
   }),
-  /** How many rows of `table` name the record in `via`. */
-  count: (table: string, via: string): ComputedField => ({ schema: { type: 'integer', minimum: 0 }, aggregate: over('count', table, via) }),
-  /** Whether a row of `table` names the record in `via` (and, with `requestingUser`, the requesting user in that column). */
-  exists: (table: string, via: string, options: { requestingUser?: string } = {}): ComputedField => ({
+  /** How many rows of `table` name the record (or, with `on`, the record's `on` column) in `via`. */
+  count: (table: string, via: string, options: RelatedOptions = {}): ComputedField => ({
+    schema: { type: 'integer', minimum: 0 },
+    aggregate: over('count', table, via, options),
+  }),
+  /**
+   * Whether a row of `table` names the record in `via` (and, with `requestingUser`, the requesting
+   * user in that column); with `on`, the record's `on` column in place of its id (whether the
+   * requesting user follows the record's `author_id`, say).
+   */
+  exists: (table: string, via: string, options: RelatedOptions = {}): ComputedField => ({
     schema: { type: 'boolean' },
-    aggregate: over('exists', table, via, options.requestingUser),
+    aggregate: over('exists', table, via, options),
   }),
   /** The ids of the rows of `table` that name the record in `via`, ascending. */
   ids: (table: string, via: string): ComputedField => ({ schema: { type: 'array', items: { type: 'integer' } }, aggregate: over('ids', table, via) }),

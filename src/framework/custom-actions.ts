@@ -45,6 +45,13 @@ export interface CustomAction {
   readonly detail: boolean;
   readonly method: Method;
   /**
+   * The path segment it answers at, when it differs from its name: two actions (two names, two
+   * operation ids) answering two methods at one path, as Conduit's `POST` and `DELETE …/follow`.
+   */
+  readonly path?: string;
+  /** false: the action takes no body (Conduit's `POST …/favorite` sends none), so none is parsed or required. Default true. */
+  readonly body?: boolean;
+  /**
    * What it answers: JSON (the default: the returned value, or the browsable page for a browser),
    * or this media type, whose text the handler returns (`text/html`, say): escaping it is the handler's.
    */
@@ -71,14 +78,16 @@ const withBody: ReadonlySet<Method> = new Set(['POST', 'PUT', 'PATCH']);
 
 export function assertCustomActions(collection: string, actions: Readonly<Record<string, CustomAction>>): void {
   for (const name of Object.keys(actions)) {
+    const { path = name, detail } = actions[name]!;
     if (!NAME.test(name)) throw new Error(`${collection}: action name "${name}" must match ${NAME}.`);
+    if (!NAME.test(path)) throw new Error(`${collection}: action path "${path}" must match ${NAME}.`);
     // The list's `bulk/` path is the router's, for bulk create.
-    if (name === 'bulk' && !actions[name]!.detail) throw new Error(`${collection}: "bulk" is the bulk create's path; name the action otherwise.`);
+    if (path === 'bulk' && !detail) throw new Error(`${collection}: "bulk" is the bulk create's path; name the action otherwise.`);
   }
 }
 
 export const customActionPath = (collection: Collection, name: string, action: CustomAction): string =>
-  `${action.detail ? detailPath(collection) : listPath(collection)}${name}/`;
+  `${action.detail ? detailPath(collection) : listPath(collection)}${action.path ?? name}/`;
 
 async function handleCustomAction(
   request: FastifyRequest,
@@ -99,7 +108,7 @@ async function handleCustomAction(
   const parameters = queryParameters(request.url);
   const available = declared.mediaType ? [declared.mediaType as MediaType] : API_MEDIA_TYPES;
   const mediaType = negotiate(request, available, parameters.get('format'));
-  const body = withBody.has(declared.method) ? parseJsonBody(request) : undefined;
+  const body = withBody.has(declared.method) && declared.body !== false ? parseJsonBody(request) : undefined;
 
   const { scope, fromPath } = await requestScope(collection, request, reader, { user, parameters });
   const related = scopeRelated(runtime.relatedScopes, { user, parameters });

@@ -123,7 +123,8 @@ function bulkCreateEndpoint(runtime: ApiRuntime, collection: Collection): Endpoi
   };
 }
 
-export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, collections: readonly Collection[]): void {
+/** The collections' endpoints, and with `root` the API root listing them. */
+export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, collections: readonly Collection[], root = true): void {
   const names = new Set<string>();
   for (const collection of collections) {
     if (names.has(collection.name)) throw new Error(`Two collections are named "${collection.name}".`);
@@ -141,6 +142,7 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
     if (collection.bulkCreateMax !== undefined) resource(scope, `${listPath(collection)}bulk/`, { POST: bulkCreateEndpoint(own, collection) });
     for (const [path, endpoints] of customActionEndpoints(own, collection)) resource(scope, path, endpoints);
   }
+  if (!root) return;
   resource(scope, '/', {
     GET: {
       schema: {

@@ -129,10 +129,12 @@ export class Serializer {
     for (const [name, computed] of Object.entries(this.computed)) {
       const { table, via } = computed.aggregate ?? {};
       // Names become SQL identifiers (aliases, related tables and columns): plain lower-case only.
-      const names = [name, table, via, computed.aggregate?.requestingUser, ...(computed.reads ?? [])].filter((part) => part !== undefined);
+      const names = [name, table, via, computed.aggregate?.requestingUser, computed.aggregate?.on, ...(computed.reads ?? [])].filter((part) => part !== undefined);
       if (names.some((part) => !/^[a-z_][a-z0-9_]*$/.test(part))) throw new Error(`${model.table}: computed "${name}" names must match [a-z_][a-z0-9_]*.`);
       if (fieldOf(name) || this.nested[name]) throw new Error(`${model.table}: computed "${name}" is also a field.`);
       for (const column of computed.reads ?? []) if (!fieldOf(column)) throw new Error(`${model.table}: computed "${name}" reads unknown field "${column}".`);
+      const on = computed.aggregate?.on;
+      if (on !== undefined && !fieldOf(on)) throw new Error(`${model.table}: computed "${name}" is correlated on unknown field "${on}".`);
     }
     for (const [name, relation] of Object.entries(this.relations)) {
       if (!/^[a-z_][a-z0-9_]*$/.test(name) || fieldOf(name) || this.nested[name] || this.computed[name]) throw new Error(`${model.table}: relation "${name}" needs a plain name of its own.`);
@@ -170,7 +172,11 @@ export class Serializer {
     const slugs = this.fields.flatMap((name) => (this.relations[name]?.slug ? [[name, this.relations[name].slug] as const] : []));
     const shownComputed = this.fields.filter((name) => this.computed[name]);
     const readable = Object.keys(model.fields).filter((name) => !fieldOf(name)!.writeOnly);
-    const computedReads = shownComputed.flatMap((name) => this.computed[name]!.reads ?? (this.computed[name]!.compute ? readable : []));
+    // An aggregate `on` a column reads it beside the record: a write's returned row is aggregated in its own statement.
+    const computedReads = shownComputed.flatMap((name) => {
+      const { reads, compute, aggregate } = this.computed[name]!;
+      return reads ?? (compute ? readable : aggregate?.on !== undefined ? [aggregate.on] : []);
+    });
     const batches = this.fields.flatMap((name) => {
       const batch = this.relations[name]?.batch;
       return batch ? [{ name, ...batch }] : [];

@@ -57,10 +57,10 @@ export function selectColumns(database: Database, query: RowQuery, selection: Se
  * A correlated subquery over the related rows (served by an index on `via`). Written in SQL both
  * databases take alike: `string_agg` with ORDER BY is SQLite's since 3.44, as PostgreSQL's.
  */
-function aggregateOf(database: Database, table: string, { kind, table: related, via, column = 'id', where, within }: Aggregate): RawBuilder<unknown> {
+function aggregateOf(database: Database, table: string, { kind, table: related, via, on = 'id', column = 'id', where, within }: Aggregate): RawBuilder<unknown> {
   const alias = `related_${related}`;
   const id = sql.ref(`${alias}.${column}`);
-  const rows = sql`from ${sql.table(related)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.${via}`)} = ${sql.ref(`${table}.id`)}${
+  const rows = sql`from ${sql.table(related)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.${via}`)} = ${sql.ref(`${table}.${on}`)}${
     where ? sql` and ${sql.ref(`${alias}.${where.column}`)} = ${where.value}` : sql``
   }${within ? sql` and ${withinScopes(database, within, alias)}` : sql``}`;
   switch (kind) {

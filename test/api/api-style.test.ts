@@ -27,6 +27,8 @@ const conduit = withGeneratedMigrations(
     routers: [
       { prefix: '/api', trailingSlash: 'absent' },
       { prefix: '/v2', trailingSlash: 'optional', collections: ['notes'] },
+      // Under the notes, as Conduit's /api/articles/feed: no API root to claim /api/notes/more.
+      { prefix: '/api/notes/more', trailingSlash: 'absent', collections: ['pages'], root: false },
     ],
     pagination: 'limit_offset',
     envelope: (name) => (name === 'notes' ? { record: 'note', list: 'notes', count: 'notesCount' } : undefined),
@@ -100,6 +102,16 @@ describe('routers', () => {
     // The exception handler throws for a 405 (above): the default envelope answers instead.
     expect(refused.json).toMatchObject({ code: 'method_not_allowed' });
     expect(refused.headers.allow).toBe('GET, POST, HEAD, OPTIONS');
+  });
+
+  it('mounts a router without an API root under another router\'s collection', async () => {
+    const pages = await api.request('GET', '/api/notes/more/pages', token());
+    expect(pages).toMatchObject({ status: 200, json: { count: 5 } });
+    // The path a root would take is the notes' detail path: a record id, not a list of collections.
+    const notRoot = await api.request('GET', '/api/notes/more', token());
+    expect(notRoot.status).not.toBe(200);
+    expect(notRoot.json).not.toHaveProperty('pages');
+    expect((await api.request('GET', '/api', token())).json).toHaveProperty('pages');
   });
 
   it('puts every router path in the OpenAPI document, the optional spelling once', async () => {

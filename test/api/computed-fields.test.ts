@@ -29,8 +29,14 @@ const app = withGeneratedMigrations(defineApp({
     }),
     collection('books', {
       serializer: serializer(Book, {
-        fields: ['id', 'title', 'author_id', 'likes', 'liked'],
-        computed: { likes: computed.count('likes', 'book_id'), liked: computed.exists('likes', 'book_id', { requestingUser: 'user_id' }) },
+        fields: ['id', 'title', 'author_id', 'likes', 'liked', 'by_author', 'has_author'],
+        computed: {
+          likes: computed.count('likes', 'book_id'),
+          liked: computed.exists('likes', 'book_id', { requestingUser: 'user_id' }),
+          // Correlated with the book's author rather than the book: rows about its author_id.
+          by_author: computed.count('books', 'author_id', { on: 'author_id' }),
+          has_author: computed.exists('authors', 'id', { on: 'author_id' }),
+        },
       }),
       bulkCreate: { max: 100 },
       orderingFields: ['likes'],
@@ -110,6 +116,21 @@ describe('SQL-backed computed fields', () => {
   });
 });
 
+describe('SQL-backed computed fields on another column than the id', () => {
+  it('count and find the rows naming that column, in as many statements', async () => {
+    // By id: the prolific author's 100 books, then 'Alone'.
+    const one = await statementsOf('/api/v1/books/?page_size=1', alice);
+    expect(one.reply.json.results).toMatchObject([{ author_id: prolific, by_author: 100, has_author: true }]);
+    const hundred = await statementsOf('/api/v1/books/?page_size=100', alice);
+    expect(hundred.reply.json.results).toHaveLength(100);
+    expect(hundred.reply.json.results.every((book: { by_author: number }) => book.by_author === 100)).toBe(true);
+    expect(hundred.statements).toBe(one.statements);
+    const next = await api.request('GET', '/api/v1/books/?page=2&page_size=100', { token: alice.token });
+    expect(next.json.results[0]).toMatchObject({ title: 'Alone', author_id: quiet, by_author: 1, has_author: true });
+    expect((await api.request('GET', `/api/v1/books/${liked}/`, { token: alice.token })).json).toMatchObject({ by_author: 100, likes: 100 });
+  });
+});
+
 describe('computed fields from the row', () => {
   it('see the requesting user, and honour fields and omit', async () => {
     const detail = await api.request('GET', `/api/v1/authors/${quiet}/?fields=greeting`, { token: bob.token });
@@ -145,6 +166,12 @@ describe('the limits of SQL-backed computed fields, said at start-up', () => {
       serializer(Book, { fields: ['id', 'author'], nested: { author: { source: 'author_id', serializer: author } } });
     expect(nesting(authors(['id', 'book_count']))).toThrow(/books: nested "author" shows SQL-backed computed fields \(book_count\)/);
     expect(nesting(authors(['id', 'name']))).not.toThrow();
+  });
+
+  it('are correlated on a field of the model only', () => {
+    const on = (column: string) => () => serializer(Book, { fields: ['id', 'by_author'], computed: { by_author: computed.count('books', 'author_id', { on: column }) } });
+    expect(on('writer_id')).toThrow(/books: computed "by_author" is correlated on unknown field "writer_id"/);
+    expect(on('author_id')).not.toThrow();
   });
 
   it('cannot order a cursor-paged collection (no index serves a keyset over them); a page-numbered one may', () => {

@@ -36,6 +36,21 @@ const app = withGeneratedMigrations(defineApp({
             return { published: record!.id, channel: (body as { channel: string }).channel };
           },
         },
+        // A second action at `publish/`, answering another method: its own name, its own operation.
+        unpublish: {
+          detail: true,
+          method: 'DELETE',
+          path: 'publish',
+          permissions: [hasPermission('notes.publish')],
+          handler: ({ record }) => ({ unpublished: record!.id }),
+        },
+        // Takes no body: a POST with none is answered, not refused.
+        pin: {
+          detail: true,
+          method: 'POST',
+          body: false,
+          handler: ({ record, body }) => ({ pinned: record!.id, body: body ?? null }),
+        },
         mine: { detail: false, method: 'GET', handler: ({ user }) => ({ owner: user!.username }) },
       },
     }),
@@ -95,6 +110,21 @@ describe('a custom detail action', () => {
     expect(broken.status).toBe(400);
     expect((await api.request('GET', `/api/v1/notes/${own}/publish/`, { token: publisher.token })).status).toBe(405);
   });
+
+  it('shares a path with another action when it names it, each answering its own method', async () => {
+    const own = (await api.request('POST', '/api/v1/notes/', { token: publisher.token, body: { text: 'twice' } })).json.id;
+    expect(await api.request('DELETE', `/api/v1/notes/${own}/publish/`, { token: publisher.token })).toMatchObject({ status: 200, json: { unpublished: own } });
+    expect(await api.request('POST', `/api/v1/notes/${own}/publish/`, { token: publisher.token, body: { channel: 'news' } })).toMatchObject({ status: 202 });
+    // Its own permissions, as the action sharing its path has them.
+    expect((await api.request('DELETE', `/api/v1/notes/${own}/publish/`, { token: alice.token })).status).toBe(403);
+    expect((await api.request('DELETE', `/api/v1/notes/${own}/unpublish/`, { token: publisher.token })).status).toBe(404);
+  });
+
+  it('takes no body when it declares none', async () => {
+    expect(await api.request('POST', `/api/v1/notes/${note}/pin/`, { token: alice.token })).toMatchObject({ status: 200, json: { pinned: note, body: null } });
+    const own = (await api.request('POST', '/api/v1/notes/', { token: publisher.token, body: { text: 'unsent' } })).json.id;
+    expect((await api.request('POST', `/api/v1/notes/${own}/publish/`, { token: publisher.token })).status).toBe(400);
+  });
 });
 
 describe('a custom list action', () => {
@@ -111,7 +141,9 @@ describe('custom actions in the documents', () => {
     const document = (await api.request('GET', '/api/v1/schema/')).json;
     expect(document.paths['/api/v1/notes/{id}/highlight/'].get).toMatchObject({ summary: 'The note as HTML', tags: ['notes'] });
     expect(document.paths['/api/v1/notes/{id}/highlight/'].get.responses['200'].content).toHaveProperty(['text/html']);
-    expect(document.paths['/api/v1/notes/{id}/publish/']).toHaveProperty('post');
+    expect(document.paths['/api/v1/notes/{id}/publish/']).toMatchObject({ post: { operationId: expect.any(String) }, delete: { operationId: expect.any(String) } });
+    expect(document.paths['/api/v1/notes/{id}/publish/'].post.operationId).not.toBe(document.paths['/api/v1/notes/{id}/publish/'].delete.operationId);
+    expect(document.paths).not.toHaveProperty(['/api/v1/notes/{id}/unpublish/']);
     expect(document.paths['/api/v1/notes/mine/']).toHaveProperty('get');
   });
 

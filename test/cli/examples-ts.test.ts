@@ -43,3 +43,27 @@ describe('the snippets example', () => {
     expect(users.json.results).toContainEqual(expect.objectContaining({ username: 'alice', snippets: [snippet.json.id] }));
   });
 });
+
+describe('the RealWorld example', () => {
+  let server: SpawnedServer;
+  let token: string;
+  beforeAll(async () => {
+    server = await startServer({ appArgs: ['--app', 'examples/realworld/app.ts'] });
+    server.cli(['createuser', '--username', 'jake', '--password', 'jake-pass']);
+    token = server.cli(['token', 'create', '--username', 'jake']).trim();
+  }, 120_000);
+  afterAll(() => server?.stop());
+
+  it('serves Conduit’s paths and envelopes, with its Token credentials, as its README runs it', async () => {
+    const article = { title: 'How to train your dragon', description: 'Ever wonder how?', body: 'Very carefully.', tagList: ['training', 'dragons'] };
+    const created = await fetch(`${server.url}/api/articles`, {
+      method: 'POST',
+      headers: { authorization: `Token ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ article }),
+    });
+    expect(created.status).toBe(201);
+    expect(await created.json()).toMatchObject({ article: { slug: 'how-to-train-your-dragon', tagList: ['dragons', 'training'], author: { username: 'jake', following: false } } });
+    expect(await (await fetch(`${server.url}/api/tags`)).json()).toStrictEqual({ tags: ['dragons', 'training'] });
+    expect(await (await fetch(`${server.url}/api/articles?limit=1`)).json()).toMatchObject({ articlesCount: 1, articles: [{ slug: 'how-to-train-your-dragon' }] });
+  });
+});

@@ -45,7 +45,7 @@ function extraActions(collection: Collection, action: Action | undefined, path: 
   if (action !== 'list' && action !== 'retrieve') return undefined;
   return Object.entries(collection.customActions)
     .filter(([, declared]) => declared.detail === (action === 'retrieve'))
-    .map(([name, declared]) => ({ label: `${name} (${declared.method})`, href: `${path.replace(/\/?$/, '/')}${name}/` }));
+    .map(([name, declared]) => ({ label: `${name} (${declared.method})`, href: `${path.replace(/\/?$/, '/')}${declared.path ?? name}/` }));
 }
 
 function listControls(collection: Collection, request: FastifyRequest): PageModel['controls'] {

@@ -41,7 +41,7 @@ export const collections = appWide<CollectionsOptions>('collections', async (app
         api.decorate('restfoldTrailingSlash', router.trailingSlash);
         keepRawBodies(api);
         if (index === 0) options.mountAuthRoutes(api);
-        mountCollections(api, { ...options.runtime, page: { ...options.runtime.page, root: `${router.prefix}${endOf(router.trailingSlash)}` } }, router.collections);
+        mountCollections(api, { ...options.runtime, page: { ...options.runtime.page, root: `${router.prefix}${endOf(router.trailingSlash)}` } }, router.collections, router.root);
         if (index === 0) mountSchema(api, app);
       },
       { prefix: router.prefix },

@@ -1,0 +1,4 @@
+// Maintained by `restfold makemigrations`: the migrations in this folder, in the order they run (an app passes it to defineApp({ migrations })).
+import m0001_initial from './0001_initial.js';
+
+export default { '0001_initial': m0001_initial };

@@ -1,0 +1,199 @@
+/**
+ * examples/realworld (the Conduit backend, as far as it can be declared), in-process on SQLite or
+ * PostgreSQL: Conduit's paths under /api without slashes, its envelopes, `Token` credentials and
+ * 422 errors; profiles and following, articles by slug with favourites and the feed, comments under
+ * their article, tags; and an article list that takes as many statements for twenty articles, with
+ * their authors, tags, favourites and who follows whom, as for one. Users come from the test
+ * database (Conduit's own registration and login cannot be declared yet: the example's README).
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import conduit from '../../examples/realworld/app.js';
+import { startApi, type TestApi, type TestUser } from '../support/api.js';
+import { recording } from '../support/statements.js';
+
+let api: TestApi;
+let jake: TestUser;
+let anne: TestUser;
+let reader: TestUser;
+const sent: string[] = [];
+
+beforeAll(async () => {
+  api = await startApi({}, conduit, { appDatabase: recording(sent) });
+  jake = await api.user('jake');
+  anne = await api.user('anne');
+  reader = await api.user('reader');
+});
+afterAll(() => api.close());
+beforeEach(() => {
+  sent.length = 0;
+});
+
+/** A request as Conduit's clients send it: `Authorization: Token …`. */
+const call = (method: string, path: string, user?: TestUser, body?: unknown) =>
+  api.request(method, `/api${path}`, { body, headers: user ? { authorization: `Token ${user.token}` } : {} });
+
+const publish = async (author: TestUser, title: string, tagList: string[] = []) => {
+  const reply = await call('POST', '/articles', author, { article: { title, description: `about ${title}`, body: `all of ${title}`, tagList } });
+  expect(reply.status).toBe(201);
+  return reply.json.article;
+};
+
+describe('articles', () => {
+  it('are created in the article envelope: slug from the title, sorted tags, the author as a profile', async () => {
+    const article = await publish(jake, 'How to train your dragon', ['training', 'dragons', 'training']);
+    expect(article).toStrictEqual({
+      slug: 'how-to-train-your-dragon',
+      title: 'How to train your dragon',
+      description: 'about How to train your dragon',
+      body: 'all of How to train your dragon',
+      tagList: ['dragons', 'training'],
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      updatedAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+      favorited: false,
+      favoritesCount: 0,
+      author: { username: 'jake', bio: null, image: null, following: false },
+    });
+    const read = await call('GET', `/articles/${article.slug}`);
+    expect(read).toMatchObject({ status: 200, json: { article } });
+  });
+
+  it('answers invalid input 422 with Conduit’s errors, naming the field', async () => {
+    const missing = await call('POST', '/articles', jake, { article: { description: 'd', body: 'b' } });
+    expect(missing).toMatchObject({ status: 422, json: { errors: { body: [expect.stringMatching(/^title /)] } } });
+    expect((await call('POST', '/articles', jake, { title: 'no envelope' })).status).toBe(422);
+    expect((await call('POST', '/articles', jake, '{"article": {')).status).toBe(422);
+    const badLimit = await call('GET', '/articles?limit=0');
+    expect(badLimit).toMatchObject({ status: 422, json: { errors: { body: [expect.stringMatching(/^limit /)] } } });
+  });
+
+  it('are changed and deleted by their author only; the slug follows the title', async () => {
+    const { slug } = await publish(anne, 'Draft title');
+    expect((await call('PATCH', `/articles/${slug}`, jake, { article: { body: 'mine now' } })).status).toBe(403);
+    expect((await call('PATCH', `/articles/${slug}`, undefined, { article: { body: 'anyone' } })).status).toBe(401);
+    const changed = await call('PATCH', `/articles/${slug}`, anne, { article: { title: 'Final title' } });
+    expect(changed).toMatchObject({ status: 200, json: { article: { slug: 'final-title', title: 'Final title', description: 'about Draft title' } } });
+    expect((await call('GET', `/articles/${slug}`)).status).toBe(404);
+    expect((await call('DELETE', '/articles/final-title', jake)).status).toBe(403);
+    expect((await call('DELETE', '/articles/final-title', anne)).status).toBe(204);
+    expect((await call('GET', '/articles/final-title')).status).toBe(404);
+  });
+
+  it('are favourited and unfavourited idempotently, at one path, by signed-in users', async () => {
+    const { slug } = await publish(jake, 'Worth a star');
+    expect((await call('POST', `/articles/${slug}/favorite`)).status).toBe(401);
+    for (let round = 0; round < 2; round++) {
+      expect(await call('POST', `/articles/${slug}/favorite`, reader)).toMatchObject({ status: 200, json: { article: { slug, favorited: true, favoritesCount: 1 } } });
+    }
+    expect((await call('GET', `/articles/${slug}`, anne)).json.article).toMatchObject({ favorited: false, favoritesCount: 1 });
+    for (let round = 0; round < 2; round++) {
+      expect(await call('DELETE', `/articles/${slug}/favorite`, reader)).toMatchObject({ status: 200, json: { article: { favorited: false, favoritesCount: 0 } } });
+    }
+    expect((await call('POST', '/articles/no-such-article/favorite', reader)).status).toBe(404);
+  });
+
+  it('are listed newest first with limit and offset, under articles and articlesCount', async () => {
+    const author = await api.user('pager');
+    const slugs: string[] = [];
+    for (let i = 1; i <= 5; i++) slugs.push((await publish(author, `Paged post ${i}`)).slug);
+    const page = await call('GET', '/articles?limit=2&offset=1');
+    expect(page.status).toBe(200);
+    expect(Object.keys(page.json).sort()).toStrictEqual(['articles', 'articlesCount']);
+    expect(page.json.articles.map((article: { slug: string }) => article.slug)).toStrictEqual([slugs[3], slugs[2]]);
+    expect(page.json.articlesCount).toBeGreaterThanOrEqual(5);
+  });
+
+  it('take the Token keyword only: a Bearer credential is not Conduit’s, and leaves the caller anonymous', async () => {
+    const { slug } = await publish(jake, 'Keyword check');
+    await call('POST', `/articles/${slug}/favorite`, reader);
+    const bearer = await api.request('GET', `/api/articles/${slug}`, { token: reader.token });
+    expect(bearer).toMatchObject({ status: 200, json: { article: { favorited: false } } });
+    expect((await call('GET', `/articles/${slug}`, reader)).json.article.favorited).toBe(true);
+    expect((await api.request('GET', `/api/articles/${slug}`, { headers: { authorization: `Token ${reader.token}x` } })).status).toBe(401);
+  });
+});
+
+describe('profiles and the feed', () => {
+  it('follow and unfollow at one path; following shows in profiles, articles and the feed', async () => {
+    const star = await api.user('star');
+    const fan = await api.user('fan');
+    const { slug } = await publish(star, 'Star post');
+    await publish(jake, 'Not followed');
+    expect((await call('GET', '/profiles/star')).json).toStrictEqual({ profile: { username: 'star', bio: null, image: null, following: false } });
+    expect((await call('POST', '/profiles/star/follow')).status).toBe(401);
+    for (let round = 0; round < 2; round++) {
+      expect(await call('POST', '/profiles/star/follow', fan)).toMatchObject({ status: 200, json: { profile: { username: 'star', following: true } } });
+    }
+    expect((await call('GET', '/profiles/star', fan)).json.profile.following).toBe(true);
+    expect((await call('GET', '/profiles/star', reader)).json.profile.following).toBe(false);
+    expect((await call('GET', `/articles/${slug}`, fan)).json.article.author).toStrictEqual({ username: 'star', bio: null, image: null, following: true });
+
+    const feed = await call('GET', '/articles/feed', fan);
+    expect(feed).toMatchObject({ status: 200, json: { articlesCount: 1, articles: [{ slug, author: { following: true } }] } });
+    expect((await call('GET', '/articles/feed')).status).toBe(401);
+
+    expect(await call('DELETE', '/profiles/star/follow', fan)).toMatchObject({ status: 200, json: { profile: { following: false } } });
+    expect((await call('GET', '/articles/feed', fan)).json).toStrictEqual({ articles: [], articlesCount: 0 });
+    expect((await call('GET', '/profiles/nobody-here')).status).toBe(404);
+    expect((await call('POST', '/profiles/nobody-here/follow', fan)).status).toBe(404);
+  });
+});
+
+describe('comments', () => {
+  it('live under their article: listed to anyone, deleted by their author only, 404 elsewhere', async () => {
+    const first = await publish(jake, 'Comment on me');
+    const second = await publish(jake, 'Another thread');
+    const created = await call('POST', `/articles/${first.slug}/comments`, anne, { comment: { body: 'Thank you!' } });
+    expect(created.json).toStrictEqual({
+      comment: { id: expect.any(Number), body: 'Thank you!', createdAt: expect.any(String), updatedAt: expect.any(String), author: { username: 'anne', bio: null, image: null, following: false } },
+    });
+    const { id } = created.json.comment;
+    expect((await call('GET', `/articles/${first.slug}/comments`)).json).toStrictEqual({ comments: [created.json.comment] });
+    expect((await call('GET', `/articles/${second.slug}/comments`)).json).toStrictEqual({ comments: [] });
+    expect((await call('POST', `/articles/${first.slug}/comments`, anne, { comment: { body: '' } })).status).toBe(422);
+    expect((await call('POST', '/articles/no-such-article/comments', anne, { comment: { body: 'lost' } })).status).toBe(404);
+
+    expect((await call('DELETE', `/articles/${second.slug}/comments/${id}`, anne)).status).toBe(404);
+    expect((await call('DELETE', `/articles/${first.slug}/comments/${id}`, jake)).status).toBe(403);
+    expect((await call('DELETE', `/articles/${first.slug}/comments/${id}`, anne)).status).toBe(204);
+    expect((await call('GET', `/articles/${first.slug}/comments`)).json).toStrictEqual({ comments: [] });
+  });
+});
+
+describe('tags', () => {
+  it('are listed once each, as names, to anyone', async () => {
+    await publish(jake, 'Tagged one', ['tags-alpha', 'tags-beta']);
+    await publish(anne, 'Tagged two', ['tags-beta', 'tags-gamma']);
+    const reply = await call('GET', '/tags');
+    expect(reply.status).toBe(200);
+    const tags: string[] = reply.json.tags;
+    expect(new Set(tags).size).toBe(tags.length);
+    expect(tags.filter((tag) => tag.startsWith('tags-'))).toStrictEqual(['tags-alpha', 'tags-beta', 'tags-gamma']);
+  });
+});
+
+describe('the article list’s statements', () => {
+  it('are as many for twenty articles, with authors, tags, favourites and following, as for one', async () => {
+    const writers = [await api.user('writer1'), await api.user('writer2'), await api.user('writer3')];
+    const counter = await api.user('counter');
+    for (let i = 0; i < 20; i++) {
+      const { slug } = await publish(writers[i % 3]!, `Counted ${i}`, [`count-${i % 4}`, 'counted']);
+      if (i % 2 === 0) await call('POST', `/articles/${slug}/favorite`, counter);
+    }
+    await call('POST', '/profiles/writer1/follow', counter);
+
+    const statementsFor = async (limit: number) => {
+      sent.length = 0;
+      const reply = await call('GET', `/articles?limit=${limit}`, counter);
+      expect(reply.status).toBe(200);
+      expect(reply.json.articles).toHaveLength(limit);
+      return { statements: sent.length, articles: reply.json.articles };
+    };
+    const one = await statementsFor(1);
+    const twenty = await statementsFor(20);
+    expect(twenty.statements).toBe(one.statements);
+    // The page's articles carry everything that depends on the reader, read in those statements.
+    expect(twenty.articles.some((article: { favorited: boolean }) => article.favorited)).toBe(true);
+    expect(twenty.articles.filter((article: { author: { following: boolean } }) => article.author.following).map((article: { author: { username: string } }) => article.author.username)).toContain('writer1');
+    expect(twenty.articles.every((article: { tagList: string[] }) => article.tagList.includes('counted'))).toBe(true);
+  });
+});
