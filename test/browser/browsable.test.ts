@@ -8,8 +8,9 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { launchChromium } from '../support/chromium.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const port = 20_000 + Math.floor(Math.random() * 20_000);
@@ -33,10 +34,7 @@ beforeAll(async () => {
     if (await fetch(`${base}/healthz`).then((reply) => reply.ok, () => false)) break;
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   page = await browser.newPage();
   page.on('dialog', (dialog) => void dialog.accept());
 }, 60_000);

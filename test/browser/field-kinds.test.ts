@@ -3,11 +3,12 @@
  * Chromium: a `<select>` of a choice's values, date and time pickers, a number input stepping by a
  * decimal's places, a text box for a bigint; filled in, sent as JSON, shown back in the edit form.
  */
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
 import { startApi, type TestApi } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
+import { launchChromium } from '../support/chromium.js';
 
 const Project = model('projects', {
   id: fields.id(),
@@ -34,10 +35,7 @@ beforeAll(async () => {
   api = await startApi({}, app);
   base = `http://127.0.0.1:${await api.listen()}`;
   const { token } = await api.user('alice');
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   page = await browser.newPage({ extraHTTPHeaders: { authorization: `Bearer ${token}` } });
 }, 60_000);
 

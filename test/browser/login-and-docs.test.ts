@@ -5,10 +5,11 @@
  * its own Content-Security-Policy.
  */
 import type { AddressInfo } from 'node:net';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PASSWORD, startApi, type TestApi } from '../support/api.js';
 import { openPeople } from '../support/open-app.js';
+import { launchChromium } from '../support/chromium.js';
 
 let api: TestApi;
 let base: string;
@@ -19,10 +20,7 @@ beforeAll(async () => {
   await api.user('alice');
   await api.app.listen({ host: '127.0.0.1', port: 0 });
   base = `http://127.0.0.1:${(api.app.server.address() as AddressInfo).port}`;
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
 }, 60_000);
 
 afterAll(async () => {

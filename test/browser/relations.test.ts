@@ -3,11 +3,12 @@
  * slugs typed comma-separated, sent as a JSON list of strings, shown back in the edit form; an
  * unknown slug answered with the API's error, nothing stored. (The ids input is in browsable.test.ts.)
  */
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { collection, defineApp, fields, joinTable, model, relations, serializer } from '../../src/framework/index.js';
 import { startApi, type TestApi } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
+import { launchChromium } from '../support/chromium.js';
 
 const Card = model('cards', { id: fields.id(), title: fields.string({ maxLength: 100 }) });
 const Label = model('labels', { id: fields.id(), name: fields.string({ maxLength: 50, unique: true }) });
@@ -37,10 +38,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${await api.listen()}`;
   const { token } = await api.user('alice');
   for (const name of ['urgent', 'later']) expect((await api.request('POST', '/api/v1/labels/', { token, body: { name } })).status).toBe(201);
-  browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launchChromium();
   page = await browser.newPage({ extraHTTPHeaders: { authorization: `Bearer ${token}` } });
 }, 60_000);
 
