@@ -36,11 +36,12 @@ run('lint', bin('eslint'), ['.']);
 vitest('tests on SQLite', ['test/unit', 'test/api', 'test/cli', 'test/crash'], { RESTFOLD_TEST_DB: 'sqlite' });
 
 if (process.env.TEST_DATABASE_URL) {
-  // The pool's limits are read off the cluster's connections, which the suites running beside it
-  // would also take (PostgreSQL allows 100 in all): so that file runs alone, after them.
+  // The pool's limits are read off the cluster's connections, which other suites would also take
+  // (PostgreSQL allows 100 in all; servers the suites spawned may still be closing theirs after
+  // them): so that file runs alone, on an idle cluster, before them.
   const poolLimits = 'test/postgres/pool.test.ts';
-  vitest('tests on PostgreSQL', ['test/api', 'test/postgres', 'test/crash', '--exclude', poolLimits], { RESTFOLD_TEST_DB: 'postgres' });
   vitest('PostgreSQL pool limits', [poolLimits], { RESTFOLD_TEST_DB: 'postgres' });
+  vitest('tests on PostgreSQL', ['test/api', 'test/postgres', 'test/crash', '--exclude', poolLimits], { RESTFOLD_TEST_DB: 'postgres' });
   // Restarting the cluster takes it from every suite, so this one runs alone, and only on a local cluster.
   const local = ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(process.env.TEST_DATABASE_URL).hostname);
   if (local && existsSync('/etc/postgresql') && spawnSync('pg_lsclusters', [], { stdio: 'ignore' }).status === 0) {
