@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { launchChromium } from '../support/chromium.js';
+import { launchChromium, shownBody } from '../support/chromium.js';
 
 const root = join(import.meta.dirname, '..', '..');
 const port = 20_000 + Math.floor(Math.random() * 20_000);
@@ -45,7 +45,7 @@ afterAll(async () => {
   rmSync(directory, { recursive: true, force: true });
 });
 
-const shown = async (): Promise<any> => JSON.parse((await page.locator('#response-body').textContent()) ?? 'null'); // eslint-disable-line @typescript-eslint/no-explicit-any
+const shown = () => shownBody(page);
 
 it('logs in, creates, lists, filters, orders, edits and deletes through the page, then logs out', async () => {
   await page.goto(`${base}/api/v1/users/`);

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
 import { startApi, type TestApi } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
-import { launchChromium } from '../support/chromium.js';
+import { launchChromium, shownBody, signedInPage } from '../support/chromium.js';
 
 const Project = model('projects', {
   id: fields.id(),
@@ -36,7 +36,7 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${await api.listen()}`;
   const { token } = await api.user('alice');
   browser = await launchChromium();
-  page = await browser.newPage({ extraHTTPHeaders: { authorization: `Bearer ${token}` } });
+  page = await signedInPage(browser, token);
 }, 60_000);
 
 afterAll(async () => {
@@ -44,7 +44,7 @@ afterAll(async () => {
   await api?.close();
 });
 
-const shown = async (): Promise<any> => JSON.parse((await page.locator('#response-body').textContent()) ?? 'null'); // eslint-disable-line @typescript-eslint/no-explicit-any
+const shown = () => shownBody(page);
 const input = (name: string) => page.locator(`.record-form [name=${name}]`);
 const attribute = (name: string, which: string) => input(name).getAttribute(which);
 

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { collection, defineApp, fields, joinTable, model, relations, serializer } from '../../src/framework/index.js';
 import { startApi, type TestApi } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
-import { launchChromium } from '../support/chromium.js';
+import { launchChromium, shownBody, signedInPage } from '../support/chromium.js';
 
 const Card = model('cards', { id: fields.id(), title: fields.string({ maxLength: 100 }) });
 const Label = model('labels', { id: fields.id(), name: fields.string({ maxLength: 50, unique: true }) });
@@ -39,7 +39,7 @@ beforeAll(async () => {
   const { token } = await api.user('alice');
   for (const name of ['urgent', 'later']) expect((await api.request('POST', '/api/v1/labels/', { token, body: { name } })).status).toBe(201);
   browser = await launchChromium();
-  page = await browser.newPage({ extraHTTPHeaders: { authorization: `Bearer ${token}` } });
+  page = await signedInPage(browser, token);
 }, 60_000);
 
 afterAll(async () => {
@@ -47,7 +47,7 @@ afterAll(async () => {
   await api?.close();
 });
 
-const shown = async (): Promise<any> => JSON.parse((await page.locator('#response-body').textContent()) ?? 'null'); // eslint-disable-line @typescript-eslint/no-explicit-any
+const shown = () => shownBody(page);
 const labels = () => page.locator('.record-form input[name=labels]');
 
 it("sets a card's labels by name through the form, and shows them in the edit form", async () => {
