@@ -48,6 +48,7 @@ function walk(collection: Collection, path: string, tables: ReadonlyMap<string, 
     }
     if (field) {
       if (segments.length > index + 2) throw new Error(`"${segments.slice(index + 1).join('__')}" follows the field "${segment}"`);
+      if (next !== undefined && !(LOOKUPS as readonly string[]).includes(next)) throw new Error(`"${next}" is no lookup, nor a field of what "${segment}" names`);
       return { hops, column: segment, field, lookup: next ?? 'exact' };
     }
     // The serializer's own names, at the start: a nested record, a reverse or many-to-many relation.
@@ -109,7 +110,7 @@ export function withNamedFilters(collection: Collection, tables: ReadonlyMap<str
     }
     const { hops, column, field, lookup } = walked;
     if (field.writeOnly) throw new Error(`${where}: "${path}" ends in a write-only field.`);
-    if (!(LOOKUPS as readonly string[]).includes(lookup) || !field.lookups.includes(lookup as Lookup)) throw new Error(`${where}: "${path}" ends in a lookup that does not fit its field.`);
+    if (!field.lookups.includes(lookup as Lookup)) throw new Error(`${where}: "${path}" ends in a lookup that does not fit its field.`);
     const related = acrossOf(hops, column);
     if (related === null) throw new Error(`${where}: "${path}" goes through more than one reverse relation and one foreign key after it.`);
     fields[name] = field;

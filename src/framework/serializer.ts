@@ -253,7 +253,9 @@ export class Serializer {
         serializer: field.serializer.narrow(inner?.length ? inner : undefined, unwanted.get(name) ?? []),
       };
     }
-    return new Serializer(this.model, { ...this.options, fields, nested });
+    // Only the kept fields' new names: a nested record left out is no longer declared.
+    const rename = Object.fromEntries(fields.flatMap((name) => (this.shown(name) === name ? [] : [[name, this.shown(name)]])));
+    return new Serializer(this.model, { ...this.options, fields, nested, rename });
   }
 
   /** `?fields=` names fields as clients see them. */
