@@ -38,7 +38,7 @@ const profile = serializer(User, {
 
 const postSerializer = serializer(Post, {
   fields: ['id', 'title', 'tag_list', 'rating', 'created_at', 'author', 'labels', 'starred'],
-  rename: { tag_list: 'tagList', created_at: 'createdAt', author: 'writer' },
+  rename: { tag_list: 'tagList', created_at: 'createdAt', author: 'writer', labels: 'labelNames' },
   readOnly: ['created_at'],
   nested: { author: { source: 'author_id', serializer: profile } },
   relations: { labels: relations.manyToMany(postLabels, { slug: { target: Label, field: 'name' } }) },
@@ -80,8 +80,8 @@ beforeAll(async () => {
   api = await startApi({}, app, { appDatabase: recording(sent) });
   [jake, jane, fan] = [await api.user('jake'), await api.user('jane'), await api.user('fan')];
   for (const name of ['dragons', 'cooking']) await post('/api/v1/labels/', jake, { name });
-  const first = await post('/api/v1/posts/', jake, { title: 'Dragons 101', tagList: ['dragons', 'training'], labels: ['dragons'], rating: 5 });
-  await post('/api/v1/posts/', jake, { title: 'Soup', tagList: ['cooking'], labels: ['cooking'], rating: 2 });
+  const first = await post('/api/v1/posts/', jake, { title: 'Dragons 101', tagList: ['dragons', 'training'], labelNames: ['dragons'], rating: 5 });
+  await post('/api/v1/posts/', jake, { title: 'Soup', tagList: ['cooking'], labelNames: ['cooking'], rating: 2 });
   await post('/api/v1/posts/', jane, { title: 'More dragons', tagList: ['dragons'], rating: 3 });
   // Written apart from any request, so outside the scope: it counts in no post_count.
   await recordStore(api.database, serializer(Post, { fields: ['id', 'title', 'hidden', 'author_id'] }), { name: 'post' }).create({ title: 'Secret', hidden: true, author_id: jake.id });
@@ -94,7 +94,7 @@ describe('fields shown under another name (rename)', () => {
   it('are rendered, nested ones too, and sent under the shown name', async () => {
     const created = await post('/api/v1/posts/', jane, { title: 'Named', tagList: ['x'] });
     expect(created.status).toBe(201);
-    expect(Object.keys(created.json)).toEqual(['id', 'title', 'tagList', 'rating', 'createdAt', 'writer', 'labels', 'starred']);
+    expect(Object.keys(created.json)).toEqual(['id', 'title', 'tagList', 'rating', 'createdAt', 'writer', 'labelNames', 'starred']);
     expect(created.json).toMatchObject({ tagList: ['x'], writer: { username: 'jane', following: false, postCount: 2 } });
     const patched = await api.request('PATCH', `/api/v1/posts/${created.json.id}/`, { token: jane.token, body: { tagList: ['y'] } });
     expect(patched.json.tagList).toEqual(['y']);
@@ -111,6 +111,10 @@ describe('fields shown under another name (rename)', () => {
     // The serializer's own validation names the model's field; the client reads the shown name.
     const objectError = await post('/api/v1/posts/', jane, { title: 'Numbers', tagList: [1] });
     expect(objectError.json.details).toEqual({ tagList: ['Tags are strings.'] });
+    // What the database refuses too: a slug naming no label.
+    const refused = await post('/api/v1/posts/', jane, { title: 'Unlabelled', labelNames: ['nope'] });
+    expect(refused.status).toBe(400);
+    expect(refused.json.details).toEqual({ labelNames: ['No labels with name "nope".'] });
   });
 
   it('are what ?fields= and ?omit= name; filters and ordering keep the model’s names (DRF’s)', async () => {
@@ -118,14 +122,14 @@ describe('fields shown under another name (rename)', () => {
     expect(chosen.json.results).toEqual([{ title: 'Soup', createdAt: expect.any(String), writer: { postCount: 2 } }]);
     const unknown = await get('/api/v1/posts/?fields=created_at', jake);
     expect(unknown.status).toBe(400);
-    expect(unknown.json.details.fields[0]).toMatch(/Unknown field "created_at"\. Allowed: id, title, tagList, rating, createdAt, writer, labels, starred/);
+    expect(unknown.json.details.fields[0]).toMatch(/Unknown field "created_at"\. Allowed: id, title, tagList, rating, createdAt, writer, labelNames, starred/);
     expect((await get('/api/v1/posts/?ordering=createdAt', jake)).status).toBe(400);
   });
 
   it('are the OpenAPI document’s names, required lists included, and the browsable form’s', async () => {
     const schemas = (await api.request('GET', '/api/v1/schema/')).json.components.schemas;
-    expect(Object.keys(schemas.Post.properties)).toEqual(['id', 'title', 'tagList', 'rating', 'createdAt', 'writer', 'labels', 'starred']);
-    expect(schemas.Post.required).toEqual(['id', 'title', 'tagList', 'rating', 'createdAt', 'writer', 'labels', 'starred']);
+    expect(Object.keys(schemas.Post.properties)).toEqual(['id', 'title', 'tagList', 'rating', 'createdAt', 'writer', 'labelNames', 'starred']);
+    expect(schemas.Post.required).toEqual(['id', 'title', 'tagList', 'rating', 'createdAt', 'writer', 'labelNames', 'starred']);
     expect(Object.keys(schemas.Profile.properties)).toEqual(['username', 'following', 'postCount']);
     expect(schemas.PostCreate.properties).toHaveProperty('tagList');
     expect(schemas.PostCreate.properties).not.toHaveProperty('tag_list');
@@ -133,6 +137,7 @@ describe('fields shown under another name (rename)', () => {
     const page = await api.request('GET', '/api/v1/posts/', { token: jake.token, headers: { accept: 'text/html' } });
     expect(page.body).toContain('name="tagList"');
     expect(page.body).not.toContain('name="tag_list"');
+    expect(page.body).toContain('name="labelNames"');
   });
 
   it('clash at start-up: two fields shown as one name, or a shown name another field’s', () => {
