@@ -2,7 +2,7 @@
  * Filters named by the app (django-filter's `CharFilter(field_name='author__username')`): a query
  * parameter of the app's choosing whose value is matched against a field at the end of a path
  * through the model's own fields, its foreign keys, the tables whose foreign key names it (reverse
- * relations, by table name) and the serializer's nested records and relations:
+ * relations, by table name) and the serializer's nested records and relations (slugs too):
  * `filters: { author: 'author_id__username', favorited: 'favorites__user_id__username', tag: 'tags__name' }`.
  * A path may end in a lookup (`tag_list__has_element`); the parameter then always applies it. Paths
  * are resolved once, at start-up, against the app's models: the store matches them with an EXISTS
@@ -54,9 +54,10 @@ function walk(collection: Collection, path: string, tables: ReadonlyMap<string, 
     // The serializer's own names, at the start: a nested record, a reverse or many-to-many relation.
     const nested = hops.length === 0 ? serializer.nested[segment] : undefined;
     const relation = hops.length === 0 ? serializer.relations[segment] : undefined;
-    if (nested) {
-      current = nested.serializer.model;
-      hops.push({ kind: 'forward', key: nested.source, table: current });
+    const forward = nested ? { key: nested.source, table: nested.serializer.model } : relation?.slug ? { key: relation.slug.source, table: relation.slug.target } : undefined;
+    if (forward) {
+      current = forward.table;
+      hops.push({ kind: 'forward', ...forward });
     } else if (relation?.through) {
       hops.push({ kind: 'reverse', link: relation.through.from, table: tableOf(relation.through.table) });
       current = tableOf(relation.through.target);

@@ -41,14 +41,18 @@ const postSerializer = serializer(Post, {
   rename: { tag_list: 'tagList', created_at: 'createdAt', author: 'writer', labels: 'labelNames' },
   readOnly: ['created_at'],
   nested: { author: { source: 'author_id', serializer: profile } },
-  relations: { labels: relations.manyToMany(postLabels, { slug: { target: Label, field: 'name' } }) },
+  relations: {
+    labels: relations.manyToMany(postLabels, { slug: { target: Label, field: 'name' } }),
+    // Not shown: a path for the filters below.
+    owner: relations.slug('author_id', User, 'username'),
+  },
   computed: { starred: computed.exists('stars', 'post_id', { requestingUser: 'user_id' }) },
   validate: ({ tag_list: tags }) => (Array.isArray(tags) && tags.some((tag) => typeof tag !== 'string') ? { tag_list: ['Tags are strings.'] } : undefined),
 });
 
 /** Hidden posts are outside every posts collection's scope: counted nowhere, even inside a nested author. */
 const visible = () => ({ hidden: false });
-const named = { tag: 'tag_list__has_element', writer: 'author__username', starred_by: 'stars__user_id__username', label: 'labels__name', rated: 'rating__gte' };
+const named = { tag: 'tag_list__has_element', writer: 'author__username', starred_by: 'stars__user_id__username', label: 'labels__name', rated: 'rating__gte', owner: 'owner__username' };
 
 const app = withGeneratedMigrations(
   defineApp({
@@ -200,6 +204,7 @@ describe('filters named by the app', () => {
     expect(await titles('tag=dragons')).toEqual(['Dragons 101', 'More dragons']);
     expect(await titles('tag=dragons&writer=jane')).toEqual(['More dragons']);
     expect(await titles('rated=3')).toEqual(['Dragons 101', 'More dragons']);
+    expect(await titles('owner=jane')).toEqual(['More dragons']);
   });
 
   it('answer an empty page for a value nothing has, and bind what they are sent', async () => {
