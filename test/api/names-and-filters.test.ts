@@ -229,6 +229,9 @@ describe('filters named by the app', () => {
     expect(byName.writer).toMatchObject({ in: 'query', schema: { type: 'string' } });
     expect(byName.rated).toMatchObject({ in: 'query', schema: { type: 'integer' } });
     expect(byName.writer__in).toBeUndefined();
+    const page = await api.request('GET', '/api/v1/posts/?starred_by=jane', { token: jake.token, headers: { accept: 'text/html' } });
+    expect(page.body).toContain('data-field="starred_by"');
+    expect(page.body).toContain('value="jane"');
   });
 
   it('are refused at start-up where the app’s models cannot serve the path', async () => {
