@@ -258,17 +258,13 @@ export class Serializer {
     return new Serializer(this.model, { ...this.options, fields, nested, rename });
   }
 
-  /** `?fields=` names fields as clients see them. */
-  private fieldNamed(shown: string): string | undefined {
-    return this.fieldNames.get(shown);
-  }
-
   /** Dotted paths → top-level field → the paths below it (empty: the whole field). */
   private group(paths: readonly string[], parameter: string, details: ErrorDetails): Map<string, string[]> {
     const groups = new Map<string, string[]>();
     for (const path of paths) {
       const [shownTop = '', ...rest] = path.split('.');
-      const top = this.fieldNamed(shownTop);
+      // `?fields=` names fields as clients see them.
+      const top = this.fieldNames.get(shownTop);
       if (top === undefined || (rest.length > 0 && !this.nested[top])) {
         (details[parameter] ??= []).push(`Unknown field "${path}". Allowed: ${[...this.fieldNames.keys()].join(', ')}.`);
         continue;
