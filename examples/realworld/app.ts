@@ -3,8 +3,8 @@
  * as far as declarations reach today: profiles and following, articles by slug with favourites,
  * the feed, comments nested under their article, and the tags list, under `/api` without trailing
  * slashes, in Conduit's envelopes, its `Authorization: Token …` and its 422 `{"errors": {"body": […]}}`.
- * What Conduit needs beyond this (users, login, the current user, renamed fields, list filters…)
- * cannot be declared yet; ./README.md lists each missing declaration.
+ * What Conduit needs beyond this (users, login, the current user…) cannot be declared yet;
+ * ./README.md lists each missing declaration.
  * Serve it with `npx restfold serve --app examples/realworld/app.ts`.
  */
 import {
@@ -26,7 +26,6 @@ import {
   type ErrorDetails,
   type Permission,
   type RecordStore,
-  type RenderContext,
   type Row,
 } from 'restfold';
 import migrations from './migrations/index.js';
@@ -76,16 +75,13 @@ const nobody: Permission = { description: 'no one', hasPermission: () => false }
 /** Conduit stores no bio or image yet (PUT /user cannot be declared: README): they are null, as the spec's new user's. */
 const unset = computed.from(() => null, { schema: { type: ['string', 'null'] }, reads: ['username'] });
 
-/** `Profile`: the user as others see them, `following` for whoever asks (false for anonymous callers). */
+/** `Profile`: the user as others see them, `following` for whoever asks (false for anonymous callers), alone or as an author. */
 const profileSerializer = serializer(User, {
   name: 'Profile',
   fields: ['username', 'bio', 'image', 'following'],
   readOnly: ['username'],
   computed: { bio: unset, image: unset, following: computed.exists('follows', 'followee_id', { requestingUser: 'follower_id' }) },
 });
-
-/** The author inside an article or comment (ConduitSerializer adds `following`). */
-const authorSerializer = serializer(User, { name: 'Author', fields: ['username', 'bio', 'image'], computed: { bio: unset, image: unset } });
 
 /** `{"article": {...}}` in and out, `{"articles": [...], "articlesCount": n}` for lists, and likewise for the others. */
 const envelopes: Readonly<Record<string, { record: string; list: string; count?: string }>> = {
@@ -96,31 +92,11 @@ const envelopes: Readonly<Record<string, { record: string; list: string; count?:
   tags: { record: 'tag', list: 'tags' },
 };
 
-const camelCase = (name: string): string => name.replace(/_([a-z])/g, (_, letter: string) => letter.toUpperCase());
-const snakeCase = (name: string): string => name.replace(/[A-Z]/g, (letter) => `_${letter.toLowerCase()}`);
-const renamed = (object: Row, rename: (name: string) => string): Row => Object.fromEntries(Object.entries(object).map(([name, value]) => [rename(name), value]));
+/** Conduit's camelCase names for the models' snake_case fields (SQL identifiers), in and out. */
+const timestamps = { created_at: 'createdAt', updated_at: 'updatedAt' };
 
-/**
- * Conduit's camelCase keys (`tagList`, `createdAt`, `favoritesCount`) for the model's snake_case
- * fields, out and in: Restfold's field names are SQL identifiers, and it has no declaration for a
- * field shown under another name (DRF's `source=`: README). The author's `following` is read beside
- * the author, as `author_following` (a nested record is read by a join, which cannot carry a
- * SQL-backed field), and put back inside it here.
- */
-class ConduitSerializer extends Serializer {
-  override render(row: Row, context?: RenderContext): Row {
-    const { authorFollowing, ...record } = renamed(super.render(row, context), camelCase);
-    return authorFollowing === undefined ? record : { ...record, author: { ...(record.author as Row), following: authorFollowing } };
-  }
-
-  override validate(...[body, ...rest]: Parameters<Serializer['validate']>): ReturnType<Serializer['validate']> {
-    const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
-    return super.validate(isObject ? renamed(body as Row, snakeCase) : body, ...rest);
-  }
-}
-
-/** Whether the requesting user follows the record's author. */
-const authorFollowing = computed.exists('follows', 'followee_id', { requestingUser: 'follower_id', on: 'author_id' });
+/** The author as a profile, `following` included (read beside each article or comment, in its statement). */
+const author = { author: { source: 'author_id', serializer: profileSerializer } };
 
 /** A validation failure's details as Conduit's messages: "title This field is required.". */
 const messagesOf = (details: ErrorDetails | undefined): string[] =>
@@ -160,14 +136,14 @@ async function makePresent(store: RecordStore, where: Row, present: boolean): Pr
 
 // ---- articles -----------------------------------------------------------------------------------
 
-const articleSerializer = new ConduitSerializer(Article, {
-  fields: ['slug', 'title', 'description', 'body', 'tag_list', 'created_at', 'updated_at', 'favorited', 'favorites_count', 'author', 'author_following'],
+const articleSerializer = serializer(Article, {
+  fields: ['slug', 'title', 'description', 'body', 'tag_list', 'created_at', 'updated_at', 'favorited', 'favorites_count', 'author'],
+  rename: { ...timestamps, tag_list: 'tagList', favorites_count: 'favoritesCount' },
   readOnly: ['slug', 'created_at', 'updated_at'],
-  nested: { author: { source: 'author_id', serializer: authorSerializer } },
+  nested: author,
   computed: {
     favorited: computed.exists('favorites', 'article_id', { requestingUser: 'user_id' }),
     favorites_count: computed.count('favorites', 'article_id'),
-    author_following: authorFollowing,
   },
   validate: ({ tag_list: tags }) => {
     if (Array.isArray(tags) && !tags.every((tag) => typeof tag === 'string' && tag !== '')) return { tag_list: ['Must be a list of tags (non-empty strings).'] };
@@ -206,6 +182,8 @@ const articles = collection('articles', {
     afterCreate: ({ database, values }) => recordTags(database, values.tag_list),
     afterUpdate: ({ database, values }) => recordTags(database, values.tag_list),
   },
+  // ?tag=dragons&author=jake&favorited=jane; an unknown tag or user is an empty page.
+  filters: { tag: 'tag_list__has_element', author: 'author__username', favorited: 'favorites__user_id__username' },
   // Newest first, as every Conduit list: ids grow with time, and tie nothing.
   defaultOrdering: ['-id'],
   pagination: 'limit_offset',
@@ -236,12 +214,7 @@ const feed = collection('feed', {
 // ---- comments -----------------------------------------------------------------------------------
 
 const comments = collection('comments', {
-  serializer: new ConduitSerializer(Comment, {
-    fields: ['id', 'created_at', 'updated_at', 'body', 'author', 'author_following'],
-    readOnly: ['id', 'created_at', 'updated_at'],
-    nested: { author: { source: 'author_id', serializer: authorSerializer } },
-    computed: { author_following: authorFollowing },
-  }),
+  serializer: serializer(Comment, { fields: ['id', 'created_at', 'updated_at', 'body', 'author'], rename: timestamps, readOnly: ['id', 'created_at', 'updated_at'], nested: author }),
   parent: { collection: articles, field: 'article_id' },
   permissions: { list: [allowAny], retrieve: [allowAny], create: [isAuthenticated], update: [nobody], partial_update: [nobody], destroy: [isOwner('author_id')] },
   hooks: { beforeCreate: ({ user }) => ({ author_id: user!.id }) },

@@ -26,18 +26,19 @@ export const lookups = [
   'isnull',
   'range',
   'has_key',
+  'has_element',
 ] as const;
 export type Lookup = (typeof lookups)[number];
 
 const orderedLookups: readonly Lookup[] = ['exact', 'gt', 'gte', 'lt', 'lte', 'in', 'isnull', 'range'];
-const textLookups = lookups.filter((lookup) => lookup !== 'has_key');
+const textLookups = lookups.filter((lookup) => lookup !== 'has_key' && lookup !== 'has_element');
 const lookupsByType: Record<ValueType, readonly Lookup[]> = {
   integer: orderedLookups,
   number: orderedLookups,
   timestamp: orderedLookups,
   string: textLookups,
   boolean: ['exact', 'in', 'isnull'],
-  json: ['isnull', 'has_key'],
+  json: ['isnull', 'has_key', 'has_element'],
 };
 
 /** A value failed a field's rules; the messages go into `details.<field>`. */

@@ -31,6 +31,8 @@ export interface Join {
   readonly columns: readonly string[];
   /** Those of `columns` read exactly beyond 2^53, as Selection's. */
   readonly int64?: readonly string[];
+  /** The nested record's own aggregates, correlated to the joined row in the same statement. */
+  readonly aggregates?: readonly Aggregate[];
   readonly within?: readonly RecordScope[];
 }
 
@@ -69,6 +71,13 @@ export interface Selection {
   /** The unique column one record is found by (a collection's lookup field, among `columns`); `id` when left out. */
   readonly key?: string;
 }
+
+/** Everything a selection reads beside its own table's columns: its joins, and the aggregates (its own and its joins'). */
+export const relatedReads = (selection: Selection): readonly { readonly table: string }[] => [
+  ...selection.joins,
+  ...selection.joins.flatMap((join) => join.aggregates ?? []),
+  ...(selection.aggregates ?? []),
+];
 
 /** The column a selection's record is found by. */
 export const keyOf = (selection: Selection): string => selection.key ?? 'id';

@@ -28,6 +28,12 @@ export interface CollectionOptions {
    * of a nested record (`author__username`), matched through EXISTS over the related rows.
    */
   filterFields?: readonly string[] | Readonly<Record<string, readonly Lookup[]>>;
+  /**
+   * Filters named by the app, each a path to a field through foreign keys and relations, ending
+   * in an optional lookup: `{ author: 'author_id__username', tag: 'tag_list__has_element' }`
+   * (`?author=jake`). See named-filters.ts.
+   */
+  filters?: Readonly<Record<string, string>>;
   /** Fields the `ordering` parameter may name; `id` is always allowed besides. */
   orderingFields?: readonly string[];
   /** Used when a request gives no `ordering`, e.g. `['-created_at']`; ties always fall back to `id`. */
@@ -100,6 +106,8 @@ export interface Collection {
   readonly parent: Parent | undefined;
   /** How a detail path names a record: by `id`, or by the collection's lookup field. */
   readonly lookup: RecordLookup;
+  /** Filters named by the app, by parameter: their paths, resolved by buildApp against the app's models (named-filters.ts). */
+  readonly namedFilters: Readonly<Record<string, string>>;
 }
 
 const RESOURCE_NAME = /^[a-z][a-z0-9_-]*$/;
@@ -189,6 +197,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     validate: options.validate,
     customActions: actions,
     parent: options.parent,
+    namedFilters: options.filters ?? {},
     lookup: recordLookup(name, serializer.model, options.lookupField ?? 'id', taken),
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],

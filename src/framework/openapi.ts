@@ -107,21 +107,27 @@ const named = (name: string, schema: JsonSchema): JsonSchema => ({ [COMPONENT]: 
  */
 export function recordSchema(serializer: Serializer, scoped: RelatedScopes = new Map()): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
-  for (const name of serializer.fields) {
+  for (const field of serializer.fields) properties[serializer.shown(field)] = fieldSchema(serializer, field, scoped);
+  return named(serializer.name, { type: 'object', properties, required: serializer.fields.map((name) => serializer.shown(name)) });
+}
+
+/** One shown field's value in a record. */
+function fieldSchema(serializer: Serializer, name: string, scoped: RelatedScopes): JsonSchema {
+  {
     const nested = serializer.nested[name];
     const field = serializer.model.fields[name];
     const computed = serializer.computed[name];
-    if (serializer.hidden.has(name)) properties[name] = { type: 'null', description: 'Hidden: always null.' };
-    else if (computed) properties[name] = { ...computed.schema, readOnly: true };
-    else if (serializer.relations[name]?.serializer) properties[name] = { type: 'array', items: recordSchema(serializer.relations[name].serializer, scoped), readOnly: true };
-    else if (serializer.relations[name]) properties[name] = { ...relationSchema(serializer, name), ...(serializer.readOnly.has(name) && { readOnly: true }) };
-    else if (nested) {
+    if (serializer.hidden.has(name)) return { type: 'null', description: 'Hidden: always null.' };
+    if (computed) return { ...computed.schema, readOnly: true };
+    if (serializer.relations[name]?.serializer) return { type: 'array', items: recordSchema(serializer.relations[name].serializer, scoped), readOnly: true };
+    if (serializer.relations[name]) return { ...relationSchema(serializer, name), ...(serializer.readOnly.has(name) && { readOnly: true }) };
+    if (nested) {
       const record = recordSchema(nested.serializer, scoped);
       const nullable = serializer.model.fields[nested.source]!.nullable || scoped.has(nested.serializer.model.table);
-      properties[name] = nullable ? { anyOf: [record, { type: 'null' }] } : record;
-    } else properties[name] = { ...field!.schema, ...(serializer.readOnly.has(name) ? { readOnly: true } : {}) };
+      return nullable ? { anyOf: [record, { type: 'null' }] } : record;
+    }
+    return { ...field!.schema, ...(serializer.readOnly.has(name) ? { readOnly: true } : {}) };
   }
-  return named(serializer.name, { type: 'object', properties, required: [...serializer.fields] });
 }
 
 const INPUT_NAMES: Record<WriteMode, string> = { create: 'Create', update: 'Update', partial_update: 'PartialUpdate' };
@@ -133,18 +139,18 @@ export function inputSchema(serializer: Serializer, mode: WriteMode): JsonSchema
   for (const name of serializer.writable) {
     const field = serializer.model.fields[name]!;
     // A hidden field sent as null counts as not sent, so a GET result can be sent back as it is.
-    properties[name] = serializer.hidden.has(name) ? { ...field.schema, type: [String(field.schema.type), 'null'], writeOnly: true } : field.schema;
+    properties[serializer.shown(name)] = serializer.hidden.has(name) ? { ...field.schema, type: [String(field.schema.type), 'null'], writeOnly: true } : field.schema;
     const needed = field.required === 'always' ? mode !== 'partial_update' : field.required === 'create' && mode === 'create';
-    if (needed) required.push(name);
+    if (needed) required.push(serializer.shown(name));
   }
   for (const name of serializer.readOnly) {
-    if (serializer.fields.includes(name)) properties[name] = { description: 'Read-only: ignored when sent.' };
+    if (serializer.fields.includes(name)) properties[serializer.shown(name)] = { description: 'Read-only: ignored when sent.' };
   }
   // A many-to-many replaces the record's links and is never required (left out, they stay as they are); a slug sets its key.
   for (const name of serializer.relationInputs) {
-    properties[name] = relationSchema(serializer, name);
+    properties[serializer.shown(name)] = relationSchema(serializer, name);
     const key = serializer.relations[name]!.slug?.source;
-    if (key && mode !== 'partial_update' && serializer.model.fields[key]!.required === 'always') required.push(name);
+    if (key && mode !== 'partial_update' && serializer.model.fields[key]!.required === 'always') required.push(serializer.shown(name));
   }
   if (mode !== 'create') Object.assign(properties, serializer.model.rules?.updates?.inputs);
   return named(`${serializer.name}${INPUT_NAMES[mode]}`, { type: 'object', properties, required, additionalProperties: false });
@@ -178,6 +184,13 @@ function listQuerySchema(collection: Collection): JsonSchema {
   }
   for (const [name, lookups] of filters) {
     const schema = fields[name]!.schema;
+    const path = collection.namedFilters[name];
+    if (path !== undefined) {
+      // One value, matched as the app's path says (a JSON array's element is a string).
+      const scalar = ['integer', 'number', 'boolean'].includes(String(schema.type));
+      properties[name] = { type: scalar ? schema.type : 'string', description: `Records matching ${path}.` };
+      continue;
+    }
     for (const lookup of lookups) {
       const parameter = lookup === 'exact' ? name : `${name}__${lookup}`;
       if ((RESERVED_PARAMETERS as readonly string[]).includes(parameter)) continue;
@@ -193,7 +206,8 @@ function listQuerySchema(collection: Collection): JsonSchema {
 }
 
 function fieldSelectionParameters(collection: Collection): Record<string, JsonSchema> {
-  const names = collection.serializer.fields.join(', ');
+  const { serializer } = collection;
+  const names = serializer.fields.map((name) => serializer.shown(name)).join(', ');
   const subset = 'Records then carry only the chosen fields, a subset of the record schema (whose fields are otherwise all present).';
   return {
     fields: { type: 'string', description: `Comma-separated fields to show (nested with dots, e.g. author.username). Of: ${names}. ${subset}` },

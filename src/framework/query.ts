@@ -6,6 +6,7 @@
 import type { Filter, ListQuery, Ordering } from '../core/list-query.js';
 import { ApiError, emptyDetails, validationFailed, type ErrorDetails } from './errors.js';
 import { FieldError, assertCleanText, type Field, type Lookup } from '../core/fields.js';
+import type { NamedFilter } from './named-filters.js';
 
 export const RESERVED_PARAMETERS = ['page', 'page_size', 'search', 'ordering', 'format', 'fields', 'omit', 'cursor'] as const;
 
@@ -24,6 +25,8 @@ export interface QueryRules {
   readonly fields: Readonly<Record<string, Field>>;
   /** Field name → the lookups it may be filtered with. */
   readonly filters: ReadonlyMap<string, readonly Lookup[]>;
+  /** Filters named by the app (named-filters.ts): parameter → the field and lookup it applies. */
+  readonly named?: ReadonlyMap<string, NamedFilter>;
   readonly ordering: readonly string[];
   readonly defaultOrdering: readonly Ordering[];
   readonly pageSize: number;
@@ -107,9 +110,10 @@ function parseFilter(name: string, text: string, rules: QueryRules, details: Err
     details[name] = [`Unknown lookup "${lookupName}" for "${fieldName}". Allowed: ${allowedLookups.join(', ')}.`];
     return undefined;
   }
-  const lookup = lookupName as Lookup;
+  const named = rules.named?.get(fieldName);
+  const lookup = named?.lookup ?? (lookupName as Lookup);
   try {
-    return { field: fieldName, lookup, value: parseOperand(rules.fields[fieldName]!, lookup, text) };
+    return { field: named?.field ?? fieldName, lookup, value: parseOperand(rules.fields[fieldName]!, lookup, text) };
   } catch (error) {
     if (!(error instanceof FieldError)) throw error;
     details[name] = error.messages;

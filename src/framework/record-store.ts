@@ -52,7 +52,7 @@ const capitalized = (text: string): string => text.charAt(0).toUpperCase() + tex
 
 export function recordStore(database: Database, serializer: Serializer, options: RecordStoreOptions): RecordStore {
   const { model, selection } = serializer;
-  const known = new Set(serializer.fields);
+  const known = new Set(serializer.fields.map((name) => serializer.shown(name)));
   const missing = (): ApiError => notFound(`${capitalized(options.name)} not found.`);
   // Anonymous: no user, no permissions.
   const context: WriteContext = { userId: null, hasPermission: async () => false };

@@ -7,7 +7,7 @@
  * aggregate's WHERE, a nested list's statement), so a list stays a fixed number of statements.
  */
 import type { RecordScope } from '../core/list-query.js';
-import type { Selection } from '../core/rows.js';
+import { relatedReads, type Selection } from '../core/rows.js';
 import type { Collection } from './collection.js';
 import { scopeFor, type RequestContext } from './scope.js';
 
@@ -29,7 +29,7 @@ export function relatedScopes(collections: readonly Collection[]): RelatedScopes
 
 /** Whether a read of this selection depends on the request through the scopes of its related tables. */
 export const readsScoped = (selection: Selection, scopes: RelatedScopes): boolean =>
-  [...selection.joins, ...(selection.aggregates ?? [])].some(({ table }) => scopes.has(table)) ||
+  relatedReads(selection).some(({ table }) => scopes.has(table)) ||
   (selection.batches ?? []).some((batch) => scopes.has(batch.table) || readsScoped(batch.selection, scopes));
 
 /**
@@ -56,7 +56,7 @@ export function scopeRelated(scopes: RelatedScopes, context: RequestContext): (s
     readsScoped(selection, scopes)
       ? {
           ...selection,
-          joins: selection.joins.map(scoped),
+          joins: selection.joins.map((join) => scoped({ ...join, ...(join.aggregates && { aggregates: join.aggregates.map(scoped) }) })),
           ...(selection.aggregates && { aggregates: selection.aggregates.map(scoped) }),
           // Nested lists are kept within the scopes too, and what they nest in turn.
           ...(selection.batches && { batches: selection.batches.map((batch) => scoped({ ...batch, selection: scopedSelection(batch.selection) })) }),

@@ -28,8 +28,8 @@ function stateOf(tables: readonly Table[], extraIndexes: Readonly<Record<string,
 /** The framework's own tables, as its migrations (store/accounts/migrations/) must lead to. */
 export const frameworkState = (): SchemaState => stateOf(frameworkTables);
 
-/** The app's tables and indexes, as its migrations must lead to: the framework's are not its own. */
-export function appState(definition: AppDefinition): SchemaState {
+/** The app's own tables by name: its collections' models, their join tables and its other models. */
+function appTables(definition: AppDefinition): Map<string, Table> {
   const framework = frameworkState();
   const models = new Map<string, Table>();
   const joins = definition.collections.flatMap(({ serializer }) => Object.values(serializer.relations).flatMap((relation) => (relation.through ? [relation.through.declaration] : [])));
@@ -39,6 +39,16 @@ export function appState(definition: AppDefinition): SchemaState {
     if (known && known !== model) throw new Error(`Two models declare the table "${model.table}".`);
     models.set(model.table, model);
   }
+  return models;
+}
+
+/** The tables an app's named filters may reach: its own, and the users (never the store's account tables of tokens and sessions). */
+export const filterableTables = (definition: AppDefinition): ReadonlyMap<string, Table> => new Map([[User.table, User], ...appTables(definition)]);
+
+/** The app's tables and indexes, as its migrations must lead to: the framework's are not its own. */
+export function appState(definition: AppDefinition): SchemaState {
+  const framework = frameworkState();
+  const models = appTables(definition);
   const contributed: Record<string, IndexState> = {};
   for (const { serializer, indexes } of definition.collections) {
     const table = serializer.model.table;

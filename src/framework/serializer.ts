@@ -5,7 +5,7 @@
  */
 import { cached } from '../core/cache.js';
 import { FieldError, type DefaultContext, type Field } from '../core/fields.js';
-import type { Aggregate, Row, Selection } from '../core/rows.js';
+import type { Aggregate, Join, Row, Selection } from '../core/rows.js';
 import { emptyDetails, parseError, validationFailed, type ErrorDetails } from './errors.js';
 import type { AuthUser } from './authentication/auth-user.js';
 import { aggregatesFor, type ComputedField, type RenderContext } from './computed.js';
@@ -29,6 +29,12 @@ export interface SerializerOptions {
   name?: string;
   /** Output order; names of model fields, of `nested` entries or of `computed` ones. */
   fields: string[];
+  /**
+   * Fields shown under another name (DRF's `source=`): `{ created_at: 'createdAt' }`. The shown name
+   * is the only one clients see and send: in records, bodies, validation errors, `?fields=`, the
+   * OpenAPI document and the browsable forms; filters and `ordering` keep the model's names (DRF's).
+   */
+  rename?: Record<string, string>;
   readOnly?: string[];
   /** Always rendered as null; still writable (a password, say). */
   hidden?: string[];
@@ -101,6 +107,11 @@ export class Serializer {
   /** Writable fields stored as a slow hash (passwords): a body that sets one costs a derivation. */
   readonly hashed: readonly string[];
   readonly selection: Selection;
+  /** Field → the name clients see (itself unless renamed), and back. */
+  private readonly shownNames: ReadonlyMap<string, string>;
+  private readonly fieldNames: ReadonlyMap<string, string>;
+  /** Whether a shown field is renamed (a body's names are then translated). */
+  private readonly renames: boolean;
   /** The body fields a create may carry, and an update (with `updateInputs`): known ones, decided once. */
   private readonly creatable: ReadonlySet<string>;
   private readonly updatable: ReadonlySet<string>;
@@ -143,6 +154,23 @@ export class Serializer {
         throw new Error(`${model.table}: relation "${name}" needs "${relation.slug.source}" to be a foreign key to ${relation.slug.target.table}.`);
       }
     }
+    const rename = options.rename ?? {};
+    for (const [name, shown] of Object.entries(rename)) {
+      if (!fieldOf(name) && !this.nested[name] && !this.computed[name] && !this.relations[name]) throw new Error(`${model.table}: rename names unknown field "${name}".`);
+      // A JSON key that is also a query parameter's and a form input's name: plain letters, digits and underscores.
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(shown)) throw new Error(`${model.table}: "${name}" cannot be shown as "${shown}": use letters, digits and underscores.`);
+      if (shown !== name && (fieldOf(shown) || this.nested[shown] || this.computed[shown] || this.relations[shown])) {
+        throw new Error(`${model.table}: "${name}" cannot be shown as "${shown}", the name of another field.`);
+      }
+    }
+    const shownOf = (name: string): string => rename[name] ?? name;
+    const shownFields = this.fields.map(shownOf);
+    for (const [index, shown] of shownFields.entries()) {
+      if (shownFields.indexOf(shown) !== index) throw new Error(`${model.table}: two fields are shown as "${shown}".`);
+    }
+    this.shownNames = new Map(this.fields.map((name) => [name, shownOf(name)]));
+    this.fieldNames = new Map(this.fields.map((name) => [shownOf(name), name]));
+    this.renames = this.fields.some((name) => shownOf(name) !== name);
     for (const name of this.search) {
       if (fieldOf(name)?.valueType !== 'string') throw new Error(`${model.table}: search field "${name}" is not a string.`);
     }
@@ -152,10 +180,6 @@ export class Serializer {
       }
       // A nested record is read by a join, which carries columns only.
       if (nested.serializer.selection.batches) throw new Error(`${model.table}: nested "${name}" shows relations as nested lists, which a nested record cannot: show them as ids.`);
-      const aggregated = (nested.serializer.selection.aggregates ?? []).map((aggregate) => aggregate.name);
-      if (aggregated.length > 0) {
-        throw new Error(`${model.table}: nested "${name}" shows SQL-backed computed fields (${aggregated.join(', ')}), which a nested record cannot: leave them out of its serializer's fields.`);
-      }
     }
     // Nested objects and write-only-by-nature fields are never taken from a body as they are.
     const declaredReadOnly = new Set([...(options.readOnly ?? []), ...Object.keys(this.nested), ...Object.keys(this.computed), 'id']);
@@ -166,8 +190,8 @@ export class Serializer {
     this.writable = this.fields.filter((name) => !this.readOnly.has(name) && !this.relations[name]);
     this.updateInputs = Object.keys(model.rules?.updates?.inputs ?? {});
     this.hashed = this.writable.filter((name) => fieldOf(name)?.kind === 'password');
-    this.creatable = new Set(this.fields);
-    this.updatable = new Set([...this.fields, ...this.updateInputs]);
+    this.creatable = new Set(shownFields);
+    this.updatable = new Set([...shownFields, ...this.updateInputs]);
     const own = this.fields.filter((name) => fieldOf(name) && !this.hidden.has(name) && !fieldOf(name)?.writeOnly);
     const slugs = this.fields.flatMap((name) => (this.relations[name]?.slug ? [[name, this.relations[name].slug] as const] : []));
     const shownComputed = this.fields.filter((name) => this.computed[name]);
@@ -181,7 +205,8 @@ export class Serializer {
       const batch = this.relations[name]?.batch;
       return batch ? [{ name, ...batch }] : [];
     });
-    this.perUser = shownComputed.some((name) => this.computed[name]!.aggregate?.requestingUser !== undefined);
+    // A nested record's computed fields for the requesting user make the page's selection per user too.
+    this.perUser = shownComputed.some((name) => this.computed[name]!.aggregate?.requestingUser !== undefined) || Object.values(this.nested).some((nested) => nested.serializer.perUser);
     const columns = [...new Set(['id', ...own, ...computedReads, ...Object.values(this.nested).map((n) => n.source), ...slugs.map(([, slug]) => slug.source), ...(model.rules?.reads ?? [])])];
     this.selection = {
       table: model.table,
@@ -189,19 +214,23 @@ export class Serializer {
       int64: columns.filter((name) => fieldOf(name)?.kind === 'bigint'),
       aggregates: this.aggregatesOf(null),
       joins: [
-        ...Object.entries(this.nested).map(([name, nested]) => ({
-          name,
-          table: nested.serializer.model.table,
-          via: nested.source,
-          columns: nested.serializer.selection.columns,
-          int64: nested.serializer.selection.int64,
-        })),
+        ...this.nestedJoins(null),
         // A slug is read by a join, as a nested record of its id and that field.
         ...slugs.map(([name, slug]) => ({ name, table: slug.target.table, via: slug.source, columns: ['id', slug.field] })),
       ],
       ...(batches.length > 0 && { batches }),
     };
-    this.renderers = this.fields.map((name) => [name, this.rendererOf(name)] as const);
+    this.renderers = this.fields.map((name) => [shownOf(name), this.rendererOf(name)] as const);
+  }
+
+  /** The name clients see the field under (its own, unless renamed). */
+  shown(name: string): string {
+    return this.shownNames.get(name) ?? name;
+  }
+
+  /** Messages by field → by the names clients see. */
+  shownDetails(details: ErrorDetails): ErrorDetails {
+    return !this.renames ? details : Object.fromEntries(Object.entries(details).map(([name, messages]) => [this.shown(name), messages]));
   }
 
   /**
@@ -224,16 +253,20 @@ export class Serializer {
         serializer: field.serializer.narrow(inner?.length ? inner : undefined, unwanted.get(name) ?? []),
       };
     }
-    return new Serializer(this.model, { ...this.options, fields, nested });
+    // Only the kept fields' new names: a nested record left out is no longer declared.
+    const rename = Object.fromEntries(fields.flatMap((name) => (this.shown(name) === name ? [] : [[name, this.shown(name)]])));
+    return new Serializer(this.model, { ...this.options, fields, nested, rename });
   }
 
   /** Dotted paths → top-level field → the paths below it (empty: the whole field). */
   private group(paths: readonly string[], parameter: string, details: ErrorDetails): Map<string, string[]> {
     const groups = new Map<string, string[]>();
     for (const path of paths) {
-      const [top = '', ...rest] = path.split('.');
-      if (!this.fields.includes(top) || (rest.length > 0 && !this.nested[top])) {
-        (details[parameter] ??= []).push(`Unknown field "${path}". Allowed: ${this.fields.join(', ')}.`);
+      const [shownTop = '', ...rest] = path.split('.');
+      // `?fields=` names fields as clients see them.
+      const top = this.fieldNames.get(shownTop);
+      if (top === undefined || (rest.length > 0 && !this.nested[top])) {
+        (details[parameter] ??= []).push(`Unknown field "${path}". Allowed: ${[...this.fieldNames.keys()].join(', ')}.`);
         continue;
       }
       const below = groups.get(top);
@@ -250,7 +283,23 @@ export class Serializer {
    */
   selectionFor(user: AuthUser | null): Selection {
     if (!this.perUser) return this.selection;
-    return { ...this.selection, aggregates: this.aggregatesOf(user) };
+    const slugJoins = this.selection.joins.slice(Object.keys(this.nested).length);
+    return { ...this.selection, aggregates: this.aggregatesOf(user), joins: [...this.nestedJoins(user), ...slugJoins] };
+  }
+
+  /** One join per nested record, with its serializer's aggregates for this user (correlated to the joined row). */
+  private nestedJoins(user: AuthUser | null): Join[] {
+    return Object.entries(this.nested).map(([name, nested]) => {
+      const aggregates = nested.serializer.aggregatesOf(user);
+      return {
+        name,
+        table: nested.serializer.model.table,
+        via: nested.source,
+        columns: nested.serializer.selection.columns,
+        int64: nested.serializer.selection.int64,
+        ...(aggregates.length > 0 && { aggregates }),
+      };
+    });
   }
 
   /** The shown computed fields' aggregates for this user, then the shown relations'. */
@@ -299,13 +348,13 @@ export class Serializer {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw parseError('Expected a JSON object.');
     }
-    const input = body as Row;
     const details = emptyDetails();
     const values: Row = {};
     const known = mode === 'create' ? this.creatable : this.updatable;
-    for (const name of Object.keys(input)) {
-      if (!known.has(name)) details[name] = [UNKNOWN_FIELD];
-    }
+    // Named as sent, never as the fields they might be renamed from.
+    const unknown = Object.keys(body).filter((name) => !known.has(name));
+    // By the model's names from here on.
+    const input = this.renames ? this.renamed(body as Row, known) : (body as Row);
     for (const name of this.writable) {
       const field = this.model.fields[name]!;
       if (!this.sends(input, name)) {
@@ -338,7 +387,9 @@ export class Serializer {
         details[name] = error.messages;
       }
     }
-    if (Object.keys(details).length > 0) throw validationFailed(details);
+    if (Object.keys(details).length > 0 || unknown.length > 0) {
+      throw validationFailed({ ...this.shownDetails(details), ...Object.fromEntries(unknown.map((name) => [name, [UNKNOWN_FIELD]])) });
+    }
     if (mode === 'create') {
       for (const [name, field] of Object.entries(this.model.fields)) {
         if (!(name in values) && field.default) values[name] = field.default(context);
@@ -369,12 +420,17 @@ export class Serializer {
         if (messages?.length) (details[field] ??= []).push(...messages);
       }
     }
-    if (Object.keys(details).length > 0) throw validationFailed(details);
+    if (Object.keys(details).length > 0) throw validationFailed(this.shownDetails(details));
   }
 
-  /** Whether a body sets `name` (a hidden field sent as null counts as not sent). */
-  private sends(input: Row, name: string): boolean {
-    return Object.hasOwn(input, name) && !(this.hidden.has(name) && input[name] === null);
+  /** A body's known names (`known`) by the model's names: each shown name as the field it shows. */
+  private renamed(body: Row, known: ReadonlySet<string>): Row {
+    return Object.fromEntries(Object.entries(body).flatMap(([name, value]) => (known.has(name) ? [[this.fieldNames.get(name) ?? name, value]] : [])));
+  }
+
+  /** Whether a body sets `name` (sent as `key`; a hidden field sent as null counts as not sent). */
+  private sends(input: Row, name: string, key = name): boolean {
+    return Object.hasOwn(input, key) && !(this.hidden.has(name) && input[key] === null);
   }
 
   /** How many records of a body (an object, or a bulk create's array) set a hashed field. */
@@ -382,7 +438,7 @@ export class Serializer {
     if (this.hashed.length === 0) return 0;
     const records: unknown[] = Array.isArray(body) ? body : [body];
     return records.filter(
-      (record) => typeof record === 'object' && record !== null && this.hashed.some((name) => this.sends(record as Row, name)),
+      (record) => typeof record === 'object' && record !== null && this.hashed.some((name) => this.sends(record as Row, name, this.shown(name))),
     ).length;
   }
 

@@ -17,6 +17,7 @@ import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
 import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
 import { renderResult } from './renderers.js';
+import { RecordRefused } from '../core/refused.js';
 import { scopeRelated, type RelatedScopes } from './related-scopes.js';
 import { requestScope } from './nested.js';
 import type { PasswordThrottle, Throttle } from './throttling.js';
@@ -99,6 +100,9 @@ export async function handleCollection(
     body,
     ...(await requestScope(collection, request, reader, { user, parameters })),
     scopeRelated: scopeRelated(runtime.relatedScopes, { user, parameters }),
+  }).catch((error: unknown) => {
+    // What the database refused (a unique field taken, a slug naming nothing) under the names clients see.
+    throw error instanceof RecordRefused && error.index === undefined ? new RecordRefused(collection.serializer.shownDetails(error.details)) : error;
   }));
 
   return renderResult(reply, mediaType, result, { ...runtime.page, collection, action });

@@ -68,6 +68,8 @@ export interface StoreDatabase extends Database {
   utcDay(column: Expression<unknown>): RawBuilder<unknown>;
   /** Whether a JSON column holds an object with the (bound) key `key`; arrays' elements are no keys. */
   jsonHasKey(column: Expression<unknown>, key: string): RawBuilder<SqlBool>;
+  /** Whether the JSON document is an array with this string among its elements. */
+  jsonHasElement(column: Expression<unknown>, element: string): RawBuilder<SqlBool>;
 }
 
 /** The store's view of a database opened by openDatabase (or a copy of one, as a transaction's scope is). */
@@ -139,6 +141,8 @@ function openSqlite(path: string): StoreDatabase {
     utcDay: (column) => sql`substr(${column}, 1, 10)`,
     // json_each gives an array's members integer keys and a scalar a NULL one: neither equals text.
     jsonHasKey: (column, key) => sql<SqlBool>`exists (select 1 from json_each(${column}) as member where member.key = ${key})`,
+    jsonHasElement: (column, element) =>
+      sql<SqlBool>`(json_type(${column}) = 'array' and exists (select 1 from json_each(${column}) as member where member.type = 'text' and member.value = ${element}))`,
     uniqueViolation(error) {
       const match = /UNIQUE constraint failed: (.+)$/.exec(error instanceof Error ? error.message : '');
       return match?.[1]?.split(', ').map((column) => column.split('.').pop()!);
@@ -245,6 +249,8 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
     utcDay: (column) => sql`(${column} AT TIME ZONE 'UTC')::date`,
     // jsonb_exists is the `?` operator, spelled so no driver mistakes it for a placeholder; on an array it matches strings, hence the type.
     jsonHasKey: (column, key) => sql<SqlBool>`(jsonb_typeof(${column}) = 'object' and jsonb_exists(${column}, ${key}))`,
+    // On an array, jsonb's `?` (jsonb_exists) finds a string element.
+    jsonHasElement: (column, element) => sql<SqlBool>`(jsonb_typeof(${column}) = 'array' and jsonb_exists(${column}, ${element}))`,
     uniqueViolation(error) {
       const { code, detail } = (error ?? {}) as { code?: string; detail?: string };
       if (code !== '23505') return undefined;

@@ -108,6 +108,8 @@ function compileFilter(database: Database, field: Field, column: string, filter:
       return filter.value ? eb(ref, 'is', null) : eb(ref, 'is not', null);
     case 'has_key':
       return storeDatabase(database).jsonHasKey(ref, filter.value as string);
+    case 'has_element':
+      return storeDatabase(database).jsonHasElement(ref, filter.value as string);
     case 'range': {
       const [low, high] = filter.value as [unknown, unknown];
       const upper = high instanceof Day ? eb(ref, '<', bind(high.end)) : eb(ref, '<=', bind(high));

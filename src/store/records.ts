@@ -46,9 +46,11 @@ export const returnedColumns = (database: Database, selection: Selection): (stri
 export function selectColumns(database: Database, query: RowQuery, selection: Selection): RowQuery {
   return query.select([
     ...selection.columns.map((column) => columnOf(database, selection.table, column, selection.int64).as(column)),
-    ...selection.joins.flatMap((join) =>
-      join.columns.map((column) => columnOf(database, nestedAlias(join.name), column, join.int64).as(nestedColumn(join.name, column))),
-    ),
+    ...selection.joins.flatMap((join) => [
+      ...join.columns.map((column) => columnOf(database, nestedAlias(join.name), column, join.int64).as(nestedColumn(join.name, column))),
+      // Correlated to the joined row: the nested record's own computed fields, in the page's statement.
+      ...(join.aggregates ?? []).map((aggregate) => aggregateOf(database, nestedAlias(join.name), aggregate).as(nestedColumn(join.name, aggregate.name))),
+    ]),
     ...(selection.aggregates ?? []).map((aggregate) => aggregateOf(database, selection.table, aggregate).as(aggregate.name)),
   ]) as RowQuery;
 }
@@ -87,7 +89,7 @@ function pickNested(row: Row, columns: NestedColumns): Row {
 
 /** How a selection's rows are assembled, worked out once per selection rather than per row. */
 interface Assembly {
-  readonly joins: readonly { readonly name: string; readonly columns: NestedColumns }[];
+  readonly joins: readonly { readonly name: string; readonly columns: NestedColumns; readonly aggregates: readonly (readonly [name: string, key: string, kind: Aggregate['kind']])[] }[];
   /** The flattened nested columns, which the assembled row does not keep as they are. */
   readonly flattened: ReadonlySet<string>;
 }
@@ -97,8 +99,12 @@ const assemblies = new WeakMap<Selection, Assembly>();
 function assemblyOf(selection: Selection): Assembly {
   let assembly = assemblies.get(selection);
   if (!assembly) {
-    const joins = selection.joins.map((join) => ({ name: join.name, columns: nestedColumns(join.name, join.columns) }));
-    assembly = { joins, flattened: new Set(joins.flatMap((join) => join.columns.map(([, key]) => key))) };
+    const joins = selection.joins.map((join) => ({
+      name: join.name,
+      columns: nestedColumns(join.name, join.columns),
+      aggregates: (join.aggregates ?? []).map(({ name, kind }) => [name, nestedColumn(join.name, name), kind] as const),
+    }));
+    assembly = { joins, flattened: new Set(joins.flatMap((join) => [...join.columns, ...join.aggregates].map(([, key]) => key))) };
     assemblies.set(selection, assembly);
   }
   return assembly;
@@ -126,8 +132,9 @@ export function assembleRow(row: Row, selection: Selection, dropped = NOTHING): 
   if (joins.length === 0 && aggregates.length === 0 && dropped.size === 0) return row;
   const assembled: Row = {};
   for (const key in row) if (!flattened.has(key) && !dropped.has(key)) assembled[key] = row[key];
-  for (const { name, columns } of joins) {
+  for (const { name, columns, aggregates: nestedAggregates } of joins) {
     const nested = pickNested(row, columns);
+    for (const [aggregate, key, kind] of nestedAggregates) nested[aggregate] = AGGREGATE_VALUE[kind](row[key]);
     assembled[name] = nested.id === null || nested.id === undefined ? null : nested;
   }
   for (const { name, kind } of aggregates) assembled[name] = AGGREGATE_VALUE[kind](row[name]);

@@ -11,7 +11,7 @@ import { cached } from '../core/cache.js';
 import type { RecordScope } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
 import { RecordProtected, RecordRefused } from '../core/refused.js';
-import { keyOf, type Row, type Selection } from '../core/rows.js';
+import { keyOf, relatedReads, type Row, type Selection } from '../core/rows.js';
 import { storeDatabase, type Database } from './database.js';
 import { findScopedRecord } from './list.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
@@ -36,9 +36,6 @@ interface Returnable {
 }
 
 const WRITTEN = 'written';
-
-/** What the selection reads besides the written row's own columns: its nested fields and aggregates. */
-const relatedReads = (selection: Selection): readonly { readonly table: string }[] => [...selection.joins, ...(selection.aggregates ?? [])];
 
 /** Whether the written row's nested fields and aggregates are read in the write's own statement (see writtenRow). */
 const readInOneStatement = (database: Database, selection: Selection): boolean =>

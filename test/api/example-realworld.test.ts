@@ -171,6 +171,29 @@ describe('tags', () => {
   });
 });
 
+describe('the article list’s filters', () => {
+  it('find by tag, author and who favourited, together; a name nothing has is an empty list; the filters are in the OpenAPI document', async () => {
+    const [ben, cat] = [await api.user('ben'), await api.user('cat')];
+    const { slug: cats } = await publish(ben, 'Ben on cats', ['filter-cats']);
+    await publish(ben, 'Ben on dogs', ['filter-dogs']);
+    await publish(cat, 'Cat on cats', ['filter-cats']);
+    await call('POST', `/articles/${cats}/favorite`, cat);
+    const slugsOf = async (query: string) => {
+      const reply = await call('GET', `/articles?${query}`);
+      expect(reply.status).toBe(200);
+      expect(reply.json.articlesCount).toBe(reply.json.articles.length);
+      return reply.json.articles.map((article: { slug: string }) => article.slug);
+    };
+    expect(await slugsOf('tag=filter-cats')).toEqual(['cat-on-cats', 'ben-on-cats']);
+    expect(await slugsOf('tag=filter-cats&author=ben')).toEqual(['ben-on-cats']);
+    expect(await slugsOf('favorited=cat')).toEqual(['ben-on-cats']);
+    expect(await slugsOf('favorited=cat&tag=filter-dogs')).toEqual([]);
+    expect(await slugsOf('author=nobody')).toEqual([]);
+    const parameters = (await api.request('GET', '/api/schema')).json.paths['/api/articles'].get.parameters.map((parameter: { name: string }) => parameter.name);
+    expect(parameters).toEqual(expect.arrayContaining(['tag', 'author', 'favorited', 'limit', 'offset']));
+  });
+});
+
 describe('the article list’s statements', () => {
   it('are as many for twenty articles, with authors, tags, favourites and following, as for one', async () => {
     const writers = [await api.user('writer1'), await api.user('writer2'), await api.user('writer3')];

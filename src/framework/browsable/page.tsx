@@ -137,15 +137,15 @@ function RecordForm(props: { form: NonNullable<PageModel['form']>; path: string 
       {serializer.writable.map((name) => (
         <FieldInput
           key={name}
-          name={name}
+          name={serializer.shown(name)}
           field={serializer.model.fields[name]!}
-          value={values[name]}
+          value={values[serializer.shown(name)]}
           hidden={serializer.hidden.has(name)}
           creating={kind === 'create'}
         />
       ))}
       {serializer.relationInputs.map((name) => (
-        <RelationInput key={name} name={name} value={values[name]} writes={serializer.relations[name]!.slug ? 'slug' : serializer.relations[name]!.slugs ? 'slugs' : 'ids'} />
+        <RelationInput key={name} name={serializer.shown(name)} value={values[serializer.shown(name)]} writes={serializer.relations[name]!.slug ? 'slug' : serializer.relations[name]!.slugs ? 'slugs' : 'ids'} />
       ))}
       {kind === 'edit' && serializer.updateInputs.map((name) => <UpdateInput key={name} name={name} />)}
       <div class="actions">
