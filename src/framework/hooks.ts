@@ -8,8 +8,15 @@ import type { Row } from '../core/rows.js';
 import type { Database } from '../store/database.js';
 import { inTransaction } from '../store/writes.js';
 import type { RequestContext } from './scope.js';
+import type { Credentials } from './authentication/app-credentials.js';
 
-export interface CreateEvent extends RequestContext {
+/** What every hook sees of its request. */
+export interface HookContext extends RequestContext {
+  /** Checks a password and issues credentials (in an after-hook, written in the write's transaction). */
+  readonly credentials: Credentials;
+}
+
+export interface CreateEvent extends HookContext {
   /** The validated values about to be stored. */
   readonly values: Row;
 }
@@ -17,7 +24,7 @@ export interface UpdateEvent extends CreateEvent {
   /** The record as stored before this update. */
   readonly existing: Row;
 }
-export interface DeleteEvent extends RequestContext {
+export interface DeleteEvent extends HookContext {
   readonly existing: Row;
 }
 /** After a write: the record as stored now, and the write's transaction (to write more in it). */
@@ -25,7 +32,7 @@ export interface Written {
   readonly record: Row;
   readonly database: Database;
 }
-export interface CommitEvent extends RequestContext {
+export interface CommitEvent extends HookContext {
   readonly action: 'create' | 'update' | 'delete';
   /** The record as stored (for a delete, as it was). */
   readonly record: Row;
