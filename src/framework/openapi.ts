@@ -107,7 +107,8 @@ const named = (name: string, schema: JsonSchema): JsonSchema => ({ [COMPONENT]: 
  */
 export function recordSchema(serializer: Serializer, scoped: RelatedScopes = new Map()): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
-  for (const name of serializer.fields) {
+  const shown = serializer.fields.filter((name) => !serializer.writeOnly.has(name));
+  for (const name of shown) {
     const nested = serializer.nested[name];
     const field = serializer.model.fields[name];
     const computed = serializer.computed[name];
@@ -121,7 +122,7 @@ export function recordSchema(serializer: Serializer, scoped: RelatedScopes = new
       properties[name] = nullable ? { anyOf: [record, { type: 'null' }] } : record;
     } else properties[name] = { ...field!.schema, ...(serializer.readOnly.has(name) ? { readOnly: true } : {}) };
   }
-  return named(serializer.name, { type: 'object', properties, required: [...serializer.fields] });
+  return named(serializer.name, { type: 'object', properties, required: shown });
 }
 
 const INPUT_NAMES: Record<WriteMode, string> = { create: 'Create', update: 'Update', partial_update: 'PartialUpdate' };

@@ -32,6 +32,8 @@ export interface SerializerOptions {
   readOnly?: string[];
   /** Always rendered as null; still writable (a password, say). */
   hidden?: string[];
+  /** Written, never rendered: no key in responses (DRF's `write_only=True`), where an API shows no null for a password. */
+  writeOnly?: string[];
   /** String fields the `search` parameter looks through. */
   search?: string[];
   nested?: Record<string, NestedField>;
@@ -88,6 +90,7 @@ export class Serializer {
   readonly fields: readonly string[];
   readonly readOnly: ReadonlySet<string>;
   readonly hidden: ReadonlySet<string>;
+  readonly writeOnly: ReadonlySet<string>;
   readonly search: readonly string[];
   readonly nested: Readonly<Record<string, NestedField>>;
   readonly computed: Readonly<Record<string, ComputedField>>;
@@ -120,6 +123,7 @@ export class Serializer {
     this.computed = options.computed ?? {};
     this.relations = options.relations ?? {};
     this.hidden = new Set(options.hidden ?? []);
+    this.writeOnly = new Set(options.writeOnly ?? []);
     this.search = options.search ?? [];
     this.format = options.format ?? {};
     const fieldOf = (name: string): Field | undefined => model.fields[name];
@@ -201,7 +205,9 @@ export class Serializer {
       ],
       ...(batches.length > 0 && { batches }),
     };
-    this.renderers = this.fields.map((name) => [name, this.rendererOf(name)] as const);
+    const unwritable = [...this.writeOnly].filter((name) => !this.writable.includes(name));
+    if (unwritable.length > 0) throw new Error(`${model.table}: writeOnly ${unwritable.join(', ')} must be writable fields of \`fields\`.`);
+    this.renderers = this.fields.filter((name) => !this.writeOnly.has(name)).map((name) => [name, this.rendererOf(name)] as const);
   }
 
   /**
@@ -224,7 +230,7 @@ export class Serializer {
         serializer: field.serializer.narrow(inner?.length ? inner : undefined, unwanted.get(name) ?? []),
       };
     }
-    return new Serializer(this.model, { ...this.options, fields, nested });
+    return new Serializer(this.model, { ...this.options, fields, nested, writeOnly: [...this.writeOnly].filter((name) => fields.includes(name)) });
   }
 
   /** Dotted paths → top-level field → the paths below it (empty: the whole field). */
