@@ -46,7 +46,10 @@ export async function createUser(database: Database, user: NewUser, model: UserM
   try {
     return await insertUser(database, model, values, { superuser: user.superuser, permissions: names });
   } catch (error) {
-    if (database.uniqueViolation(error)) throw new AdminInputError(`A user named "${user.username}" already exists (usernames are unique regardless of case), or another unique field (e-mail?) is taken.`);
+    if (database.uniqueViolation(error)) {
+      const withEmail = model.fields.email?.unique ? ` or with the e-mail "${user.email}"` : '';
+      throw new AdminInputError(`A user named "${user.username}"${withEmail} already exists. Usernames are unique regardless of case.`);
+    }
     throw error;
   }
 }
