@@ -266,8 +266,9 @@ const comments = collection('comments', {
 // ---- users, login and the current user ----------------------------------------------------------
 
 /**
- * `User`: `{email, token, username, bio, image}`, the password written but never shown. Conduit's PUT /user changes only what it sends (a PUT that updates partially is not
- * declarable yet: README), and must send something.
+ * `User`: `{email, token, username, bio, image}`, the password written but never shown. Conduit's
+ * PUT /user changes only what it sends (a PUT that updates partially is not declarable yet:
+ * README), and must send something.
  */
 class UserSerializer extends Serializer {
   override validate(...[body, mode, ...rest]: Parameters<Serializer['validate']>): ReturnType<Serializer['validate']> {
