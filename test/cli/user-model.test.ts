@@ -5,12 +5,10 @@
  * declared, and `createuser` holds users to the app's fields (an e-mail required and unique). On
  * SQLite, and on PostgreSQL when TEST_DATABASE_URL is set.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPostgres } from '../support/database.js';
-import { root, runCli } from '../support/spawned-server.js';
+import { describe, expect, it } from 'vitest';
+import { cliWorkspace } from '../support/spawned-server.js';
 
 const appSource = (withMigrations: boolean) => `
 import { collection, defineApp, fields, serializer, User } from 'restfold';
@@ -23,25 +21,7 @@ export default defineApp({ collections: [members], userModel: Member${withMigrat
 const dialects = ['sqlite', ...(process.env.TEST_DATABASE_URL ? ['postgres'] : [])];
 
 describe.each(dialects)('an app user model through the CLI on %s', (dialect) => {
-  const folder = mkdtempSync(join(root, '.tmp-user-model-'));
-  const app = join(folder, 'app.mjs');
-  const schema = `rf_cli_${randomBytes(6).toString('hex')}`;
-  let databaseUrl = `sqlite:${join(folder, 'db.sqlite3')}`;
-  const env = () => ({ PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', SECRET_KEY: 'user-model-test-secret-0123456789abcdef' });
-  const cli = (...args: string[]) => runCli([...args, '--app', app], env());
-
-  beforeAll(async () => {
-    if (dialect === 'postgres') {
-      await onPostgres((client) => client.query(`CREATE SCHEMA ${schema}`));
-      const url = new URL(process.env.TEST_DATABASE_URL!);
-      url.searchParams.set('options', `-c search_path=${schema}`);
-      databaseUrl = url.toString();
-    }
-  });
-  afterAll(async () => {
-    rmSync(folder, { recursive: true, force: true });
-    if (dialect === 'postgres') await onPostgres((client) => client.query(`DROP SCHEMA ${schema} CASCADE`));
-  });
+  const { folder, app, cli } = cliWorkspace(dialect, 'user-model');
 
   it("generates the app's migration as changes to the users table, then no changes; migrates and checks", () => {
     writeFileSync(app, appSource(false));
