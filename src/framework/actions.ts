@@ -366,7 +366,7 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
   let existing: Row | undefined;
   const seen = async (row: Row): Promise<void> => {
     existing = row;
-    await hooks.beforeDelete?.({ ...requestContext(action), existing: row });
+    await hooks.beforeDelete?.({ user: action.user, parameters: action.parameters, existing: row });
   };
   const deleted = await hooked(
     action.reader.database,

@@ -24,7 +24,8 @@ export interface UpdateEvent extends CreateEvent {
   /** The record as stored before this update. */
   readonly existing: Row;
 }
-export interface DeleteEvent extends HookContext {
+/** No `credentials`: `beforeDelete` runs inside the delete's transaction, which it has no handle on to write or read through. */
+export interface DeleteEvent extends RequestContext {
   readonly existing: Row;
 }
 /** After a write: the record as stored now, and the write's transaction (to write more in it). */
@@ -47,7 +48,7 @@ export interface Hooks {
   beforeDelete?(event: DeleteEvent): MaybePromise<void>;
   afterCreate?(event: CreateEvent & Written): MaybePromise<void>;
   afterUpdate?(event: UpdateEvent & Written): MaybePromise<void>;
-  afterDelete?(event: DeleteEvent & Omit<Written, 'record'>): MaybePromise<void>;
+  afterDelete?(event: DeleteEvent & HookContext & Omit<Written, 'record'>): MaybePromise<void>;
   afterCommit?(event: CommitEvent): MaybePromise<void>;
 }
 

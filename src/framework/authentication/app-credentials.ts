@@ -44,6 +44,8 @@ export function requestCredentials(setup: CredentialSetup, request: FastifyReque
   const issued = new Map<number, string>();
   const within = (database: Database): RequestCredentials => ({
     async check(sent) {
+      // An app may pass a body as it came: anything but an object names nobody.
+      if (typeof sent !== 'object' || sent === null) return undefined;
       const by = 'email' in sent ? 'email' : 'username';
       const name = 'email' in sent ? sent.email : sent.username;
       if (by === 'email' && !setup.userModel.fields.email?.unique) {
