@@ -7,6 +7,7 @@
  * another user's; a singleton collection serves the caller's own record without a lookup segment;
  * a `writeOnly` field is written and never rendered.
  */
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   allowAny,
@@ -73,6 +74,13 @@ describe('an app user model (User.extend)', () => {
       expect(() => User.extend({ [name]: fields.text() })).toThrow(new RegExp(`${name} cannot be redeclared`));
     }
     expect(() => User.extend({ password: undefined as never })).toThrow(/cannot be redeclared/);
+  });
+
+  it('refuses, at declaration, a singleton with what needs a lookup segment or a list', () => {
+    const declared = { serializer: memberSerializer, singleton: () => 1 };
+    expect(() => collection('one', { ...declared, lookupField: 'username' })).toThrow(/singleton collection .*lookupField/);
+    expect(() => collection('one', { ...declared, bulkCreate: { max: 2 } })).toThrow(/singleton collection .*bulkCreate/);
+    expect(() => collection('one', { ...declared, actions: { touch: { detail: true, method: 'POST', handler: () => ({}) } } })).toThrow(/singleton collection .*detail actions/);
   });
 
   it("generates the app's migration as changes to the framework's users table, then no changes", () => {
@@ -222,5 +230,24 @@ describe('credentials.issue where only JWTs authenticate', () => {
     expect(reply.status).toBe(201);
     expect(reply.json.token).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
     expect((await api.request('GET', '/api/v1/me/', { token: reply.json.token })).json).toMatchObject({ username: 'erin', token: reply.json.token });
+  });
+});
+
+describe('credentials.issue where neither tokens nor JWTs authenticate', () => {
+  let api: TestApi;
+  const lines: string[] = [];
+  beforeAll(async () => {
+    const logStream = new Writable({ write: (chunk, _encoding, done) => done(void lines.push(String(chunk))) });
+    api = await startApi({ AUTH: 'session', LOG_LEVEL: 'error' }, app, { logStream });
+  });
+  afterAll(() => api.close());
+
+  it('fails the call with a 500 whose cause, in the log, names the fix; the registration is rolled back', async () => {
+    const reply = await api.request('POST', '/api/v1/members/', { body: registration('frank') });
+    expect(reply.status).toBe(500);
+    expect(reply.json.code).toBe('server_error');
+    expect(reply.body).not.toContain('AUTH');
+    expect(lines.join('')).toContain('credentials.issue needs token or jwt authentication: AUTH is \\"session\\"');
+    expect(await api.database.db.selectFrom('users').select('id').where('username', '=', 'frank').execute()).toStrictEqual([]);
   });
 });
