@@ -15,6 +15,7 @@ import { AdminInputError, createUser, grantPermissions, listPermissions, revokeP
 import { serveWorkers } from './framework/cluster.js';
 import { writeNewApp } from './scaffold.js';
 import {
+  appBaseline,
   appState,
   buildApp,
   declaredSchemaDifferences,
@@ -141,7 +142,8 @@ async function makeMigrations(app: AppDefinition, file: string | undefined, opti
   const state = appState(app);
   const migrations = app.migrations ?? {};
   let renames = parseRenames(options.rename);
-  let plan = planMigration(state, migrations, renames);
+  const baseline = appBaseline(app);
+  let plan = planMigration(state, migrations, renames, baseline);
   if (plan.changes.length === 0) {
     console.log('No changes.');
     return;
@@ -152,7 +154,7 @@ async function makeMigrations(app: AppDefinition, file: string | undefined, opti
     return;
   }
   const asked = await askRenames(plan, renames);
-  if (asked !== renames) plan = planMigration(state, migrations, (renames = asked));
+  if (asked !== renames) plan = planMigration(state, migrations, (renames = asked), baseline);
   const folder = migrationFolder(file);
   const written = await writeMigration(folder, plan, state, { name: options.name, generatedBy: 'restfold makemigrations' });
   console.log(`Wrote ${written}:\n  ${plan.changes.join('\n  ')}`);
@@ -264,7 +266,7 @@ async function main(argv: string[]): Promise<void> {
           email: values.email ?? '',
           superuser: values.superuser ?? false,
           permissions: values.permission ?? [],
-        }),
+        }, app.userModel),
       );
       console.log(`Created user "${values.username}" (id ${id}).`);
       return;

@@ -1,14 +1,15 @@
 /**
  * The RealWorld "Conduit" backend (gothinkster/realworld, api/openapi.yml) on Restfold's public API,
- * as far as declarations reach today: profiles and following, articles by slug with favourites,
- * the feed, comments nested under their article, and the tags list, under `/api` without trailing
- * slashes, in Conduit's envelopes, its `Authorization: Token …` and its 422 `{"errors": {"body": […]}}`.
- * What Conduit needs beyond this (users, login, the current user…) cannot be declared yet;
+ * as far as declarations reach today: users, login and the current user, profiles and following,
+ * articles by slug with favourites, the feed, comments nested under their article, and the tags
+ * list, under `/api` without trailing slashes, in Conduit's envelopes, its `Authorization: Token …`
+ * and its 422 `{"errors": {"body": […]}}`. What Conduit needs beyond this cannot be declared yet;
  * ./README.md lists each missing declaration.
  * Serve it with `npx restfold serve --app examples/realworld/app.ts`.
  */
 import {
   allowAny,
+  ApiError,
   collection,
   computed,
   defineApp,
@@ -21,7 +22,9 @@ import {
   serializer,
   storeCondition,
   User,
+  validationFailed,
   type AuthUser,
+  type CustomActionContext,
   type Database,
   type ErrorDetails,
   type Permission,
@@ -31,6 +34,16 @@ import {
 import migrations from './migrations/index.js';
 
 // ---- models -------------------------------------------------------------------------------------
+
+/**
+ * Conduit's user: the framework's, with a bio and an image, and an e-mail required and unique (users
+ * log in with it). Its PUT /user changes the password with the token alone: no current password.
+ */
+const ConduitUser = User.extend({
+  bio: fields.text({ nullable: true }),
+  image: fields.url({ nullable: true }),
+  email: fields.email({ unique: true }),
+}, { currentPassword: false });
 
 const Follow = model('follows', {
   id: fields.id(),
@@ -72,19 +85,18 @@ const Tag = model('tags', { id: fields.id(), name: fields.string({ maxLength: 10
 /** For the built-in actions Conduit has no operation for (creating a profile, editing a comment…). */
 const nobody: Permission = { description: 'no one', hasPermission: () => false };
 
-/** Conduit stores no bio or image yet (PUT /user cannot be declared: README): they are null, as the spec's new user's. */
-const unset = computed.from(() => null, { schema: { type: ['string', 'null'] }, reads: ['username'] });
-
 /** `Profile`: the user as others see them, `following` for whoever asks (false for anonymous callers), alone or as an author. */
-const profileSerializer = serializer(User, {
+const profileSerializer = serializer(ConduitUser, {
   name: 'Profile',
   fields: ['username', 'bio', 'image', 'following'],
-  readOnly: ['username'],
-  computed: { bio: unset, image: unset, following: computed.exists('follows', 'followee_id', { requestingUser: 'follower_id' }) },
+  readOnly: ['username', 'bio', 'image'],
+  computed: { following: computed.exists('follows', 'followee_id', { requestingUser: 'follower_id' }) },
 });
 
 /** `{"article": {...}}` in and out, `{"articles": [...], "articlesCount": n}` for lists, and likewise for the others. */
 const envelopes: Readonly<Record<string, { record: string; list: string; count?: string }>> = {
+  users: { record: 'user', list: 'users' },
+  user: { record: 'user', list: 'users' },
   articles: { record: 'article', list: 'articles', count: 'articlesCount' },
   feed: { record: 'article', list: 'articles', count: 'articlesCount' },
   comments: { record: 'comment', list: 'comments' },
@@ -224,6 +236,61 @@ const comments = collection('comments', {
   maxPageSize: 100,
 });
 
+// ---- users, login and the current user ----------------------------------------------------------
+
+/**
+ * `User`: `{email, token, username, bio, image}`, the password written but never shown. Conduit's
+ * PUT /user changes only what it sends (a PUT that updates partially is not declarable yet:
+ * README), and must send something.
+ */
+class UserSerializer extends Serializer {
+  override validate(...[body, mode, ...rest]: Parameters<Serializer['validate']>): ReturnType<Serializer['validate']> {
+    if (mode === 'update' && typeof body === 'object' && body !== null && Object.keys(body).length === 0) {
+      throw validationFailed({ non_field_errors: ['Send at least one field to update.'] });
+    }
+    return super.validate(body, mode === 'update' ? 'partial_update' : mode, ...rest);
+  }
+}
+
+const userSerializer = new UserSerializer(ConduitUser, {
+  name: 'ConduitUser',
+  fields: ['email', 'token', 'username', 'bio', 'image', 'password'],
+  writeOnly: ['password'],
+  // The credential the request issued (registration, login) or presented (GET and PUT /user).
+  computed: { token: computed.credential() },
+});
+
+/** POST /users/login: `{"user": {email, password}}` → the User with a new token; a wrong email or password alike: 401. */
+async function login({ body, credentials, database }: CustomActionContext): Promise<Row> {
+  const sent = (typeof body === 'object' && body !== null ? (body as Row).user : undefined) as Row | undefined;
+  if (typeof sent !== 'object' || sent === null) throw validationFailed({ user: ['This field is required.'] });
+  const missing = ['email', 'password'].filter((name) => typeof sent[name] !== 'string' || sent[name] === '');
+  if (missing.length > 0) throw validationFailed(Object.fromEntries(missing.map((name) => [name, ['This field is required.']])));
+  const user = await credentials.check({ email: sent.email, password: sent.password });
+  if (!user) throw new ApiError(401, 'authentication_failed', 'Wrong email or password.');
+  const record = await recordStore(database, userSerializer, { name: 'user' }).get(user.id);
+  return { user: { ...record, token: await credentials.issue(user) } };
+}
+
+/** POST /users registers (anyone may), answering the new user with a token; POST /users/login logs in. */
+const users = collection('users', {
+  serializer: userSerializer,
+  permissions: { list: [nobody], retrieve: [nobody], create: [allowAny], update: [nobody], partial_update: [nobody], destroy: [nobody] },
+  hooks: {
+    afterCreate: async ({ record, credentials }) => {
+      await credentials.issue(record);
+    },
+  },
+  actions: { login: { detail: false, method: 'POST', permissions: [allowAny], summary: 'Log in with an e-mail and password', handler: login } },
+});
+
+/** GET and PUT /user: the caller's own record, with the token they sent. */
+const currentUser = collection('user', {
+  serializer: userSerializer,
+  singleton: ({ user }) => user?.id,
+  permissions: [isAuthenticated],
+});
+
 // ---- profiles and tags --------------------------------------------------------------------------
 
 const followRecord = serializer(Follow, { fields: ['id', 'follower_id', 'followee_id'] });
@@ -262,11 +329,12 @@ const tags = collection('tags', {
 });
 
 export default defineApp({
-  collections: [articles, feed, comments, profiles, tags],
+  collections: [users, currentUser, articles, feed, comments, profiles, tags],
+  userModel: ConduitUser,
   // Written by the custom actions, read by the computed fields and the feed's scope: no collection of their own.
   models: [Follow, Favorite],
   routers: [
-    { prefix: '/api', trailingSlash: 'absent', collections: ['articles', 'comments', 'profiles', 'tags'] },
+    { prefix: '/api', trailingSlash: 'absent', collections: ['users', 'user', 'articles', 'comments', 'profiles', 'tags'] },
     // No API root here: /api/articles is the articles list.
     { prefix: '/api/articles', trailingSlash: 'absent', collections: ['feed'], root: false },
   ],

@@ -28,7 +28,8 @@ import type { Row, Selection } from '../core/rows.js';
 import { chosenFields, type Serializer, type WriteContext, type WriteMode } from './serializer.js';
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
 import { readsScoped, type RelatedScopes } from './related-scopes.js';
-import type { RequestContext } from './scope.js';
+import type { HookContext } from './hooks.js';
+import type { RequestCredentials } from './authentication/app-credentials.js';
 
 export interface ActionRequest {
   readonly request: FastifyRequest;
@@ -50,6 +51,7 @@ export interface ActionRequest {
   readonly scopeRelated: (selection: Selection) => Selection;
   /** Values the path sets on a create (a nested collection's foreign key to its parent). */
   readonly fromPath?: Row;
+  readonly credentials: RequestCredentials;
 }
 
 /** What the action reads of its records (the serializer's, or a narrowed one), for this request, found by the lookup field. */
@@ -77,7 +79,9 @@ async function list(action: ActionRequest): Promise<ActionResult> {
   const mode = preferredCount(request, collection.countModes);
   const read = await reader.list({ ...plan, paging: { by: 'number' }, count: mode });
   if (!window && query.page > 1 && read.rows.length === 0) throw invalidPage();
-  const results = read.rows.map((row) => serializer.render(row, action));
+  // A list shows no credential (RenderContext.credentials).
+  const context = { user: action.user };
+  const results = read.rows.map((row) => serializer.render(row, context));
   const body = window ? windowPage(request, window, read.count, read.hasMore, results) : paginate(request, query.page, read.count, read.hasMore, results);
   const result = written(200, body, weakEtag);
   return mode === 'exact' ? result : { ...result, headers: { ...result.headers, 'Preference-Applied': `count=${mode}` } };
@@ -112,7 +116,7 @@ async function listByCursor(action: ActionRequest, serializer: Serializer, plan:
     count: null,
     next: link(boundary?.next, 'next'),
     previous: link(boundary?.previous, 'previous'),
-    results: rows.map((row) => serializer.render(row, action)),
+    results: rows.map((row) => serializer.render(row, { user: action.user })),
   };
   return written(200, body, weakEtag);
 }
@@ -157,7 +161,12 @@ function writeContext({ user }: ActionRequest): WriteContext {
   };
 }
 
-const requestContext = ({ user, parameters }: ActionRequest): RequestContext => ({ user, parameters });
+/** What hooks see; `database`: the write's transaction, where after-hooks issue credentials. */
+const requestContext = ({ user, parameters, credentials }: ActionRequest, database?: Database): HookContext => ({
+  user,
+  parameters,
+  credentials: database ? credentials.in(database) : credentials,
+});
 
 /** A new record's values: its fields, then the whole object, validated; then the before-create hook's. */
 async function creation(action: ActionRequest, body: unknown, context: WriteContext): Promise<Row> {
@@ -193,7 +202,7 @@ async function stored(action: ActionRequest, values: readonly Row[], create: (da
     action.scope !== undefined || afterCreate !== undefined,
     async (database) => inScope(action, database, await create(database)),
     async (database, rows) => {
-      for (const [index, record] of rows.entries()) await afterCreate?.({ ...requestContext(action), values: values[index]!, record, database });
+      for (const [index, record] of rows.entries()) await afterCreate?.({ ...requestContext(action, database), values: values[index]!, record, database });
     },
   );
   for (const record of rows) await committed(action, 'create', record);
@@ -337,7 +346,7 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
         }),
       ),
     async (database, record) => {
-      if (record) await hooks.afterUpdate?.({ ...requestContext(action), values, existing, record, database });
+      if (record) await hooks.afterUpdate?.({ ...requestContext(action, database), values, existing, record, database });
     },
   );
   if (!row) throw notFound();
@@ -357,14 +366,14 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
   let existing: Row | undefined;
   const seen = async (row: Row): Promise<void> => {
     existing = row;
-    await hooks.beforeDelete?.({ ...requestContext(action), existing: row });
+    await hooks.beforeDelete?.({ user: action.user, parameters: action.parameters, existing: row });
   };
   const deleted = await hooked(
     action.reader.database,
     hooks.afterDelete !== undefined,
     (database) => deleteRecord(database, selectionOf(action), id, deleteReadsRecord(action) ? guard(action, seen) : undefined, action.scope),
     async (database, deleted) => {
-      if (deleted) await hooks.afterDelete?.({ ...requestContext(action), existing: existing!, database });
+      if (deleted) await hooks.afterDelete?.({ ...requestContext(action, database), existing: existing!, database });
     },
   );
   if (!deleted) throw notFound();

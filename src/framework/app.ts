@@ -24,6 +24,7 @@ import type { Collection, Pagination } from './collection.js';
 import type { Envelope } from './envelopes.js';
 import type { Config } from './config.js';
 import type { Model } from './model.js';
+import { User, type UserModel } from './users/model.js';
 import { registerOpenApi } from './openapi.js';
 import { allowAny, isAuthenticated, readActions } from './permissions.js';
 import { allowedHosts } from './plugins/allowed-hosts.js';
@@ -58,6 +59,11 @@ export interface AppContext {
 
 export interface AppDefinition {
   readonly collections: readonly Collection[];
+  /**
+   * The app's own user model (Django's AUTH_USER_MODEL): `User.extend({ bio: fields.text({ nullable: true }) })`.
+   * Its migrations alter the framework's `users` table; createuser checks its fields. Default: the framework's `User`.
+   */
+  readonly userModel?: UserModel;
   /** Models beside the collections' whose tables the app's migrations make (a model only its `routes` serve). */
   readonly models?: readonly Model[];
   /**
@@ -164,6 +170,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       passwordThrottle,
       page,
       relatedScopes: relatedScopes(definition.collections),
+      credentials: { userModel: definition.userModel ?? User, passwordThrottle, issue: auth.issue },
     },
   });
   if (definition.routes) {

@@ -15,7 +15,8 @@ import { recordLookup, type RecordLookup } from './lookup.js';
 import type { Action, Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
 import { relatedFilter } from './relations.js';
-import type { Scope } from './scope.js';
+import type { RequestContext, Scope } from './scope.js';
+import type { RecordId } from '../store/records.js';
 import type { ObjectValidator, Serializer } from './serializer.js';
 
 export type Pagination = 'page' | 'limit_offset' | 'cursor';
@@ -80,6 +81,19 @@ export interface CollectionOptions {
   parent?: Parent;
   /** The unique field detail paths name a record by, in place of `id` (`/articles/{slug}/`); see lookup.ts. */
   lookupField?: string;
+  /**
+   * A singleton resource (DRF's RetrieveUpdateAPIView with its own get_object()): the one record a
+   * request reaches, by id, chosen from the request: `({ user }) => user?.id` serves the caller's own
+   * at `/<name>/` (GET, PUT, PATCH; DELETE only when `permissions` names `destroy`). No list, no
+   * create; nothing chosen (an anonymous caller) is 401, an id of no record 404.
+   */
+  singleton?: (context: RequestContext) => RecordId | null | undefined;
+}
+
+/** A singleton collection's record chooser, and whether it serves DELETE. */
+export interface Singleton {
+  record(context: RequestContext): RecordId | null | undefined;
+  readonly destroy: boolean;
 }
 
 export interface Collection {
@@ -108,9 +122,22 @@ export interface Collection {
   readonly lookup: RecordLookup;
   /** Filters named by the app, by parameter: their paths, resolved by buildApp against the app's models (named-filters.ts). */
   readonly namedFilters: Readonly<Record<string, string>>;
+  /** Set for a singleton resource (CollectionOptions.singleton). */
+  readonly singleton: Singleton | undefined;
 }
 
 const RESOURCE_NAME = /^[a-z][a-z0-9_-]*$/;
+
+/** A singleton has no list, no lookup segment and no parent: declarations that need one are refused. */
+function assertSingleton(name: string, options: CollectionOptions): void {
+  const refused = [
+    options.parent && 'parent',
+    options.bulkCreate && 'bulkCreate',
+    options.lookupField && options.lookupField !== 'id' && 'lookupField',
+    Object.values(options.actions ?? {}).some((action) => action.detail) && 'detail actions',
+  ].filter(Boolean);
+  if (refused.length > 0) throw new Error(`${name}: a singleton collection has one record and no lookup segment: ${refused.join(', ')} cannot apply.`);
+}
 
 export function collection(name: string, options: CollectionOptions): Collection {
   const { serializer } = options;
@@ -179,6 +206,7 @@ export function collection(name: string, options: CollectionOptions): Collection
   const actions = options.actions ?? {};
   assertCustomActions(name, actions);
   if (options.parent) assertParent(name, serializer, options.parent);
+  if (options.singleton) assertSingleton(name, options);
   // `/<name>/bulk/` and the list actions' paths take these segments from records' lookup values.
   const taken = [...(options.bulkCreate ? ['bulk'] : []), ...Object.entries(actions).flatMap(([name, action]) => (action.detail ? [] : [action.path ?? name]))];
   return {
@@ -199,6 +227,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     parent: options.parent,
     namedFilters: options.filters ?? {},
     lookup: recordLookup(name, serializer.model, options.lookupField ?? 'id', taken),
+    singleton: options.singleton && { record: options.singleton, destroy: !Array.isArray(permissions) && (permissions as Partial<Record<Action, readonly Permission[]>> | undefined)?.destroy !== undefined },
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
   };

@@ -7,10 +7,13 @@
 import type { JsonSchema } from '../core/fields.js';
 import type { Aggregate, Row } from '../core/rows.js';
 import type { AuthUser } from './authentication/auth-user.js';
+import type { Credentials } from './authentication/app-credentials.js';
 
 /** What a computed value may look at beside the row. */
 export interface RenderContext {
   readonly user: AuthUser | null;
+  /** The request's credentials (what `computed.credential()` shows); none in a list, so a list never shows one. */
+  readonly credentials?: Credentials;
 }
 
 export interface ComputedField {
@@ -59,6 +62,16 @@ export const computed = {
   exists: (table: string, via: string, options: RelatedOptions = {}): ComputedField => ({
     schema: { type: 'boolean' },
     aggregate: over('exists', table, via, options),
+  }),
+  /**
+   * The user record's credential, as the caller may see it: one the request issued for that user
+   * (credentials.issue, at registration or login), or the one the caller presented when the record
+   * is their own; else null, and always null in a list.
+   */
+  credential: (): ComputedField => ({
+    schema: { type: ['string', 'null'], description: 'A credential the request issued for this user, or the one the caller sent when it is theirs; else null.' },
+    reads: ['id'],
+    compute: (row, { credentials }) => credentials?.current(Number(row.id)) ?? null,
   }),
   /** The ids of the rows of `table` that name the record in `via`, ascending. */
   ids: (table: string, via: string): ComputedField => ({ schema: { type: 'array', items: { type: 'integer' } }, aggregate: over('ids', table, via) }),

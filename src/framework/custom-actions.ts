@@ -25,6 +25,7 @@ import type { RequestContext } from './scope.js';
 import { detailPath, listPath, withPathParameters } from './collection-paths.js';
 import { requestScope } from './nested.js';
 import { documentedCredentials } from './documented-credentials.js';
+import { requestCredentials, type Credentials } from './authentication/app-credentials.js';
 import { permissionsFor, varyByRequester, type ApiRuntime } from './views.js';
 
 export interface CustomActionContext extends RequestContext {
@@ -38,6 +39,8 @@ export interface CustomActionContext extends RequestContext {
   readonly body: unknown;
   /** A nested collection's parent record id, from the path (found within the parent's scope); undefined otherwise. */
   readonly parent: RecordId | undefined;
+  /** Checks a password and issues credentials; pass the context to a serializer's `render` to show what it issued (`computed.credential()`). */
+  readonly credentials: Credentials;
 }
 
 export interface CustomAction {
@@ -112,13 +115,14 @@ async function handleCustomAction(
 
   const { scope, fromPath } = await requestScope(collection, request, reader, { user, parameters });
   const related = scopeRelated(runtime.relatedScopes, { user, parameters });
+  const credentials = requestCredentials(runtime.credentials, request, reply, reader.database);
   const id = collection.lookup.segmentIn(request.params);
   const record = declared.detail
-    ? (await loadRecord({ request, reader, cursorKey: runtime.cursorKey, collection, action, permissions, user, parameters, id, scope, scopeRelated: related })).row
+    ? (await loadRecord({ request, reader, cursorKey: runtime.cursorKey, collection, action, permissions, user, parameters, id, scope, scopeRelated: related, credentials })).row
     : undefined;
 
   const parent = collection.parent && (fromPath?.[collection.parent.field] as RecordId);
-  const result = await declared.handler({ user, parameters, request, reply, database: reader.database, record, body, parent });
+  const result = await declared.handler({ user, parameters, request, reply, database: reader.database, record, body, parent, credentials });
   if (reply.sent) return reply;
   if (declared.mediaType) return reply.type(`${declared.mediaType}; charset=utf-8`).send(String(result));
   return renderResult(reply, mediaType, { status: reply.statusCode, body: result, json: JSON.stringify(result) }, { ...runtime.page, collection });

@@ -8,8 +8,15 @@ import type { Row } from '../core/rows.js';
 import type { Database } from '../store/database.js';
 import { inTransaction } from '../store/writes.js';
 import type { RequestContext } from './scope.js';
+import type { Credentials } from './authentication/app-credentials.js';
 
-export interface CreateEvent extends RequestContext {
+/** What every hook sees of its request. */
+export interface HookContext extends RequestContext {
+  /** Checks a password and issues credentials (in an after-hook, written in the write's transaction). */
+  readonly credentials: Credentials;
+}
+
+export interface CreateEvent extends HookContext {
   /** The validated values about to be stored. */
   readonly values: Row;
 }
@@ -17,6 +24,7 @@ export interface UpdateEvent extends CreateEvent {
   /** The record as stored before this update. */
   readonly existing: Row;
 }
+/** No `credentials`: `beforeDelete` runs inside the delete's transaction, which it has no handle on to write or read through. */
 export interface DeleteEvent extends RequestContext {
   readonly existing: Row;
 }
@@ -25,7 +33,7 @@ export interface Written {
   readonly record: Row;
   readonly database: Database;
 }
-export interface CommitEvent extends RequestContext {
+export interface CommitEvent extends HookContext {
   readonly action: 'create' | 'update' | 'delete';
   /** The record as stored (for a delete, as it was). */
   readonly record: Row;
@@ -40,7 +48,7 @@ export interface Hooks {
   beforeDelete?(event: DeleteEvent): MaybePromise<void>;
   afterCreate?(event: CreateEvent & Written): MaybePromise<void>;
   afterUpdate?(event: UpdateEvent & Written): MaybePromise<void>;
-  afterDelete?(event: DeleteEvent & Omit<Written, 'record'>): MaybePromise<void>;
+  afterDelete?(event: DeleteEvent & HookContext & Omit<Written, 'record'>): MaybePromise<void>;
   afterCommit?(event: CommitEvent): MaybePromise<void>;
 }
 

@@ -33,8 +33,20 @@ function warningsFor(operations: readonly Operation[]): string[] {
   });
 }
 
-export function planMigration(declared: SchemaState, migrations: Migrations, renames: Renames = {}): MigrationPlan {
-  const operations = diffStates(recordedState(migrations), declared, renames);
+/** The migrations' state over `baseline` (tables made by others' migrations, which they alter): their own record of a table wins. */
+function startState(migrations: Migrations, baseline: SchemaState): SchemaState {
+  const recorded = recordedState(migrations);
+  const inherited = Object.keys(baseline.tables).filter((table) => !recorded.tables[table]);
+  const indexes = Object.entries(baseline.indexes).filter(([, index]) => inherited.includes(index.table));
+  return {
+    tables: { ...Object.fromEntries(inherited.map((table) => [table, baseline.tables[table]!])), ...recorded.tables },
+    indexes: { ...Object.fromEntries(indexes), ...recorded.indexes },
+  };
+}
+
+/** `baseline`: the tables the app's migrations alter but did not make (appBaseline: its own user model's). */
+export function planMigration(declared: SchemaState, migrations: Migrations, renames: Renames = {}, baseline: SchemaState = { tables: {}, indexes: {} }): MigrationPlan {
+  const operations = diffStates(startState(migrations, baseline), declared, renames);
   return { operations, changes: operations.map(describe), renameCandidates: renameCandidates(operations), warnings: warningsFor(operations) };
 }
 

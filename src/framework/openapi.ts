@@ -107,8 +107,9 @@ const named = (name: string, schema: JsonSchema): JsonSchema => ({ [COMPONENT]: 
  */
 export function recordSchema(serializer: Serializer, scoped: RelatedScopes = new Map()): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
-  for (const field of serializer.fields) properties[serializer.shown(field)] = fieldSchema(serializer, field, scoped);
-  return named(serializer.name, { type: 'object', properties, required: serializer.fields.map((name) => serializer.shown(name)) });
+  const shown = serializer.fields.filter((name) => !serializer.writeOnly.has(name));
+  for (const field of shown) properties[serializer.shown(field)] = fieldSchema(serializer, field, scoped);
+  return named(serializer.name, { type: 'object', properties, required: shown.map((name) => serializer.shown(name)) });
 }
 
 /** One shown field's value in a record. */

@@ -99,15 +99,25 @@ const detailActions: Partial<Record<Method, Action>> = {
   DELETE: 'destroy',
 };
 
+/** A singleton's record is at its list path: the detail actions, with DELETE only when its permissions name `destroy`. */
+const singletonActions = ({ singleton }: Collection): Partial<Record<Method, Action>> => {
+  const { DELETE, ...kept } = detailActions;
+  return singleton?.destroy ? { ...kept, DELETE } : kept;
+};
+
 function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Partial<Record<Method, Action>>) {
   return Object.fromEntries(
-    Object.entries(actions).map(([method, action]): [string, Endpoint] => [
-      method,
-      {
-        handler: (request, reply) => handleCollection(request, reply, runtime, collection, action),
-        schema: withPathParameters(collection, { ...envelopedSchema(collection.envelope, action, actionSchema(collection, action, runtime.relatedScopes)), ...documentedCredentials(runtime, collection, action) }),
-      },
-    ]),
+    Object.entries(actions).map(([method, action]): [string, Endpoint] => {
+      const { params, ...schema } = { ...envelopedSchema(collection.envelope, action, actionSchema(collection, action, runtime.relatedScopes)), ...documentedCredentials(runtime, collection, action) };
+      return [
+        method,
+        {
+          handler: (request, reply) => handleCollection(request, reply, runtime, collection, action),
+          // A singleton's path names no record.
+          schema: withPathParameters(collection, collection.singleton || params === undefined ? schema : { ...schema, params }),
+        },
+      ];
+    }),
   );
 }
 
@@ -137,8 +147,11 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
     // A record's browsable page links to the collections nested under it.
     const nested = collections.filter(({ parent }) => parent?.collection.name === collection.name).map(({ name }) => name);
     const own = { ...runtime, page: { ...runtime.page, nested } };
-    resource(scope, listPath(collection), endpointsFor(own, collection, listActions));
-    resource(scope, detailPath(collection), endpointsFor(own, collection, detailActions));
+    if (collection.singleton) resource(scope, listPath(collection), endpointsFor(own, collection, singletonActions(collection)));
+    else {
+      resource(scope, listPath(collection), endpointsFor(own, collection, listActions));
+      resource(scope, detailPath(collection), endpointsFor(own, collection, detailActions));
+    }
     if (collection.bulkCreateMax !== undefined) resource(scope, `${listPath(collection)}bulk/`, { POST: bulkCreateEndpoint(own, collection) });
     for (const [path, endpoints] of customActionEndpoints(own, collection)) resource(scope, path, endpoints);
   }

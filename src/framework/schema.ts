@@ -39,6 +39,8 @@ function appTables(definition: AppDefinition): Map<string, Table> {
     if (known && known !== model) throw new Error(`Two models declare the table "${model.table}".`);
     models.set(model.table, model);
   }
+  // The app's own user model alters the framework's table: its migrations start from the framework's (appBaseline).
+  if (definition.userModel && definition.userModel !== User) models.set(User.table, definition.userModel);
   return models;
 }
 
@@ -59,6 +61,17 @@ export function appState(definition: AppDefinition): SchemaState {
   }
   const own = stateOf([...models.values()]);
   return { tables: own.tables, indexes: { ...contributed, ...own.indexes } };
+}
+
+/**
+ * What the app's migrations start from besides their own tables: the framework's tables the app
+ * redeclares (the `users` table of its own user model), which the framework's migrations made.
+ */
+export function appBaseline(definition: AppDefinition): SchemaState {
+  const framework = frameworkState();
+  if (!definition.userModel || definition.userModel === User) return { tables: {}, indexes: {} };
+  const indexes = Object.fromEntries(Object.entries(framework.indexes).filter(([, index]) => index.table === User.table));
+  return { tables: { [User.table]: framework.tables[User.table]! }, indexes };
 }
 
 /** The tables a relation reads besides the record's own. */

@@ -38,6 +38,8 @@ export interface SerializerOptions {
   readOnly?: string[];
   /** Always rendered as null; still writable (a password, say). */
   hidden?: string[];
+  /** Written, never rendered: no key in responses (DRF's `write_only=True`), where an API shows no null for a password. */
+  writeOnly?: string[];
   /** String fields the `search` parameter looks through. */
   search?: string[];
   nested?: Record<string, NestedField>;
@@ -94,6 +96,7 @@ export class Serializer {
   readonly fields: readonly string[];
   readonly readOnly: ReadonlySet<string>;
   readonly hidden: ReadonlySet<string>;
+  readonly writeOnly: ReadonlySet<string>;
   readonly search: readonly string[];
   readonly nested: Readonly<Record<string, NestedField>>;
   readonly computed: Readonly<Record<string, ComputedField>>;
@@ -131,6 +134,7 @@ export class Serializer {
     this.computed = options.computed ?? {};
     this.relations = options.relations ?? {};
     this.hidden = new Set(options.hidden ?? []);
+    this.writeOnly = new Set(options.writeOnly ?? []);
     this.search = options.search ?? [];
     this.format = options.format ?? {};
     const fieldOf = (name: string): Field | undefined => model.fields[name];
@@ -220,7 +224,9 @@ export class Serializer {
       ],
       ...(batches.length > 0 && { batches }),
     };
-    this.renderers = this.fields.map((name) => [shownOf(name), this.rendererOf(name)] as const);
+    const unwritable = [...this.writeOnly].filter((name) => !this.writable.includes(name));
+    if (unwritable.length > 0) throw new Error(`${model.table}: writeOnly ${unwritable.join(', ')} must be writable fields of \`fields\`.`);
+    this.renderers = this.fields.filter((name) => !this.writeOnly.has(name)).map((name) => [shownOf(name), this.rendererOf(name)] as const);
   }
 
   /** The name clients see the field under (its own, unless renamed). */
@@ -255,7 +261,7 @@ export class Serializer {
     }
     // Only the kept fields' new names: a nested record left out is no longer declared.
     const rename = Object.fromEntries(fields.flatMap((name) => (this.shown(name) === name ? [] : [[name, this.shown(name)]])));
-    return new Serializer(this.model, { ...this.options, fields, nested, rename });
+    return new Serializer(this.model, { ...this.options, fields, nested, rename, writeOnly: [...this.writeOnly].filter((name) => fields.includes(name)) });
   }
 
   /** Dotted paths → top-level field → the paths below it (empty: the whole field). */

@@ -11,7 +11,9 @@ import { requestReader } from '../store/reader.js';
 import { announceReads, runAction } from './actions.js';
 import { authenticate, type Authenticator } from './authentication/index.js';
 import type { BrowsableContext } from './browsable/index.js';
-import type { Collection } from './collection.js';
+import type { Collection, Singleton } from './collection.js';
+import { notAuthenticated, notFound } from './errors.js';
+import type { RequestContext } from './scope.js';
 import { unwrapBody, wrapResult } from './envelopes.js';
 import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
 import { parseJsonBody, queryParameters } from './parsers.js';
@@ -21,6 +23,7 @@ import { RecordRefused } from '../core/refused.js';
 import { scopeRelated, type RelatedScopes } from './related-scopes.js';
 import { requestScope } from './nested.js';
 import type { PasswordThrottle, Throttle } from './throttling.js';
+import { requestCredentials, type CredentialSetup } from './authentication/app-credentials.js';
 
 export interface ApiRuntime {
   readonly database: Database;
@@ -37,6 +40,8 @@ export interface ApiRuntime {
   readonly page: BrowsableContext;
   /** The scoped collections' tables, whose records nested reads keep within the scopes. */
   readonly relatedScopes: RelatedScopes;
+  /** What the app's code checks passwords and issues credentials with (Credentials). */
+  readonly credentials: CredentialSetup;
 }
 
 const actionsWithBody: ReadonlySet<Action> = new Set(['create', 'update', 'partial_update']);
@@ -59,6 +64,13 @@ export function permissionsFor(runtime: ApiRuntime, collection: Collection, acti
   return ruled ? [...chosen, ...ruled] : chosen;
 }
 
+/** The singleton's record id for this request, as a path would name it: 401 when it chooses none for an anonymous caller, 404 for a user. */
+function singletonId(singleton: Singleton, context: RequestContext): string {
+  const id = singleton.record(context);
+  if (id === undefined || id === null) throw context.user ? notFound() : notAuthenticated();
+  return String(id);
+}
+
 export async function handleCollection(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -68,7 +80,7 @@ export async function handleCollection(
 ): Promise<FastifyReply> {
   varyByRequester(reply, runtime);
   const reader = requestReader(runtime.database);
-  const id = collection.lookup.segmentIn(request.params);
+  const id = collection.singleton ? undefined : collection.lookup.segmentIn(request.params);
   announceReads[action]?.(reader, id, request.url, collection, runtime.relatedScopes);
   const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
   request.user = user;
@@ -96,10 +108,11 @@ export async function handleCollection(
     permissions,
     user,
     parameters,
-    id,
+    id: collection.singleton ? singletonId(collection.singleton, { user, parameters }) : id,
     body,
     ...(await requestScope(collection, request, reader, { user, parameters })),
     scopeRelated: scopeRelated(runtime.relatedScopes, { user, parameters }),
+    credentials: requestCredentials(runtime.credentials, request, reply, reader.database),
   }).catch((error: unknown) => {
     // What the database refused (a unique field taken, a slug naming nothing) under the names clients see.
     throw error instanceof RecordRefused && error.index === undefined ? new RecordRefused(collection.serializer.shownDetails(error.details)) : error;

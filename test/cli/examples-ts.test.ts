@@ -49,8 +49,14 @@ describe('the RealWorld example', () => {
   let token: string;
   beforeAll(async () => {
     server = await startServer({ appArgs: ['--app', 'examples/realworld/app.ts'] });
-    server.cli(['createuser', '--username', 'jake', '--password', 'jake-pass']);
-    token = server.cli(['token', 'create', '--username', 'jake']).trim();
+    // Registered as the README does: POST /api/users answers the user with a token.
+    const registered = await fetch(`${server.url}/api/users`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ user: { username: 'jake', email: 'jake@jake.jake', password: 'jakejake' } }),
+    });
+    expect(registered.status).toBe(201);
+    ({ token } = ((await registered.json()) as { user: { token: string } }).user);
   }, 120_000);
   afterAll(() => server?.stop());
 

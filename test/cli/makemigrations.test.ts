@@ -4,12 +4,10 @@
  * `check` name it, the server refuses to start), generate and migrate, and it works through the API;
  * rename one with `--rename`. On SQLite, and on PostgreSQL when TEST_DATABASE_URL is set.
  */
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
-import { randomBytes } from 'node:crypto';
+import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { onPostgres } from '../support/database.js';
-import { root, runCli, startServer } from '../support/spawned-server.js';
+import { describe, expect, it } from 'vitest';
+import { cliWorkspace, runCli, startServer } from '../support/spawned-server.js';
 
 /** The app module: notes with `fields`, importing its migrations once it has them. */
 const appSource = (noteFields: string, withMigrations: boolean) => `
@@ -24,27 +22,8 @@ export default defineApp({ collections: [notes]${withMigrations ? ', migrations'
 const dialects = ['sqlite', ...(process.env.TEST_DATABASE_URL ? ['postgres'] : [])];
 
 describe.each(dialects)('makemigrations, migrate, check on %s', (dialect) => {
-  // Inside the checkout, so that the app's `import 'restfold'` finds the package.
-  const folder = mkdtempSync(join(root, '.tmp-makemigrations-'));
-  const app = join(folder, 'app.mjs');
-  const schema = `rf_cli_${randomBytes(6).toString('hex')}`;
-  let databaseUrl = `sqlite:${join(folder, 'db.sqlite3')}`;
-  const env = () => ({ PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', SECRET_KEY: 'makemigrations-test-secret-0123456789abcdef' });
-  const cli = (...args: string[]) => runCli([...args, '--app', app], env());
+  const { folder, app, env, cli, databaseUrl } = cliWorkspace(dialect, 'makemigrations');
   const declare = (noteFields: string, withMigrations = true) => writeFileSync(app, appSource(noteFields, withMigrations));
-
-  beforeAll(async () => {
-    if (dialect === 'postgres') {
-      await onPostgres((client) => client.query(`CREATE SCHEMA ${schema}`));
-      const url = new URL(process.env.TEST_DATABASE_URL!);
-      url.searchParams.set('options', `-c search_path=${schema}`);
-      databaseUrl = url.toString();
-    }
-  });
-  afterAll(async () => {
-    rmSync(folder, { recursive: true, force: true });
-    if (dialect === 'postgres') await onPostgres((client) => client.query(`DROP SCHEMA ${schema} CASCADE`));
-  });
 
   it('writes the first migration beside the app, in its language, and migrates it', () => {
     declare("title: fields.string({ maxLength: 100 })", false);
@@ -83,7 +62,7 @@ describe.each(dialects)('makemigrations, migrate, check on %s', (dialect) => {
     expect(readFileSync(join(folder, 'migrations', 'index.mjs'), 'utf8')).toContain("'0002_add_column_notes_isbn_and_more': m0002_add_column_notes_isbn_and_more");
     expect(cli('migrate').stdout).toContain('0002_add_column_notes_isbn_and_more');
 
-    const server = await startServer({ appArgs: ['--app', app], env: { DATABASE_URL: databaseUrl } });
+    const server = await startServer({ appArgs: ['--app', app], env: { DATABASE_URL: databaseUrl() } });
     try {
       server.cli(['createuser', '--username', 'writer', '--password', 'writer-pass']);
       const token = server.cli(['token', 'create', '--username', 'writer']).trim();
@@ -109,7 +88,7 @@ describe.each(dialects)('makemigrations, migrate, check on %s', (dialect) => {
     expect(cli('migrate').stdout).toContain('0003_title_is_name');
     expect(cli('check').status).toBe(0);
 
-    const server = await startServer({ appArgs: ['--app', app], env: { DATABASE_URL: databaseUrl } });
+    const server = await startServer({ appArgs: ['--app', app], env: { DATABASE_URL: databaseUrl() } });
     try {
       const token = server.cli(['token', 'create', '--username', 'writer']).trim();
       const listed = await (await fetch(`${server.url}/api/v1/notes/`, { headers: { authorization: `Bearer ${token}` } })).json();

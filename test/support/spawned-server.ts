@@ -10,6 +10,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { randomBytes } from 'node:crypto';
+import { afterAll, beforeAll } from 'vitest';
+import { onPostgres } from './database.js';
 
 export const root = join(import.meta.dirname, '..', '..');
 /** The machine running the suites may be busy: start-up gets this long. */
@@ -26,6 +29,42 @@ export interface SpawnedServer {
 /** `restfold <args>` with `env`, from the checkout root. */
 export function runCli(args: readonly string[], env: NodeJS.ProcessEnv, input?: string) {
   return spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), ...args], { cwd: root, env, input, encoding: 'utf8' });
+}
+
+/** A describe block's app folder and database for the CLI (cliWorkspace). */
+export interface CliWorkspace {
+  readonly folder: string;
+  /** `app.mjs` in the folder, for the test to write. */
+  readonly app: string;
+  databaseUrl(): string;
+  env(): NodeJS.ProcessEnv;
+  /** `restfold <args> --app <app>` on the workspace's database. */
+  cli(...args: string[]): ReturnType<typeof runCli>;
+}
+
+/**
+ * For a describe block running the CLI on `dialect`: a folder inside the checkout (so that an app's
+ * `import 'restfold'` finds the package) and a database of its own, a SQLite file in the folder or
+ * a fresh PostgreSQL schema under TEST_DATABASE_URL, both removed after the block.
+ */
+export function cliWorkspace(dialect: string, name: string): CliWorkspace {
+  const folder = mkdtempSync(join(root, `.tmp-${name}-`));
+  const app = join(folder, 'app.mjs');
+  const schema = `rf_cli_${randomBytes(6).toString('hex')}`;
+  let databaseUrl = `sqlite:${join(folder, 'db.sqlite3')}`;
+  beforeAll(async () => {
+    if (dialect !== 'postgres') return;
+    await onPostgres((client) => client.query(`CREATE SCHEMA ${schema}`));
+    const url = new URL(process.env.TEST_DATABASE_URL!);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    databaseUrl = url.toString();
+  });
+  afterAll(async () => {
+    rmSync(folder, { recursive: true, force: true });
+    if (dialect === 'postgres') await onPostgres((client) => client.query(`DROP SCHEMA ${schema} CASCADE`));
+  });
+  const env = () => ({ PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent', SECRET_KEY: `${name}-test-secret-0123456789abcdef` });
+  return { folder, app, databaseUrl: () => databaseUrl, env, cli: (...args) => runCli([...args, '--app', app], env()) };
 }
 
 /**

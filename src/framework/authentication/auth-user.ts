@@ -4,7 +4,7 @@
  */
 import type { Database } from '../../store/database.js';
 import type { Companion } from '../../store/records.js';
-import { activeUserByName, currentUserRow, type IssuedCredential, type UserRow } from '../../store/accounts/users.js';
+import { activeUserBy, currentUserRow, type IssuedCredential, type UserRow } from '../../store/accounts/users.js';
 import { listPermissions } from '../../store/accounts/permissions.js';
 import { verifyAgainstDummy, verifyPassword } from '../passwords.js';
 
@@ -57,10 +57,10 @@ export async function findCurrentUser(database: Database, credential: IssuedCred
   return row && toAuthUser(database, row, credential.id);
 }
 
-/** The active user these credentials name, or undefined; takes as long either way. */
-export async function checkCredentials(database: Database, username: unknown, password: unknown): Promise<AuthUser | undefined> {
-  if (typeof username !== 'string' || typeof password !== 'string') return undefined;
-  const row = await activeUserByName(database, username);
+/** The active user these credentials name (by username, or by a unique `email`), or undefined; takes as long either way. */
+export async function checkCredentials(database: Database, name: unknown, password: unknown, by: 'username' | 'email' = 'username'): Promise<AuthUser | undefined> {
+  if (typeof name !== 'string' || typeof password !== 'string') return undefined;
+  const row = await activeUserBy(database, by, name);
   if (!row) return verifyAgainstDummy(password).then(() => undefined);
   const valid = await verifyPassword(password, row.password);
   return valid ? toAuthUser(database, row) : undefined;

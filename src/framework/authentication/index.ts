@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { UserRow } from '../../store/accounts/users.js';
+import type { Database } from '../../store/database.js';
 import type { RequestReader } from '../../store/reader.js';
 import { styleOf } from '../api-style.js';
 import { authenticationFailed } from '../errors.js';
@@ -48,6 +49,8 @@ export interface AuthenticationKind {
   readonly authenticator: Authenticator;
   /** Registers the kind's endpoints on the API scope (under `/auth/`). */
   mount(scope: FastifyInstance): void;
+  /** A new credential of this kind for an active user (an API token, a JWT access token), written through `database`; kinds that hand out none to an app's code have none. */
+  issue?(database: Database, userId: number): Promise<string>;
 }
 
 /** The credential a request carries: an Authorization header with one of the app's keywords first, else a cookie some kind reads. */

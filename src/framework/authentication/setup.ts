@@ -19,6 +19,8 @@ export interface AuthSetup {
   /** The cookie a session may travel in, when sessions are enabled. */
   readonly sessionCookie: string | undefined;
   mountRoutes(scope: FastifyInstance): void;
+  /** A new credential for an active user, for the app's code (credentials.issue): an API token when token auth is on, else a JWT access token. */
+  issue(database: Database, userId: number): Promise<string>;
 }
 
 /** `jwtKey`: the key derived from SECRET_KEY for JWTs. `redis`: the app's connection when REDIS_URL is set (sessions then live there). */
@@ -40,7 +42,12 @@ export function authenticationFor(database: Database, config: Config, jwtKey: Ui
       ),
   };
   const kinds = config.auth.map((kind) => build[kind]());
+  const issuer = ['token', 'jwt'].map((name) => kinds[config.auth.indexOf(name as AuthKind)]).find((kind) => kind?.issue);
   return {
+    issue(database, userId) {
+      if (!issuer?.issue) throw new Error(`credentials.issue needs token or jwt authentication: AUTH is "${config.auth.join(',')}".`);
+      return issuer.issue(database, userId);
+    },
     authenticators: kinds.map((kind) => kind.authenticator),
     sessionCookie: config.auth.includes('session') ? SESSION_COOKIE : undefined,
     mountRoutes: (scope) => kinds.forEach((kind) => kind.mount(scope)),

@@ -99,7 +99,7 @@ export function renderPage(
       collection && succeeded && (action === 'list' || action === 'retrieve')
         ? { kind: action === 'list' ? 'create' : 'edit', serializer: collection.serializer, values: action === 'retrieve' ? record : undefined }
         : undefined,
-    allowDelete: collection !== undefined && action === 'retrieve' && succeeded,
+    allowDelete: collection !== undefined && action === 'retrieve' && succeeded && (!collection.singleton || collection.singleton.destroy),
     extraActions: collection && succeeded ? extraActions(collection, action, path) : undefined,
     nested: action === 'retrieve' && succeeded ? context.nested?.map((name) => ({ label: name, href: `${path}${name}/` })) : undefined,
   };

@@ -6,7 +6,7 @@ import type { Database } from '../../store/database.js';
 import * as permissions from '../../store/accounts/permissions.js';
 import { insertUser, userIdByName } from '../../store/accounts/users.js';
 import { FieldError } from '../../core/fields.js';
-import { User } from './model.js';
+import { User, type UserModel } from './model.js';
 
 export { listPermissions } from '../../store/accounts/permissions.js';
 
@@ -21,31 +21,35 @@ export interface NewUser {
 /** Thrown for input the CLI should report as the user's mistake. */
 export class AdminInputError extends Error {}
 
-async function checked(field: keyof typeof User.fields, value: unknown): Promise<unknown> {
+async function checked(model: UserModel, field: string, value: unknown): Promise<unknown> {
   try {
-    return await User.fields[field]!.parse(value);
+    return await model.fields[field]!.parse(value);
   } catch (error) {
     if (error instanceof FieldError) throw new AdminInputError(`${field}: ${error.messages.join(' ')}`);
     throw error;
   }
 }
 
-export async function createUser(database: Database, user: NewUser): Promise<number> {
+/** `model`: the app's user model (its checks, e.g. an email required and unique), else the framework's. */
+export async function createUser(database: Database, user: NewUser, model: UserModel = User): Promise<number> {
   if (user.password === undefined || user.password === '') {
     throw new AdminInputError('A password is required (--password or --password-stdin).');
   }
   const values = {
-    username: await checked('username', user.username),
-    email: await checked('email', user.email),
-    password: await checked('password', user.password),
+    username: await checked(model, 'username', user.username),
+    email: await checked(model, 'email', user.email),
+    password: await checked(model, 'password', user.password),
     is_active: true,
     date_joined: new Date(),
   };
   const names = permissionNames(user.permissions);
   try {
-    return await insertUser(database, User, values, { superuser: user.superuser, permissions: names });
+    return await insertUser(database, model, values, { superuser: user.superuser, permissions: names });
   } catch (error) {
-    if (database.uniqueViolation(error)) throw new AdminInputError(`A user named "${user.username}" already exists. Usernames are unique regardless of case.`);
+    if (database.uniqueViolation(error)) {
+      const withEmail = model.fields.email?.unique ? ` or with the e-mail "${user.email}"` : '';
+      throw new AdminInputError(`A user named "${user.username}"${withEmail} already exists. Usernames are unique regardless of case.`);
+    }
     throw error;
   }
 }

@@ -1,15 +1,57 @@
 /**
  * The user model the framework's authentication rests on: the `users` table's
  * declaration (the framework's migrations are generated from it and the store's
- * other account tables), its rules in rules.ts.
+ * other account tables), its rules in rules.ts. An app may extend it (Django's
+ * custom user model): `User.extend({ bio: fields.text({ nullable: true }) })`,
+ * passed to defineApp as `userModel`; its migrations then alter the framework's table.
  */
+import type { Field } from '../../core/fields.js';
 import { fields } from '../fields.js';
-import { model } from '../model.js';
+import { model, type Model } from '../model.js';
 import { userRules } from './rules.js';
 
 const USERNAME_PATTERN = /^[\w.@+-]+$/;
 
-export const User = model('users', {
+/** A model of the `users` table: the framework's, or one an app extended from it. */
+export interface UserModel extends Model {
+  /**
+   * The same table with `added` fields, or with `email` or `date_joined` redeclared; the fields
+   * authentication reads cannot be. `currentPassword: false`: a user changing their own password
+   * need not send the current one (`current_password`, required by default).
+   */
+  extend(added: Record<string, Field>, options?: UserModelOptions): UserModel;
+}
+
+export interface UserModelOptions {
+  readonly currentPassword?: boolean;
+}
+
+/** The fields authentication, permissions and credential versions read: an app's user model keeps the framework's. */
+const AUTHENTICATION_FIELDS = ['id', 'username', 'password', 'is_active', 'is_superuser', 'credentials_version', 'credentials_kept'];
+
+function userModel(declared: Record<string, Field>, options: UserModelOptions): UserModel {
+  return {
+    ...model('users', declared, {
+      ...userRules({ currentPassword: options.currentPassword ?? true }),
+      indexes: [
+        // Usernames are unique ignoring case, so "Alice" cannot pass for "alice".
+        { name: 'users_username_ignoring_case_key', columns: ['username'], unique: true, ignoreCase: true },
+        { columns: ['email'] },
+        { columns: ['is_active'] },
+        { columns: ['date_joined'] },
+      ],
+    }),
+    extend(added, extended = options) {
+      const kept = Object.keys(added).filter((name) => AUTHENTICATION_FIELDS.includes(name));
+      if (kept.length > 0) throw new Error(`User.extend: ${kept.join(', ')} cannot be redeclared: authentication reads the framework's own (only other fields, email and date_joined may be).`);
+      const missing = Object.entries(added).filter(([, field]) => field === undefined).map(([name]) => name);
+      if (missing.length > 0) throw new Error(`User.extend: ${missing.join(', ')} must be a field (a user model cannot drop the framework's fields).`);
+      return userModel({ ...declared, ...added }, { ...options, ...extended });
+    },
+  };
+}
+
+export const User: UserModel = userModel({
   id: fields.id(),
   username: fields.string({
     maxLength: 150,
@@ -26,13 +68,4 @@ export const User = model('users', {
   // old one, except the one it kept (store/accounts/users.ts).
   credentials_version: fields.integer({ bits: 32, default: 0 }),
   credentials_kept: fields.string({ maxLength: 64, nullable: true }),
-}, {
-  ...userRules,
-  indexes: [
-    // Usernames are unique ignoring case, so "Alice" cannot pass for "alice".
-    { name: 'users_username_ignoring_case_key', columns: ['username'], unique: true, ignoreCase: true },
-    { columns: ['email'] },
-    { columns: ['is_active'] },
-    { columns: ['date_joined'] },
-  ],
-});
+}, {});

@@ -44,20 +44,26 @@ async function endCredentialsOnChange(update: RecordUpdate): Promise<void> {
   await endCredentials(update.database, update.id, isOwn(update) && !deactivating ? update.user!.credentialId : undefined);
 }
 
-export const userRules: ModelRules = {
+/**
+ * `currentPassword`: whether a user changing their own password sends the current one (the
+ * default; an app whose API has no such field, as Conduit's PUT /user, may turn it off).
+ */
+export const userRules = ({ currentPassword }: { currentPassword: boolean }): ModelRules => ({
   reads: ['is_superuser'],
   permissions: [superusersBySuperusers],
   updates: {
-    inputs: {
-      [CURRENT_PASSWORD]: {
-        type: 'string',
-        format: 'password',
-        writeOnly: true,
-        description: 'Your current password: required when you change your own password; never stored.',
-      },
-    },
-    check: checkCurrentPassword,
+    inputs: currentPassword
+      ? {
+          [CURRENT_PASSWORD]: {
+            type: 'string',
+            format: 'password',
+            writeOnly: true,
+            description: 'Your current password: required when you change your own password; never stored.',
+          },
+        }
+      : {},
+    check: currentPassword ? checkCurrentPassword : async () => {},
     beforeStore: endCredentialsOnChange,
     beforeStoreOn: ['password', 'is_active'],
   },
-};
+});

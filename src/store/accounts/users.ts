@@ -48,15 +48,21 @@ export async function currentUserRow(database: Database, credential: IssuedCrede
   return row as UserRow | undefined;
 }
 
-/** The active user of this name, with their password hash. */
-export async function activeUserByName(database: Database, username: string): Promise<(UserRow & { password: string }) | undefined> {
+/** The active user whose `column` (a unique one: username, or an app's unique email) holds `value`, with their password hash. */
+export async function activeUserBy(database: Database, column: 'username' | 'email', value: string): Promise<(UserRow & { password: string }) | undefined> {
   const row = await storeDatabase(database).db
     .selectFrom('users')
     .select([...USER_COLUMNS, 'password'])
-    .where('username', '=', username)
+    .where(column, '=', value)
     .where('is_active', '=', ACTIVE)
     .executeTakeFirst();
   return row as (UserRow & { password: string }) | undefined;
+}
+
+/** The active user of this id. */
+export async function activeUserById(database: Database, id: number): Promise<UserRow | undefined> {
+  const row = await storeDatabase(database).db.selectFrom('users').select(USER_COLUMNS).where('id', '=', id).where('is_active', '=', ACTIVE).executeTakeFirst();
+  return row as UserRow | undefined;
 }
 
 /** The id of the user of this exact name, active or not. */
