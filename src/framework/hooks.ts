@@ -1,7 +1,8 @@
 /**
  * A collection's lifecycle hooks (DRF's `perform_create`, `perform_update`, `perform_destroy`).
  * Before-hooks run before the write, and may refuse it (throw an ApiError) or set server-side
- * values (return them); after-hooks run in the write's transaction, so a throw rolls it back;
+ * values (return them), reading the database to choose them (a slug not yet taken); after-hooks
+ * run in the write's transaction, so a throw rolls it back;
  * `afterCommit` runs once it is committed, for side effects that must not roll back.
  */
 import type { Row } from '../core/rows.js';
@@ -9,7 +10,16 @@ import type { Database } from '../store/database.js';
 import { inTransaction } from '../store/writes.js';
 import type { RequestContext } from './scope.js';
 
-export interface CreateEvent extends RequestContext {
+/**
+ * The database the write runs in, for `recordStore(database, …)`: its transaction when it has one
+ * (after-hooks or a scope open it, before the before-hook; a delete that reads its record first
+ * reads it in one), so the hook's reads and the write agree; otherwise the database itself (no
+ * transaction is opened for a hook alone: a hook that reads nothing costs no statement).
+ */
+interface WithDatabase {
+  readonly database: Database;
+}
+export interface CreateEvent extends RequestContext, WithDatabase {
   /** The validated values about to be stored. */
   readonly values: Row;
 }
@@ -17,13 +27,12 @@ export interface UpdateEvent extends CreateEvent {
   /** The record as stored before this update. */
   readonly existing: Row;
 }
-export interface DeleteEvent extends RequestContext {
+export interface DeleteEvent extends RequestContext, WithDatabase {
   readonly existing: Row;
 }
-/** After a write: the record as stored now, and the write's transaction (to write more in it). */
-export interface Written {
+/** After a write: the record as stored now, and the write's transaction (`database`, to write more in it). */
+export interface Written extends WithDatabase {
   readonly record: Row;
-  readonly database: Database;
 }
 export interface CommitEvent extends RequestContext {
   readonly action: 'create' | 'update' | 'delete';

@@ -99,9 +99,10 @@ const detailActions: Partial<Record<Method, Action>> = {
   DELETE: 'destroy',
 };
 
+/** The endpoints of the built-in actions the collection serves, of `actions` (none: the path is not mounted). */
 function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Partial<Record<Method, Action>>) {
   return Object.fromEntries(
-    Object.entries(actions).map(([method, action]): [string, Endpoint] => [
+    Object.entries(actions).filter(([, action]) => collection.builtInActions.has(action)).map(([method, action]): [string, Endpoint] => [
       method,
       {
         handler: (request, reply) => handleCollection(request, reply, runtime, collection, action),
@@ -137,8 +138,11 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
     // A record's browsable page links to the collections nested under it.
     const nested = collections.filter(({ parent }) => parent?.collection.name === collection.name).map(({ name }) => name);
     const own = { ...runtime, page: { ...runtime.page, nested } };
-    resource(scope, listPath(collection), endpointsFor(own, collection, listActions));
-    resource(scope, detailPath(collection), endpointsFor(own, collection, detailActions));
+    for (const [path, actions] of [[listPath(collection), listActions], [detailPath(collection), detailActions]] as const) {
+      const endpoints = endpointsFor(own, collection, actions);
+      // A path without a served action is not mounted, so it answers 404 as any unknown path does.
+      if (Object.keys(endpoints).length > 0) resource(scope, path, endpoints);
+    }
     if (collection.bulkCreateMax !== undefined) resource(scope, `${listPath(collection)}bulk/`, { POST: bulkCreateEndpoint(own, collection) });
     for (const [path, endpoints] of customActionEndpoints(own, collection)) resource(scope, path, endpoints);
   }
@@ -158,8 +162,8 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
       handler: async (request, reply) => {
         const mediaType = negotiate(request, API_MEDIA_TYPES, queryParameters(request.url).get('format'));
         const root = absoluteUrl(request).pathname.replace(/\/?$/, '/');
-        // A nested collection has no URL of its own: its parent's records lead to it.
-        const topLevel = collections.filter(({ parent }) => !parent);
+        // A nested collection has no URL of its own: its parent's records lead to it; nor has one without list or create.
+        const topLevel = collections.filter(({ parent, builtInActions }) => !parent && (builtInActions.has('list') || builtInActions.has('create')));
         const body = Object.fromEntries(topLevel.map(({ name }) => [name, absoluteUrl(request, `${root}${name}${pathEnd(request)}`).toString()]));
         return renderResult(reply, mediaType, { status: 200, body }, runtime.page);
       },

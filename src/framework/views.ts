@@ -68,7 +68,7 @@ export async function handleCollection(
   varyByRequester(reply, runtime);
   const reader = requestReader(runtime.database);
   const id = collection.lookup.segmentIn(request.params);
-  announceReads[action]?.(reader, id, request.url, collection, runtime.relatedScopes);
+  announceReads[action]?.(reader, id, request.url, collection, runtime.relatedScopes, action);
   const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
   request.user = user;
 
@@ -82,7 +82,7 @@ export async function handleCollection(
 
   const body = actionsWithBody.has(action) ? unwrapBody(collection.envelope, parseJsonBody(request)) : undefined;
   // Hashing a password costs what checking one does, so it is limited as logins are, per acting user.
-  for (let records = collection.serializer.hashingsIn(body); records > 0; records -= 1) {
+  for (let records = collection.serializerFor(action).hashingsIn(body); records > 0; records -= 1) {
     await runtime.passwordThrottle(request, reply, user ? `id:${user.id}` : undefined);
   }
 
