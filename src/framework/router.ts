@@ -78,6 +78,24 @@ function redirect(scope: FastifyInstance, url: string, addSlash: boolean): void 
 }
 
 /**
+ * A path whose actions a collection leaves out: 404 for every method, in both spellings (else the
+ * list path, unslashed, would be taken for a detail path with an empty key and redirected).
+ */
+function absent(scope: FastifyInstance, url: string): void {
+  for (const spelling of [url, url.slice(0, -1)]) {
+    scope.route({
+      ...hidden,
+      method: scope.supportedMethods,
+      url: spelling,
+      prefixTrailingSlash: spelling === '' ? 'no-slash' : 'slash',
+      handler: async () => {
+        throw notFound();
+      },
+    });
+  }
+}
+
+/**
  * Registers `url` (written ending in `/`) with its handlers, as the scope's router spells paths
  * (api-style.ts): ending in `/`, with a 308 from the bare path (the default); bare, with a 308
  * from the slashed one; or both answering (the slashed one documented).
@@ -140,8 +158,8 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
     const own = { ...runtime, page: { ...runtime.page, nested } };
     for (const [path, actions] of [[listPath(collection), listActions], [detailPath(collection), detailActions]] as const) {
       const endpoints = endpointsFor(own, collection, actions);
-      // A path without a served action is not mounted, so it answers 404 as any unknown path does.
       if (Object.keys(endpoints).length > 0) resource(scope, path, endpoints);
+      else absent(scope, path);
     }
     if (collection.bulkCreateMax !== undefined) resource(scope, `${listPath(collection)}bulk/`, { POST: bulkCreateEndpoint(own, collection) });
     for (const [path, endpoints] of customActionEndpoints(own, collection)) resource(scope, path, endpoints);
