@@ -21,10 +21,10 @@ import {
   serializer,
   storeCondition,
   User,
+  validationFailed,
   type AuthUser,
   type Database,
   type ErrorDetails,
-  type Permission,
   type RecordStore,
   type RenderContext,
   type Row,
@@ -69,9 +69,6 @@ const Comment = model('comments', {
 const Tag = model('tags', { id: fields.id(), name: fields.string({ maxLength: 100, unique: true }) });
 
 // ---- shared pieces ------------------------------------------------------------------------------
-
-/** For the built-in actions Conduit has no operation for (creating a profile, editing a comment…). */
-const nobody: Permission = { description: 'no one', hasPermission: () => false };
 
 /** Conduit stores no bio or image yet (PUT /user cannot be declared: README): they are null, as the spec's new user's. */
 const unset = computed.from(() => null, { schema: { type: ['string', 'null'] }, reads: ['username'] });
@@ -160,7 +157,7 @@ async function makePresent(store: RecordStore, where: Row, present: boolean): Pr
 
 // ---- articles -----------------------------------------------------------------------------------
 
-const articleSerializer = new ConduitSerializer(Article, {
+const articleDeclaration = {
   fields: ['slug', 'title', 'description', 'body', 'tag_list', 'created_at', 'updated_at', 'favorited', 'favorites_count', 'author', 'author_following'],
   readOnly: ['slug', 'created_at', 'updated_at'],
   nested: { author: { source: 'author_id', serializer: authorSerializer } },
@@ -169,10 +166,31 @@ const articleSerializer = new ConduitSerializer(Article, {
     favorites_count: computed.count('favorites', 'article_id'),
     author_following: authorFollowing,
   },
-  validate: ({ tag_list: tags }) => {
+  validate: ({ tag_list: tags }: Row) => {
     if (Array.isArray(tags) && !tags.every((tag) => typeof tag === 'string' && tag !== '')) return { tag_list: ['Must be a list of tags (non-empty strings).'] };
   },
-});
+};
+const articleSerializer = new ConduitSerializer(Article, articleDeclaration);
+/** Lists of articles leave out `body` (the spec's "Multiple Articles"). */
+const articleListSerializer = new ConduitSerializer(Article, { ...articleDeclaration, name: 'ArticleListItem', fields: articleDeclaration.fields.filter((field) => field !== 'body') });
+
+const slugRecord = serializer(Article, { name: 'ArticleSlug', fields: ['id', 'slug'] });
+/** How many articles may share a title's slug before a new one with it is refused. */
+const SAME_TITLE_LIMIT = 100;
+
+/**
+ * The title's slug, or `slug-2`, `slug-3`… when an article (other than `own`) has it: read through
+ * the write's transaction, which the article's after-hooks open, so a slug seen free stays free.
+ */
+async function freeSlug(database: Database, title: unknown, own?: unknown): Promise<string> {
+  const store = recordStore(database, slugRecord, { name: 'article' });
+  const base = slugify(String(title));
+  for (let n = 1; n <= SAME_TITLE_LIMIT; n += 1) {
+    const slug = n === 1 ? base : `${base}-${n}`;
+    if ((await store.list({ slug }, ['id'])).every(({ id }) => String(id) === String(own))) return slug;
+  }
+  throw validationFailed({ title: [`More than ${SAME_TITLE_LIMIT} articles have this title.`] });
+}
 
 const favoriteRecord = serializer(Favorite, { fields: ['id', 'article_id', 'user_id'] });
 
@@ -185,21 +203,24 @@ async function setFavorite(database: Database, user: AuthUser, record: Row, favo
 
 const articles = collection('articles', {
   serializer: articleSerializer,
+  serializers: { list: articleListSerializer },
   lookupField: 'slug',
+  // Conduit has no PATCH: its PUT sends the fields it changes.
+  builtInActions: ['list', 'retrieve', 'create', 'update', 'destroy'],
+  put: 'partial',
   permissions: {
     list: [allowAny],
     retrieve: [allowAny],
     create: [isAuthenticated],
     update: [isOwner('author_id')],
-    partial_update: [isOwner('author_id')],
     destroy: [isOwner('author_id')],
   },
   hooks: {
     // The slug is the title's, and follows it (the spec's endpoints page); the author is the caller.
-    beforeCreate: ({ user, values }) => ({ author_id: user!.id, slug: slugify(String(values.title)), tag_list: sortedTags(values.tag_list) }),
-    beforeUpdate: ({ values }) => ({
+    beforeCreate: async ({ user, values, database }) => ({ author_id: user!.id, slug: await freeSlug(database, values.title), tag_list: sortedTags(values.tag_list) }),
+    beforeUpdate: async ({ values, existing, database }) => ({
       updated_at: new Date(),
-      ...(values.title !== undefined && { slug: slugify(String(values.title)) }),
+      ...(values.title !== undefined && { slug: await freeSlug(database, values.title, existing.id) }),
       ...(values.tag_list !== undefined && { tag_list: sortedTags(values.tag_list) }),
     }),
     // The values sent (an update without tags records none).
@@ -219,14 +240,15 @@ const articles = collection('articles', {
 
 /** GET /api/articles/feed: the articles of the authors the caller follows (its own router, under /api/articles). */
 const feed = collection('feed', {
-  serializer: articleSerializer,
+  serializer: articleListSerializer,
   lookupField: 'slug',
+  builtInActions: ['list'],
   scope: ({ user }) => [
     storeCondition((eb, table) =>
       eb.exists(eb.selectFrom('follows').select('follows.id').whereRef('follows.followee_id', '=', `${table}.author_id`).where('follows.follower_id', '=', user?.id ?? 0)),
     ),
   ],
-  permissions: { list: [isAuthenticated], retrieve: [nobody], create: [nobody], update: [nobody], partial_update: [nobody], destroy: [nobody] },
+  permissions: { list: [isAuthenticated] },
   defaultOrdering: ['-id'],
   pagination: 'limit_offset',
   pageSize: 20,
@@ -243,7 +265,10 @@ const comments = collection('comments', {
     computed: { author_following: authorFollowing },
   }),
   parent: { collection: articles, field: 'article_id' },
-  permissions: { list: [allowAny], retrieve: [allowAny], create: [isAuthenticated], update: [nobody], partial_update: [nobody], destroy: [isOwner('author_id')] },
+  builtInActions: ['list', 'create', 'destroy'],
+  // The spec answers a new comment 200, not 201.
+  createStatus: 200,
+  permissions: { list: [allowAny], create: [isAuthenticated], destroy: [isOwner('author_id')] },
   hooks: { beforeCreate: ({ user }) => ({ author_id: user!.id }) },
   defaultOrdering: ['id'],
   pagination: 'limit_offset',
@@ -265,7 +290,8 @@ async function setFollowing(database: Database, user: AuthUser, record: Row, fol
 const profiles = collection('profiles', {
   serializer: profileSerializer,
   lookupField: 'username',
-  permissions: { list: [nobody], retrieve: [allowAny], create: [nobody], update: [nobody], partial_update: [nobody], destroy: [nobody] },
+  builtInActions: ['retrieve'],
+  permissions: { retrieve: [allowAny] },
   actions: {
     follow: { detail: true, method: 'POST', body: false, permissions: [isAuthenticated], handler: ({ database, user, record }) => setFollowing(database, user!, record!, true) },
     unfollow: { detail: true, method: 'DELETE', path: 'follow', permissions: [isAuthenticated], handler: ({ database, user, record }) => setFollowing(database, user!, record!, false) },
@@ -281,7 +307,8 @@ class TagNames extends Serializer {
 
 const tags = collection('tags', {
   serializer: new TagNames(Tag, { fields: ['name'] }),
-  permissions: { list: [allowAny], retrieve: [nobody], create: [nobody], update: [nobody], partial_update: [nobody], destroy: [nobody] },
+  builtInActions: ['list'],
+  permissions: { list: [allowAny] },
   defaultOrdering: ['name'],
   pagination: 'limit_offset',
   pageSize: 1000,
