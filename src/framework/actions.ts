@@ -188,7 +188,7 @@ async function inScope(action: ActionRequest, database: Database, rows: Row[]): 
 /**
  * The before-create hook's values over each record's validated ones, then the records created: in
  * one transaction with the hooks and the scope's re-read, when there are after-create hooks or a
- * scope (the before-hook's reads then see what the write will); then committed. A bulk create's
+ * scope, or several records (the before-hook's reads then see what the write will); then committed. A bulk create's
  * hook refusing a record is reported under its index.
  */
 async function stored(action: ActionRequest, validated: readonly Row[], create: (database: Database, values: readonly Row[]) => Promise<Row[]>): Promise<Row[]> {
@@ -197,7 +197,8 @@ async function stored(action: ActionRequest, validated: readonly Row[], create: 
   const values: Row[] = [];
   const rows = await hooked(
     reader.database,
-    action.scope !== undefined || afterCreate !== undefined,
+    // A bulk create is one transaction anyway (createRecords joins this one).
+    action.scope !== undefined || afterCreate !== undefined || Array.isArray(action.body),
     async (database) => {
       for (const [index, row] of validated.entries()) {
         try {
