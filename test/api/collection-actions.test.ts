@@ -4,7 +4,7 @@
  * a create answering 200, a serializer per action, and before-hooks that read (and write) through
  * the database of the write.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   collection,
   defineApp,
@@ -18,7 +18,7 @@ import {
   type CollectionOptions,
   type Database,
 } from '../../src/framework/index.js';
-import { startApi, type TestApi, type TestUser } from '../support/api.js';
+import { servedWithUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 import { recording } from '../support/statements.js';
 
@@ -91,20 +91,10 @@ const stream = collection('stream', { serializer: entrySerializer, builtInAction
 
 const app = withGeneratedMigrations(defineApp({ collections: [entries, drafts, shelf, lookup, stream, collection('lines', { serializer: lineSerializer })] }));
 
-let api: TestApi;
-let alice: TestUser;
 const sent: string[] = [];
+const served = servedWithUser(app, 'alice', { appDatabase: recording(sent) });
 
-beforeAll(async () => {
-  api = await startApi({}, app, { appDatabase: recording(sent) });
-  alice = await api.user('alice');
-});
-afterAll(() => api.close());
-beforeEach(() => {
-  sent.length = 0;
-});
-
-const as = (method: string, url: string, body?: unknown, headers?: Record<string, string>) => api.request(method, url, { token: alice.token, body, headers });
+const as = (method: string, url: string, body?: unknown, headers?: Record<string, string>) => served.api.request(method, url, { token: served.user.token, body, headers });
 const lines = async (): Promise<string[]> => (await as('GET', '/api/v1/lines/?page_size=100')).json.results.map((row: { line: string }) => row.line);
 const browser = { accept: 'text/html' };
 
@@ -209,7 +199,7 @@ describe('createStatus: 200', () => {
     const reply = await as('POST', '/api/v1/entries/', { title: 'Counted', body: 'b' });
     expect(reply.status).toBe(200);
     expect(reply.headers.location).toBeUndefined();
-    expect(reply.json).toMatchObject({ title: 'Counted', body: 'b', owner_id: alice.id });
+    expect(reply.json).toMatchObject({ title: 'Counted', body: 'b', owner_id: served.user.id });
     const created = await as('POST', '/api/v1/drafts/', { title: 'Located', body: 'b' });
     expect(created.status).toBe(201);
     expect(created.headers.location).toMatch(new RegExp(`/api/v1/drafts/${created.json.id}/$`));
