@@ -6,7 +6,7 @@
  * A second app checks what each choice does alone, in the default style around it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collection, defineApp, isAuthenticated, serializer, User, type ExceptionHandler } from '../../src/framework/index.js';
+import { collection, defineApp, isAuthenticated, requirePermissions, serializer, User, type ExceptionHandler, type FastifyInstance } from '../../src/framework/index.js';
 import { Note } from '../support/owned-notes.js';
 import { PASSWORD, startApi, type TestApi, type TestUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
@@ -34,6 +34,13 @@ const conduit = withGeneratedMigrations(
     envelope: (name) => (name === 'notes' ? { record: 'note', list: 'notes', count: 'notesCount' } : undefined),
     exceptionHandler: conduitErrors,
     credentialKeywords: ['Token'],
+    // Outside every router's prefix.
+    routes: (routes: FastifyInstance) => {
+      routes.get('/me', async (request) => {
+        await requirePermissions(request, [isAuthenticated]);
+        return { me: request.user!.username };
+      });
+    },
     collections: [
       collection('notes', {
         serializer: notes,
@@ -241,6 +248,16 @@ describe('credential keywords', () => {
     const bad = await api.request('GET', '/api/people', { headers: { authorization: 'Token rf_not-a-token' } });
     expect(bad.status).toBe(401);
     expect(bad.headers['www-authenticate']).toBe('Token');
+  });
+
+  it('challenges with Token outside the routers too (the app\'s own routes)', async () => {
+    const anonymous = await api.request('GET', '/me');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers['www-authenticate']).toBe('Token');
+    const bad = await api.request('GET', '/me', { headers: { authorization: 'Token rf_not-a-token' } });
+    expect(bad.status).toBe(401);
+    expect(bad.headers['www-authenticate']).toBe('Token');
+    expect((await api.request('GET', '/me', token())).json).toEqual({ me: 'alice' });
   });
 
   it('revokes the token it names, and documents the keyword', async () => {
