@@ -99,6 +99,16 @@ describe('routers', () => {
     expect(page.body).not.toContain('href="/api/notes/"');
   });
 
+  it('links an error page under the second router to that router\'s root', async () => {
+    const html = { headers: { ...token().headers, accept: 'text/html' } };
+    for (const url of ['/v2/notes/999999/', '/v2/people/']) {
+      const page = await api.request('GET', url, html);
+      expect(page.status, url).toBe(404);
+      expect(page.body, url).toMatch(/<a href="\/v2\/">API root<\/a>/);
+    }
+    expect((await api.request('GET', '/api/notes/999999', html)).body).toMatch(/<a href="\/api">API root<\/a>/);
+  });
+
   it('mounts a second router with optional slashes and only the collections it names', async () => {
     for (const url of ['/v2/notes', '/v2/notes/']) expect((await api.request('GET', url, token())).status, url).toBe(200);
     const missing = await api.request('GET', '/v2/people/', token());

@@ -40,6 +40,8 @@ export const errors = appWide<ErrorsOptions>('errors', async (app, { isDatabaseU
   // A browser asking anything under the API prefix gets its error inside the browsable page.
   renderErrorsWith(app, isDatabaseUnavailable, (reply, error) => {
     if (!isApiPath(reply.request)) return renderJsonError(reply, error);
-    return preferredMediaType(reply.request, API_MEDIA_TYPES) === 'text/html' ? renderHtmlError(reply, error, page) : renderApiError(reply, error);
+    if (preferredMediaType(reply.request, API_MEDIA_TYPES) !== 'text/html') return renderApiError(reply, error);
+    // The router the request reached links to its own root (reply.server: the scope of its route, or of its not-found handler).
+    return renderHtmlError(reply, error, { ...page, root: reply.server.restfoldRoot ?? page.root });
   });
 });
