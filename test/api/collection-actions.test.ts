@@ -19,6 +19,7 @@ import {
   type Database,
 } from '../../src/framework/index.js';
 import { servedWithUser } from '../support/api.js';
+import { lintProblems } from '../support/openapi-lint.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 import { recording } from '../support/statements.js';
 
@@ -97,6 +98,12 @@ const served = servedWithUser(app, 'alice', { appDatabase: recording(sent) });
 const as = (method: string, url: string, body?: unknown, headers?: Record<string, string>) => served.api.request(method, url, { token: served.user.token, body, headers });
 const lines = async (): Promise<string[]> => (await as('GET', '/api/v1/lines/?page_size=100')).json.results.map((row: { line: string }) => row.line);
 const browser = { accept: 'text/html' };
+
+describe('the OpenAPI document of these declarations', () => {
+  it('passes the Redocly linter with no errors and no warnings', async () => {
+    expect(await lintProblems((await as('GET', '/api/v1/schema/')).json)).toEqual([]);
+  });
+});
 
 describe('builtInActions', () => {
   it('serves the actions named, and custom actions besides', async () => {

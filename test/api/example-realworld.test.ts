@@ -192,6 +192,18 @@ describe('operations Conduit does not have', () => {
     expect(read.headers.allow).toBe('DELETE, OPTIONS');
     expect(Object.keys((await call('GET', '')).json)).toStrictEqual(['articles', 'tags']);
   });
+
+  it('are not in the OpenAPI document, whose operations answer as Conduit\'s do', async () => {
+    const { paths } = (await call('GET', '/schema')).json;
+    const methods = (path: string) => Object.keys(paths[path] ?? {});
+    expect(methods('/api/articles/{slug}')).toStrictEqual(['get', 'put', 'delete']);
+    expect(methods('/api/articles/{parent}/comments/{id}')).toStrictEqual(['delete']);
+    expect(methods('/api/profiles/{username}')).toStrictEqual(['get']);
+    expect(methods('/api/tags')).toStrictEqual(['get']);
+    expect(methods('/api/articles/feed')).toStrictEqual(['get']);
+    expect(paths['/api/profiles']).toBeUndefined();
+    expect(Object.keys(paths['/api/articles/{parent}/comments'].post.responses)).toContain('200');
+  });
 });
 
 describe('tags', () => {
