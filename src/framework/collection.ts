@@ -192,7 +192,10 @@ export function collection(name: string, options: CollectionOptions): Collection
   if (leftOut.length > 0) throw new Error(`${name}: permissions for ${leftOut.join(', ')}, which the collection does not serve (builtInActions).`);
   if (options.put !== undefined && options.put !== 'replace' && options.put !== 'partial') throw new Error(`${name}: put must be 'replace' or 'partial'.`);
   if (options.createStatus !== undefined && options.createStatus !== 200 && options.createStatus !== 201) throw new Error(`${name}: createStatus must be 200 or 201.`);
+  // Declarations of how an action answers, for an action left out.
   if (options.bulkCreate && !served.has('create')) throw new Error(`${name}: bulkCreate needs the create action.`);
+  if (options.createStatus !== undefined && !served.has('create')) throw new Error(`${name}: createStatus needs the create action.`);
+  if (options.put !== undefined && !served.has('update')) throw new Error(`${name}: put needs the update action.`);
   const ownSerializers = options.serializers ?? {};
   for (const [action, own] of Object.entries(ownSerializers)) {
     if (!allActions.includes(action as Action)) throw new Error(`${name}: serializers names "${action}", no built-in action (of ${allActions.join(', ')}).`);

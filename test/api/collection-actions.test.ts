@@ -168,6 +168,8 @@ describe('builtInActions', () => {
     expect(refused({ builtInActions: ['list', 'fetch' as Action] })).toThrow('bad: unknown built-in actions fetch');
     expect(refused({ builtInActions: ['list'], permissions: { list: [], destroy: [] } })).toThrow('bad: permissions for destroy, which the collection does not serve');
     expect(refused({ builtInActions: ['list'], bulkCreate: { max: 2 } })).toThrow('bad: bulkCreate needs the create action');
+    expect(refused({ builtInActions: ['list'], createStatus: 200 })).toThrow('bad: createStatus needs the create action');
+    expect(refused({ builtInActions: ['list', 'partial_update'], put: 'partial' })).toThrow('bad: put needs the update action');
     expect(refused({ builtInActions: ['list'], serializers: { retrieve: entrySummary } })).toThrow('bad: a serializer for retrieve, which builtInActions leaves out');
     expect(refused({ serializers: { list: lineSerializer } })).toThrow('bad: the serializer for list is over "entry_lines", not "entries"');
     expect(refused({ serializers: { bulk: entrySummary } as CollectionOptions['serializers'] })).toThrow('bad: serializers names "bulk"');
