@@ -188,8 +188,8 @@ async function inScope(action: ActionRequest, database: Database, rows: Row[]): 
 /**
  * The before-create hook's values over each record's validated ones, then the records created: in
  * one transaction with the hooks and the scope's re-read, when there are after-create hooks or a
- * scope, or several records (the before-hook's reads then see what the write will); then committed. A bulk create's
- * hook refusing a record is reported under its index.
+ * scope, or for a bulk create (the before-hook's reads then see what the write will); then
+ * committed. A bulk create's hook refusing a record is reported under its index.
  */
 async function stored(action: ActionRequest, validated: readonly Row[], create: (database: Database, values: readonly Row[]) => Promise<Row[]>): Promise<Row[]> {
   const { reader, collection } = action;
@@ -204,7 +204,7 @@ async function stored(action: ActionRequest, validated: readonly Row[], create: 
         try {
           values.push(await prepared(row, beforeCreate?.({ ...requestContext(action), values: row, database })));
         } catch (error) {
-          if (validated.length === 1 || !(error instanceof ApiError) || !error.details) throw error;
+          if (!Array.isArray(action.body) || !(error instanceof ApiError) || !error.details) throw error;
           throw validationFailed(atIndex(index, error.details));
         }
       }

@@ -12,6 +12,7 @@ import {
   model,
   permissionDenied,
   recordStore,
+  validationFailed,
   serializer,
   User,
   type Action,
@@ -74,7 +75,13 @@ const entries = collection('entries', {
 /** Over the same table, every default: PUT replaces, a create answers 201 with Location. */
 const drafts = collection('drafts', {
   serializer: entrySerializer,
-  hooks: { beforeCreate: ({ user, values }) => ({ owner_id: user!.id, slug: `draft-${String(values.title).toLowerCase()}` }) },
+  bulkCreate: { max: 3 },
+  hooks: {
+    beforeCreate: ({ user, values }) => {
+      if (values.title === 'Refused') throw validationFailed({ title: ['Not this title.'] });
+      return { owner_id: user!.id, slug: `draft-${String(values.title).toLowerCase()}` };
+    },
+  },
 });
 
 /** A ReadOnlyModelViewSet, with custom actions still served. */
@@ -269,6 +276,14 @@ describe('before-hooks with the database', () => {
     const accepted = await as('POST', '/api/v1/entries/', { title: 'Accepted', body: 'b' });
     expect(await lines()).toEqual(expect.arrayContaining(['creating Accepted', `created ${String(accepted.json.slug)}`]));
     expect(await lines()).not.toContain('creating Refused');
+  });
+
+  it('refuse a record of a bulk create under its index, and nothing is stored', async () => {
+    const reply = await as('POST', '/api/v1/drafts/bulk/', [{ title: 'Bulk fine', body: 'b' }, { title: 'Refused', body: 'b' }]);
+    expect(reply.status).toBe(400);
+    expect(reply.json.details).toEqual({ '1.title': ['Not this title.'] });
+    const stored = (await as('GET', '/api/v1/drafts/?page_size=100')).json.results.map((row: { title: string }) => row.title);
+    expect(stored).not.toContain('Bulk fine');
   });
 
   it('see the record a delete is about to remove', async () => {
