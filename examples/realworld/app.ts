@@ -16,6 +16,7 @@ import {
   fields,
   isAuthenticated,
   isOwner,
+  MalformedPathId,
   model,
   recordStore,
   Serializer,
@@ -27,7 +28,6 @@ import {
   type CustomActionContext,
   type Database,
   type ErrorDetails,
-  type Permission,
   type RecordStore,
   type Row,
 } from 'restfold';
@@ -81,9 +81,6 @@ const Comment = model('comments', {
 const Tag = model('tags', { id: fields.id(), name: fields.string({ maxLength: 100, unique: true }) });
 
 // ---- shared pieces ------------------------------------------------------------------------------
-
-/** For the built-in actions Conduit has no operation for (creating a profile, editing a comment…). */
-const nobody: Permission = { description: 'no one', hasPermission: () => false };
 
 /** `Profile`: the user as others see them, `following` for whoever asks (false for anonymous callers), alone or as an author. */
 const profileSerializer = serializer(ConduitUser, {
@@ -148,7 +145,7 @@ async function makePresent(store: RecordStore, where: Row, present: boolean): Pr
 
 // ---- articles -----------------------------------------------------------------------------------
 
-const articleSerializer = serializer(Article, {
+const articleDeclaration = {
   fields: ['slug', 'title', 'description', 'body', 'tag_list', 'created_at', 'updated_at', 'favorited', 'favorites_count', 'author'],
   rename: { ...timestamps, tag_list: 'tagList', favorites_count: 'favoritesCount' },
   readOnly: ['slug', 'created_at', 'updated_at'],
@@ -157,10 +154,31 @@ const articleSerializer = serializer(Article, {
     favorited: computed.exists('favorites', 'article_id', { requestingUser: 'user_id' }),
     favorites_count: computed.count('favorites', 'article_id'),
   },
-  validate: ({ tag_list: tags }) => {
+  validate: ({ tag_list: tags }: Row) => {
     if (Array.isArray(tags) && !tags.every((tag) => typeof tag === 'string' && tag !== '')) return { tag_list: ['Must be a list of tags (non-empty strings).'] };
   },
-});
+};
+const articleSerializer = serializer(Article, articleDeclaration);
+/** Lists of articles leave out `body` (the spec's "Multiple Articles"). */
+const articleListSerializer = serializer(Article, { ...articleDeclaration, name: 'ArticleListItem', fields: articleDeclaration.fields.filter((field) => field !== 'body') });
+
+const slugRecord = serializer(Article, { name: 'ArticleSlug', fields: ['id', 'slug'] });
+/** How many articles may share a title's slug before a new one with it is refused. */
+const SAME_TITLE_LIMIT = 100;
+
+/**
+ * The title's slug, or `slug-2`, `slug-3`… when an article (other than `own`) has it: read through
+ * the write's transaction, which the article's after-hooks open, so a slug seen free stays free.
+ */
+async function freeSlug(database: Database, title: unknown, own?: unknown): Promise<string> {
+  const store = recordStore(database, slugRecord, { name: 'article' });
+  const base = slugify(String(title));
+  for (let n = 1; n <= SAME_TITLE_LIMIT; n += 1) {
+    const slug = n === 1 ? base : `${base}-${n}`;
+    if ((await store.list({ slug }, ['id'])).every(({ id }) => String(id) === String(own))) return slug;
+  }
+  throw validationFailed({ title: [`More than ${SAME_TITLE_LIMIT} articles have this title.`] });
+}
 
 const favoriteRecord = serializer(Favorite, { fields: ['id', 'article_id', 'user_id'] });
 
@@ -173,21 +191,24 @@ async function setFavorite(database: Database, user: AuthUser, record: Row, favo
 
 const articles = collection('articles', {
   serializer: articleSerializer,
+  serializers: { list: articleListSerializer },
   lookupField: 'slug',
+  // Conduit has no PATCH: its PUT sends the fields it changes.
+  builtInActions: ['list', 'retrieve', 'create', 'update', 'destroy'],
+  put: 'partial',
   permissions: {
     list: [allowAny],
     retrieve: [allowAny],
     create: [isAuthenticated],
     update: [isOwner('author_id')],
-    partial_update: [isOwner('author_id')],
     destroy: [isOwner('author_id')],
   },
   hooks: {
     // The slug is the title's, and follows it (the spec's endpoints page); the author is the caller.
-    beforeCreate: ({ user, values }) => ({ author_id: user!.id, slug: slugify(String(values.title)), tag_list: sortedTags(values.tag_list) }),
-    beforeUpdate: ({ values }) => ({
+    beforeCreate: async ({ user, values, database }) => ({ author_id: user!.id, slug: await freeSlug(database, values.title), tag_list: sortedTags(values.tag_list) }),
+    beforeUpdate: async ({ values, existing, database }) => ({
       updated_at: new Date(),
-      ...(values.title !== undefined && { slug: slugify(String(values.title)) }),
+      ...(values.title !== undefined && { slug: await freeSlug(database, values.title, existing.id) }),
       ...(values.tag_list !== undefined && { tag_list: sortedTags(values.tag_list) }),
     }),
     // The values sent (an update without tags records none).
@@ -209,14 +230,15 @@ const articles = collection('articles', {
 
 /** GET /api/articles/feed: the articles of the authors the caller follows (its own router, under /api/articles). */
 const feed = collection('feed', {
-  serializer: articleSerializer,
+  serializer: articleListSerializer,
   lookupField: 'slug',
+  builtInActions: ['list'],
   scope: ({ user }) => [
     storeCondition((eb, table) =>
       eb.exists(eb.selectFrom('follows').select('follows.id').whereRef('follows.followee_id', '=', `${table}.author_id`).where('follows.follower_id', '=', user?.id ?? 0)),
     ),
   ],
-  permissions: { list: [isAuthenticated], retrieve: [nobody], create: [nobody], update: [nobody], partial_update: [nobody], destroy: [nobody] },
+  permissions: { list: [isAuthenticated] },
   defaultOrdering: ['-id'],
   pagination: 'limit_offset',
   pageSize: 20,
@@ -228,7 +250,10 @@ const feed = collection('feed', {
 const comments = collection('comments', {
   serializer: serializer(Comment, { fields: ['id', 'created_at', 'updated_at', 'body', 'author'], rename: timestamps, readOnly: ['id', 'created_at', 'updated_at'], nested: author }),
   parent: { collection: articles, field: 'article_id' },
-  permissions: { list: [allowAny], retrieve: [allowAny], create: [isAuthenticated], update: [nobody], partial_update: [nobody], destroy: [isOwner('author_id')] },
+  builtInActions: ['list', 'create', 'destroy'],
+  // The spec answers a new comment 200, not 201.
+  createStatus: 200,
+  permissions: { list: [allowAny], create: [isAuthenticated], destroy: [isOwner('author_id')] },
   hooks: { beforeCreate: ({ user }) => ({ author_id: user!.id }) },
   defaultOrdering: ['id'],
   pagination: 'limit_offset',
@@ -238,21 +263,8 @@ const comments = collection('comments', {
 
 // ---- users, login and the current user ----------------------------------------------------------
 
-/**
- * `User`: `{email, token, username, bio, image}`, the password written but never shown. Conduit's
- * PUT /user changes only what it sends (a PUT that updates partially is not declarable yet:
- * README), and must send something.
- */
-class UserSerializer extends Serializer {
-  override validate(...[body, mode, ...rest]: Parameters<Serializer['validate']>): ReturnType<Serializer['validate']> {
-    if (mode === 'update' && typeof body === 'object' && body !== null && Object.keys(body).length === 0) {
-      throw validationFailed({ non_field_errors: ['Send at least one field to update.'] });
-    }
-    return super.validate(body, mode === 'update' ? 'partial_update' : mode, ...rest);
-  }
-}
-
-const userSerializer = new UserSerializer(ConduitUser, {
+/** `User`: `{email, token, username, bio, image}`, the password written but never shown. */
+const userSerializer = serializer(ConduitUser, {
   name: 'ConduitUser',
   fields: ['email', 'token', 'username', 'bio', 'image', 'password'],
   writeOnly: ['password'],
@@ -275,7 +287,8 @@ async function login({ body, credentials, database }: CustomActionContext): Prom
 /** POST /users registers (anyone may), answering the new user with a token; POST /users/login logs in. */
 const users = collection('users', {
   serializer: userSerializer,
-  permissions: { list: [nobody], retrieve: [nobody], create: [allowAny], update: [nobody], partial_update: [nobody], destroy: [nobody] },
+  builtInActions: ['create'],
+  permissions: { create: [allowAny] },
   hooks: {
     afterCreate: async ({ record, credentials }) => {
       await credentials.issue(record);
@@ -284,11 +297,18 @@ const users = collection('users', {
   actions: { login: { detail: false, method: 'POST', permissions: [allowAny], summary: 'Log in with an e-mail and password', handler: login } },
 });
 
-/** GET and PUT /user: the caller's own record, with the token they sent. */
+/** GET and PUT /user: the caller's own record, with the token they sent; PUT changes what it sends, and must send something. */
 const currentUser = collection('user', {
   serializer: userSerializer,
   singleton: ({ user }) => user?.id,
+  builtInActions: ['retrieve', 'update'],
+  put: 'partial',
   permissions: [isAuthenticated],
+  hooks: {
+    beforeUpdate: ({ values }) => {
+      if (Object.keys(values).length === 0) throw validationFailed({ non_field_errors: ['Send at least one field to update.'] });
+    },
+  },
 });
 
 // ---- profiles and tags --------------------------------------------------------------------------
@@ -305,7 +325,8 @@ async function setFollowing(database: Database, user: AuthUser, record: Row, fol
 const profiles = collection('profiles', {
   serializer: profileSerializer,
   lookupField: 'username',
-  permissions: { list: [nobody], retrieve: [allowAny], create: [nobody], update: [nobody], partial_update: [nobody], destroy: [nobody] },
+  builtInActions: ['retrieve'],
+  permissions: { retrieve: [allowAny] },
   actions: {
     follow: { detail: true, method: 'POST', body: false, permissions: [isAuthenticated], handler: ({ database, user, record }) => setFollowing(database, user!, record!, true) },
     unfollow: { detail: true, method: 'DELETE', path: 'follow', permissions: [isAuthenticated], handler: ({ database, user, record }) => setFollowing(database, user!, record!, false) },
@@ -321,7 +342,8 @@ class TagNames extends Serializer {
 
 const tags = collection('tags', {
   serializer: new TagNames(Tag, { fields: ['name'] }),
-  permissions: { list: [allowAny], retrieve: [nobody], create: [nobody], update: [nobody], partial_update: [nobody], destroy: [nobody] },
+  builtInActions: ['list'],
+  permissions: { list: [allowAny] },
   defaultOrdering: ['name'],
   pagination: 'limit_offset',
   pageSize: 1000,
@@ -340,9 +362,12 @@ export default defineApp({
   ],
   envelope: (name) => envelopes[name],
   credentialKeywords: ['Token'],
-  // Conduit answers every invalid request 422 `{"errors": {"body": [...]}}` (GenericErrorModel).
-  exceptionHandler: (error) =>
-    error.code === 'validation_failed' || error.code === 'parse_error' ? { status: 422, body: { errors: { body: messagesOf(error.details) } } } : undefined,
+  // Conduit answers every invalid request 422 `{"errors": {"body": [...]}}` (GenericErrorModel); a
+  // path naming no possible comment (`/comments/first`) is no comment: 404, as in DRF.
+  exceptionHandler: (error) => {
+    if (error instanceof MalformedPathId) return { status: 404, body: { errors: { body: ['Not found.'] } } };
+    if (error.code === 'validation_failed' || error.code === 'parse_error') return { status: 422, body: { errors: { body: messagesOf(error.details) } } };
+  },
   // Generated from the declarations above by `npx restfold makemigrations --app examples/realworld/app.ts`.
   migrations,
 });

@@ -54,8 +54,8 @@ export interface ActionRequest {
   readonly credentials: RequestCredentials;
 }
 
-/** What the action reads of its records (the serializer's, or a narrowed one), for this request, found by the lookup field. */
-const selectionOf = (action: ActionRequest, serializer = action.collection.serializer): Selection =>
+/** What the action reads of its records (its serializer's, or a narrowed one), for this request, found by the lookup field. */
+const selectionOf = (action: ActionRequest, serializer = action.collection.serializerFor(action.action)): Selection =>
   action.collection.lookup.selection(action.scopeRelated(serializer.selectionFor(action.user)));
 
 export interface ActionResult {
@@ -72,7 +72,7 @@ async function list(action: ActionRequest): Promise<ActionResult> {
   const parsed = parseListQuery(parameters, collection.queryRules, byWindow ? LIMIT_OFFSET_PARAMETERS : []);
   const window = byWindow ? parseWindow(parameters, collection.queryRules) : undefined;
   const query = { ...parsed, ...(window && { pageSize: window.limit, offset: window.offset }), scope: action.scope?.conditions };
-  const serializer = chosenFields(collection.serializer, parameters);
+  const serializer = chosenFields(collection.serializerFor('list'), parameters);
   const source = { ...collection.listSource, selection: orderedBy(selectionOf(action, serializer), action, query) };
   const plan = { source, query, estimateThreshold: collection.estimateThreshold };
   if (collection.pagination === 'cursor') return listByCursor(action, serializer, plan);
@@ -87,11 +87,12 @@ async function list(action: ActionRequest): Promise<ActionResult> {
   return mode === 'exact' ? result : { ...result, headers: { ...result.headers, 'Preference-Applied': `count=${mode}` } };
 }
 
-/** The selection with the aggregates the ordering names, when `fields`/`omit` left them out. */
+/** The selection with the aggregates the ordering names, when `fields`/`omit` (or the list's own serializer) left them out. */
 function orderedBy(selection: Selection, action: ActionRequest, query: ListQuery): Selection {
   const names = new Set(query.ordering.map(({ field }) => field));
   const shown = new Set((selection.aggregates ?? []).map(({ name }) => name));
-  const missing = (selectionOf(action).aggregates ?? []).filter(({ name }) => names.has(name) && !shown.has(name));
+  // The collection's `serializer` declares what may be ordered by.
+  const missing = (selectionOf(action, action.collection.serializer).aggregates ?? []).filter(({ name }) => names.has(name) && !shown.has(name));
   return missing.length === 0 ? selection : { ...selection, aggregates: [...(selection.aggregates ?? []), ...missing] };
 }
 
@@ -138,18 +139,18 @@ function pathKey({ collection: { lookup }, id = '' }: ActionRequest): RecordId {
   return key;
 }
 
-/** The record named by the path, after the object-level permission checks; `selection` finds it by the lookup field. */
-export async function loadRecord(action: ActionRequest, selection = selectionOf(action)): Promise<{ id: RecordId; row: Row }> {
+/** The record named by the path as `serializer` reads it (by default, the action's), after the object-level permission checks. */
+export async function loadRecord(action: ActionRequest, serializer?: Serializer): Promise<{ id: RecordId; row: Row }> {
   const id = pathKey(action);
-  const row = await action.reader.record(action.collection.lookup.selection(selection), id, action.scope);
+  const row = await action.reader.record(selectionOf(action, serializer), id, action.scope);
   if (!row) throw notFound();
   await checkRecord(action, row);
   return { id, row };
 }
 
 async function retrieve(action: ActionRequest): Promise<ActionResult> {
-  const serializer = chosenFields(action.collection.serializer, action.parameters);
-  const { row } = await loadRecord(action, selectionOf(action, serializer));
+  const serializer = chosenFields(action.collection.serializerFor('retrieve'), action.parameters);
+  const { row } = await loadRecord(action, serializer);
   const body = serializer.render(row, action);
   return written(200, body, strongEtag);
 }
@@ -161,20 +162,20 @@ function writeContext({ user }: ActionRequest): WriteContext {
   };
 }
 
-/** What hooks see; `database`: the write's transaction, where after-hooks issue credentials. */
+/** What hooks see; `database`: the write's (its transaction when it has one), which their credentials read and write through. */
 const requestContext = ({ user, parameters, credentials }: ActionRequest, database?: Database): HookContext => ({
   user,
   parameters,
   credentials: database ? credentials.in(database) : credentials,
 });
 
-/** A new record's values: its fields, then the whole object, validated; then the before-create hook's. */
+/** A new record's values: its fields, then the whole object, validated (the before-create hook runs with the write: see stored). */
 async function creation(action: ActionRequest, body: unknown, context: WriteContext): Promise<Row> {
-  const { serializer, hooks } = action.collection;
+  const serializer = action.collection.serializerFor('create');
   const values = { ...(await serializer.validate(body, 'create', context)), ...action.fromPath };
   action.collection.lookup.assertReachable(values);
   await serializer.validateObject(values, { existing: undefined, user: action.user }, action.collection.validate);
-  return prepared(values, hooks.beforeCreate?.({ ...requestContext(action), values }));
+  return values;
 }
 
 /**
@@ -193,14 +194,31 @@ async function inScope(action: ActionRequest, database: Database, rows: Row[]): 
   return again;
 }
 
-/** The records created (in one transaction with the scope's re-read and the after-create hooks, when there are any), then committed. */
-async function stored(action: ActionRequest, values: readonly Row[], create: (database: Database) => Promise<Row[]>): Promise<Row[]> {
+/**
+ * The before-create hook's values over each record's validated ones, then the records created: in
+ * one transaction with the hooks and the scope's re-read, when there are after-create hooks or a
+ * scope, or for a bulk create (the before-hook's reads then see what the write will); then
+ * committed. A bulk create's hook refusing a record is reported under its index.
+ */
+async function stored(action: ActionRequest, validated: readonly Row[], create: (database: Database, values: readonly Row[]) => Promise<Row[]>): Promise<Row[]> {
   const { reader, collection } = action;
-  const { afterCreate } = collection.hooks;
+  const { beforeCreate, afterCreate } = collection.hooks;
+  const values: Row[] = [];
   const rows = await hooked(
     reader.database,
-    action.scope !== undefined || afterCreate !== undefined,
-    async (database) => inScope(action, database, await create(database)),
+    // A bulk create is one transaction anyway (createRecords joins this one).
+    action.scope !== undefined || afterCreate !== undefined || Array.isArray(action.body),
+    async (database) => {
+      for (const [index, row] of validated.entries()) {
+        try {
+          values.push(await prepared(row, beforeCreate?.({ ...requestContext(action, database), values: row, database })));
+        } catch (error) {
+          if (!Array.isArray(action.body) || !(error instanceof ApiError) || !error.details) throw error;
+          throw validationFailed(atIndex(index, error.details));
+        }
+      }
+      return inScope(action, database, await create(database, values));
+    },
     async (database, rows) => {
       for (const [index, record] of rows.entries()) await afterCreate?.({ ...requestContext(action, database), values: values[index]!, record, database });
     },
@@ -222,18 +240,23 @@ function committed(action: ActionRequest, kind: CommitEvent['action'], record: R
   })();
 }
 
+/** Writes one record with its relations, read back as `selection` reads it. */
+const createOne = (action: ActionRequest, selection: Selection, context: WriteContext) => (database: Database, values: Row) => {
+  const serializer = action.collection.serializerFor('create');
+  return writeWithRelations(database, serializer, selection, values, context, (database, own) => createRecord(database, serializer.model, selection, own));
+};
+
 async function create(action: ActionRequest): Promise<ActionResult> {
   if (Array.isArray(action.body) && action.collection.bulkCreateMax !== undefined) return createMany(action, action.body);
   const { collection, request } = action;
-  const { model } = collection.serializer;
   // Read as a detail path finds it, so the row carries the lookup field its Location names.
   const selection = selectionOf(action);
   const context = writeContext(action);
   const values = await creation(action, action.body, context);
-  const [row] = (await stored(action, [values], async (database) => [
-    await writeWithRelations(database, collection.serializer, selection, values, context, (database, own) => createRecord(database, model, selection, own)),
-  ])) as [Row];
-  const body = collection.serializer.render(row, action);
+  const [row] = (await stored(action, [values], async (database, [prepared]) => [await createOne(action, selection, context)(database, prepared!)])) as [Row];
+  const body = collection.serializerFor('create').render(row, action);
+  // A 200 names no new resource (RFC 9110 gives Location a meaning in a 201 or a redirect only).
+  if (collection.createStatus === 200) return written(200, body, strongEtag);
   const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${collection.lookup.segment(row)}${pathEnd(request)}`;
   return written(201, body, strongEtag, { Location: absoluteUrl(request, path).toString() });
 }
@@ -262,12 +285,8 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
   }
   if (Object.keys(details).length > 0) throw validationFailed(details);
   try {
-    const { model } = collection.serializer;
-    const selection = selectionOf(action);
-    const create = (database: Database, record: Row) =>
-      writeWithRelations(database, collection.serializer, selection, record, context, (database, own) => createRecord(database, model, selection, own));
-    const rows = await stored(action, values, (database) => createRecords(database, values, create));
-    return { status: 201, body: rows.map((row) => collection.serializer.render(row, action)) };
+    const rows = await stored(action, values, (database, prepared) => createRecords(database, prepared, createOne(action, selectionOf(action), context)));
+    return { status: collection.createStatus, body: rows.map((row) => collection.serializerFor('create').render(row, action)) };
   } catch (error) {
     if (error instanceof RecordRefused && error.index !== undefined) throw validationFailed(atIndex(error.index, error.details));
     throw error;
@@ -281,22 +300,22 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
  */
 const guard =
   (action: ActionRequest, then?: WriteCheck): WriteCheck =>
-  async (row) => {
+  async (row, database) => {
     await checkRecord(action, row);
     assertCurrent(action, row);
-    await then?.(row);
+    await then?.(row, database);
   };
 
 /** If-Match against the record's ETag. */
 const assertCurrent = (action: ActionRequest, row: Row): void =>
-  assertMatches(action.request, () => strongEtag(JSON.stringify(action.collection.serializer.render(row, action))));
+  assertMatches(action.request, () => strongEtag(JSON.stringify(action.collection.serializerFor(action.action).render(row, action))));
 
 /** Whether the model's rules write alongside this update (beforeStore, for the fields it is called on). */
 const storesBefore = (rules: UpdateRules, values: Row): boolean => !rules.beforeStoreOn || rules.beforeStoreOn.some((field) => field in values);
 
 /** Object validation of an update's values over a stored record: the serializer's `validate`, then the collection's. */
 const validateUpdate = (action: ActionRequest, fields: Row, existing: Row): Promise<void> =>
-  action.collection.serializer.validateObject(fields, { existing, user: action.user }, action.collection.validate);
+  action.collection.serializerFor(action.action).validateObject(fields, { existing, user: action.user }, action.collection.validate);
 
 /**
  * The update's object validation again, on the record it writes, where that is not the one
@@ -305,7 +324,8 @@ const validateUpdate = (action: ActionRequest, fields: Row, existing: Row): Prom
  * hold for what is stored, not for what was read.
  */
 function revalidation(action: ActionRequest, fields: Row, existing: Row): WriteCheck | undefined {
-  const { serializer, validate } = action.collection;
+  const { validate } = action.collection;
+  const serializer = action.collection.serializerFor(action.action);
   if (!serializer.validatesObjects(validate)) return undefined;
   const stored = (row: Row): string => JSON.stringify(serializer.storedFields(row), (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value));
   return async (row) => {
@@ -315,7 +335,8 @@ function revalidation(action: ActionRequest, fields: Row, existing: Row): WriteC
 
 async function change(action: ActionRequest, mode: WriteMode): Promise<ActionResult> {
   const { collection, reader } = action;
-  const { serializer, hooks } = collection;
+  const { hooks } = collection;
+  const serializer = collection.serializerFor(action.action);
   const { model } = serializer;
   const selection = selectionOf(action);
   // 404 and 403 come before a body is judged; validation (which may hash a password) stays outside the transaction.
@@ -324,18 +345,19 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   const fields = await serializer.validate(action.body, mode, context);
   collection.lookup.assertReachable(fields);
   await validateUpdate(action, fields, existing);
-  const values = await prepared(fields, hooks.beforeUpdate?.({ ...requestContext(action), values: fields, existing }));
   const rules = model.rules?.updates;
-  // The model's rules get the record's id, whatever the path named it by.
-  const update = { id: existing.id as RecordId, values, body: action.body as Row, user: action.user };
-  await rules?.check({ ...update, database: reader.database });
-  const alongside = rules && storesBefore(rules, values) ? (_row: Row, database: Database) => rules.beforeStore({ ...update, database }) : undefined;
-  // With after-update hooks the update, conditional or locked, runs in their transaction, so a throw rolls it back.
+  let values = fields;
+  // With after-update hooks the before-hook and the update, conditional or locked, run in their transaction, so a throw rolls it back.
   const row = await hooked(
     reader.database,
     hooks.afterUpdate !== undefined,
-    (database) =>
-      writeWithRelations(database, serializer, selection, values, context, (database, own) =>
+    async (database) => {
+      values = await prepared(fields, hooks.beforeUpdate?.({ ...requestContext(action, database), values: fields, existing, database }));
+      // The model's rules get the record's id, whatever the path named it by.
+      const update = { id: existing.id as RecordId, values, body: action.body as Row, user: action.user };
+      await rules?.check({ ...update, database });
+      const alongside = rules && storesBefore(rules, values) ? (_row: Row, database: Database) => rules.beforeStore({ ...update, database }) : undefined;
+      return writeWithRelations(database, serializer, selection, values, context, (database, own) =>
         updateRecord(database, model, selection, id, own, {
           check: guard(action, revalidation(action, fields, existing)),
           // loadRecord checked the object permissions on the record seen: what is left is If-Match.
@@ -344,7 +366,8 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
           scope: action.scope,
           alongside,
         }),
-      ),
+      );
+    },
     async (database, record) => {
       if (record) await hooks.afterUpdate?.({ ...requestContext(action, database), values, existing, record, database });
     },
@@ -364,9 +387,10 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
   const id = pathKey(action);
   const { hooks } = action.collection;
   let existing: Row | undefined;
-  const seen = async (row: Row): Promise<void> => {
+  // In the locked read's transaction: the hook's reads see the record as it is deleted.
+  const seen = async (row: Row, database: Database): Promise<void> => {
     existing = row;
-    await hooks.beforeDelete?.({ user: action.user, parameters: action.parameters, existing: row });
+    await hooks.beforeDelete?.({ ...requestContext(action, database), existing: row, database });
   };
   const deleted = await hooked(
     action.reader.database,
@@ -389,11 +413,12 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
  * the scope), a selection with aggregates over the user's rows, or with nested records or aggregates
  * of scoped collections.
  */
-function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection, related: RelatedScopes): void {
-  if (collection.scope || collection.parent || collection.serializer.perUser || readsScoped(collection.serializer.selection, related)) return;
+function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection, related: RelatedScopes, action: Action): void {
+  const serializer = collection.serializerFor(action);
+  if (collection.scope || collection.parent || serializer.perUser || readsScoped(serializer.selection, related)) return;
   const { lookup } = collection;
   const recordId = url.includes('?') ? undefined : lookup.key(id ?? '');
-  if (recordId !== undefined) reader.announce(lookup.selection(collection.serializer.selection), recordId);
+  if (recordId !== undefined) reader.announce(lookup.selection(serializer.selection), recordId);
 }
 
 /** What each action will read, told to the request's reader before the stages run (none: nothing known ahead). */
@@ -407,7 +432,7 @@ export const runAction: Record<Action, (action: ActionRequest) => Promise<Action
   list,
   retrieve,
   create,
-  update: (action) => change(action, 'update'),
+  update: (action) => change(action, action.collection.putMode),
   partial_update: (action) => change(action, 'partial_update'),
   destroy,
 };

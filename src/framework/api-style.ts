@@ -62,6 +62,8 @@ declare module 'fastify' {
     restfoldStyle?: ApiStyle;
     /** The trailing-slash rule of the router whose scope this is (unset: required). */
     restfoldTrailingSlash?: TrailingSlash;
+    /** The API root of the router whose scope this is, when it serves one (unset: the first router's). */
+    restfoldRoot?: string;
   }
 }
 

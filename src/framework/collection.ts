@@ -12,17 +12,31 @@ import type { Envelope } from './envelopes.js';
 import type { Hooks } from './hooks.js';
 import { assertParent, type Parent } from './nested.js';
 import { recordLookup, type RecordLookup } from './lookup.js';
-import type { Action, Permission } from './permissions.js';
+import { actions as allActions, type Action, type Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
 import { relatedFilter } from './relations.js';
 import type { RequestContext, Scope } from './scope.js';
 import type { RecordId } from '../store/records.js';
-import type { ObjectValidator, Serializer } from './serializer.js';
+import type { ObjectValidator, Serializer, WriteMode } from './serializer.js';
 
 export type Pagination = 'page' | 'limit_offset' | 'cursor';
 
 export interface CollectionOptions {
   serializer: Serializer;
+  /**
+   * Serializers in place of `serializer` for the built-in actions named (DRF's `get_serializer_class`):
+   * `{ list: articleListSerializer }`. Over the same model; custom actions read their record with `serializer`.
+   */
+  serializers?: Partial<Readonly<Record<Action, Serializer>>>;
+  /**
+   * The built-in actions the collection serves (DRF's viewset mixins; `['list', 'retrieve']` is a
+   * ReadOnlyModelViewSet). Default: all six. The others are absent: no route, no document, no form.
+   */
+  builtInActions?: readonly Action[];
+  /** `partial`: PUT validates as PATCH does, every field optional (Conduit's PUT). Default `replace`. */
+  put?: 'replace' | 'partial';
+  /** What a create answers: 201 with `Location` (the default), or 200 without it (Conduit's comments). */
+  createStatus?: 200 | 201;
   /**
    * Fields that may be filtered: a list (every lookup that fits each type) or field → lookups. Besides
    * the model's fields: a serializer's relation (`tags`: by related id, `exact` and `in`) and a field
@@ -84,21 +98,27 @@ export interface CollectionOptions {
   /**
    * A singleton resource (DRF's RetrieveUpdateAPIView with its own get_object()): the one record a
    * request reaches, by id, chosen from the request: `({ user }) => user?.id` serves the caller's own
-   * at `/<name>/` (GET, PUT, PATCH; DELETE only when `permissions` names `destroy`). No list, no
+   * at `/<name>/` (GET, PUT, PATCH; DELETE only when `builtInActions` names `destroy`). No list, no
    * create; nothing chosen (an anonymous caller) is 401, an id of no record 404.
    */
-  singleton?: (context: RequestContext) => RecordId | null | undefined;
+  singleton?: Singleton;
 }
 
-/** A singleton collection's record chooser, and whether it serves DELETE. */
-export interface Singleton {
-  record(context: RequestContext): RecordId | null | undefined;
-  readonly destroy: boolean;
-}
+/** A singleton collection's record chooser. */
+export type Singleton = (context: RequestContext) => RecordId | null | undefined;
 
 export interface Collection {
   readonly name: string;
   readonly serializer: Serializer;
+  /** The serializer an action reads, validates and renders with: its own from `serializers`, else `serializer`. */
+  serializerFor(action: Action): Serializer;
+  /** Every serializer of the collection, `serializer` first, each once. */
+  readonly serializers: readonly Serializer[];
+  /** The built-in actions it serves. */
+  readonly builtInActions: ReadonlySet<Action>;
+  /** How PUT validates a body: `update` (every required field) or `partial_update`. */
+  readonly putMode: WriteMode;
+  readonly createStatus: 200 | 201;
   readonly queryRules: QueryRules;
   readonly listSource: ListSource;
   /** undefined: the app's (buildApp fills it in). */
@@ -128,6 +148,9 @@ export interface Collection {
 
 const RESOURCE_NAME = /^[a-z][a-z0-9_-]*$/;
 
+/** A user deleting their own record is a choice to make, not a default: a singleton serves `destroy` only when `builtInActions` names it. */
+const singletonActions: readonly Action[] = ['retrieve', 'update', 'partial_update'];
+
 /** A singleton has no list, no lookup segment and no parent: declarations that need one are refused. */
 function assertSingleton(name: string, options: CollectionOptions): void {
   const refused = [
@@ -135,6 +158,7 @@ function assertSingleton(name: string, options: CollectionOptions): void {
     options.bulkCreate && 'bulkCreate',
     options.lookupField && options.lookupField !== 'id' && 'lookupField',
     Object.values(options.actions ?? {}).some((action) => action.detail) && 'detail actions',
+    ...(options.builtInActions ?? []).filter((action) => action === 'list' || action === 'create'),
   ].filter(Boolean);
   if (refused.length > 0) throw new Error(`${name}: a singleton collection has one record and no lookup segment: ${refused.join(', ')} cannot apply.`);
 }
@@ -196,6 +220,25 @@ export function collection(name: string, options: CollectionOptions): Collection
   if (pageSize < 1 || maxPageSize < pageSize) throw new Error(`${name}: need 1 <= pageSize <= maxPageSize.`);
 
   const permissions = options.permissions;
+  if (options.singleton) assertSingleton(name, options);
+  const served = new Set(options.builtInActions ?? (options.singleton ? singletonActions : allActions));
+  const unknown = [...served].filter((action) => !allActions.includes(action));
+  if (unknown.length > 0) throw new Error(`${name}: unknown built-in actions ${unknown.join(', ')} (of ${allActions.join(', ')}).`);
+  // A check declared for an action left out would never run: a sign the declaration says something else than meant.
+  const leftOut = permissions && !Array.isArray(permissions) ? Object.keys(permissions).filter((action) => !served.has(action as Action)) : [];
+  if (leftOut.length > 0) throw new Error(`${name}: permissions for ${leftOut.join(', ')}, which the collection does not serve (builtInActions).`);
+  if (options.put !== undefined && options.put !== 'replace' && options.put !== 'partial') throw new Error(`${name}: put must be 'replace' or 'partial'.`);
+  if (options.createStatus !== undefined && options.createStatus !== 200 && options.createStatus !== 201) throw new Error(`${name}: createStatus must be 200 or 201.`);
+  // Declarations of how an action answers, for an action left out.
+  if (options.bulkCreate && !served.has('create')) throw new Error(`${name}: bulkCreate needs the create action.`);
+  if (options.createStatus !== undefined && !served.has('create')) throw new Error(`${name}: createStatus needs the create action.`);
+  if (options.put !== undefined && !served.has('update')) throw new Error(`${name}: put needs the update action.`);
+  const ownSerializers = options.serializers ?? {};
+  for (const [action, own] of Object.entries(ownSerializers)) {
+    if (!allActions.includes(action as Action)) throw new Error(`${name}: serializers names "${action}", no built-in action (of ${allActions.join(', ')}).`);
+    if (!served.has(action as Action)) throw new Error(`${name}: a serializer for ${action}, which builtInActions leaves out.`);
+    if (own.model !== serializer.model) throw new Error(`${name}: the serializer for ${action} is over "${own.model.table}", not "${serializer.model.table}".`);
+  }
   // A key or a unique column is indexed already; a computed field is no column.
   const indexed = [...new Set([...filters.keys(), ...ordering])].filter((field) => field !== 'id' && modelFields[field] && !modelFields[field].unique);
   const indexes: IndexFacts[] = [
@@ -206,12 +249,16 @@ export function collection(name: string, options: CollectionOptions): Collection
   const actions = options.actions ?? {};
   assertCustomActions(name, actions);
   if (options.parent) assertParent(name, serializer, options.parent);
-  if (options.singleton) assertSingleton(name, options);
   // `/<name>/bulk/` and the list actions' paths take these segments from records' lookup values.
   const taken = [...(options.bulkCreate ? ['bulk'] : []), ...Object.entries(actions).flatMap(([name, action]) => (action.detail ? [] : [action.path ?? name]))];
   return {
     name,
     serializer,
+    serializerFor: (action) => ownSerializers[action] ?? serializer,
+    serializers: [...new Set([serializer, ...Object.values(ownSerializers)])],
+    builtInActions: served,
+    putMode: options.put === 'partial' ? 'partial_update' : 'update',
+    createStatus: options.createStatus ?? 201,
     queryRules: { fields: filterable, filters, ordering, defaultOrdering, pageSize, maxPageSize },
     listSource: { selection: serializer.selection, fields: filterable, searchFields: serializer.search, across },
     pagination: options.pagination,
@@ -227,7 +274,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     parent: options.parent,
     namedFilters: options.filters ?? {},
     lookup: recordLookup(name, serializer.model, options.lookupField ?? 'id', taken),
-    singleton: options.singleton && { record: options.singleton, destroy: !Array.isArray(permissions) && (permissions as Partial<Record<Action, readonly Permission[]>> | undefined)?.destroy !== undefined },
+    singleton: options.singleton,
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
   };

@@ -33,7 +33,7 @@ export interface CustomActionContext extends RequestContext {
   /** To set a status (`reply.status(201)`) or headers; the returned value is the body. */
   readonly reply: FastifyReply;
   readonly database: Database;
-  /** A detail action's record, as the collection's serializer reads it (undefined on the list). */
+  /** A detail action's record, as the collection's `serializer` reads it (not one of `serializers`; undefined on the list). */
   readonly record: Row | undefined;
   /** The parsed JSON body (POST, PUT, PATCH); undefined otherwise. */
   readonly body: unknown;
@@ -118,7 +118,7 @@ async function handleCustomAction(
   const credentials = requestCredentials(runtime.credentials, request, reply, reader.database);
   const id = collection.lookup.segmentIn(request.params);
   const record = declared.detail
-    ? (await loadRecord({ request, reader, cursorKey: runtime.cursorKey, collection, action, permissions, user, parameters, id, scope, scopeRelated: related, credentials })).row
+    ? (await loadRecord({ request, reader, cursorKey: runtime.cursorKey, collection, action, permissions, user, parameters, id, scope, scopeRelated: related, credentials }, collection.serializer)).row
     : undefined;
 
   const parent = collection.parent && (fromPath?.[collection.parent.field] as RecordId);

@@ -47,6 +47,18 @@ export class ApiError extends Error {
 export const validationFailed = (details: ErrorDetails, message = 'Invalid input.'): ApiError =>
   new ApiError(400, 'validation_failed', message, details);
 
+/**
+ * A detail path naming no possible record (`/comments/first/` where ids are integers): 400
+ * `validation_failed` as SPEC.md says, in a class of its own so that an app's exception handler can
+ * answer it as Django REST Framework does, 404.
+ */
+export class MalformedPathId extends ApiError {
+  constructor(details: ErrorDetails) {
+    super(400, 'validation_failed', 'Invalid id.', details);
+    this.name = 'MalformedPathId';
+  }
+}
+
 /** A delete that rows of `tables` still refer to (a foreign key with on_delete `restrict`): 400 naming them. */
 export const protectedRecord = (tables: readonly string[]): ApiError =>
   new ApiError(

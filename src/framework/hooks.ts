@@ -1,7 +1,8 @@
 /**
  * A collection's lifecycle hooks (DRF's `perform_create`, `perform_update`, `perform_destroy`).
  * Before-hooks run before the write, and may refuse it (throw an ApiError) or set server-side
- * values (return them); after-hooks run in the write's transaction, so a throw rolls it back;
+ * values (return them), reading the database to choose them (a slug not yet taken); after-hooks
+ * run in the write's transaction, so a throw rolls it back;
  * `afterCommit` runs once it is committed, for side effects that must not roll back.
  */
 import type { Row } from '../core/rows.js';
@@ -12,11 +13,20 @@ import type { Credentials } from './authentication/app-credentials.js';
 
 /** What every hook sees of its request. */
 export interface HookContext extends RequestContext {
-  /** Checks a password and issues credentials (in an after-hook, written in the write's transaction). */
+  /** Checks a password and issues credentials (written through `database` when the event has one). */
   readonly credentials: Credentials;
 }
 
-export interface CreateEvent extends HookContext {
+/**
+ * The database the write runs in, for `recordStore(database, …)`: its transaction when it has one
+ * (after-hooks or a scope open it, before the before-hook; a delete that reads its record first
+ * reads it in one), so the hook's reads and the write agree; otherwise the database itself (no
+ * transaction is opened for a hook alone: a hook that reads nothing costs no statement).
+ */
+interface WithDatabase {
+  readonly database: Database;
+}
+export interface CreateEvent extends HookContext, WithDatabase {
   /** The validated values about to be stored. */
   readonly values: Row;
 }
@@ -24,14 +34,12 @@ export interface UpdateEvent extends CreateEvent {
   /** The record as stored before this update. */
   readonly existing: Row;
 }
-/** No `credentials`: `beforeDelete` runs inside the delete's transaction, which it has no handle on to write or read through. */
-export interface DeleteEvent extends RequestContext {
+export interface DeleteEvent extends HookContext, WithDatabase {
   readonly existing: Row;
 }
-/** After a write: the record as stored now, and the write's transaction (to write more in it). */
-export interface Written {
+/** After a write: the record as stored now, and the write's transaction (`database`, to write more in it). */
+export interface Written extends WithDatabase {
   readonly record: Row;
-  readonly database: Database;
 }
 export interface CommitEvent extends HookContext {
   readonly action: 'create' | 'update' | 'delete';

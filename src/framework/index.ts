@@ -15,7 +15,7 @@ export type { Envelope } from './envelopes.js';
 export { loadConfig, loadDotEnv } from './config.js';
 export type { Config } from './config.js';
 export type { ScopedRates } from './throttling.js';
-export { ApiError, notAuthenticated, notFound, parseError, permissionDenied, validationFailed } from './errors.js';
+export { ApiError, MalformedPathId, notAuthenticated, notFound, parseError, permissionDenied, validationFailed } from './errors.js';
 export type { ErrorCode, ErrorDetails } from './errors.js';
 export { Day, FieldError, lookups, parseInteger64 } from '../core/fields.js';
 export type { DefaultContext, Field, Lookup, ValueType } from '../core/fields.js';

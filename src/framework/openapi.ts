@@ -171,7 +171,7 @@ function listQuerySchema(collection: Collection): JsonSchema {
       description: `Comma-separated, "-" for descending. Allowed: ${ordering.join(', ') || '(none)'}. Ties by id.`,
     },
     format: { type: 'string', enum: ['json'], description: 'Force JSON (e.g. in a browser).' },
-    ...fieldSelectionParameters(collection),
+    ...fieldSelectionParameters(collection.serializerFor('list')),
   };
   if (collection.pagination === 'cursor') {
     delete properties.page;
@@ -206,8 +206,7 @@ function listQuerySchema(collection: Collection): JsonSchema {
   return { type: 'object', properties };
 }
 
-function fieldSelectionParameters(collection: Collection): Record<string, JsonSchema> {
-  const { serializer } = collection;
+function fieldSelectionParameters(serializer: Serializer): Record<string, JsonSchema> {
   const names = serializer.fields.map((name) => serializer.shown(name)).join(', ');
   const subset = 'Records then carry only the chosen fields, a subset of the record schema (whose fields are otherwise all present).';
   return {
@@ -248,8 +247,12 @@ export const operationId = (...words: string[]): string =>
 
 /** The route schema of one collection action (`scoped`: the app's scoped tables, see recordSchema). */
 export function actionSchema(collection: Collection, action: DocumentedAction, scoped: RelatedScopes): FastifySchema {
-  const record = recordSchema(collection.serializer, scoped);
-  const base = { tags: [collection.name], summary: `${SUMMARIES[action]} ${collection.name}`, operationId: operationId(collection.name, action) };
+  const serializer = collection.serializerFor(action === 'bulk_create' ? 'create' : action);
+  const record = recordSchema(serializer, scoped);
+  // A PUT that updates partially reads as PATCH does.
+  const mode = action === 'update' ? collection.putMode : action;
+  const base = { tags: [collection.name], summary: `${SUMMARIES[mode]} ${collection.name}`, operationId: operationId(collection.name, action) };
+  const created = collection.createStatus === 201 ? { description: 'Created', headers: { ...LOCATION, ...ETAG } } : { description: 'Created (no Location)', headers: ETAG };
   const reads = [400, 401, 403, 404, 406, 429, 503];
   const writes = [...reads, 413, 415];
   // Every response past the throttling stage carries the RateLimit-* headers; the statuses before it may too.
@@ -281,23 +284,23 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
       return {
         ...base,
         ...(collection.bulkCreateMax !== undefined && { description: `Several at once: POST an array to ${collection.name}/bulk/.` }),
-        body: inputSchema(collection.serializer, 'create'),
-        response: throttled({ 201: { description: 'Created', ...record, headers: { ...LOCATION, ...ETAG } }, ...errorResponses(writes) }),
+        body: inputSchema(serializer, 'create'),
+        response: throttled({ [collection.createStatus]: { ...record, ...created }, ...errorResponses(writes) }),
       };
     case 'bulk_create': {
       const max = collection.bulkCreateMax ?? 0;
       return {
         ...base,
         description: `Up to ${max} records, created all or none; errors are keyed "<index>.<field>".`,
-        body: { type: 'array', items: inputSchema(collection.serializer, 'create'), minItems: 1, maxItems: max },
-        response: throttled({ 201: { description: 'Created, in the order sent', type: 'array', items: record }, ...errorResponses(writes) }),
+        body: { type: 'array', items: inputSchema(serializer, 'create'), minItems: 1, maxItems: max },
+        response: throttled({ [collection.createStatus]: { description: 'Created, in the order sent', type: 'array', items: record }, ...errorResponses(writes) }),
       };
     }
     case 'retrieve':
       return {
         ...base,
         params: collection.lookup.params,
-        querystring: { type: 'object', properties: fieldSelectionParameters(collection) },
+        querystring: { type: 'object', properties: fieldSelectionParameters(serializer) },
         headers: requestHeaders(IF_NONE_MATCH),
         response: throttled({ 200: { description: 'The record', ...record, headers: ETAG }, 304: notModifiedResponse, ...errorResponses(reads) }),
       };
@@ -307,7 +310,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
         ...base,
         params: collection.lookup.params,
         headers: requestHeaders(IF_MATCH),
-        body: inputSchema(collection.serializer, action),
+        body: inputSchema(serializer, action === 'update' ? collection.putMode : action),
         response: throttled({ 200: { description: 'The updated record', ...record, headers: ETAG }, ...errorResponses([...writes, 412]) }),
       };
     case 'destroy':

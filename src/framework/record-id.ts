@@ -1,7 +1,7 @@
 /** Record ids in paths: a collection's detail id, and a simple route's id. */
 import { FieldError, parseInteger64 } from '../core/fields.js';
 import type { RecordId } from '../store/records.js';
-import { ApiError, validationFailed } from './errors.js';
+import { ApiError, MalformedPathId } from './errors.js';
 
 /** A detail path's id: a positive 64-bit integer (digits only, no leading zero), else undefined. */
 export function idOf(text: string): RecordId | undefined {
@@ -14,7 +14,7 @@ export function idOf(text: string): RecordId | undefined {
 }
 
 /** What a detail path whose id is no positive 64-bit integer answers: 400. */
-export const invalidId = (): ApiError => validationFailed({ id: ['A valid positive 64-bit integer is required.'] }, 'Invalid id.');
+export const invalidId = (): ApiError => new MalformedPathId({ id: ['A valid positive 64-bit integer is required.'] });
 
 /** A path's id segment: a signed 64-bit integer, else 400 (whether a record has it is for the store to say). */
 export function parseRecordId(text: string, name = 'record'): RecordId {

@@ -5,6 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ActionResult } from './actions.js';
+import { challenged } from './api-style.js';
 import { renderPage, type BrowsableContext } from './browsable/index.js';
 import { notModified, pageEtag } from './conditional.js';
 import { notFound, toApiError, type ApiError } from './errors.js';
@@ -75,7 +76,8 @@ export function renderErrorsWith(
   scope.setErrorHandler(async (error, request, reply) => {
     const apiError = toApiError(error, isDatabaseUnavailable);
     if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
-    return render(reply, apiError);
+    // On every surface the 401's challenge names the app's keyword, as its Authorization takes it.
+    return render(reply, challenged(request, apiError));
   });
   scope.setNotFoundHandler(async () => {
     throw notFound();

@@ -78,6 +78,24 @@ function redirect(scope: FastifyInstance, url: string, addSlash: boolean): void 
 }
 
 /**
+ * A path whose actions a collection leaves out: 404 for every method, in both spellings (else the
+ * list path, unslashed, would be taken for a detail path with an empty key and redirected).
+ */
+function absent(scope: FastifyInstance, url: string): void {
+  for (const spelling of [url, url.slice(0, -1)]) {
+    scope.route({
+      ...hidden,
+      method: scope.supportedMethods,
+      url: spelling,
+      prefixTrailingSlash: spelling === '' ? 'no-slash' : 'slash',
+      handler: async () => {
+        throw notFound();
+      },
+    });
+  }
+}
+
+/**
  * Registers `url` (written ending in `/`) with its handlers, as the scope's router spells paths
  * (api-style.ts): ending in `/`, with a 308 from the bare path (the default); bare, with a 308
  * from the slashed one; or both answering (the slashed one documented).
@@ -99,15 +117,10 @@ const detailActions: Partial<Record<Method, Action>> = {
   DELETE: 'destroy',
 };
 
-/** A singleton's record is at its list path: the detail actions, with DELETE only when its permissions name `destroy`. */
-const singletonActions = ({ singleton }: Collection): Partial<Record<Method, Action>> => {
-  const { DELETE, ...kept } = detailActions;
-  return singleton?.destroy ? { ...kept, DELETE } : kept;
-};
-
+/** The endpoints of the built-in actions the collection serves, of `actions` (none: the path is not mounted). */
 function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Partial<Record<Method, Action>>) {
   return Object.fromEntries(
-    Object.entries(actions).map(([method, action]): [string, Endpoint] => {
+    Object.entries(actions).filter(([, action]) => collection.builtInActions.has(action)).map(([method, action]): [string, Endpoint] => {
       const { params, ...schema } = { ...envelopedSchema(collection.envelope, action, actionSchema(collection, action, runtime.relatedScopes)), ...documentedCredentials(runtime, collection, action) };
       return [
         method,
@@ -147,10 +160,12 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
     // A record's browsable page links to the collections nested under it.
     const nested = collections.filter(({ parent }) => parent?.collection.name === collection.name).map(({ name }) => name);
     const own = { ...runtime, page: { ...runtime.page, nested } };
-    if (collection.singleton) resource(scope, listPath(collection), endpointsFor(own, collection, singletonActions(collection)));
-    else {
-      resource(scope, listPath(collection), endpointsFor(own, collection, listActions));
-      resource(scope, detailPath(collection), endpointsFor(own, collection, detailActions));
+    // A singleton's one record is at its list path.
+    const paths = collection.singleton ? [[listPath(collection), detailActions] as const] : ([[listPath(collection), listActions], [detailPath(collection), detailActions]] as const);
+    for (const [path, actions] of paths) {
+      const endpoints = endpointsFor(own, collection, actions);
+      if (Object.keys(endpoints).length > 0) resource(scope, path, endpoints);
+      else absent(scope, path);
     }
     if (collection.bulkCreateMax !== undefined) resource(scope, `${listPath(collection)}bulk/`, { POST: bulkCreateEndpoint(own, collection) });
     for (const [path, endpoints] of customActionEndpoints(own, collection)) resource(scope, path, endpoints);
@@ -171,8 +186,8 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
       handler: async (request, reply) => {
         const mediaType = negotiate(request, API_MEDIA_TYPES, queryParameters(request.url).get('format'));
         const root = absoluteUrl(request).pathname.replace(/\/?$/, '/');
-        // A nested collection has no URL of its own: its parent's records lead to it.
-        const topLevel = collections.filter(({ parent }) => !parent);
+        // A nested collection has no URL of its own: its parent's records lead to it; nor has one without list or create.
+        const topLevel = collections.filter(({ parent, builtInActions }) => !parent && (builtInActions.has('list') || builtInActions.has('create')));
         const body = Object.fromEntries(topLevel.map(({ name }) => [name, absoluteUrl(request, `${root}${name}${pathEnd(request)}`).toString()]));
         return renderResult(reply, mediaType, { status: 200, body }, runtime.page);
       },

@@ -32,7 +32,9 @@ export const frameworkState = (): SchemaState => stateOf(frameworkTables);
 function appTables(definition: AppDefinition): Map<string, Table> {
   const framework = frameworkState();
   const models = new Map<string, Table>();
-  const joins = definition.collections.flatMap(({ serializer }) => Object.values(serializer.relations).flatMap((relation) => (relation.through ? [relation.through.declaration] : [])));
+  const joins = definition.collections.flatMap(({ serializers }) =>
+    serializers.flatMap((serializer) => Object.values(serializer.relations).flatMap((relation) => (relation.through ? [relation.through.declaration] : []))),
+  );
   for (const model of [...definition.collections.map((collection) => collection.serializer.model), ...joins, ...(definition.models ?? [])]) {
     if (framework.tables[model.table]) continue;
     const known = models.get(model.table);
@@ -102,7 +104,7 @@ export function assertRelationsDeclared(definition: AppDefinition): void {
       if (relation.serializer) check(relation.serializer);
     }
   };
-  for (const { serializer } of definition.collections) check(serializer);
+  for (const { serializers } of definition.collections) serializers.forEach(check);
 }
 
 /** How the live database differs from the framework's and the app's declarations: one line each. */

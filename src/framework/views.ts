@@ -66,7 +66,7 @@ export function permissionsFor(runtime: ApiRuntime, collection: Collection, acti
 
 /** The singleton's record id for this request, as a path would name it: 401 when it chooses none for an anonymous caller, 404 for a user. */
 function singletonId(singleton: Singleton, context: RequestContext): string {
-  const id = singleton.record(context);
+  const id = singleton(context);
   if (id === undefined || id === null) throw context.user ? notFound() : notAuthenticated();
   return String(id);
 }
@@ -81,7 +81,7 @@ export async function handleCollection(
   varyByRequester(reply, runtime);
   const reader = requestReader(runtime.database);
   const id = collection.singleton ? undefined : collection.lookup.segmentIn(request.params);
-  announceReads[action]?.(reader, id, request.url, collection, runtime.relatedScopes);
+  announceReads[action]?.(reader, id, request.url, collection, runtime.relatedScopes, action);
   const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
   request.user = user;
 
@@ -95,7 +95,7 @@ export async function handleCollection(
 
   const body = actionsWithBody.has(action) ? unwrapBody(collection.envelope, parseJsonBody(request)) : undefined;
   // Hashing a password costs what checking one does, so it is limited as logins are, per acting user.
-  for (let records = collection.serializer.hashingsIn(body); records > 0; records -= 1) {
+  for (let records = collection.serializerFor(action).hashingsIn(body); records > 0; records -= 1) {
     await runtime.passwordThrottle(request, reply, user ? `id:${user.id}` : undefined);
   }
 

@@ -18,7 +18,8 @@ import { precompiled, type Placeholder, type Precompiled } from './precompiled.j
 import { assembleRow, findRecord, fromSelection, recordExists, returnedColumns, selectColumns, toDriverValues, versionOf, withBatches, type RecordId, type RowQuery } from './records.js';
 
 /** The caller's look at a record about to be written (permissions, preconditions): it throws to refuse the write. */
-export type WriteCheck = (row: Row) => Promise<void>;
+/** A check of the row about to be written; `database`: the one the write runs in (its transaction, once it has one). */
+export type WriteCheck = (row: Row, database: Database) => Promise<void>;
 
 /** Writes of the caller's own, through `transaction`, in the transaction of the write of `row`. */
 export type BeforeWrite = (row: Row, transaction: Database) => Promise<void>;
@@ -157,7 +158,7 @@ async function lockedRecord(database: Database, selection: Selection, id: Record
   const row = scope
     ? await findScopedRecord(database, selection, id, scope, { lock: true })
     : await findRecord(database, selection, id, { lock: true });
-  if (row) await check(row);
+  if (row) await check(row, database);
   return row;
 }
 
@@ -210,7 +211,7 @@ export async function updateRecord(
   if (!guard) return empty ? findRecord(database, selection, id) : changed(database);
   const version = guard.seen && !guard.alongside && !empty ? versionOf(guard.seen) : undefined;
   if (version !== undefined) {
-    await (guard.checkSeen ?? guard.check)(guard.seen!);
+    await (guard.checkSeen ?? guard.check)(guard.seen!, database);
     const row = await changed(database, version);
     if (row) return row;
   }

@@ -6,7 +6,7 @@
  * A second app checks what each choice does alone, in the default style around it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collection, defineApp, isAuthenticated, serializer, User, type ExceptionHandler } from '../../src/framework/index.js';
+import { collection, defineApp, isAuthenticated, MalformedPathId, requirePermissions, serializer, User, type ExceptionHandler, type FastifyInstance } from '../../src/framework/index.js';
 import { Note } from '../support/owned-notes.js';
 import { PASSWORD, startApi, type TestApi, type TestUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
@@ -17,6 +17,7 @@ const people = serializer(User, { fields: ['id', 'username'] });
 /** Conduit's error body: every message, prefixed by its field. (And a bug, for 405s: the default envelope answers.) */
 const conduitErrors: ExceptionHandler = (error) => {
   if (error.code === 'method_not_allowed') throw new Error('a bug in the handler');
+  if (error instanceof MalformedPathId) return { status: 404, body: { errors: { body: ['Not found.'] } } };
   return error.code === 'validation_failed'
     ? { status: 422, body: { errors: { body: Object.entries(error.details ?? {}).flatMap(([field, messages]) => messages.map((message) => `${field} ${message}`)) } } }
     : undefined;
@@ -34,6 +35,13 @@ const conduit = withGeneratedMigrations(
     envelope: (name) => (name === 'notes' ? { record: 'note', list: 'notes', count: 'notesCount' } : undefined),
     exceptionHandler: conduitErrors,
     credentialKeywords: ['Token'],
+    // Outside every router's prefix.
+    routes: (routes: FastifyInstance) => {
+      routes.get('/me', async (request) => {
+        await requirePermissions(request, [isAuthenticated]);
+        return { me: request.user!.username };
+      });
+    },
     collections: [
       collection('notes', {
         serializer: notes,
@@ -90,6 +98,16 @@ describe('routers', () => {
     expect(page.body).toContain('href="/api"');
     expect(page.body).toContain('href="/api/notes"');
     expect(page.body).not.toContain('href="/api/notes/"');
+  });
+
+  it('links an error page under the second router to that router\'s root', async () => {
+    const html = { headers: { ...token().headers, accept: 'text/html' } };
+    for (const url of ['/v2/notes/999999/', '/v2/people/']) {
+      const page = await api.request('GET', url, html);
+      expect(page.status, url).toBe(404);
+      expect(page.body, url).toMatch(/<a href="\/v2\/">API root<\/a>/);
+    }
+    expect((await api.request('GET', '/api/notes/999999', html)).body).toMatch(/<a href="\/api">API root<\/a>/);
   });
 
   it('mounts a second router with optional slashes and only the collections it names', async () => {
@@ -218,6 +236,12 @@ describe('the exception handler', () => {
     expect(missing.status).toBe(404);
     expect(missing.json).toMatchObject({ code: 'not_found', error: 'Not found.' });
   });
+
+  it('tells a path naming no possible record apart from other validation failures (DRF answers it 404)', async () => {
+    const malformed = await api.request('GET', '/api/notes/first', token());
+    expect(malformed.status).toBe(404);
+    expect(malformed.json).toEqual({ errors: { body: ['Not found.'] } });
+  });
 });
 
 describe('credential keywords', () => {
@@ -241,6 +265,16 @@ describe('credential keywords', () => {
     const bad = await api.request('GET', '/api/people', { headers: { authorization: 'Token rf_not-a-token' } });
     expect(bad.status).toBe(401);
     expect(bad.headers['www-authenticate']).toBe('Token');
+  });
+
+  it('challenges with Token outside the routers too (the app\'s own routes)', async () => {
+    const anonymous = await api.request('GET', '/me');
+    expect(anonymous.status).toBe(401);
+    expect(anonymous.headers['www-authenticate']).toBe('Token');
+    const bad = await api.request('GET', '/me', { headers: { authorization: 'Token rf_not-a-token' } });
+    expect(bad.status).toBe(401);
+    expect(bad.headers['www-authenticate']).toBe('Token');
+    expect((await api.request('GET', '/me', token())).json).toEqual({ me: 'alice' });
   });
 
   it('revokes the token it names, and documents the keyword', async () => {
@@ -277,6 +311,9 @@ describe('each choice alone, in the default style', () => {
     expect(bad.status).toBe(400);
     expect(bad.json).toMatchObject({ code: 'validation_failed', details: { limit: ['A positive integer is required.'] } });
     expect((await plain.request('GET', '/api/v1/people', { token: bo.token })).status).toBe(308);
+    const malformed = await plain.request('GET', '/api/v1/people/first/', { token: bo.token });
+    expect(malformed.status).toBe(400);
+    expect(malformed.json).toMatchObject({ code: 'validation_failed', details: { id: [expect.any(String)] } });
     const anonymous = await plain.request('POST', '/api/v1/notes/', { body: { note: { text: 'x' } } });
     expect(anonymous.headers['www-authenticate']).toBe('Bearer');
   });

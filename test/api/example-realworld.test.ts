@@ -57,6 +57,23 @@ describe('articles', () => {
     expect(read).toMatchObject({ status: 200, json: { article } });
   });
 
+  it('get another slug when their title is taken, and keep theirs when it is their own', async () => {
+    const first = await publish(jake, 'Same old title');
+    const second = await publish(anne, 'Same old title');
+    expect([first.slug, second.slug]).toStrictEqual(['same-old-title', 'same-old-title-2']);
+    expect((await call('GET', '/articles/same-old-title-2')).json.article.author.username).toBe('anne');
+    const kept = await call('PUT', '/articles/same-old-title-2', anne, { article: { title: 'Same old title', body: 'again' } });
+    expect(kept.json.article).toMatchObject({ slug: 'same-old-title-2', body: 'again' });
+  });
+
+  it('are listed without their body; one article shows it', async () => {
+    const article = await publish(jake, 'Listed without body');
+    const { body, ...listed } = article;
+    expect(body).toBe('all of Listed without body');
+    const page = (await call('GET', '/articles?limit=100')).json;
+    expect(page.articles.find((row: { slug: string }) => row.slug === article.slug)).toStrictEqual(listed);
+  });
+
   it('answers invalid input 422 with Conduit’s errors, naming the field', async () => {
     const missing = await call('POST', '/articles', jake, { article: { description: 'd', body: 'b' } });
     expect(missing).toMatchObject({ status: 422, json: { errors: { body: [expect.stringMatching(/^title /)] } } });
@@ -66,11 +83,13 @@ describe('articles', () => {
     expect(badLimit).toMatchObject({ status: 422, json: { errors: { body: [expect.stringMatching(/^limit /)] } } });
   });
 
-  it('are changed and deleted by their author only; the slug follows the title', async () => {
+  it('are changed (PUT with some fields) and deleted by their author only; the slug follows the title', async () => {
     const { slug } = await publish(anne, 'Draft title');
-    expect((await call('PATCH', `/articles/${slug}`, jake, { article: { body: 'mine now' } })).status).toBe(403);
-    expect((await call('PATCH', `/articles/${slug}`, undefined, { article: { body: 'anyone' } })).status).toBe(401);
-    const changed = await call('PATCH', `/articles/${slug}`, anne, { article: { title: 'Final title' } });
+    expect((await call('PUT', `/articles/${slug}`, jake, { article: { body: 'mine now' } })).status).toBe(403);
+    expect((await call('PUT', `/articles/${slug}`, undefined, { article: { body: 'anyone' } })).status).toBe(401);
+    // Conduit has no PATCH.
+    expect((await call('PATCH', `/articles/${slug}`, anne, { article: { body: 'patched' } })).status).toBe(405);
+    const changed = await call('PUT', `/articles/${slug}`, anne, { article: { title: 'Final title' } });
     expect(changed).toMatchObject({ status: 200, json: { article: { slug: 'final-title', title: 'Final title', description: 'about Draft title' } } });
     expect((await call('GET', `/articles/${slug}`)).status).toBe(404);
     expect((await call('DELETE', '/articles/final-title', jake)).status).toBe(403);
@@ -143,6 +162,8 @@ describe('comments', () => {
     const first = await publish(jake, 'Comment on me');
     const second = await publish(jake, 'Another thread');
     const created = await call('POST', `/articles/${first.slug}/comments`, anne, { comment: { body: 'Thank you!' } });
+    // The spec's 200 for a new comment.
+    expect(created.status).toBe(200);
     expect(created.json).toStrictEqual({
       comment: { id: expect.any(Number), body: 'Thank you!', createdAt: expect.any(String), updatedAt: expect.any(String), author: { username: 'anne', bio: null, image: null, following: false } },
     });
@@ -156,6 +177,32 @@ describe('comments', () => {
     expect((await call('DELETE', `/articles/${first.slug}/comments/${id}`, jake)).status).toBe(403);
     expect((await call('DELETE', `/articles/${first.slug}/comments/${id}`, anne)).status).toBe(204);
     expect((await call('GET', `/articles/${first.slug}/comments`)).json).toStrictEqual({ comments: [] });
+  });
+});
+
+describe('operations Conduit does not have', () => {
+  it('are absent: 404, or 405 where the path answers another method', async () => {
+    const { slug } = await publish(jake, 'Absent operations');
+    expect((await call('GET', '/profiles')).status).toBe(404);
+    expect((await call('GET', `/articles/feed/${slug}`, jake)).status).toBe(404);
+    expect((await call('POST', '/tags', jake, { tag: { name: 'new' } })).status).toBe(405);
+    const comment = (await call('POST', `/articles/${slug}/comments`, jake, { comment: { body: 'One' } })).json.comment;
+    const read = await call('GET', `/articles/${slug}/comments/${comment.id}`);
+    expect(read.status).toBe(405);
+    expect(read.headers.allow).toBe('DELETE, OPTIONS');
+    expect(Object.keys((await call('GET', '')).json)).toStrictEqual(['articles', 'tags']);
+  });
+
+  it('are not in the OpenAPI document, whose operations answer as Conduit\'s do', async () => {
+    const { paths } = (await call('GET', '/schema')).json;
+    const methods = (path: string) => Object.keys(paths[path] ?? {});
+    expect(methods('/api/articles/{slug}')).toStrictEqual(['get', 'put', 'delete']);
+    expect(methods('/api/articles/{parent}/comments/{id}')).toStrictEqual(['delete']);
+    expect(methods('/api/profiles/{username}')).toStrictEqual(['get']);
+    expect(methods('/api/tags')).toStrictEqual(['get']);
+    expect(methods('/api/articles/feed')).toStrictEqual(['get']);
+    expect(paths['/api/profiles']).toBeUndefined();
+    expect(Object.keys(paths['/api/articles/{parent}/comments'].post.responses)).toContain('200');
   });
 });
 

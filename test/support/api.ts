@@ -49,10 +49,10 @@ export interface TestApi {
 }
 
 /** `definition` served for a test file's tests (started before them, closed after), with one user: read `api` and `user` inside tests. */
-export function servedWithUser(definition: AppDefinition, username: string): { readonly api: TestApi; readonly user: TestUser } {
+export function servedWithUser(definition: AppDefinition, username: string, options?: Parameters<typeof startApi>[2]): { readonly api: TestApi; readonly user: TestUser } {
   const served = {} as { api: TestApi; user: TestUser };
   beforeAll(async () => {
-    served.api = await startApi({}, definition);
+    served.api = await startApi({}, definition, options);
     served.user = await served.api.user(username);
   });
   afterAll(() => served.api.close());

@@ -48,6 +48,19 @@ function extraActions(collection: Collection, action: Action | undefined, path: 
     .map(([name, declared]) => ({ label: `${name} (${declared.method})`, href: `${path.replace(/\/?$/, '/')}${declared.path ?? name}/` }));
 }
 
+/** The form of a list (create) or a record (update), with a button per write the collection serves; none without one. */
+function recordForm(collection: Collection, action: Action | undefined, record: Record<string, unknown> | undefined): PageModel['form'] {
+  const served = collection.builtInActions;
+  if (action === 'list') return served.has('create') ? { kind: 'create', serializer: collection.serializerFor('create'), buttons: [{ method: 'POST', label: 'Create' }] } : undefined;
+  if (action !== 'retrieve') return undefined;
+  const buttons = [
+    ...(served.has('update') ? [{ method: 'PUT', label: collection.putMode === 'update' ? 'Replace (PUT)' : 'Update (PUT)' } as const] : []),
+    ...(served.has('partial_update') ? [{ method: 'PATCH', label: 'Update (PATCH)' } as const] : []),
+  ];
+  if (buttons.length === 0) return undefined;
+  return { kind: 'edit', serializer: collection.serializerFor(served.has('update') ? 'update' : 'partial_update'), values: record, buttons };
+}
+
 function listControls(collection: Collection, request: FastifyRequest): PageModel['controls'] {
   const parameters = queryParameters(request.url);
   const { filters, ordering } = collection.queryRules;
@@ -95,11 +108,8 @@ export function renderPage(
         ? { previous: (record.previous as string | null) ?? null, next: (record.next as string | null) ?? null }
         : undefined,
     controls: collection && action === 'list' ? listControls(collection, request) : undefined,
-    form:
-      collection && succeeded && (action === 'list' || action === 'retrieve')
-        ? { kind: action === 'list' ? 'create' : 'edit', serializer: collection.serializer, values: action === 'retrieve' ? record : undefined }
-        : undefined,
-    allowDelete: collection !== undefined && action === 'retrieve' && succeeded && (!collection.singleton || collection.singleton.destroy),
+    form: collection && succeeded ? recordForm(collection, action, record) : undefined,
+    allowDelete: collection !== undefined && action === 'retrieve' && succeeded && collection.builtInActions.has('destroy'),
     extraActions: collection && succeeded ? extraActions(collection, action, path) : undefined,
     nested: action === 'retrieve' && succeeded ? context.nested?.map((name) => ({ label: name, href: `${path}${name}/` })) : undefined,
   };

@@ -40,8 +40,13 @@ export interface PageModel {
   readonly logoutUrl?: string;
   readonly pagination?: { readonly previous: string | null; readonly next: string | null };
   readonly controls?: ListControls;
-  /** A create form (lists) or an edit form (details) for the serializer's writable fields. */
-  readonly form?: { readonly kind: 'create' | 'edit'; readonly serializer: Serializer; readonly values?: Record<string, unknown> };
+  /** A create form (lists) or an edit form (details) for the serializer's writable fields, with a button per action served. */
+  readonly form?: {
+    readonly kind: 'create' | 'edit';
+    readonly serializer: Serializer;
+    readonly values?: Record<string, unknown>;
+    readonly buttons: readonly { readonly method: 'POST' | 'PUT' | 'PATCH'; readonly label: string }[];
+  };
   readonly allowDelete?: boolean;
   /** The collection's custom actions on this list or record (DRF's "Extra Actions"). */
   readonly extraActions?: readonly PageLink[];
@@ -149,20 +154,11 @@ function RecordForm(props: { form: NonNullable<PageModel['form']>; path: string 
       ))}
       {kind === 'edit' && serializer.updateInputs.map((name) => <UpdateInput key={name} name={name} />)}
       <div class="actions">
-        {kind === 'create' ? (
-          <button type="submit" data-method="POST">
-            Create
+        {props.form.buttons.map(({ method, label }, index) => (
+          <button key={method} type="submit" data-method={method} class={index > 0 ? 'secondary' : undefined}>
+            {label}
           </button>
-        ) : (
-          <>
-            <button type="submit" data-method="PUT">
-              Replace (PUT)
-            </button>
-            <button type="submit" data-method="PATCH" class="secondary">
-              Update (PATCH)
-            </button>
-          </>
-        )}
+        ))}
       </div>
     </form>
   );

@@ -38,10 +38,13 @@ export const collections = appWide<CollectionsOptions>('collections', async (app
   for (const [index, router] of options.routers.entries()) {
     await app.register(
       async (api) => {
+        const root = `${router.prefix}${endOf(router.trailingSlash)}`;
         api.decorate('restfoldTrailingSlash', router.trailingSlash);
+        // Its error pages link to its own root (errors.ts).
+        if (router.root) api.decorate('restfoldRoot', root);
         keepRawBodies(api);
         if (index === 0) options.mountAuthRoutes(api);
-        mountCollections(api, { ...options.runtime, page: { ...options.runtime.page, root: `${router.prefix}${endOf(router.trailingSlash)}` } }, router.collections, router.root);
+        mountCollections(api, { ...options.runtime, page: { ...options.runtime.page, root } }, router.collections, router.root);
         if (index === 0) mountSchema(api, app);
       },
       { prefix: router.prefix },

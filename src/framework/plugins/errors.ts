@@ -19,8 +19,10 @@ export const uriTooLong = (): ApiError => new ApiError(414, 'uri_too_long', `The
 const renderApiError = (reply: FastifyReply, error: ApiError): FastifyReply => handledError(reply, error) ?? renderJsonError(reply, error);
 
 /** An error found before routing: JSON under the API, text elsewhere (no page: nothing is known yet). */
-export const renderEarlyError = (reply: FastifyReply, error: ApiError): FastifyReply =>
-  isApiPath(reply.request) ? renderApiError(reply, challenged(reply.request, error)) : renderTextError(reply, error);
+export function renderEarlyError(reply: FastifyReply, error: ApiError): FastifyReply {
+  const shown = challenged(reply.request, error);
+  return isApiPath(reply.request) ? renderApiError(reply, shown) : renderTextError(reply, shown);
+}
 
 /** URLs the router refuses before any hook runs: our error shape, never an echo of the URL. */
 export const frameworkErrors: NonNullable<FastifyServerOptions['frameworkErrors']> = (error, request, reply) => {
@@ -36,9 +38,10 @@ export interface ErrorsOptions {
 
 export const errors = appWide<ErrorsOptions>('errors', async (app, { isDatabaseUnavailable, page }) => {
   // A browser asking anything under the API prefix gets its error inside the browsable page.
-  renderErrorsWith(app, isDatabaseUnavailable, (reply, thrown) => {
-    if (!isApiPath(reply.request)) return renderJsonError(reply, thrown);
-    const error = challenged(reply.request, thrown);
-    return preferredMediaType(reply.request, API_MEDIA_TYPES) === 'text/html' ? renderHtmlError(reply, error, page) : renderApiError(reply, error);
+  renderErrorsWith(app, isDatabaseUnavailable, (reply, error) => {
+    if (!isApiPath(reply.request)) return renderJsonError(reply, error);
+    if (preferredMediaType(reply.request, API_MEDIA_TYPES) !== 'text/html') return renderApiError(reply, error);
+    // The router the request reached links to its own root (reply.server: the scope of its route, or of its not-found handler).
+    return renderHtmlError(reply, error, { ...page, root: reply.server.restfoldRoot ?? page.root });
   });
 });
