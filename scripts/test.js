@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 // `npm test`: build, type-check, lint, then the suites: everything on SQLite,
-// the API and crash suites again on PostgreSQL when TEST_DATABASE_URL is set, and the
+// the API, crash and RealWorld (Conduit) suites again on PostgreSQL when TEST_DATABASE_URL is set, and the
 // Redis suites when TEST_REDIS_URL is set. Skipped suites are named, with why.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -33,7 +33,7 @@ function vitest(title, paths, env) {
 run('build', 'npm', ['run', '--silent', 'build']);
 run('type-check', bin('tsc'), ['-p', 'tsconfig.check.json']);
 run('lint', bin('eslint'), ['.']);
-vitest('tests on SQLite', ['test/unit', 'test/api', 'test/cli', 'test/crash'], { RESTFOLD_TEST_DB: 'sqlite' });
+vitest('tests on SQLite', ['test/unit', 'test/api', 'test/cli', 'test/crash', 'test/realworld'], { RESTFOLD_TEST_DB: 'sqlite' });
 
 if (process.env.TEST_DATABASE_URL) {
   // The pool's limits are read off the cluster's connections, which other suites would also take
@@ -41,7 +41,7 @@ if (process.env.TEST_DATABASE_URL) {
   // them): so that file runs alone, on an idle cluster, before them.
   const poolLimits = 'test/postgres/pool.test.ts';
   vitest('PostgreSQL pool limits', [poolLimits], { RESTFOLD_TEST_DB: 'postgres' });
-  vitest('tests on PostgreSQL', ['test/api', 'test/postgres', 'test/crash', '--exclude', poolLimits], { RESTFOLD_TEST_DB: 'postgres' });
+  vitest('tests on PostgreSQL', ['test/api', 'test/postgres', 'test/crash', 'test/realworld', '--exclude', poolLimits], { RESTFOLD_TEST_DB: 'postgres' });
   // Restarting the cluster takes it from every suite, so this one runs alone, and only on a local cluster.
   const local = ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(process.env.TEST_DATABASE_URL).hostname);
   if (local && existsSync('/etc/postgresql') && spawnSync('pg_lsclusters', [], { stdio: 'ignore' }).status === 0) {

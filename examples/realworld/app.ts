@@ -1,10 +1,9 @@
 /**
  * The RealWorld "Conduit" backend (gothinkster/realworld, api/openapi.yml) on Restfold's public API,
- * as far as declarations reach today: users, login and the current user, profiles and following,
- * articles by slug with favourites, the feed, comments nested under their article, and the tags
- * list, under `/api` without trailing slashes, in Conduit's envelopes, its `Authorization: Token …`
- * and its 422 `{"errors": {"body": […]}}`. What Conduit needs beyond this cannot be declared yet;
- * ./README.md lists each missing declaration.
+ * declared whole: users, login and the current user, profiles and following, articles by slug with
+ * favourites, the feed, comments nested under their article, and the tags list, under `/api`
+ * without trailing slashes, in Conduit's envelopes, its `Authorization: Token …` and its 422
+ * `{"errors": {"body": […]}}`. ./README.md maps each operation to the declarations it uses.
  * Serve it with `npx restfold serve --app examples/realworld/app.ts`.
  */
 import {
