@@ -343,7 +343,7 @@ export class Serializer {
         values[name] = parsed;
         continue;
       }
-      return parsed.then(
+      return Promise.resolve(parsed).then(
         (value) => {
           values[name] = value;
         },
@@ -429,7 +429,7 @@ export class Serializer {
     const parsed = field.parse(value);
     // Whether a referenced record exists is the foreign key constraint's to say, when the record is
     // written (src/store/writes.ts): after this, so naming an unknown user says no more than naming another one.
-    if (isPending(parsed)) return parsed.then(async (parsed) => requestingUserChecked(field, parsed, context));
+    if (isPending(parsed)) return Promise.resolve(parsed).then(async (parsed) => requestingUserChecked(field, parsed, context));
     return requestingUserChecked(field, parsed, context);
   }
 }
