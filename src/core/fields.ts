@@ -154,13 +154,17 @@ export function makeField(kind: Kind, options: CommonOptions): Field {
 
 const MAX_BIGINT = 2n ** 63n - 1n;
 const MIN_BIGINT = -(2n ** 63n);
+const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
+const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
 /** Text of a signed 64-bit integer → number (bigint beyond 2^53); anything else throws. */
 export function parseInteger64(text: string): number | bigint {
+  // Up to 15 digits is a safe integer, read without a BigInt (each id of a relation's list comes here); "-0" and leading zeros go the long way.
+  if (/^(?:0|-?[1-9]\d{0,14})$/.test(text)) return Number(text);
   if (!/^-?\d{1,20}$/.test(text)) throw new FieldError('A valid integer is required.');
   const big = BigInt(text);
   if (big > MAX_BIGINT || big < MIN_BIGINT) throw new FieldError('Ensure this value fits in 64 bits.');
-  return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big;
+  return big >= MIN_SAFE && big <= MAX_SAFE ? Number(big) : big;
 }
 
 export function parseJsonInteger(value: unknown): number {

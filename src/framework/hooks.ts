@@ -5,6 +5,7 @@
  * run in the write's transaction, so a throw rolls it back;
  * `afterCommit` runs once it is committed, for side effects that must not roll back.
  */
+import type { MaybePromise } from '../core/maybe-promise.js';
 import type { Row } from '../core/rows.js';
 import type { Database } from '../store/database.js';
 import { inTransaction } from '../store/writes.js';
@@ -46,8 +47,6 @@ export interface CommitEvent extends HookContext {
   /** The record as stored (for a delete, as it was). */
   readonly record: Row;
 }
-
-type MaybePromise<T> = T | Promise<T>;
 
 export interface Hooks {
   /** Returns values to store beside the validated ones (an owner, a derived column), or nothing. */

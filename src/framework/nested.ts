@@ -62,15 +62,17 @@ async function parentId(parent: Collection, segment: string, reader: RequestRead
 }
 
 /** The collection's scope for this request and, for a nested collection, its parent's: 404 when the parent is out of reach. */
-export async function requestScope(collection: Collection, request: FastifyRequest, reader: RequestReader, context: RequestContext): Promise<RequestScope> {
+export function requestScope(collection: Collection, request: FastifyRequest, reader: RequestReader, context: RequestContext): RequestScope | Promise<RequestScope> {
   const scope = scopeFor(collection.scope, collection.queryRules.fields, context);
   const { parent } = collection;
+  // At once for a collection that is not nested: there is no parent to read.
   if (!parent) return { scope };
   const segment = (request.params as Record<string, string | undefined>)[PARENT_PARAMETER] ?? '';
-  const id = await parentId(parent.collection, segment, reader, context);
-  const underParent = { field: parent.field, lookup: 'exact', value: id } as const;
-  return {
-    scope: { fields: collection.queryRules.fields, conditions: [...(scope?.conditions ?? []), underParent] },
-    fromPath: { [parent.field]: id },
-  };
+  return parentId(parent.collection, segment, reader, context).then((id) => {
+    const underParent = { field: parent.field, lookup: 'exact', value: id } as const;
+    return {
+      scope: { fields: collection.queryRules.fields, conditions: [...(scope?.conditions ?? []), underParent] },
+      fromPath: { [parent.field]: id },
+    };
+  });
 }

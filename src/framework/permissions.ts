@@ -6,6 +6,7 @@
 import type { AuthUser } from './authentication/index.js';
 import { notAuthenticated, permissionDenied, type ApiError } from './errors.js';
 import type { Row } from '../core/rows.js';
+import { isPending, type MaybePromise } from '../core/maybe-promise.js';
 
 export const actions = ['list', 'retrieve', 'create', 'update', 'partial_update', 'destroy'] as const;
 export type Action = (typeof actions)[number];
@@ -45,11 +46,6 @@ export const isOwner = (field: string): Permission => ({
   hasPermission: ({ user }) => user !== null,
   hasObjectPermission: ({ user }, record) => user !== null && Number(record[field]) === user.id,
 });
-
-type MaybePromise<T> = T | Promise<T>;
-
-/** An answer still to come: a promise, or any thenable a check of the user's returns. */
-const isPending = (answer: MaybePromise<boolean>): answer is Promise<boolean> => typeof (answer as Partial<PromiseLike<boolean>> | null)?.then === 'function';
 
 /**
  * Whether every one of `checks` passes, in order, stopping at the first that fails. Synchronous

@@ -29,14 +29,19 @@ export function relatedScopes(collections: readonly Collection[]): RelatedScopes
 
 /** Whether a read of this selection depends on the request through the scopes of its related tables. */
 export const readsScoped = (selection: Selection, scopes: RelatedScopes): boolean =>
-  relatedReads(selection).some(({ table }) => scopes.has(table)) ||
-  (selection.batches ?? []).some((batch) => scopes.has(batch.table) || readsScoped(batch.selection, scopes));
+  scopes.size > 0 &&
+  (relatedReads(selection).some(({ table }) => scopes.has(table)) ||
+    (selection.batches ?? []).some((batch) => scopes.has(batch.table) || readsScoped(batch.selection, scopes)));
+
+const unscoped = (selection: Selection): Selection => selection;
 
 /**
  * The request's view of a selection: its nested records and aggregates over scoped tables kept
  * within the scopes (the same selection, and its compiled queries, where none is scoped).
  */
 export function scopeRelated(scopes: RelatedScopes, context: RequestContext): (selection: Selection) => Selection {
+  // Nothing scoped: no per-request memo to build.
+  if (scopes.size === 0) return unscoped;
   const withinByTable = new Map<string, RecordScope[]>();
   const within = (table: string): RecordScope[] | undefined => {
     const serving = scopes.get(table);

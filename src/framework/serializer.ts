@@ -5,6 +5,7 @@
  */
 import { cached } from '../core/cache.js';
 import { FieldError, type DefaultContext, type Field } from '../core/fields.js';
+import { isPending } from '../core/maybe-promise.js';
 import type { Aggregate, Join, Row, Selection } from '../core/rows.js';
 import { emptyDetails, parseError, validationFailed, type ErrorDetails } from './errors.js';
 import type { AuthUser } from './authentication/auth-user.js';
@@ -118,6 +119,8 @@ export class Serializer {
   /** The body fields a create may carry, and an update (with `updateInputs`): known ones, decided once. */
   private readonly creatable: ReadonlySet<string>;
   private readonly updatable: ReadonlySet<string>;
+  /** The model's fields with a default, which a create sets when the body does not. */
+  private readonly defaulted: readonly (readonly [string, Field])[];
   private readonly format: Readonly<Record<string, (stored: unknown, row: Row) => unknown>>;
   private readonly options: SerializerOptions;
   /** Each shown field and how its value comes from a row, decided once rather than per row. */
@@ -196,6 +199,7 @@ export class Serializer {
     this.hashed = this.writable.filter((name) => fieldOf(name)?.kind === 'password');
     this.creatable = new Set(shownFields);
     this.updatable = new Set([...shownFields, ...this.updateInputs]);
+    this.defaulted = Object.entries(model.fields).filter(([, field]) => field.default);
     const own = this.fields.filter((name) => fieldOf(name) && !this.hidden.has(name) && !fieldOf(name)?.writeOnly);
     const slugs = this.fields.flatMap((name) => (this.relations[name]?.slug ? [[name, this.relations[name].slug] as const] : []));
     const shownComputed = this.fields.filter((name) => this.computed[name]);
@@ -361,47 +365,72 @@ export class Serializer {
     const unknown = Object.keys(body).filter((name) => !known.has(name));
     // By the model's names from here on.
     const input = this.renames ? this.renamed(body as Row, known) : (body as Row);
-    for (const name of this.writable) {
-      const field = this.model.fields[name]!;
-      if (!this.sends(input, name)) {
-        if (field.required === 'always' ? mode !== 'partial_update' : field.required === 'create' && mode === 'create') {
-          details[name] = [REQUIRED];
-        }
-        continue;
-      }
-      try {
-        values[name] = await this.parseValue(field, input[name], context);
-      } catch (error) {
-        if (!(error instanceof FieldError)) throw error;
-        details[name] = error.messages;
-      }
-    }
-    for (const name of this.relationInputs) {
-      const slug = this.relations[name]!.slug;
-      if (!this.sends(input, name)) {
-        // A slug stands for its key: required where the key is, unless the key is sent itself.
-        const key = slug && this.model.fields[slug.source]!;
-        if (key?.required === 'always' && mode !== 'partial_update' && !this.sends(input, slug!.source)) details[name] = [REQUIRED];
-        continue;
-      }
-      const slugs = this.relations[name]!.slugs;
-      try {
-        if (slug) values[name] = await this.parseValue({ ...slug.target.fields[slug.field]!, nullable: this.model.fields[slug.source]!.nullable }, input[name], context);
-        else values[name] = slugs ? await parseRelatedSlugs(slugs.target.fields[slugs.field]!, input[name]) : parseRelatedIds(input[name]);
-      } catch (error) {
-        if (!(error instanceof FieldError)) throw error;
-        details[name] = error.messages;
-      }
-    }
+    const parsing = this.parseInputs(input, mode, context, values, details, 0);
+    if (parsing) await parsing;
     if (Object.keys(details).length > 0 || unknown.length > 0) {
       throw validationFailed({ ...this.shownDetails(details), ...Object.fromEntries(unknown.map((name) => [name, [UNKNOWN_FIELD]])) });
     }
     if (mode === 'create') {
-      for (const [name, field] of Object.entries(this.model.fields)) {
-        if (!(name in values) && field.default) values[name] = field.default(context);
+      for (const [name, field] of this.defaulted) {
+        if (!(name in values)) values[name] = field.default!(context);
       }
     }
     return values;
+  }
+
+  /**
+   * The body's writable fields, then its relations, from the `from`th on, parsed into `values`
+   * (their errors into `details`), in order. Synchronous while the parses are: only a field that
+   * answers later (a password's hash, a permission asked of the user) is awaited, and the rest
+   * after it.
+   */
+  private parseInputs(input: Row, mode: WriteMode, context: WriteContext, values: Row, details: ErrorDetails, from: number): Promise<void> | undefined {
+    const { writable, relationInputs } = this;
+    for (let index = from; index < writable.length + relationInputs.length; index++) {
+      const name = index < writable.length ? writable[index]! : relationInputs[index - writable.length]!;
+      let parsed: unknown;
+      try {
+        parsed = index < writable.length ? this.parseField(input, name, mode, context, details) : this.parseRelation(input, name, mode, context, details);
+      } catch (error) {
+        details[name] = fieldErrors(error);
+        continue;
+      }
+      if (parsed === SKIPPED) continue;
+      if (!isPending(parsed)) {
+        values[name] = parsed;
+        continue;
+      }
+      return Promise.resolve(parsed).then(
+        (value) => {
+          values[name] = value;
+        },
+        (error: unknown) => {
+          details[name] = fieldErrors(error);
+        },
+      ).then(() => this.parseInputs(input, mode, context, values, details, index + 1));
+    }
+    return undefined;
+  }
+
+  /** A writable model field's value from the body; SKIPPED when the body does not set it (noting it in `details` when it must). */
+  private parseField(input: Row, name: string, mode: WriteMode, context: WriteContext, details: ErrorDetails): unknown {
+    const field = this.model.fields[name]!;
+    if (this.sends(input, name)) return this.parseValue(field, input[name], context);
+    if (field.required === 'always' ? mode !== 'partial_update' : field.required === 'create' && mode === 'create') details[name] = [REQUIRED];
+    return SKIPPED;
+  }
+
+  /** A relation's value from the body (its ids, slugs or slug); SKIPPED as parseField. */
+  private parseRelation(input: Row, name: string, mode: WriteMode, context: WriteContext, details: ErrorDetails): unknown {
+    const { slug, slugs } = this.relations[name]!;
+    if (!this.sends(input, name)) {
+      // A slug stands for its key: required where the key is, unless the key is sent itself.
+      const key = slug && this.model.fields[slug.source]!;
+      if (key?.required === 'always' && mode !== 'partial_update' && !this.sends(input, slug!.source)) details[name] = [REQUIRED];
+      return SKIPPED;
+    }
+    if (slug) return this.parseValue({ ...slug.target.fields[slug.field]!, nullable: this.model.fields[slug.source]!.nullable }, input[name], context);
+    return slugs ? parseRelatedSlugs(slugs.target.fields[slugs.field]!, input[name]) : parseRelatedIds(input[name]);
   }
 
   /** Whether an update must validate the record as a whole (its own `validate`, or the collection's: `also`). */
@@ -418,7 +447,12 @@ export class Serializer {
    * The serializer's `validate`, then `also` (the collection's), on the values (over the stored
    * record's fields, on an update): 400 with what both found, as field errors are.
    */
-  async validateObject(values: Row, context: ObjectContext, also?: ObjectValidator): Promise<void> {
+  validateObject(values: Row, context: ObjectContext, also?: ObjectValidator): Promise<void> {
+    // Without validators nothing is built: the record, the list of validators, a promise apiece.
+    return this.validatesObjects(also) ? this.validateRecord(values, context, also) : Promise.resolve();
+  }
+
+  private async validateRecord(values: Row, context: ObjectContext, also?: ObjectValidator): Promise<void> {
     const record = { ...(context.existing && this.storedFields(context.existing)), ...values };
     const details: ErrorDetails = {};
     for (const validate of [this.options.validate, also]) {
@@ -448,17 +482,34 @@ export class Serializer {
     ).length;
   }
 
-  private async parseValue(field: Field, value: unknown, context: WriteContext): Promise<unknown> {
+  /** The value parsed, and checked where it names a user (at once, unless either answers later). */
+  private parseValue(field: Field, value: unknown, context: WriteContext): unknown {
     if (value === null) {
       if (field.nullable) return null;
       throw new FieldError('This field may not be null.');
     }
-    const parsed = await field.parse(value);
+    const parsed = field.parse(value);
     // Whether a referenced record exists is the foreign key constraint's to say, when the record is
     // written (src/store/writes.ts): after this, so naming an unknown user says no more than naming another one.
-    await checkRequestingUser(field, parsed, context);
-    return parsed;
+    if (isPending(parsed)) return Promise.resolve(parsed).then(async (parsed) => requestingUserChecked(field, parsed, context));
+    return requestingUserChecked(field, parsed, context);
   }
+}
+
+/** What is not taken from a body (a field it does not set). */
+const SKIPPED = Symbol('skipped');
+
+/** A field's messages from what its parse threw (a FieldError); anything else is thrown on. */
+function fieldErrors(error: unknown): string[] {
+  if (!(error instanceof FieldError)) throw error;
+  return error.messages;
+}
+
+/** `id`, once checkRequestingUser passed: at once when the field names no requesting user, or names them. */
+function requestingUserChecked(field: Field, id: unknown, context: WriteContext): unknown {
+  const only = field.requestingUserOnly;
+  if (!only || id === context.userId) return id;
+  return checkRequestingUser(field, id, context).then(() => id);
 }
 
 /** A key that may name only the requesting user (unless they hold a permission): throws FieldError when it names another. */

@@ -38,13 +38,17 @@ interface Returnable {
 
 const WRITTEN = 'written';
 
+/** Whether the selection reads more than the written row's own columns: nested fields or aggregates. */
+const readsRelated = (selection: Selection): boolean => selection.joins.length > 0 || (selection.aggregates?.length ?? 0) > 0;
+
 /** Whether the written row's nested fields and aggregates are read in the write's own statement (see writtenRow). */
 const readInOneStatement = (database: Database, selection: Selection): boolean =>
-  storeDatabase(database).capabilities.supportsModifyingCte && !relatedReads(selection).some((read) => read.table === selection.table);
+  storeDatabase(database).capabilities.supportsModifyingCte &&
+  !relatedReads(selection).some((read) => read.table === selection.table);
 
 /** The write, returning the row: as the selection reads it where readInOneStatement, else its own columns. */
 function returningRow(database: Database, selection: Selection, write: Returnable): Compilable<Row> {
-  if (relatedReads(selection).length === 0 || !readInOneStatement(database, selection)) return write.returning(returnedColumns(database, selection));
+  if (!readsRelated(selection) || !readInOneStatement(database, selection)) return write.returning(returnedColumns(database, selection));
   // Read as they are here: selectColumns reads them from the WITH clause exactly.
   const from = storeDatabase(database).db.with(WRITTEN, () => write.returning(selection.columns) as never).selectFrom(`${WRITTEN} as ${selection.table}`);
   return selectColumns(database, fromSelection(database, selection, from as unknown as RowQuery), selection);
@@ -82,13 +86,15 @@ const bound = (columns: readonly string[], placeholders: readonly Placeholder[])
  * the row's own columns, and the rest is read after it. A record nesting or aggregating its own table
  * is read after it too: within one statement, that table is seen as it was before the write.
  */
-async function writtenRow(database: Database, selection: Selection, query: Precompiled<Row>, values: readonly unknown[]): Promise<Row | undefined> {
-  const [row] = await query(database, ...values);
-  if (!row) return row;
-  if (relatedReads(selection).length === 0) return withBatches(database, selection, row);
-  if (readInOneStatement(database, selection)) return withBatches(database, selection, assembleRow(row, selection));
-  // Read apart, the record may be gone already (deleted by another request): then it is shown as written.
-  return (await findRecord(database, selection, row[keyOf(selection)] as RecordId)) ?? withBatches(database, selection, assembleRow(row, selection));
+function writtenRow(database: Database, selection: Selection, query: Precompiled<Row>, values: readonly unknown[]): Promise<Row | undefined> {
+  // Chained rather than awaited: no async frame per write.
+  return query(database, ...values).then(([row]) => {
+    if (!row) return row;
+    if (!readsRelated(selection)) return withBatches(database, selection, row);
+    if (readInOneStatement(database, selection)) return withBatches(database, selection, assembleRow(row, selection));
+    // Read apart, the record may be gone already (deleted by another request): then it is shown as written.
+    return findRecord(database, selection, row[keyOf(selection)] as RecordId).then((found) => found ?? withBatches(database, selection, assembleRow(row, selection)));
+  });
 }
 
 const detailsFor = (columns: readonly string[], message: (column: string) => string): Record<string, string[]> =>
@@ -119,13 +125,11 @@ async function refusal(database: Database, model: Model, values: Row, error: unk
   );
 }
 
-/** `write`, with a constraint failure thrown as the RecordRefused it means. */
-async function refusing<T>(database: Database, model: Model, values: Row, write: () => Promise<T>): Promise<T> {
-  try {
-    return await write();
-  } catch (error) {
+/** The write, with a constraint failure thrown as the RecordRefused it means. */
+function refusing<T>(database: Database, model: Model, values: Row, write: Promise<T>): Promise<T> {
+  return write.catch(async (error: unknown) => {
     throw (await refusal(database, model, values, error)) ?? error;
-  }
+  });
 }
 
 /** A new record, as `selection` reads it. */
@@ -135,7 +139,7 @@ export function createRecord(database: Database, model: Model, selection: Select
   const query = writeQuery(selection, `insert ${columns.join(',')}`, columns.length, (database, placeholders) =>
     storeDatabase(database).db.insertInto(model.table).values(bound(columns, placeholders)) as unknown as Returnable,
   );
-  return refusing(database, model, values, async () => (await writtenRow(database, selection, query, Object.values(driverValues)))!);
+  return refusing(database, model, values, writtenRow(database, selection, query, Object.values(driverValues)) as Promise<Row>);
 }
 
 /** New records, each made by `create` (createRecord, and what the caller writes with it), in order, all or none (a refusal carries the refused record's index). */
@@ -204,9 +208,7 @@ export async function updateRecord(
       return (versioned ? write.where(storeDatabase(database).capabilities.rowVersion!(model.table), '=', version as unknown as string) : write) as unknown as Returnable;
     });
   const changed = (database: Database, version?: string) =>
-    refusing(database, model, values, () =>
-      writtenRow(database, selection, update(version !== undefined), [...Object.values(driverValues), id, ...(version === undefined ? [] : [version])]),
-    );
+    refusing(database, model, values, writtenRow(database, selection, update(version !== undefined), [...Object.values(driverValues), id, ...(version === undefined ? [] : [version])]));
   const empty = Object.keys(values).length === 0;
   if (!guard) return empty ? findRecord(database, selection, id) : changed(database);
   const version = guard.seen && !guard.alongside && !empty ? versionOf(guard.seen) : undefined;
