@@ -27,7 +27,7 @@ import { invalidPage, parseListQuery } from './query.js';
 import type { Row, Selection } from '../core/rows.js';
 import { chosenFields, type Serializer, type WriteContext, type WriteMode } from './serializer.js';
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
-import { readsScoped, type RelatedScopes } from './related-scopes.js';
+import { readsScoped, type RelatedScopes, type ScopedReads } from './related-scopes.js';
 import type { HookContext } from './hooks.js';
 import type { RequestCredentials } from './authentication/app-credentials.js';
 
@@ -47,8 +47,8 @@ export interface ActionRequest {
   readonly body?: unknown;
   /** The collection's scope for this request, when it has one (a nested collection's includes its parent). */
   readonly scope?: RecordScope;
-  /** A selection as this request may read it: nested records and aggregates within their collections' scopes (related-scopes.ts). */
-  readonly scopeRelated: (selection: Selection) => Selection;
+  /** Related tables as this request may read them: nested records, aggregates and filters across relations within their collections' scopes. */
+  readonly scopeRelated: ScopedReads;
   /** Values the path sets on a create (a nested collection's foreign key to its parent). */
   readonly fromPath?: Row;
   readonly credentials: RequestCredentials;
@@ -56,7 +56,7 @@ export interface ActionRequest {
 
 /** What the action reads of its records (its serializer's, or a narrowed one), for this request, found by the lookup field. */
 const selectionOf = (action: ActionRequest, serializer = action.collection.serializerFor(action.action)): Selection =>
-  action.collection.lookup.selection(action.scopeRelated(serializer.selectionFor(action.user)));
+  action.collection.lookup.selection(action.scopeRelated.selection(serializer.selectionFor(action.user)));
 
 export interface ActionResult {
   readonly status: number;
@@ -73,7 +73,7 @@ async function list(action: ActionRequest): Promise<ActionResult> {
   const window = byWindow ? parseWindow(parameters, collection.queryRules) : undefined;
   const query = { ...parsed, ...(window && { pageSize: window.limit, offset: window.offset }), scope: action.scope?.conditions };
   const serializer = chosenFields(collection.serializerFor('list'), parameters);
-  const source = { ...collection.listSource, selection: orderedBy(selectionOf(action, serializer), action, query) };
+  const source = { ...collection.listSource, across: action.scopeRelated.across(collection.listSource.across), selection: orderedBy(selectionOf(action, serializer), action, query) };
   const plan = { source, query, estimateThreshold: collection.estimateThreshold };
   if (collection.pagination === 'cursor') return listByCursor(action, serializer, plan);
   const mode = preferredCount(request, collection.countModes);
