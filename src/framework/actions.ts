@@ -29,7 +29,7 @@ import { chosenFields, type Serializer, type WriteContext, type WriteMode } from
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
 import { readsScoped, type RelatedScopes, type ScopedReads } from './related-scopes.js';
 import type { HookContext } from './hooks.js';
-import type { RequestCredentials } from './authentication/app-credentials.js';
+import { fromTable, type RequestCredentials } from './authentication/app-credentials.js';
 
 export interface ActionRequest {
   readonly request: FastifyRequest;
@@ -128,6 +128,16 @@ function written(status: number, body: unknown, tag: (json: string) => string, h
   return { status, body, json, headers: { ...headers, ETag: tag(json) } };
 }
 
+/**
+ * A write's transaction (its hooks, the model's rules), with a refusal's details under the names
+ * clients see: a hook names the model's fields, as `values` does.
+ */
+const shownRefusals = <T>(action: ActionRequest, write: Promise<T>): Promise<T> =>
+  write.catch((error: unknown) => {
+    if (!(error instanceof ApiError) || !error.details) throw error;
+    throw new ApiError(error.status, error.code, error.message, action.collection.serializerFor(action.action).shownDetails(error.details), error.headers);
+  });
+
 /** The object-level permission checks on the record named by the path. */
 const checkRecord = (action: ActionRequest, row: Row): Promise<void> =>
   checkObjectPermissions(action.permissions, { user: action.user, action: action.action }, row);
@@ -145,6 +155,7 @@ export async function loadRecord(action: ActionRequest, serializer?: Serializer)
   const row = await action.reader.record(selectionOf(action, serializer), id, action.scope);
   if (!row) throw notFound();
   await checkRecord(action, row);
+  fromTable(action.collection.serializer.model, row);
   return { id, row };
 }
 
@@ -175,6 +186,7 @@ async function creation(action: ActionRequest, body: unknown, context: WriteCont
   const values = { ...(await serializer.validate(body, 'create', context)), ...action.fromPath };
   action.collection.lookup.assertReachable(values);
   await serializer.validateObject(values, { existing: undefined, user: action.user }, action.collection.validate);
+  serializer.model.rules?.creates?.(values, action.user);
   return values;
 }
 
@@ -204,7 +216,7 @@ async function stored(action: ActionRequest, validated: readonly Row[], create: 
   const { reader, collection } = action;
   const { beforeCreate, afterCreate } = collection.hooks;
   const values: Row[] = [];
-  const rows = await hooked(
+  const rows = await shownRefusals(action, hooked(
     reader.database,
     // A bulk create is one transaction anyway (createRecords joins this one).
     action.scope !== undefined || afterCreate !== undefined || Array.isArray(action.body),
@@ -217,12 +229,14 @@ async function stored(action: ActionRequest, validated: readonly Row[], create: 
           throw validationFailed(atIndex(index, error.details));
         }
       }
-      return inScope(action, database, await create(database, values));
+      const rows = await inScope(action, database, await create(database, values));
+      fromTable(collection.serializer.model, ...rows);
+      return rows;
     },
     async (database, rows) => {
       for (const [index, record] of rows.entries()) await afterCreate?.({ ...requestContext(action, database), values: values[index]!, record, database });
     },
-  );
+  ));
   for (const record of rows) await committed(action, 'create', record);
   return rows;
 }
@@ -288,7 +302,7 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
     const rows = await stored(action, values, (database, prepared) => createRecords(database, prepared, createOne(action, selectionOf(action), context)));
     return { status: collection.createStatus, body: rows.map((row) => collection.serializerFor('create').render(row, action)) };
   } catch (error) {
-    if (error instanceof RecordRefused && error.index !== undefined) throw validationFailed(atIndex(error.index, error.details));
+    if (error instanceof RecordRefused && error.index !== undefined) throw validationFailed(atIndex(error.index, collection.serializerFor('create').refusalDetails(error)));
     throw error;
   }
 }
@@ -348,7 +362,7 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   const rules = model.rules?.updates;
   let values = fields;
   // With after-update hooks the before-hook and the update, conditional or locked, run in their transaction, so a throw rolls it back.
-  const row = await hooked(
+  const row = await shownRefusals(action, hooked(
     reader.database,
     hooks.afterUpdate !== undefined,
     async (database) => {
@@ -356,8 +370,8 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
       // The model's rules get the record's id, whatever the path named it by.
       const update = { id: existing.id as RecordId, values, body: action.body as Row, user: action.user };
       await rules?.check({ ...update, database });
-      const alongside = rules && storesBefore(rules, values) ? (_row: Row, database: Database) => rules.beforeStore({ ...update, database }) : undefined;
-      return writeWithRelations(database, serializer, selection, values, context, (database, own) =>
+      const alongside = rules && storesBefore(rules, values) ? (row: Row, database: Database) => rules.beforeStore({ ...update, database }, row) : undefined;
+      const row = await writeWithRelations(database, serializer, selection, values, context, (database, own) =>
         updateRecord(database, model, selection, id, own, {
           check: guard(action, revalidation(action, fields, existing)),
           // loadRecord checked the object permissions on the record seen: what is left is If-Match.
@@ -367,11 +381,13 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
           alongside,
         }),
       );
+      if (row) fromTable(model, row);
+      return row;
     },
     async (database, record) => {
       if (record) await hooks.afterUpdate?.({ ...requestContext(action, database), values, existing, record, database });
     },
-  );
+  ));
   if (!row) throw notFound();
   await committed(action, 'update', row);
   return written(200, serializer.render(row, action), strongEtag);
@@ -390,16 +406,17 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
   // In the locked read's transaction: the hook's reads see the record as it is deleted.
   const seen = async (row: Row, database: Database): Promise<void> => {
     existing = row;
+    fromTable(action.collection.serializer.model, row);
     await hooks.beforeDelete?.({ ...requestContext(action, database), existing: row, database });
   };
-  const deleted = await hooked(
+  const deleted = await shownRefusals(action, hooked(
     action.reader.database,
     hooks.afterDelete !== undefined,
     (database) => deleteRecord(database, selectionOf(action), id, deleteReadsRecord(action) ? guard(action, seen) : undefined, action.scope),
     async (database, deleted) => {
       if (deleted) await hooks.afterDelete?.({ ...requestContext(action, database), existing: existing!, database });
     },
-  );
+  ));
   if (!deleted) throw notFound();
   if (existing) await committed(action, 'delete', existing);
   return { status: 204 };
