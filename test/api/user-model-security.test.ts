@@ -162,6 +162,11 @@ describe('account flags and credential versions through an app serializer', () =
     expect((await api.request('POST', '/api/v1/accounts/', { body: { username: 'plain', email: 'plain@example.org', password: 'a-long-password-1', is_superuser: false } })).status).toBe(201);
   });
 
+  it('says in the OpenAPI document that only a superuser changes the flags', async () => {
+    const account = (await api.request('GET', '/api/v1/schema/')).json.components.schemas.Account;
+    for (const flag of ['is_superuser', 'is_active']) expect(account.properties[flag].description).toMatch(/Only a superuser may change it/);
+  });
+
   it('refuses, at declaration, a serializer, filter or ordering over the credential version columns', () => {
     for (const column of ['credentials_version', 'credentials_kept']) {
       expect(() => serializer(Member, { fields: ['id', column] })).toThrow(new RegExp(`${column} only the framework reads and writes`));
