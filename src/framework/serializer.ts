@@ -142,8 +142,9 @@ export class Serializer {
     for (const name of this.fields) {
       if (!fieldOf(name) && !this.nested[name] && !this.computed[name] && !this.relations[name]) throw new Error(`${model.table}: unknown field "${name}" in fields.`);
     }
-    const internal = this.fields.filter((name) => model.rules?.internal?.includes(name));
-    if (internal.length > 0) throw new Error(`${model.table}: ${internal.join(', ')} only the framework reads and writes: no serializer may show or write them.`);
+    const named = [...this.fields, ...this.search, ...Object.values(this.computed).flatMap((computed) => computed.reads ?? [])];
+    const internal = [...new Set(named.filter((name) => model.rules?.internal?.includes(name)))];
+    if (internal.length > 0) throw new Error(`${model.table}: ${internal.join(', ')} only the framework reads and writes: no serializer may show, write, search or compute from them.`);
     for (const [name, computed] of Object.entries(this.computed)) {
       const { table, via } = computed.aggregate ?? {};
       // Names become SQL identifiers (aliases, related tables and columns): plain lower-case only.
@@ -203,7 +204,7 @@ export class Serializer {
     const own = this.fields.filter((name) => fieldOf(name) && !this.hidden.has(name) && !fieldOf(name)?.writeOnly);
     const slugs = this.fields.flatMap((name) => (this.relations[name]?.slug ? [[name, this.relations[name].slug] as const] : []));
     const shownComputed = this.fields.filter((name) => this.computed[name]);
-    const readable = Object.keys(model.fields).filter((name) => !fieldOf(name)!.writeOnly);
+    const readable = Object.keys(model.fields).filter((name) => !fieldOf(name)!.writeOnly && !model.rules?.internal?.includes(name));
     // An aggregate `on` a column reads it beside the record: a write's returned row is aggregated in its own statement.
     const computedReads = shownComputed.flatMap((name) => {
       const { reads, compute, aggregate } = this.computed[name]!;

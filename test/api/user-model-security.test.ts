@@ -162,6 +162,22 @@ describe('account flags and credential versions through an app serializer', () =
     expect((await api.request('POST', '/api/v1/accounts/', { body: { username: 'plain', email: 'plain@example.org', password: 'a-long-password-1', is_superuser: false } })).status).toBe(201);
   });
 
+  it('gives a computed field that names no columns none of the credential version columns', async () => {
+    const peek = collection('peek', {
+      serializer: serializer(Member, { name: 'Peek', fields: ['id', 'seen'], computed: { seen: computed.from((row) => Object.keys(row).filter((name) => name.startsWith('credentials'))) } }),
+      singleton: ({ user }) => user?.id,
+      permissions: [isAuthenticated],
+    });
+    const peeking = await startApi({}, withGeneratedMigrations(defineApp({ userModel: Member, collections: [peek] })));
+    try {
+      const own = await peeking.request('GET', '/api/v1/peek/', { token: (await peeking.user('eve')).token });
+      expect(own.status).toBe(200);
+      expect(own.json.seen).toStrictEqual([]);
+    } finally {
+      await peeking.close();
+    }
+  });
+
   it('says in the OpenAPI document that only a superuser changes the flags', async () => {
     const account = (await api.request('GET', '/api/v1/schema/')).json.components.schemas.Account;
     for (const flag of ['is_superuser', 'is_active']) expect(account.properties[flag].description).toMatch(/Only a superuser may change it/);
@@ -170,6 +186,8 @@ describe('account flags and credential versions through an app serializer', () =
   it('refuses, at declaration, a serializer, filter or ordering over the credential version columns', () => {
     for (const column of ['credentials_version', 'credentials_kept']) {
       expect(() => serializer(Member, { fields: ['id', column] })).toThrow(new RegExp(`${column} only the framework reads and writes`));
+      expect(() => serializer(Member, { fields: ['id', 'username'], search: [column] })).toThrow(new RegExp(`${column} only the framework reads`));
+      expect(() => serializer(Member, { fields: ['id', 'seen'], computed: { seen: computed.from((row) => row[column], { reads: [column] }) } })).toThrow(/only the framework reads/);
       const plain = serializer(Member, { fields: ['id', 'username'] });
       expect(() => collection('people', { serializer: plain, filterFields: [column] })).toThrow(/cannot filter or order by/);
       expect(() => collection('people', { serializer: plain, orderingFields: [column] })).toThrow(/cannot filter or order by/);
