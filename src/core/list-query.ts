@@ -50,7 +50,9 @@ export interface Across {
   readonly own: string;
   readonly column: string;
   /** Set where `column` names a row of another table by its id (a join table's key), and the filter is on that row's `field` instead. */
-  readonly named?: { readonly table: string; readonly field: string };
+  readonly named?: { readonly table: string; readonly field: string; readonly within?: readonly RecordScope[] };
+  /** The request's scopes of `table`, when its collections are scoped: a related row outside them matches nothing. */
+  readonly within?: readonly RecordScope[];
 }
 
 /** What a list reads: the selection, the fields its filters and ordering name, the fields searched. */

@@ -27,9 +27,9 @@ import { invalidPage, parseListQuery } from './query.js';
 import type { Row, Selection } from '../core/rows.js';
 import { chosenFields, type Serializer, type WriteContext, type WriteMode } from './serializer.js';
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
-import { readsScoped, type RelatedScopes } from './related-scopes.js';
+import { readsScoped, type RelatedScopes, type ScopedReads } from './related-scopes.js';
 import type { HookContext } from './hooks.js';
-import type { RequestCredentials } from './authentication/app-credentials.js';
+import { fromTable, type RequestCredentials } from './authentication/app-credentials.js';
 
 export interface ActionRequest {
   readonly request: FastifyRequest;
@@ -47,8 +47,8 @@ export interface ActionRequest {
   readonly body?: unknown;
   /** The collection's scope for this request, when it has one (a nested collection's includes its parent). */
   readonly scope?: RecordScope;
-  /** A selection as this request may read it: nested records and aggregates within their collections' scopes (related-scopes.ts). */
-  readonly scopeRelated: (selection: Selection) => Selection;
+  /** Related tables as this request may read them: nested records, aggregates and filters across relations within their collections' scopes. */
+  readonly scopeRelated: ScopedReads;
   /** Values the path sets on a create (a nested collection's foreign key to its parent). */
   readonly fromPath?: Row;
   readonly credentials: RequestCredentials;
@@ -56,7 +56,7 @@ export interface ActionRequest {
 
 /** What the action reads of its records (its serializer's, or a narrowed one), for this request, found by the lookup field. */
 const selectionOf = (action: ActionRequest, serializer = action.collection.serializerFor(action.action)): Selection =>
-  action.collection.lookup.selection(action.scopeRelated(serializer.selectionFor(action.user)));
+  action.collection.lookup.selection(action.scopeRelated.selection(serializer.selectionFor(action.user)));
 
 export interface ActionResult {
   readonly status: number;
@@ -73,7 +73,7 @@ async function list(action: ActionRequest): Promise<ActionResult> {
   const window = byWindow ? parseWindow(parameters, collection.queryRules) : undefined;
   const query = { ...parsed, ...(window && { pageSize: window.limit, offset: window.offset }), scope: action.scope?.conditions };
   const serializer = chosenFields(collection.serializerFor('list'), parameters);
-  const source = { ...collection.listSource, selection: orderedBy(selectionOf(action, serializer), action, query) };
+  const source = { ...collection.listSource, across: action.scopeRelated.across(collection.listSource.across), selection: orderedBy(selectionOf(action, serializer), action, query) };
   const plan = { source, query, estimateThreshold: collection.estimateThreshold };
   if (collection.pagination === 'cursor') return listByCursor(action, serializer, plan);
   const mode = preferredCount(request, collection.countModes);
@@ -128,6 +128,16 @@ function written(status: number, body: unknown, tag: (json: string) => string, h
   return { status, body, json, headers: { ...headers, ETag: tag(json) } };
 }
 
+/**
+ * A write's transaction (its hooks, the model's rules), with a refusal's details under the names
+ * clients see: a hook names the model's fields, as `values` does.
+ */
+const shownRefusals = <T>(action: ActionRequest, write: Promise<T>): Promise<T> =>
+  write.catch((error: unknown) => {
+    if (!(error instanceof ApiError) || !error.details) throw error;
+    throw new ApiError(error.status, error.code, error.message, action.collection.serializerFor(action.action).shownDetails(error.details), error.headers);
+  });
+
 /** The object-level permission checks on the record named by the path. */
 const checkRecord = (action: ActionRequest, row: Row): Promise<void> =>
   checkObjectPermissions(action.permissions, { user: action.user, action: action.action }, row);
@@ -145,6 +155,7 @@ export async function loadRecord(action: ActionRequest, serializer?: Serializer)
   const row = await action.reader.record(selectionOf(action, serializer), id, action.scope);
   if (!row) throw notFound();
   await checkRecord(action, row);
+  fromTable(action.collection.serializer.model, row);
   return { id, row };
 }
 
@@ -175,6 +186,7 @@ async function creation(action: ActionRequest, body: unknown, context: WriteCont
   const values = { ...(await serializer.validate(body, 'create', context)), ...action.fromPath };
   action.collection.lookup.assertReachable(values);
   await serializer.validateObject(values, { existing: undefined, user: action.user }, action.collection.validate);
+  serializer.model.rules?.creates?.(values, action.user);
   return values;
 }
 
@@ -204,7 +216,7 @@ async function stored(action: ActionRequest, validated: readonly Row[], create: 
   const { reader, collection } = action;
   const { beforeCreate, afterCreate } = collection.hooks;
   const values: Row[] = [];
-  const rows = await hooked(
+  const rows = await shownRefusals(action, hooked(
     reader.database,
     // A bulk create is one transaction anyway (createRecords joins this one).
     action.scope !== undefined || afterCreate !== undefined || Array.isArray(action.body),
@@ -217,12 +229,14 @@ async function stored(action: ActionRequest, validated: readonly Row[], create: 
           throw validationFailed(atIndex(index, error.details));
         }
       }
-      return inScope(action, database, await create(database, values));
+      const rows = await inScope(action, database, await create(database, values));
+      fromTable(collection.serializer.model, ...rows);
+      return rows;
     },
     async (database, rows) => {
       for (const [index, record] of rows.entries()) await afterCreate?.({ ...requestContext(action, database), values: values[index]!, record, database });
     },
-  );
+  ));
   for (const record of rows) await committed(action, 'create', record);
   return rows;
 }
@@ -288,7 +302,7 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
     const rows = await stored(action, values, (database, prepared) => createRecords(database, prepared, createOne(action, selectionOf(action), context)));
     return { status: collection.createStatus, body: rows.map((row) => collection.serializerFor('create').render(row, action)) };
   } catch (error) {
-    if (error instanceof RecordRefused && error.index !== undefined) throw validationFailed(atIndex(error.index, error.details));
+    if (error instanceof RecordRefused && error.index !== undefined) throw validationFailed(atIndex(error.index, collection.serializerFor('create').refusalDetails(error)));
     throw error;
   }
 }
@@ -348,7 +362,7 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   const rules = model.rules?.updates;
   let values = fields;
   // With after-update hooks the before-hook and the update, conditional or locked, run in their transaction, so a throw rolls it back.
-  const row = await hooked(
+  const row = await shownRefusals(action, hooked(
     reader.database,
     hooks.afterUpdate !== undefined,
     async (database) => {
@@ -356,8 +370,8 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
       // The model's rules get the record's id, whatever the path named it by.
       const update = { id: existing.id as RecordId, values, body: action.body as Row, user: action.user };
       await rules?.check({ ...update, database });
-      const alongside = rules && storesBefore(rules, values) ? (_row: Row, database: Database) => rules.beforeStore({ ...update, database }) : undefined;
-      return writeWithRelations(database, serializer, selection, values, context, (database, own) =>
+      const alongside = rules && storesBefore(rules, values) ? (row: Row, database: Database) => rules.beforeStore({ ...update, database }, row) : undefined;
+      const row = await writeWithRelations(database, serializer, selection, values, context, (database, own) =>
         updateRecord(database, model, selection, id, own, {
           check: guard(action, revalidation(action, fields, existing)),
           // loadRecord checked the object permissions on the record seen: what is left is If-Match.
@@ -367,11 +381,13 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
           alongside,
         }),
       );
+      if (row) fromTable(model, row);
+      return row;
     },
     async (database, record) => {
       if (record) await hooks.afterUpdate?.({ ...requestContext(action, database), values, existing, record, database });
     },
-  );
+  ));
   if (!row) throw notFound();
   await committed(action, 'update', row);
   return written(200, serializer.render(row, action), strongEtag);
@@ -390,16 +406,17 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
   // In the locked read's transaction: the hook's reads see the record as it is deleted.
   const seen = async (row: Row, database: Database): Promise<void> => {
     existing = row;
+    fromTable(action.collection.serializer.model, row);
     await hooks.beforeDelete?.({ ...requestContext(action, database), existing: row, database });
   };
-  const deleted = await hooked(
+  const deleted = await shownRefusals(action, hooked(
     action.reader.database,
     hooks.afterDelete !== undefined,
     (database) => deleteRecord(database, selectionOf(action), id, deleteReadsRecord(action) ? guard(action, seen) : undefined, action.scope),
     async (database, deleted) => {
       if (deleted) await hooks.afterDelete?.({ ...requestContext(action, database), existing: existing!, database });
     },
-  );
+  ));
   if (!deleted) throw notFound();
   if (existing) await committed(action, 'delete', existing);
   return { status: 204 };

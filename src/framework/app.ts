@@ -18,6 +18,7 @@ import type { AuthUser } from './authentication/index.js';
 import { resolveSecretKey, signingKeys } from './authentication/secrets.js';
 import { loginCheck } from './authentication/routes.js';
 import { authenticationFor } from './authentication/setup.js';
+import { credentialSetup } from './authentication/app-credentials.js';
 import { browsableAssets } from './browsable/index.js';
 import { assertKeywords, DEFAULT_KEYWORDS, endOf, mountedRouters, withAppDefaults, type ExceptionHandler, type MountedRouter, type RouterDefinition } from './api-style.js';
 import type { Collection, Pagination } from './collection.js';
@@ -170,7 +171,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       passwordThrottle,
       page,
       relatedScopes: relatedScopes(definition.collections),
-      credentials: { userModel: definition.userModel ?? User, passwordThrottle, issue: auth.issue },
+      credentials: credentialSetup(definition.userModel ?? User, passwordThrottle, auth.issue),
     },
   });
   if (definition.routes) {

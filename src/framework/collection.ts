@@ -178,6 +178,10 @@ export function collection(name: string, options: CollectionOptions): Collection
     relatedFields[field] = { ...related.field, lookups: related.lookups };
     across[field] = related.across;
   }
+  const internal = [...(Array.isArray(filterFields) ? (filterFields as readonly string[]) : Object.keys(filterFields)), ...(options.orderingFields ?? [])].filter((field) =>
+    serializer.model.rules?.internal?.includes(field),
+  );
+  if (internal.length > 0) throw new Error(`${name}: cannot filter or order by ${internal.join(', ')}: only the framework reads them.`);
   const filterable = { ...modelFields, ...relatedFields };
   const entries = Array.isArray(filterFields)
     ? (filterFields as readonly string[]).map((field) => [field, filterable[field]?.lookups ?? []] as const)

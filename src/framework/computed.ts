@@ -8,6 +8,7 @@ import type { JsonSchema } from '../core/fields.js';
 import type { Aggregate, Row } from '../core/rows.js';
 import type { AuthUser } from './authentication/auth-user.js';
 import type { Credentials } from './authentication/app-credentials.js';
+import { User } from './users/model.js';
 
 /** What a computed value may look at beside the row. */
 export interface RenderContext {
@@ -23,6 +24,8 @@ export interface ComputedField {
   readonly compute?: (row: Row, context: RenderContext) => unknown;
   /** The model columns `compute` reads (all but write-only ones when absent), whatever `fields` and `omit` leave shown. */
   readonly reads?: readonly string[];
+  /** The only table whose serializers may show it (a credential: the users table's). */
+  readonly onlyOn?: string;
   /** SQL-backed: what the store computes (`requestingUser`: only related rows whose column names the requesting user). */
   readonly aggregate?: Omit<Aggregate, 'name' | 'where'> & { readonly requestingUser?: string };
 }
@@ -71,7 +74,8 @@ export const computed = {
   credential: (): ComputedField => ({
     schema: { type: ['string', 'null'], description: 'A credential the request issued for this user, or the one the caller sent when it is theirs; else null.' },
     reads: ['id'],
-    compute: (row, { credentials }) => credentials?.current(Number(row.id)) ?? null,
+    onlyOn: User.table,
+    compute: (row, { credentials }) => credentials?.current(row) ?? null,
   }),
   /** The ids of the rows of `table` that name the record in `via`, ascending. */
   ids: (table: string, via: string): ComputedField => ({ schema: { type: 'array', items: { type: 'integer' } }, aggregate: over('ids', table, via) }),

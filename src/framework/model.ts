@@ -1,5 +1,5 @@
 /** A model as the framework declares it: the core's table and fields, with the rules every collection over it keeps. */
-import { model as coreModel, type Model as CoreModel } from '../core/model.js';
+import { model as coreModel, type Model as CoreModel, type Table } from '../core/model.js';
 import type { Field, JsonSchema } from '../core/fields.js';
 import type { TableFacts } from '../core/schema.js';
 import type { Row } from '../core/rows.js';
@@ -26,8 +26,8 @@ export interface UpdateRules {
   readonly inputs: Readonly<Record<string, JsonSchema>>;
   /** Once the body is valid, before the transaction (so it may be slow): throws an ApiError to refuse. */
   check(update: RecordUpdate): Promise<void>;
-  /** In the update's transaction, with the record locked, before its values are stored. */
-  beforeStore(update: RecordUpdate): Promise<void>;
+  /** In the update's transaction, with the record locked (`stored`, as read now), before its values are stored. */
+  beforeStore(update: RecordUpdate, stored: Row): Promise<void>;
   /**
    * The fields whose update calls `beforeStore` (every update, when not given). An update that
    * calls it is a transaction; one that does not may be one conditional statement.
@@ -42,8 +42,18 @@ export interface ModelRules extends TableFacts {
   /** Checked beside every collection's own permissions. */
   readonly permissions?: readonly Permission[];
   readonly updates?: UpdateRules;
+  /** Each new record's validated values, before any is stored: throws an ApiError to refuse. */
+  readonly creates?: (values: Row, user: AuthUser | null) => void;
+  /**
+   * Columns only the framework's own code reads and writes (a user's credential version): no
+   * serializer shows or writes them, no filter or ordering reaches them (refused at declaration).
+   */
+  readonly internal?: readonly string[];
 }
 
 export type Model = CoreModel<ModelRules>;
+
+/** The table's internal columns (ModelRules.internal): a table of the app's is a Model, whose rules may name some. */
+export const internalColumns = (table: Table): readonly string[] => (table as Model).rules?.internal ?? [];
 
 export const model: (table: string, fields: Record<string, Field>, rules?: ModelRules) => Model = coreModel;

@@ -13,6 +13,7 @@ import { lookups as LOOKUPS } from '../core/fields.js';
 import type { Across } from '../core/list-query.js';
 import type { Table } from '../core/model.js';
 import type { Collection } from './collection.js';
+import { internalColumns } from './model.js';
 
 /** A named filter as a list query applies it: on `field` (a model field, or the filter's own name with `across`), with `lookup`. */
 export interface NamedFilter {
@@ -111,6 +112,7 @@ export function withNamedFilters(collection: Collection, tables: ReadonlyMap<str
     }
     const { hops, column, field, lookup } = walked;
     if (field.writeOnly) throw new Error(`${where}: "${path}" ends in a write-only field.`);
+    if (internalColumns(hops.at(-1)?.table ?? collection.serializer.model).includes(column)) throw new Error(`${where}: "${path}" ends in a field only the framework reads.`);
     if (!field.lookups.includes(lookup as Lookup)) throw new Error(`${where}: "${path}" ends in a lookup that does not fit its field.`);
     const related = acrossOf(hops, column);
     if (related === null) throw new Error(`${where}: "${path}" goes through more than one reverse relation and one foreign key after it.`);

@@ -6,7 +6,7 @@
  * itself answers 404. The conditions go into the page's own statement (the join's ON, the
  * aggregate's WHERE, a nested list's statement), so a list stays a fixed number of statements.
  */
-import type { RecordScope } from '../core/list-query.js';
+import type { Across, RecordScope } from '../core/list-query.js';
 import { relatedReads, type Selection } from '../core/rows.js';
 import type { Collection } from './collection.js';
 import { scopeFor, type RequestContext } from './scope.js';
@@ -33,13 +33,17 @@ export const readsScoped = (selection: Selection, scopes: RelatedScopes): boolea
   (relatedReads(selection).some(({ table }) => scopes.has(table)) ||
     (selection.batches ?? []).some((batch) => scopes.has(batch.table) || readsScoped(batch.selection, scopes)));
 
-const unscoped = (selection: Selection): Selection => selection;
+const unscoped: ScopedReads = { selection: (selection) => selection, across: (across) => across };
 
-/**
- * The request's view of a selection: its nested records and aggregates over scoped tables kept
- * within the scopes (the same selection, and its compiled queries, where none is scoped).
- */
-export function scopeRelated(scopes: RelatedScopes, context: RequestContext): (selection: Selection) => Selection {
+/** What a request reads of related tables, kept within their collections' scopes. */
+export interface ScopedReads {
+  /** A selection with its nested records and aggregates over scoped tables kept within the scopes (the same selection, and its compiled queries, where none is scoped). */
+  selection(selection: Selection): Selection;
+  /** A list's filters across related tables (named filters, filters through relations): a related row outside the scopes matches none. */
+  across(across: Readonly<Record<string, Across>> | undefined): Readonly<Record<string, Across>> | undefined;
+}
+
+export function scopeRelated(scopes: RelatedScopes, context: RequestContext): ScopedReads {
   // Nothing scoped: no per-request memo to build.
   if (scopes.size === 0) return unscoped;
   const withinByTable = new Map<string, RecordScope[]>();
@@ -67,5 +71,9 @@ export function scopeRelated(scopes: RelatedScopes, context: RequestContext): (s
           ...(selection.batches && { batches: selection.batches.map((batch) => scoped({ ...batch, selection: scopedSelection(batch.selection) })) }),
         }
       : selection;
-  return scopedSelection;
+  const scopedAcross = (related: Across): Across => scoped(related.named ? { ...related, named: scoped(related.named) } : related);
+  return {
+    selection: scopedSelection,
+    across: (across) => across && Object.fromEntries(Object.entries(across).map(([name, related]) => [name, scopedAcross(related)])),
+  };
 }

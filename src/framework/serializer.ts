@@ -7,6 +7,7 @@ import { cached } from '../core/cache.js';
 import { FieldError, type DefaultContext, type Field } from '../core/fields.js';
 import { isPending } from '../core/maybe-promise.js';
 import type { Aggregate, Join, Row, Selection } from '../core/rows.js';
+import { clashDetails, type RecordRefused } from '../core/refused.js';
 import { emptyDetails, parseError, validationFailed, type ErrorDetails } from './errors.js';
 import type { AuthUser } from './authentication/auth-user.js';
 import { aggregatesFor, type ComputedField, type RenderContext } from './computed.js';
@@ -144,12 +145,16 @@ export class Serializer {
     for (const name of this.fields) {
       if (!fieldOf(name) && !this.nested[name] && !this.computed[name] && !this.relations[name]) throw new Error(`${model.table}: unknown field "${name}" in fields.`);
     }
+    const named = [...this.fields, ...this.search, ...Object.values(this.computed).flatMap((computed) => computed.reads ?? [])];
+    const internal = [...new Set(named.filter((name) => model.rules?.internal?.includes(name)))];
+    if (internal.length > 0) throw new Error(`${model.table}: ${internal.join(', ')} only the framework reads and writes: no serializer may show, write, search or compute from them.`);
     for (const [name, computed] of Object.entries(this.computed)) {
       const { table, via } = computed.aggregate ?? {};
       // Names become SQL identifiers (aliases, related tables and columns): plain lower-case only.
       const names = [name, table, via, computed.aggregate?.requestingUser, computed.aggregate?.on, ...(computed.reads ?? [])].filter((part) => part !== undefined);
       if (names.some((part) => !/^[a-z_][a-z0-9_]*$/.test(part))) throw new Error(`${model.table}: computed "${name}" names must match [a-z_][a-z0-9_]*.`);
       if (fieldOf(name) || this.nested[name]) throw new Error(`${model.table}: computed "${name}" is also a field.`);
+      if (computed.onlyOn !== undefined && computed.onlyOn !== model.table) throw new Error(`${model.table}: computed "${name}" may be shown only by a serializer of ${computed.onlyOn}.`);
       for (const column of computed.reads ?? []) if (!fieldOf(column)) throw new Error(`${model.table}: computed "${name}" reads unknown field "${column}".`);
       const on = computed.aggregate?.on;
       if (on !== undefined && !fieldOf(on)) throw new Error(`${model.table}: computed "${name}" is correlated on unknown field "${on}".`);
@@ -203,7 +208,7 @@ export class Serializer {
     const own = this.fields.filter((name) => fieldOf(name) && !this.hidden.has(name) && !fieldOf(name)?.writeOnly);
     const slugs = this.fields.flatMap((name) => (this.relations[name]?.slug ? [[name, this.relations[name].slug] as const] : []));
     const shownComputed = this.fields.filter((name) => this.computed[name]);
-    const readable = Object.keys(model.fields).filter((name) => !fieldOf(name)!.writeOnly);
+    const readable = Object.keys(model.fields).filter((name) => !fieldOf(name)!.writeOnly && !model.rules?.internal?.includes(name));
     // An aggregate `on` a column reads it beside the record: a write's returned row is aggregated in its own statement.
     const computedReads = shownComputed.flatMap((name) => {
       const { reads, compute, aggregate } = this.computed[name]!;
@@ -238,9 +243,18 @@ export class Serializer {
     return this.shownNames.get(name) ?? name;
   }
 
-  /** Messages by field → by the names clients see. */
+  /** Messages by field (a bulk create's under `<index>.<field>`) → by the names clients see. */
   shownDetails(details: ErrorDetails): ErrorDetails {
-    return !this.renames ? details : Object.fromEntries(Object.entries(details).map(([name, messages]) => [this.shown(name), messages]));
+    const shownKey = (key: string): string => {
+      const [, index = '', name = key] = /^(\d+\.)(.*)$/.exec(key) ?? [];
+      return `${index}${this.shown(name)}`;
+    };
+    return !this.renames ? details : Object.fromEntries(Object.entries(details).map(([key, messages]) => [shownKey(key), messages]));
+  }
+
+  /** What the database refused, by the names clients see: a unique clash's message names them too. */
+  refusalDetails(refused: RecordRefused): ErrorDetails {
+    return refused.clashing ? clashDetails(refused.clashing, (name) => this.shown(name)) : this.shownDetails(refused.details);
   }
 
   /**

@@ -238,20 +238,28 @@ export function createThrottle(store: CounterStore, rates: ThrottleRates, scoped
 
 /**
  * Counts one request that derives a password hash; throws 429 over the rate. `account` names the user
- * it is about, when there is one: `name:<username>` for a credential check, `id:<id>` for a write.
+ * it is about, when known (auth-user.ts's accountKey: a write's acting user, a credential check's account).
  */
-export type PasswordThrottle = (request: FastifyRequest, reply: FastifyReply, account: string | undefined) => Promise<void>;
+export interface PasswordThrottle {
+  (request: FastifyRequest, reply: FastifyReply, account: string | undefined): Promise<void>;
+  /** The per-account count alone: a credential check counts the client first, then the account it found. */
+  account(request: FastifyRequest, reply: FastifyReply, account: string): Promise<void>;
+}
 
 /**
  * The stricter throttle for every request that hashes or checks a password (token obtain, JWT
- * obtain, session login, a create or change that sets a password): THROTTLE_LOGIN per client IP,
- * so trying many usernames from one address counts as one stream of guesses, and the same rate per
- * account, so many addresses cannot pool their allowance against one user.
+ * obtain, session login, an app's credentials.check, a create or change that sets a password):
+ * THROTTLE_LOGIN per client IP, so trying many usernames from one address counts as one stream of
+ * guesses, and the same rate per account, so many addresses cannot pool their allowance against one user.
  */
 export function createPasswordThrottle(store: CounterStore, rate: Rate | null): PasswordThrottle {
-  return async (request, reply, account) => {
+  const account = async (request: FastifyRequest, reply: FastifyReply, name: string): Promise<void> => {
+    if (rate) await consume(store, request, reply, `login:user:${name}`, rate);
+  };
+  const throttle = async (request: FastifyRequest, reply: FastifyReply, name: string | undefined): Promise<void> => {
     if (!rate) return;
     await consume(store, request, reply, `login:ip:${clientAddress(request)}`, rate);
-    if (account !== undefined) await consume(store, request, reply, `login:user:${account}`, rate);
+    if (name !== undefined) await account(request, reply, name);
   };
+  return Object.assign(throttle, { account });
 }

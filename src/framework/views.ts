@@ -10,6 +10,7 @@ import type { Database } from '../store/database.js';
 import { requestReader } from '../store/reader.js';
 import { announceReads, runAction } from './actions.js';
 import { authenticate, type Authenticator } from './authentication/index.js';
+import { accountKey } from './authentication/auth-user.js';
 import type { BrowsableContext } from './browsable/index.js';
 import type { Collection, Singleton } from './collection.js';
 import { notAuthenticated, notFound } from './errors.js';
@@ -96,7 +97,7 @@ export async function handleCollection(
   const body = actionsWithBody.has(action) ? unwrapBody(collection.envelope, parseJsonBody(request)) : undefined;
   // Hashing a password costs what checking one does, so it is limited as logins are, per acting user.
   for (let records = collection.serializerFor(action).hashingsIn(body); records > 0; records -= 1) {
-    await runtime.passwordThrottle(request, reply, user ? `id:${user.id}` : undefined);
+    await runtime.passwordThrottle(request, reply, accountKey(user?.username));
   }
 
   const result = wrapResult(collection.envelope, action, await runAction[action]({
@@ -115,7 +116,7 @@ export async function handleCollection(
     credentials: requestCredentials(runtime.credentials, request, reply, reader.database),
   }).catch((error: unknown) => {
     // What the database refused (a unique field taken, a slug naming nothing) under the names clients see.
-    throw error instanceof RecordRefused && error.index === undefined ? new RecordRefused(collection.serializer.shownDetails(error.details)) : error;
+    throw error instanceof RecordRefused && error.index === undefined ? new RecordRefused(collection.serializerFor(action).refusalDetails(error)) : error;
   }));
 
   return renderResult(reply, mediaType, result, { ...runtime.page, collection, action });

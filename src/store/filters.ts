@@ -36,10 +36,13 @@ export function compileConditions(
     const alias = `across_${filter.field}`;
     const { named } = related;
     const namedAlias = `named_${filter.field}`;
+    // A related row the request may not see (outside its collections' scopes) matches no filter.
+    const scoped = (matched: Expression<SqlBool>, within: readonly RecordScope[] | undefined, alias: string): Expression<SqlBool> =>
+      within ? eb.and([matched, withinScopes(database, within, alias)]) : matched;
     const matches = named
-      ? sql<SqlBool>`${sql.ref(`${alias}.${related.column}`)} in (select ${sql.ref(`${namedAlias}.id`)} from ${sql.table(named.table)} as ${sql.ref(namedAlias)} where ${compileFilter(database, field, `${namedAlias}.${named.field}`, filter, eb)})`
+      ? sql<SqlBool>`${sql.ref(`${alias}.${related.column}`)} in (select ${sql.ref(`${namedAlias}.id`)} from ${sql.table(named.table)} as ${sql.ref(namedAlias)} where ${scoped(compileFilter(database, field, `${namedAlias}.${named.field}`, filter, eb), named.within, namedAlias)})`
       : compileFilter(database, field, `${alias}.${related.column}`, filter, eb);
-    return sql<SqlBool>`exists (select 1 from ${sql.table(related.table)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.${related.link}`)} = ${sql.ref(`${table}.${related.own}`)} and ${matches})`;
+    return sql<SqlBool>`exists (select 1 from ${sql.table(related.table)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.${related.link}`)} = ${sql.ref(`${table}.${related.own}`)} and ${scoped(matches, related.within, alias)})`;
   });
 }
 

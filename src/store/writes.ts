@@ -10,7 +10,7 @@ import { sql, type AliasedRawBuilder, type Compilable } from 'kysely';
 import { cached } from '../core/cache.js';
 import type { RecordScope } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
-import { RecordProtected, RecordRefused } from '../core/refused.js';
+import { clashDetails, RecordProtected, RecordRefused } from '../core/refused.js';
 import { keyOf, relatedReads, type Row, type Selection } from '../core/rows.js';
 import { storeDatabase, type Database } from './database.js';
 import { findScopedRecord } from './list.js';
@@ -113,7 +113,7 @@ async function missingReferences(database: Database, model: Model, values: Row):
 /** A constraint failure of a write of `values` → the RecordRefused it means; undefined for any other error. */
 async function refusal(database: Database, model: Model, values: Row, error: unknown): Promise<RecordRefused | undefined> {
   const clashing = database.uniqueViolation(error);
-  if (clashing) return new RecordRefused(detailsFor(clashing, () => `A record with this ${clashing.join(', ') || 'value'} already exists.`));
+  if (clashing) return new RecordRefused(clashDetails(clashing), undefined, clashing);
   const reported = database.missingReference(error);
   if (!reported) return undefined;
   // SQLite does not say which foreign key failed; its transaction survives the failed statement, so the record's own references tell.
@@ -150,7 +150,7 @@ export function createRecords(database: Database, records: readonly Row[], creat
       try {
         rows.push(await create(scoped, values));
       } catch (error) {
-        throw error instanceof RecordRefused ? new RecordRefused(error.details, index) : error;
+        throw error instanceof RecordRefused ? new RecordRefused(error.details, index, error.clashing) : error;
       }
     }
     return rows;

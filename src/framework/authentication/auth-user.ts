@@ -21,10 +21,14 @@ export interface AuthUser {
   hasPermission(name: string): Promise<boolean>;
 }
 
+/** The AuthUsers the framework made, each from a users row (what credentials.issue takes as a user). */
+const madeHere = new WeakSet<object>();
+export const isAuthUser = (value: object): value is AuthUser => madeHere.has(value);
+
 export function toAuthUser(database: Database, row: UserRow, credentialId?: string): AuthUser {
   const isSuperuser = Boolean(row.is_superuser);
   let permissions: Promise<Set<string>> | undefined;
-  return {
+  const user: AuthUser = {
     id: Number(row.id),
     username: row.username,
     isSuperuser,
@@ -36,6 +40,8 @@ export function toAuthUser(database: Database, row: UserRow, credentialId?: stri
       return (await permissions).has(name);
     },
   };
+  madeHere.add(user);
+  return user;
 }
 
 /**
@@ -57,10 +63,25 @@ export async function findCurrentUser(database: Database, credential: IssuedCred
   return row && toAuthUser(database, row, credential.id);
 }
 
-/** The active user these credentials name (by username, or by a unique `email`), or undefined; takes as long either way. */
-export async function checkCredentials(database: Database, name: unknown, password: unknown, by: 'username' | 'email' = 'username'): Promise<AuthUser | undefined> {
+/**
+ * The login throttle's bucket of an account: its username folded, which names one account (usernames
+ * are unique ignoring case), however the account is named (username in any case, e-mail) and whether
+ * a login or a password-setting write counts. An e-mail that finds nobody counts under itself: one
+ * shared bucket for every unknown name would, once full, tell which names exist.
+ */
+export const accountKey = (username: string | undefined): string | undefined => username && `name:${username.toLowerCase()}`;
+
+/** The column a login names its user by: the username, or an app's unique `email`. */
+export type LoginField = 'username' | 'email';
+
+/**
+ * The active user these credentials name, or undefined; takes as long either way. `counted` is
+ * called once the lookup knows whom the check is about (the login throttle's per-account count).
+ */
+export async function checkCredentials(database: Database, name: unknown, password: unknown, by: LoginField, counted: (account: string) => Promise<void>): Promise<AuthUser | undefined> {
   if (typeof name !== 'string' || typeof password !== 'string') return undefined;
   const row = await activeUserBy(database, by, name);
+  await counted(accountKey(by === 'username' ? name : row?.username) ?? `email:${name.toLowerCase()}`);
   if (!row) return verifyAgainstDummy(password).then(() => undefined);
   const valid = await verifyPassword(password, row.password);
   return valid ? toAuthUser(database, row) : undefined;

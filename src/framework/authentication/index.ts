@@ -49,8 +49,8 @@ export interface AuthenticationKind {
   readonly authenticator: Authenticator;
   /** Registers the kind's endpoints on the API scope (under `/auth/`). */
   mount(scope: FastifyInstance): void;
-  /** A new credential of this kind for an active user (an API token, a JWT access token), written through `database`; kinds that hand out none to an app's code have none. */
-  issue?(database: Database, userId: number): Promise<string>;
+  /** A new credential of this kind for an active user as just read (an API token, a JWT access token), written through `database`; kinds that hand out none to an app's code have none. */
+  issue?(database: Database, user: AuthUser): Promise<string>;
 }
 
 /** The credential a request carries: an Authorization header with one of the app's keywords first, else a cookie some kind reads. */

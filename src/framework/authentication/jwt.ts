@@ -22,8 +22,7 @@ import { parseJsonBody } from '../parsers.js';
 import { resource } from '../router.js';
 import type { AuthenticationKind } from './index.js';
 import { credentialsSchema, objectOf, passwordChecked, type LoginCheck } from './routes.js';
-import { findCurrentUser, toAuthUser, type AuthUser } from './auth-user.js';
-import { activeUserById } from '../../store/accounts/users.js';
+import { findCurrentUser, type AuthUser } from './auth-user.js';
 
 export interface JwtSettings {
   /** SECRET_KEY's key for JWTs (see signingKeys). */
@@ -97,11 +96,7 @@ export function jwtKind(database: Database, settings: JwtSettings, login: LoginC
   }
 
   return {
-    async issue(database, userId) {
-      const row = await activeUserById(database, userId);
-      if (!row) throw new Error(`credentials.issue: no active user ${userId}.`);
-      return sign(toAuthUser(database, row), 'access');
-    },
+    issue: (_database, user) => sign(user, 'access'),
     authenticator: {
       kind: 'jwt',
       async authenticate(credential) {

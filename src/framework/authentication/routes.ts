@@ -31,13 +31,13 @@ export const passwordChecked = (responses: Record<string, JsonSchema>): Record<s
 export const INVALID_CREDENTIALS = 'Unable to log in with the provided credentials.';
 
 /** `{username, password}` from the body → the user, or 400 (the same whether or not the user exists). */
-export async function userFromCredentials(database: Database, body: unknown): Promise<AuthUser> {
+export async function userFromCredentials(database: Database, body: unknown, counted: (account: string) => Promise<void>): Promise<AuthUser> {
   const { username, password } = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   const details: Record<string, string[]> = {};
   if (typeof username !== 'string' || username === '') details.username = ['This field is required.'];
   if (typeof password !== 'string' || password === '') details.password = ['This field is required.'];
   if (Object.keys(details).length > 0) throw validationFailed(details);
-  const user = await checkCredentials(database, username, password);
+  const user = await checkCredentials(database, username, password, 'username', counted);
   if (!user) throw validationFailed({ non_field_errors: [INVALID_CREDENTIALS] }, INVALID_CREDENTIALS);
   return user;
 }
@@ -49,8 +49,6 @@ export const loginCheck =
   (database: Database, throttle: PasswordThrottle): LoginCheck =>
   async (request, reply) => {
     const body = parseJsonBody(request);
-    const { username } = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
-    // Keyed by the name as sent (usernames are unique whatever their case), whether or not it exists.
-    await throttle(request, reply, typeof username === 'string' ? `name:${username.toLowerCase()}` : undefined);
-    return userFromCredentials(database, body);
+    await throttle(request, reply, undefined);
+    return userFromCredentials(database, body, (account) => throttle.account(request, reply, account));
   };

@@ -13,6 +13,11 @@ import { redisSessionStore } from './session-store-redis.js';
 import { databaseSessionStore } from './session-store.js';
 import type { LoginCheck } from './routes.js';
 import { tokenKind } from './token.js';
+import { activeUserById } from '../../store/accounts/users.js';
+import { validationFailed } from '../errors.js';
+import { toAuthUser } from './auth-user.js';
+
+const INACTIVE = 'This user is inactive (or gone): no credential is issued for it.';
 
 export interface AuthSetup {
   readonly authenticators: readonly Authenticator[];
@@ -44,9 +49,12 @@ export function authenticationFor(database: Database, config: Config, jwtKey: Ui
   const kinds = config.auth.map((kind) => build[kind]());
   const issuer = ['token', 'jwt'].map((name) => kinds[config.auth.indexOf(name as AuthKind)]).find((kind) => kind?.issue);
   return {
-    issue(database, userId) {
+    async issue(database, userId) {
       if (!issuer?.issue) throw new Error(`credentials.issue needs token or jwt authentication: AUTH is "${config.auth.join(',')}".`);
-      return issuer.issue(database, userId);
+      // Issued under the version read now, so a credential of an inactive user cannot wake with it.
+      const row = await activeUserById(database, userId);
+      if (!row) throw validationFailed({ non_field_errors: [INACTIVE] }, INACTIVE);
+      return issuer.issue(database, toAuthUser(database, row));
     },
     authenticators: kinds.map((kind) => kind.authenticator),
     sessionCookie: config.auth.includes('session') ? SESSION_COOKIE : undefined,

@@ -41,7 +41,7 @@ export const tokenAuthentication: Authenticator = lookupAuthenticator('token', (
 /** `POST <prefix>/auth/token/` hands out a token; `DELETE` on it, with the token, revokes it. */
 export const tokenKind = (database: Database, login: LoginCheck): AuthenticationKind => ({
   authenticator: tokenAuthentication,
-  issue: (database, userId) => createToken(database, userId),
+  issue: (database, user) => createToken(database, user.id, user.credentialsVersion),
   mount(scope) {
     resource(scope, '/auth/token/', {
       POST: {

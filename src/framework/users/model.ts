@@ -51,6 +51,9 @@ function userModel(declared: Record<string, Field>, options: UserModelOptions): 
   };
 }
 
+/** A flag only a superuser changes (rules.ts), as the OpenAPI document says wherever a serializer shows it. */
+const superusersFlag = (field: Field): Field => ({ ...field, schema: { ...field.schema, description: 'Only a superuser may change it (403 otherwise).' } });
+
 export const User: UserModel = userModel({
   id: fields.id(),
   username: fields.string({
@@ -60,8 +63,8 @@ export const User: UserModel = userModel({
     patternMessage: 'Enter a valid username: letters, digits and @ . + - _ only.',
   }),
   email: fields.email({ blank: true, default: '' }),
-  is_active: fields.boolean({ default: true }),
-  is_superuser: fields.boolean({ default: false }),
+  is_active: superusersFlag(fields.boolean({ default: true })),
+  is_superuser: superusersFlag(fields.boolean({ default: false })),
   date_joined: fields.timestamp({ default: () => new Date() }),
   password: fields.password({ required: 'create' }),
   // A password change or deactivation moves the version on, ending the credentials issued under the

@@ -5,7 +5,9 @@
  * was made with (credential versions: see the User model and the store's accounts/users.ts).
  */
 import { endCredentials, passwordHashOf } from '../../store/accounts/users.js';
-import { validationFailed } from '../errors.js';
+import type { Row } from '../../core/rows.js';
+import type { AuthUser } from '../authentication/auth-user.js';
+import { permissionDenied, validationFailed } from '../errors.js';
 import type { ModelRules, RecordUpdate } from '../model.js';
 import { verifyPassword } from '../passwords.js';
 import { readActions, type Permission } from '../permissions.js';
@@ -35,7 +37,21 @@ async function checkCurrentPassword(update: RecordUpdate): Promise<void> {
   if (!valid) throw currentPasswordError('The current password is incorrect.');
 }
 
-async function endCredentialsOnChange(update: RecordUpdate): Promise<void> {
+/** The flags only a superuser sets, on any record through any serializer, with their value on a new record. */
+const ACCOUNT_FLAGS: Readonly<Record<string, boolean>> = { is_superuser: false, is_active: true };
+
+/**
+ * Only a superuser makes a superuser or (de)activates an account, whatever the record: a write by
+ * anyone else must leave both flags as they stand (`stored`), or as a new record has them.
+ */
+function assertAccountFlags(values: Row, stored: Row | undefined, user: AuthUser | null): void {
+  if (user?.isSuperuser) return;
+  const changed = Object.entries(ACCOUNT_FLAGS).filter(([flag, initial]) => values[flag] !== undefined && Boolean(values[flag]) !== Boolean(stored ? stored[flag] : initial));
+  if (changed.length > 0) throw permissionDenied(`Only a superuser may change ${changed.map(([flag]) => flag).join(' or ')}.`);
+}
+
+async function endCredentialsOnChange(update: RecordUpdate, stored: Row): Promise<void> {
+  assertAccountFlags(update.values, stored, update.user);
   const deactivating = update.values.is_active === false;
   if (update.values.password === undefined && !deactivating) return;
   // Every credential issued before now ends, but the one the change was made with (AuthUser.credentialId):
@@ -49,8 +65,11 @@ async function endCredentialsOnChange(update: RecordUpdate): Promise<void> {
  * default; an app whose API has no such field, as Conduit's PUT /user, may turn it off).
  */
 export const userRules = ({ currentPassword }: { currentPassword: boolean }): ModelRules => ({
-  reads: ['is_superuser'],
+  reads: Object.keys(ACCOUNT_FLAGS),
+  // Credential versions (store/accounts/users.ts): moving one revives or ends a user's credentials.
+  internal: ['credentials_version', 'credentials_kept'],
   permissions: [superusersBySuperusers],
+  creates: (values, user) => assertAccountFlags(values, undefined, user),
   updates: {
     inputs: currentPassword
       ? {
@@ -64,6 +83,6 @@ export const userRules = ({ currentPassword }: { currentPassword: boolean }): Mo
       : {},
     check: currentPassword ? checkCurrentPassword : async () => {},
     beforeStore: endCredentialsOnChange,
-    beforeStoreOn: ['password', 'is_active'],
+    beforeStoreOn: ['password', ...Object.keys(ACCOUNT_FLAGS)],
   },
 });
