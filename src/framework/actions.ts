@@ -18,7 +18,7 @@ import { assertMatches, strongEtag, weakEtag } from './conditional.js';
 import { ApiError, notFound, permissionDenied, validationFailed, type ErrorDetails } from './errors.js';
 import { prepared, written as hooked, type CommitEvent } from './hooks.js';
 import { writeWithRelations } from './relations.js';
-import { absoluteUrl } from './hosts.js';
+import { absoluteLink, absoluteUrl } from './hosts.js';
 import { LIMIT_OFFSET_PARAMETERS, parseWindow, windowPage } from './limit-offset.js';
 import { paginate, preferredCount } from './pagination.js';
 import type { UpdateRules } from './model.js';
@@ -258,7 +258,7 @@ async function create(action: ActionRequest): Promise<ActionResult> {
   // A 200 names no new resource (RFC 9110 gives Location a meaning in a 201 or a redirect only).
   if (collection.createStatus === 200) return written(200, body, strongEtag);
   const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${collection.lookup.segment(row)}${pathEnd(request)}`;
-  return written(201, body, strongEtag, { Location: absoluteUrl(request, path).toString() });
+  return written(201, body, strongEtag, { Location: absoluteLink(request, path) });
 }
 
 /** Each record's errors under `<index>.<field>`. */
