@@ -29,6 +29,7 @@ import { chosenFields, type Serializer, type WriteContext, type WriteMode } from
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
 import { readsScoped, type RelatedScopes } from './related-scopes.js';
 import type { HookContext } from './hooks.js';
+import { isPending } from '../core/maybe-promise.js';
 import type { RequestCredentials } from './authentication/app-credentials.js';
 
 export interface ActionRequest {
@@ -182,9 +183,8 @@ async function creation(action: ActionRequest, body: unknown, context: WriteCont
  * The created records read again through the scope, in the write's transaction: a record the
  * request could not see is refused, and nothing is stored.
  */
-async function inScope(action: ActionRequest, database: Database, rows: Row[]): Promise<Row[]> {
-  const { scope, collection } = action;
-  if (!scope) return rows;
+async function inScope(action: ActionRequest, scope: RecordScope, database: Database, rows: Row[]): Promise<Row[]> {
+  const { collection } = action;
   const ids = { field: 'id', lookup: 'in', value: rows.map((row) => row.id) } as const;
   const query = { page: 1, pageSize: rows.length, search: [], ordering: [], filters: [ids], scope: scope.conditions };
   // As the create read them: with the lookup field, which Location names.
@@ -211,13 +211,15 @@ async function stored(action: ActionRequest, validated: readonly Row[], create: 
     async (database) => {
       for (const [index, row] of validated.entries()) {
         try {
-          values.push(await prepared(row, beforeCreate?.({ ...requestContext(action, database), values: row, database })));
+          const set = prepared(row, beforeCreate?.({ ...requestContext(action, database), values: row, database }));
+          values.push(isPending(set) ? await set : set);
         } catch (error) {
           if (!Array.isArray(action.body) || !(error instanceof ApiError) || !error.details) throw error;
           throw validationFailed(atIndex(index, error.details));
         }
       }
-      return inScope(action, database, await create(database, values));
+      const created = await create(database, values);
+      return action.scope ? inScope(action, action.scope, database, created) : created;
     },
     async (database, rows) => {
       for (const [index, record] of rows.entries()) await afterCreate?.({ ...requestContext(action, database), values: values[index]!, record, database });
