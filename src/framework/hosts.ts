@@ -67,8 +67,8 @@ export function hostCheck(allowedHosts: readonly string[], anyHostPaths: Readonl
 
 /**
  * `scheme://host[:port]` of the request, for absolute links. A request with no Host (HTTP/1.0)
- * gets the address it reached the server at, as CGI's SERVER_NAME would give (read from the
- * socket only then: it is a system call).
+ * gets the address it reached the server at, as CGI's SERVER_NAME would give (worked out only
+ * then: every absolute link asks for the origin).
  */
 export function requestOrigin(request: FastifyRequest): string {
   if (request.host) return `${request.protocol}://${request.host}`;
