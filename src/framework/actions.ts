@@ -18,7 +18,7 @@ import { assertMatches, strongEtag, weakEtag } from './conditional.js';
 import { ApiError, notFound, permissionDenied, validationFailed, type ErrorDetails } from './errors.js';
 import { prepared, written as hooked, type CommitEvent } from './hooks.js';
 import { writeWithRelations } from './relations.js';
-import { absoluteUrl } from './hosts.js';
+import { absoluteLink, absoluteUrl } from './hosts.js';
 import { LIMIT_OFFSET_PARAMETERS, parseWindow, windowPage } from './limit-offset.js';
 import { paginate, preferredCount } from './pagination.js';
 import type { UpdateRules } from './model.js';
@@ -29,6 +29,7 @@ import { chosenFields, type Serializer, type WriteContext, type WriteMode } from
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
 import { readsScoped, type RelatedScopes, type ScopedReads } from './related-scopes.js';
 import type { HookContext } from './hooks.js';
+import { isPending } from '../core/maybe-promise.js';
 import { fromTable, type RequestCredentials } from './authentication/app-credentials.js';
 
 export interface ActionRequest {
@@ -194,9 +195,8 @@ async function creation(action: ActionRequest, body: unknown, context: WriteCont
  * The created records read again through the scope, in the write's transaction: a record the
  * request could not see is refused, and nothing is stored.
  */
-async function inScope(action: ActionRequest, database: Database, rows: Row[]): Promise<Row[]> {
-  const { scope, collection } = action;
-  if (!scope) return rows;
+async function inScope(action: ActionRequest, scope: RecordScope, database: Database, rows: Row[]): Promise<Row[]> {
+  const { collection } = action;
   const ids = { field: 'id', lookup: 'in', value: rows.map((row) => row.id) } as const;
   const query = { page: 1, pageSize: rows.length, search: [], ordering: [], filters: [ids], scope: scope.conditions };
   // As the create read them: with the lookup field, which Location names.
@@ -223,13 +223,15 @@ async function stored(action: ActionRequest, validated: readonly Row[], create: 
     async (database) => {
       for (const [index, row] of validated.entries()) {
         try {
-          values.push(await prepared(row, beforeCreate?.({ ...requestContext(action, database), values: row, database })));
+          const set = prepared(row, beforeCreate?.({ ...requestContext(action, database), values: row, database }));
+          values.push(isPending(set) ? await set : set);
         } catch (error) {
           if (!Array.isArray(action.body) || !(error instanceof ApiError) || !error.details) throw error;
           throw validationFailed(atIndex(index, error.details));
         }
       }
-      const rows = await inScope(action, database, await create(database, values));
+      const created = await create(database, values);
+      const rows = action.scope ? await inScope(action, action.scope, database, created) : created;
       fromTable(collection.serializer.model, ...rows);
       return rows;
     },
@@ -272,7 +274,7 @@ async function create(action: ActionRequest): Promise<ActionResult> {
   // A 200 names no new resource (RFC 9110 gives Location a meaning in a 201 or a redirect only).
   if (collection.createStatus === 200) return written(200, body, strongEtag);
   const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${collection.lookup.segment(row)}${pathEnd(request)}`;
-  return written(201, body, strongEtag, { Location: absoluteUrl(request, path).toString() });
+  return written(201, body, strongEtag, { Location: absoluteLink(request, path) });
 }
 
 /** Each record's errors under `<index>.<field>`. */

@@ -67,16 +67,45 @@ export function hostCheck(allowedHosts: readonly string[], anyHostPaths: Readonl
 
 /**
  * `scheme://host[:port]` of the request, for absolute links. A request with no Host (HTTP/1.0)
- * gets the address it reached the server at, as CGI's SERVER_NAME would give.
+ * gets the address it reached the server at, as CGI's SERVER_NAME would give (worked out only
+ * then: every absolute link asks for the origin).
  */
 export function requestOrigin(request: FastifyRequest): string {
+  if (request.host) return `${request.protocol}://${request.host}`;
   const { localPort } = request.socket;
   const localAddress = request.socket.localAddress?.replace(/%.*$/, '');
   const server = !localAddress ? 'localhost' : isIP(localAddress) === 6 ? `[${localAddress}]:${localPort}` : `${localAddress}:${localPort}`;
-  return `${request.protocol}://${request.host || server}`;
+  return `${request.protocol}://${server}`;
 }
 
 /** The request's own absolute URL (scheme and host from X-Forwarded-* only behind a trusted proxy; checked above). */
 export function absoluteUrl(request: FastifyRequest, path = request.url): URL {
   return new URL(path, requestOrigin(request));
+}
+
+/**
+ * A path of unreserved and sub-delimiter characters and valid escapes, with no dot segment, `?`,
+ * `#`, `\` or leading `//`: one the URL parser would keep as it is.
+ */
+const PLAIN_PATH = /^\/(?!\/)(?:[\w\-.~!$&'()*+,;=:@/]|%[0-9a-f]{2})*$/i;
+const DOT_SEGMENT = /\/(?:\.|%2e)/i;
+/** Origins as the URL parser writes them (host lower-cased, default port dropped), per origin as sent. */
+const origins = new Map<string, string>();
+/** Bounded: with ALLOWED_HOSTS empty a client may name any host. */
+const ORIGINS_KEPT = 64;
+
+/**
+ * `absoluteUrl(request, path).toString()`, without parsing the URL again when `path` is plain: a
+ * created record's Location and the API root's links are built on every such request.
+ */
+export function absoluteLink(request: FastifyRequest, path: string): string {
+  const origin = requestOrigin(request);
+  if (!PLAIN_PATH.test(path) || DOT_SEGMENT.test(path)) return new URL(path, origin).toString();
+  let written = origins.get(origin);
+  if (written === undefined) {
+    if (origins.size >= ORIGINS_KEPT) origins.clear();
+    written = new URL(origin).origin;
+    origins.set(origin, written);
+  }
+  return `${written}${path}`;
 }

@@ -13,7 +13,7 @@ import { envelopedSchema } from './envelopes.js';
 import { methodNotAllowed, notFound } from './errors.js';
 import { actionSchema, ANONYMOUS, errorResponses, operationId } from './openapi.js';
 import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
-import { absoluteUrl } from './hosts.js';
+import { absoluteLink, absoluteUrl } from './hosts.js';
 import { queryParameters } from './parsers.js';
 import { renderResult } from './renderers.js';
 import type { Action } from './permissions.js';
@@ -188,7 +188,7 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
         const root = absoluteUrl(request).pathname.replace(/\/?$/, '/');
         // A nested collection has no URL of its own: its parent's records lead to it; nor has one without list or create.
         const topLevel = collections.filter(({ parent, builtInActions }) => !parent && (builtInActions.has('list') || builtInActions.has('create')));
-        const body = Object.fromEntries(topLevel.map(({ name }) => [name, absoluteUrl(request, `${root}${name}${pathEnd(request)}`).toString()]));
+        const body = Object.fromEntries(topLevel.map(({ name }) => [name, absoluteLink(request, `${root}${name}${pathEnd(request)}`)]));
         return renderResult(reply, mediaType, { status: 200, body }, runtime.page);
       },
     },

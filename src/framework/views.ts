@@ -25,6 +25,7 @@ import { scopeRelated, type RelatedScopes } from './related-scopes.js';
 import { requestScope } from './nested.js';
 import type { PasswordThrottle, Throttle } from './throttling.js';
 import { requestCredentials, type CredentialSetup } from './authentication/app-credentials.js';
+import { isPending } from '../core/maybe-promise.js';
 
 export interface ApiRuntime {
   readonly database: Database;
@@ -100,6 +101,10 @@ export async function handleCollection(
     await runtime.passwordThrottle(request, reply, accountKey(user?.username));
   }
 
+  const context = { user, parameters };
+  const recordId = collection.singleton ? singletonId(collection.singleton, context) : id;
+  // Awaited only for a nested collection, whose parent is read: a turn of the event loop less for the rest.
+  const scope = requestScope(collection, request, reader, context);
   const result = wrapResult(collection.envelope, action, await runAction[action]({
     request,
     reader,
@@ -109,10 +114,10 @@ export async function handleCollection(
     permissions,
     user,
     parameters,
-    id: collection.singleton ? singletonId(collection.singleton, { user, parameters }) : id,
+    id: recordId,
     body,
-    ...(await requestScope(collection, request, reader, { user, parameters })),
-    scopeRelated: scopeRelated(runtime.relatedScopes, { user, parameters }),
+    ...(isPending(scope) ? await scope : scope),
+    scopeRelated: scopeRelated(runtime.relatedScopes, context),
     credentials: requestCredentials(runtime.credentials, request, reply, reader.database),
   }).catch((error: unknown) => {
     // What the database refused (a unique field taken, a slug naming nothing) under the names clients see.

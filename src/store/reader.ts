@@ -44,13 +44,15 @@ export function requestReader(database: Database): RequestReader {
     announce(selection, id) {
       if (storeDatabase(database).capabilities.mergesRoundTrips) announced = { selection, id };
     },
-    async lookUp(companion) {
+    // Not async: every authenticated request passes here, and the read's promise needs no wrapper.
+    lookUp(companion) {
       const read = announced;
       if (!read) return lookUp(database, companion);
       announced = undefined;
-      const found = await findRecordAlongside(database, read.selection, read.id, companion);
-      if (found) answered = { ...read, row: found.record };
-      return found?.companion;
+      return findRecordAlongside(database, read.selection, read.id, companion).then((found) => {
+        if (found) answered = { ...read, row: found.record };
+        return found?.companion;
+      });
     },
     record(selection, id, scope) {
       if (scope) return findScopedRecord(database, selection, id, scope);

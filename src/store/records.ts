@@ -6,6 +6,7 @@ import { sql, type AliasedRawBuilder, type RawBuilder, type SelectQueryBuilder }
 import { cached } from '../core/cache.js';
 import { parseInteger64, type Field } from '../core/fields.js';
 import type { Ordering } from '../core/list-query.js';
+import { isPending } from '../core/maybe-promise.js';
 import type { Model } from '../core/model.js';
 import { keyOf, type Aggregate, type Batch, type Row, type Selection } from '../core/rows.js';
 import { storeDatabase, type Database, type Tables } from './database.js';
@@ -264,12 +265,11 @@ export interface Companion {
 
 const companionQueries = new WeakMap<Companion['query'], Precompiled<Row>>();
 
-/** The companion's row alone (undefined: none), its query compiled once. */
-export async function lookUp(database: Database, companion: Companion): Promise<Row | undefined> {
+/** The companion's row alone (undefined: none), its query compiled once; the driver's promise chained, not wrapped. */
+export function lookUp(database: Database, companion: Companion): Promise<Row | undefined> {
   let query = companionQueries.get(companion.query);
   if (!query) companionQueries.set(companion.query, (query = precompiled(companion.query, companion.values.length)));
-  const [row] = await query(database, ...companion.values);
-  return row;
+  return query(database, ...companion.values).then(([row]) => row);
 }
 
 const COMPANION = '_companion';
@@ -312,17 +312,22 @@ function pairedQuery(selection: Selection, companion: Companion): RecordById {
  * One record by id and the companion's row, in one round trip: undefined when the companion finds
  * no row; else its row, and the record (undefined when there is none).
  */
-export async function findRecordAlongside(
+export function findRecordAlongside(
   database: Database,
   selection: Selection,
   id: RecordId,
   companion: Companion,
 ): Promise<{ companion: Row; record: Row | undefined } | undefined> {
-  const [row] = await pairedQuery(selection, companion)(database, id, ...companion.values);
-  if (!row) return undefined;
-  const { columns, dropped } = companionColumnsOf(companion);
-  // The record's id is its primary key: null only where the join found no record.
-  return { companion: pickNested(row, columns), record: row.id === null ? undefined : await withBatches(database, selection, assembleRecord(row, selection, dropped)) };
+  // The driver's promise chained, and batches waited for only where the selection has some: every token-authenticated detail read passes here.
+  return pairedQuery(selection, companion)(database, id, ...companion.values).then(([row]) => {
+    if (!row) return undefined;
+    const { columns, dropped } = companionColumnsOf(companion);
+    const found = (record: Row | undefined) => ({ companion: pickNested(row, columns), record });
+    // The record's id is its primary key: null only where the join found no record.
+    if (row.id === null) return found(undefined);
+    const record = withBatches(database, selection, assembleRecord(row, selection, dropped));
+    return isPending(record) ? record.then(found) : found(record);
+  });
 }
 
 /** The records with these ids, in id order. */

@@ -87,6 +87,22 @@ describe('a malformed Host', () => {
   });
 });
 
+describe('absolute links', () => {
+  it('name the host as a URL does: lower-cased, without the default port, an IPv6 literal compressed', async () => {
+    const port = await listening({ API_REQUIRE_AUTH: 'false' });
+    const alice = await served().user('alice');
+    const created = await createArticle(port, alice, ['Host: API.Example.COM:80']);
+    expect(created.status).toBe(201);
+    const id = JSON.parse(created.body).id as number;
+    expect(created.headers.location).toBe(`http://api.example.com/api/v1/articles/${id}/`);
+    for (const [host, origin] of [['[0:0::1]:80', 'http://[::1]'], ['Example.ORG:8080', 'http://example.org:8080'], ['API.Example.COM:80', 'http://api.example.com']]) {
+      const root = await get(port, '/api/v1/', [`Host: ${host}`]);
+      expect(root.status).toBe(200);
+      expect(JSON.parse(root.body).users).toBe(`${origin}/api/v1/users/`);
+    }
+  });
+});
+
 describe('a request without a host', () => {
   it('serves HTTP/1.0 without Host, with links on the address the server was reached at', async () => {
     const port = await listening({ API_REQUIRE_AUTH: 'false' });

@@ -34,12 +34,14 @@ export interface Authenticator {
 export function lookupAuthenticator(kind: AuthKind, lookup: (credential: Credential) => UserLookup | undefined): Authenticator {
   return {
     kind,
-    async authenticate(credential, _request, reader) {
+    // The reader's promise chained, not wrapped in one more async frame (the authentication stage awaits it).
+    authenticate(credential, _request, reader) {
       const found = lookup(credential);
-      if (!found) return undefined;
-      const row = await reader.lookUp(found);
-      if (!row) throw authenticationFailed(found.failure);
-      return toAuthUser(reader.database, row as unknown as UserRow, found.credentialId);
+      if (!found) return Promise.resolve(undefined);
+      return reader.lookUp(found).then((row) => {
+        if (!row) throw authenticationFailed(found.failure);
+        return toAuthUser(reader.database, row as unknown as UserRow, found.credentialId);
+      });
     },
   };
 }
