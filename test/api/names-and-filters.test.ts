@@ -6,7 +6,7 @@
  * within the related collections' scopes); and filters named by the app across relations.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collection, computed, defineApp, fields, joinTable, model, recordStore, relations, serializer, User } from '../../src/framework/index.js';
+import { allowAny, collection, computed, defineApp, fields, joinTable, model, recordStore, relations, serializer, User } from '../../src/framework/index.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { recording } from '../support/statements.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
@@ -246,4 +246,23 @@ describe('filters named by the app', () => {
     await expect(start({ page: 'title' })).rejects.toThrow(/posts: filter "page" needs a name of its own/);
     await expect(start({ fan: 'stars__post_id__author_id__username' })).rejects.toThrow(/goes through more than one reverse relation and one foreign key/);
   });
+
+  it('reach the fields the app’s own user model adds', async () => {
+    const Member = User.extend({ bio: fields.text({ nullable: true }) });
+    const Entry = model('member_entries', { id: fields.id(), title: fields.string({ maxLength: 50 }), author_id: fields.foreignKey('users') });
+    const entries = collection('entries', { serializer: serializer(Entry, { fields: ['id', 'title', 'author_id'] }), permissions: [allowAny], filters: { author_bio: 'author_id__bio' } });
+    const members = await startApi({}, withGeneratedMigrations(defineApp({ userModel: Member, collections: [entries] })));
+    try {
+      const [writer, other] = [await members.user('writer'), await members.user('other')];
+      await members.database.db.updateTable('users').set({ bio: 'Writes about dragons' }).where('id', '=', writer.id).execute();
+      for (const [title, author] of [['by the writer', writer], ['by another', other]] as const) {
+        await members.database.db.insertInto('member_entries').values({ title, author_id: author.id }).execute();
+      }
+      const found = await members.request('GET', `/api/v1/entries/?author_bio=${encodeURIComponent('Writes about dragons')}`);
+      expect(found.json.results.map((entry: { title: string }) => entry.title)).toStrictEqual(['by the writer']);
+    } finally {
+      await members.close();
+    }
+  });
 });
+
