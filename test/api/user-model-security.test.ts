@@ -10,7 +10,6 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   allowAny,
-  ApiError,
   collection,
   computed,
   defineApp,
@@ -22,27 +21,16 @@ import {
   User,
   validationFailed,
   type AppDefinition,
-  type CredentialCheck,
-  type CustomAction,
   type Permission,
 } from '../../src/framework/index.js';
 import { PASSWORD, startApi, type TestApi, type TestUser } from '../support/api.js';
+import { loginAction } from '../support/login-action.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 
 const Member = User.extend({ email: fields.email({ unique: true }) });
 const isSuperuser: Permission = { description: 'a superuser', hasPermission: ({ user }) => user?.isSuperuser === true };
 
-/** A login action that passes the body as it came, as an app may. */
-const login: CustomAction = {
-  detail: false,
-  method: 'POST',
-  permissions: [allowAny],
-  handler: async ({ body, credentials }) => {
-    const user = await credentials.check(body as CredentialCheck);
-    if (!user) throw new ApiError(401, 'authentication_failed', 'Wrong credentials.');
-    return { username: user.username };
-  },
-};
+const login = loginAction();
 
 const Note = model('notes', { id: fields.id(), text: fields.string({ maxLength: 100 }) });
 

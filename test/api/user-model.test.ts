@@ -11,7 +11,6 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   allowAny,
-  ApiError,
   appBaseline,
   appState,
   collection,
@@ -23,10 +22,10 @@ import {
   planMigration,
   serializer,
   User,
-  type CredentialCheck,
   type Permission,
 } from '../../src/framework/index.js';
 import { PASSWORD, startApi, type TestApi, type TestUser } from '../support/api.js';
+import { loginAction } from '../support/login-action.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 
 const nobody: Permission = { description: 'no one', hasPermission: () => false };
@@ -49,16 +48,7 @@ const members = collection('members', {
     },
   },
   actions: {
-    login: {
-      detail: false,
-      method: 'POST',
-      permissions: [allowAny],
-      handler: async ({ body, credentials }) => {
-        const user = await credentials.check(body as CredentialCheck);
-        if (!user) throw new ApiError(401, 'authentication_failed', 'Wrong credentials.');
-        return { username: user.username, token: await credentials.issue(user) };
-      },
-    },
+    login: loginAction({ issue: true }),
   },
 });
 
