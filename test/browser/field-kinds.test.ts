@@ -3,12 +3,10 @@
  * Chromium: a `<select>` of a choice's values, date and time pickers, a number input stepping by a
  * decimal's places, a text box for a bigint; filled in, sent as JSON, shown back in the edit form.
  */
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
-import { startApi, type TestApi } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
-import { launchChromium, shownBody, signedInPage } from '../support/chromium.js';
+import { servedToChromium, shownBody } from '../support/chromium.js';
 
 const Project = model('projects', {
   id: fields.id(),
@@ -26,34 +24,18 @@ const Project = model('projects', {
 const names = ['id', 'language', 'starts', 'at', 'spent', 'cost', 'ratio', 'big', 'ref', 'meta', 'home'];
 const app = withGeneratedMigrations(defineApp({ collections: [collection('projects', { serializer: serializer(Project, { fields: names }) })] }));
 
-let api: TestApi;
-let base: string;
-let browser: Browser;
-let page: Page;
+const served = servedToChromium(app);
 
-beforeAll(async () => {
-  api = await startApi({}, app);
-  base = `http://127.0.0.1:${await api.listen()}`;
-  const { token } = await api.user('alice');
-  browser = await launchChromium();
-  page = await signedInPage(browser, token);
-}, 60_000);
-
-afterAll(async () => {
-  await browser?.close();
-  await api?.close();
-});
-
-const shown = () => shownBody(page);
-const input = (name: string) => page.locator(`.record-form [name=${name}]`);
+const shown = () => shownBody(served.page);
+const input = (name: string) => served.page.locator(`.record-form [name=${name}]`);
 const attribute = (name: string, which: string) => input(name).getAttribute(which);
 
 it('offers each kind its own input, sends what is filled in as JSON and shows it back', async () => {
-  await page.goto(`${base}/api/v1/projects/`);
+  await served.page.goto(`${served.base}/api/v1/projects/`);
   expect((await shown()).count).toBe(0);
 
   expect(await input('language').evaluate((element) => element.tagName)).toBe('SELECT');
-  expect(await page.locator('.record-form select[name=language] option').allTextContents()).toEqual(['---------', 'python', 'typescript', 'rust']);
+  expect(await served.page.locator('.record-form select[name=language] option').allTextContents()).toEqual(['---------', 'python', 'typescript', 'rust']);
   expect(await attribute('starts', 'type')).toBe('date');
   expect(await attribute('at', 'type')).toBe('time');
   expect([await attribute('cost', 'type'), await attribute('cost', 'step')]).toEqual(['number', '0.01']);
@@ -63,7 +45,7 @@ it('offers each kind its own input, sends what is filled in as JSON and shows it
   expect(await attribute('home', 'type')).toBe('url');
   expect(await input('meta').evaluate((element) => element.tagName)).toBe('TEXTAREA');
 
-  await page.selectOption('.record-form select[name=language]', 'rust');
+  await served.page.selectOption('.record-form select[name=language]', 'rust');
   await input('starts').fill('2026-03-04');
   await input('at').fill('10:15');
   await input('spent').fill('PT90M');
@@ -72,7 +54,7 @@ it('offers each kind its own input, sends what is filled in as JSON and shows it
   await input('big').fill('12345');
   await input('meta').fill('{"owner": "alice"}');
   await input('home').fill('https://example.com/');
-  await Promise.all([page.waitForURL(/\/api\/v1\/projects\/\d+\/$/), page.click('.record-form button[data-method=POST]')]);
+  await Promise.all([served.page.waitForURL(/\/api\/v1\/projects\/\d+\/$/), served.page.click('.record-form button[data-method=POST]')]);
   const record = await shown();
   expect(record).toMatchObject({
     language: 'rust', starts: '2026-03-04', at: '10:15:00', spent: 'PT1H30M', cost: '12.50', ratio: 0.25, big: 12345,
@@ -85,8 +67,8 @@ it('offers each kind its own input, sends what is filled in as JSON and shows it
   expect(await input('starts').inputValue()).toBe('2026-03-04');
   expect(await input('cost').inputValue()).toBe('12.50');
   expect(JSON.parse(await input('meta').inputValue())).toEqual({ owner: 'alice' });
-  await page.selectOption('.record-form select[name=language]', 'python');
+  await served.page.selectOption('.record-form select[name=language]', 'python');
   await input('cost').fill('3');
-  await Promise.all([page.waitForEvent('load'), page.click('.record-form button[data-method=PATCH]')]);
+  await Promise.all([served.page.waitForEvent('load'), served.page.click('.record-form button[data-method=PATCH]')]);
   expect(await shown()).toMatchObject({ language: 'python', cost: '3.00', starts: '2026-03-04' });
 }, 60_000);
