@@ -81,10 +81,11 @@ describe.runIf(testDialect === 'postgres')('the PostgreSQL pool', () => {
         const answering = new Set(await Promise.all(Array.from({ length: 6 }, async () => (await get(workers.port, '/healthz')).headers['x-worker-id'])));
         return answering.size === 2 ? answering : undefined;
       }, 'both workers answering');
-      // More than both pools together hold; the primary hands connections to the workers in turn.
-      const { open, statuses } = await requestsBlockedOnUsers(workers.port, 40, workersName, 26);
+      // Far more than both pools together hold: the primary hands connections to whichever worker is
+      // free, not strictly in turn, so 40 left one worker fewer than its 13 now and then.
+      const { open, statuses } = await requestsBlockedOnUsers(workers.port, 80, workersName, 26);
       expect(open).toHaveLength(26);
-      expect(statuses).toEqual(Array(40).fill(200));
+      expect(statuses).toEqual(Array(80).fill(200));
     } finally {
       await workers.stop();
     }
