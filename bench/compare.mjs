@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /**
- * `node bench/compare.mjs --against DIR|baseline|workers:N [--scenario c|a|e|g|i] [--slots 20] [--slot-seconds 1.5]`
+ * `node bench/compare.mjs --against DIR|baseline|floor|workers:N [--scenario c|a|e|g|i] [--slots 20] [--slot-seconds 1.5]`
  *
  * CPU per request and throughput of this checkout's build (dist/) against another build (DIR: the
- * dist/ of another checkout, a git worktree say), the baseline, or this build with WORKERS=N, on
+ * dist/ of another checkout, a git worktree say), the baseline, the baseline served by Fastify (floor:
+ * bench/baseline/fastify.mjs), or this build with WORKERS=N, on
  * the database at DATABASE_URL, filled by `npm run bench:seed` first. Both servers run at once and
  * the load (50 connections) moves from one to the other every slot, so the machine's drift, tens of
  * per cent over minutes on a shared VM, reaches both alike; a slot's CPU is read from /proc. Prints
@@ -23,14 +24,15 @@ const { values: options } = parseArgs({
     'slot-seconds': { type: 'string', default: '1.5' },
   },
 });
-if (!options.against || !process.env.DATABASE_URL) throw new Error('Set DATABASE_URL (seeded by npm run bench:seed) and pass --against DIR|baseline|workers:N.');
+if (!options.against || !process.env.DATABASE_URL) throw new Error('Set DATABASE_URL (seeded by npm run bench:seed) and pass --against DIR|baseline|floor|workers:N.');
 const slotSeconds = Number(options['slot-seconds']);
 const TICKS_PER_SECOND = 100;
 
 const serverEnv = { DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: 'warn', THROTTLE_ANON: 'off', THROTTLE_USER: 'off' };
-/** The baseline, a build's dist/, or `workers:N` of this one. */
+/** The baseline (over node:http or Fastify), a build's dist/, or `workers:N` of this one. */
 function start(against) {
   if (against === 'baseline') return startServer(['bench/baseline/server.mjs'], serverEnv);
+  if (against === 'floor') return startServer(['bench/baseline/fastify.mjs'], serverEnv);
   const workers = /^workers:(\d+)$/.exec(against)?.[1];
   if (workers) return startServer(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: workers });
   return startServer([`${against}/cli.js`, 'serve'], serverEnv);

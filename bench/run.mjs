@@ -1,13 +1,14 @@
 #!/usr/bin/env node
 /**
  * `npm run bench -- [--db sqlite|postgres] [--rows N] [--duration S] [--connections C] [--workers W] [--compare-workers W2]
- *   [--only a,c,e,g,i] [--settle S]`
+ *   [--only a,c,e,g,i] [--settle S] [--floor]`
  *
  * Seeds a fresh database through bench/seed.mjs, then, one server at a time:
  * the baseline (bench/baseline/server.mjs) for (a), (c), (e), (g), (i), and
  * Restfold as `npm start` runs it for (a)-(i); on PostgreSQL (b) again without
  * the trigram indexes; with --compare-workers, the baseline's scenarios also
- * with that many workers.
+ * with that many workers; with --floor, also by the baseline's answers served
+ * through Fastify (bench/baseline/fastify.mjs): what Restfold's own layers cost lies between it and Restfold.
  * Compared scenarios alternate between servers --rounds times (median kept),
  * each measurement on a fresh server.
  * Each scenario gets a warm-up (until each worker has answered WARMUP.requestsPerWorker), then an
@@ -33,6 +34,7 @@ const { values: options } = parseArgs({
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '50' },
     workers: { type: 'string', default: '1' },
+    floor: { type: 'boolean', default: false },
     // Also serve the baseline's scenarios with this many workers in the same run, to compare with --workers.
     'compare-workers': { type: 'string', default: '' },
     // Baseline and Restfold alternate this many times on the baseline's scenarios; the median is reported.
@@ -166,6 +168,7 @@ async function main() {
     const servers = {
       baseline: () => startServer(['bench/baseline/server.mjs'], { DATABASE_URL: database.url }),
       restfold: () => startServer(['dist/cli.js', 'serve'], serverEnv),
+      ...(options.floor && { 'fastify floor': () => startServer(['bench/baseline/fastify.mjs'], { DATABASE_URL: database.url }) }),
       ...(compared && { [`restfold, ${compared} workers`]: () => startServer(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: compared }) }),
     };
     /** One scenario on a fresh server of the given kind. */

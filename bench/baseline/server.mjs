@@ -1,123 +1,11 @@
 #!/usr/bin/env node
 /**
- * The ceiling: scenarios (a), (c), (e), (g) and (i) served by node:http over
- * the bare driver (pg with named prepared statements, or better-sqlite3 with
- * prepared statements), doing only the SQL a good implementation needs (token
- * lookup, count, page; one INSERT or UPDATE … RETURNING per write), the
- * minimal checks Restfold makes on those requests, and JSON.stringify. Same
- * URLs, statuses and response bodies as Restfold.
+ * The ceiling: scenarios (a), (c), (e), (g) and (i) answered as answers.mjs does, served by node:http
+ * with nothing else around them: JSON.stringify and one writeHead per response.
  *   DATABASE_URL=... PORT=... node bench/baseline/server.mjs
  */
-import { createHash } from 'node:crypto';
 import { createServer } from 'node:http';
-import SQLite from 'better-sqlite3';
-import pg from 'pg';
-
-const PAGE_SIZE = 20;
-const MAX_BODY_BYTES = 1_048_576;
-const USER_COLUMNS = 'id, username, email, is_active, date_joined';
-const ARTICLE_COLUMNS = 'id, title, body, author_id, created_at';
-// A user's `articles` (the ids of the articles they wrote), in the statement that reads the user.
-const ARTICLE_IDS = "(SELECT string_agg(cast(articles.id as text), ',' ORDER BY articles.id) FROM articles WHERE articles.author_id = users.id) AS articles";
-const SQL = {
-  // As Restfold's token lookup: the token is current while it carries its user's credential version,
-  // or is the one a password change kept.
-  tokenUser:
-    'SELECT users.id, users.is_superuser FROM auth_tokens INNER JOIN users ON users.id = auth_tokens.user_id ' +
-    'WHERE auth_tokens.key_hash = $1 AND users.is_active = $2 ' +
-    'AND (auth_tokens.credentials_version = users.credentials_version OR auth_tokens.key_hash = users.credentials_kept)',
-  permission: 'SELECT 1 AS held FROM user_permissions WHERE user_id = $1 AND name = $2',
-  activeCount: 'SELECT count(*) AS count FROM users WHERE is_active = $1',
-  activePage: `SELECT ${USER_COLUMNS}, ${ARTICLE_IDS} FROM users WHERE is_active = $1 ORDER BY date_joined DESC, id ASC LIMIT $2 OFFSET $3`,
-  user: `SELECT ${USER_COLUMNS}, ${ARTICLE_IDS} FROM users WHERE id = $1`,
-  userExists: 'SELECT 1 AS found FROM users WHERE id = $1',
-  // Only a superuser changes a superuser's record ($3: whether the requester is one); no e-mail ($1 null) changes nothing.
-  changeEmail: `UPDATE users SET email = COALESCE($1, email) WHERE id = $2 AND (NOT is_superuser OR $3) RETURNING ${USER_COLUMNS}, ${ARTICLE_IDS}`,
-  // The new article with its author, in one statement.
-  createArticle:
-    `WITH article AS (INSERT INTO articles (title, body, author_id, created_at) VALUES ($1, $2, $3, $4) RETURNING ${ARTICLE_COLUMNS}) ` +
-    'SELECT article.*, users.username AS author_username FROM article INNER JOIN users ON users.id = article.author_id',
-  publishedPosts: 'SELECT id, title, content, published, created_at, updated_at FROM posts WHERE published = $1 ORDER BY created_at DESC, id DESC',
-};
-// SQLite has no INSERT in a WITH; its RETURNING may hold a subquery instead.
-const SQLITE_SQL = {
-  ...SQL,
-  createArticle:
-    `INSERT INTO articles (title, body, author_id, created_at) VALUES ($1, $2, $3, $4) ` +
-    `RETURNING ${ARTICLE_COLUMNS}, (SELECT username FROM users WHERE users.id = articles.author_id) AS author_username`,
-};
-
-/** name → (parameters) → rows, on whichever driver DATABASE_URL names. */
-function openQueries(url) {
-  if (url.startsWith('sqlite:')) {
-    // The pragmas Restfold's own connection runs with, so writes are as durable on both.
-    const connection = new SQLite(url.slice('sqlite:'.length));
-    connection.pragma('journal_mode = WAL');
-    connection.pragma('synchronous = NORMAL');
-    connection.pragma('foreign_keys = ON');
-    connection.pragma('busy_timeout = 5000');
-    const statements = Object.fromEntries(
-      Object.entries(SQLITE_SQL).map(([name, text]) => [name, connection.prepare(text.replace(/\$\d+/g, '?'))]),
-    );
-    return async (name, parameters) => statements[name].all(...parameters.map((value) => (typeof value === 'boolean' ? Number(value) : value)));
-  }
-  const pool = new pg.Pool({ connectionString: url, max: 25, min: 5 });
-  return async (name, values) => (await pool.query({ name, text: SQL[name], values })).rows;
-}
-
-const query = openQueries(process.env.DATABASE_URL ?? '');
-
-const isoTime = (value) => new Date(value).toISOString();
-const userRecord = (row) => ({
-  id: Number(row.id),
-  username: row.username,
-  email: row.email,
-  is_active: Boolean(row.is_active),
-  date_joined: isoTime(row.date_joined),
-  password: null,
-  articles: row.articles ? row.articles.split(',').map(Number) : [],
-});
-const articleRecord = (row) => ({
-  id: Number(row.id),
-  title: row.title,
-  body: row.body,
-  author: { id: Number(row.author_id), username: row.author_username },
-  author_id: Number(row.author_id),
-  created_at: isoTime(row.created_at),
-  // A new article's tags: none unless the body names some (the bench's never do).
-  tags: [],
-});
-const postRecord = (row) => ({
-  id: Number(row.id),
-  title: row.title,
-  content: row.content,
-  published: Boolean(row.published),
-  created_at: isoTime(row.created_at),
-  updated_at: isoTime(row.updated_at),
-});
-
-function send(response, status, body, headers = {}) {
-  const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
-  response.end(text);
-}
-
-/** An error in Restfold's shape: `{error, code, details?}`. */
-const fail = (response, status, code, error, details) => send(response, status, details ? { error, code, details } : { error, code });
-const invalid = (response, details) => fail(response, 400, 'validation_failed', 'Invalid input.', details);
-const notFound = (response) => fail(response, 404, 'not_found', 'Not found.');
-const forbidden = (response) => fail(response, 403, 'permission_denied', 'You do not have permission to perform this action.');
-
-/** The token's user ({ id, isSuperuser }), or undefined. */
-async function authenticated(request) {
-  const match = /^Bearer (rf_[A-Za-z0-9_-]{43})$/.exec(request.headers.authorization ?? '');
-  if (!match) return undefined;
-  const [row] = await query('tokenUser', [createHash('sha256').update(match[1]).digest('hex'), true]);
-  return row && { id: Number(row.id), isSuperuser: Boolean(row.is_superuser) };
-}
-
-/** Superusers hold every permission; others are asked only when it matters. */
-const holds = async (user, name) => user.isSuperuser || (await query('permission', [user.id, name])).length > 0;
+import { answer, fail, MAX_BODY_BYTES } from './answers.mjs';
 
 /** The JSON object a request sent ({ body }), or the error to answer instead ({ status, code, error }). */
 async function jsonBody(request) {
@@ -140,100 +28,21 @@ async function jsonBody(request) {
   return { status: 400, code: 'parse_error', error: 'Send a JSON object.' };
 }
 
-/** A string field's error, or undefined: a string without NUL (PostgreSQL text cannot hold one) within `maxLength`. */
-function stringError(value, { maxLength, blank }) {
-  if (typeof value !== 'string') return 'Not a valid string.';
-  if (value.includes('\u0000')) return 'Null characters are not allowed.';
-  if (value === '' && !blank) return 'This field may not be blank.';
-  if (value.length > maxLength && [...value].length > maxLength) return `Ensure this field has no more than ${maxLength} characters.`;
-  return undefined;
-}
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-
-async function createArticle(request, response, user) {
-  const { body, ...refused } = await jsonBody(request);
-  if (!body) return fail(response, refused.status, refused.code, refused.error);
-  const { title, body: text = '', author_id: authorId = user.id } = body;
-  const errors = {};
-  const titleError = stringError(title, { maxLength: 200, blank: false });
-  if (titleError) errors.title = [titleError];
-  const textError = stringError(text, { maxLength: Infinity, blank: true });
-  if (textError) errors.body = [textError];
-  if (!Number.isSafeInteger(authorId)) errors.author_id = ['A valid integer is required.'];
-  // Nobody files an article under another user's name, save an editor.
-  else if (authorId !== user.id && !(await holds(user, 'articles.change'))) errors.author_id = ['You may only name yourself.'];
-  if (Object.keys(errors).length > 0) return invalid(response, errors);
-  let row;
-  try {
-    [row] = await query('createArticle', [title, text, authorId, new Date().toISOString()]);
-  } catch (error) {
-    if (error.code === '23503' || error.code === 'SQLITE_CONSTRAINT_FOREIGNKEY') return invalid(response, { author_id: ['No such user.'] });
-    throw error;
-  }
-  return send(response, 201, articleRecord(row), { location: `http://${request.headers.host}/api/v1/articles/${row.id}/` });
-}
-
-/** PATCH of a user's e-mail (the one change the baseline makes): by its owner or a `users.change` holder. */
-async function changeUser(request, response, user, id) {
-  const { body, ...refused } = await jsonBody(request);
-  if (!body) return fail(response, refused.status, refused.code, refused.error);
-  const unsupported = Object.keys(body).filter((field) => field !== 'email');
-  if (unsupported.length > 0) return invalid(response, Object.fromEntries(unsupported.map((field) => [field, ['The baseline only changes email.']])));
-  if (body.email !== undefined) {
-    const emailError = stringError(body.email, { maxLength: 254, blank: true }) ?? (body.email === '' || EMAIL.test(body.email) ? undefined : 'Enter a valid email address.');
-    if (emailError) return invalid(response, { email: [emailError] });
-  }
-  const allowed = id === user.id || (await holds(user, 'users.change'));
-  const [row] = allowed ? await query('changeEmail', [body.email ?? null, id, user.isSuperuser]) : [];
-  if (row) return send(response, 200, userRecord(row));
-  // Nothing changed: no such user (404), or one the requester may not change (403).
-  return (await query('userExists', [id])).length === 0 ? notFound(response) : forbidden(response);
-}
-
-async function handle(request, response) {
-  const url = new URL(request.url, `http://${request.headers.host}`);
-  if (url.pathname === '/api/posts') return send(response, 200, (await query('publishedPosts', [true])).map(postRecord));
-  const user = await authenticated(request);
-  if (!user) {
-    return request.headers.authorization
-      ? fail(response, 401, 'authentication_failed', 'Invalid token.')
-      : fail(response, 401, 'not_authenticated', 'Authentication credentials were not provided.');
-  }
-  if (url.pathname === '/api/v1/articles/' && request.method === 'POST') return createArticle(request, response, user);
-  if (url.pathname === '/api/v1/users/') {
-    const page = Number(url.searchParams.get('page') ?? '1');
-    const [{ count }] = await query('activeCount', [true]);
-    const total = Number(count);
-    const rows = await query('activePage', [true, PAGE_SIZE, (page - 1) * PAGE_SIZE]);
-    const link = (to) => {
-      const next = new URL(url);
-      next.searchParams.set('page', String(to));
-      return next.toString();
-    };
-    return send(response, 200, {
-      count: total,
-      next: page * PAGE_SIZE < total ? link(page + 1) : null,
-      previous: page > 1 ? link(page - 1) : null,
-      results: rows.map(userRecord),
-    });
-  }
-  const id = Number(/^\/api\/v1\/users\/(\d{1,15})\/$/.exec(url.pathname)?.[1]);
-  if (id && request.method === 'PATCH') return changeUser(request, response, user, id);
-  if (id) {
-    const [row] = await query('user', [id]);
-    return row ? send(response, 200, userRecord(row)) : notFound(response);
-  }
-  return notFound(response);
+function send(response, { status, body, headers }) {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  response.end(text);
 }
 
 createServer((request, response) => {
-  handle(request, response).catch((error) => {
-    // The client hung up while its body was read (a load run stopping): nobody to answer.
-    if (error.code === 'ECONNRESET') return;
-    console.error(error);
-    fail(response, 500, 'server_error', 'Server error.');
-  });
+  answer({ method: request.method, url: request.url, headers: request.headers, readBody: () => jsonBody(request) })
+    .then((answered) => send(response, answered))
+    .catch((error) => {
+      // The client hung up while its body was read (a load run stopping): nobody to answer.
+      if (error.code === 'ECONNRESET') return;
+      console.error(error);
+      send(response, fail(500, 'server_error', 'Server error.'));
+    });
 }).listen(Number(process.env.PORT ?? 8001), '127.0.0.1', () => console.log('baseline listening'));
 
 // Exit normally on a signal, so `node --cpu-prof` writes its profile.
