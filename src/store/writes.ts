@@ -88,7 +88,7 @@ const bound = (columns: readonly string[], placeholders: readonly Placeholder[])
  */
 function writtenRow(database: Database, selection: Selection, query: Precompiled<Row>, values: readonly unknown[]): Promise<Row | undefined> {
   // Chained rather than awaited: no async frame per write.
-  return query(database, ...values).then(([row]) => {
+  return query(database, values).then(([row]) => {
     if (!row) return row;
     if (!readsRelated(selection)) return withBatches(database, selection, row);
     if (readInOneStatement(database, selection)) return withBatches(database, selection, assembleRow(row, selection));
