@@ -157,11 +157,15 @@ const MIN_BIGINT = -(2n ** 63n);
 const MIN_SAFE = BigInt(Number.MIN_SAFE_INTEGER);
 const MAX_SAFE = BigInt(Number.MAX_SAFE_INTEGER);
 
+/** Up to 15 digits: a safe integer, read without a BigInt; "-0" and leading zeros go the long way. */
+const SAFE_INTEGER_TEXT = /^(?:0|-?[1-9]\d{0,14})$/;
+const INTEGER64_TEXT = /^-?\d{1,20}$/;
+
 /** Text of a signed 64-bit integer → number (bigint beyond 2^53); anything else throws. */
 export function parseInteger64(text: string): number | bigint {
-  // Up to 15 digits is a safe integer, read without a BigInt (each id of a relation's list comes here); "-0" and leading zeros go the long way.
-  if (/^(?:0|-?[1-9]\d{0,14})$/.test(text)) return Number(text);
-  if (!/^-?\d{1,20}$/.test(text)) throw new FieldError('A valid integer is required.');
+  // Each id of a relation's list comes here: the patterns are made once, not per call as a literal in the body is.
+  if (SAFE_INTEGER_TEXT.test(text)) return Number(text);
+  if (!INTEGER64_TEXT.test(text)) throw new FieldError('A valid integer is required.');
   const big = BigInt(text);
   if (big > MAX_BIGINT || big < MIN_BIGINT) throw new FieldError('Ensure this value fits in 64 bits.');
   return big >= MIN_SAFE && big <= MAX_SAFE ? Number(big) : big;

@@ -72,12 +72,20 @@ export interface Selection {
   readonly key?: string;
 }
 
-/** Everything a selection reads beside its own table's columns: its joins, and the aggregates (its own and its joins'). */
-export const relatedReads = (selection: Selection): readonly { readonly table: string }[] => [
-  ...selection.joins,
-  ...selection.joins.flatMap((join) => join.aggregates ?? []),
-  ...(selection.aggregates ?? []),
-];
+const relatedReadsOf = new WeakMap<Selection, readonly { readonly table: string }[]>();
+
+/**
+ * Everything a selection reads beside its own table's columns: its joins, and the aggregates (its own
+ * and its joins'). Listed once per selection (a selection is not changed once made): every write asks.
+ */
+export function relatedReads(selection: Selection): readonly { readonly table: string }[] {
+  let reads = relatedReadsOf.get(selection);
+  if (!reads) {
+    reads = [...selection.joins, ...selection.joins.flatMap((join) => join.aggregates ?? []), ...(selection.aggregates ?? [])];
+    relatedReadsOf.set(selection, reads);
+  }
+  return reads;
+}
 
 /** The column a selection's record is found by. */
 export const keyOf = (selection: Selection): string => selection.key ?? 'id';

@@ -239,10 +239,14 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
     capabilities: postgresCapabilities,
     // The pool's own checkout and release, without Kysely's connection wrapper. These shapes are
     // fixed by the code, not by requests, so they skip the per-connection cap on named statements.
-    // Not async: one promise layer fewer per query.
+    // Not async: one promise layer fewer per query. A Query built from its text, named after: pg
+    // copies a config object through its property descriptors on every call, but submits a Query as it is.
     run(text, parameters) {
+      const query = new pg.Query(text, parameters as unknown[]);
       const name = statementName(text);
-      return pool.query(name ? { name, text, values: parameters as unknown[] } : { text, values: parameters as unknown[] }).then(({ rows }) => rows as Row[]);
+      if (name) Object.assign(query, { name });
+      // pg-pool answers a Query as it does a config, with the result's promise (its typings say the Query).
+      return (pool.query(query) as unknown as Promise<pg.QueryResult>).then(({ rows }) => rows as Row[]);
     },
     like: (column, pattern, insensitive) =>
       insensitive ? sql<SqlBool>`${column} ILIKE ${pattern}` : sql<SqlBool>`${column} LIKE ${pattern}`,

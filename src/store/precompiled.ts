@@ -19,7 +19,14 @@ interface Executable<R> {
   execute(): Promise<R[]>;
 }
 
-export type Precompiled<R> = (database: Database, ...values: unknown[]) => Promise<R[]>;
+/** Runs the query with `values` in the order of its placeholders. */
+export type Precompiled<R> = (database: Database, values: readonly unknown[]) => Promise<R[]>;
+
+interface Compiled<R> {
+  readonly query: CompiledQuery<R>;
+  /** Whether the compiled parameters are the placeholders, each once, in order: then the values are the parameters as they come. */
+  readonly valuesInOrder: boolean;
+}
 
 /**
  * `build` receives one placeholder per value it declares (or `count`, when it takes them as a rest
@@ -29,18 +36,22 @@ export function precompiled<R>(
   build: (database: Database, ...placeholders: Placeholder[]) => Compilable<R>,
   count = build.length - 1,
 ): Precompiled<R> {
-  const compiled = new Map<string, CompiledQuery<R>>();
+  const compiled = new Map<string, Compiled<R>>();
   const placeholders = Array.from({ length: count }, (_, index) => new Placeholder(index));
   // Not async: the driver's promise is handed on as it is, without one more layer per query.
-  return (database, ...values) => {
+  return (database, values) => {
     // Inside a transaction the query must run on its connection: built with its values and run by Kysely, as any query there.
     if (storeDatabase(database).db.isTransaction) return (build(database, ...(values as Placeholder[])) as unknown as Executable<R>).execute();
-    let query = compiled.get(database.dialect);
-    if (!query) {
-      query = build(database, ...placeholders).compile();
-      compiled.set(database.dialect, query);
+    let found = compiled.get(database.dialect);
+    if (!found) {
+      const query = build(database, ...placeholders).compile();
+      const valuesInOrder = query.parameters.length === count && query.parameters.every((parameter, index) => parameter instanceof Placeholder && parameter.index === index);
+      found = { query, valuesInOrder };
+      compiled.set(database.dialect, found);
     }
-    const parameters = query.parameters.map((parameter) => (parameter instanceof Placeholder ? values[parameter.index] : parameter));
+    const { query } = found;
+    // The values themselves where they are the parameters: no copy per query.
+    const parameters = found.valuesInOrder ? values : query.parameters.map((parameter) => (parameter instanceof Placeholder ? values[parameter.index] : parameter));
     return database.run(query.sql, parameters) as Promise<R[]>;
   };
 }

@@ -36,32 +36,40 @@ interface RecordRead {
 
 const sameRead = (a: RecordRead | undefined, selection: Selection, id: RecordId): boolean => a?.selection === selection && a.id === id;
 
-export function requestReader(database: Database): RequestReader {
-  let announced: RecordRead | undefined;
-  let answered: (RecordRead & { readonly row: Row | undefined }) | undefined;
-  return {
-    database,
-    announce(selection, id) {
-      if (storeDatabase(database).capabilities.mergesRoundTrips) announced = { selection, id };
-    },
-    // Not async: every authenticated request passes here, and the read's promise needs no wrapper.
-    lookUp(companion) {
-      const read = announced;
-      if (!read) return lookUp(database, companion);
-      announced = undefined;
-      return findRecordAlongside(database, read.selection, read.id, companion).then((found) => {
-        if (found) answered = { ...read, row: found.record };
-        return found?.companion;
-      });
-    },
-    record(selection, id, scope) {
-      if (scope) return findScopedRecord(database, selection, id, scope);
-      if (!sameRead(answered, selection, id)) return findRecord(database, selection, id);
-      const { row } = answered!;
-      // Once: a later read in the same request (after a write, say) sees the database as it is then.
-      answered = undefined;
-      return Promise.resolve(row);
-    },
-    list: (plan) => readList(database, plan),
-  };
+/** One per request: a class, so that a request makes one object, not one closure per method. */
+class Reader implements RequestReader {
+  private announced: RecordRead | undefined;
+  private answered: (RecordRead & { readonly row: Row | undefined }) | undefined;
+
+  constructor(readonly database: Database) {}
+
+  announce(selection: Selection, id: RecordId): void {
+    if (storeDatabase(this.database).capabilities.mergesRoundTrips) this.announced = { selection, id };
+  }
+
+  // Not async: every authenticated request passes here, and the read's promise needs no wrapper.
+  lookUp(companion: Companion): Promise<Row | undefined> {
+    const read = this.announced;
+    if (!read) return lookUp(this.database, companion);
+    this.announced = undefined;
+    return findRecordAlongside(this.database, read.selection, read.id, companion).then((found) => {
+      if (found) this.answered = { selection: read.selection, id: read.id, row: found.record };
+      return found?.companion;
+    });
+  }
+
+  record(selection: Selection, id: RecordId, scope?: RecordScope): Promise<Row | undefined> {
+    if (scope) return findScopedRecord(this.database, selection, id, scope);
+    const { answered } = this;
+    if (!sameRead(answered, selection, id)) return findRecord(this.database, selection, id);
+    // Once: a later read in the same request (after a write, say) sees the database as it is then.
+    this.answered = undefined;
+    return Promise.resolve(answered!.row);
+  }
+
+  list(plan: ListPlan): Promise<ListRead> {
+    return readList(this.database, plan);
+  }
 }
+
+export const requestReader = (database: Database): RequestReader => new Reader(database);

@@ -243,7 +243,7 @@ export async function findRecord(
   id: RecordId,
   { lock = false }: { lock?: boolean } = {},
 ): Promise<Row | undefined> {
-  const [row] = await recordQuery(selection, lock)(database, id);
+  const [row] = await recordQuery(selection, lock)(database, [id]);
   return row && withBatches(database, selection, assembleRecord(row, selection));
 }
 
@@ -269,7 +269,7 @@ const companionQueries = new WeakMap<Companion['query'], Precompiled<Row>>();
 export function lookUp(database: Database, companion: Companion): Promise<Row | undefined> {
   let query = companionQueries.get(companion.query);
   if (!query) companionQueries.set(companion.query, (query = precompiled(companion.query, companion.values.length)));
-  return query(database, ...companion.values).then(([row]) => row);
+  return query(database, companion.values).then(([row]) => row);
 }
 
 const COMPANION = '_companion';
@@ -319,7 +319,7 @@ export function findRecordAlongside(
   companion: Companion,
 ): Promise<{ companion: Row; record: Row | undefined } | undefined> {
   // The driver's promise chained, and batches waited for only where the selection has some: every token-authenticated detail read passes here.
-  return pairedQuery(selection, companion)(database, id, ...companion.values).then(([row]) => {
+  return pairedQuery(selection, companion)(database, [id, ...companion.values]).then(([row]) => {
     if (!row) return undefined;
     const { columns, dropped } = companionColumnsOf(companion);
     const found = (record: Row | undefined) => ({ companion: pickNested(row, columns), record });
@@ -406,5 +406,5 @@ export async function listRecords(
       return built;
     }, values.length),
   );
-  return assembledRows(database, selection, await query(database, ...values));
+  return assembledRows(database, selection, await query(database, values));
 }

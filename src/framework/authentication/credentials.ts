@@ -9,8 +9,11 @@ import { hash, randomBytes, timingSafeEqual } from 'node:crypto';
  * `Bearer`, or `Token` as Django REST Framework's clients send it), matched case-insensitively
  * ('' when the keyword stands alone); undefined for other schemes (Basic, say), which are not ours.
  */
+const AUTHORIZATION = /^(\S+)(?: +(\S*))?\s*$/;
+
 export function authorizationCredential(header: string, keywords: readonly string[]): { keyword: string; credential: string } | undefined {
-  const match = /^(\S+)(?: +(\S*))?\s*$/.exec(header);
+  // A pattern made once: a literal in the body is a new RegExp on every call (every authenticated request).
+  const match = AUTHORIZATION.exec(header);
   const keyword = match?.[1]!.toLowerCase();
   return match && keywords.some((accepted) => accepted.toLowerCase() === keyword) ? { keyword: match[1]!, credential: match[2] ?? '' } : undefined;
 }

@@ -69,20 +69,26 @@ export function credentialOf(request: FastifyRequest, cookieName: string | undef
   return cookie ? { scheme: 'cookie', value: cookie } : null;
 }
 
-/** The request's user (null when it carries no credential); 401 for a credential no kind accepts. */
-export async function authenticate(
+/**
+ * The request's user (null when it carries no credential); 401 for a credential no kind accepts.
+ * Not async: the kinds' promises are chained, one after another, with no frame around them (every
+ * request passes here). A malformed Authorization header throws at once; the callers await it
+ * within their own async stage, where that is a rejection as any other.
+ */
+export function authenticate(
   request: FastifyRequest,
   authenticators: readonly Authenticator[],
   cookieName: string | undefined,
   reader: RequestReader,
 ): Promise<AuthUser | null> {
   const credential = credentialOf(request, cookieName);
-  if (!credential) return null;
-  for (const authenticator of authenticators) {
-    const user = await authenticator.authenticate(credential, request, reader);
-    if (user) return user;
-  }
-  throw authenticationFailed('Unrecognised credential.');
+  if (!credential) return Promise.resolve(null);
+  const tryFrom = (index: number): Promise<AuthUser> => {
+    const authenticator = authenticators[index];
+    if (!authenticator) return Promise.reject(authenticationFailed('Unrecognised credential.'));
+    return authenticator.authenticate(credential, request, reader).then((user) => user ?? tryFrom(index + 1));
+  };
+  return tryFrom(0);
 }
 
 export type { AuthUser } from './auth-user.js';

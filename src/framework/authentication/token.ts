@@ -35,7 +35,9 @@ export const revokeUserTokens = deleteUserTokens;
 export const tokenAuthentication: Authenticator = lookupAuthenticator('token', (credential) => {
   if (credential.scheme !== 'bearer' || !tokenShape.test(credential.value)) return undefined;
   const keyHash = hashOf(credential.value);
-  return { ...tokenUserLookup(keyHash), failure: 'Invalid token.', credentialId: keyHash };
+  // Named, not spread: a spread followed by properties its source lacks takes V8's slow path (a new map per object).
+  const { query, columns, values } = tokenUserLookup(keyHash);
+  return { query, columns, values, failure: 'Invalid token.', credentialId: keyHash };
 });
 
 /** `POST <prefix>/auth/token/` hands out a token; `DELETE` on it, with the token, revokes it. */
