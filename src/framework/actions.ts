@@ -29,7 +29,7 @@ import { chosenFields, type Serializer, type WriteContext, type WriteMode } from
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
 import { readsScoped, type RelatedScopes, type ScopedReads } from './related-scopes.js';
 import type { HookContext } from './hooks.js';
-import { isPending } from '../core/maybe-promise.js';
+import { isPending, type MaybePromise } from '../core/maybe-promise.js';
 import { fromTable, type RequestCredentials } from './authentication/app-credentials.js';
 
 export interface ActionRequest {
@@ -123,10 +123,14 @@ async function listByCursor(action: ActionRequest, serializer: Serializer, plan:
   return written(200, body, weakEtag);
 }
 
-/** A result whose JSON is written once, for both its ETag and the response (which may be a 304: see renderResult). */
-function written(status: number, body: unknown, tag: (json: string) => string, headers: Record<string, string> = {}): ActionResult {
+/**
+ * A result whose JSON is written once, for both its ETag and the response (which may be a 304: see
+ * renderResult). Its headers are one literal, not a spread: a write answers one per request.
+ */
+function written(status: number, body: unknown, tag: (json: string) => string, location?: string): ActionResult {
   const json = JSON.stringify(body);
-  return { status, body, json, headers: { ...headers, ETag: tag(json) } };
+  const etag = tag(json);
+  return { status, body, json, headers: location === undefined ? { ETag: etag } : { Location: location, ETag: etag } };
 }
 
 /**
@@ -139,8 +143,8 @@ const shownRefusals = <T>(action: ActionRequest, write: Promise<T>): Promise<T> 
     throw new ApiError(error.status, error.code, error.message, action.collection.serializerFor(action.action).shownDetails(error.details), error.headers);
   });
 
-/** The object-level permission checks on the record named by the path. */
-const checkRecord = (action: ActionRequest, row: Row): Promise<void> =>
+/** The object-level permission checks on the record named by the path: a promise only when one answers later. */
+const checkRecord = (action: ActionRequest, row: Row): MaybePromise<void> =>
   checkObjectPermissions(action.permissions, { user: action.user, action: action.action }, row);
 
 /** The key the path names its record by (400 or 404 when no record can have it). */
@@ -155,7 +159,8 @@ export async function loadRecord(action: ActionRequest, serializer?: Serializer)
   const id = pathKey(action);
   const row = await action.reader.record(selectionOf(action, serializer), id, action.scope);
   if (!row) throw notFound();
-  await checkRecord(action, row);
+  const checked = checkRecord(action, row);
+  if (isPending(checked)) await checked;
   fromTable(action.collection.serializer.model, row);
   return { id, row };
 }
@@ -239,7 +244,10 @@ async function stored(action: ActionRequest, validated: readonly Row[], create: 
       for (const [index, record] of rows.entries()) await afterCreate?.({ ...requestContext(action, database), values: values[index]!, record, database });
     },
   ));
-  for (const record of rows) await committed(action, 'create', record);
+  for (const record of rows) {
+    const afterCommit = committed(action, 'create', record);
+    if (afterCommit) await afterCommit;
+  }
   return rows;
 }
 
@@ -274,7 +282,7 @@ async function create(action: ActionRequest): Promise<ActionResult> {
   // A 200 names no new resource (RFC 9110 gives Location a meaning in a 201 or a redirect only).
   if (collection.createStatus === 200) return written(200, body, strongEtag);
   const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${collection.lookup.segment(row)}${pathEnd(request)}`;
-  return written(201, body, strongEtag, { Location: absoluteLink(request, path) });
+  return written(201, body, strongEtag, absoluteLink(request, path));
 }
 
 /** Each record's errors under `<index>.<field>`. */
@@ -317,9 +325,10 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
 const guard =
   (action: ActionRequest, then?: WriteCheck): WriteCheck =>
   async (row, database) => {
-    await checkRecord(action, row);
+    const checked = checkRecord(action, row);
+    if (isPending(checked)) await checked;
     assertCurrent(action, row);
-    await then?.(row, database);
+    if (then) await then(row, database);
   };
 
 /** If-Match against the record's ETag. */
@@ -368,10 +377,11 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
     reader.database,
     hooks.afterUpdate !== undefined,
     async (database) => {
-      values = await prepared(fields, hooks.beforeUpdate?.({ ...requestContext(action, database), values: fields, existing, database }));
+      const set = prepared(fields, hooks.beforeUpdate?.({ ...requestContext(action, database), values: fields, existing, database }));
+      values = isPending(set) ? await set : set;
       // The model's rules get the record's id, whatever the path named it by.
       const update = { id: existing.id as RecordId, values, body: action.body as Row, user: action.user };
-      await rules?.check({ ...update, database });
+      if (rules) await rules.check({ ...update, database });
       const alongside = rules && storesBefore(rules, values) ? (row: Row, database: Database) => rules.beforeStore({ ...update, database }, row) : undefined;
       const row = await writeWithRelations(database, serializer, selection, values, context, (database, own) =>
         updateRecord(database, model, selection, id, own, {
@@ -391,7 +401,8 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
     },
   ));
   if (!row) throw notFound();
-  await committed(action, 'update', row);
+  const afterCommit = committed(action, 'update', row);
+  if (afterCommit) await afterCommit;
   return written(200, serializer.render(row, action), strongEtag);
 }
 
@@ -420,7 +431,8 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
     },
   ));
   if (!deleted) throw notFound();
-  if (existing) await committed(action, 'delete', existing);
+  const afterCommit = existing && committed(action, 'delete', existing);
+  if (afterCommit) await afterCommit;
   return { status: 204 };
 }
 
