@@ -461,9 +461,9 @@ export class Serializer {
    * The serializer's `validate`, then `also` (the collection's), on the values (over the stored
    * record's fields, on an update): 400 with what both found, as field errors are.
    */
-  validateObject(values: Row, context: ObjectContext, also?: ObjectValidator): Promise<void> {
-    // Without validators nothing is built: the record, the list of validators, a promise apiece.
-    return this.validatesObjects(also) ? this.validateRecord(values, context, also) : Promise.resolve();
+  validateObject(values: Row, context: ObjectContext, also?: ObjectValidator): Promise<void> | undefined {
+    // Without validators nothing is built (the record, the list of validators, a promise apiece), and there is nothing to await.
+    return this.validatesObjects(also) ? this.validateRecord(values, context, also) : undefined;
   }
 
   private async validateRecord(values: Row, context: ObjectContext, also?: ObjectValidator): Promise<void> {
