@@ -189,7 +189,8 @@ const requestContext = ({ user, parameters, credentials }: ActionRequest, databa
 /** A new record's values: its fields, then the whole object, validated (the before-create hook runs with the write: see stored). */
 async function creation(action: ActionRequest, body: unknown, context: WriteContext): Promise<Row> {
   const serializer = action.collection.serializerFor('create');
-  const values = { ...(await serializer.validate(body, 'create', context)), ...action.fromPath };
+  const parsed = serializer.parseBody(body, 'create', context);
+  const values = { ...(isPending(parsed) ? await parsed : parsed), ...action.fromPath };
   action.collection.lookup.assertReachable(values);
   const validated = serializer.validateObject(values, { existing: undefined, user: action.user }, action.collection.validate);
   if (validated) await validated;
@@ -374,7 +375,8 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   // 404 and 403 come before a body is judged; validation (which may hash a password) stays outside the transaction.
   const { id, row: existing } = await loadRecord(action);
   const context = writeContext(action);
-  const fields = await serializer.validate(action.body, mode, context);
+  const parsed = serializer.parseBody(action.body, mode, context);
+  const fields = isPending(parsed) ? await parsed : parsed;
   collection.lookup.assertReachable(fields);
   const validated = validateUpdate(action, fields, existing);
   if (validated) await validated;
