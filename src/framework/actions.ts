@@ -154,15 +154,22 @@ function pathKey({ collection: { lookup }, id = '' }: ActionRequest): RecordId {
   return key;
 }
 
-/** The record named by the path as `serializer` reads it (by default, the action's), after the object-level permission checks. */
-export async function loadRecord(action: ActionRequest, serializer?: Serializer): Promise<{ id: RecordId; row: Row }> {
+/**
+ * The record named by the path as `serializer` reads it (by default, the action's), after the
+ * object-level permission checks. The read's promise chained, not awaited in an async frame of its
+ * own; a path naming no record throws at once (every caller awaits it in an async function).
+ */
+export function loadRecord(action: ActionRequest, serializer?: Serializer): Promise<{ id: RecordId; row: Row }> {
   const id = pathKey(action);
-  const row = await action.reader.record(selectionOf(action, serializer), id, action.scope);
-  if (!row) throw notFound();
-  const checked = checkRecord(action, row);
-  if (isPending(checked)) await checked;
-  fromTable(action.collection.serializer.model, row);
-  return { id, row };
+  const found = (row: Row): { id: RecordId; row: Row } => {
+    fromTable(action.collection.serializer.model, row);
+    return { id, row };
+  };
+  return action.reader.record(selectionOf(action, serializer), id, action.scope).then((row) => {
+    if (!row) throw notFound();
+    const checked = checkRecord(action, row);
+    return isPending(checked) ? checked.then(() => found(row)) : found(row);
+  });
 }
 
 async function retrieve(action: ActionRequest): Promise<ActionResult> {
