@@ -29,7 +29,7 @@ import { chosenFields, type Serializer, type WriteContext, type WriteMode } from
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
 import { readsScoped, type RelatedScopes, type ScopedReads } from './related-scopes.js';
 import type { HookContext } from './hooks.js';
-import { isPending } from '../core/maybe-promise.js';
+import { isPending, type MaybePromise } from '../core/maybe-promise.js';
 import { fromTable, type RequestCredentials } from './authentication/app-credentials.js';
 
 export interface ActionRequest {
@@ -123,24 +123,28 @@ async function listByCursor(action: ActionRequest, serializer: Serializer, plan:
   return written(200, body, weakEtag);
 }
 
-/** A result whose JSON is written once, for both its ETag and the response (which may be a 304: see renderResult). */
-function written(status: number, body: unknown, tag: (json: string) => string, headers: Record<string, string> = {}): ActionResult {
+/**
+ * A result whose JSON is written once, for both its ETag and the response (which may be a 304: see
+ * renderResult). Its headers are one literal, not a spread: a write answers one per request.
+ */
+function written(status: number, body: unknown, tag: (json: string) => string, location?: string): ActionResult {
   const json = JSON.stringify(body);
-  return { status, body, json, headers: { ...headers, ETag: tag(json) } };
+  const etag = tag(json);
+  return { status, body, json, headers: location === undefined ? { ETag: etag } : { Location: location, ETag: etag } };
 }
 
 /**
- * A write's transaction (its hooks, the model's rules), with a refusal's details under the names
- * clients see: a hook names the model's fields, as `values` does.
+ * What a write's transaction (its hooks, the model's rules) threw, with a refusal's details under
+ * the names clients see: a hook names the model's fields, as `values` does. Thrown from a catch
+ * around the awaited write, which costs no promise or closure per request as `.catch` would.
  */
-const shownRefusals = <T>(action: ActionRequest, write: Promise<T>): Promise<T> =>
-  write.catch((error: unknown) => {
-    if (!(error instanceof ApiError) || !error.details) throw error;
-    throw new ApiError(error.status, error.code, error.message, action.collection.serializerFor(action.action).shownDetails(error.details), error.headers);
-  });
+function shownRefusal(action: ActionRequest, error: unknown): unknown {
+  if (!(error instanceof ApiError) || !error.details) return error;
+  return new ApiError(error.status, error.code, error.message, action.collection.serializerFor(action.action).shownDetails(error.details), error.headers);
+}
 
-/** The object-level permission checks on the record named by the path. */
-const checkRecord = (action: ActionRequest, row: Row): Promise<void> =>
+/** The object-level permission checks on the record named by the path: a promise only when one answers later. */
+const checkRecord = (action: ActionRequest, row: Row): MaybePromise<void> =>
   checkObjectPermissions(action.permissions, { user: action.user, action: action.action }, row);
 
 /** The key the path names its record by (400 or 404 when no record can have it). */
@@ -150,14 +154,22 @@ function pathKey({ collection: { lookup }, id = '' }: ActionRequest): RecordId {
   return key;
 }
 
-/** The record named by the path as `serializer` reads it (by default, the action's), after the object-level permission checks. */
-export async function loadRecord(action: ActionRequest, serializer?: Serializer): Promise<{ id: RecordId; row: Row }> {
+/**
+ * The record named by the path as `serializer` reads it (by default, the action's), after the
+ * object-level permission checks. The read's promise chained, not awaited in an async frame of its
+ * own; a path naming no record throws at once (every caller awaits it in an async function).
+ */
+export function loadRecord(action: ActionRequest, serializer?: Serializer): Promise<{ id: RecordId; row: Row }> {
   const id = pathKey(action);
-  const row = await action.reader.record(selectionOf(action, serializer), id, action.scope);
-  if (!row) throw notFound();
-  await checkRecord(action, row);
-  fromTable(action.collection.serializer.model, row);
-  return { id, row };
+  const found = (row: Row): { id: RecordId; row: Row } => {
+    fromTable(action.collection.serializer.model, row);
+    return { id, row };
+  };
+  return action.reader.record(selectionOf(action, serializer), id, action.scope).then((row) => {
+    if (!row) throw notFound();
+    const checked = checkRecord(action, row);
+    return isPending(checked) ? checked.then(() => found(row)) : found(row);
+  });
 }
 
 async function retrieve(action: ActionRequest): Promise<ActionResult> {
@@ -184,9 +196,11 @@ const requestContext = ({ user, parameters, credentials }: ActionRequest, databa
 /** A new record's values: its fields, then the whole object, validated (the before-create hook runs with the write: see stored). */
 async function creation(action: ActionRequest, body: unknown, context: WriteContext): Promise<Row> {
   const serializer = action.collection.serializerFor('create');
-  const values = { ...(await serializer.validate(body, 'create', context)), ...action.fromPath };
+  const parsed = serializer.parseBody(body, 'create', context);
+  const values = { ...(isPending(parsed) ? await parsed : parsed), ...action.fromPath };
   action.collection.lookup.assertReachable(values);
-  await serializer.validateObject(values, { existing: undefined, user: action.user }, action.collection.validate);
+  const validated = serializer.validateObject(values, { existing: undefined, user: action.user }, action.collection.validate);
+  if (validated) await validated;
   serializer.model.rules?.creates?.(values, action.user);
   return values;
 }
@@ -216,30 +230,39 @@ async function stored(action: ActionRequest, validated: readonly Row[], create: 
   const { reader, collection } = action;
   const { beforeCreate, afterCreate } = collection.hooks;
   const values: Row[] = [];
-  const rows = await shownRefusals(action, hooked(
-    reader.database,
-    // A bulk create is one transaction anyway (createRecords joins this one).
-    action.scope !== undefined || afterCreate !== undefined || Array.isArray(action.body),
-    async (database) => {
-      for (const [index, row] of validated.entries()) {
-        try {
-          const set = prepared(row, beforeCreate?.({ ...requestContext(action, database), values: row, database }));
-          values.push(isPending(set) ? await set : set);
-        } catch (error) {
-          if (!Array.isArray(action.body) || !(error instanceof ApiError) || !error.details) throw error;
-          throw validationFailed(atIndex(index, error.details));
+  let rows: Row[];
+  try {
+    rows = await hooked(
+      reader.database,
+      // A bulk create is one transaction anyway (createRecords joins this one).
+      action.scope !== undefined || afterCreate !== undefined || Array.isArray(action.body),
+      async (database) => {
+        for (let index = 0; index < validated.length; index++) {
+          const row = validated[index]!;
+          try {
+            const set = prepared(row, beforeCreate?.({ ...requestContext(action, database), values: row, database }));
+            values.push(isPending(set) ? await set : set);
+          } catch (error) {
+            if (!Array.isArray(action.body) || !(error instanceof ApiError) || !error.details) throw error;
+            throw validationFailed(atIndex(index, error.details));
+          }
         }
-      }
-      const created = await create(database, values);
-      const rows = action.scope ? await inScope(action, action.scope, database, created) : created;
-      fromTable(collection.serializer.model, ...rows);
-      return rows;
-    },
-    async (database, rows) => {
-      for (const [index, record] of rows.entries()) await afterCreate?.({ ...requestContext(action, database), values: values[index]!, record, database });
-    },
-  ));
-  for (const record of rows) await committed(action, 'create', record);
+        const created = await create(database, values);
+        const rows = action.scope ? await inScope(action, action.scope, database, created) : created;
+        fromTable(collection.serializer.model, ...rows);
+        return rows;
+      },
+      async (database, rows) => {
+        for (const [index, record] of rows.entries()) await afterCreate?.({ ...requestContext(action, database), values: values[index]!, record, database });
+      },
+    );
+  } catch (error) {
+    throw shownRefusal(action, error);
+  }
+  for (const record of rows) {
+    const afterCommit = committed(action, 'create', record);
+    if (afterCommit) await afterCommit;
+  }
   return rows;
 }
 
@@ -274,7 +297,7 @@ async function create(action: ActionRequest): Promise<ActionResult> {
   // A 200 names no new resource (RFC 9110 gives Location a meaning in a 201 or a redirect only).
   if (collection.createStatus === 200) return written(200, body, strongEtag);
   const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${collection.lookup.segment(row)}${pathEnd(request)}`;
-  return written(201, body, strongEtag, { Location: absoluteLink(request, path) });
+  return written(201, body, strongEtag, absoluteLink(request, path));
 }
 
 /** Each record's errors under `<index>.<field>`. */
@@ -317,9 +340,10 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
 const guard =
   (action: ActionRequest, then?: WriteCheck): WriteCheck =>
   async (row, database) => {
-    await checkRecord(action, row);
+    const checked = checkRecord(action, row);
+    if (isPending(checked)) await checked;
     assertCurrent(action, row);
-    await then?.(row, database);
+    if (then) await then(row, database);
   };
 
 /** If-Match against the record's ETag. */
@@ -330,7 +354,7 @@ const assertCurrent = (action: ActionRequest, row: Row): void =>
 const storesBefore = (rules: UpdateRules, values: Row): boolean => !rules.beforeStoreOn || rules.beforeStoreOn.some((field) => field in values);
 
 /** Object validation of an update's values over a stored record: the serializer's `validate`, then the collection's. */
-const validateUpdate = (action: ActionRequest, fields: Row, existing: Row): Promise<void> =>
+const validateUpdate = (action: ActionRequest, fields: Row, existing: Row): Promise<void> | undefined =>
   action.collection.serializerFor(action.action).validateObject(fields, { existing, user: action.user }, action.collection.validate);
 
 /**
@@ -358,40 +382,49 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   // 404 and 403 come before a body is judged; validation (which may hash a password) stays outside the transaction.
   const { id, row: existing } = await loadRecord(action);
   const context = writeContext(action);
-  const fields = await serializer.validate(action.body, mode, context);
+  const parsed = serializer.parseBody(action.body, mode, context);
+  const fields = isPending(parsed) ? await parsed : parsed;
   collection.lookup.assertReachable(fields);
-  await validateUpdate(action, fields, existing);
+  const validated = validateUpdate(action, fields, existing);
+  if (validated) await validated;
   const rules = model.rules?.updates;
   let values = fields;
+  let row: Row | undefined;
   // With after-update hooks the before-hook and the update, conditional or locked, run in their transaction, so a throw rolls it back.
-  const row = await shownRefusals(action, hooked(
-    reader.database,
-    hooks.afterUpdate !== undefined,
-    async (database) => {
-      values = await prepared(fields, hooks.beforeUpdate?.({ ...requestContext(action, database), values: fields, existing, database }));
-      // The model's rules get the record's id, whatever the path named it by.
-      const update = { id: existing.id as RecordId, values, body: action.body as Row, user: action.user };
-      await rules?.check({ ...update, database });
-      const alongside = rules && storesBefore(rules, values) ? (row: Row, database: Database) => rules.beforeStore({ ...update, database }, row) : undefined;
-      const row = await writeWithRelations(database, serializer, selection, values, context, (database, own) =>
-        updateRecord(database, model, selection, id, own, {
-          check: guard(action, revalidation(action, fields, existing)),
-          // loadRecord checked the object permissions on the record seen: what is left is If-Match.
-          checkSeen: async (row) => assertCurrent(action, row),
-          seen: existing,
-          scope: action.scope,
-          alongside,
-        }),
-      );
-      if (row) fromTable(model, row);
-      return row;
-    },
-    async (database, record) => {
-      if (record) await hooks.afterUpdate?.({ ...requestContext(action, database), values, existing, record, database });
-    },
-  ));
+  try {
+    row = await hooked(
+      reader.database,
+      hooks.afterUpdate !== undefined,
+      async (database) => {
+        const set = prepared(fields, hooks.beforeUpdate?.({ ...requestContext(action, database), values: fields, existing, database }));
+        values = isPending(set) ? await set : set;
+        // The model's rules get the record's id, whatever the path named it by.
+        const update = { id: existing.id as RecordId, values, body: action.body as Row, user: action.user, database };
+        if (rules) await rules.check(update);
+        const alongside = rules && storesBefore(rules, values) ? (row: Row, database: Database) => rules.beforeStore({ ...update, database }, row) : undefined;
+        const row = await writeWithRelations(database, serializer, selection, values, context, (database, own) =>
+          updateRecord(database, model, selection, id, own, {
+            check: guard(action, revalidation(action, fields, existing)),
+            // loadRecord checked the object permissions on the record seen: what is left is If-Match.
+            checkSeen: async (row) => assertCurrent(action, row),
+            seen: existing,
+            scope: action.scope,
+            alongside,
+          }),
+        );
+        if (row) fromTable(model, row);
+        return row;
+      },
+      async (database, record) => {
+        if (record) await hooks.afterUpdate?.({ ...requestContext(action, database), values, existing, record, database });
+      },
+    );
+  } catch (error) {
+    throw shownRefusal(action, error);
+  }
   if (!row) throw notFound();
-  await committed(action, 'update', row);
+  const afterCommit = committed(action, 'update', row);
+  if (afterCommit) await afterCommit;
   return written(200, serializer.render(row, action), strongEtag);
 }
 
@@ -411,16 +444,22 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
     fromTable(action.collection.serializer.model, row);
     await hooks.beforeDelete?.({ ...requestContext(action, database), existing: row, database });
   };
-  const deleted = await shownRefusals(action, hooked(
-    action.reader.database,
-    hooks.afterDelete !== undefined,
-    (database) => deleteRecord(database, selectionOf(action), id, deleteReadsRecord(action) ? guard(action, seen) : undefined, action.scope),
-    async (database, deleted) => {
-      if (deleted) await hooks.afterDelete?.({ ...requestContext(action, database), existing: existing!, database });
-    },
-  ));
+  let deleted: boolean;
+  try {
+    deleted = await hooked(
+      action.reader.database,
+      hooks.afterDelete !== undefined,
+      (database) => deleteRecord(database, selectionOf(action), id, deleteReadsRecord(action) ? guard(action, seen) : undefined, action.scope),
+      async (database, deleted) => {
+        if (deleted) await hooks.afterDelete?.({ ...requestContext(action, database), existing: existing!, database });
+      },
+    );
+  } catch (error) {
+    throw shownRefusal(action, error);
+  }
   if (!deleted) throw notFound();
-  if (existing) await committed(action, 'delete', existing);
+  const afterCommit = existing && committed(action, 'delete', existing);
+  if (afterCommit) await afterCommit;
   return { status: 204 };
 }
 

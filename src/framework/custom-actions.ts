@@ -125,7 +125,7 @@ async function handleCustomAction(
   const result = await declared.handler({ user, parameters, request, reply, database: reader.database, record, body, parent, credentials });
   if (reply.sent) return reply;
   if (declared.mediaType) return reply.type(`${declared.mediaType}; charset=utf-8`).send(String(result));
-  return renderResult(reply, mediaType, { status: reply.statusCode, body: result, json: JSON.stringify(result) }, { ...runtime.page, collection });
+  return renderResult(reply, mediaType, { status: reply.statusCode, body: result, json: JSON.stringify(result) }, runtime.page, collection);
 }
 
 function schemaOf(collection: Collection, name: string, declared: CustomAction): FastifySchema {

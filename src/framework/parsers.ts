@@ -14,6 +14,8 @@ export const unsupportedMediaType = (type: string): ApiError =>
 
 /** Whether a Content-Type names JSON in UTF-8 (the only charset JSON allows). */
 function isJson(contentType: string): boolean {
+  // The bare type, as most clients send it, needs no splitting into parts.
+  if (contentType === 'application/json') return true;
   const [type = '', ...parameters] = contentType.split(';').map((part) => part.trim().toLowerCase());
   if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return false;
   return parameters.every((parameter) => !parameter.startsWith('charset=') || /^charset="?utf-8"?$/.test(parameter));

@@ -37,7 +37,8 @@ export const isAuthenticated: Permission = {
 
 export const hasPermission = (name: string): Permission => ({
   description: `the permission "${name}"`,
-  hasPermission: ({ user }) => user?.hasPermission(name) ?? false,
+  // A superuser holds every permission (AuthUser.hasPermission): answered at once, with no promise to wait for.
+  hasPermission: ({ user }) => user !== null && (user.isSuperuser || user.hasPermission(name)),
 });
 
 /** The record's `field` names the requesting user (their own record, an article they wrote). */
@@ -47,63 +48,72 @@ export const isOwner = (field: string): Permission => ({
   hasObjectPermission: ({ user }, record) => user !== null && Number(record[field]) === user.id,
 });
 
+/** One permission's answer to `context`, for the request or (given `record`) for the record; at module level, so a check builds no closure per request. */
+type Check<R> = (permission: Permission, context: PermissionContext, record: R) => MaybePromise<boolean>;
+
 /**
- * Whether every one of `checks` passes, in order, stopping at the first that fails. Synchronous
- * while the answers are: most checks (authenticated, owner) answer at once, and awaiting each would
- * cost every request a promise per check; the first answer that is a promise is awaited, and the
- * rest after it.
+ * Whether every one of `permissions` passes `check`, in order, stopping at the first that fails.
+ * Synchronous while the answers are: most checks (authenticated, owner) answer at once, and
+ * awaiting each would cost every request a promise per check; the first answer that is a promise
+ * is awaited, and the rest after it.
  */
-function every<T>(items: readonly T[], check: (item: T) => MaybePromise<boolean>, from = 0): MaybePromise<boolean> {
-  for (let index = from; index < items.length; index++) {
-    const passed = check(items[index]!);
-    if (isPending(passed)) return Promise.resolve(passed).then((ok) => ok && every(items, check, index + 1));
+function every<R>(permissions: readonly Permission[], check: Check<R>, context: PermissionContext, record: R, from = 0): MaybePromise<boolean> {
+  for (let index = from; index < permissions.length; index++) {
+    const passed = check(permissions[index]!, context, record);
+    if (isPending(passed)) return Promise.resolve(passed).then((ok) => ok && every(permissions, check, context, record, index + 1));
     if (!passed) return false;
   }
   return true;
 }
 
-/** Whether any one of `checks` passes, in order, stopping at the first that does; synchronous while the answers are (see `every`). */
-function some<T>(items: readonly T[], check: (item: T) => MaybePromise<boolean>, from = 0): MaybePromise<boolean> {
-  for (let index = from; index < items.length; index++) {
-    const passed = check(items[index]!);
-    if (isPending(passed)) return Promise.resolve(passed).then((ok) => ok || some(items, check, index + 1));
+/** Whether any one of `permissions` passes `check`, in order, stopping at the first that does; synchronous while the answers are (see `every`). */
+function some<R>(permissions: readonly Permission[], check: Check<R>, context: PermissionContext, record: R, from = 0): MaybePromise<boolean> {
+  for (let index = from; index < permissions.length; index++) {
+    const passed = check(permissions[index]!, context, record);
+    if (isPending(passed)) return Promise.resolve(passed).then((ok) => ok || some(permissions, check, context, record, index + 1));
     if (passed) return true;
   }
   return false;
 }
 
-/** `then` on the answer: at once when it is not a promise. */
-const whenAnswered = (answer: MaybePromise<boolean>, then: (passed: boolean) => MaybePromise<boolean>): MaybePromise<boolean> =>
-  isPending(answer) ? Promise.resolve(answer).then(then) : then(answer);
+const passesRequest: Check<unknown> = (permission, context) => permission.hasPermission(context);
+
+const passesRecord: Check<Row> = (permission, context, record) => permission.hasObjectPermission?.(context, record) ?? true;
+
+/** The request's check, then the record's: at once when the first is not a promise. */
+const passesBoth: Check<Row> = (permission, context, record) => {
+  const passed = permission.hasPermission(context);
+  if (isPending(passed)) return Promise.resolve(passed).then((ok) => ok && passesRecord(permission, context, record));
+  return passed && passesRecord(permission, context, record);
+};
 
 /** Passes when any one of `permissions` passes, for the request and then for the record. */
 export const anyOf = (...permissions: Permission[]): Permission => ({
   description: permissions.map((permission) => permission.description).join(' or '),
-  hasPermission: (context) => some(permissions, (permission) => permission.hasPermission(context)),
-  hasObjectPermission: (context, record) =>
-    some(permissions, (permission) =>
-      whenAnswered(permission.hasPermission(context), (passed) => passed && (permission.hasObjectPermission?.(context, record) ?? true)),
-    ),
+  hasPermission: (context) => some(permissions, passesRequest, context, undefined),
+  hasObjectPermission: (context, record) => some(permissions, passesBoth, context, record),
 });
 
 const denial = (context: PermissionContext): ApiError => (context.user ? permissionDenied() : notAuthenticated());
 
-const RESOLVED: Promise<void> = Promise.resolve();
-
-/** Resolves when the checks passed, else rejects with 401 or 403: no promise made for checks that answered at once. */
-function allowedWhen(passed: MaybePromise<boolean>, context: PermissionContext): Promise<void> {
+/**
+ * Nothing when the checks passed at once, a promise when one answers later (rejected with 401 or 403
+ * when they fail), or 401 or 403 thrown at once: callers await only what is pending.
+ */
+function allowedWhen(passed: MaybePromise<boolean>, context: PermissionContext): MaybePromise<void> {
   if (isPending(passed)) {
     return Promise.resolve(passed).then((ok) => {
       if (!ok) throw denial(context);
     });
   }
-  return passed ? RESOLVED : Promise.reject(denial(context));
+  if (!passed) throw denial(context);
+  return undefined;
 }
 
-export function checkPermissions(permissions: readonly Permission[], context: PermissionContext): Promise<void> {
-  return allowedWhen(every(permissions, (permission) => permission.hasPermission(context)), context);
+export function checkPermissions(permissions: readonly Permission[], context: PermissionContext): MaybePromise<void> {
+  return allowedWhen(every(permissions, passesRequest, context, undefined), context);
 }
 
-export function checkObjectPermissions(permissions: readonly Permission[], context: PermissionContext, record: Row): Promise<void> {
-  return allowedWhen(every(permissions, (permission) => permission.hasObjectPermission?.(context, record) ?? true), context);
+export function checkObjectPermissions(permissions: readonly Permission[], context: PermissionContext, record: Row): MaybePromise<void> {
+  return allowedWhen(every(permissions, passesRecord, context, record), context);
 }

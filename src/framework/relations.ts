@@ -241,7 +241,24 @@ async function resolveSlug(database: Database, name: string, key: Field, slug: S
  * name no record refuse the whole write (400 naming them). The record is read again after, so it
  * shows its new links.
  */
-export async function writeWithRelations<T extends Row | undefined>(
+export function writeWithRelations<T extends Row | undefined>(
+  database: Database,
+  serializer: Serializer,
+  selection: Selection,
+  values: Row,
+  context: WriteContext,
+  write: (database: Database, own: Row) => Promise<T>,
+): Promise<T> {
+  // Values that set no relation are the record's own as they are: no copy, and no async frame around the write.
+  return setsRelation(serializer, values) ? writeLinked(database, serializer, selection, values, context, write) : write(database, values);
+}
+
+function setsRelation(serializer: Serializer, values: Row): boolean {
+  for (const name of serializer.relationInputs) if (name in values) return true;
+  return false;
+}
+
+async function writeLinked<T extends Row | undefined>(
   database: Database,
   serializer: Serializer,
   selection: Selection,

@@ -10,9 +10,14 @@ import { renderPage, type BrowsableContext } from './browsable/index.js';
 import { notModified, pageEtag } from './conditional.js';
 import { notFound, toApiError, type ApiError } from './errors.js';
 import type { MediaType } from './negotiation.js';
+import type { Collection } from './collection.js';
+import type { Action } from './permissions.js';
 
-/** The result as `mediaType`, or 304 when a read's If-None-Match holds that representation's ETag. */
-export function renderResult(reply: FastifyReply, mediaType: MediaType, result: ActionResult, page: BrowsableContext): FastifyReply {
+/**
+ * The result as `mediaType`, or 304 when a read's If-None-Match holds that representation's ETag.
+ * A page shows `collection` and `action` in `page`'s context, joined only when a page is rendered.
+ */
+export function renderResult(reply: FastifyReply, mediaType: MediaType, result: ActionResult, page: BrowsableContext, collection?: Collection, action?: Action): FastifyReply {
   const dataEtag = result.headers?.ETag;
   const etag = dataEtag && mediaType === 'text/html' ? pageEtag(dataEtag, reply.request) : dataEtag;
   reply.status(result.status);
@@ -20,7 +25,7 @@ export function renderResult(reply: FastifyReply, mediaType: MediaType, result: 
   if (etag && result.status === 200 && notModified(reply.request, etag)) return reply.status(304).header('ETag', etag).send();
   if (mediaType === 'text/html') {
     // The page shows the JSON's headers (its ETag is the one If-Match takes); the page's own goes out with it.
-    const html = renderPage(reply.request, reply, result.status, result.body, page);
+    const html = renderPage(reply.request, reply, result.status, result.body, collection ? { ...page, collection, action } : page);
     if (etag) reply.header('ETag', etag);
     return reply.type('text/html; charset=utf-8').send(html);
   }

@@ -5,7 +5,7 @@
  */
 import { cached } from '../core/cache.js';
 import { FieldError, type DefaultContext, type Field } from '../core/fields.js';
-import { isPending } from '../core/maybe-promise.js';
+import { isPending, type MaybePromise } from '../core/maybe-promise.js';
 import type { Aggregate, Join, Row, Selection } from '../core/rows.js';
 import { clashDetails, type RecordRefused } from '../core/refused.js';
 import { emptyDetails, parseError, validationFailed, type ErrorDetails } from './errors.js';
@@ -369,6 +369,14 @@ export class Serializer {
    * a hidden field sent as null counts as not sent, unknown fields fail.
    */
   async validate(body: unknown, mode: WriteMode, context: WriteContext): Promise<Row> {
+    return this.parseBody(body, mode, context);
+  }
+
+  /**
+   * `validate`, answered at once while every field parses at once (a password's hash answers
+   * later): the pipeline awaits only what is pending. Throws at once what it finds at once.
+   */
+  parseBody(body: unknown, mode: WriteMode, context: WriteContext): MaybePromise<Row> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw parseError('Expected a JSON object.');
     }
@@ -380,7 +388,11 @@ export class Serializer {
     // By the model's names from here on.
     const input = this.renames ? this.renamed(body as Row, known) : (body as Row);
     const parsing = this.parseInputs(input, mode, context, values, details, 0);
-    if (parsing) await parsing;
+    return parsing ? parsing.then(() => this.parsedBody(values, details, unknown, mode, context)) : this.parsedBody(values, details, unknown, mode, context);
+  }
+
+  /** The parsed values, or 400 with the fields' errors and the unknown names; a create's defaults filled in. */
+  private parsedBody(values: Row, details: ErrorDetails, unknown: readonly string[], mode: WriteMode, context: WriteContext): Row {
     if (Object.keys(details).length > 0 || unknown.length > 0) {
       throw validationFailed({ ...this.shownDetails(details), ...Object.fromEntries(unknown.map((name) => [name, [UNKNOWN_FIELD]])) });
     }
@@ -461,9 +473,9 @@ export class Serializer {
    * The serializer's `validate`, then `also` (the collection's), on the values (over the stored
    * record's fields, on an update): 400 with what both found, as field errors are.
    */
-  validateObject(values: Row, context: ObjectContext, also?: ObjectValidator): Promise<void> {
-    // Without validators nothing is built: the record, the list of validators, a promise apiece.
-    return this.validatesObjects(also) ? this.validateRecord(values, context, also) : Promise.resolve();
+  validateObject(values: Row, context: ObjectContext, also?: ObjectValidator): Promise<void> | undefined {
+    // Without validators nothing is built (the record, the list of validators, a promise apiece), and there is nothing to await.
+    return this.validatesObjects(also) ? this.validateRecord(values, context, also) : undefined;
   }
 
   private async validateRecord(values: Row, context: ObjectContext, also?: ObjectValidator): Promise<void> {

@@ -11,6 +11,7 @@ import { redisUnavailable } from './redis.js';
 import type { AuthUser } from './authentication/index.js';
 import { ApiError } from './errors.js';
 import { clientAddress } from './proxy.js';
+import type { MaybePromise } from '../core/maybe-promise.js';
 
 export interface Rate {
   readonly limit: number;
@@ -187,8 +188,8 @@ export interface ScopedRates {
 }
 
 export interface Throttle {
-  /** A collection's request: in the scope's own window when the app gave it rates, else in the shared default window. */
-  check(request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string): Promise<void>;
+  /** A collection's request: in the scope's own window when the app gave it rates, else in the shared default window. Nothing to wait for with no rate. */
+  check(request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string): MaybePromise<void>;
   /** A request outside the collections (simple routes): always in the scope's own window, at its rates or the defaults. */
   checkScope(request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string): Promise<void>;
 }
@@ -213,26 +214,27 @@ function resolveScopedRates(defaults: ThrottleRates, scoped: Readonly<Record<str
   );
 }
 
-const UNCOUNTED: Promise<void> = Promise.resolve();
-
 /**
  * The collection throttle. A scope with rates of its own counts separately
  * from the shared default window, so a strict collection does not eat into
  * the rest of the API's allowance.
  */
+/** A simple route's throttle is a Fastify hook, which answers with a promise. */
+const UNCOUNTED: Promise<void> = Promise.resolve();
+
 export function createThrottle(store: CounterStore, rates: ThrottleRates, scopedRates: Readonly<Record<string, ScopedRates>> = {}): Throttle {
   const scoped = resolveScopedRates(rates, scopedRates);
-  // Not async: a request with no rate to count against (throttling off) costs no promise of its own.
-  const count = (request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string, window: string): Promise<void> => {
+  // Not async: a request with no rate to count against (throttling off) costs no promise, nor a turn of the event loop to await one.
+  const count = (request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string, window: string): MaybePromise<void> => {
     const { anonymous, user: signedIn } = scoped.get(scope) ?? rates;
     const rate = user ? signedIn : anonymous;
-    if (!rate) return UNCOUNTED;
+    if (!rate) return undefined;
     const client = user ? `user:${user.id}` : `ip:${clientAddress(request)}`;
     return consume(store, request, reply, `${window}:${client}`, rate);
   };
   return {
     check: (request, reply, user, scope) => count(request, reply, user, scope, scoped.has(scope) ? `scope:${scope}` : 'default'),
-    checkScope: (request, reply, user, scope) => count(request, reply, user, scope, `scope:${scope}`),
+    checkScope: (request, reply, user, scope) => count(request, reply, user, scope, `scope:${scope}`) ?? UNCOUNTED,
   };
 }
 

@@ -8,7 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
 import { requestReader } from '../store/reader.js';
-import { announceReads, runAction } from './actions.js';
+import { announceReads, runAction, type ActionRequest, type ActionResult } from './actions.js';
 import { authenticate, type Authenticator } from './authentication/index.js';
 import { accountKey } from './authentication/auth-user.js';
 import type { BrowsableContext } from './browsable/index.js';
@@ -88,9 +88,11 @@ export async function handleCollection(
   request.user = user;
 
   const permissions = permissionsFor(runtime, collection, action);
-  await checkPermissions(permissions, { user, action });
+  const allowed = checkPermissions(permissions, { user, action });
+  if (isPending(allowed)) await allowed;
 
-  await runtime.throttle.check(request, reply, user, collection.name);
+  const counted = runtime.throttle.check(request, reply, user, collection.name);
+  if (isPending(counted)) await counted;
 
   const parameters = queryParameters(request.url);
   const mediaType = negotiate(request, API_MEDIA_TYPES, parameters.get('format'));
@@ -104,8 +106,10 @@ export async function handleCollection(
   const context = { user, parameters };
   const recordId = collection.singleton ? singletonId(collection.singleton, context) : id;
   // Awaited only for a nested collection, whose parent is read: a turn of the event loop less for the rest.
-  const scope = requestScope(collection, request, reader, context);
-  const result = wrapResult(collection.envelope, action, await runAction[action]({
+  const pending = requestScope(collection, request, reader, context);
+  const { scope, fromPath } = isPending(pending) ? await pending : pending;
+  // Every property named in one literal, no spread: V8 builds it on its fast path.
+  const actionRequest: ActionRequest = {
     request,
     reader,
     cursorKey: runtime.cursorKey,
@@ -116,13 +120,18 @@ export async function handleCollection(
     parameters,
     id: recordId,
     body,
-    ...(isPending(scope) ? await scope : scope),
+    scope,
+    fromPath,
     scopeRelated: scopeRelated(runtime.relatedScopes, context),
     credentials: requestCredentials(runtime.credentials, request, reply, reader.database),
-  }).catch((error: unknown) => {
+  };
+  let result: ActionResult;
+  try {
+    result = await runAction[action](actionRequest);
+  } catch (error) {
     // What the database refused (a unique field taken, a slug naming nothing) under the names clients see.
     throw error instanceof RecordRefused && error.index === undefined ? new RecordRefused(collection.serializerFor(action).refusalDetails(error)) : error;
-  }));
+  }
 
-  return renderResult(reply, mediaType, result, { ...runtime.page, collection, action });
+  return renderResult(reply, mediaType, wrapResult(collection.envelope, action, result), runtime.page, collection, action);
 }
