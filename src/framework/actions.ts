@@ -400,13 +400,14 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
         values = isPending(set) ? await set : set;
         // The model's rules get the record's id, whatever the path named it by.
         const update = { id: existing.id as RecordId, values, body: action.body as Row, user: action.user, database };
-        if (rules) await rules.check(update);
+        const checked = rules?.check(update);
+        if (isPending(checked)) await checked;
         const alongside = rules && storesBefore(rules, values) ? (row: Row, database: Database) => rules.beforeStore({ ...update, database }, row) : undefined;
         const row = await writeWithRelations(database, serializer, selection, values, context, (database, own) =>
           updateRecord(database, model, selection, id, own, {
             check: guard(action, revalidation(action, fields, existing)),
             // loadRecord checked the object permissions on the record seen: what is left is If-Match.
-            checkSeen: async (row) => assertCurrent(action, row),
+            checkSeen: (row) => assertCurrent(action, row),
             seen: existing,
             scope: action.scope,
             alongside,

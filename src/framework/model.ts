@@ -3,6 +3,7 @@ import { model as coreModel, type Model as CoreModel, type Table } from '../core
 import type { Field, JsonSchema } from '../core/fields.js';
 import type { TableFacts } from '../core/schema.js';
 import type { Row } from '../core/rows.js';
+import type { MaybePromise } from '../core/maybe-promise.js';
 import type { Database } from '../store/database.js';
 import type { RecordId } from '../store/records.js';
 import type { AuthUser } from './authentication/auth-user.js';
@@ -25,7 +26,7 @@ export interface UpdateRules {
   /** Body fields an update accepts beside the serializer's: never stored or rendered, read by `check`. */
   readonly inputs: Readonly<Record<string, JsonSchema>>;
   /** Once the body is valid, before the transaction (so it may be slow): throws an ApiError to refuse. */
-  check(update: RecordUpdate): Promise<void>;
+  check(update: RecordUpdate): MaybePromise<void>;
   /** In the update's transaction, with the record locked (`stored`, as read now), before its values are stored. */
   beforeStore(update: RecordUpdate, stored: Row): Promise<void>;
   /**

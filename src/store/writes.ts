@@ -8,6 +8,7 @@
  */
 import { sql, type AliasedRawBuilder, type Compilable } from 'kysely';
 import { cached } from '../core/cache.js';
+import { isPending, type MaybePromise } from '../core/maybe-promise.js';
 import type { RecordScope } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
 import { clashDetails, RecordProtected, RecordRefused } from '../core/refused.js';
@@ -19,7 +20,7 @@ import { assembleRow, findRecord, fromSelection, recordExists, returnedColumns, 
 
 /** The caller's look at a record about to be written (permissions, preconditions): it throws to refuse the write. */
 /** A check of the row about to be written; `database`: the one the write runs in (its transaction, once it has one). */
-export type WriteCheck = (row: Row, database: Database) => Promise<void>;
+export type WriteCheck = (row: Row, database: Database) => MaybePromise<void>;
 
 /** Writes of the caller's own, through `transaction`, in the transaction of the write of `row`. */
 export type BeforeWrite = (row: Row, transaction: Database) => Promise<void>;
@@ -221,9 +222,10 @@ export function updateRecord(
     });
   const version = guard.seen && !guard.alongside && !empty ? versionOf(guard.seen) : undefined;
   if (version === undefined) return locked();
-  return (guard.checkSeen ?? guard.check)(guard.seen!, database)
-    .then(() => changed(database, version))
-    .then((row) => row ?? locked());
+  const write = (): Promise<Row | undefined> => changed(database, version).then((row) => row ?? locked());
+  // A check that answers at once (If-Match alone) costs no promise before the write.
+  const checked = (guard.checkSeen ?? guard.check)(guard.seen!, database);
+  return isPending(checked) ? checked.then(write) : write();
 }
 
 /**
@@ -275,4 +277,4 @@ export async function deleteRecord(
   );
 }
 
-const noCheck: WriteCheck = () => Promise.resolve();
+const noCheck: WriteCheck = () => undefined;

@@ -6,6 +6,7 @@
  */
 import { endCredentials, passwordHashOf } from '../../store/accounts/users.js';
 import type { Row } from '../../core/rows.js';
+import type { MaybePromise } from '../../core/maybe-promise.js';
 import type { AuthUser } from '../authentication/auth-user.js';
 import { permissionDenied, validationFailed } from '../errors.js';
 import type { ModelRules, RecordUpdate } from '../model.js';
@@ -27,11 +28,15 @@ const isOwn = ({ id, user }: RecordUpdate): boolean => user !== null && BigInt(i
 const currentPasswordError = (message: string) => validationFailed({ [CURRENT_PASSWORD]: [message] });
 
 /** A user setting their own password sends the current one: a stolen session or token alone cannot lock its owner out. */
-async function checkCurrentPassword(update: RecordUpdate): Promise<void> {
+function checkCurrentPassword(update: RecordUpdate): MaybePromise<void> {
   if (update.values.password === undefined || !isOwn(update)) return;
   const sent = update.body[CURRENT_PASSWORD];
   if (sent === undefined || sent === null || sent === '') throw currentPasswordError('Send your current password to change it.');
   if (typeof sent !== 'string') throw currentPasswordError('Not a valid string.');
+  return verifyCurrentPassword(update, sent);
+}
+
+async function verifyCurrentPassword(update: RecordUpdate, sent: string): Promise<void> {
   const hash = await passwordHashOf(update.database, update.id);
   const valid = hash !== undefined && sent.length <= MAX_PASSWORD_LENGTH && (await verifyPassword(sent, hash, 'write'));
   if (!valid) throw currentPasswordError('The current password is incorrect.');
@@ -81,7 +86,7 @@ export const userRules = ({ currentPassword }: { currentPassword: boolean }): Mo
           },
         }
       : {},
-    check: currentPassword ? checkCurrentPassword : async () => {},
+    check: currentPassword ? checkCurrentPassword : () => undefined,
     beforeStore: endCredentialsOnChange,
     beforeStoreOn: ['password', ...Object.keys(ACCOUNT_FLAGS)],
   },
