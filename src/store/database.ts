@@ -14,6 +14,7 @@ import type { Dialect, DialectCapabilities } from './dialects/capabilities.js';
 import { postgresCapabilities } from './dialects/postgres.js';
 import { sqliteCapabilities } from './dialects/sqlite.js';
 import { CurrentSchemaPostgresDialect } from './introspection.js';
+import { NamedStatement } from './named-statement.js';
 import { callsLikeFunctions, registerLikeFunctions } from './sqlite-functions.js';
 import { sqliteReaders, type SqliteReaders } from './sqlite-readers.js';
 
@@ -239,14 +240,12 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
     capabilities: postgresCapabilities,
     // The pool's own checkout and release, without Kysely's connection wrapper. These shapes are
     // fixed by the code, not by requests, so they skip the per-connection cap on named statements.
-    // Not async: one promise layer fewer per query. A Query built from its text, named after: pg
-    // copies a config object through its property descriptors on every call, but submits a Query as it is.
+    // Not async: one promise layer fewer per query.
     run(text, parameters) {
-      const query = new pg.Query(text, parameters as unknown[]);
       const name = statementName(text);
-      if (name) Object.assign(query, { name });
-      // pg-pool answers a Query as it does a config, with the result's promise (its typings say the Query).
-      return (pool.query(query) as unknown as Promise<pg.QueryResult>).then(({ rows }) => rows as Row[]);
+      // pg-pool answers a Submittable with the promise of what it calls back with (its typings say the query itself).
+      if (name) return pool.query(new NamedStatement(name, text, parameters, postgresTypeParser)) as unknown as Promise<Row[]>;
+      return pool.query(text, parameters as unknown[]).then(({ rows }) => rows as Row[]);
     },
     like: (column, pattern, insensitive) =>
       insensitive ? sql<SqlBool>`${column} ILIKE ${pattern}` : sql<SqlBool>`${column} LIKE ${pattern}`,

@@ -1,0 +1,128 @@
+/**
+ * A named statement run on a pooled pg connection, its result's shape learnt once per connection.
+ *
+ * pg's own Query asks PostgreSQL to describe the result of every execution and builds a parser and
+ * a row template per column of every result it gets. A prepared statement's result type cannot
+ * change on the connection that prepared it (PostgreSQL refuses to run it if it would), so this
+ * query describes a statement the first time it runs on a connection and keeps the column names and
+ * parsers for the next runs there. It is a pg Submittable, the driver's extension point for query
+ * kinds of its own (pg-cursor and pg-query-stream are others).
+ */
+import type pg from 'pg';
+import pgUtils from 'pg/lib/utils.js';
+import type { Row } from '../core/rows.js';
+
+export type TypeParser = (dataTypeID: number, format: 'text' | 'binary') => (text: string) => unknown;
+
+/** What pg's Connection offers a Submittable: the extended protocol's messages, and the statements prepared on it. */
+interface ProtocolConnection {
+  readonly stream: { cork(): void; uncork(): void };
+  readonly parsedStatements: Record<string, string>;
+  readonly submittedNamedStatements: Record<string, string>;
+  parse(message: { text: string; name: string }): void;
+  bind(message: { statement: string; values: readonly unknown[] }): void;
+  describe(message: { type: 'P'; name: string }): void;
+  execute(message: { portal: string }): void;
+  sync(): void;
+}
+
+interface RowDescription {
+  readonly fields: readonly { readonly name: string; readonly dataTypeID: number; readonly format: 'text' | 'binary' }[];
+}
+
+/** A result's columns: their names in order, each one's parser, and a row of them all to copy (each row gets the same hidden class). */
+interface ResultShape {
+  readonly names: readonly string[];
+  readonly parsers: readonly ((text: string) => unknown)[];
+  readonly empty: Row;
+}
+
+/** Per connection: statement name → its result's shape. */
+const shapesByConnection = new WeakMap<ProtocolConnection, Map<string, ResultShape>>();
+
+export class NamedStatement implements pg.Submittable {
+  /** Set by pg's client: called once, with the rows or the error. */
+  callback?: (error: Error | null, rows?: Row[]) => void;
+  private shapes?: Map<string, ResultShape>;
+  private shape?: ResultShape;
+  private readonly rows: Row[] = [];
+  /** A row that could not be parsed: the statement's answer once the server is done with it. */
+  private failure?: Error;
+
+  constructor(
+    readonly name: string,
+    readonly text: string,
+    private readonly values: readonly unknown[],
+    private readonly typeParser: TypeParser,
+  ) {}
+
+  submit(connection: pg.Connection): Error | null {
+    const protocol = connection as unknown as ProtocolConnection;
+    let values: unknown[];
+    try {
+      values = this.values.map(pgUtils.prepareValue);
+    } catch (error) {
+      // Nothing is sent: pg's client answers the error and goes on with its queue.
+      return error as Error;
+    }
+    let shapes = shapesByConnection.get(protocol);
+    if (!shapes) shapesByConnection.set(protocol, (shapes = new Map()));
+    this.shapes = shapes;
+    this.shape = shapes.get(this.name);
+    const { name, text } = this;
+    protocol.stream.cork();
+    try {
+      if (protocol.parsedStatements[name] === undefined && protocol.submittedNamedStatements[name] === undefined) {
+        protocol.parse({ text, name });
+        protocol.submittedNamedStatements[name] = text;
+      }
+      protocol.bind({ statement: name, values });
+      if (!this.shape) protocol.describe({ type: 'P', name: '' });
+      protocol.execute({ portal: '' });
+      protocol.sync();
+    } finally {
+      protocol.stream.uncork();
+    }
+    return null;
+  }
+
+  handleRowDescription({ fields }: RowDescription): void {
+    const empty: Row = {};
+    for (const { name } of fields) empty[name] = null;
+    this.shape = {
+      names: fields.map(({ name }) => name),
+      parsers: fields.map(({ dataTypeID, format }) => this.typeParser(dataTypeID, format)),
+      empty,
+    };
+    this.shapes!.set(this.name, this.shape);
+  }
+
+  handleDataRow({ fields }: { fields: readonly (string | null)[] }): void {
+    if (this.failure) return;
+    const { names, parsers, empty } = this.shape!;
+    const row = { ...empty };
+    try {
+      for (let index = 0; index < fields.length; index++) {
+        const text = fields[index]!;
+        if (text !== null) row[names[index]!] = parsers[index]!(text);
+      }
+    } catch (error) {
+      this.failure = error as Error;
+      return;
+    }
+    this.rows.push(row);
+  }
+
+  handleError(error: Error): void {
+    this.callback?.(error);
+  }
+
+  handleReadyForQuery(): void {
+    if (this.failure) this.callback?.(this.failure);
+    else this.callback?.(null, this.rows);
+  }
+
+  handleCommandComplete(): void {}
+
+  handleEmptyQuery(): void {}
+}

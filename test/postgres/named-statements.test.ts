@@ -1,0 +1,65 @@
+/**
+ * The store's fixed-shape statements (`Database.run`) run as named statements whose result shape
+ * each connection learns on the first run and keeps: every later run must read its rows exactly as
+ * the first did, and a statement that fails, at the database or before it is sent, must fail
+ * alone and leave its connection working.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
+import { createTestDatabase, testDialect, type TestDatabase } from '../support/database.js';
+
+const READ = 'select id, code, note, blank, big, at, tags from named_things where id = $1';
+const INSERT = 'insert into named_things (id, code) values ($1, $2) returning id, code';
+
+describe.runIf(testDialect === 'postgres')('named statements on PostgreSQL', () => {
+  let test: TestDatabase;
+  let database: StoreDatabase;
+  /** One connection, so every run after the first uses the shape that connection learnt. */
+  let single: StoreDatabase;
+
+  beforeAll(async () => {
+    test = await createTestDatabase();
+    database = openStoreDatabase(test.url, { maxConnections: 4 });
+    single = openStoreDatabase(test.url, { maxConnections: 1 });
+    await database.run(
+      'create table named_things (id bigint primary key, code text unique, note text, blank text, big bigint, at timestamptz, tags jsonb)',
+      [],
+    );
+    await database.run(
+      "insert into named_things values (1, 'a', null, '', 9007199254740993, '2026-01-02 03:04:05.6+00', '[\"x\"]'), (2, 'b', 'two', 'not blank', 7, null, null)",
+      [],
+    );
+  });
+  afterAll(async () => {
+    await single?.close();
+    await database?.close();
+    await test?.drop();
+  });
+
+  const first = { id: 1, code: 'a', note: null, blank: '', big: '9007199254740993', at: '2026-01-02T03:04:05.600Z', tags: '["x"]' };
+  const second = { id: 2, code: 'b', note: 'two', blank: 'not blank', big: 7, at: null, tags: null };
+
+  it('reads every run as the first: numbers, big integers as text, RFC 3339 times, nulls and empty text', async () => {
+    // More runs than connections, at once: each connection describes the statement once and reuses what it learnt.
+    const runs = await Promise.all(Array.from({ length: 24 }, (_, index) => database.run(READ, [(index % 2) + 1])));
+    runs.forEach((rows, index) => expect(rows).toEqual([index % 2 === 0 ? first : second]));
+    for (let run = 0; run < 3; run++) expect(await single.run(READ, [2])).toEqual([second]);
+    expect(await single.run(READ, [3])).toEqual([]);
+  });
+
+  it('fails a statement the database refuses with its error, and runs it again afterwards', async () => {
+    expect(await single.run(INSERT, [10, 'ten'])).toEqual([{ id: 10, code: 'ten' }]);
+    const refused = await single.run(INSERT, [11, 'ten']).catch((error: unknown) => error);
+    expect(single.uniqueViolation(refused)).toEqual(['code']);
+    expect(await single.run(INSERT, [11, 'eleven'])).toEqual([{ id: 11, code: 'eleven' }]);
+    expect(await single.run(READ, [11])).toEqual([{ id: 11, code: 'eleven', note: null, blank: null, big: null, at: null, tags: null }]);
+  });
+
+  it('fails a statement whose values cannot be sent without sending it, and the connection goes on', async () => {
+    const circular: Record<string, unknown> = {};
+    circular.self = circular;
+    await expect(single.run(INSERT, [12, circular])).rejects.toThrow(TypeError);
+    expect(await single.run(READ, [12])).toEqual([]);
+    expect(await single.run(INSERT, [12, 'twelve'])).toEqual([{ id: 12, code: 'twelve' }]);
+  });
+});
