@@ -14,7 +14,7 @@ import type { Dialect, DialectCapabilities } from './dialects/capabilities.js';
 import { postgresCapabilities } from './dialects/postgres.js';
 import { sqliteCapabilities } from './dialects/sqlite.js';
 import { CurrentSchemaPostgresDialect } from './introspection.js';
-import { NamedStatement } from './named-statement.js';
+import { NamedStatement, runOn, type StatementResult } from './named-statement.js';
 import { callsLikeFunctions, registerLikeFunctions } from './sqlite-functions.js';
 import { sqliteReaders, type SqliteReaders } from './sqlite-readers.js';
 
@@ -244,8 +244,8 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
     run(text, parameters) {
       const name = statementName(text);
       // pg-pool answers a Submittable with the promise of what it calls back with (its typings say the query itself).
-      if (name) return pool.query(new NamedStatement(name, text, parameters, postgresTypeParser)) as unknown as Promise<Row[]>;
-      return pool.query(text, parameters as unknown[]).then(({ rows }) => rows as Row[]);
+      const query = name ? (pool.query(new NamedStatement(name, text, parameters, postgresTypeParser)) as unknown as Promise<StatementResult>) : pool.query(text, parameters as unknown[]);
+      return query.then(({ rows }) => rows as Row[]);
     },
     like: (column, pattern, insensitive) =>
       insensitive ? sql<SqlBool>`${column} ILIKE ${pattern}` : sql<SqlBool>`${column} LIKE ${pattern}`,
@@ -319,7 +319,7 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
           if (names.size >= STATEMENTS_PER_CONNECTION) return client.query(text, [...values]);
           names.add(name);
         }
-        return client.query({ name, text, values: [...values] });
+        return runOn(client, new NamedStatement(name, text, values, postgresTypeParser));
       };
       return { query, release: () => client.release() } as unknown as PostgresPoolClient;
     },

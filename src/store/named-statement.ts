@@ -37,15 +37,27 @@ interface ResultShape {
   readonly empty: Row;
 }
 
+/** What a statement answers: its rows, and what its command tag says (`UPDATE 3`: the command and the rows it touched). */
+export interface StatementResult {
+  readonly rows: Row[];
+  readonly command: string | null;
+  readonly rowCount: number | null;
+}
+
+/** A command tag: its command and up to two numbers, the rows being the last (`INSERT 0 1`: after the OID). */
+const COMMAND_TAG = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;
+
 /** Per connection: statement name → its result's shape. */
 const shapesByConnection = new WeakMap<ProtocolConnection, Map<string, ResultShape>>();
 
 export class NamedStatement implements pg.Submittable {
-  /** Set by pg's client: called once, with the rows or the error. */
-  callback?: (error: Error | null, rows?: Row[]) => void;
+  /** Set by pg's client: called once, with the result or the error. */
+  callback?: (error: Error | null, result?: StatementResult) => void;
   private shapes?: Map<string, ResultShape>;
   private shape?: ResultShape;
   private readonly rows: Row[] = [];
+  private command: string | null = null;
+  private rowCount: number | null = null;
   /** A row that could not be parsed: the statement's answer once the server is done with it. */
   private failure?: Error;
 
@@ -119,10 +131,22 @@ export class NamedStatement implements pg.Submittable {
 
   handleReadyForQuery(): void {
     if (this.failure) this.callback?.(this.failure);
-    else this.callback?.(null, this.rows);
+    else this.callback?.(null, { rows: this.rows, command: this.command, rowCount: this.rowCount });
   }
 
-  handleCommandComplete(): void {}
+  handleCommandComplete({ text }: { text: string }): void {
+    const tag = COMMAND_TAG.exec(text);
+    this.command = tag?.[1] ?? null;
+    const rows = tag?.[3] ?? tag?.[2];
+    this.rowCount = rows === undefined ? null : Number(rows);
+  }
 
   handleEmptyQuery(): void {}
 }
+
+/** Runs a statement on a checked-out client: the promise of its result (pg's client answers a Submittable only by its callback). */
+export const runOn = (client: pg.ClientBase, statement: NamedStatement): Promise<StatementResult> =>
+  new Promise((resolve, reject) => {
+    statement.callback = (error, result) => (error ? reject(error) : resolve(result!));
+    client.query(statement);
+  });

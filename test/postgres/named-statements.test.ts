@@ -55,6 +55,18 @@ describe.runIf(testDialect === 'postgres')('named statements on PostgreSQL', () 
     expect(await single.run(READ, [11])).toEqual([{ id: 11, code: 'eleven', note: null, blank: null, big: null, at: null, tags: null }]);
   });
 
+  it('answers queries built with Kysely the same way: rows, and the rows a write touched', async () => {
+    const { db } = single;
+    for (let run = 0; run < 3; run++) {
+      expect(await db.selectFrom('named_things').select(['id', 'big', 'at']).where('id', '=', 1).execute()).toEqual([{ id: 1, big: '9007199254740993', at: first.at }]);
+      const changed = await db.updateTable('named_things').set({ note: `run ${run}` }).where('id', 'in', [1, 2]).executeTakeFirst();
+      expect(changed.numUpdatedRows).toBe(2n);
+      const inserted = await db.insertInto('named_things').values({ id: 100 + run, code: `k${run}` }).executeTakeFirst();
+      expect(inserted.numInsertedOrUpdatedRows).toBe(1n);
+    }
+    expect(await single.run(READ, [2])).toEqual([{ ...second, note: 'run 2' }]);
+  });
+
   it('fails a statement whose values cannot be sent without sending it, and the connection goes on', async () => {
     const circular: Record<string, unknown> = {};
     circular.self = circular;
