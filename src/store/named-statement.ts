@@ -32,6 +32,8 @@ interface RowDescription {
 
 /** A result's columns: their names in order, each one's parser, and a row of them all to copy (each row gets the same hidden class). */
 interface ResultShape {
+  /** What the parsers were chosen by: a statement run with another is described again. */
+  readonly typeParser: TypeParser;
   readonly names: readonly string[];
   readonly parsers: readonly ((text: string) => unknown)[];
   readonly empty: Row;
@@ -80,7 +82,8 @@ export class NamedStatement implements pg.Submittable {
     let shapes = shapesByConnection.get(protocol);
     if (!shapes) shapesByConnection.set(protocol, (shapes = new Map()));
     this.shapes = shapes;
-    this.shape = shapes.get(this.name);
+    const known = shapes.get(this.name);
+    this.shape = known?.typeParser === this.typeParser ? known : undefined;
     const { name, text } = this;
     protocol.stream.cork();
     try {
@@ -99,12 +102,12 @@ export class NamedStatement implements pg.Submittable {
   }
 
   handleRowDescription({ fields }: RowDescription): void {
-    const empty: Row = {};
-    for (const { name } of fields) empty[name] = null;
     this.shape = {
+      typeParser: this.typeParser,
+      // Defined, not assigned: a column named `__proto__` is a column, not the row's prototype.
+      empty: Object.fromEntries(fields.map(({ name }) => [name, null])) as Row,
       names: fields.map(({ name }) => name),
       parsers: fields.map(({ dataTypeID, format }) => this.typeParser(dataTypeID, format)),
-      empty,
     };
     this.shapes!.set(this.name, this.shape);
   }
@@ -116,7 +119,8 @@ export class NamedStatement implements pg.Submittable {
     try {
       for (let index = 0; index < fields.length; index++) {
         const text = fields[index]!;
-        if (text !== null) row[names[index]!] = parsers[index]!(text);
+        // Nulls too: of two columns of one name, the last wins, as in pg's rows.
+        row[names[index]!] = text === null ? null : parsers[index]!(text);
       }
     } catch (error) {
       this.failure = error as Error;
@@ -130,8 +134,15 @@ export class NamedStatement implements pg.Submittable {
   }
 
   handleReadyForQuery(): void {
-    if (this.failure) this.callback?.(this.failure);
-    else this.callback?.(null, { rows: this.rows, command: this.command, rowCount: this.rowCount });
+    try {
+      if (this.failure) this.callback?.(this.failure);
+      else this.callback?.(null, { rows: this.rows, command: this.command, rowCount: this.rowCount });
+    } catch (error) {
+      // As pg's Query: a callback that throws must not stop the client before it goes on with its queue.
+      process.nextTick(() => {
+        throw error;
+      });
+    }
   }
 
   handleCommandComplete({ text }: { text: string }): void {

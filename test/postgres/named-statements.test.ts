@@ -47,6 +47,15 @@ describe.runIf(testDialect === 'postgres')('named statements on PostgreSQL', () 
     expect(await single.run(READ, [3])).toEqual([]);
   });
 
+  it('reads columns as pg names them: the last of two of one name wins, null or not; `__proto__` is a column', async () => {
+    for (let run = 0; run < 2; run++) {
+      expect(await single.run('select 1 as a, null::int as a, null::int as b, 2 as b', [])).toEqual([{ a: null, b: 2 }]);
+      const [row] = await single.run('select \'{"polluted": 1}\'::json as "__proto__", 1 as id', []);
+      expect(Object.getPrototypeOf(row)).toBe(Object.prototype);
+      expect(Object.entries(row!)).toEqual([['__proto__', { polluted: 1 }], ['id', 1]]);
+    }
+  });
+
   it('fails a statement the database refuses with its error, and runs it again afterwards', async () => {
     expect(await single.run(INSERT, [10, 'ten'])).toEqual([{ id: 10, code: 'ten' }]);
     const refused = await single.run(INSERT, [11, 'ten']).catch((error: unknown) => error);
