@@ -42,7 +42,8 @@ const USAGE = `Usage: restfold <command> [options]
 Commands:
   new DIR                            write a new app into DIR: app.ts, its first migration, a README
   serve [--app FILE]                 migrate, then serve HTTP on HOST:PORT (WORKERS processes)
-  migrate [--app FILE]               apply pending migrations
+  migrate [--app FILE]               apply pending migrations, the framework's then the app's,
+                                     saying which were whose
   makemigrations [--app FILE] [--name NAME] [--rename TABLE.OLD=NEW ...] [--check]
                                      write the migration from the migrations' state to the
                                      declarations; --check: exit 1 naming the changes instead
