@@ -122,9 +122,12 @@ describe('the library example', () => {
 
 describe('where an app’s migrations are found', () => {
   const title = "title: fields.string({ maxLength: 100 })";
+  const explicit = cliWorkspace('sqlite', 'explicit-migrations');
+  const compiled = cliWorkspace('sqlite', 'compiled-app');
+  const malformed = cliWorkspace('sqlite', 'malformed-migrations');
 
   it('takes the migrations an app passes to defineApp over the folder beside it', () => {
-    const { app, cli } = cliWorkspace('sqlite', 'explicit-migrations');
+    const { app, cli } = explicit;
     writeFileSync(app, appSource(title));
     expect(cli('makemigrations').status).toBe(0);
     writeFileSync(app, appSource(title).replace('defineApp({ collections: [notes] })', 'defineApp({ collections: [notes], migrations: {} })'));
@@ -136,7 +139,7 @@ describe('where an app’s migrations are found', () => {
   }, 120_000);
 
   it('finds a TypeScript app’s .ts migrations, and the .js ones compiled beside the compiled app', () => {
-    const { folder, env } = cliWorkspace('sqlite', 'compiled-app');
+    const { folder, env } = compiled;
     const run = (file: string, ...args: string[]) => runCli([...args, '--app', join(folder, file)], env());
     writeFileSync(join(folder, 'app.ts'), appSource(title));
     expect(run('app.ts', 'makemigrations').status).toBe(0);
@@ -154,7 +157,7 @@ describe('where an app’s migrations are found', () => {
   }, 120_000);
 
   it('stops, naming the file, at a module in migrations/ that is not a migration', () => {
-    const { folder, app, cli } = cliWorkspace('sqlite', 'malformed-migrations');
+    const { folder, app, cli } = malformed;
     writeFileSync(app, appSource(title));
     expect(cli('makemigrations').status).toBe(0);
     const broken = (file: string, source: string, message: string) => {
