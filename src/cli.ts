@@ -21,7 +21,8 @@ import {
   declaredSchemaDifferences,
   loadConfig,
   loadDotEnv,
-  migrateApp,
+  loadMigrations,
+  migrateFrameworkAndApp,
   openConfiguredDatabase,
   openDatabase,
   planMigration,
@@ -29,8 +30,10 @@ import {
   type AppDefinition,
   type Config,
   type Database,
+  type AppliedMigrations,
   type MigrationFolder,
   type MigrationPlan,
+  type Migrations,
   type Renames,
 } from './framework/index.js';
 
@@ -39,7 +42,8 @@ const USAGE = `Usage: restfold <command> [options]
 Commands:
   new DIR                            write a new app into DIR: app.ts, its first migration, a README
   serve [--app FILE]                 migrate, then serve HTTP on HOST:PORT (WORKERS processes)
-  migrate [--app FILE]               apply pending migrations
+  migrate [--app FILE]               apply pending migrations, the framework's then the app's,
+                                     saying which were whose
   makemigrations [--app FILE] [--name NAME] [--rename TABLE.OLD=NEW ...] [--check]
                                      write the migration from the migrations' state to the
                                      declarations; --check: exit 1 naming the changes instead
@@ -55,8 +59,13 @@ Commands:
 
 --app FILE: a JavaScript or TypeScript module (path from the current directory)
 whose default export is made with defineApp(); without it, the example service.
-Its migrations are in migrations/ beside it (the example service's in
-src/service/migrations/).
+Its migrations are found by convention in migrations/ beside it: every module
+there named NNNN_words (0001_initial.ts, or .mjs, .js: the app's language; not
+index.* nor _helper.*), run in name order after the framework's. makemigrations
+writes them there, with an index.* listing them for an app that would rather
+import them: an app that passes defineApp({ migrations }) gets exactly those,
+and the folder is not read. A compiled app (dist/app.js) reads the .js files
+compiled beside it; run makemigrations on its source.
 Settings come from the environment (DATABASE_URL, PORT, ...; see README).`;
 
 class UsageError extends Error {}
@@ -65,7 +74,10 @@ const isUserMistake = (error: unknown): boolean =>
 
 const TYPESCRIPT = new Set(['.ts', '.mts', '.cts']);
 
-async function loadApp(file: string | undefined): Promise<AppDefinition> {
+/** An app with its migrations, whether it passes them or they were found beside it. */
+type LoadedApp = AppDefinition & { readonly migrations: Migrations };
+
+async function loadApp(file: string | undefined): Promise<LoadedApp> {
   if (file && !existsSync(resolve(file))) throw new UsageError(`No app file at ${resolve(file)}.`);
   const url = file ? pathToFileURL(resolve(file)).href : new URL('./service/app.js', import.meta.url).href;
   // TypeScript apps run as they are, with no build step: tsx's loader compiles them as Node imports them.
@@ -78,7 +90,9 @@ async function loadApp(file: string | undefined): Promise<AppDefinition> {
     throw new UsageError(`Node cannot run ${extname(file!)} files: pass a .js, .mjs or .ts module.`);
   }
   if (!module.default?.collections) throw new UsageError(`${file} has no default export made with defineApp().`);
-  return module.default;
+  const app = module.default;
+  // Migrations the app passes win; otherwise they are the folder's beside it, as Django finds an app's.
+  return { ...app, migrations: app.migrations ?? (file ? await loadMigrations(migrationFolder(file).path, extname(file)) : {}) };
 }
 
 /**
@@ -138,9 +152,9 @@ async function askRenames(plan: MigrationPlan, renames: Renames): Promise<Rename
   return confirmed;
 }
 
-async function makeMigrations(app: AppDefinition, file: string | undefined, options: { name?: string; rename: string[]; check: boolean }): Promise<void> {
+async function makeMigrations(app: LoadedApp, file: string | undefined, options: { name?: string; rename: string[]; check: boolean }): Promise<void> {
   const state = appState(app);
-  const migrations = app.migrations ?? {};
+  const migrations = app.migrations;
   let renames = parseRenames(options.rename);
   const baseline = appBaseline(app);
   let plan = planMigration(state, migrations, renames, baseline);
@@ -159,9 +173,6 @@ async function makeMigrations(app: AppDefinition, file: string | undefined, opti
   const written = await writeMigration(folder, plan, state, { name: options.name, generatedBy: 'restfold makemigrations' });
   console.log(`Wrote ${written}:\n  ${plan.changes.join('\n  ')}`);
   for (const warning of plan.warnings) console.log(`Review: ${warning}`);
-  // TypeScript imports name the module as it will run: .js for a .ts file.
-  const index = TYPESCRIPT.has(folder.extension) ? 'index.js' : `index${folder.extension}`;
-  if (!app.migrations) console.log(`Pass its index to defineApp: import migrations from './migrations/${index}'; defineApp({ ..., migrations }).`);
 }
 
 /** `new DIR`: the scaffold's files, then its first migration generated from them. */
@@ -180,10 +191,10 @@ async function readStdin(): Promise<string> {
 }
 
 /** Opens the database, migrates it, and runs `work` with the names of the migrations just applied. */
-async function withDatabase<T>(config: Config, app: AppDefinition, work: (database: Database, applied: string[]) => Promise<T>): Promise<T> {
+async function withDatabase<T>(config: Config, app: AppDefinition, work: (database: Database, applied: AppliedMigrations) => Promise<T>): Promise<T> {
   const database = openConfiguredDatabase(config);
   try {
-    return await work(database, await migrateApp(database, app));
+    return await work(database, await migrateFrameworkAndApp(database, app));
   } finally {
     await database.close();
   }
@@ -250,8 +261,12 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'migrate': {
-      const applied = await withDatabase(config, app, async (_database, applied) => applied);
-      console.log(applied.length ? `Applied: ${applied.join(', ')}` : 'Migrations are up to date.');
+      const { framework, app: own } = await withDatabase(config, app, async (_database, applied) => applied);
+      const lines = [
+        ...(framework.length > 0 ? [`Applied the framework's migrations: ${framework.join(', ')}`] : []),
+        ...(own.length > 0 ? [`Applied the app's migrations: ${own.join(', ')}`] : []),
+      ];
+      console.log(lines.length > 0 ? lines.join('\n') : 'Migrations are up to date.');
       return;
     }
     case 'createuser': {

@@ -2,12 +2,14 @@
  * `restfold new <dir>`: a new app's first files. The app is a template; its first migration is
  * generated from it by the same code as `restfold makemigrations`, so the two never disagree.
  */
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 
-const APP = `/** A Restfold app: one collection of notes. Add fields, then run \`npx restfold makemigrations --app app.ts\`. */
+const APP = `/**
+ * A Restfold app: one collection of notes. Add fields, then run \`npx restfold makemigrations --app app.ts\`:
+ * it writes the next migration into ./migrations/, where every command finds it (nothing to import).
+ */
 import { collection, defineApp, fields, isAuthenticated, model, serializer } from 'restfold';
-import migrations from './migrations/index.js';
 
 const Note = model('notes', {
   id: fields.id(),
@@ -27,22 +29,32 @@ const notes = collection('notes', {
   permissions: [isAuthenticated],
 });
 
-export default defineApp({
-  collections: [notes],
-  // Generated from the declarations above by \`npx restfold makemigrations --app app.ts\`.
-  migrations,
-});
+export default defineApp({ collections: [notes] });
 `;
 
-const README = (name: string): string => `# ${name}
+const README = (name: string, version: string): string => `# ${name}
 
-A JSON HTTP API on [Restfold](https://www.npmjs.com/package/restfold): \`app.ts\` declares a
-\`notes\` collection, served at \`/api/v1/notes/\` with list, detail, create, update, partial update
-and delete, pagination, filtering (\`?done=true\`), ordering, search, authentication and
-permissions. \`migrations/\` holds its schema's history, generated from the declarations.
+A JSON HTTP API on Restfold: \`app.ts\` declares a \`notes\` collection, served at
+\`/api/v1/notes/\` with list, detail, create, update, partial update and delete, pagination,
+filtering (\`?done=true\`), ordering, search, authentication and permissions. \`migrations/\` holds
+its schema's history, generated from the declarations; every command finds the migrations there
+by convention (each \`NNNN_words.ts\` module, in name order), so \`app.ts\` imports none of them.
 
-Restfold must be installed where Node finds it from this folder (\`npm install restfold\` here or
-in a folder above). Then, from this folder:
+Restfold is not on a registry: it is installed from the tarball \`npm pack\` writes in a checkout
+of it, into this folder (or one above it, where Node finds it from here):
+
+\`\`\`sh
+npm init -y && npm pkg set type=module       # if this folder has no package.json yet
+npm install path/to/restfold-${version}.tgz
+npm install-scripts approve better-sqlite3 esbuild
+npm install-scripts deny restfold
+\`\`\`
+
+npm 11 ends the install listing the packages whose install scripts \`allowScripts\` in
+\`package.json\` does not cover yet: better-sqlite3's (it builds the embedded database's native
+module), esbuild's (the compiler that runs \`app.ts\` as it is) and Restfold's own \`prepare\`, which
+builds a checkout of Restfold and has nothing to do in the tarball, shipped built. The last two
+commands record those decisions there. Then, from this folder:
 
 \`\`\`sh
 npx restfold createuser --app app.ts --username me --password 'choose-a-password'
@@ -68,17 +80,16 @@ function occupied(folder: string): string | undefined {
 }
 
 /**
- * Writes the app, an empty migration index for it to import, and the README into `dir`; returns
- * the app's path, from which the caller generates the first migration. Refuses (returning the
- * reason) rather than overwrite anything.
+ * Writes the app and the README into `dir`; returns the app's path, from which the caller generates
+ * the first migration into `migrations/`. Refuses (returning the reason) rather than overwrite anything.
  */
 export function writeNewApp(dir: string): { app: string } | { refused: string } {
   const folder = resolve(dir);
   const refused = occupied(folder);
   if (refused) return { refused };
-  mkdirSync(join(folder, 'migrations'), { recursive: true });
-  writeFileSync(join(folder, 'migrations', 'index.ts'), '// Maintained by `restfold makemigrations`.\nexport default {};\n');
+  mkdirSync(folder, { recursive: true });
   writeFileSync(join(folder, 'app.ts'), APP);
-  writeFileSync(join(folder, 'README.md'), README(folder.split(/[\\/]/).at(-1) || 'app'));
+  const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+  writeFileSync(join(folder, 'README.md'), README(folder.split(/[\\/]/).at(-1) || 'app', version));
   return { app: join(folder, 'app.ts') };
 }

@@ -1,6 +1,5 @@
 /** A small library on Restfold: authors, and books naming their author. See docs/your-own-collections.md. */
 import { collection, defineApp, fields, hasPermission, model, serializer } from 'restfold';
-import migrations from './migrations/index.mjs';
 
 const Author = model('authors', {
   id: fields.id(),
@@ -38,6 +37,6 @@ export default defineApp({
   collections: [authors, books],
   // Books count against their own window: a busy catalogue leaves the rest of the API's allowance alone.
   throttles: { books: { anonymous: '10/min', user: '30/min' } },
-  // Generated from the declarations above by `restfold makemigrations --app examples/library/app.mjs`.
-  migrations,
+  // No `migrations` here: `restfold makemigrations --app examples/library/app.mjs` writes them into
+  // ./migrations/, and every command finds them there.
 });

@@ -68,8 +68,9 @@ export interface AppDefinition {
   /** Models beside the collections' whose tables the app's migrations make (a model only its `routes` serve). */
   readonly models?: readonly Model[];
   /**
-   * The app's migrations (the index module `restfold makemigrations` maintains); they run after the
-   * framework's (users, permissions, tokens).
+   * The app's migrations; they run after the framework's (users, permissions, tokens). Left out, the
+   * CLI finds them by convention in `migrations/` beside the app's module (loadMigrations); given
+   * (the index module `restfold makemigrations` keeps there, or any other), they are used instead.
    */
   readonly migrations?: Migrations;
   /** Scoped throttle rates by collection name, in place of THROTTLE_ANON / THROTTLE_USER. */
@@ -96,12 +97,24 @@ export interface AppDefinition {
 
 export const defineApp = (definition: AppDefinition): AppDefinition => definition;
 
+/** The names of the migrations one migrateApp ran, by whose they are. */
+export interface AppliedMigrations {
+  /** The framework's (its users, permissions, tokens, sessions), tracked in `restfold_migrations`. */
+  readonly framework: readonly string[];
+  /** The app's own, tracked in `app_migrations`. */
+  readonly app: readonly string[];
+}
+
 /** The framework's migrations (generated from its declarations: store/accounts/migrations/), then the app's. */
+export async function migrateFrameworkAndApp(database: Database, definition: AppDefinition): Promise<AppliedMigrations> {
+  const framework = await migrate(database, 'restfold', accountMigrations);
+  return { framework, app: await migrate(database, 'app', definition.migrations ?? {}) };
+}
+
+/** migrateFrameworkAndApp's names in the order they ran. */
 export async function migrateApp(database: Database, definition: AppDefinition): Promise<string[]> {
-  return [
-    ...(await migrate(database, 'restfold', accountMigrations)),
-    ...(await migrate(database, 'app', definition.migrations ?? {})),
-  ];
+  const { framework, app } = await migrateFrameworkAndApp(database, definition);
+  return [...framework, ...app];
 }
 
 /** The one Redis connection (throttle counters, sessions) of an app, closed with it. */

@@ -1,10 +1,10 @@
 /**
  * Restfold's public API: everything an application needs, and nothing else.
  */
-export { defineApp, buildApp, migrateApp, API_PREFIX } from './app.js';
+export { defineApp, buildApp, migrateApp, migrateFrameworkAndApp, API_PREFIX } from './app.js';
 // The types an app's own routes need, so that an app never installs Fastify to write them.
 export type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteHandlerMethod } from 'fastify';
-export type { AppContext, AppDefinition } from './app.js';
+export type { AppContext, AppDefinition, AppliedMigrations } from './app.js';
 export { requirePermissions, throttleRequest } from './app-routes.js';
 export { collection } from './collection.js';
 export type { CustomAction, CustomActionContext } from './custom-actions.js';
@@ -55,4 +55,5 @@ export type { Migration, MigrationStep, Migrations, Operation, SqlTypes } from '
 export type { Column, ColumnType, IndexFacts, OnDelete, SchemaState, TableFacts } from '../core/schema.js';
 export { appBaseline, appState, assertSchemaMatches, declaredSchemaDifferences, SchemaMismatch } from './schema.js';
 export { planMigration, writeMigration } from './makemigrations.js';
+export { loadMigrations } from './migration-folder.js';
 export type { MigrationFolder, MigrationPlan, Renames } from './makemigrations.js';

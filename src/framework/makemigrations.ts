@@ -8,6 +8,7 @@ import type { SchemaState } from '../core/schema.js';
 import { describe, diffStates, renameCandidates, type Renames } from '../store/schema/diff.js';
 import { recordedState, type Migrations, type Operation } from '../store/schema/operations.js';
 import { renderIndex, renderMigration } from '../store/schema/render.js';
+import { MIGRATION_FILE } from './migration-folder.js';
 
 export type { Renames } from '../store/schema/diff.js';
 
@@ -49,8 +50,6 @@ export function planMigration(declared: SchemaState, migrations: Migrations, ren
   const operations = diffStates(startState(migrations, baseline), declared, renames);
   return { operations, changes: operations.map(describe), renameCandidates: renameCandidates(operations), warnings: warningsFor(operations) };
 }
-
-const MIGRATION_FILE = /^(\d{4})_\w+\.(?:m?js|ts)$/;
 
 export interface MigrationFolder {
   readonly path: string;

@@ -1,7 +1,7 @@
 /**
  * examples/library as its guide (docs/your-own-collections.md) runs it:
  * `restfold serve --app examples/library/app.mjs`, a user's app importing the
- * built package by its name, checked over HTTP.
+ * built package by its name, its migrations found beside it, checked over HTTP.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -84,7 +84,7 @@ describe('migrate --app', () => {
     try {
       const first = runCli(['migrate', ...APP], env);
       expect(first.status, first.stderr).toBe(0);
-      expect(first.stdout).toMatch(/^Applied: .*\b0001_initial, 0002_list_indexes\b/);
+      expect(first.stdout).toMatch(/^Applied the framework's migrations: 0001_initial\b.*\nApplied the app's migrations: 0001_initial, 0002_list_indexes\n$/);
       const again = runCli(['migrate', ...APP], env);
       expect(again.stdout.trim()).toBe('Migrations are up to date.');
     } finally {

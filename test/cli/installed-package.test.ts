@@ -1,10 +1,14 @@
 /**
  * Restfold as a user meets it: `npm pack`'s tarball installed into a new
- * folder outside the checkout, `npx restfold new .` writing a TypeScript
- * `app.ts` with one collection and its first migration (type-checked strictly
- * against the installed package's types), then `npx restfold createuser`,
- * `token create` and `serve --app app.ts` run in that folder, with a record
- * created and listed over HTTP.
+ * folder outside the checkout, with the script approvals its README says,
+ * `npx restfold new .` writing a TypeScript `app.ts` with one collection and
+ * its first migration (type-checked strictly against the installed package's
+ * types), then `npx restfold createuser`, `token create` and
+ * `serve --app app.ts` run in that folder, with a record created and listed
+ * over HTTP. Then the loop on a new app of its own, on SQLite and on
+ * PostgreSQL (a schema of its own) when TEST_DATABASE_URL is set, with no edit
+ * of the app but its new field: `migrate`, serve, add a field, `--check`
+ * names it, `makemigrations`, `migrate`, and the field is served.
  *
  * better-sqlite3 has no prebuilt binary to download here, and compiling it
  * takes minutes; the binary `npm ci` already built in the checkout is handed
@@ -13,24 +17,48 @@
  * holds (`--prefer-offline`). Everything else installs as it would for a user.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import ts from 'typescript';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { onPostgres } from '../support/database.js';
 import { listeningUrl, root } from '../support/spawned-server.js';
 
 let folder: string;
 let app: string;
-let server: ChildProcess | undefined;
+const servers = new Set<ChildProcess>();
 let installLog: string;
+let prebuilds: string;
 
-
-/** `command args` in the app's folder, as its user would type it; throws with the output unless it exits 0. */
-function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = {}): { stdout: string; stderr: string } {
-  const result = spawnSync(command, args, { cwd: app, env: { ...process.env, ...env }, encoding: 'utf8' });
+/** `command args` in the app's folder (or `cwd`), as its user would type it; throws with the output unless it exits 0. */
+function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = {}, cwd = app): { stdout: string; stderr: string } {
+  const result = spawnSync(command, args, { cwd, env: { ...process.env, ...env }, encoding: 'utf8' });
   if (result.status !== 0) throw new Error(`${command} ${args.join(' ')} exited ${result.status}:\n${result.stdout}\n${result.stderr}`);
   return result;
+}
+
+/** `npx restfold serve --app app.ts` in `cwd`, until `stop`. */
+async function serve(cwd: string, env: NodeJS.ProcessEnv): Promise<{ url: string; stop(): Promise<void> }> {
+  const server = spawn('npx', ['restfold', 'serve', '--app', 'app.ts'], {
+    cwd,
+    env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+  servers.add(server);
+  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+  const stop = async () => {
+    if (server.exitCode === null) process.kill(-server.pid!, 'SIGTERM');
+    await exited;
+    servers.delete(server);
+  };
+  const url = await listeningUrl(server).catch(async (error: unknown) => {
+    await stop();
+    throw error;
+  });
+  return { url, stop };
 }
 
 /** The checkout's better-sqlite3 binary as the release archive prebuild-install would download. */
@@ -56,15 +84,16 @@ beforeAll(async () => {
   if (packed.status !== 0) throw new Error(`npm pack failed: ${packed.stderr}`);
   const tarball = join(folder, packed.stdout.trim().split('\n').at(-1)!);
   writeFileSync(join(app, 'package.json'), '{ "name": "my-app", "private": true, "type": "module" }\n');
+  prebuilds = localPrebuild();
   const install = run('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], {
-    npm_config_better_sqlite3_local_prebuilds: localPrebuild(),
+    npm_config_better_sqlite3_local_prebuilds: prebuilds,
   });
   installLog = `${install.stdout}${install.stderr}`;
   run('npx', ['restfold', 'new', '.']);
 }, 300_000);
 
 afterAll(() => {
-  if (server?.pid) process.kill(-server.pid, 'SIGTERM');
+  for (const server of servers) if (server.exitCode === null) process.kill(-server.pid!, 'SIGTERM');
   if (folder) rmSync(folder, { recursive: true, force: true });
 });
 
@@ -78,9 +107,22 @@ describe('restfold installed from its tarball into a new folder', () => {
     expect(existsSync(join(installed, 'test'))).toBe(false);
   });
 
-  it('scaffolds an app with its first migration, which matches its declarations', () => {
+  it("records the script approvals the app's README gives, for every package npm asked about", () => {
+    const readme = readFileSync(join(app, 'README.md'), 'utf8');
+    expect(readme).not.toContain('npm install restfold');
+    const approvals = readme.split('\n').filter((line) => line.startsWith('npm install-scripts '));
+    const named = approvals.flatMap((line) => line.split(' ').slice(3));
+    expect(named.sort()).toEqual(['better-sqlite3', 'esbuild', 'restfold']);
+    for (const name of named) expect(installLog).toContain(`${name}@`);
+    for (const line of approvals) run('npm', line.split(' ').slice(1));
+    const again = run('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund'], { npm_config_better_sqlite3_local_prebuilds: prebuilds });
+    expect(`${again.stdout}${again.stderr}`).not.toContain('not yet covered by allowScripts');
+  });
+
+  it('scaffolds an app with its first migration, found beside it, which matches its declarations', () => {
     for (const file of ['app.ts', 'README.md', 'migrations/index.ts', 'migrations/0001_initial.ts']) expect(existsSync(join(app, file))).toBe(true);
     expect(readFileSync(join(app, 'migrations', '0001_initial.ts'), 'utf8')).toContain("op.createTable('notes'");
+    expect(readFileSync(join(app, 'app.ts'), 'utf8')).not.toMatch(/^import .*migrations/m);
     expect(run('npx', ['restfold', 'makemigrations', '--app', 'app.ts', '--check']).stdout).toContain('No changes.');
     // Never over an app already there.
     const again = spawnSync('npx', ['restfold', 'new', '.'], { cwd: app, encoding: 'utf8' });
@@ -107,13 +149,8 @@ describe('restfold installed from its tarball into a new folder', () => {
     run('npx', ['restfold', 'createuser', '--app', 'app.ts', '--username', 'me', '--password', 'my-own-pass-1'], env);
     const token = run('npx', ['restfold', 'token', 'create', '--app', 'app.ts', '--username', 'me'], env).stdout.trim();
 
-    server = spawn('npx', ['restfold', 'serve', '--app', 'app.ts'], {
-      cwd: app,
-      env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    const url = await listeningUrl(server);
+    const { url, stop } = await serve(app, env);
+    onTestFinished(stop);
 
     const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
     const created = await fetch(`${url}/api/v1/notes/`, { method: 'POST', headers, body: JSON.stringify({ title: 'Written outside the checkout' }) });
@@ -123,4 +160,62 @@ describe('restfold installed from its tarball into a new folder', () => {
     const listed = await fetch(`${url}/api/v1/notes/?done=false`, { headers });
     expect(await listed.json()).toEqual({ count: 1, next: null, previous: null, results: [note] });
   }, 120_000);
+});
+
+const dialects = ['sqlite', ...(process.env.TEST_DATABASE_URL ? ['postgres'] : [])];
+
+describe.each(dialects)('a new app of the installed package on %s, changed only where its model changes', (dialect) => {
+  let databaseUrl: string;
+  const schema = `rf_installed_${randomBytes(6).toString('hex')}`;
+  beforeAll(async () => {
+    databaseUrl = `sqlite:${join(app, dialect, 'data', 'app.sqlite3')}`;
+    if (dialect !== 'postgres') return;
+    await onPostgres((client) => client.query(`CREATE SCHEMA ${schema}`));
+    const url = new URL(process.env.TEST_DATABASE_URL!);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    databaseUrl = url.toString();
+  });
+  afterAll(async () => {
+    if (dialect === 'postgres') await onPostgres((client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+  });
+
+  it('migrates and serves it; a field added is caught by --check, then generated, migrated and served', async () => {
+    run('npx', ['restfold', 'new', dialect]);
+    const here = join(app, dialect);
+    const env = { DATABASE_URL: databaseUrl, SECRET_KEY: 'installed-loop-secret-0123456789abcdef' };
+    const restfold = (...args: string[]) => run('npx', ['restfold', ...args, '--app', 'app.ts'], env, here).stdout;
+
+    expect(restfold('migrate')).toMatch(/^Applied the framework's migrations: 0001_initial\b.*\nApplied the app's migrations: 0001_initial\n$/);
+    restfold('createuser', '--username', 'me', '--password', 'my-own-pass-1');
+    const headers = { authorization: `Bearer ${restfold('token', 'create', '--username', 'me').trim()}`, 'content-type': 'application/json' };
+    const first = await serve(here, env);
+    try {
+      const created = await fetch(`${first.url}/api/v1/notes/`, { method: 'POST', headers, body: JSON.stringify({ title: 'Before the change' }) });
+      expect(created.status).toBe(201);
+    } finally {
+      await first.stop();
+    }
+
+    const source = readFileSync(join(here, 'app.ts'), 'utf8');
+    const changed = source
+      .replace("done: fields.boolean({ default: false }),", "done: fields.boolean({ default: false }),\n  priority: fields.integer({ nullable: true }),")
+      .replace("fields: ['id', 'title', 'done', 'created_at'],", "fields: ['id', 'title', 'done', 'priority', 'created_at'],");
+    expect(changed.match(/priority/g)).toHaveLength(2);
+    writeFileSync(join(here, 'app.ts'), changed);
+    const forgotten = spawnSync('npx', ['restfold', 'makemigrations', '--check', '--app', 'app.ts'], { cwd: here, encoding: 'utf8' });
+    expect(forgotten.status).toBe(1);
+    expect(forgotten.stderr).toContain('add column notes.priority');
+
+    expect(restfold('makemigrations')).toContain('add column notes.priority');
+    expect(restfold('migrate')).toBe("Applied the app's migrations: 0002_add_column_notes_priority\n");
+    const second = await serve(here, env);
+    try {
+      const patched = await fetch(`${second.url}/api/v1/notes/1/`, { method: 'PATCH', headers, body: JSON.stringify({ priority: 3 }) });
+      expect(await patched.json()).toMatchObject({ id: 1, title: 'Before the change', priority: 3 });
+      const listed = await (await fetch(`${second.url}/api/v1/notes/`, { headers })).json();
+      expect(listed.results).toMatchObject([{ id: 1, priority: 3 }]);
+    } finally {
+      await second.stop();
+    }
+  }, 180_000);
 });

@@ -1,4 +1,4 @@
-// Maintained by `restfold makemigrations`: the migrations in this folder, in the order they run (an app passes it to defineApp({ migrations })).
+// Maintained by `restfold makemigrations`: the migrations in this folder, in the order they run, for an app that imports them (defineApp({ migrations })); without it, the CLI reads this folder.
 import m0001_initial from './0001_initial.mjs';
 import m0002_list_indexes from './0002_list_indexes.mjs';
 

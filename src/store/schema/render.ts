@@ -78,7 +78,7 @@ export function renderIndex(files: readonly string[], generatedBy: string): stri
   const names = [...files].sort().map((file) => ({ file, name: file.replace(/\.[^.]+$/, '') }));
   const importPath = (file: string): string => `./${file.replace(/\.ts$/, '.js')}`;
   return [
-    `// Maintained by \`${generatedBy}\`: the migrations in this folder, in the order they run (an app passes it to defineApp({ migrations })).`,
+    `// Maintained by \`${generatedBy}\`: the migrations in this folder, in the order they run, for an app that imports them (defineApp({ migrations })); without it, the CLI reads this folder.`,
     ...names.map(({ file, name }) => `import m${name} from '${importPath(file)}';`),
     '',
     `export default { ${names.map(({ name }) => `'${name}': m${name}`).join(', ')} };`,
