@@ -2,7 +2,7 @@
  * The loop a user lives in (docs/your-own-collections.md), through `dist/cli.js` on an app of their
  * own: declare, `makemigrations`, review, `migrate`; add a field (`makemigrations --check` and
  * `check` name it, the server refuses to start), generate and migrate, and it works through the API;
- * rename one with `--rename`. On SQLite, and on PostgreSQL when TEST_DATABASE_URL is set.
+ * rename one with `--rename`; decimal and negative defaults compare as declared. On SQLite, and on PostgreSQL when TEST_DATABASE_URL is set.
  */
 import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -93,6 +93,32 @@ describe.each(dialects)('makemigrations, migrate, check on %s', (dialect) => {
       const token = server.cli(['token', 'create', '--username', 'writer']).trim();
       const listed = await (await fetch(`${server.url}/api/v1/notes/`, { headers: { authorization: `Bearer ${token}` } })).json();
       expect(listed.results).toMatchObject([{ name: 'Dune', isbn: '978-0441013593' }]);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it('adds decimal and negative defaults that check, start-up and --check all take as declared', async () => {
+    const defaults = "total: fields.decimal({ digits: 10, places: 2, default: '0.00' }), fee: fields.decimal({ digits: 10, places: 2, default: '1.50' }), "
+      + "tip: fields.decimal({ digits: 10, places: 2, default: '12.30' }), credit: fields.decimal({ digits: 10, places: 2, default: '-0.50' }), "
+      + "whole: fields.decimal({ digits: 6, places: 0, default: '7' }), offset: fields.integer({ default: -1 }), ratio: fields.float({ default: -1.5 })";
+    declare(`name: fields.string({ maxLength: 100 }), isbn: fields.string({ maxLength: 20, nullable: true }), ${defaults}`);
+    const made = cli('makemigrations', '--name', 'defaults');
+    expect(made.status, made.stderr).toBe(0);
+    expect(cli('migrate').stdout).toContain('0004_defaults');
+    expect(cli('check')).toMatchObject({ status: 0, stdout: 'The database matches the declarations.\n' });
+    expect(cli('makemigrations', '--check')).toMatchObject({ status: 0, stdout: 'No changes.\n' });
+
+    const server = await startServer({ appArgs: ['--app', app], env: { DATABASE_URL: databaseUrl() } });
+    try {
+      const token = server.cli(['token', 'create', '--username', 'writer']).trim();
+      const created = await fetch(`${server.url}/api/v1/notes/`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Defaults' }),
+      });
+      expect(created.status).toBe(201);
+      expect(await created.json()).toMatchObject({ total: '0.00', fee: '1.50', tip: '12.30', credit: '-0.50', whole: '7', offset: -1, ratio: -1.5 });
     } finally {
       await server.stop();
     }
