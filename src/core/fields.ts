@@ -263,12 +263,9 @@ export interface StringOptions extends CommonOptions {
   blank?: boolean;
 }
 
-/** Whether a field of these options accepts the empty string (see StringOptions#blank). */
-export const acceptsBlank = (options: StringOptions): boolean => options.blank ?? options.nullable ?? false;
-
 export function stringKind(kind: string, options: StringOptions, storage: Storage, check?: (text: string) => void): Kind {
   const { maxLength, pattern } = options;
-  const blank = acceptsBlank(options);
+  const blank = options.blank ?? options.nullable ?? false;
   // "" where the field's format or pattern refuses it, on a nullable field that did not ask for blanks: no value.
   const empty = options.blank === undefined && (check !== undefined || pattern !== undefined) ? null : '';
   const schema: JsonSchema = { type: 'string' };

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
 import { servedWithUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
+import { lintProblems } from '../support/openapi-lint.js';
 
 const Item = model('value_items', {
   id: fields.id(),
@@ -24,6 +25,7 @@ const Item = model('value_items', {
   code: fields.string({ maxLength: 8, pattern: /^[A-Z]+$/, nullable: true }),
   strict: fields.text({ nullable: true, blank: false }),
   kept_url: fields.url({ nullable: true, blank: true }),
+  kept_mail: fields.email({ nullable: true, blank: true }),
   name: fields.string({ maxLength: 40, default: 'x' }),
 });
 const names = Object.keys(Item.fields);
@@ -143,7 +145,7 @@ describe('the empty string on a nullable field', () => {
     expect([refused.status, refused.json.details]).toEqual([400, { strict: ['This field may not be blank.'] }]);
     const notNullable = await create({ name: '' });
     expect([notNullable.status, notNullable.json.details]).toEqual([400, { name: ['This field may not be blank.'] }]);
-    expect((await create({ strict: null, kept_url: '' })).json).toMatchObject({ strict: null, kept_url: '' });
+    expect((await create({ strict: null, kept_url: '', kept_mail: '' })).json).toMatchObject({ strict: null, kept_url: '', kept_mail: '' });
   });
 
   it('still checks what is not empty: a bad URL or e-mail is a 400', async () => {
@@ -151,12 +153,16 @@ describe('the empty string on a nullable field', () => {
     expect([reply.status, Object.keys(reply.json.details).sort()]).toEqual([400, ['home', 'mail']]);
   });
 
-  it('is documented: a nullable field that accepts "" has no minLength', async () => {
-    const { properties } = (await request('GET', '/api/v1/schema/')).json.components.schemas.ValueItem;
+  it('is documented: a nullable field that accepts "" has no minLength, in a document the linter passes', async () => {
+    const document = (await request('GET', '/api/v1/schema/')).json;
+    expect(await lintProblems(document)).toEqual([]);
+    const { properties } = document.components.schemas.ValueItem;
     expect(properties.bio).toEqual({ type: ['string', 'null'] });
     expect(properties.home).toEqual({ type: ['string', 'null'], maxLength: 200, format: 'uri' });
     expect(properties.mail).toEqual({ type: ['string', 'null'], maxLength: 254, format: 'email' });
     expect(properties.strict).toEqual({ type: ['string', 'null'], minLength: 1 });
+    // A blank-allowed e-mail is an address or "" (kept as it is), and null when nullable.
+    expect(properties.kept_mail.anyOf).toEqual([{ type: 'string', format: 'email' }, { type: 'string', maxLength: 0 }, { type: 'null' }]);
     expect(properties.name).toMatchObject({ type: 'string', minLength: 1 });
   });
 });
