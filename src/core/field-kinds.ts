@@ -8,6 +8,7 @@ import {
   FieldError,
   fields as plainFields,
   makeField,
+  parseBodyInteger64,
   parseInteger64,
   stringKind,
   type CommonOptions,
@@ -229,9 +230,8 @@ const bigint = (options: CommonOptions = {}): Field =>
       // A string beyond 2^53, as JavaScript clients cannot hold those digits in a number.
       schema: { type: ['integer', 'string'], format: 'int64', pattern: '^-?\\d{1,19}$' },
       parse(value) {
-        if (typeof value === 'number' && Number.isSafeInteger(value)) return value;
-        if (typeof value === 'string') return bigintValue(parseInteger64(value));
-        throw new FieldError('A valid integer is required (a string of digits beyond 2^53).');
+        if (typeof value === 'number' && !Number.isSafeInteger(value)) throw new FieldError('A valid integer is required (a string of digits beyond 2^53).');
+        return bigintValue(parseBodyInteger64(value));
       },
       parseText: (text) => bigintValue(parseInteger64(text)),
       render: nullable((stored) => bigintValue(stored as number | bigint | string)),

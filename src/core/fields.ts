@@ -118,11 +118,12 @@ export type Kind = Omit<Field, 'nullable' | 'required' | 'unique' | 'default' | 
 const storedDefault = (value: DefaultValue | undefined): Column['default'] =>
   typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? value : undefined;
 
-export /** A schema that also allows null: its type and enum widened (a schema without a type, any JSON, allows it already). */
+export /** A schema that also allows null: its type, enum and alternatives widened (a schema without a type, any JSON, allows it already). */
 function nullableSchema(schema: JsonSchema): JsonSchema {
   if (schema.type === undefined) return schema;
   const widened: JsonSchema = { ...schema, type: [...(Array.isArray(schema.type) ? schema.type : [schema.type]), 'null'] };
   if (Array.isArray(schema.enum)) widened.enum = [...(schema.enum as unknown[]), null];
+  if (Array.isArray(schema.anyOf)) widened.anyOf = [...(schema.anyOf as unknown[]), { type: 'null' }];
   return widened;
 }
 
@@ -171,26 +172,59 @@ export function parseInteger64(text: string): number | bigint {
   return big >= MIN_SAFE && big <= MAX_SAFE ? Number(big) : big;
 }
 
-export function parseJsonInteger(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value)) throw new FieldError('A valid integer is required.');
-  return value;
+/**
+ * An integer as DRF's IntegerField reads a string: digits with a sign, a zero fraction and
+ * whitespace around them allowed (`" +2 "`, `"2.0"`); no exponent (`"1e3"`), no other fraction.
+ */
+const INTEGRAL_TEXT = /^\s*([+-]?)(\d+)(?:\.0*)?\s*$/;
+/** Longer text is no integer any field holds: refused before it is matched (DRF refuses over 1000 characters). */
+const MAX_INTEGRAL_TEXT = 100;
+
+/** The integers a column holds, and the message for those it does not; its bounds as numbers too, to compare JSON numbers with at a number's cost. */
+interface IntegerRange {
+  readonly min: bigint;
+  readonly max: bigint;
+  readonly low: number;
+  readonly high: number;
+  readonly message: string;
 }
 
-const INT32 = 2 ** 31;
+const integerRange = (min: bigint, max: bigint, message: string): IntegerRange => ({ min, max, low: Number(min), high: Number(max), message });
 
-function parseJsonInteger32(value: unknown): number {
-  const parsed = parseJsonInteger(value);
-  if (parsed >= INT32 || parsed < -INT32) throw new FieldError('Ensure this value fits in 32 bits.');
-  return parsed;
+/**
+ * A body's integer: a JSON number that is a safe integer, or a string of an integer (INTEGRAL_TEXT),
+ * within `range`. Never a boolean, a fraction or anything else. A bigint beyond 2^53.
+ */
+function parseBodyInteger(value: unknown, range: IntegerRange): number | bigint {
+  if (typeof value === 'number') {
+    if (!Number.isSafeInteger(value)) throw new FieldError('A valid integer is required.');
+    if (value > range.high || value < range.low) throw new FieldError(range.message);
+    return value;
+  }
+  const match = typeof value === 'string' && value.length <= MAX_INTEGRAL_TEXT ? INTEGRAL_TEXT.exec(value) : null;
+  if (!match) throw new FieldError('A valid integer is required.');
+  const integer = BigInt(`${match[1]}${match[2]}`);
+  if (integer > range.max || integer < range.min) throw new FieldError(range.message);
+  return integer >= MIN_SAFE && integer <= MAX_SAFE ? Number(integer) : integer;
 }
+
+const INT32 = integerRange(-(2n ** 31n), 2n ** 31n - 1n, 'Ensure this value fits in 32 bits.');
+/** A 64-bit `fields.integer()` is rendered as a JSON number: it holds the integers a number holds exactly (fields.bigint goes beyond). */
+const SAFE = integerRange(MIN_SAFE, MAX_SAFE, `Ensure this value is between ${MIN_SAFE} and ${MAX_SAFE}.`);
+const INT64 = integerRange(MIN_BIGINT, MAX_BIGINT, 'Ensure this value fits in 64 bits.');
+
+const parseBodyInteger32 = (value: unknown): number => parseBodyInteger(value, INT32) as number;
+const parseBodySafeInteger = (value: unknown): number => parseBodyInteger(value, SAFE) as number;
+/** A signed 64-bit body value (fields.bigint): a bigint beyond 2^53. */
+export const parseBodyInteger64 = (value: unknown): number | bigint => parseBodyInteger(value, INT64);
 
 const integerKind = (kind: string, type: ColumnType, schema: JsonSchema = {}): Kind => ({
   kind,
   valueType: 'integer',
   storage: { type },
   schema: type === 'integer' ? { type: 'integer', format: 'int32', ...schema } : { type: 'integer', format: 'int64', ...schema },
-  parse: type === 'integer' ? parseJsonInteger32 : parseJsonInteger,
-  parseText: type === 'integer' ? (text) => parseJsonInteger32(Number(parseInteger64(text))) : parseInteger64,
+  parse: type === 'integer' ? parseBodyInteger32 : parseBodySafeInteger,
+  parseText: type === 'integer' ? (text) => parseBodyInteger32(Number(parseInteger64(text))) : parseInteger64,
   render: (stored) => (typeof stored === 'string' || typeof stored === 'bigint' ? Number(stored) : stored),
   toDriver: (value) => value,
 });
@@ -220,12 +254,20 @@ export interface StringOptions extends CommonOptions {
   maxLength?: number;
   pattern?: RegExp;
   patternMessage?: string;
-  /** Whether an empty string is accepted (as for an optional e-mail). */
+  /**
+   * Whether an empty string is accepted (DRF's `allow_blank`), and kept as it is. By default only a
+   * nullable field accepts it (a user clearing it): kept as `""` where that is text of the field's
+   * (a string, a text), stored as null where it is no value of the field's (an e-mail, a URL, a
+   * slug, a pattern's). `blank: false` refuses it, nullable or not.
+   */
   blank?: boolean;
 }
 
 export function stringKind(kind: string, options: StringOptions, storage: Storage, check?: (text: string) => void): Kind {
-  const { maxLength, pattern, blank = false } = options;
+  const { maxLength, pattern } = options;
+  const blank = options.blank ?? options.nullable ?? false;
+  // "" where the field's format or pattern refuses it, on a nullable field that did not ask for blanks: no value.
+  const empty = options.blank === undefined && (check !== undefined || pattern !== undefined) ? null : '';
   const schema: JsonSchema = { type: 'string' };
   if (maxLength !== undefined) schema.maxLength = maxLength;
   if (pattern) schema.pattern = pattern.source;
@@ -239,7 +281,7 @@ export function stringKind(kind: string, options: StringOptions, storage: Storag
       if (typeof value !== 'string') throw new FieldError('Not a valid string.');
       assertCleanText(value);
       if (value === '') {
-        if (blank) return value;
+        if (blank) return empty;
         throw new FieldError('This field may not be blank.');
       }
       if (maxLength !== undefined && exceeds(value, maxLength)) {

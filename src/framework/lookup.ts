@@ -18,8 +18,11 @@ export interface RecordLookup {
   segmentIn(params: unknown): string | undefined;
   /** A path segment → the key the store finds the record by; undefined when no record can have it. */
   key(text: string): RecordId | undefined;
-  /** What a path segment no record can have answers: 404 as DRF does (400 for a malformed integer `id`, as always). */
-  unreachable(): ApiError;
+  /**
+   * What a path segment no record can have answers: 404 as DRF does (400 for a malformed integer
+   * `id`, as always, its details keyed by `parameter`, the path's name for the segment).
+   */
+  unreachable(parameter?: string): ApiError;
   /** The selection finding its record by the lookup field (the same object each time, so its compiled queries are kept). */
   selection(selection: Selection): Selection;
   /** The path segment naming a stored row. */
@@ -68,7 +71,7 @@ export function recordLookup(collection: string, model: Model, field: string, ta
         throw error;
       }
     },
-    unreachable: () => (integerId ? invalidId() : notFound()),
+    unreachable: (parameter) => (integerId ? invalidId(parameter) : notFound()),
     selection(selection) {
       if (byId) return selection;
       let found = keyed.get(selection);

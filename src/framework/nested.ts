@@ -2,7 +2,8 @@
  * Nested collections (DRF's nested routers): a collection mounted under one record of its parent,
  * `/articles/{parent}/comments/`. Every read and write of it is scoped to that record (the child's
  * foreign key equals it, ANDed with the child's own scope), a create sets the foreign key from the
- * path, and a parent that does not exist or lies outside the parent collection's scope is 404.
+ * path, and a parent that does not exist or lies outside the parent collection's scope is 404 (a
+ * segment no parent can have answers as the parent's detail path does: 400 for a malformed id).
  */
 import type { FastifyRequest } from 'fastify';
 import type { RecordScope } from '../core/list-query.js';
@@ -51,12 +52,14 @@ function idSelection(parent: Collection): Selection {
 
 /**
  * The parent record named by the path segment (its lookup field's value: its id unless the parent
- * names another), within the parent collection's scope for this request: its id, else 404 (a
- * segment no record can have names none).
+ * names another), within the parent collection's scope for this request: its id, else 404. A
+ * segment no record can have is answered as the parent's detail path answers it (400 for a
+ * malformed integer id, keyed by the parameter).
  */
 async function parentId(parent: Collection, segment: string, reader: RequestReader, context: RequestContext): Promise<RecordId> {
   const key = parent.lookup.key(segment);
-  const found = key !== undefined && (await reader.record(idSelection(parent), key, scopeFor(parent.scope, parent.queryRules.fields, context)));
+  if (key === undefined) throw parent.lookup.unreachable(PARENT_PARAMETER);
+  const found = await reader.record(idSelection(parent), key, scopeFor(parent.scope, parent.queryRules.fields, context));
   if (!found) throw notFound();
   return found.id as RecordId;
 }

@@ -13,8 +13,8 @@ export function idOf(text: string): RecordId | undefined {
   return undefined;
 }
 
-/** What a detail path whose id is no positive 64-bit integer answers: 400. */
-export const invalidId = (): ApiError => new MalformedPathId({ id: ['A valid positive 64-bit integer is required.'] });
+/** What a detail path whose id is no positive 64-bit integer answers: 400, keyed by the path's parameter. */
+export const invalidId = (parameter = 'id'): ApiError => new MalformedPathId({ [parameter]: ['A valid positive 64-bit integer is required.'] });
 
 /** A path's id segment: a signed 64-bit integer, else 400 (whether a record has it is for the store to say). */
 export function parseRecordId(text: string, name = 'record'): RecordId {

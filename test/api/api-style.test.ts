@@ -6,13 +6,24 @@
  * A second app checks what each choice does alone, in the default style around it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collection, defineApp, isAuthenticated, MalformedPathId, requirePermissions, serializer, User, type ExceptionHandler, type FastifyInstance } from '../../src/framework/index.js';
+import { collection, defineApp, fields, isAuthenticated, MalformedPathId, model, requirePermissions, serializer, User, type ExceptionHandler, type FastifyInstance } from '../../src/framework/index.js';
 import { Note } from '../support/owned-notes.js';
 import { PASSWORD, startApi, type TestApi, type TestUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 
 const notes = serializer(Note, { fields: ['id', 'text', 'owner_id'], readOnly: ['owner_id'] });
 const people = serializer(User, { fields: ['id', 'username'] });
+const Remark = model('note_remarks', { id: fields.id(), text: fields.string({ maxLength: 100 }), note_id: fields.foreignKey('notes') });
+
+const notesCollection = collection('notes', {
+  serializer: notes,
+  permissions: [isAuthenticated],
+  orderingFields: ['text'],
+  defaultOrdering: ['text'],
+  pageSize: 2,
+  bulkCreate: { max: 5 },
+  actions: { shout: { detail: true, method: 'GET', handler: ({ record }) => ({ text: String(record!.text).toUpperCase() }) } },
+});
 
 /** Conduit's error body: every message, prefixed by its field. (And a bug, for 405s: the default envelope answers.) */
 const conduitErrors: ExceptionHandler = (error) => {
@@ -43,14 +54,12 @@ const conduit = withGeneratedMigrations(
       });
     },
     collections: [
-      collection('notes', {
-        serializer: notes,
+      notesCollection,
+      // Under a note: /api/notes/{parent}/remarks.
+      collection('remarks', {
+        serializer: serializer(Remark, { fields: ['id', 'text', 'note_id'], readOnly: ['note_id'] }),
+        parent: { collection: notesCollection, field: 'note_id' },
         permissions: [isAuthenticated],
-        orderingFields: ['text'],
-        defaultOrdering: ['text'],
-        pageSize: 2,
-        bulkCreate: { max: 5 },
-        actions: { shout: { detail: true, method: 'GET', handler: ({ record }) => ({ text: String(record!.text).toUpperCase() }) } },
       }),
       collection('people', { serializer: people, permissions: [isAuthenticated], orderingFields: ['username'], defaultOrdering: ['username'], pageSize: 2 }),
       collection('pages', { serializer: people, permissions: [isAuthenticated], pagination: 'page', pageSize: 2 }),
@@ -241,6 +250,11 @@ describe('the exception handler', () => {
     const malformed = await api.request('GET', '/api/notes/first', token());
     expect(malformed.status).toBe(404);
     expect(malformed.json).toEqual({ errors: { body: ['Not found.'] } });
+    // A nested collection's parent, named by a malformed id, is answered as the parent's detail path is.
+    for (const [method, url] of [['GET', '/api/notes/first/remarks'], ['POST', '/api/notes/first/remarks'], ['GET', '/api/notes/0/remarks/1']] as const) {
+      const underMalformed = await api.request(method, url, { ...token(), ...(method === 'POST' && { body: { remark: { text: 'lost' } } }) });
+      expect([underMalformed.status, underMalformed.json], `${method} ${url}`).toEqual([404, { errors: { body: ['Not found.'] } }]);
+    }
   });
 });
 

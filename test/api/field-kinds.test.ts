@@ -20,6 +20,7 @@ const kinds = {
   spent: fields.duration({ nullable: true }),
   cost: fields.decimal({ digits: 8, places: 2, nullable: true }),
   price: fields.decimal({ digits: 6, places: 2, asNumber: true, nullable: true }),
+  fee: fields.decimal({ digits: 6, places: 2, default: '1.50' }),
   ratio: fields.float({ nullable: true }),
   big: fields.bigint({ nullable: true }),
   ref: fields.uuid({ generated: true }),
@@ -85,6 +86,8 @@ describe('rendering', () => {
     expect(mid).toMatchObject({ cost: '5.00', price: 5.1, big: -3, meta: 'owner', tags: [] });
     // Absent values are null; a generated UUID is a version 4 one.
     expect(empty).toMatchObject({ starts: null, at: null, spent: null, cost: null, price: null, ratio: null, big: null, meta: null, tags: null, home: null });
+    // A default written '1.50' reads back so.
+    expect(empty.fee).toBe('1.50');
     expect(empty.ref).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
   });
 
@@ -283,5 +286,9 @@ describe('columns', () => {
     expect(await declaredSchemaDifferences(api.database, app)).toEqual([]);
     const wider = definition({ ...kinds, cost: fields.decimal({ digits: 10, places: 2, nullable: true }) });
     expect(await declaredSchemaDifferences(api.database, wider)).toEqual(['column "projects.cost" is numeric(8,2), declared numeric(10,2)']);
+    // A decimal's default compares as a number, however it is spelled ('1.50' is stored as 1.50 on PostgreSQL, as text on SQLite).
+    expect(await declaredSchemaDifferences(api.database, definition({ ...kinds, fee: fields.decimal({ digits: 6, places: 2, default: '1.5' }) }))).toEqual([]);
+    const other = await declaredSchemaDifferences(api.database, definition({ ...kinds, fee: fields.decimal({ digits: 6, places: 2, default: '2.50' }) }));
+    expect(other).toEqual([expect.stringMatching(/^column "projects\.fee" defaults to "?1\.50?"?, declared "2\.50"$/)]);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
+import { collection, computed, defineApp, fields, joinTable, model, relations, serializer } from '../../src/framework/index.js';
 import { servedWithUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 
@@ -25,6 +25,16 @@ const Tag = model('kb_tags', {
 
 const entries = serializer(Entry, { fields: ['id', 'slug', 'title'], readOnly: ['id'] });
 
+/** Looked up by slug, with links to entries (a many-to-many) and their count. */
+const Shelf = model('kb_shelves', { id: fields.id(), slug: fields.slug({ unique: true }), name: fields.string({ maxLength: 40 }) });
+const shelfEntries = joinTable('kb_shelves', 'kb_entries');
+const shelves = serializer(Shelf, {
+  fields: ['id', 'slug', 'name', 'entries', 'entry_count'],
+  readOnly: ['id'],
+  relations: { entries: relations.manyToMany(shelfEntries) },
+  computed: { entry_count: computed.count(shelfEntries.table, shelfEntries.from) },
+});
+
 const app = withGeneratedMigrations(
   defineApp({
     collections: [
@@ -37,6 +47,7 @@ const app = withGeneratedMigrations(
           shout: { detail: true, method: 'GET', handler: ({ record }) => ({ title: String(record!.title).toUpperCase() }) },
         },
       }),
+      collection('kb-shelves', { serializer: shelves, lookupField: 'slug' }),
       collection('kb-tags', { serializer: serializer(Tag, { fields: ['id', 'name'] }), lookupField: 'slug', scope: () => ({ hidden: false }) }),
     ],
   }),
@@ -138,6 +149,37 @@ describe('a collection looked up by slug', () => {
     expect(location).toMatch(/^http:\/\/localhost\/api\/v1\/kb-tags\/tag-[0-9a-f]{8}\/$/);
     const read = await served.api.request('GET', location.replace('http://localhost', ''), { token: served.user.token });
     expect(read.json).toEqual({ id: created.json.id, name: 'red' });
+  });
+
+  it('answers a create and an update with the record as stored: its links and their count after the write, and an ETag If-Match accepts', async () => {
+    const token = served.user.token;
+    const ids: number[] = [];
+    for (const slug of ['shelved-1', 'shelved-2', 'shelved-3']) ids.push((await create({ slug, title: slug })).json.id);
+    const [first, second, third] = ids as [number, number, number];
+
+    const created = await served.api.request('POST', '/api/v1/kb-shelves/', { token, body: { slug: 'top', name: 'Top', entries: [second, first] } });
+    expect(created.status).toBe(201);
+    expect(created.json).toMatchObject({ slug: 'top', entries: [first, second], entry_count: 2 });
+    const read = await served.api.request('GET', '/api/v1/kb-shelves/top/', { token });
+    expect(read.json).toEqual(created.json);
+    expect(created.headers.etag).toBe(read.headers.etag);
+
+    // Each write's ETag is the record's: the next write may name it in If-Match.
+    let [slug, etag] = ['top', String(created.headers.etag)];
+    for (const [method, body, entries] of [
+      ['PATCH', { entries: [third] }, [third]],
+      ['PUT', { slug: 'top', name: 'Top', entries: [first, third] }, [first, third]],
+      ['PATCH', { slug: 'moved', entries: [] }, []],
+    ] as const) {
+      const written = await served.api.request(method, `/api/v1/kb-shelves/${slug}/`, { token, body, headers: { 'If-Match': etag } });
+      expect(written.status, JSON.stringify(written.json)).toBe(200);
+      expect(written.json).toMatchObject({ entries, entry_count: entries.length });
+      const again = await served.api.request('GET', `/api/v1/kb-shelves/${written.json.slug}/`, { token });
+      expect(again.json).toEqual(written.json);
+      expect(written.headers.etag).toBe(again.headers.etag);
+      [slug, etag] = [written.json.slug, String(written.headers.etag)];
+    }
+    expect((await served.api.request('PATCH', '/api/v1/kb-shelves/moved/', { token, body: { name: 'Stale' }, headers: { 'If-Match': String(created.headers.etag) } })).status).toBe(412);
   });
 
   it('shows the slug in the browsable page’s title', async () => {

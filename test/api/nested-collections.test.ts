@@ -1,7 +1,8 @@
 /**
  * Nested collections: comments mounted under one article (`/articles/{parent}/comments/`), scoped
  * to it in every read and write, the article set from the path on create, and 404 for an article
- * that does not exist, lies outside the requester's scope, or is not the comment's.
+ * that does not exist, lies outside the requester's scope, or is not the comment's (400 for a
+ * malformed article id, as the article's own path answers it).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { allowAny, collection, defineApp, fields, isAuthenticated, model, serializer } from '../../src/framework/index.js';
@@ -131,16 +132,28 @@ describe('a nested collection', () => {
     expect(patched.json).toEqual({ id: comment, body: 'one', article_id: first });
   });
 
-  it('answers 404 for an article that does not exist, and stores nothing', async () => {
-    for (const missing of ['999999', '0', 'abc']) {
-      expect((await api.request('GET', `/api/v1/articles/${missing}/comments/`, { token: alice.token })).status).toBe(404);
-      const post = await api.request('POST', `/api/v1/articles/${missing}/comments/`, { token: alice.token, body: { body: 'lost' } });
-      expect(post.status).toBe(404);
-      expect(post.json).toEqual({ error: 'Not found.', code: 'not_found' });
-    }
+  it('answers 404 for an article that does not exist, 400 for a malformed article id as the article\'s own path does, and stores nothing', async () => {
+    const missing = '999999';
+    expect((await api.request('GET', `/api/v1/articles/${missing}/comments/`, { token: alice.token })).status).toBe(404);
+    const post = await api.request('POST', `/api/v1/articles/${missing}/comments/`, { token: alice.token, body: { body: 'lost' } });
+    expect(post.status).toBe(404);
+    expect(post.json).toEqual({ error: 'Not found.', code: 'not_found' });
     expect((await api.request('GET', under(999999, `${comment}/`), { token: alice.token })).status).toBe(404);
+
+    for (const malformed of ['0', 'abc', '-1', '99999999999999999999']) {
+      const detail = await api.request('GET', `/api/v1/articles/${malformed}/`, { token: alice.token });
+      expect(detail.status).toBe(400);
+      // The same answer, its details under the nested path's parameter.
+      const answer = { ...detail.json, details: { parent: detail.json.details.id } };
+      for (const [method, rest] of [['GET', ''], ['POST', ''], ['POST', 'bulk/'], ['GET', `${comment}/`], ['PATCH', `${comment}/`], ['DELETE', `${comment}/`], ['GET', `${comment}/shout/`]] as const) {
+        const body = method === 'GET' || method === 'DELETE' ? undefined : rest === 'bulk/' ? [{ body: 'lost' }] : { body: 'lost' };
+        const reply = await api.request(method, `/api/v1/articles/${malformed}/comments/${rest}`, { token: alice.token, body });
+        expect([reply.status, reply.json], `${method} ${malformed}/comments/${rest}`).toEqual([400, answer]);
+      }
+    }
     const stored = await api.database.db.selectFrom('comments').select('body').where('body', '=', 'lost').execute();
     expect(stored).toEqual([]);
+    expect((await api.request('GET', under(first, `${comment}/`), { token: alice.token })).json.body).toBe('one');
   });
 
   it('answers 404 for an article outside the requester’s scope, and 401 before it to an anonymous caller', async () => {

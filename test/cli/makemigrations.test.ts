@@ -3,7 +3,8 @@
  * own that never mentions its migrations (they are found in migrations/ beside it): declare,
  * `makemigrations`, review, `migrate`, serve; add a field (`makemigrations --check` and `check` name
  * it, the server refuses to start), generate and migrate, and it is served; rename one with
- * `--rename`. On SQLite, and on PostgreSQL (a schema of its own) when TEST_DATABASE_URL is set.
+ * `--rename`; decimal and negative defaults compare as declared. On SQLite, and on PostgreSQL (a
+ * schema of its own) when TEST_DATABASE_URL is set.
  * Then, on SQLite: migrations the app passes win over the folder, an app in TypeScript and the same
  * app compiled to JavaScript beside it, and malformed files in the folder.
  */
@@ -108,6 +109,32 @@ describe.each(dialects)('makemigrations, migrate, check on %s', (dialect) => {
       const token = server.cli(['token', 'create', '--username', 'writer']).trim();
       const listed = await (await fetch(`${server.url}/api/v1/notes/`, { headers: { authorization: `Bearer ${token}` } })).json();
       expect(listed.results).toMatchObject([{ name: 'Dune', isbn: '978-0441013593' }]);
+    } finally {
+      await server.stop();
+    }
+  }, 120_000);
+
+  it('adds decimal and negative defaults that check, start-up and --check all take as declared', async () => {
+    const defaults = "total: fields.decimal({ digits: 10, places: 2, default: '0.00' }), fee: fields.decimal({ digits: 10, places: 2, default: '1.50' }), "
+      + "tip: fields.decimal({ digits: 10, places: 2, default: '12.30' }), credit: fields.decimal({ digits: 10, places: 2, default: '-0.50' }), "
+      + "whole: fields.decimal({ digits: 6, places: 0, default: '7' }), offset: fields.integer({ default: -1 }), ratio: fields.float({ default: -1.5 })";
+    declare(`name: fields.string({ maxLength: 100 }), isbn: fields.string({ maxLength: 20, nullable: true }), ${defaults}`);
+    const made = cli('makemigrations', '--name', 'defaults');
+    expect(made.status, made.stderr).toBe(0);
+    expect(cli('migrate').stdout).toContain('0004_defaults');
+    expect(cli('check')).toMatchObject({ status: 0, stdout: 'The database matches the declarations.\n' });
+    expect(cli('makemigrations', '--check')).toMatchObject({ status: 0, stdout: 'No changes.\n' });
+
+    const server = await startServer({ appArgs: ['--app', app], env: { DATABASE_URL: databaseUrl() } });
+    try {
+      const token = server.cli(['token', 'create', '--username', 'writer']).trim();
+      const created = await fetch(`${server.url}/api/v1/notes/`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'Defaults' }),
+      });
+      expect(created.status).toBe(201);
+      expect(await created.json()).toMatchObject({ total: '0.00', fee: '1.50', tip: '12.30', credit: '-0.50', whole: '7', offset: -1, ratio: -1.5 });
     } finally {
       await server.stop();
     }

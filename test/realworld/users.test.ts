@@ -97,6 +97,22 @@ describe('PUT /user (UpdateCurrentUser)', () => {
     expect(expectProfile(await call('GET', '/profiles/updater'))).toStrictEqual({ username: 'updater', ...changed, following: false });
   });
 
+  it('clears a bio and removes an avatar, as the settings page sends them: "" (the bio then "", the image null)', async () => {
+    const account = await register(call, 'clearer');
+    const set = { bio: 'I like to skateboard', image: 'https://example.com/me.jpg' };
+    expectUser(await call('PUT', '/user', { token: account.token, body: { user: set } }));
+    const cleared = expectUser(await call('PUT', '/user', { token: account.token, body: { user: { bio: '', image: '' } } }));
+    expect(cleared).toMatchObject({ username: 'clearer', bio: '', image: null });
+    expect(expectUser(await call('GET', '/user', { token: account.token }))).toMatchObject({ bio: '', image: null });
+    expect(expectProfile(await call('GET', '/profiles/clearer'))).toStrictEqual({ username: 'clearer', bio: '', image: null, following: false });
+    // One at a time, as a form may send only what changed.
+    expectUser(await call('PUT', '/user', { token: account.token, body: { user: set } }));
+    expect(expectUser(await call('PUT', '/user', { token: account.token, body: { user: { bio: '' } } }))).toMatchObject({ bio: '', image: set.image });
+    expect(expectUser(await call('PUT', '/user', { token: account.token, body: { user: { image: '' } } }))).toMatchObject({ bio: '', image: null });
+    // An address that is not empty is still checked.
+    expectErrors(await call('PUT', '/user', { token: account.token, body: { user: { image: 'not a url' } } }), /image/i);
+  });
+
   it('changes email, username and password: login needs the new ones, the old ones fail', async () => {
     const account = await register(call, 'renamer');
     const changed = { email: 'renamed@example.com', username: 'renamed', password: 'a-new-password-2' };

@@ -24,15 +24,28 @@ export function expectedColumn(types: SqlTypes, table: string, name: string, col
 
 const described = (value: unknown): string => (value === undefined ? 'none' : JSON.stringify(value));
 
-/** How a live column differs from the expected one, naming table and column; a key's nullability is the key's affair. */
-function columnDifferences(expected: LiveColumn, live: LiveColumn, isKey: boolean): string[] {
+const NUMERIC_TYPES: ReadonlySet<Column['type']> = new Set(['id', 'integer', 'bigint', 'decimal', 'float']);
+const NUMBER_TEXT = /^-?\d+(?:\.\d+)?$/;
+const numberOf = (value: LiveColumn['default']): number => (typeof value === 'number' ? value : typeof value === 'string' && NUMBER_TEXT.test(value) ? Number(value) : NaN);
+
+/**
+ * Whether a live default is the declared one. A number column's compare as numbers, however the
+ * database spells them: PostgreSQL keeps a decimal's `'1.50'` as `1.50` and `'0.00'` as `0.00`
+ * (numbers, read back as 1.5 and 0), and a negative one as text cast to the type (`'-1'::integer`).
+ */
+function sameDefault(type: Column['type'], live: LiveColumn['default'], expected: LiveColumn['default']): boolean {
+  return live === expected || (NUMERIC_TYPES.has(type) && numberOf(live) === numberOf(expected));
+}
+
+/** How a live column differs from the expected one (declared as `type`), naming table and column; a key's nullability is the key's affair. */
+function columnDifferences(type: Column['type'], expected: LiveColumn, live: LiveColumn, isKey: boolean): string[] {
   const where = `column "${expected.table}.${expected.column}"`;
   const differences: string[] = [];
   if (live.type !== expected.type) differences.push(`${where} is ${live.type}, declared ${expected.type}`);
   if (!isKey && live.nullable !== expected.nullable) {
     differences.push(`${where} is ${live.nullable ? 'nullable' : 'NOT NULL'}, declared ${expected.nullable ? 'nullable' : 'NOT NULL'}`);
   }
-  if (live.default !== expected.default) differences.push(`${where} defaults to ${described(live.default)}, declared ${described(expected.default)}`);
+  if (!sameDefault(type, live.default, expected.default)) differences.push(`${where} defaults to ${described(live.default)}, declared ${described(expected.default)}`);
   if (live.unique !== expected.unique) differences.push(`${where} is ${live.unique ? '' : 'not '}unique, declared ${expected.unique ? '' : 'not '}unique`);
   if (described(live.references) !== described(expected.references)) {
     differences.push(`${where} references ${described(live.references)}, declared ${described(expected.references)}`);
@@ -58,7 +71,7 @@ export async function schemaDifferences(database: Database, state: SchemaState):
     for (const [name, column] of Object.entries(declared.columns)) {
       const found = columns.get(name);
       if (!found) differences.push(`column "${table}.${name}" is missing`);
-      else differences.push(...columnDifferences(expectedColumn(capabilities.types, table, name, column), found, declared.primaryKey.includes(name)));
+      else differences.push(...columnDifferences(column.type, expectedColumn(capabilities.types, table, name, column), found, declared.primaryKey.includes(name)));
     }
   }
   const indexes = new Set((await capabilities.liveIndexes(db)).map((index) => index.name));
