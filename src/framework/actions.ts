@@ -399,7 +399,7 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
         const set = prepared(fields, hooks.beforeUpdate?.({ ...requestContext(action, database), values: fields, existing, database }));
         values = isPending(set) ? await set : set;
         // The model's rules get the record's id, whatever the path named it by.
-        const update = { id: existing.id as RecordId, values, body: action.body as Row, user: action.user, database };
+        const update = { id: existing.id as RecordId, values, body: action.body as Row, user: action.user, database, countPasswordCheck: action.credentials.countOwnCheck };
         const checked = rules?.check(update);
         if (isPending(checked)) await checked;
         const alongside = rules && storesBefore(rules, values) ? (row: Row, database: Database) => rules.beforeStore({ ...update, database }, row) : undefined;

@@ -154,7 +154,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   await app.register(cookie, { secret: keys.cookie });
   const passwordThrottle = createPasswordThrottle(counters, config.throttleLogin);
   const auth = authenticationFor(database, config, keys.jwt, loginCheck(database, passwordThrottle), redis);
-  const throttle = createThrottle(counters, { anonymous: config.throttleAnonymous, user: config.throttleUser }, definition.throttles);
+  const throttle = createThrottle(counters, { anonymous: config.throttleAnonymous, user: config.throttleUser, signup: config.throttleSignup }, definition.throttles);
   // Simple routes (mounted by the app's `routes`) that declare a throttle scope count with the same counters.
   app.decorate('restfoldThrottle', throttle);
   const end = endOf(first.trailingSlash);
@@ -181,7 +181,6 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       sessionCookie: auth.sessionCookie,
       defaultPermissions: (action) => (config.requireAuth || !readActions.has(action) ? [isAuthenticated] : [allowAny]),
       throttle,
-      passwordThrottle,
       page,
       relatedScopes: relatedScopes(definition.collections),
       credentials: credentialSetup(definition.userModel ?? User, passwordThrottle, auth.issue),

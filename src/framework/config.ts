@@ -30,8 +30,10 @@ export interface Config {
   readonly logLevel: string;
   readonly throttleAnonymous: Rate | null;
   readonly throttleUser: Rate | null;
-  /** Attempts per client IP at endpoints that check a password (token, JWT, login). */
+  /** Credential checks (logins, token and JWT obtain, a current password), per client IP and per account. */
   readonly throttleLogin: Rate | null;
+  /** Passwords set by anonymous writes (a sign-up), per client IP. */
+  readonly throttleSignup: Rate | null;
   /** Prepended to every Redis key, so several services (or test runs) can share one Redis. */
   readonly redisKeyPrefix: string;
   /** Slow-client limits (see docs/deploying.md): whole request, headers alone, idle keep-alive. */
@@ -152,6 +154,7 @@ export function loadConfig(env: Env = process.env): Config {
     throttleAnonymous: rate(env, 'THROTTLE_ANON', '100/min'),
     throttleUser: rate(env, 'THROTTLE_USER', '1000/min'),
     throttleLogin: rate(env, 'THROTTLE_LOGIN', '10/min'),
+    throttleSignup: rate(env, 'THROTTLE_SIGNUP', '30/min'),
     redisKeyPrefix: env.REDIS_KEY_PREFIX ?? 'restfold:',
     requestTimeoutMs,
     headersTimeoutMs,

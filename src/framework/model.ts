@@ -19,6 +19,12 @@ export interface RecordUpdate {
   /** The request body as sent (where the rules' `inputs` are). */
   readonly body: Row;
   readonly user: AuthUser | null;
+  /**
+   * Counts a check of the acting user's own password, one the body sent (a current password), as a
+   * login counts: against THROTTLE_LOGIN per client address, then per their account; 429 over either.
+   * Call it before the check.
+   */
+  countPasswordCheck(): Promise<void>;
 }
 
 /** What every update of a model's records takes and does, whichever collection serves them. */

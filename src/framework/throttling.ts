@@ -30,8 +30,8 @@ export function parseRate(text: string): Rate | null {
 
 /** Where counters live: this process by default, Redis when several processes must agree. */
 export interface CounterStore {
-  /** Adds one hit to `key`'s window and returns the hits so far and the seconds until the window ends. */
-  hit(key: string, windowSeconds: number): Promise<{ hits: number; resetSeconds: number }>;
+  /** Adds `weight` hits (one unless given) to `key`'s window and returns the hits so far and the seconds until the window ends. */
+  hit(key: string, windowSeconds: number, weight?: number): Promise<{ hits: number; resetSeconds: number }>;
 }
 
 const wholeSeconds = (milliseconds: number): number => Math.max(1, Math.ceil(milliseconds / 1000));
@@ -106,7 +106,7 @@ export function memoryCounterStore(options: { maxWindows?: number; now?: () => n
     return soonest!;
   };
   return {
-    async hit(key, windowSeconds) {
+    async hit(key, windowSeconds, weight = 1) {
       const time = now();
       dropEnded(time);
       let length = lengths.get(windowSeconds);
@@ -119,7 +119,7 @@ export function memoryCounterStore(options: { maxWindows?: number; now?: () => n
         length.queue.push(window);
         size++;
       }
-      window.hits += 1;
+      window.hits += weight;
       return { hits: window.hits, resetSeconds: wholeSeconds(window.endsAt - time) };
     },
   };
@@ -128,7 +128,7 @@ export function memoryCounterStore(options: { maxWindows?: number; now?: () => n
 // One round trip, atomic: the first hit of a window sets its expiry, and a key
 // somehow left without one gets it back, so a window can never outlive its rate.
 const HIT_SCRIPT = `
-local hits = redis.call('INCR', KEYS[1])
+local hits = redis.call('INCRBY', KEYS[1], ARGV[2])
 local ttl = redis.call('PTTL', KEYS[1])
 if ttl < 0 then
   redis.call('PEXPIRE', KEYS[1], ARGV[1])
@@ -136,25 +136,25 @@ if ttl < 0 then
 end
 return {hits, ttl}`;
 
-type HitCommand = (key: string, windowMs: number) => Promise<[number, number]>;
+type HitCommand = (key: string, windowMs: number, weight: number) => Promise<[number, number]>;
 
 /** Counters in Redis under `prefix`, shared by every process that uses the same Redis and prefix. */
 export function redisCounterStore(redis: Redis, prefix: string): CounterStore {
   redis.defineCommand('restfoldThrottleHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
   const hitCommand = (redis as unknown as { restfoldThrottleHit: HitCommand }).restfoldThrottleHit.bind(redis);
   return {
-    async hit(key, windowSeconds) {
-      const [hits, ttl] = await hitCommand(`${prefix}throttle:${key}`, windowSeconds * 1000);
+    async hit(key, windowSeconds, weight = 1) {
+      const [hits, ttl] = await hitCommand(`${prefix}throttle:${key}`, windowSeconds * 1000, weight);
       return { hits, resetSeconds: wholeSeconds(ttl) };
     },
   };
 }
 
-/** Counts one request against `rate` under `key`: sets the RateLimit-* headers, throws 429 over the rate. */
-async function consume(store: CounterStore, request: FastifyRequest, reply: FastifyReply, key: string, rate: Rate): Promise<void> {
+/** Counts `weight` requests against `rate` under `key`: sets the RateLimit-* headers, throws 429 over the rate. */
+async function consume(store: CounterStore, request: FastifyRequest, reply: FastifyReply, key: string, rate: Rate, weight = 1): Promise<void> {
   let counted: { hits: number; resetSeconds: number };
   try {
-    counted = await store.hit(`${key}:${rate.limit}/${rate.windowSeconds}`, rate.windowSeconds);
+    counted = await store.hit(`${key}:${rate.limit}/${rate.windowSeconds}`, rate.windowSeconds, weight);
   } catch (error) {
     // Failing closed: a limit that silently stops holding would let a password guesser through.
     request.log.error({ err: error }, 'rate-limit store unreachable');
@@ -181,6 +181,11 @@ export interface ThrottleRates {
   readonly user: Rate | null;
 }
 
+/** The API's rates: a collection's by default, and anonymous writes' passwords per client address (THROTTLE_SIGNUP). */
+export interface DefaultRates extends ThrottleRates {
+  readonly signup: Rate | null;
+}
+
 /** A collection's own rates, each `N/sec|min|hour|day` or `off`; a kind left out keeps the default rate. */
 export interface ScopedRates {
   readonly anonymous?: string;
@@ -192,6 +197,13 @@ export interface Throttle {
   check(request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string): MaybePromise<void>;
   /** A request outside the collections (simple routes): always in the scope's own window, at its rates or the defaults. */
   checkScope(request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string): Promise<void>;
+  /**
+   * A collection write's passwords to hash, `hashings` of them (one per record that sets one), once
+   * `check` counted the request. A user's: each beyond the first counts as one more request in the
+   * window `check` counted in (so a single-record write is one request, as any other). An anonymous
+   * client's: each counts against the sign-up rate per client address.
+   */
+  passwordWrites(request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string, hashings: number): MaybePromise<void>;
 }
 
 function resolveScopedRates(defaults: ThrottleRates, scoped: Readonly<Record<string, ScopedRates>>): Map<string, ThrottleRates> {
@@ -222,25 +234,30 @@ function resolveScopedRates(defaults: ThrottleRates, scoped: Readonly<Record<str
 /** A simple route's throttle is a Fastify hook, which answers with a promise. */
 const UNCOUNTED: Promise<void> = Promise.resolve();
 
-export function createThrottle(store: CounterStore, rates: ThrottleRates, scopedRates: Readonly<Record<string, ScopedRates>> = {}): Throttle {
+export function createThrottle(store: CounterStore, rates: DefaultRates, scopedRates: Readonly<Record<string, ScopedRates>> = {}): Throttle {
   const scoped = resolveScopedRates(rates, scopedRates);
+  const collectionWindow = (scope: string): string => (scoped.has(scope) ? `scope:${scope}` : 'default');
   // Not async: a request with no rate to count against (throttling off) costs no promise, nor a turn of the event loop to await one.
-  const count = (request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string, window: string): MaybePromise<void> => {
+  const count = (request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string, window: string, weight = 1): MaybePromise<void> => {
     const { anonymous, user: signedIn } = scoped.get(scope) ?? rates;
     const rate = user ? signedIn : anonymous;
     if (!rate) return undefined;
     const client = user ? `user:${user.id}` : `ip:${clientAddress(request)}`;
-    return consume(store, request, reply, `${window}:${client}`, rate);
+    return consume(store, request, reply, `${window}:${client}`, rate, weight);
   };
   return {
-    check: (request, reply, user, scope) => count(request, reply, user, scope, scoped.has(scope) ? `scope:${scope}` : 'default'),
+    check: (request, reply, user, scope) => count(request, reply, user, scope, collectionWindow(scope)),
     checkScope: (request, reply, user, scope) => count(request, reply, user, scope, `scope:${scope}`) ?? UNCOUNTED,
+    passwordWrites(request, reply, user, scope, hashings) {
+      if (user) return hashings > 1 ? count(request, reply, user, scope, collectionWindow(scope), hashings - 1) : undefined;
+      return rates.signup && hashings > 0 ? consume(store, request, reply, `signup:ip:${clientAddress(request)}`, rates.signup, hashings) : undefined;
+    },
   };
 }
 
 /**
- * Counts one request that derives a password hash; throws 429 over the rate. `account` names the user
- * it is about, when known (auth-user.ts's accountKey: a write's acting user, a credential check's account).
+ * Counts one credential check; throws 429 over the rate. `account` names the user it is about, when
+ * known (auth-user.ts's accountKey: a login's account, the user whose current password is checked).
  */
 export interface PasswordThrottle {
   (request: FastifyRequest, reply: FastifyReply, account: string | undefined): Promise<void>;
@@ -249,10 +266,11 @@ export interface PasswordThrottle {
 }
 
 /**
- * The stricter throttle for every request that hashes or checks a password (token obtain, JWT
- * obtain, session login, an app's credentials.check, a create or change that sets a password):
- * THROTTLE_LOGIN per client IP, so trying many usernames from one address counts as one stream of
- * guesses, and the same rate per account, so many addresses cannot pool their allowance against one user.
+ * The stricter throttle for every credential check (token obtain, JWT obtain, session login, an app's
+ * credentials.check, a current password confirming a change): THROTTLE_LOGIN per client IP, so trying
+ * many usernames from one address counts as one stream of guesses, and the same rate per account, so
+ * many addresses cannot pool their allowance against one user. Setting a password checks none: those
+ * writes count in Throttle.passwordWrites.
  */
 export function createPasswordThrottle(store: CounterStore, rate: Rate | null): PasswordThrottle {
   const account = async (request: FastifyRequest, reply: FastifyReply, name: string): Promise<void> => {

@@ -10,7 +10,6 @@ import type { Database } from '../store/database.js';
 import { requestReader } from '../store/reader.js';
 import { announceReads, runAction, type ActionRequest, type ActionResult } from './actions.js';
 import { authenticate, type Authenticator } from './authentication/index.js';
-import { accountKey } from './authentication/auth-user.js';
 import type { BrowsableContext } from './browsable/index.js';
 import type { Collection, Singleton } from './collection.js';
 import { notAuthenticated, notFound } from './errors.js';
@@ -23,7 +22,7 @@ import { renderResult } from './renderers.js';
 import { RecordRefused } from '../core/refused.js';
 import { scopeRelated, type RelatedScopes } from './related-scopes.js';
 import { requestScope } from './nested.js';
-import type { PasswordThrottle, Throttle } from './throttling.js';
+import type { Throttle } from './throttling.js';
 import { requestCredentials, type CredentialSetup } from './authentication/app-credentials.js';
 import { isPending } from '../core/maybe-promise.js';
 
@@ -36,8 +35,6 @@ export interface ApiRuntime {
   /** Checks for actions a collection leaves to the API. */
   defaultPermissions(action: Action): readonly Permission[];
   readonly throttle: Throttle;
-  /** Counts each record of a body that sets a password, as a login counts (THROTTLE_LOGIN). */
-  readonly passwordThrottle: PasswordThrottle;
   /** What the browsable page needs beyond the request (login URLs, the API root). */
   readonly page: BrowsableContext;
   /** The scoped collections' tables, whose records nested reads keep within the scopes. */
@@ -98,10 +95,9 @@ export async function handleCollection(
   const mediaType = negotiate(request, API_MEDIA_TYPES, parameters.get('format'));
 
   const body = actionsWithBody.has(action) ? unwrapBody(collection.envelope, parseJsonBody(request)) : undefined;
-  // Hashing a password costs what checking one does, so it is limited as logins are, per acting user.
-  for (let records = collection.serializerFor(action).hashingsIn(body); records > 0; records -= 1) {
-    await runtime.passwordThrottle(request, reply, accountKey(user?.username));
-  }
+  // Setting a password checks none, so it is not a login's to limit: a user's hashes count as requests, an anonymous client's as sign-ups.
+  const hashings = collection.serializerFor(action).hashingsIn(body);
+  if (hashings > 0) await runtime.throttle.passwordWrites(request, reply, user, collection.name, hashings);
 
   const context = { user, parameters };
   const recordId = collection.singleton ? singletonId(collection.singleton, context) : id;

@@ -18,7 +18,7 @@ const clash = { error: 'Invalid input.', code: 'validation_failed', details: { u
 
 describe('usernames differing only in case', () => {
   it('refuses a create of Alice when alice exists', async () => {
-    api = await startApi({ THROTTLE_LOGIN: 'off' });
+    api = await startApi();
     const admin = await api.user('admin', { superuser: true });
     expect((await api.request('POST', '/api/v1/users/', { token: admin.token, body: { username: 'alice', password: 'pw-1' } })).status).toBe(201);
     for (const username of ['Alice', 'ALICE']) {
@@ -29,7 +29,7 @@ describe('usernames differing only in case', () => {
   });
 
   it('refuses renaming another user to Alice by PUT or PATCH, and allows changing one\'s own case', async () => {
-    api = await startApi({ THROTTLE_LOGIN: 'off' });
+    api = await startApi();
     const admin = await api.user('admin', { superuser: true });
     await api.user('alice');
     const bob = await api.user('bob');
@@ -45,7 +45,7 @@ describe('usernames differing only in case', () => {
   });
 
   it('gives exactly one 201 when creates of one name in different cases race', async () => {
-    api = await startApi({ THROTTLE_LOGIN: 'off' });
+    api = await startApi();
     const admin = await api.user('admin', { superuser: true });
     const names = ['carol', 'Carol', 'CAROL', 'cArol', 'caRol', 'carOl', 'caroL', 'CArol'];
     const replies = await Promise.all(
@@ -56,7 +56,7 @@ describe('usernames differing only in case', () => {
   });
 
   it('logs in by the username exactly as stored', async () => {
-    api = await startApi({ THROTTLE_LOGIN: 'off' });
+    api = await startApi();
     await api.user('alice');
     expect((await api.request('POST', '/api/v1/auth/token/', { body: { username: 'alice', password: PASSWORD } })).status).toBe(200);
     const other = await api.request('POST', '/api/v1/auth/token/', { body: { username: 'Alice', password: PASSWORD } });

@@ -57,13 +57,13 @@ export type Call = (method: string, path: string, options?: CallOptions) => Prom
  * The example app on a database of its own for the calling test file: a fresh SQLite file, or a fresh
  * PostgreSQL schema under TEST_DATABASE_URL when RESTFOLD_TEST_DB=postgres. `serve` migrates it first.
  * Throttling is off: the suite sends more anonymous requests, and registers and logs in more often,
- * a minute than the default rates (THROTTLE_LOGIN counts every password hashed or checked) allow.
+ * a minute than the default rates (THROTTLE_SIGNUP counts each registration, THROTTLE_LOGIN each login) allow.
  */
 export function useConduit(): Call {
   let server: SpawnedServer | undefined;
   let database: TestDatabase | undefined;
   beforeAll(async () => {
-    const env: Record<string, string> = { THROTTLE_ANON: 'off', THROTTLE_USER: 'off', THROTTLE_LOGIN: 'off' };
+    const env: Record<string, string> = { THROTTLE_ANON: 'off', THROTTLE_USER: 'off', THROTTLE_LOGIN: 'off', THROTTLE_SIGNUP: 'off' };
     if (process.env.RESTFOLD_TEST_DB === 'postgres') {
       database = await createTestDatabase();
       env.DATABASE_URL = database.url;

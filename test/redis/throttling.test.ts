@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp, loadConfig, migrateApp, openDatabase, type Database } from '../../src/framework/index.js';
+import { allowAny, buildApp, collection, defineApp, hasPermission, loadConfig, migrateApp, openDatabase, serializer, User, type Database } from '../../src/framework/index.js';
 import { createUser } from '../../src/framework/users/admin.js';
 import { createToken } from '../../src/framework/authentication/token.js';
 import { withPublicNotes } from '../api/pipeline-support.js';
@@ -20,7 +20,19 @@ import { createTestDatabase, testDialect, type TestDatabase } from '../support/d
 const redisUrl = process.env.TEST_REDIS_URL;
 if (!redisUrl) throw new Error('test/redis needs TEST_REDIS_URL (e.g. redis://127.0.0.1:6379).');
 
-const definition = withPublicNotes();
+/** The service with public notes, and users added by staff several at once (`people`) or by anyone signing up (`signups`). */
+const definition = (() => {
+  const base = withPublicNotes();
+  const people = serializer(User, { name: 'Person', fields: ['id', 'username', 'password'], writeOnly: ['password'] });
+  return defineApp({
+    ...base,
+    collections: [
+      ...base.collections,
+      collection('people', { serializer: people, permissions: [hasPermission('users.add')], bulkCreate: { max: 10 } }),
+      collection('signups', { serializer: people, permissions: [allowAny] }),
+    ],
+  });
+})();
 let databaseUrl: string;
 let dropDatabase: () => Promise<void>;
 let redis: Redis;
@@ -70,11 +82,11 @@ async function twoInstances(env: Record<string, string>): Promise<[FastifyInstan
 }
 
 let users = 0;
-async function userToken(): Promise<string> {
+async function userToken(permissions: string[] = []): Promise<string> {
   const database = openDatabase(databaseUrl);
   try {
     users += 1;
-    const id = await createUser(database, { username: `user${users}_${randomBytes(3).toString('hex')}`, password: 'pw', email: '', superuser: false, permissions: [] });
+    const id = await createUser(database, { username: `user${users}_${randomBytes(3).toString('hex')}`, password: 'pw', email: '', superuser: false, permissions });
     return await createToken(database, id);
   } finally {
     await database.close();
@@ -131,6 +143,30 @@ describe('throttling with REDIS_URL', () => {
     expect((await attempt(a)).statusCode).toBe(400);
     expect((await attempt(b)).statusCode).toBe(400);
     expect((await attempt(a)).statusCode).toBe(429);
+  });
+
+  it('holds the sign-up rate per address, and counts each password of a bulk create, across two instances', async () => {
+    const [a, b] = await twoInstances({ THROTTLE_SIGNUP: '2/min', THROTTLE_USER: '4/min' });
+    const post = (app: FastifyInstance, url: string, body: unknown, authorization?: string) =>
+      app.inject({
+        method: 'POST',
+        url,
+        remoteAddress: '10.1.1.4',
+        headers: { 'content-type': 'application/json', ...(authorization && { authorization }) },
+        payload: JSON.stringify(body),
+      });
+    // Names of this run's own: the database is shared by the file's tests.
+    const person = (name: string) => ({ username: `${name}_${randomBytes(3).toString('hex')}`, password: 'a-long-password' });
+    expect((await post(a, '/api/v1/signups/', person('first'))).statusCode).toBe(201);
+    expect((await post(b, '/api/v1/signups/', person('second'))).statusCode).toBe(201);
+    expect((await post(a, '/api/v1/signups/', person('third'))).statusCode).toBe(429);
+
+    const authorization = `Bearer ${await userToken(['users.add'])}`;
+    const bulk = await post(a, '/api/v1/people/bulk/', [person('p1'), person('p2'), person('p3')], authorization);
+    expect(bulk.statusCode).toBe(201);
+    expect(bulk.headers['ratelimit-remaining']).toBe('1');
+    expect((await post(b, '/api/v1/people/', person('p4'), authorization)).headers['ratelimit-remaining']).toBe('0');
+    expect((await post(a, '/api/v1/people/', person('p5'), authorization)).statusCode).toBe(429);
   });
 
   it('keeps counters under REDIS_KEY_PREFIX, each expiring with its window', async () => {

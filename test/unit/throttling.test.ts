@@ -5,7 +5,7 @@ import { memoryCounterStore } from '../../src/framework/throttling.js';
 function storeAt(maxWindows: number) {
   const clock = { time: 0 };
   const store = memoryCounterStore({ maxWindows, now: () => clock.time });
-  const hits = async (key: string, windowSeconds = 60) => (await store.hit(key, windowSeconds)).hits;
+  const hits = async (key: string, windowSeconds = 60, weight?: number) => (await store.hit(key, windowSeconds, weight)).hits;
   return { clock, hits };
 }
 
@@ -15,6 +15,11 @@ describe('the in-memory counter store', () => {
     expect([await hits('a'), await hits('a'), await hits('b')]).toEqual([1, 2, 1]);
     clock.time = 60_000;
     expect(await hits('a')).toBe(1);
+  });
+
+  it('adds a weight of hits at once, to a new window or a running one', async () => {
+    const { hits } = storeAt(10);
+    expect([await hits('a', 60, 3), await hits('a'), await hits('a', 60, 2)]).toEqual([3, 4, 6]);
   });
 
   it('holds no more than its cap: a new window pushes out the one closest to its end', async () => {

@@ -11,7 +11,7 @@ import type { Database } from '../../store/database.js';
 import type { PasswordThrottle } from '../throttling.js';
 import type { Table } from '../../core/model.js';
 import { User, type UserModel } from '../users/model.js';
-import { checkCredentials, isAuthUser, type AuthUser, type LoginField } from './auth-user.js';
+import { accountKey, checkCredentials, isAuthUser, type AuthUser, type LoginField } from './auth-user.js';
 import { credentialOf } from './index.js';
 
 /** Who is checked: a `username`, or an `email` (the app's user model must declare it unique), with the `password`; both name nobody. */
@@ -84,6 +84,8 @@ function loginFieldOf(sent: object): LoginField | undefined {
 
 export interface RequestCredentials extends Credentials {
   in(database: Database): RequestCredentials;
+  /** Counts a check of the requesting user's own password (RecordUpdate.countPasswordCheck). */
+  countOwnCheck(): Promise<void>;
 }
 
 export function requestCredentials(setup: CredentialSetup, request: FastifyRequest, reply: FastifyReply, database: Database): RequestCredentials {
@@ -113,6 +115,7 @@ export function requestCredentials(setup: CredentialSetup, request: FastifyReque
       const presented = request.user?.id === userId ? credentialOf(request, undefined)?.value : undefined;
       return issued.get(userId) ?? presented;
     },
+    countOwnCheck: () => setup.passwordThrottle(request, reply, accountKey(request.user?.username)),
     in: within,
   });
   return within(database);

@@ -66,7 +66,7 @@ export async function findCurrentUser(database: Database, credential: IssuedCred
 /**
  * The login throttle's bucket of an account: its username folded, which names one account (usernames
  * are unique ignoring case), however the account is named (username in any case, e-mail) and whether
- * a login or a password-setting write counts. An e-mail that finds nobody counts under itself: one
+ * a login or a current password is checked. An e-mail that finds nobody counts under itself: one
  * shared bucket for every unknown name would, once full, tell which names exist.
  */
 export const accountKey = (username: string | undefined): string | undefined => username && `name:${username.toLowerCase()}`;

@@ -37,6 +37,8 @@ function checkCurrentPassword(update: RecordUpdate): MaybePromise<void> {
 }
 
 async function verifyCurrentPassword(update: RecordUpdate, sent: string): Promise<void> {
+  // A stolen token must not make guessing the password it cannot change fast: counted as a login.
+  await update.countPasswordCheck();
   const hash = await passwordHashOf(update.database, update.id);
   const valid = hash !== undefined && sent.length <= MAX_PASSWORD_LENGTH && (await verifyPassword(sent, hash, 'write'));
   if (!valid) throw currentPasswordError('The current password is incorrect.');
