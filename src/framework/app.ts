@@ -37,7 +37,8 @@ import { httpProtocol, httpServerOptions } from './plugins/http-server.js';
 import { requestIdentity, requestIdentityOptions } from './plugins/request-identity.js';
 import { securityHeaders } from './plugins/security-headers.js';
 import { closeRedis, connectRedis } from './redis.js';
-import { relatedScopes } from './related-scopes.js';
+import { assertScope } from './scope.js';
+import { visibilityPlan } from './visibility.js';
 import { createPasswordThrottle, createThrottle, memoryCounterStore, redisCounterStore, type ScopedRates } from './throttling.js';
 
 export { API_PREFIX } from './plugins/collections.js';
@@ -94,7 +95,11 @@ export interface AppDefinition {
   readonly credentialKeywords?: readonly string[];
 }
 
-export const defineApp = (definition: AppDefinition): AppDefinition => definition;
+/** The app, as declared; refused at once where a declaration cannot hold (a scope that is no function of the request). */
+export function defineApp(definition: AppDefinition): AppDefinition {
+  for (const { name, scope } of definition.collections) assertScope(name, scope);
+  return definition;
+}
 
 /** The framework's migrations (generated from its declarations: store/accounts/migrations/), then the app's. */
 export async function migrateApp(database: Database, definition: AppDefinition): Promise<string[]> {
@@ -170,7 +175,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       throttle,
       passwordThrottle,
       page,
-      relatedScopes: relatedScopes(definition.collections),
+      visibility: visibilityPlan(styled, tables),
       credentials: credentialSetup(definition.userModel ?? User, passwordThrottle, auth.issue),
     },
   });
