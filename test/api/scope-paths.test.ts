@@ -12,7 +12,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collection, defineApp, serializer } from '../../src/framework/index.js';
 import { Note } from '../support/owned-notes.js';
-import { notes, privateNotesApp } from '../support/private-notes.js';
+import { privateNotesApp } from '../support/private-notes.js';
 import { startApi, type Reply, type TestApi, type TestUser } from '../support/api.js';
 import { recording } from '../support/statements.js';
 
@@ -70,7 +70,7 @@ async function views(): Promise<Record<string, unknown>> {
 }
 
 beforeAll(async () => {
-  api = await startApi({ API_REQUIRE_AUTH: 'false', LOG_LEVEL: 'error' }, privateNotesApp, {
+  api = await startApi({ API_REQUIRE_AUTH: 'false', LOG_LEVEL: 'error' }, privateNotesApp(), {
     appDatabase: recording(sent),
     logStream: new Writable({
       write(line: Buffer, _encoding, done) {
@@ -268,6 +268,7 @@ describe('an async scope', () => {
   it('is refused at start-up when it is no function of the request', () => {
     const declared = { serializer: serializer(Note, { fields: ['id', 'text'] }), scope: { owner_id: 1 } as never };
     expect(() => collection('fixed', declared)).toThrow(/fixed: scope must be a function of the request/);
-    expect(() => defineApp({ collections: [{ ...notes, scope: { owner_id: 1 } as never }] })).toThrow(/notes: scope must be a function of the request/);
+    const [notes] = privateNotesApp().collections;
+    expect(() => defineApp({ collections: [{ ...notes!, scope: { owner_id: 1 } as never }] })).toThrow(/notes: scope must be a function of the request/);
   });
 });

@@ -7,7 +7,7 @@
  * and aggregates over notes and attachments. The rule under test: for any other requester, a
  * private note and what hangs from it are as if they did not exist.
  */
-import { collection, computed, defineApp, fields, joinTable, model, relations, serializer, User } from '../../src/framework/index.js';
+import { collection, computed, defineApp, fields, joinTable, model, relations, serializer, User, type AppDefinition, type Scope } from '../../src/framework/index.js';
 import { Note } from './owned-notes.js';
 import { withGeneratedMigrations } from './migrations.js';
 
@@ -30,20 +30,13 @@ const noteSummary = serializer(Note, { name: 'NoteSummary', fields: ['id', 'text
 const attachmentSummary = serializer(Attachment, { name: 'AttachmentSummary', fields: ['id', 'name'] });
 
 /** The recipe: staff see every note, everyone else their own (a permission is asked of the user: the scope is async). */
-export const notes = collection('notes', {
-  serializer: serializer(Note, {
-    fields: ['id', 'text', 'owner_id', 'comment_count'],
-    computed: { comment_count: computed.count('comments', 'note_id') },
-  }),
-  scope: async ({ user }) => ((await user?.hasPermission('notes.view_all')) ? {} : { owner_id: user?.id ?? null }),
-  bulkCreate: { max: 10 },
-  filterFields: ['text'],
-});
+export const staffOrOwner: Scope = async ({ user }) => ((await user?.hasPermission('notes.view_all')) ? {} : { owner_id: user?.id ?? null });
 
-const attachments = collection('attachments', {
-  serializer: serializer(Attachment, { fields: ['id', 'name', 'note_id', 'uploader_id'], readOnly: ['note_id', 'uploader_id'] }),
-  parent: { collection: notes, field: 'note_id' },
+const noteSerializer = serializer(Note, {
+  fields: ['id', 'text', 'owner_id', 'comment_count'],
+  computed: { comment_count: computed.count('comments', 'note_id') },
 });
+const attachmentSerializer = serializer(Attachment, { fields: ['id', 'name', 'note_id', 'uploader_id'], readOnly: ['note_id', 'uploader_id'] });
 
 const boardSerializer = serializer(Board, {
   fields: ['id', 'name', 'notes', 'note_details', 'link_count', 'has_links'],
@@ -93,4 +86,9 @@ const scraps = serializer(Scrap, { fields: ['id', 'text'] });
 const forgotten = collection('forgotten', { serializer: scraps, scope: (() => undefined) as never });
 const misspelt = collection('misspelt', { serializer: scraps, scope: async () => ({ txet: 'a' }) });
 
-export const privateNotesApp = withGeneratedMigrations(defineApp({ collections: [notes, attachments, boards, boardPages, comments, people, forgotten, misspelt] }));
+/** The app, its notes scoped by `scope`. */
+export function privateNotesApp(scope: Scope = staffOrOwner): AppDefinition {
+  const notes = collection('notes', { serializer: noteSerializer, scope, bulkCreate: { max: 10 }, filterFields: ['text'] });
+  const attachments = collection('attachments', { serializer: attachmentSerializer, parent: { collection: notes, field: 'note_id' } });
+  return withGeneratedMigrations(defineApp({ collections: [notes, attachments, boards, boardPages, comments, people, forgotten, misspelt] }));
+}
