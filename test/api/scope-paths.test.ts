@@ -51,6 +51,7 @@ async function views(): Promise<Record<string, unknown>> {
     `boards/${pub}/`,
     `boards/${pub}/?fields=notes,link_count`,
     `boards/${pub}/summary/`,
+    'boards/?pins=hers',
     'board-pages/',
     'people/',
     'people/?ordering=-note_count',
@@ -58,6 +59,7 @@ async function views(): Promise<Record<string, unknown>> {
     `people/${alice.id}/?fields=uploads,upload_details,note_ids`,
     'notes/',
     'comments/',
+    'comments/?pin=hers',
   ];
   const shown: Record<string, unknown> = {};
   for (const requester of [bob, undefined]) {
@@ -93,18 +95,21 @@ beforeAll(async () => {
   expect(linked.json).toMatchObject({ notes: [alices], link_count: 1 });
   await api.request('PATCH', `/api/v1/boards/${other}/`, { token: alice.token, body: { notes: [alices, alicesOther] } });
   attachment = await created(`notes/${alices}/attachments/`, alice, { name: 'secret.pdf' });
+  await created('pins/', alice, { code: 'hers' });
+  await api.request('PATCH', `/api/v1/boards/${pub}/`, { token: alice.token, body: { pins: ['hers'] } });
   after = await views();
 });
 afterAll(() => api.close());
 
 describe("what bob reads: alice's private notes as if they did not exist", () => {
   it('shows him and an anonymous caller exactly what they were shown before alice wrote them, ETags included, on every path', () => {
-    expect(Object.keys(after)).toHaveLength(24);
+    expect(Object.keys(after)).toHaveLength(28);
     for (const [path, shown] of Object.entries(after)) expect(shown, path).toEqual(before[path]);
   });
 
   it('shows them to alice, and to staff (every link, every file), on the same paths', async () => {
-    expect((await get(`boards/${pub}/`, alice)).json).toMatchObject({ notes: [alices], note_details: [{ id: alices, text: 'alice secret' }], link_count: 1, has_links: true });
+    expect((await get(`boards/${pub}/`, alice)).json).toMatchObject({ notes: [alices], note_details: [{ id: alices, text: 'alice secret' }], link_count: 1, has_links: true, pins: ['hers'] });
+    expect(ids(await get('boards/?pins=hers', alice))).toEqual([pub]);
     expect((await get(`boards/${other}/`, alice)).json).toMatchObject({ notes: [alices, alicesOther], link_count: 2, has_links: true });
     expect((await get(`boards/${pub}/`, bob)).json).toMatchObject({ notes: [bobs], note_details: [{ id: bobs, text: 'bob one' }], link_count: 1 });
     expect((await get(`boards/${other}/`, bob)).json).toMatchObject({ notes: [], note_details: [], link_count: 0, has_links: false });
@@ -132,12 +137,12 @@ describe("what bob reads: alice's private notes as if they did not exist", () =>
   });
 
   it("renders the note a public comment names as null, and matches no comment through it, but for those who may see it", async () => {
-    const comment = await created('comments/', alice, { text: 'about my secret', note_id: alices });
+    const comment = await created('comments/', alice, { text: 'about my secret', note_id: alices, pin: 'hers' });
     const shown = await get(`comments/${comment}/`, bob);
-    // The comment's own column is the comment's, and public: its note is not.
-    expect(shown.json).toMatchObject({ id: comment, note_id: alices, note: null });
-    expect((await get(`comments/${comment}/`, alice)).json.note).toEqual({ id: alices, text: 'alice secret' });
-    for (const filter of ['about=alice%20secret', 'note__text=alice%20secret']) {
+    // The comment's own column is the comment's, and public: its note is not, nor its pin's code.
+    expect(shown.json).toMatchObject({ id: comment, note_id: alices, note: null, pin: null });
+    expect((await get(`comments/${comment}/`, alice)).json).toMatchObject({ note: { id: alices, text: 'alice secret' }, pin: 'hers' });
+    for (const filter of ['about=alice%20secret', 'note__text=alice%20secret', 'pin=hers']) {
       expect(ids(await get(`comments/?${filter}`, bob)), filter).toEqual([]);
       expect(ids(await get(`comments/?${filter}`, alice)), filter).toEqual([comment]);
     }
@@ -234,6 +239,19 @@ describe("what bob writes: never alice's notes, nor a note out of his own reach"
     expect(bobsComments.map((comment: { id: number }) => comment.id)).toEqual([own]);
     // Her note's count of comments is as she left it.
     expect((await get(`notes/${alices}/`, alice)).json.comment_count).toBe(1);
+  });
+
+  it('answers a slug or a many-to-many of slugs naming her pin as one naming no pin', async () => {
+    for (const [path, body, field] of [
+      ['comments/', (pin: string) => ({ text: 'pinned', note_id: bobs, pin }), 'pin'],
+      ['boards/', (pin: string) => ({ name: 'pinned', pins: [pin] }), 'pins'],
+    ] as const) {
+      const hidden = await post(path, bob, body('hers'));
+      const missing = await post(path, bob, body('nobodys'));
+      expect(hidden.status).toBe(400);
+      expect(JSON.stringify(hidden.json).replaceAll('hers', 'X')).toBe(JSON.stringify(missing.json).replaceAll('nobodys', 'X'));
+      expect(hidden.json.details[field][0]).toContain('"hers"');
+    }
   });
 
   it('cannot write under her note: a parent out of reach is 404, as a parent that does not exist', async () => {

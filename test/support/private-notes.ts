@@ -3,8 +3,9 @@
  * async scope), reached from public collections through every relation kind the framework offers:
  * a many-to-many from boards (ids, nested records, an aggregate over its join table, filters, a named
  * filter, ordering, a cursor page, a custom action), a foreign key from comments (nested, filtered,
- * written), a collection served only under a note (attachments), and the users' reverse relations
- * and aggregates over notes and attachments. The rule under test: for any other requester, a
+ * written), a collection served only under a note (attachments), the users' reverse relations
+ * and aggregates over notes and attachments, and pins (private too) named by their code: a
+ * many-to-many of codes from boards, a slug from comments. The rule under test: for any other requester, a
  * private note and what hangs from it are as if they did not exist.
  */
 import { collection, computed, defineApp, fields, joinTable, model, relations, serializer, User, type AppDefinition, type Scope } from '../../src/framework/index.js';
@@ -12,10 +13,16 @@ import { Note } from './owned-notes.js';
 import { withGeneratedMigrations } from './migrations.js';
 
 export const Board = model('boards', { id: fields.id(), name: fields.string({ maxLength: 100 }) });
+export const Pin = model('pins', {
+  id: fields.id(),
+  code: fields.string({ maxLength: 50, unique: true }),
+  owner_id: fields.foreignKey('users', { default: ({ userId }) => userId }),
+});
 export const Comment = model('comments', {
   id: fields.id(),
   text: fields.string({ maxLength: 100 }),
   note_id: fields.foreignKey('notes'),
+  pin_id: fields.foreignKey('pins', { nullable: true }),
   author_id: fields.foreignKey('users', { default: ({ userId }) => userId }),
 });
 export const Attachment = model('attachments', {
@@ -25,6 +32,8 @@ export const Attachment = model('attachments', {
   uploader_id: fields.foreignKey('users', { default: ({ userId }) => userId }),
 });
 const boardNotes = joinTable('boards', 'notes');
+const boardPins = joinTable('boards', 'pins');
+const pins = collection('pins', { serializer: serializer(Pin, { fields: ['id', 'code'] }), scope: ({ user }) => ({ owner_id: user?.id ?? null }) });
 
 const noteSummary = serializer(Note, { name: 'NoteSummary', fields: ['id', 'text'] });
 const attachmentSummary = serializer(Attachment, { name: 'AttachmentSummary', fields: ['id', 'name'] });
@@ -39,15 +48,19 @@ const noteSerializer = serializer(Note, {
 const attachmentSerializer = serializer(Attachment, { fields: ['id', 'name', 'note_id', 'uploader_id'], readOnly: ['note_id', 'uploader_id'] });
 
 const boardSerializer = serializer(Board, {
-  fields: ['id', 'name', 'notes', 'note_details', 'link_count', 'has_links'],
-  relations: { notes: relations.manyToMany(boardNotes), note_details: relations.manyToMany(boardNotes, { serializer: noteSummary }) },
+  fields: ['id', 'name', 'notes', 'note_details', 'link_count', 'has_links', 'pins'],
+  relations: {
+    notes: relations.manyToMany(boardNotes),
+    note_details: relations.manyToMany(boardNotes, { serializer: noteSummary }),
+    pins: relations.manyToMany(boardPins, { slug: { target: Pin, field: 'code' } }),
+  },
   // Aggregates over the join table itself: a link to a note the requester may not see is as absent as the note.
   computed: { link_count: computed.count('boards_notes', 'board_id'), has_links: computed.exists('boards_notes', 'board_id') },
 });
 
 const boards = collection('boards', {
   serializer: boardSerializer,
-  filterFields: ['notes'],
+  filterFields: ['notes', 'pins'],
   filters: { note_text: 'notes__text' },
   orderingFields: ['link_count'],
   bulkCreate: { max: 10 },
@@ -58,11 +71,12 @@ const boardPages = collection('board-pages', { serializer: boardSerializer, buil
 
 const comments = collection('comments', {
   serializer: serializer(Comment, {
-    fields: ['id', 'text', 'note_id', 'note', 'author_id'],
+    fields: ['id', 'text', 'note_id', 'note', 'pin', 'author_id'],
     readOnly: ['author_id'],
     nested: { note: { source: 'note_id', serializer: noteSummary } },
+    relations: { pin: relations.slug('pin_id', Pin, 'code') },
   }),
-  filterFields: ['note__text'],
+  filterFields: ['note__text', 'pin'],
   filters: { about: 'note_id__text' },
   bulkCreate: { max: 10 },
 });
@@ -90,5 +104,5 @@ const misspelt = collection('misspelt', { serializer: scraps, scope: async () =>
 export function privateNotesApp(scope: Scope = staffOrOwner): AppDefinition {
   const notes = collection('notes', { serializer: noteSerializer, scope, bulkCreate: { max: 10 }, filterFields: ['text'] });
   const attachments = collection('attachments', { serializer: attachmentSerializer, parent: { collection: notes, field: 'note_id' } });
-  return withGeneratedMigrations(defineApp({ collections: [notes, attachments, boards, boardPages, comments, people, forgotten, misspelt] }));
+  return withGeneratedMigrations(defineApp({ collections: [notes, attachments, pins, boards, boardPages, comments, people, forgotten, misspelt] }));
 }
