@@ -212,6 +212,10 @@ describe("what bob writes: never alice's notes, nor a note out of his own reach"
     expect([changed.status, changed.json.details]).toEqual([400, { notes: [`Invalid id ${alices}: no such notes.`] }]);
     expect((await get('boards/', bob)).json.count).toBe(boardsBefore);
     expect((await get(`boards/${pub}/`, alice)).json.notes).toEqual([alices]);
+    // His own write of the board's links answers with what he may see, and leaves hers as they were.
+    const rewritten = await api.request('PATCH', `/api/v1/boards/${pub}/`, { token: bob.token, body: { name: 'public', notes: [bobs] } });
+    expect(rewritten.json).toMatchObject({ notes: [bobs], note_details: [{ id: bobs }], link_count: 1, pins: [] });
+    expect((await get(`boards/${pub}/`, alice)).json).toMatchObject({ notes: [alices], pins: ['hers'] });
   });
 
   it('tells of no note beyond those he sent and may see, however many ids he sends', async () => {
