@@ -20,6 +20,18 @@ export interface StoreCondition {
 /** One condition a record must meet: a filter of the query language, or a store-level expression. */
 export type Condition = Filter | StoreCondition;
 
+/**
+ * A condition on a row's foreign key `column`: the row it names lies within one of `within` (or,
+ * where the key is `nullable`, it names none). How a row of a nested collection, or of a table no
+ * collection serves, is visible through the rows it belongs to. The framework's, never an app's.
+ */
+export interface Reference {
+  readonly reference: { readonly column: string; readonly table: string; readonly within: readonly RecordScope[]; readonly nullable: boolean };
+}
+
+/** A condition of a scope as the store applies it: an app's, or a reference the framework adds. */
+export type ScopeCondition = Condition | Reference;
+
 export interface Ordering {
   readonly field: string;
   readonly descending: boolean;
@@ -35,7 +47,7 @@ export interface ListQuery {
   readonly ordering: readonly Ordering[];
   readonly filters: readonly Filter[];
   /** Which records the request may reach at all (a collection's scope), beside its own filters. */
-  readonly scope?: readonly Condition[];
+  readonly scope?: readonly ScopeCondition[];
 }
 
 /** How many matching records come before the page's first. */
@@ -50,9 +62,7 @@ export interface Across {
   readonly own: string;
   readonly column: string;
   /** Set where `column` names a row of another table by its id (a join table's key), and the filter is on that row's `field` instead. */
-  readonly named?: { readonly table: string; readonly field: string; readonly within?: readonly RecordScope[] };
-  /** The request's scopes of `table`, when its collections are scoped: a related row outside them matches nothing. */
-  readonly within?: readonly RecordScope[];
+  readonly named?: { readonly table: string; readonly field: string };
 }
 
 /** What a list reads: the selection, the fields its filters and ordering name, the fields searched. */
@@ -64,10 +74,23 @@ export interface ListSource {
   readonly across?: Readonly<Record<string, Across>>;
 }
 
-/** A collection's scope as one request sees it: the conditions, over the model's fields. */
+/** A collection's scope as one request sees it: the conditions, over the model's fields (and the filters across relations its conditions may name). */
 export interface RecordScope {
   readonly fields: Readonly<Record<string, Field>>;
-  readonly conditions: readonly Condition[];
+  readonly conditions: readonly ScopeCondition[];
+  readonly across?: Readonly<Record<string, Across>>;
+}
+
+/**
+ * Which rows of each table one request sees (row-level security's USING), carried by the
+ * request's database: every statement the store builds over a restricted table, as a join, a
+ * subquery, a filter across a relation or a check of a written key, keeps to the table's scopes.
+ */
+export interface Visibility {
+  /** The tables some request may not see whole (fixed for the app); every other one is seen whole. */
+  readonly restricted: ReadonlySet<string>;
+  /** A restricted table's scopes for this request, one of which each row it sees meets (undefined: every row). */
+  within(table: string): readonly RecordScope[] | undefined;
 }
 
 /** Where a cursor page starts: the boundary row's driver values (ordering fields, then id), and which way to read. */

@@ -1,5 +1,4 @@
 /** Rows as the store reads and writes them, and what a read selects. */
-import type { RecordScope } from './list-query.js';
 
 export type Row = Record<string, unknown>;
 
@@ -19,11 +18,9 @@ export interface Aggregate {
   /** The related rows' column `ids` lists (default `id`): a join table's other key, for a many-to-many. */
   readonly column?: string;
   readonly where?: { readonly column: string; readonly value: unknown };
-  /** Only related rows within one of these scopes at least (the request's scopes of the collections serving `table`). */
-  readonly within?: readonly RecordScope[];
 }
 
-/** A nested record: the row of `table` that the column `via` names, read by a join; none (null) outside `within`, as Aggregate's. */
+/** A nested record: the row of `table` that the column `via` names, read by a join (null where the request may not see it). */
 export interface Join {
   readonly name: string;
   readonly table: string;
@@ -33,14 +30,13 @@ export interface Join {
   readonly int64?: readonly string[];
   /** The nested record's own aggregates, correlated to the joined row in the same statement. */
   readonly aggregates?: readonly Aggregate[];
-  readonly within?: readonly RecordScope[];
 }
 
 /**
  * Related records shown nested in a list (a reverse or many-to-many relation): read for all the
  * records read at once (a page's, or the one), in one statement of their own, in id order. They are
  * the rows of `table` whose column `via` names the record, or those a join table (`through`) links
- * it to; none outside `within`, as Aggregate's.
+ * it to.
  */
 export interface Batch {
   readonly name: string;
@@ -52,7 +48,6 @@ export interface Batch {
   readonly via?: string;
   /** The join table: its column naming the record (`from`) and the one naming the related record (`to`). */
   readonly through?: { readonly table: string; readonly from: string; readonly to: string };
-  readonly within?: readonly RecordScope[];
 }
 
 /** What the store must read for a serializer: own columns, one join per nested field, and the aggregates. */

@@ -7,6 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
 import type { ListQuery, RecordScope } from '../core/list-query.js';
 import { readList, type ListPlan } from '../store/list.js';
+import { readsRestricted, unrestricted } from '../store/visibility.js';
 import type { RequestReader } from '../store/reader.js';
 import type { RecordId } from '../store/records.js';
 import { createRecord, createRecords, deleteRecord, updateRecord, type WriteCheck } from '../store/writes.js';
@@ -27,7 +28,6 @@ import { invalidPage, parseListQuery } from './query.js';
 import type { Row, Selection } from '../core/rows.js';
 import { chosenFields, type Serializer, type WriteContext, type WriteMode } from './serializer.js';
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
-import { readsScoped, type RelatedScopes, type ScopedReads } from './related-scopes.js';
 import type { HookContext } from './hooks.js';
 import { isPending, type MaybePromise } from '../core/maybe-promise.js';
 import { fromTable, type RequestCredentials } from './authentication/app-credentials.js';
@@ -48,8 +48,6 @@ export interface ActionRequest {
   readonly body?: unknown;
   /** The collection's scope for this request, when it has one (a nested collection's includes its parent). */
   readonly scope?: RecordScope;
-  /** Related tables as this request may read them: nested records, aggregates and filters across relations within their collections' scopes. */
-  readonly scopeRelated: ScopedReads;
   /** Values the path sets on a create (a nested collection's foreign key to its parent). */
   readonly fromPath?: Row;
   readonly credentials: RequestCredentials;
@@ -57,7 +55,7 @@ export interface ActionRequest {
 
 /** What the action reads of its records (its serializer's, or a narrowed one), for this request, found by the lookup field. */
 const selectionOf = (action: ActionRequest, serializer = action.collection.serializerFor(action.action)): Selection =>
-  action.collection.lookup.selection(action.scopeRelated.selection(serializer.selectionFor(action.user)));
+  action.collection.lookup.selection(serializer.selectionFor(action.user));
 
 export interface ActionResult {
   readonly status: number;
@@ -74,7 +72,7 @@ async function list(action: ActionRequest): Promise<ActionResult> {
   const window = byWindow ? parseWindow(parameters, collection.queryRules) : undefined;
   const query = { ...parsed, ...(window && { pageSize: window.limit, offset: window.offset }), scope: action.scope?.conditions };
   const serializer = chosenFields(collection.serializerFor('list'), parameters);
-  const source = { ...collection.listSource, across: action.scopeRelated.across(collection.listSource.across), selection: orderedBy(selectionOf(action, serializer), action, query) };
+  const source = { ...collection.listSource, selection: orderedBy(selectionOf(action, serializer), action, query) };
   const plan = { source, query, estimateThreshold: collection.estimateThreshold };
   if (collection.pagination === 'cursor') return listByCursor(action, serializer, plan);
   const mode = preferredCount(request, collection.countModes);
@@ -193,6 +191,15 @@ const requestContext = ({ user, parameters, credentials }: ActionRequest, databa
   credentials: database ? credentials.in(database) : credentials,
 });
 
+/**
+ * A hook's context and `database`: the write's, as the app's own code sees it (every row, as
+ * `recordStore` reads them); the framework's own statements keep to what the request may see.
+ */
+const hookEvent = (action: ActionRequest, database: Database): HookContext & { readonly database: Database } => {
+  const own = unrestricted(database);
+  return { ...requestContext(action, own), database: own };
+};
+
 /** A new record's values: its fields, then the whole object, validated (the before-create hook runs with the write: see stored). */
 async function creation(action: ActionRequest, body: unknown, context: WriteContext): Promise<Row> {
   const serializer = action.collection.serializerFor('create');
@@ -206,17 +213,17 @@ async function creation(action: ActionRequest, body: unknown, context: WriteCont
 }
 
 /**
- * The created records read again through the scope, in the write's transaction: a record the
- * request could not see is refused, and nothing is stored.
+ * The written records read again through the scope, in the write's transaction (row-level
+ * security's WITH CHECK): a record the request could not see is refused, and nothing is stored.
  */
-async function inScope(action: ActionRequest, scope: RecordScope, database: Database, rows: Row[]): Promise<Row[]> {
+async function inScope(action: ActionRequest, scope: RecordScope, database: Database, rows: Row[], refused = 'You may not create a record outside the ones you may see.'): Promise<Row[]> {
   const { collection } = action;
   const ids = { field: 'id', lookup: 'in', value: rows.map((row) => row.id) } as const;
   const query = { page: 1, pageSize: rows.length, search: [], ordering: [], filters: [ids], scope: scope.conditions };
   // As the create read them: with the lookup field, which Location names.
   const source = { ...collection.listSource, selection: selectionOf(action) };
   const { rows: again } = await readList(database, { source, query, paging: { by: 'number' }, count: 'none', estimateThreshold: 0 });
-  if (again.length < rows.length) throw permissionDenied('You may not create a record outside the ones you may see.');
+  if (again.length < rows.length) throw permissionDenied(refused);
   return again;
 }
 
@@ -240,7 +247,7 @@ async function stored(action: ActionRequest, validated: readonly Row[], create: 
         for (let index = 0; index < validated.length; index++) {
           const row = validated[index]!;
           try {
-            const set = prepared(row, beforeCreate?.({ ...requestContext(action, database), values: row, database }));
+            const set = prepared(row, beforeCreate?.({ ...hookEvent(action, database), values: row }));
             values.push(isPending(set) ? await set : set);
           } catch (error) {
             if (!Array.isArray(action.body) || !(error instanceof ApiError) || !error.details) throw error;
@@ -253,7 +260,7 @@ async function stored(action: ActionRequest, validated: readonly Row[], create: 
         return rows;
       },
       async (database, rows) => {
-        for (const [index, record] of rows.entries()) await afterCreate?.({ ...requestContext(action, database), values: values[index]!, record, database });
+        for (const [index, record] of rows.entries()) await afterCreate?.({ ...hookEvent(action, database), values: values[index]!, record });
       },
     );
   } catch (error) {
@@ -390,34 +397,38 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   const rules = model.rules?.updates;
   let values = fields;
   let row: Row | undefined;
+  const { scope } = action;
+  // Whether the update may move the record out of the scope (a before-hook may set any field): then it is read again within it before it commits.
+  const checksScope = scope !== undefined && (hooks.beforeUpdate !== undefined || mayLeave(scope, fields));
   // With after-update hooks the before-hook and the update, conditional or locked, run in their transaction, so a throw rolls it back.
   try {
     row = await hooked(
       reader.database,
-      hooks.afterUpdate !== undefined,
+      hooks.afterUpdate !== undefined || checksScope,
       async (database) => {
-        const set = prepared(fields, hooks.beforeUpdate?.({ ...requestContext(action, database), values: fields, existing, database }));
+        const set = prepared(fields, hooks.beforeUpdate?.({ ...hookEvent(action, database), values: fields, existing }));
         values = isPending(set) ? await set : set;
         // The model's rules get the record's id, whatever the path named it by.
-        const update = { id: existing.id as RecordId, values, body: action.body as Row, user: action.user, database, countPasswordCheck: action.credentials.countOwnCheck };
+        const update = { id: existing.id as RecordId, values, body: action.body as Row, user: action.user, database: unrestricted(database), countPasswordCheck: action.credentials.countOwnCheck };
         const checked = rules?.check(update);
         if (isPending(checked)) await checked;
-        const alongside = rules && storesBefore(rules, values) ? (row: Row, database: Database) => rules.beforeStore({ ...update, database }, row) : undefined;
-        const row = await writeWithRelations(database, serializer, selection, values, context, (database, own) =>
+        const alongside = rules && storesBefore(rules, values) ? (row: Row, database: Database) => rules.beforeStore({ ...update, database: unrestricted(database) }, row) : undefined;
+        const updated = await writeWithRelations(database, serializer, selection, values, context, (database, own) =>
           updateRecord(database, model, selection, id, own, {
             check: guard(action, revalidation(action, fields, existing)),
             // loadRecord checked the object permissions on the record seen: what is left is If-Match.
             checkSeen: (row) => assertCurrent(action, row),
             seen: existing,
-            scope: action.scope,
+            scope,
             alongside,
           }),
         );
+        const row = updated && scope && checksScope && mayLeave(scope, values) ? (await inScope(action, scope, database, [updated], MOVED_OUT))[0] : updated;
         if (row) fromTable(model, row);
         return row;
       },
       async (database, record) => {
-        if (record) await hooks.afterUpdate?.({ ...requestContext(action, database), values, existing, record, database });
+        if (record) await hooks.afterUpdate?.({ ...hookEvent(action, database), values, existing, record });
       },
     );
   } catch (error) {
@@ -428,6 +439,17 @@ async function change(action: ActionRequest, mode: WriteMode): Promise<ActionRes
   if (afterCommit) await afterCommit;
   return written(200, serializer.render(row, action), strongEtag);
 }
+
+const MOVED_OUT = 'You may not change a record so that it lies outside the ones you may see.';
+
+/**
+ * Whether writing `values` may take a record out of `scope`: a condition on a field they set or
+ * across a relation, or one only the database can judge (a store condition).
+ */
+const mayLeave = (scope: RecordScope, values: Row): boolean =>
+  scope.conditions.some((condition) =>
+    'reference' in condition ? condition.reference.column in values : 'storeCondition' in condition || condition.field in values || scope.across?.[condition.field] !== undefined,
+  );
 
 /** Whether a delete must see the record first: to compare its ETag, to check a permission on it, or to show it to a hook. */
 const deleteReadsRecord = ({ request, permissions, collection: { hooks } }: ActionRequest): boolean =>
@@ -443,7 +465,7 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
   const seen = async (row: Row, database: Database): Promise<void> => {
     existing = row;
     fromTable(action.collection.serializer.model, row);
-    await hooks.beforeDelete?.({ ...requestContext(action, database), existing: row, database });
+    await hooks.beforeDelete?.({ ...hookEvent(action, database), existing: row });
   };
   let deleted: boolean;
   try {
@@ -452,7 +474,7 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
       hooks.afterDelete !== undefined,
       (database) => deleteRecord(database, selectionOf(action), id, deleteReadsRecord(action) ? guard(action, seen) : undefined, action.scope),
       async (database, deleted) => {
-        if (deleted) await hooks.afterDelete?.({ ...requestContext(action, database), existing: existing!, database });
+        if (deleted) await hooks.afterDelete?.({ ...hookEvent(action, database), existing: existing! });
       },
     );
   } catch (error) {
@@ -469,12 +491,12 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
  * when the record is known from the path alone (a valid id and no query string, as `fields` and
  * `omit` change what is read), so the reader may send it with the credential's lookup. Not where
  * what is read depends on the user, who is not known yet: a scoped (or nested) collection's record (read within
- * the scope), a selection with aggregates over the user's rows, or with nested records or aggregates
- * of scoped collections.
+ * the scope), a selection with aggregates over the user's rows, or reaching a table requests may
+ * not see whole (`restricted`).
  */
-function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection, related: RelatedScopes, action: Action): void {
+function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection, restricted: ReadonlySet<string>, action: Action): void {
   const serializer = collection.serializerFor(action);
-  if (collection.scope || collection.parent || serializer.perUser || readsScoped(serializer.selection, related)) return;
+  if (collection.scope || collection.parent || serializer.perUser || readsRestricted(serializer.selection, restricted)) return;
   const { lookup } = collection;
   const recordId = url.includes('?') ? undefined : lookup.key(id ?? '');
   if (recordId !== undefined) reader.announce(lookup.selection(serializer.selection), recordId);

@@ -37,7 +37,8 @@ import { httpProtocol, httpServerOptions } from './plugins/http-server.js';
 import { requestIdentity, requestIdentityOptions } from './plugins/request-identity.js';
 import { securityHeaders } from './plugins/security-headers.js';
 import { closeRedis, connectRedis } from './redis.js';
-import { relatedScopes } from './related-scopes.js';
+import { assertScope } from './scope.js';
+import { visibilityPlan } from './visibility.js';
 import { createPasswordThrottle, createThrottle, memoryCounterStore, redisCounterStore, type ScopedRates } from './throttling.js';
 
 export { API_PREFIX } from './plugins/collections.js';
@@ -95,7 +96,11 @@ export interface AppDefinition {
   readonly credentialKeywords?: readonly string[];
 }
 
-export const defineApp = (definition: AppDefinition): AppDefinition => definition;
+/** The app, as declared; refused at once where a declaration cannot hold (a scope that is no function of the request). */
+export function defineApp(definition: AppDefinition): AppDefinition {
+  for (const { name, scope } of definition.collections) assertScope(name, scope);
+  return definition;
+}
 
 /** The names of the migrations one migrateApp ran, by whose they are. */
 export interface AppliedMigrations {
@@ -182,7 +187,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       defaultPermissions: (action) => (config.requireAuth || !readActions.has(action) ? [isAuthenticated] : [allowAny]),
       throttle,
       page,
-      relatedScopes: relatedScopes(definition.collections),
+      visibility: visibilityPlan(styled, tables),
       credentials: credentialSetup(definition.userModel ?? User, passwordThrottle, auth.issue),
     },
   });

@@ -15,7 +15,7 @@ import { recordLookup, type RecordLookup } from './lookup.js';
 import { actions as allActions, type Action, type Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
 import { relatedFilter } from './relations.js';
-import type { RequestContext, Scope } from './scope.js';
+import { assertScope, type RequestContext, type Scope } from './scope.js';
 import type { RecordId } from '../store/records.js';
 import type { ObjectValidator, Serializer, WriteMode } from './serializer.js';
 
@@ -78,8 +78,10 @@ export interface CollectionOptions {
    */
   indexes?: readonly IndexFacts[];
   /**
-   * Which records a request may reach, built from it: `({ user }) => ({ owner_id: user?.id ?? null })`.
-   * Applies to every read and write of the collection; a record outside it is 404.
+   * Which records a request may reach, built from it (and awaited, when it answers later):
+   * `({ user }) => ({ owner_id: user?.id ?? null })`. Applies to every read and write of the
+   * collection (a record outside it is 404, a write that would leave it 403), and to the table's
+   * rows wherever else a request reaches them (docs/your-own-collections.md, Row-level security).
    */
   scope?: Scope;
   /** Code run before and after each write (see hooks.ts). */
@@ -225,6 +227,7 @@ export function collection(name: string, options: CollectionOptions): Collection
 
   const permissions = options.permissions;
   if (options.singleton) assertSingleton(name, options);
+  assertScope(name, options.scope);
   const served = new Set(options.builtInActions ?? (options.singleton ? singletonActions : allActions));
   const unknown = [...served].filter((action) => !allActions.includes(action));
   if (unknown.length > 0) throw new Error(`${name}: unknown built-in actions ${unknown.join(', ')} (of ${allActions.join(', ')}).`);

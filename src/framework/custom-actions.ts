@@ -11,6 +11,7 @@ import type { Row } from '../core/rows.js';
 import type { Database } from '../store/database.js';
 import type { RecordId } from '../store/records.js';
 import { requestReader } from '../store/reader.js';
+import { unrestricted } from '../store/visibility.js';
 import { loadRecord } from './actions.js';
 import { authenticate } from './authentication/index.js';
 import type { Collection } from './collection.js';
@@ -20,7 +21,6 @@ import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
 import { renderResult } from './renderers.js';
 import type { Endpoint, Method } from './router.js';
-import { scopeRelated } from './related-scopes.js';
 import type { RequestContext } from './scope.js';
 import { detailPath, listPath, withPathParameters } from './collection-paths.js';
 import { requestScope } from './nested.js';
@@ -113,16 +113,17 @@ async function handleCustomAction(
   const mediaType = negotiate(request, available, parameters.get('format'));
   const body = withBody.has(declared.method) && declared.body !== false ? parseJsonBody(request) : undefined;
 
-  const { scope, fromPath } = await requestScope(collection, request, reader, { user, parameters });
-  const related = scopeRelated(runtime.relatedScopes, { user, parameters });
-  const credentials = requestCredentials(runtime.credentials, request, reply, reader.database);
+  const { scope, fromPath } = await requestScope(runtime.visibility, collection, request, reader, { user, parameters });
+  // The handler is the app's own code: it reads and writes as the app, every row (as hooks do).
+  const database = unrestricted(reader.database);
+  const credentials = requestCredentials(runtime.credentials, request, reply, database);
   const id = collection.lookup.segmentIn(request.params);
   const record = declared.detail
-    ? (await loadRecord({ request, reader, cursorKey: runtime.cursorKey, collection, action, permissions, user, parameters, id, scope, scopeRelated: related, credentials }, collection.serializer)).row
+    ? (await loadRecord({ request, reader, cursorKey: runtime.cursorKey, collection, action, permissions, user, parameters, id, scope, credentials }, collection.serializer)).row
     : undefined;
 
   const parent = collection.parent && (fromPath?.[collection.parent.field] as RecordId);
-  const result = await declared.handler({ user, parameters, request, reply, database: reader.database, record, body, parent, credentials });
+  const result = await declared.handler({ user, parameters, request, reply, database, record, body, parent, credentials });
   if (reply.sent) return reply;
   if (declared.mediaType) return reply.type(`${declared.mediaType}; charset=utf-8`).send(String(result));
   return renderResult(reply, mediaType, { status: reply.statusCode, body: result, json: JSON.stringify(result) }, runtime.page, collection);

@@ -4,17 +4,21 @@
  * foreign key equals it, ANDed with the child's own scope), a create sets the foreign key from the
  * path, and a parent that does not exist or lies outside the parent collection's scope is 404 (a
  * segment no parent can have answers as the parent's detail path does: 400 for a malformed id).
+ * Read elsewhere (a reverse relation, an aggregate), its rows are visible only under a parent the
+ * request may see through the parent collection (visibility.ts).
  */
 import type { FastifyRequest } from 'fastify';
 import type { RecordScope } from '../core/list-query.js';
+import { isPending, type MaybePromise } from '../core/maybe-promise.js';
 import type { Row, Selection } from '../core/rows.js';
 import type { RequestReader } from '../store/reader.js';
 import type { RecordId } from '../store/records.js';
 import { PARENT_PARAMETER } from './collection-paths.js';
 import type { Collection } from './collection.js';
 import { notFound } from './errors.js';
-import { scopeFor, type RequestContext } from './scope.js';
+import type { RequestContext } from './scope.js';
 import type { Serializer } from './serializer.js';
+import { requestViews, type RequestViews, type VisibilityPlan } from './visibility.js';
 
 export interface Parent {
   /** The collection whose records this one is mounted under. */
@@ -56,25 +60,35 @@ function idSelection(parent: Collection): Selection {
  * segment no record can have is answered as the parent's detail path answers it (400 for a
  * malformed integer id, keyed by the parameter).
  */
-async function parentId(parent: Collection, segment: string, reader: RequestReader, context: RequestContext): Promise<RecordId> {
+async function parentId(parent: Collection, segment: string, reader: RequestReader, scope: RecordScope | undefined): Promise<RecordId> {
   const key = parent.lookup.key(segment);
   if (key === undefined) throw parent.lookup.unreachable(PARENT_PARAMETER);
-  const found = await reader.record(idSelection(parent), key, scopeFor(parent.scope, parent.queryRules.fields, context));
+  const found = await reader.record(idSelection(parent), key, scope);
   if (!found) throw notFound();
   return found.id as RecordId;
 }
 
-/** The collection's scope for this request and, for a nested collection, its parent's: 404 when the parent is out of reach. */
-export function requestScope(collection: Collection, request: FastifyRequest, reader: RequestReader, context: RequestContext): RequestScope | Promise<RequestScope> {
-  const scope = scopeFor(collection.scope, collection.queryRules.fields, context);
+/**
+ * The collection's scope for this request and, for a nested collection, its parent's: 404 when the
+ * parent is out of reach. The request's views are resolved first (every scope it needs, once), and
+ * what it may see of the app's tables handed to its reader.
+ */
+export function requestScope(plan: VisibilityPlan, collection: Collection, request: FastifyRequest, reader: RequestReader, context: RequestContext): MaybePromise<RequestScope> {
+  const views = requestViews(plan, collection, context);
+  return isPending(views) ? views.then((resolved) => scopeUnder(resolved, collection, request, reader)) : scopeUnder(views, collection, request, reader);
+}
+
+function scopeUnder(views: RequestViews, collection: Collection, request: FastifyRequest, reader: RequestReader): MaybePromise<RequestScope> {
+  if (views.visibility) reader.restrict(views.visibility);
+  const scope = views.scopeOf(collection);
   const { parent } = collection;
   // At once for a collection that is not nested: there is no parent to read.
   if (!parent) return { scope };
   const segment = (request.params as Record<string, string | undefined>)[PARENT_PARAMETER] ?? '';
-  return parentId(parent.collection, segment, reader, context).then((id) => {
+  return parentId(parent.collection, segment, reader, views.scopeOf(parent.collection)).then((id) => {
     const underParent = { field: parent.field, lookup: 'exact', value: id } as const;
     return {
-      scope: { fields: collection.queryRules.fields, conditions: [...(scope?.conditions ?? []), underParent] },
+      scope: { fields: collection.queryRules.fields, conditions: [...(scope?.conditions ?? []), underParent], across: collection.listSource.across },
       fromPath: { [parent.field]: id },
     };
   });

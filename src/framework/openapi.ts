@@ -13,7 +13,6 @@ import type { Collection } from './collection.js';
 import type { JsonSchema } from '../core/fields.js';
 import type { Action, Permission } from './permissions.js';
 import { RESERVED_PARAMETERS } from './query.js';
-import type { RelatedScopes } from './related-scopes.js';
 import { relationSchema } from './relations.js';
 import type { Serializer, WriteMode } from './serializer.js';
 
@@ -103,9 +102,9 @@ const named = (name: string, schema: JsonSchema): JsonSchema => ({ [COMPONENT]: 
 /**
  * The JSON a record renders as. Every field is required: a response carries
  * them all unless the request narrowed it with `?fields=` or `?omit=`. A nested
- * record may be null where its foreign key may, or where its table is scoped (`scoped`: outside the scope).
+ * record may be null where its foreign key may, or where its table is one a request may not see whole (`scoped`: the app's restricted tables, see visibility.ts).
  */
-export function recordSchema(serializer: Serializer, scoped: RelatedScopes = new Map()): JsonSchema {
+export function recordSchema(serializer: Serializer, scoped: ReadonlySet<string> = new Set()): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const shown = serializer.fields.filter((name) => !serializer.writeOnly.has(name));
   for (const field of shown) properties[serializer.shown(field)] = fieldSchema(serializer, field, scoped);
@@ -113,7 +112,7 @@ export function recordSchema(serializer: Serializer, scoped: RelatedScopes = new
 }
 
 /** One shown field's value in a record. */
-function fieldSchema(serializer: Serializer, name: string, scoped: RelatedScopes): JsonSchema {
+function fieldSchema(serializer: Serializer, name: string, scoped: ReadonlySet<string>): JsonSchema {
   {
     const nested = serializer.nested[name];
     const field = serializer.model.fields[name];
@@ -245,8 +244,8 @@ export const operationId = (...words: string[]): string =>
     .map((word, index) => (index === 0 ? word : word[0]!.toUpperCase() + word.slice(1)))
     .join('');
 
-/** The route schema of one collection action (`scoped`: the app's scoped tables, see recordSchema). */
-export function actionSchema(collection: Collection, action: DocumentedAction, scoped: RelatedScopes): FastifySchema {
+/** The route schema of one collection action (`scoped`: the app's restricted tables, see recordSchema). */
+export function actionSchema(collection: Collection, action: DocumentedAction, scoped: ReadonlySet<string>): FastifySchema {
   const serializer = collection.serializerFor(action === 'bulk_create' ? 'create' : action);
   const record = recordSchema(serializer, scoped);
   // A PUT that updates partially reads as PATCH does.

@@ -121,7 +121,7 @@ const detailActions: Partial<Record<Method, Action>> = {
 function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Partial<Record<Method, Action>>) {
   return Object.fromEntries(
     Object.entries(actions).filter(([, action]) => collection.builtInActions.has(action)).map(([method, action]): [string, Endpoint] => {
-      const { params, ...schema } = { ...envelopedSchema(collection.envelope, action, actionSchema(collection, action, runtime.relatedScopes)), ...documentedCredentials(runtime, collection, action) };
+      const { params, ...schema } = { ...envelopedSchema(collection.envelope, action, actionSchema(collection, action, runtime.visibility.restricted)), ...documentedCredentials(runtime, collection, action) };
       return [
         method,
         {
@@ -142,7 +142,7 @@ function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Part
 function bulkCreateEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
   return {
     handler: (request, reply) => handleCollection(request, reply, runtime, collection, 'create'),
-    schema: withPathParameters(collection, { ...envelopedSchema(collection.envelope, 'bulk_create', actionSchema(collection, 'bulk_create', runtime.relatedScopes)), ...documentedCredentials(runtime, collection, 'create') }),
+    schema: withPathParameters(collection, { ...envelopedSchema(collection.envelope, 'bulk_create', actionSchema(collection, 'bulk_create', runtime.visibility.restricted)), ...documentedCredentials(runtime, collection, 'create') }),
   };
 }
 

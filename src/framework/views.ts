@@ -8,6 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
 import { requestReader } from '../store/reader.js';
+import { unrestricted } from '../store/visibility.js';
 import { announceReads, runAction, type ActionRequest, type ActionResult } from './actions.js';
 import { authenticate, type Authenticator } from './authentication/index.js';
 import type { BrowsableContext } from './browsable/index.js';
@@ -20,8 +21,8 @@ import { parseJsonBody, queryParameters } from './parsers.js';
 import { checkPermissions, type Action, type Permission } from './permissions.js';
 import { renderResult } from './renderers.js';
 import { RecordRefused } from '../core/refused.js';
-import { scopeRelated, type RelatedScopes } from './related-scopes.js';
 import { requestScope } from './nested.js';
+import type { VisibilityPlan } from './visibility.js';
 import type { Throttle } from './throttling.js';
 import { requestCredentials, type CredentialSetup } from './authentication/app-credentials.js';
 import { isPending } from '../core/maybe-promise.js';
@@ -37,8 +38,8 @@ export interface ApiRuntime {
   readonly throttle: Throttle;
   /** What the browsable page needs beyond the request (login URLs, the API root). */
   readonly page: BrowsableContext;
-  /** The scoped collections' tables, whose records nested reads keep within the scopes. */
-  readonly relatedScopes: RelatedScopes;
+  /** Which tables requests may not see whole, and which scopes a request to each collection resolves. */
+  readonly visibility: VisibilityPlan;
   /** What the app's code checks passwords and issues credentials with (Credentials). */
   readonly credentials: CredentialSetup;
 }
@@ -80,7 +81,7 @@ export async function handleCollection(
   varyByRequester(reply, runtime);
   const reader = requestReader(runtime.database);
   const id = collection.singleton ? undefined : collection.lookup.segmentIn(request.params);
-  announceReads[action]?.(reader, id, request.url, collection, runtime.relatedScopes, action);
+  announceReads[action]?.(reader, id, request.url, collection, runtime.visibility.restricted, action);
   const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
   request.user = user;
 
@@ -101,8 +102,8 @@ export async function handleCollection(
 
   const context = { user, parameters };
   const recordId = collection.singleton ? singletonId(collection.singleton, context) : id;
-  // Awaited only for a nested collection, whose parent is read: a turn of the event loop less for the rest.
-  const pending = requestScope(collection, request, reader, context);
+  // Awaited only for a nested collection, whose parent is read, or a scope that answers later: a turn of the event loop less for the rest.
+  const pending = requestScope(runtime.visibility, collection, request, reader, context);
   const { scope, fromPath } = isPending(pending) ? await pending : pending;
   // Every property named in one literal, no spread: V8 builds it on its fast path.
   const actionRequest: ActionRequest = {
@@ -118,8 +119,7 @@ export async function handleCollection(
     body,
     scope,
     fromPath,
-    scopeRelated: scopeRelated(runtime.relatedScopes, context),
-    credentials: requestCredentials(runtime.credentials, request, reply, reader.database),
+    credentials: requestCredentials(runtime.credentials, request, reply, unrestricted(reader.database)),
   };
   let result: ActionResult;
   try {

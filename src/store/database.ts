@@ -9,6 +9,7 @@ import SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type SqliteDialectConfig, type Driver, type QueryResult, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { cached } from '../core/cache.js';
+import type { Visibility } from '../core/list-query.js';
 import type { Row } from '../core/rows.js';
 import type { Dialect, DialectCapabilities } from './dialects/capabilities.js';
 import { postgresCapabilities } from './dialects/postgres.js';
@@ -39,6 +40,8 @@ export interface DatabaseOptions {
  */
 export interface Database {
   readonly dialect: Dialect;
+  /** The rows one request may see, on the copy its reader holds (see store/visibility.ts); none: every row, as the app's own code sees them. */
+  readonly visibility?: Visibility;
   /** The columns of a unique constraint this error reports, if it is one. */
   uniqueViolation(error: unknown): string[] | undefined;
   /** Pool connections by state (PostgreSQL); undefined where there is no pool. */

@@ -1,30 +1,33 @@
 /**
  * Conditions → SQL: the query language's filters `{ field, lookup, value }` and store-level
  * expressions, over a table as a query names it (its own name, or a join's alias). Lists filter
- * with them, scoped reads add a collection's scope with them, and nested reads and aggregates add
- * the scopes of the collections that serve the related table.
+ * with them, scoped reads add a collection's scope with them, and every related table a statement
+ * reaches is kept to the request's visibility of it (store/visibility.ts).
  */
 import { expressionBuilder, sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { Day, type Field } from '../core/fields.js';
-import type { Across, Condition, Filter, RecordScope } from '../core/list-query.js';
+import type { Across, Filter, RecordScope, Reference, ScopeCondition } from '../core/list-query.js';
 import { storeExpressionOf } from './conditions.js';
 import { escapeLike, storeDatabase, type Database, type Tables } from './database.js';
+import { withinOf } from './visibility.js';
 
 type Where = ExpressionBuilder<Tables, string>;
 
 /**
  * Each condition, over `table` (the name its row has in the query): fields by the collection's
- * `fields`, those filtering related rows (`across`) as an EXISTS over them.
+ * `fields`, those filtering related rows (`across`) as an EXISTS over the related rows the request
+ * may see, a reference as its key naming a row the request may see.
  */
 export function compileConditions(
   database: Database,
   fields: Readonly<Record<string, Field>>,
   table: string,
-  conditions: readonly Condition[],
+  conditions: readonly ScopeCondition[],
   eb: Where,
   across: Readonly<Record<string, Across>> = {},
 ): Expression<SqlBool>[] {
   return conditions.map((condition) => {
+    if ('reference' in condition) return compileReference(database, condition, table, eb);
     const expression = storeExpressionOf(condition);
     if (expression) return expression(eb, table);
     const filter = condition as Filter;
@@ -36,20 +39,38 @@ export function compileConditions(
     const alias = `across_${filter.field}`;
     const { named } = related;
     const namedAlias = `named_${filter.field}`;
-    // A related row the request may not see (outside its collections' scopes) matches no filter.
-    const scoped = (matched: Expression<SqlBool>, within: readonly RecordScope[] | undefined, alias: string): Expression<SqlBool> =>
-      within ? eb.and([matched, withinScopes(database, within, alias)]) : matched;
     const matches = named
-      ? sql<SqlBool>`${sql.ref(`${alias}.${related.column}`)} in (select ${sql.ref(`${namedAlias}.id`)} from ${sql.table(named.table)} as ${sql.ref(namedAlias)} where ${scoped(compileFilter(database, field, `${namedAlias}.${named.field}`, filter, eb), named.within, namedAlias)})`
+      ? sql<SqlBool>`${sql.ref(`${alias}.${related.column}`)} in (select ${sql.ref(`${namedAlias}.id`)} from ${sql.table(named.table)} as ${sql.ref(namedAlias)} where ${visibleAnd(database, compileFilter(database, field, `${namedAlias}.${named.field}`, filter, eb), named.table, namedAlias)})`
       : compileFilter(database, field, `${alias}.${related.column}`, filter, eb);
-    return sql<SqlBool>`exists (select 1 from ${sql.table(related.table)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.${related.link}`)} = ${sql.ref(`${table}.${related.own}`)} and ${scoped(matches, related.within, alias)})`;
+    return sql<SqlBool>`exists (select 1 from ${sql.table(related.table)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.${related.link}`)} = ${sql.ref(`${table}.${related.own}`)} and ${visibleAnd(database, matches, related.table, alias)})`;
   });
+}
+
+/** `condition`, and the row named `alias` (of `table`) visible to the request: a related row it may not see matches nothing. */
+function visibleAnd(database: Database, condition: Expression<SqlBool>, table: string, alias: string): Expression<SqlBool> {
+  const within = withinOf(database, table);
+  return within ? expressionBuilder<Tables, string>().and([condition, withinScopes(database, within, alias)]) : condition;
+}
+
+/** The row named `alias` (of `table`) visible to the request, or undefined where it sees every row of the table. */
+export function visibleRow(database: Database, table: string, alias: string): Expression<SqlBool> | undefined {
+  const within = withinOf(database, table);
+  return within && withinScopes(database, within, alias);
 }
 
 /** A related row (named `table` in the query) within one of the scopes at least: each of that scope's conditions holds. */
 export function withinScopes(database: Database, scopes: readonly RecordScope[], table: string): Expression<SqlBool> {
   const eb = expressionBuilder<Tables, string>();
-  return eb.or(scopes.map((scope) => eb.and(compileConditions(database, scope.fields, table, scope.conditions, eb))));
+  return eb.or(scopes.map((scope) => eb.and(compileConditions(database, scope.fields, table, scope.conditions, eb, scope.across))));
+}
+
+/** The key names no row (where it may be null) or one within the reference's scopes: `key IN (SELECT id …)`, the subquery uncorrelated. */
+function compileReference(database: Database, { reference }: Reference, table: string, eb: Where): Expression<SqlBool> {
+  const { column, table: referenced, within, nullable } = reference;
+  const key = sql.ref(`${table}.${column}`);
+  const alias = `${table}__${column}`;
+  const named = sql<SqlBool>`${key} in (select ${sql.ref(`${alias}.id`)} from ${sql.table(referenced)} as ${sql.ref(alias)} where ${withinScopes(database, within, alias)})`;
+  return nullable ? eb.or([eb(key, 'is', null), named]) : named;
 }
 
 /**

@@ -312,7 +312,7 @@ export async function findScopedRecord(
   scope: RecordScope,
   { lock = false }: { lock?: boolean } = {},
 ): Promise<Row | undefined> {
-  let query = selectRecord(database, selection, id).where((eb) => eb.and(compileConditions(database, scope.fields, selection.table, scope.conditions, eb)));
+  let query = selectRecord(database, selection, id).where((eb) => eb.and(compileConditions(database, scope.fields, selection.table, scope.conditions, eb, scope.across)));
   if (lock && storeDatabase(database).capabilities.supportsRowLocks) query = query.forUpdate(selection.table);
   const row = await query.executeTakeFirst();
   return row && withBatches(database, selection, assembleRecord(row, selection));

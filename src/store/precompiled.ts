@@ -4,10 +4,13 @@
  * same columns) skip Kysely's per-call building and compiling, and its
  * executor. Values stand in as placeholders while the query is built, so the
  * compiled SQL and the order of its parameters are Kysely's own. Inside a
- * transaction a query is built with its values and run by Kysely.
+ * transaction a query is built with its values and run by Kysely; so is one
+ * whose build reads a restricted table for a request (its conditions are that
+ * request's: see store/visibility.ts).
  */
 import type { CompiledQuery, Compilable } from 'kysely';
 import { storeDatabase, type Database } from './database.js';
+import { consulting } from './visibility.js';
 
 /** Stands in for the query's `index`th argument while it is built. */
 export class Placeholder {
@@ -28,6 +31,9 @@ interface Compiled<R> {
   readonly valuesInOrder: boolean;
 }
 
+/** What a query built for a request keeps: its compiled form, or that it is built again for every request (it reads a restricted table). */
+type Kept<R> = Compiled<R> | 'per request';
+
 /**
  * `build` receives one placeholder per value it declares (or `count`, when it takes them as a rest
  * parameter); the compiled query is kept per dialect.
@@ -36,19 +42,34 @@ export function precompiled<R>(
   build: (database: Database, ...placeholders: Placeholder[]) => Compilable<R>,
   count = build.length - 1,
 ): Precompiled<R> {
-  const compiled = new Map<string, Compiled<R>>();
+  const compiled = new Map<string, Kept<R>>();
+  // Kept apart for requests, by the app's restricted tables: what a request may not see is not known to a build without them.
+  const compiledForRequests = new WeakMap<ReadonlySet<string>, Map<string, Kept<R>>>();
   const placeholders = Array.from({ length: count }, (_, index) => new Placeholder(index));
+  const withValues = (database: Database, values: readonly unknown[]) => (build(database, ...(values as Placeholder[])) as unknown as Executable<R>).execute();
   // Not async: the driver's promise is handed on as it is, without one more layer per query.
   return (database, values) => {
     // Inside a transaction the query must run on its connection: built with its values and run by Kysely, as any query there.
-    if (storeDatabase(database).db.isTransaction) return (build(database, ...(values as Placeholder[])) as unknown as Executable<R>).execute();
-    let found = compiled.get(database.dialect);
-    if (!found) {
-      const query = build(database, ...placeholders).compile();
-      const valuesInOrder = query.parameters.length === count && query.parameters.every((parameter, index) => parameter instanceof Placeholder && parameter.index === index);
-      found = { query, valuesInOrder };
-      compiled.set(database.dialect, found);
+    if (storeDatabase(database).db.isTransaction) return withValues(database, values);
+    const restricted = database.visibility?.restricted;
+    let kept = compiled;
+    if (restricted) {
+      let forRequests = compiledForRequests.get(restricted);
+      if (!forRequests) compiledForRequests.set(restricted, (forRequests = new Map()));
+      kept = forRequests;
     }
+    let found = kept.get(database.dialect);
+    if (!found) {
+      const { built, consulted } = consulting(() => build(database, ...placeholders));
+      if (consulted) found = 'per request';
+      else {
+        const query = built.compile();
+        const valuesInOrder = query.parameters.length === count && query.parameters.every((parameter, index) => parameter instanceof Placeholder && parameter.index === index);
+        found = { query, valuesInOrder };
+      }
+      kept.set(database.dialect, found);
+    }
+    if (found === 'per request') return withValues(database, values);
     const { query } = found;
     // The values themselves where they are the parameters: no copy per query.
     const parameters = found.valuesInOrder ? values : query.parameters.map((parameter) => (parameter instanceof Placeholder ? values[parameter.index] : parameter));

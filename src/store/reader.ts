@@ -6,16 +6,21 @@
  * when the record is asked for. In-process (SQLite) a merged read only costs more: each read is
  * sent when it is asked for. Nothing announced, or a different read asked for, is simply read then.
  * A record asked for within a scope (which is built from the user, so cannot be known before the
- * lookup) is read then, with the scope's conditions.
+ * lookup) is read then, with the scope's conditions; so is one reaching a table the request may
+ * not see whole, once the reader knows what the request may see (`restrict`).
  */
-import type { RecordScope } from '../core/list-query.js';
+import type { RecordScope, Visibility } from '../core/list-query.js';
 import type { Row, Selection } from '../core/rows.js';
 import { storeDatabase, type Database } from './database.js';
 import { findScopedRecord, readList, type ListPlan, type ListRead } from './list.js';
 import { findRecord, findRecordAlongside, lookUp, type Companion, type RecordId } from './records.js';
+import { readsRestricted, restrictedTo } from './visibility.js';
 
 export interface RequestReader {
+  /** The database the request reads and writes through: once restricted, carrying what it may see. */
   readonly database: Database;
+  /** What the request may see, once its user is known: every later read and write through `database` keeps to it. */
+  restrict(visibility: Visibility): void;
   /** A record the request will read (`record`), for the next lookup to carry along where that saves a round trip. */
   announce(selection: Selection, id: RecordId): void;
   /** The companion query's row (undefined: none), with the announced read not yet sent, where reads merge. */
@@ -41,7 +46,11 @@ class Reader implements RequestReader {
   private announced: RecordRead | undefined;
   private answered: (RecordRead & { readonly row: Row | undefined }) | undefined;
 
-  constructor(readonly database: Database) {}
+  constructor(public database: Database) {}
+
+  restrict(visibility: Visibility): void {
+    this.database = restrictedTo(this.database, visibility);
+  }
 
   announce(selection: Selection, id: RecordId): void {
     if (storeDatabase(this.database).capabilities.mergesRoundTrips) this.announced = { selection, id };
@@ -61,7 +70,9 @@ class Reader implements RequestReader {
   record(selection: Selection, id: RecordId, scope?: RecordScope): Promise<Row | undefined> {
     if (scope) return findScopedRecord(this.database, selection, id, scope);
     const { answered } = this;
-    if (!sameRead(answered, selection, id)) return findRecord(this.database, selection, id);
+    // An answer read before the request's visibility was known holds only where the record reaches no restricted table.
+    const restricted = this.database.visibility?.restricted;
+    if (!sameRead(answered, selection, id) || (restricted && readsRestricted(selection, restricted))) return findRecord(this.database, selection, id);
     // Once: a later read in the same request (after a write, say) sees the database as it is then.
     this.answered = undefined;
     return Promise.resolve(answered!.row);

@@ -10,7 +10,7 @@ import { isPending } from '../core/maybe-promise.js';
 import type { Model } from '../core/model.js';
 import { keyOf, type Aggregate, type Batch, type Row, type Selection } from '../core/rows.js';
 import { storeDatabase, type Database, type Tables } from './database.js';
-import { withinScopes } from './filters.js';
+import { visibleRow } from './filters.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a select over run-time tables has no static row type
@@ -19,15 +19,15 @@ export type RowQuery = SelectQueryBuilder<Tables, string, {}>;
 const nestedAlias = (name: string): string => `nested_${name}`;
 const nestedColumn = (name: string, column: string): string => `${name}__${column}`;
 
-/** FROM the selection's table (or `from`, named as it), LEFT JOIN each nested table; no columns yet. */
+/** FROM the selection's table (or `from`, named as it), LEFT JOIN each nested table (a row the request may not see joins as none); no columns yet. */
 export function fromSelection(database: Database, selection: Selection, from = storeDatabase(database).db.selectFrom(selection.table) as unknown as RowQuery): RowQuery {
   let query = from;
   for (const join of selection.joins) {
     const alias = nestedAlias(join.name);
-    const { within } = join;
+    const visible = visibleRow(database, join.table, alias);
     query = query.leftJoin(`${join.table} as ${alias}`, (on) => {
       const joined = on.onRef(`${alias}.id`, '=', `${selection.table}.${join.via}`);
-      return within ? joined.on(withinScopes(database, within, alias)) : joined;
+      return visible ? joined.on(visible) : joined;
     }) as RowQuery;
   }
   return query;
@@ -57,15 +57,17 @@ export function selectColumns(database: Database, query: RowQuery, selection: Se
 }
 
 /**
- * A correlated subquery over the related rows (served by an index on `via`). Written in SQL both
- * databases take alike: `string_agg` with ORDER BY is SQLite's since 3.44, as PostgreSQL's.
+ * A correlated subquery over the related rows the request may see (served by an index on `via`).
+ * Written in SQL both databases take alike: `string_agg` with ORDER BY is SQLite's since 3.44, as
+ * PostgreSQL's.
  */
-function aggregateOf(database: Database, table: string, { kind, table: related, via, on = 'id', column = 'id', where, within }: Aggregate): RawBuilder<unknown> {
+function aggregateOf(database: Database, table: string, { kind, table: related, via, on = 'id', column = 'id', where }: Aggregate): RawBuilder<unknown> {
   const alias = `related_${related}`;
   const id = sql.ref(`${alias}.${column}`);
+  const visible = visibleRow(database, related, alias);
   const rows = sql`from ${sql.table(related)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.${via}`)} = ${sql.ref(`${table}.${on}`)}${
     where ? sql` and ${sql.ref(`${alias}.${where.column}`)} = ${where.value}` : sql``
-  }${within ? sql` and ${withinScopes(database, within, alias)}` : sql``}`;
+  }${visible ? sql` and ${visible}` : sql``}`;
   switch (kind) {
     case 'count':
       return sql<number>`(select count(*) ${rows})`;
@@ -151,8 +153,8 @@ const BOUND_IDS = 10_000;
 const OWNER = '_owner';
 const OWNER_ONLY: ReadonlySet<string> = new Set([OWNER]);
 
-/** A batch's related rows of the records `ids`, each with the id of its record as OWNER, in id order. */
-function batchQuery(database: Database, { selection, via, through, within }: Batch, ids: readonly RecordId[]): RowQuery {
+/** A batch's related rows of the records `ids` that the request may see (and their links, through a join table), each with the id of its record as OWNER, in id order. */
+function batchQuery(database: Database, { selection, via, through }: Batch, ids: readonly RecordId[]): RowQuery {
   const { db } = storeDatabase(database);
   const { table } = selection;
   const from = (
@@ -160,7 +162,7 @@ function batchQuery(database: Database, { selection, via, through, within }: Bat
   ) as unknown as RowQuery;
   const owner = sql.ref(through ? `${through.table}.${through.from}` : `${table}.${via!}`);
   let query = selectColumns(database, fromSelection(database, selection, from), selection).select(owner.as(OWNER)).where(owner, 'in', ids) as RowQuery;
-  if (within) query = query.where(withinScopes(database, within, table));
+  for (const visible of [visibleRow(database, table, table), through && visibleRow(database, through.table, through.table)]) if (visible) query = query.where(visible);
   return query.orderBy(sql.ref(`${table}.id`));
 }
 
@@ -346,9 +348,12 @@ export async function assembledRows(database: Database, selection: Selection, ro
   return records;
 }
 
+/** Whether a row of `table` has this id (and the request may see it). */
 export async function recordExists(database: Database, table: string, id: unknown): Promise<boolean> {
-  const row = await storeDatabase(database).db.selectFrom(table).select(sql.lit(1).as('found')).where('id', '=', id).executeTakeFirst();
-  return row !== undefined;
+  const visible = visibleRow(database, table, table);
+  let query = storeDatabase(database).db.selectFrom(table).select(sql.lit(1).as('found')).where('id', '=', id);
+  if (visible) query = query.where(visible);
+  return (await query.executeTakeFirst()) !== undefined;
 }
 
 export function toDriverValues(model: Model, values: Row): Row {

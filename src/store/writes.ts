@@ -4,7 +4,9 @@
  * the write; an update is one `UPDATE … RETURNING`, conditional on the row being as the caller saw
  * it where rows have versions, else after a locked read in the same transaction when the caller
  * must see the record first; a delete is one `DELETE`, after a locked read likewise. Foreign keys are checked by their
- * constraints, not by reads beforehand: a refusal comes back as a RecordRefused naming the field.
+ * constraints, not by reads beforehand: a refusal comes back as a RecordRefused naming the field. A
+ * key naming a row of a restricted table is read first, in one statement, for a request that may
+ * not see every row of it (store/visibility.ts): a row it may not see is refused as a missing one is.
  */
 import { sql, type AliasedRawBuilder, type Compilable } from 'kysely';
 import { cached } from '../core/cache.js';
@@ -16,6 +18,7 @@ import { keyOf, relatedReads, type Row, type Selection } from '../core/rows.js';
 import { storeDatabase, type Database } from './database.js';
 import { findScopedRecord } from './list.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
+import { visibleRow } from './filters.js';
 import { assembleRow, findRecord, fromSelection, recordExists, returnedColumns, selectColumns, toDriverValues, versionOf, withBatches, type RecordId, type RowQuery } from './records.js';
 
 /** The caller's look at a record about to be written (permissions, preconditions): it throws to refuse the write. */
@@ -111,6 +114,14 @@ async function missingReferences(database: Database, model: Model, values: Row):
   return missing;
 }
 
+/** A write of `values` naming rows that do not exist (by the foreign keys `missing`), refused. */
+const missingRefusal = (missing: readonly string[], values: Row): RecordRefused =>
+  new RecordRefused(
+    detailsFor(missing, (column) =>
+      column in values ? `Invalid id "${String(values[column])}": object does not exist.` : 'The object this refers to does not exist.',
+    ),
+  );
+
 /** A constraint failure of a write of `values` → the RecordRefused it means; undefined for any other error. */
 async function refusal(database: Database, model: Model, values: Row, error: unknown): Promise<RecordRefused | undefined> {
   const clashing = database.uniqueViolation(error);
@@ -118,17 +129,46 @@ async function refusal(database: Database, model: Model, values: Row, error: unk
   const reported = database.missingReference(error);
   if (!reported) return undefined;
   // SQLite does not say which foreign key failed; its transaction survives the failed statement, so the record's own references tell.
-  const missing = reported.length ? reported : await missingReferences(database, model, values);
-  return new RecordRefused(
-    detailsFor(missing, (column) =>
-      column in values ? `Invalid id "${String(values[column])}": object does not exist.` : 'The object this refers to does not exist.',
-    ),
-  );
+  return missingRefusal(reported.length ? reported : await missingReferences(database, model, values), values);
 }
 
-/** The write, with a constraint failure thrown as the RecordRefused it means. */
-function refusing<T>(database: Database, model: Model, values: Row, write: Promise<T>): Promise<T> {
-  return write.catch(async (error: unknown) => {
+/**
+ * The foreign keys among `driverValues` naming a row of a restricted table (store/visibility.ts):
+ * those naming none the request may see, in one statement; undefined, with no statement, when none
+ * names a restricted table. `kept`: the record as stored, whose keys an update leaves as they are.
+ */
+function hiddenReferences(database: Database, model: Model, driverValues: Row, kept?: Row): Promise<string[]> | undefined {
+  // Nothing to look at (no allocation per write) where the request sees every row.
+  if (!database.visibility) return undefined;
+  const { db } = storeDatabase(database);
+  const checked = Object.entries(driverValues).flatMap(([name, value]) => {
+    const table = model.fields[name]?.references;
+    if (!table || value === null || (kept && name in kept && String(kept[name]) === String(value))) return [];
+    const alias = `named_${name}`;
+    const visible = visibleRow(database, table, alias);
+    return visible ? [{ name, found: db.selectFrom(`${table} as ${alias}`).select(sql.lit(1).as('one')).where(`${alias}.id`, '=', value).where(visible) }] : [];
+  });
+  if (checked.length === 0) return undefined;
+  return db
+    .selectNoFrom((eb) => checked.map(({ name, found }) => eb.exists(found).as(name)))
+    .executeTakeFirstOrThrow()
+    .then((row: Row) => checked.filter(({ name }) => !row[name]).map(({ name }) => name));
+}
+
+/**
+ * The write, with a constraint failure thrown as the RecordRefused it means; first, where a foreign
+ * key names a row of a restricted table, refused as naming none when it names one the request may
+ * not see (row-level security's WITH CHECK): the answer is the one for a row that does not exist.
+ */
+function refusing<T>(database: Database, model: Model, values: Row, driverValues: Row, write: () => Promise<T>, kept?: Row): Promise<T> {
+  const hidden = hiddenReferences(database, model, driverValues, kept);
+  const checked = hidden
+    ? hidden.then((names) => {
+        if (names.length > 0) throw missingRefusal(names, values);
+        return write();
+      })
+    : write();
+  return checked.catch(async (error: unknown) => {
     throw (await refusal(database, model, values, error)) ?? error;
   });
 }
@@ -140,7 +180,7 @@ export function createRecord(database: Database, model: Model, selection: Select
   const query = writeQuery(selection, `insert ${columns.join(',')}`, columns.length, (database, placeholders) =>
     storeDatabase(database).db.insertInto(model.table).values(bound(columns, placeholders)) as unknown as Returnable,
   );
-  return refusing(database, model, values, writtenRow(database, selection, query, Object.values(driverValues)) as Promise<Row>);
+  return refusing(database, model, values, driverValues, () => writtenRow(database, selection, query, Object.values(driverValues)) as Promise<Row>);
 }
 
 /** New records, each made by `create` (createRecord, and what the caller writes with it), in order, all or none (a refusal carries the refused record's index). */
@@ -209,8 +249,16 @@ export function updateRecord(
       const write = storeDatabase(database).db.updateTable(model.table).set(bound(columns, placeholders)).where(keyOf(selection), '=', id);
       return (versioned ? write.where(storeDatabase(database).capabilities.rowVersion!(model.table), '=', version as unknown as string) : write) as unknown as Returnable;
     });
-  const changed = (database: Database, version?: string) =>
-    refusing(database, model, values, writtenRow(database, selection, update(version !== undefined), [...Object.values(driverValues), id, ...(version === undefined ? [] : [version])]));
+  /** The UPDATE (conditional on `version` when given); `kept`: the record as stored, whose foreign keys an update may keep. */
+  const changed = (database: Database, kept?: Row, version?: string) =>
+    refusing(
+      database,
+      model,
+      values,
+      driverValues,
+      () => writtenRow(database, selection, update(version !== undefined), [...Object.values(driverValues), id, ...(version === undefined ? [] : [version])]),
+      kept,
+    );
   const empty = Object.keys(values).length === 0;
   if (!guard) return empty ? findRecord(database, selection, id) : changed(database);
   const locked = () =>
@@ -218,11 +266,11 @@ export function updateRecord(
       const row = await lockedRecord(scoped, selection, id, guard.check, guard.scope);
       if (!row) return undefined;
       await guard.alongside?.(row, scoped);
-      return empty ? row : changed(scoped);
+      return empty ? row : changed(scoped, row);
     });
   const version = guard.seen && !guard.alongside && !empty ? versionOf(guard.seen) : undefined;
   if (version === undefined) return locked();
-  const write = (): Promise<Row | undefined> => changed(database, version).then((row) => row ?? locked());
+  const write = (): Promise<Row | undefined> => changed(database, guard.seen, version).then((row) => row ?? locked());
   // A check that answers at once (If-Match alone) costs no promise before the write.
   const checked = (guard.checkSeen ?? guard.check)(guard.seen!, database);
   return isPending(checked) ? checked.then(write) : write();

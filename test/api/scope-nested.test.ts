@@ -79,9 +79,10 @@ beforeAll(async () => {
   alicesShared = alicesMemos[0]!;
   await api.request('PATCH', `/api/v1/memos/${alicesShared}/`, { token: alice.token, body: { shared: true } });
   bobsMemo = (await post('memos', bob, { text: 'bob', topic_id: lonely })).id;
-  onAlices = (await post('remarks', bob, { text: 'on alice 1', memo_id: alicesMemos[1] })).id;
+  // Each remark written by a user who may see its memo (a memo one may not see cannot be named: see the last test of the next block).
+  onAlices = (await post('remarks', alice, { text: 'on alice 1', memo_id: alicesMemos[1] })).id;
   onShared = (await post('remarks', bob, { text: 'on shared', memo_id: alicesShared })).id;
-  onBobs = (await post('remarks', alice, { text: 'on bob', memo_id: bobsMemo })).id;
+  onBobs = (await post('remarks', bob, { text: 'on bob', memo_id: bobsMemo })).id;
 });
 afterAll(() => api.close());
 
@@ -117,9 +118,23 @@ describe('a nested record of a scoped collection', () => {
     expect((await api.request('GET', `/api/v1/remarks/${onAlices}/`, { token: alice.token })).json.memo).toEqual({ id: alicesMemos[1], text: 'alice 1' });
     const changed = await api.request('PATCH', `/api/v1/remarks/${onAlices}/`, { token: bob.token, body: { text: 'on alice 1, again' } });
     expect(changed.json).toMatchObject({ text: 'on alice 1, again', memo: null });
-    const created = await api.request('POST', '/api/v1/remarks/', { token: bob.token, body: { text: 'another', memo_id: alicesMemos[2] } });
-    expect(created.json).toMatchObject({ memo_id: alicesMemos[2], memo: null });
+    const created = await api.request('POST', '/api/v1/remarks/', { token: alice.token, body: { text: 'another', memo_id: alicesMemos[2] } });
+    expect(created.json).toMatchObject({ memo_id: alicesMemos[2], memo: { id: alicesMemos[2], text: 'alice 2' } });
+    const moved = await api.request('PATCH', `/api/v1/remarks/${created.json.id}/`, { token: bob.token, body: { text: 'moved', memo_id: alicesShared } });
+    expect(moved.json).toMatchObject({ memo_id: alicesShared, memo: { id: alicesShared, text: 'alice 0' } });
     expect((await api.request('DELETE', `/api/v1/remarks/${created.json.id}/`, { token: bob.token })).status).toBe(204);
+  });
+
+  it('cannot be named by a requester outside its scope: refused as a memo that does not exist', async () => {
+    const hidden = await api.request('POST', '/api/v1/remarks/', { token: bob.token, body: { text: 'another', memo_id: alicesMemos[2] } });
+    const missing = await api.request('POST', '/api/v1/remarks/', { token: bob.token, body: { text: 'another', memo_id: 999_999 } });
+    expect([hidden.status, missing.status]).toEqual([400, 400]);
+    expect(hidden.json).toEqual({ ...missing.json, details: { memo_id: [`Invalid id "${alicesMemos[2]}": object does not exist.`] } });
+    expect(missing.json.details).toEqual({ memo_id: ['Invalid id "999999": object does not exist.'] });
+    const moved = await api.request('PATCH', `/api/v1/remarks/${onBobs}/`, { token: bob.token, body: { memo_id: alicesMemos[2] } });
+    expect(moved.status).toBe(400);
+    expect(moved.json.details).toEqual({ memo_id: [`Invalid id "${alicesMemos[2]}": object does not exist.`] });
+    expect((await api.request('GET', `/api/v1/remarks/${onBobs}/`, { token: bob.token })).json.memo_id).toBe(bobsMemo);
   });
 
   it('may be null in the OpenAPI document, though its foreign key may not', async () => {
