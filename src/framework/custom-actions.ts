@@ -108,10 +108,10 @@ export function assertCustomActions(collection: string, actions: Readonly<Record
   }
 }
 
-/** A declared body, ready to validate: its serializer, and whether fields it does not know are left out rather than refused. */
+/** A declared body, ready to validate: its serializer and, with `unknownFields: 'ignore'`, the names kept (the rest left out, not refused). */
 interface DeclaredBody {
   readonly serializer: Serializer;
-  readonly ignoreUnknown: boolean;
+  readonly kept?: ReadonlySet<string>;
 }
 
 /** The action's declared body (undefined: none, or any JSON); throws for a declaration that could never apply. */
@@ -121,18 +121,22 @@ function declaredBody(collection: string, name: string, action: CustomAction): D
   if (declared && !withBody.has(action.method)) throw new Error(`${collection}: action "${name}" answers ${action.method}, which takes no body.`);
   if (unknownFields !== undefined && !declared) throw new Error(`${collection}: action "${name}" has unknownFields but declares no body.`);
   if (!declared) return undefined;
-  if (declared instanceof Serializer) return { serializer: declared, ignoreUnknown: unknownFields === 'ignore' };
+  const serializer = declared instanceof Serializer ? declared : fieldsSerializer(`${collection}: action "${name}"`, declared);
+  if (unknownFields !== 'ignore') return { serializer };
+  return { serializer, kept: new Set(serializer.fields.map((field) => serializer.shown(field))) };
+}
+
+/** Fields by name as a serializer's: the fields of a model that is never stored, which is what parsing and documenting them needs. */
+function fieldsSerializer(declaration: string, fields: Readonly<Record<string, Field>>): Serializer {
   // A record's `id` is never taken from a body (see Serializer): a field of that name would be ignored.
-  if (Object.hasOwn(declared, 'id')) throw new Error(`${collection}: action "${name}" declares a body field "id", which a body cannot set; name it otherwise.`);
-  // The fields as a model's, never stored: what a serializer needs to parse and document them.
-  const fields: Model = { table: `${collection}.${name}`, fields: declared, facts: {} };
-  return { serializer: new Serializer(fields, { fields: Object.keys(declared) }), ignoreUnknown: unknownFields === 'ignore' };
+  if (Object.hasOwn(fields, 'id')) throw new Error(`${declaration} declares a body field "id", which a body cannot set; name it otherwise.`);
+  const model: Model = { table: declaration, fields, facts: {} };
+  return new Serializer(model, { fields: Object.keys(fields) });
 }
 
 /** The declared body's values: parsed, then checked as a whole, as a create's (400 `validation_failed`). */
-async function validBody({ serializer, ignoreUnknown }: DeclaredBody, body: unknown, user: AuthUser | null): Promise<unknown> {
-  const known = new Set(serializer.fields.map((field) => serializer.shown(field)));
-  const sent = ignoreUnknown && typeof body === 'object' && body !== null && !Array.isArray(body) ? Object.fromEntries(Object.entries(body).filter(([key]) => known.has(key))) : body;
+async function validBody({ serializer, kept }: DeclaredBody, body: unknown, user: AuthUser | null): Promise<unknown> {
+  const sent = kept && typeof body === 'object' && body !== null && !Array.isArray(body) ? Object.fromEntries(Object.entries(body).filter(([key]) => kept.has(key))) : body;
   const parsed = serializer.parseBody(sent, 'create', writeContext({ user }));
   const values = isPending(parsed) ? await parsed : parsed;
   const validated = serializer.validateObject(values, { existing: undefined, user });
@@ -189,7 +193,7 @@ function schemaOf(collection: Collection, name: string, declared: CustomAction, 
   const id = operationId(collection.name, name);
   const takesBody = withBody.has(declared.method) && declared.body !== false;
   const body = declaredBody
-    ? actionBodySchema(declaredBody.serializer, `${id[0]!.toUpperCase()}${id.slice(1)}Body`, declaredBody.ignoreUnknown)
+    ? actionBodySchema(declaredBody.serializer, `${id[0]!.toUpperCase()}${id.slice(1)}Body`, declaredBody.kept !== undefined)
     : { description: 'Any JSON, which the action reads.' };
   return {
     tags: [collection.name],
