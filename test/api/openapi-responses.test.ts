@@ -16,6 +16,7 @@ import { collection, defineApp, fields, serializer } from '../../src/framework/i
 import { PASSWORD, startApi, type Reply, type TestApi, type TestUser } from '../support/api.js';
 import { setCookieLine } from '../support/auth-session-suite.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
+import { lintProblems } from '../support/openapi-lint.js';
 import { Note } from '../support/owned-notes.js';
 
 /* eslint-disable @typescript-eslint/no-explicit-any -- an OpenAPI document is read as plain JSON */
@@ -468,6 +469,7 @@ describe('an enveloped collection’s array form, answered as the document says'
     );
     try {
       const checked = new Proxy(enveloped, (await enveloped.request('GET', '/api/v1/schema/')).json);
+      expect(await lintProblems(checked.document)).toEqual([]);
       const user = await enveloped.user('writer');
       const [list, bulk] = ['/api/v1/notes/', '/api/v1/notes/bulk/'];
       expect((await checked.call('post', list, list, { user, body: { note: { text: 'one' } } })).json).toEqual({ note: { id: 1, text: 'one' } });
