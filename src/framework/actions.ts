@@ -177,7 +177,8 @@ async function retrieve(action: ActionRequest): Promise<ActionResult> {
   return written(200, body, strongEtag);
 }
 
-function writeContext({ user }: ActionRequest): WriteContext {
+/** What a body's fields are parsed with: the requesting user, and what they may do. */
+export function writeContext({ user }: Pick<ActionRequest, 'user'>): WriteContext {
   return {
     userId: user?.id ?? null,
     hasPermission: async (name) => (await user?.hasPermission(name)) ?? false,

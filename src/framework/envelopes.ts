@@ -69,10 +69,9 @@ export function envelopedSchema(envelope: Envelope | undefined, action: Document
   if (!envelope) return schema;
   const responses = { ...(schema.response as Record<string, JsonSchema>) };
   const success = Object.keys(responses).find((status) => status === '200' || status === '201');
-  const key = action === 'bulk_create' ? envelope.list : envelope.record;
   if (success) {
     responses[success] = wrappedResponse(responses[success]!, (inner) => {
-      if (action !== 'list') return objectWith({ [key]: inner });
+      if (action !== 'list') return wrapped(envelope, inner);
       const properties = inner.properties as Record<string, JsonSchema>;
       return objectWith({
         [envelope.list]: properties.results!,
@@ -80,5 +79,14 @@ export function envelopedSchema(envelope: Envelope | undefined, action: Document
       });
     });
   }
-  return { ...schema, ...(schema.body !== undefined && { body: objectWith({ [key]: schema.body as JsonSchema }) }), response: responses };
+  return { ...schema, ...(schema.body !== undefined && { body: wrapped(envelope, schema.body as JsonSchema) }), response: responses };
+}
+
+/**
+ * A body's schema in the envelope, as wrapResult wraps the body: an array under `list`, anything
+ * else under `record`; each of a `oneOf` of the two (a create that also takes an array) on its own.
+ */
+function wrapped(envelope: Envelope, schema: JsonSchema): JsonSchema {
+  if (Array.isArray(schema.oneOf)) return { oneOf: (schema.oneOf as JsonSchema[]).map((one) => wrapped(envelope, one)) };
+  return objectWith({ [schema.type === 'array' ? envelope.list : envelope.record]: schema });
 }

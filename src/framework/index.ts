@@ -7,7 +7,7 @@ export type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, Rout
 export type { AppContext, AppDefinition, AppliedMigrations } from './app.js';
 export { requirePermissions, throttleRequest } from './app-routes.js';
 export { collection } from './collection.js';
-export type { CustomAction, CustomActionContext } from './custom-actions.js';
+export type { ActionBody, CustomAction, CustomActionContext } from './custom-actions.js';
 export type { Collection, CollectionOptions, Pagination, Singleton } from './collection.js';
 export type { Parent } from './nested.js';
 export type { ErrorResponse, ExceptionHandler, RouterDefinition, TrailingSlash } from './api-style.js';

@@ -101,18 +101,34 @@ const named = (name: string, schema: JsonSchema): JsonSchema => ({ [COMPONENT]: 
 
 /**
  * The JSON a record renders as. Every field is required: a response carries
- * them all unless the request narrowed it with `?fields=` or `?omit=`. A nested
- * record may be null where its foreign key may, or where its table is one a request may not see whole (`scoped`: the app's restricted tables, see visibility.ts).
+ * them all unless the request narrowed it with `?fields=` or `?omit=` (see
+ * readSchema). A nested record may be null where its foreign key may, or where
+ * its table is one a request may not see whole (`scoped`: the app's restricted tables, see visibility.ts).
  */
 export function recordSchema(serializer: Serializer, scoped: ReadonlySet<string> = new Set()): JsonSchema {
+  return recordOf(serializer, scoped, false);
+}
+
+/**
+ * A record as a list or a retrieve answers it: the whole record (`<Name>`), or, narrowed by
+ * `?fields=` or `?omit=`, any of its fields (`<Name>Subset`, nothing required). A response schema
+ * cannot depend on the query, so a validating proxy needs both; the whole one comes first.
+ */
+const readSchema = (serializer: Serializer, scoped: ReadonlySet<string>): JsonSchema => ({
+  anyOf: [recordOf(serializer, scoped, false), recordOf(serializer, scoped, true)],
+});
+
+/** A record's schema (`subset`: as `?fields=` may narrow it, its nested records too, with no field required). */
+function recordOf(serializer: Serializer, scoped: ReadonlySet<string>, subset: boolean): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const shown = serializer.fields.filter((name) => !serializer.writeOnly.has(name));
-  for (const field of shown) properties[serializer.shown(field)] = fieldSchema(serializer, field, scoped);
+  for (const field of shown) properties[serializer.shown(field)] = fieldSchema(serializer, field, scoped, subset);
+  if (subset) return named(`${serializer.name}Subset`, { type: 'object', properties });
   return named(serializer.name, { type: 'object', properties, required: shown.map((name) => serializer.shown(name)) });
 }
 
-/** One shown field's value in a record. */
-function fieldSchema(serializer: Serializer, name: string, scoped: ReadonlySet<string>): JsonSchema {
+/** One shown field's value in a record (`subset`: see recordOf; only nested records narrow, a relation's records never do). */
+function fieldSchema(serializer: Serializer, name: string, scoped: ReadonlySet<string>, subset: boolean): JsonSchema {
   {
     const nested = serializer.nested[name];
     const field = serializer.model.fields[name];
@@ -122,7 +138,7 @@ function fieldSchema(serializer: Serializer, name: string, scoped: ReadonlySet<s
     if (serializer.relations[name]?.serializer) return { type: 'array', items: recordSchema(serializer.relations[name].serializer, scoped), readOnly: true };
     if (serializer.relations[name]) return { ...relationSchema(serializer, name), ...(serializer.readOnly.has(name) && { readOnly: true }) };
     if (nested) {
-      const record = recordSchema(nested.serializer, scoped);
+      const record = recordOf(nested.serializer, scoped, subset);
       const nullable = serializer.model.fields[nested.source]!.nullable || scoped.has(nested.serializer.model.table);
       return nullable ? { anyOf: [record, { type: 'null' }] } : record;
     }
@@ -134,6 +150,17 @@ const INPUT_NAMES: Record<WriteMode, string> = { create: 'Create', update: 'Upda
 
 /** A create (POST), update (PUT) or partial update (PATCH) body. */
 export function inputSchema(serializer: Serializer, mode: WriteMode): JsonSchema {
+  return named(`${serializer.name}${INPUT_NAMES[mode]}`, inputObject(serializer, mode));
+}
+
+/**
+ * A custom action's declared body (CustomAction.body): what its serializer's create takes, named
+ * after the action (`NotesPublishBody`); with `unknownFields: 'ignore'`, other fields too.
+ */
+export const actionBodySchema = (serializer: Serializer, name: string, ignoreUnknown: boolean): JsonSchema =>
+  named(name, { ...inputObject(serializer, 'create'), additionalProperties: ignoreUnknown });
+
+function inputObject(serializer: Serializer, mode: WriteMode): JsonSchema {
   const properties: Record<string, JsonSchema> = {};
   const required: string[] = [];
   for (const name of serializer.writable) {
@@ -153,7 +180,7 @@ export function inputSchema(serializer: Serializer, mode: WriteMode): JsonSchema
     if (key && mode !== 'partial_update' && serializer.model.fields[key]!.required === 'always') required.push(serializer.shown(name));
   }
   if (mode !== 'create') Object.assign(properties, serializer.model.rules?.updates?.inputs);
-  return named(`${serializer.name}${INPUT_NAMES[mode]}`, { type: 'object', properties, required, additionalProperties: false });
+  return { type: 'object', properties, required, additionalProperties: false };
 }
 
 function listQuerySchema(collection: Collection): JsonSchema {
@@ -207,7 +234,7 @@ function listQuerySchema(collection: Collection): JsonSchema {
 
 function fieldSelectionParameters(serializer: Serializer): Record<string, JsonSchema> {
   const names = serializer.fields.map((name) => serializer.shown(name)).join(', ');
-  const subset = 'Records then carry only the chosen fields, a subset of the record schema (whose fields are otherwise all present).';
+  const subset = `Records then carry only the chosen fields (${serializer.name}Subset); otherwise every field of ${serializer.name}.`;
   return {
     fields: { type: 'string', description: `Comma-separated fields to show (nested with dots, e.g. author.username). Of: ${names}. ${subset}` },
     omit: { type: 'string', description: `Comma-separated fields to leave out. Of: ${names}. ${subset}` },
@@ -222,6 +249,9 @@ const preferCount = (modes: readonly string[]): Record<string, JsonSchema> =>
   modes.length > 1 ? { Prefer: { type: 'string', enum: modes.map((mode) => `count=${mode}`), description: 'How the list counts its records.' } } : {};
 
 const notModifiedResponse = { description: 'Not modified (If-None-Match matched the ETag)', type: 'null', headers: ETAG };
+
+/** A bulk create's body: an array of creates, as many as the collection takes at once. */
+const bulkBody = (collection: Collection, single: JsonSchema): JsonSchema => ({ type: 'array', items: single, minItems: 1, maxItems: collection.bulkCreateMax ?? 0 });
 
 /** What the document calls each route of a collection: the actions, and bulk create (its own path). */
 export type DocumentedAction = Action | 'bulk_create';
@@ -271,7 +301,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
               count: { type: ['integer', 'null'], description: 'Null when the client preferred no count (Prefer: count=none).' },
               next: { type: ['string', 'null'], format: 'uri' },
               previous: { type: ['string', 'null'], format: 'uri' },
-              results: { type: 'array', items: record },
+              results: { type: 'array', items: readSchema(serializer, scoped) },
             },
             headers: ETAG,
           },
@@ -279,29 +309,31 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
           ...errorResponses(reads),
         }),
       };
-    case 'create':
+    case 'create': {
+      const single = inputSchema(serializer, 'create');
+      if (collection.bulkCreateMax === undefined) return { ...base, body: single, response: throttled({ [collection.createStatus]: { ...record, ...created }, ...errorResponses(writes) }) };
+      // The contract's array form (as bulk/ takes it): an array answers an array, so each is one of the two shapes.
       return {
         ...base,
-        ...(collection.bulkCreateMax !== undefined && { description: `Several at once: POST an array to ${collection.name}/bulk/.` }),
-        body: inputSchema(serializer, 'create'),
-        response: throttled({ [collection.createStatus]: { ...record, ...created }, ...errorResponses(writes) }),
-      };
-    case 'bulk_create': {
-      const max = collection.bulkCreateMax ?? 0;
-      return {
-        ...base,
-        description: `Up to ${max} records, created all or none; errors are keyed "<index>.<field>".`,
-        body: { type: 'array', items: inputSchema(serializer, 'create'), minItems: 1, maxItems: max },
-        response: throttled({ [collection.createStatus]: { description: 'Created, in the order sent', type: 'array', items: record }, ...errorResponses(writes) }),
+        description: `One record, or an array of up to ${collection.bulkCreateMax} created all or none (answered as an array), as POST ${collection.name}/bulk/ takes them.`,
+        body: { oneOf: [single, bulkBody(collection, single)] },
+        response: throttled({ [collection.createStatus]: { ...created, oneOf: [record, { type: 'array', items: record }] }, ...errorResponses(writes) }),
       };
     }
+    case 'bulk_create':
+      return {
+        ...base,
+        description: `Up to ${collection.bulkCreateMax ?? 0} records, created all or none; errors are keyed "<index>.<field>".`,
+        body: bulkBody(collection, inputSchema(serializer, 'create')),
+        response: throttled({ [collection.createStatus]: { description: 'Created, in the order sent', type: 'array', items: record }, ...errorResponses(writes) }),
+      };
     case 'retrieve':
       return {
         ...base,
         params: collection.lookup.params,
         querystring: { type: 'object', properties: fieldSelectionParameters(serializer) },
         headers: requestHeaders(IF_NONE_MATCH),
-        response: throttled({ 200: { description: 'The record', ...record, headers: ETAG }, 304: notModifiedResponse, ...errorResponses(reads) }),
+        response: throttled({ 200: { description: 'The record', ...readSchema(serializer, scoped), headers: ETAG }, 304: notModifiedResponse, ...errorResponses(reads) }),
       };
     case 'update':
     case 'partial_update':
@@ -330,14 +362,17 @@ function sentAs(keywords: readonly string[]): string {
 
 /**
  * The schemes of the enabled kinds, with the paths of the first router (`prefix`, `end`). A header
- * credential is OpenAPI's `bearer` while Bearer is the first keyword; otherwise (Conduit's `Token`)
- * an API key in the Authorization header, which says the keyword to send.
+ * credential is OpenAPI's `bearer` where Bearer is the only keyword; otherwise (DRF's `Token` beside
+ * it, Conduit's alone) an API key in the Authorization header, which says the keywords to send: a
+ * `bearer` scheme admits `Bearer` only, so a validating proxy would refuse the others the service takes.
+ * `sessionId` is the session's id sent that way, which logout takes in place of the cookie.
  */
 function securitySchemes(authKinds: readonly AuthKind[], keywords: readonly string[], prefix: string, end: string) {
   const header = (about: string, bearerFormat?: string): JsonSchema =>
-    keywords[0]!.toLowerCase() === 'bearer'
+    keywords.length === 1 && keywords[0]!.toLowerCase() === 'bearer'
       ? { type: 'http', scheme: 'bearer', ...(bearerFormat && { bearerFormat }), description: `${about} ${sentAs(keywords)}` }
       : { type: 'apiKey', in: 'header', name: 'Authorization', description: `${about} ${sentAs(keywords)}` };
+  const login = `POST ${prefix}/auth/login${end}`;
   const schemes: Record<AuthKind, Record<string, JsonSchema>> = {
     token: { token: header(`An API token from POST ${prefix}/auth/token${end}.`) },
     jwt: { jwt: header(`An access token from POST ${prefix}/auth/jwt${end}.`, 'JWT') },
@@ -346,8 +381,9 @@ function securitySchemes(authKinds: readonly AuthKind[], keywords: readonly stri
         type: 'apiKey',
         in: 'cookie',
         name: 'restfold_session',
-        description: `From POST ${prefix}/auth/login${end}; unsafe methods need X-CSRF-Token. The session id also works as a ${keywords.join(' or ')} credential.`,
+        description: `From ${login}; unsafe methods need X-CSRF-Token. The session id also works as a ${keywords.join(' or ')} credential.`,
       },
+      sessionId: header(`The session id from ${login}, in place of its cookie.`),
     },
   };
   return Object.assign({}, ...authKinds.map((kind) => schemes[kind]));

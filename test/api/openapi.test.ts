@@ -143,15 +143,37 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(schemas.User.properties)).toEqual(['id', 'username', 'email', 'is_active', 'date_joined', 'password', 'articles']);
     expect(schemas.User.required).toEqual(['id', 'username', 'email', 'is_active', 'date_joined', 'password', 'articles']);
     expect(schemas.User.properties.password.type).toBe('null');
+    // A list's or a retrieve's record: the whole one, or narrowed by ?fields= / ?omit= (nothing required, nested records too).
+    const whole = [{ $ref: '#/components/schemas/User' }, { $ref: '#/components/schemas/UserSubset' }];
+    expect(list.responses['200'].content['application/json'].schema.properties.results.items.anyOf).toEqual(whole);
+    expect(document.paths['/api/v1/users/{id}/'].get.responses['200'].content['application/json'].schema.anyOf).toEqual(whole);
+    expect(schemas.UserSubset).toMatchObject({ type: 'object', properties: schemas.User.properties });
+    expect(schemas.UserSubset).not.toHaveProperty('required');
+    expect(schemas.ArticleSubset.properties.author).toEqual({ $ref: '#/components/schemas/UserSummarySubset' });
+    expect(parameters.fields.description).toContain('(UserSubset)');
     expect(schemas.Article.properties.author.$ref).toBe('#/components/schemas/UserSummary');
     expect(Object.keys(schemas.UserSummary.properties)).toEqual(['id', 'username']);
-    const articleCreated = document.paths['/api/v1/articles/'].post.responses['201'].content['application/json'].schema;
-    expect(articleCreated.$ref).toBe('#/components/schemas/Article');
+    // The contract's array form of the collection's POST: one record, or an array answered as one.
+    const articleCreate = document.paths['/api/v1/articles/'].post;
+    expect(articleCreate.requestBody.content['application/json'].schema.oneOf).toEqual([
+      { $ref: '#/components/schemas/ArticleCreate' },
+      { type: 'array', items: { $ref: '#/components/schemas/ArticleCreate' }, minItems: 1, maxItems: 100 },
+    ]);
+    expect(articleCreate.responses['201'].content['application/json'].schema.oneOf).toEqual([
+      { $ref: '#/components/schemas/Article' },
+      { type: 'array', items: { $ref: '#/components/schemas/Article' } },
+    ]);
+    // A collection without bulk create answers one record.
+    expect(create.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/UserCreate' });
     const bulkCreated = document.paths['/api/v1/articles/bulk/'].post.responses['201'].content['application/json'].schema;
     expect(bulkCreated).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/Article' } });
     expect(document.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
 
-    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['jwt', 'session', 'token']);
+    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['jwt', 'session', 'sessionId', 'token']);
+    // Bearer or DRF's Token keyword in the Authorization header: a `bearer` scheme would admit Bearer only.
+    expect(document.components.securitySchemes.token).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
+    // Logout takes the session's cookie, or its id in the header.
+    expect(document.paths['/api/v1/auth/logout/'].post.security).toEqual([{ session: [] }, { sessionId: [] }]);
     expect(document.components.schemas.ErrorEnvelope.required).toEqual(['error', 'code']);
   });
 });

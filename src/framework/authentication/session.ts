@@ -110,7 +110,9 @@ export function sessionKind(database: Database, store: SessionStore, lifetime: n
             tags: ['auth'],
             summary: 'Log out: end the session',
             operationId: 'sessionLogout',
-            security: [{ session: [] }],
+            // The session to end: in its cookie, or its id in the Authorization header.
+            security: [{ session: [] }, { sessionId: [] }],
+            headers: { type: 'object', properties: { 'X-CSRF-Token': { type: 'string', description: 'Needed with the cookie: the csrf_token login answered.' } } },
             response: { 204: { description: 'Logged out', type: 'null' }, ...errorResponses([400, 401, 403, 503]) },
           },
           handler: logout,
