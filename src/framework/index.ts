@@ -11,6 +11,7 @@ export type { CustomAction, CustomActionContext } from './custom-actions.js';
 export type { Collection, CollectionOptions, Pagination, Singleton } from './collection.js';
 export type { Parent } from './nested.js';
 export type { ErrorResponse, ExceptionHandler, RouterDefinition, TrailingSlash } from './api-style.js';
+export { drfExceptionHandler } from './drf-errors.js';
 export type { Envelope } from './envelopes.js';
 export { loadConfig, loadDotEnv } from './config.js';
 export type { Config } from './config.js';
