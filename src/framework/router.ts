@@ -38,19 +38,32 @@ export function keepRawBodies(scope: FastifyInstance): void {
   scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 }
 
+/**
+ * The methods the app's own routes answer at `url` of the scope (they are registered before the
+ * collections): a collection's path leaves them to the app, and the methods it does not serve
+ * stay free for them.
+ */
+const appMethods = (scope: FastifyInstance, url: string): string[] =>
+  scope.supportedMethods.filter((method) => scope.hasRoute({ url: `${scope.prefix}${url}`, method }));
+
 /** `url`'s handlers, OPTIONS, and 405 for the other methods; `hide`: left out of the document (the same path's other spelling). */
 function answer(scope: FastifyInstance, url: string, endpoints: Partial<Record<Method, Endpoint>>, hide: boolean): void {
   const methods = Object.keys(endpoints) as Method[];
-  const allowed = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'];
+  const apps = appMethods(scope, url);
+  const clashing = methods.filter((method) => apps.includes(method));
+  if (clashing.length > 0) throw new Error(`The app's routes answer ${clashing.join(', ')} ${scope.prefix}${url}, which a collection serves there.`);
+  const allowed = [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : []), ...apps, 'OPTIONS'])];
   // Under a prefix, '/' must not also claim the unslashed prefix (that path redirects), nor '' the slashed one.
   const path = { url, prefixTrailingSlash: url === '' ? 'no-slash' : 'slash' } as const;
   for (const method of methods) scope.route({ ...path, method, ...endpoints[method]!, ...(hide && hidden) });
-  scope.route({
-    ...path,
-    ...hidden,
-    method: 'OPTIONS',
-    handler: async (_request, reply) => reply.status(204).header('Allow', allowed.join(', ')).send(),
-  });
+  if (!apps.includes('OPTIONS')) {
+    scope.route({
+      ...path,
+      ...hidden,
+      method: 'OPTIONS',
+      handler: async (_request, reply) => reply.status(204).header('Allow', allowed.join(', ')).send(),
+    });
+  }
   const others = scope.supportedMethods.filter((method) => !allowed.includes(method));
   scope.route({
     ...path,
@@ -62,11 +75,19 @@ function answer(scope: FastifyInstance, url: string, endpoints: Partial<Record<M
   });
 }
 
+/** The methods the app's own routes leave free at `url`. */
+function freeMethods(scope: FastifyInstance, url: string): string[] {
+  const apps = appMethods(scope, url);
+  return scope.supportedMethods.filter((method) => !apps.includes(method));
+}
+
 /** A 308 from `url` to the same path with its trailing slash added or taken off, the query kept. */
 function redirect(scope: FastifyInstance, url: string, addSlash: boolean): void {
+  const methods = freeMethods(scope, url);
+  if (methods.length === 0) return;
   scope.route({
     ...hidden,
-    method: scope.supportedMethods,
+    method: methods,
     url,
     prefixTrailingSlash: url === '' ? 'no-slash' : 'slash',
     handler: async (request, reply) => {
@@ -83,9 +104,11 @@ function redirect(scope: FastifyInstance, url: string, addSlash: boolean): void 
  */
 function absent(scope: FastifyInstance, url: string): void {
   for (const spelling of [url, url.slice(0, -1)]) {
+    const methods = freeMethods(scope, spelling);
+    if (methods.length === 0) continue;
     scope.route({
       ...hidden,
-      method: scope.supportedMethods,
+      method: methods,
       url: spelling,
       prefixTrailingSlash: spelling === '' ? 'no-slash' : 'slash',
       handler: async () => {
