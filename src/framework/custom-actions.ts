@@ -14,6 +14,7 @@ import { requestReader } from '../store/reader.js';
 import { loadRecord } from './actions.js';
 import { authenticate } from './authentication/index.js';
 import type { Collection } from './collection.js';
+import type { RecordLinks } from './computed.js';
 import { API_MEDIA_TYPES, negotiate, type MediaType } from './negotiation.js';
 import { errorResponses, operationId } from './openapi.js';
 import { parseJsonBody, queryParameters } from './parsers.js';
@@ -41,6 +42,8 @@ export interface CustomActionContext extends RequestContext {
   readonly parent: RecordId | undefined;
   /** Checks a password and issues credentials; pass the context to a serializer's `render` to show what it issued (`computed.credential()`). */
   readonly credentials: Credentials;
+  /** The records' own URLs, which `render` shows with the context (`computed.url()`). */
+  readonly links?: RecordLinks;
 }
 
 export interface CustomAction {
@@ -122,7 +125,7 @@ async function handleCustomAction(
     : undefined;
 
   const parent = collection.parent && (fromPath?.[collection.parent.field] as RecordId);
-  const result = await declared.handler({ user, parameters, request, reply, database: reader.database, record, body, parent, credentials });
+  const result = await declared.handler({ user, parameters, request, reply, database: reader.database, record, body, parent, credentials, links: runtime.links });
   if (reply.sent) return reply;
   if (declared.mediaType) return reply.type(`${declared.mediaType}; charset=utf-8`).send(String(result));
   return renderResult(reply, mediaType, { status: reply.statusCode, body: result, json: JSON.stringify(result) }, runtime.page, collection);

@@ -15,10 +15,11 @@ import { actionSchema, ANONYMOUS, errorResponses, operationId } from './openapi.
 import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
 import { absoluteLink, absoluteUrl } from './hosts.js';
 import { queryParameters } from './parsers.js';
+import { recordLinks } from './record-links.js';
 import { renderResult } from './renderers.js';
 import type { Action } from './permissions.js';
 import { documentedCredentials } from './documented-credentials.js';
-import { handleCollection, type ApiRuntime } from './views.js';
+import { handleCollection, permissionsFor, type ApiRuntime } from './views.js';
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -169,6 +170,20 @@ function bulkCreateEndpoint(runtime: ApiRuntime, collection: Collection): Endpoi
   };
 }
 
+/**
+ * DELETE on the list path (bulkDelete), with the destroy action's permissions. One statement reads
+ * no record, so permissions that check each record (hasObjectPermission) refuse it at start-up.
+ */
+function bulkDeleteEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
+  if (permissionsFor(runtime, collection, 'destroy').some((permission) => permission.hasObjectPermission)) {
+    throw new Error(`${collection.name}: bulkDelete deletes in one statement, reading no record, so its destroy permissions cannot check each record (hasObjectPermission); limit what a request may delete with a scope.`);
+  }
+  return {
+    handler: (request, reply) => handleCollection(request, reply, runtime, collection, 'destroy'),
+    schema: withPathParameters(collection, { ...actionSchema(collection, 'bulk_destroy', runtime.relatedScopes), ...documentedCredentials(runtime, collection, 'destroy') }),
+  };
+}
+
 /** The collections' endpoints, and with `root` the API root listing them. */
 export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, collections: readonly Collection[], root = true): void {
   const names = new Set<string>();
@@ -182,11 +197,12 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
     }
     // A record's browsable page links to the collections nested under it.
     const nested = collections.filter(({ parent }) => parent?.collection.name === collection.name).map(({ name }) => name);
-    const own = { ...runtime, page: { ...runtime.page, nested } };
+    const own = { ...runtime, page: { ...runtime.page, nested }, links: recordLinks(collection, collections) };
     // A singleton's one record is at its list path.
     const paths = collection.singleton ? [[listPath(collection), detailActions] as const] : ([[listPath(collection), listActions], [detailPath(collection), detailActions]] as const);
     for (const [path, actions] of paths) {
       const endpoints = endpointsFor(own, collection, actions);
+      if (actions === listActions && collection.bulkDelete) endpoints.DELETE = bulkDeleteEndpoint(own, collection);
       if (Object.keys(endpoints).length > 0) resource(scope, path, endpoints);
       else absent(scope, path);
     }
