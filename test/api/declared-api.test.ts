@@ -163,6 +163,8 @@ describe('DELETE on the list path (bulkDelete)', () => {
     expect(sent.filter((statement) => /^\s*delete\b/i.test(statement))).toHaveLength(1);
     expect((await as(alice)('GET', '/api/v1/todos/')).json.map((todo: { title: string }) => todo.title)).toEqual(['walk']);
     expect((await as(bob)('GET', '/api/v1/todos/')).json.map((todo: { title: string }) => todo.title)).toEqual(['fish', 'sail']);
+    expect((await as(bob)('DELETE', '/api/v1/todos/?search=AI')).status).toBe(204);
+    expect((await as(bob)('GET', '/api/v1/todos/')).json.map((todo: { title: string }) => todo.title)).toEqual(['fish']);
   });
 
   it('deletes every record the request may reach when the collection allows it unfiltered, and no one else’s', async () => {
