@@ -10,7 +10,7 @@ import { readList, type ListPlan } from '../store/list.js';
 import { readsRestricted, unrestricted } from '../store/visibility.js';
 import type { RequestReader } from '../store/reader.js';
 import type { RecordId } from '../store/records.js';
-import { createRecord, createRecords, deleteRecord, updateRecord, type WriteCheck } from '../store/writes.js';
+import { createRecord, createRecords, deleteMatching, deleteRecord, updateRecord, type WriteCheck } from '../store/writes.js';
 import { RecordRefused } from '../core/refused.js';
 import { pathEnd } from './api-style.js';
 import type { AuthUser } from './authentication/index.js';
@@ -20,7 +20,7 @@ import { ApiError, notFound, permissionDenied, validationFailed, type ErrorDetai
 import { prepared, written as hooked, type CommitEvent } from './hooks.js';
 import { writeWithRelations } from './relations.js';
 import { absoluteLink, absoluteUrl } from './hosts.js';
-import { LIMIT_OFFSET_PARAMETERS, parseWindow, windowPage } from './limit-offset.js';
+import { LIMIT_OFFSET_PARAMETERS, PAGING_PARAMETERS, parseWindow, windowPage } from './limit-offset.js';
 import { paginate, preferredCount } from './pagination.js';
 import type { UpdateRules } from './model.js';
 import { checkObjectPermissions, type Action, type Permission } from './permissions.js';
@@ -28,6 +28,7 @@ import { invalidPage, parseListQuery } from './query.js';
 import type { Row, Selection } from '../core/rows.js';
 import { chosenFields, type Serializer, type WriteContext, type WriteMode } from './serializer.js';
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
+import type { RecordLinks, RenderContext } from './computed.js';
 import type { HookContext } from './hooks.js';
 import { isPending, type MaybePromise } from '../core/maybe-promise.js';
 import { fromTable, type RequestCredentials } from './authentication/app-credentials.js';
@@ -51,6 +52,8 @@ export interface ActionRequest {
   /** Values the path sets on a create (a nested collection's foreign key to its parent). */
   readonly fromPath?: Row;
   readonly credentials: RequestCredentials;
+  /** The records' own URLs (`computed.url()`), as the request's router spells them. */
+  readonly links?: RecordLinks;
 }
 
 /** What the action reads of its records (its serializer's, or a narrowed one), for this request, found by the lookup field. */
@@ -65,25 +68,43 @@ export interface ActionResult {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
+/** What a list's records render with: the user and the records' URLs, and no credential (RenderContext.credentials). */
+const listContext = ({ user, request, links }: ActionRequest): RenderContext => ({ user, request, links });
+
 async function list(action: ActionRequest): Promise<ActionResult> {
   const { request, reader, collection, parameters } = action;
   const byWindow = collection.pagination === 'limit_offset';
   const parsed = parseListQuery(parameters, collection.queryRules, byWindow ? LIMIT_OFFSET_PARAMETERS : []);
   const window = byWindow ? parseWindow(parameters, collection.queryRules) : undefined;
-  const query = { ...parsed, ...(window && { pageSize: window.limit, offset: window.offset }), scope: action.scope?.conditions };
+  // Unpaginated: the whole list, read one record past the most it may hold.
+  const whole = collection.pagination === 'none' && { page: 1, pageSize: collection.queryRules.maxPageSize };
+  const query = { ...parsed, ...(window && { pageSize: window.limit, offset: window.offset }), ...whole, scope: action.scope?.conditions };
   const serializer = chosenFields(collection.serializerFor('list'), parameters);
   const source = { ...collection.listSource, selection: orderedBy(selectionOf(action, serializer), action, query) };
   const plan = { source, query, estimateThreshold: collection.estimateThreshold };
   if (collection.pagination === 'cursor') return listByCursor(action, serializer, plan);
+  if (whole) return wholeList(action, serializer, plan);
   const mode = preferredCount(request, collection.countModes);
   const read = await reader.list({ ...plan, paging: { by: 'number' }, count: mode });
   if (!window && query.page > 1 && read.rows.length === 0) throw invalidPage();
-  // A list shows no credential (RenderContext.credentials).
-  const context = { user: action.user };
+  const context = listContext(action);
   const results = read.rows.map((row) => serializer.render(row, context));
   const body = window ? windowPage(request, window, read.count, read.hasMore, results) : paginate(request, query.page, read.count, read.hasMore, results);
   const result = written(200, body, weakEtag);
   return mode === 'exact' ? result : { ...result, headers: { ...result.headers, 'Preference-Applied': `count=${mode}` } };
+}
+
+/**
+ * An unpaginated list (DRF's `pagination_class = None`): a JSON array of every record the request
+ * selects, at most the collection's `maxPageSize`. More is refused rather than cut short, so that no
+ * client takes part of a list for all of it.
+ */
+async function wholeList(action: ActionRequest, serializer: Serializer, plan: Omit<ListPlan, 'paging' | 'count'>): Promise<ActionResult> {
+  const { rows, hasMore } = await action.reader.list({ ...plan, paging: { by: 'number' }, count: 'none' });
+  const max = plan.query.pageSize;
+  if (hasMore) throw validationFailed({ non_field_errors: [`More than ${max} records match; this list answers at most ${max}. Narrow it with its filters.`] }, 'Too many records to list at once.');
+  const context = listContext(action);
+  return written(200, rows.map((row) => serializer.render(row, context)), weakEtag);
 }
 
 /** The selection with the aggregates the ordering names, when `fields`/`omit` (or the list's own serializer) left them out. */
@@ -105,6 +126,7 @@ async function listByCursor(action: ActionRequest, serializer: Serializer, plan:
   const cursor = text ? decodeCursor(text, cursorKey, key) : undefined;
   const from = cursor && { boundary: boundaryOf(cursor, ordering, fields), backwards: cursor.direction === 'previous' };
   const { rows, boundary } = await reader.list({ ...plan, paging: { by: 'keyset', from }, count: 'none' });
+  const context = listContext(action);
   const link = (row: Row | undefined, direction: 'next' | 'previous'): string | null => {
     if (!row) return null;
     const url = absoluteUrl(request);
@@ -116,7 +138,7 @@ async function listByCursor(action: ActionRequest, serializer: Serializer, plan:
     count: null,
     next: link(boundary?.next, 'next'),
     previous: link(boundary?.previous, 'previous'),
-    results: rows.map((row) => serializer.render(row, { user: action.user })),
+    results: rows.map((row) => serializer.render(row, context)),
   };
   return written(200, body, weakEtag);
 }
@@ -458,7 +480,27 @@ const deleteReadsRecord = ({ request, permissions, collection: { hooks } }: Acti
   permissions.some((permission) => permission.hasObjectPermission) ||
   Boolean(hooks.beforeDelete ?? hooks.afterDelete ?? hooks.afterCommit);
 
+/**
+ * DELETE on the list path (the collection's `bulkDelete`): every record the list's filters and
+ * search select within the request's scope, in one statement; 204. With no filter, refused unless
+ * the collection allows deleting all its records at once.
+ */
+async function destroyMatching(action: ActionRequest): Promise<ActionResult> {
+  const { collection, parameters } = action;
+  // A bulk delete takes no page, so that none seems to narrow what it deletes.
+  const paging = PAGING_PARAMETERS.filter((name) => parameters.has(name));
+  if (paging.length > 0) throw validationFailed(Object.fromEntries(paging.map((name) => [name, ['A delete takes no page: it deletes every record its filters select.']])), 'Invalid query parameters.');
+  const { filters, search } = parseListQuery(parameters, collection.queryRules);
+  if (filters.length === 0 && search.length === 0 && collection.bulkDelete !== 'all') {
+    throw validationFailed({ non_field_errors: ['Name at least one filter: this collection does not delete all its records at once.'] });
+  }
+  await deleteMatching(action.reader.database, collection.listSource, { filters, search, scope: action.scope?.conditions });
+  return { status: 204 };
+}
+
 async function destroy(action: ActionRequest): Promise<ActionResult> {
+  // The list path names no record: there, DELETE is the collection's bulk delete (the router mounts it only when declared).
+  if (action.id === undefined) return destroyMatching(action);
   const id = pathKey(action);
   const { hooks } = action.collection;
   let existing: Row | undefined;

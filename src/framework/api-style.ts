@@ -31,7 +31,7 @@ export interface ErrorResponse {
   readonly status: number;
   /** Sent as JSON. */
   readonly body: unknown;
-  /** Added to the error's own (Allow, WWW-Authenticate, Retry-After), which stay. */
+  /** Added to the error's own (Allow, WWW-Authenticate, Retry-After), which stay; a `Content-Type` here replaces `application/json; charset=utf-8`. */
   readonly headers?: Readonly<Record<string, string>>;
 }
 
@@ -92,8 +92,9 @@ export function handledError(reply: FastifyReply, error: ApiError): FastifyReply
   try {
     const handled = handler(error, reply.request);
     if (!handled) return undefined;
-    const body = JSON.stringify(handled.body);
-    return reply.status(handled.status).headers({ ...error.headers, ...handled.headers }).type('application/json; charset=utf-8').send(body);
+    // Bytes, which Fastify sends with the Content-Type as set (it would add a charset to a JSON string's).
+    const body = Buffer.from(JSON.stringify(handled.body));
+    return reply.status(handled.status).type('application/json; charset=utf-8').headers({ ...error.headers, ...handled.headers }).send(body);
   } catch (failure) {
     // A handler that throws (or answers a status HTTP has not) leaves the error to the default envelope, never to a hang.
     reply.request.log.error({ err: failure }, 'exceptionHandler failed');

@@ -176,6 +176,13 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   await app.register(browsableAssets);
   // prom-client is loaded only when metrics are on.
   if (config.metrics) (await import('./metrics.js')).serveMetrics(app, database, config);
+  // The app's own routes first: a collection's path leaves them the methods it does not serve (router.ts).
+  if (definition.routes) {
+    await app.register(async (scope) => {
+      if (definition.authenticateRoutes !== false) authenticateAppRoutes(scope, database, auth.authenticators, auth.sessionCookie);
+      await definition.routes!(scope, context);
+    });
+  }
   await app.register(collections, {
     routers,
     mountAuthRoutes: auth.mountRoutes,
@@ -191,11 +198,5 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       credentials: credentialSetup(definition.userModel ?? User, passwordThrottle, auth.issue),
     },
   });
-  if (definition.routes) {
-    await app.register(async (scope) => {
-      if (definition.authenticateRoutes !== false) authenticateAppRoutes(scope, database, auth.authenticators, auth.sessionCookie);
-      await definition.routes!(scope, context);
-    });
-  }
   return app;
 }

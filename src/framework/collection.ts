@@ -19,7 +19,7 @@ import { assertScope, type RequestContext, type Scope } from './scope.js';
 import type { RecordId } from '../store/records.js';
 import type { ObjectValidator, Serializer, WriteMode } from './serializer.js';
 
-export type Pagination = 'page' | 'limit_offset' | 'cursor';
+export type Pagination = 'page' | 'limit_offset' | 'cursor' | 'none';
 
 export interface CollectionOptions {
   serializer: Serializer;
@@ -62,14 +62,23 @@ export interface CollectionOptions {
   /**
    * `page` (`?page=&page_size=`), `limit_offset` (`?limit=&offset=`, DRF's LimitOffsetPagination),
    * or `cursor`: pages by opaque cursors, stable under inserts and without counting, for very
-   * large collections (ordering fields must then be indexed and not nullable). Default: the
-   * app's `pagination`, else `page` (docs/api-style.md).
+   * large collections (ordering fields must then be indexed and not nullable); or `none` (DRF's
+   * `pagination_class = None`): the list is a plain JSON array of at most `maxPageSize` records,
+   * more matching being a 400 that asks for narrower filters. Default: the app's `pagination`,
+   * else `page` (docs/api-style.md).
    */
   pagination?: Pagination;
   /** How this collection's lists, records and bodies are wrapped, in place of the app's (docs/api-style.md). */
   envelope?: Envelope;
   /** Accept a JSON array on POST: created in one transaction, all or nothing, at most `max` records. */
   bulkCreate?: { max: number };
+  /**
+   * DELETE on the list path deletes every record the list's filters (and `search`) select, within the
+   * scope, in one statement, with the `destroy` action's permissions; 204. `filtered`: a DELETE naming
+   * no filter is a 400; `all`: it deletes every record the request may reach. Needs the destroy
+   * action; refused for a collection with delete hooks, which see each record (docs/your-own-collections.md).
+   */
+  bulkDelete?: BulkDelete;
   /** Checks for every action, or per action; actions left out get the API's default. */
   permissions?: readonly Permission[] | Partial<Readonly<Record<Action, readonly Permission[]>>>;
   /**
@@ -106,6 +115,9 @@ export interface CollectionOptions {
   singleton?: Singleton;
 }
 
+/** What a DELETE on a collection's list path may delete: what its filters select, or (`all`) with none, everything in scope. */
+export type BulkDelete = 'filtered' | 'all';
+
 /** A singleton collection's record chooser. */
 export type Singleton = (context: RequestContext) => RecordId | null | undefined;
 
@@ -130,6 +142,8 @@ export interface Collection {
   readonly estimateThreshold: number;
   /** The most records one bulk create may carry; undefined when the collection takes one object only. */
   readonly bulkCreateMax: number | undefined;
+  /** Whether DELETE on the list path deletes what its filters select (undefined: it is not served). */
+  readonly bulkDelete: BulkDelete | undefined;
   /** The indexes of its model's table its lists need (framework/schema.ts puts them in the app's migrations). */
   readonly indexes: readonly IndexFacts[];
   /** The collection's own checks for an action, if it set any. */
@@ -158,11 +172,23 @@ function assertSingleton(name: string, options: CollectionOptions): void {
   const refused = [
     options.parent && 'parent',
     options.bulkCreate && 'bulkCreate',
+    options.bulkDelete && 'bulkDelete',
     options.lookupField && options.lookupField !== 'id' && 'lookupField',
     Object.values(options.actions ?? {}).some((action) => action.detail) && 'detail actions',
     ...(options.builtInActions ?? []).filter((action) => action === 'list' || action === 'create'),
   ].filter(Boolean);
   if (refused.length > 0) throw new Error(`${name}: a singleton collection has one record and no lookup segment: ${refused.join(', ')} cannot apply.`);
+}
+
+/**
+ * A bulk delete is one statement, which reads no record: hooks that see each deleted record
+ * (beforeDelete, afterDelete, and afterCommit, told of each delete) could not run, so they refuse it.
+ */
+function assertBulkDelete(name: string, bulkDelete: BulkDelete, served: ReadonlySet<Action>, hooks: Hooks): void {
+  if (bulkDelete !== 'filtered' && bulkDelete !== 'all') throw new Error(`${name}: bulkDelete must be 'filtered' or 'all'.`);
+  if (!served.has('destroy')) throw new Error(`${name}: bulkDelete needs the destroy action.`);
+  const seeing = (['beforeDelete', 'afterDelete', 'afterCommit'] as const).filter((hook) => hooks[hook] !== undefined);
+  if (seeing.length > 0) throw new Error(`${name}: bulkDelete deletes in one statement, reading no record, so the ${seeing.join(' and ')} hooks could not see what it deletes; leave bulkDelete out or the hooks.`);
 }
 
 export function collection(name: string, options: CollectionOptions): Collection {
@@ -239,6 +265,7 @@ export function collection(name: string, options: CollectionOptions): Collection
   // Declarations of how an action answers, for an action left out.
   if (options.bulkCreate && !served.has('create')) throw new Error(`${name}: bulkCreate needs the create action.`);
   if (options.createStatus !== undefined && !served.has('create')) throw new Error(`${name}: createStatus needs the create action.`);
+  if (options.bulkDelete !== undefined) assertBulkDelete(name, options.bulkDelete, served, options.hooks ?? {});
   if (options.put !== undefined && !served.has('update')) throw new Error(`${name}: put needs the update action.`);
   const ownSerializers = options.serializers ?? {};
   for (const [action, own] of Object.entries(ownSerializers)) {
@@ -273,6 +300,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     countModes: ['exact', ...(options.countModes ?? [])],
     estimateThreshold: options.estimateThreshold ?? 10_000,
     bulkCreateMax: options.bulkCreate?.max,
+    bulkDelete: options.bulkDelete,
     indexes,
     scope: options.scope,
     hooks: options.hooks ?? {},

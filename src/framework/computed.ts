@@ -4,6 +4,7 @@
  * user; `count`, `exists` and `ids` are SQL-backed: the store computes them over related rows in
  * the page's own statement, so a list stays a fixed number of queries, and they may be ordered by.
  */
+import type { FastifyRequest } from 'fastify';
 import type { JsonSchema } from '../core/fields.js';
 import type { Aggregate, Row } from '../core/rows.js';
 import type { AuthUser } from './authentication/auth-user.js';
@@ -15,6 +16,16 @@ export interface RenderContext {
   readonly user: AuthUser | null;
   /** The request's credentials (what `computed.credential()` shows); none in a list, so a list never shows one. */
   readonly credentials?: Credentials;
+  /** The request answered: with `links`, what `computed.url()` builds a record's URL from (its origin and router). */
+  readonly request?: FastifyRequest;
+  /** The URLs of the records of the router that serves the request; none outside a collection's routes. */
+  readonly links?: RecordLinks;
+}
+
+/** Records' own URLs, as the router serving a request spells them. */
+export interface RecordLinks {
+  /** The absolute URL of a record of `table`, from a collection of the router that serves `request`; null when none serves it. */
+  recordUrl(request: FastifyRequest, table: string, row: Row): string | null;
 }
 
 export interface ComputedField {
@@ -28,6 +39,8 @@ export interface ComputedField {
   readonly onlyOn?: string;
   /** SQL-backed: what the store computes (`requestingUser`: only related rows whose column names the requesting user). */
   readonly aggregate?: Omit<Aggregate, 'name' | 'where'> & { readonly requestingUser?: string };
+  /** The record's own URL (`computed.url()`), which the serializer builds knowing its table. */
+  readonly recordUrl?: true;
 }
 
 /** Which related rows: those naming the requesting user in `requestingUser`; those naming the record's `on` column (default its id) in `via`. */
@@ -76,6 +89,18 @@ export const computed = {
     reads: ['id'],
     onlyOn: User.table,
     compute: (row, { credentials }) => credentials?.current(row) ?? null,
+  }),
+  /**
+   * The record's own absolute URL (DRF's HyperlinkedIdentityField, its `url` field), built from the
+   * request as `Location` is: its origin, then the record's path under the router serving the
+   * request (its collection's, or for a nested record of another table, the router's first
+   * top-level collection of that table). Null where no collection of the router serves the record,
+   * and outside a collection's routes.
+   */
+  url: (): ComputedField => ({
+    schema: { type: 'string', format: 'uri', description: 'The record\'s own URL.' },
+    reads: ['id'],
+    recordUrl: true,
   }),
   /** The ids of the rows of `table` that name the record in `via`, ascending. */
   ids: (table: string, via: string): ComputedField => ({ schema: { type: 'array', items: { type: 'integer' } }, aggregate: over('ids', table, via) }),

@@ -16,6 +16,7 @@ import { unrestricted } from '../store/visibility.js';
 import { loadRecord, writeContext } from './actions.js';
 import { authenticate } from './authentication/index.js';
 import type { Collection } from './collection.js';
+import type { RecordLinks } from './computed.js';
 import { API_MEDIA_TYPES, negotiate, type MediaType } from './negotiation.js';
 import { actionBodySchema, errorResponses, operationId } from './openapi.js';
 import { parseJsonBody, queryParameters } from './parsers.js';
@@ -48,6 +49,8 @@ export interface CustomActionContext extends RequestContext {
   readonly parent: RecordId | undefined;
   /** Checks a password and issues credentials; pass the context to a serializer's `render` to show what it issued (`computed.credential()`). */
   readonly credentials: Credentials;
+  /** The records' own URLs, which `render` shows with the context (`computed.url()`). */
+  readonly links?: RecordLinks;
 }
 
 export interface CustomAction {
@@ -181,7 +184,7 @@ async function handleCustomAction(
   const parent = collection.parent && (fromPath?.[collection.parent.field] as RecordId);
   // Judged after the record, as a collection's update judges its body after 404 and 403.
   const values = declaredBody ? await validBody(declaredBody, body, user) : body;
-  const result = await declared.handler({ user, parameters, request, reply, database, record, body: values, parent, credentials });
+  const result = await declared.handler({ user, parameters, request, reply, database, record, body: values, parent, credentials, links: runtime.links });
   if (reply.sent) return reply;
   if (declared.mediaType) return reply.type(`${declared.mediaType}; charset=utf-8`).send(String(result));
   return renderResult(reply, mediaType, { status: reply.statusCode, body: result, json: JSON.stringify(result) }, runtime.page, collection);

@@ -39,8 +39,12 @@ export function unwrapBody(envelope: Envelope | undefined, body: unknown): unkno
   throw validationFailed({ [envelope.record]: ['This field is required.'] });
 }
 
-/** A list's page `{count, next, previous, results}` → the envelope's keys. */
-function wrapPage(envelope: Envelope, page: Record<string, unknown>): Record<string, unknown> {
+/**
+ * A list's page `{count, next, previous, results}` → the envelope's keys; an unpaginated list (an
+ * array) is one page of all its records, with no links.
+ */
+function wrapPage(envelope: Envelope, list: unknown): Record<string, unknown> {
+  const page = Array.isArray(list) ? { count: list.length, next: null, previous: null, results: list } : (list as Record<string, unknown>);
   const body: Record<string, unknown> = { [envelope.list]: page.results };
   for (const key of PAGE_KEYS) if (envelope[key] !== undefined) body[envelope[key]] = page[key];
   return body;
@@ -51,7 +55,7 @@ export function wrapResult(envelope: Envelope | undefined, action: Action, resul
   if (!envelope || result.body === undefined) return result;
   const body =
     action === 'list'
-      ? wrapPage(envelope, result.body as Record<string, unknown>)
+      ? wrapPage(envelope, result.body)
       : { [Array.isArray(result.body) ? envelope.list : envelope.record]: result.body };
   return { ...result, body, json: JSON.stringify(body) };
 }
@@ -61,6 +65,14 @@ function wrappedResponse(response: JsonSchema, wrap: (schema: JsonSchema) => Jso
   const { description, headers, ...schema } = response;
   return { description, ...(headers !== undefined && { headers }), ...wrap(schema) };
 }
+
+/** An unpaginated list's schema (an array) as the page wrapPage makes of it. */
+const wholeList = (records: JsonSchema): Record<string, JsonSchema> => ({
+  results: records,
+  count: { type: 'integer', minimum: 0, description: 'How many records the list holds.' },
+  next: { type: 'null' },
+  previous: { type: 'null' },
+});
 
 const objectWith = (properties: Record<string, JsonSchema>): JsonSchema => ({ type: 'object', required: Object.keys(properties), properties });
 
@@ -72,7 +84,7 @@ export function envelopedSchema(envelope: Envelope | undefined, action: Document
   if (success) {
     responses[success] = wrappedResponse(responses[success]!, (inner) => {
       if (action !== 'list') return wrapped(envelope, inner);
-      const properties = inner.properties as Record<string, JsonSchema>;
+      const properties = inner.type === 'array' ? wholeList(inner) : (inner.properties as Record<string, JsonSchema>);
       return objectWith({
         [envelope.list]: properties.results!,
         ...Object.fromEntries(PAGE_KEYS.filter((name) => envelope[name] !== undefined).map((name) => [envelope[name]!, properties[name]!])),

@@ -11,6 +11,9 @@ import type { QueryRules } from './query.js';
 
 export const LIMIT_OFFSET_PARAMETERS = ['limit', 'offset'] as const;
 
+/** The parameters that choose a page, of every pagination class. */
+export const PAGING_PARAMETERS: readonly string[] = ['page', 'page_size', 'cursor', ...LIMIT_OFFSET_PARAMETERS];
+
 export interface Window {
   readonly limit: number;
   readonly offset: number;

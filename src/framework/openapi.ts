@@ -12,6 +12,7 @@ import type { AuthKind } from './authentication/index.js';
 import type { Collection } from './collection.js';
 import type { JsonSchema } from '../core/fields.js';
 import type { Action, Permission } from './permissions.js';
+import { PAGING_PARAMETERS } from './limit-offset.js';
 import { RESERVED_PARAMETERS } from './query.js';
 import { relationSchema } from './relations.js';
 import type { Serializer, WriteMode } from './serializer.js';
@@ -203,6 +204,10 @@ function listQuerySchema(collection: Collection): JsonSchema {
     delete properties.page;
     properties.cursor = { type: 'string', description: 'Opaque, from a previous page\'s next or previous link.' };
   }
+  if (collection.pagination === 'none') {
+    delete properties.page;
+    delete properties.page_size;
+  }
   if (collection.pagination === 'limit_offset') {
     delete properties.page;
     delete properties.page_size;
@@ -253,8 +258,8 @@ const notModifiedResponse = { description: 'Not modified (If-None-Match matched 
 /** A bulk create's body: an array of creates, as many as the collection takes at once. */
 const bulkBody = (collection: Collection, single: JsonSchema): JsonSchema => ({ type: 'array', items: single, minItems: 1, maxItems: collection.bulkCreateMax ?? 0 });
 
-/** What the document calls each route of a collection: the actions, and bulk create (its own path). */
-export type DocumentedAction = Action | 'bulk_create';
+/** What the document calls each route of a collection: the actions, bulk create (its own path), and bulk delete (DELETE on the list path). */
+export type DocumentedAction = Action | 'bulk_create' | 'bulk_destroy';
 
 const SUMMARIES: Record<DocumentedAction, string> = {
   list: 'List',
@@ -264,7 +269,17 @@ const SUMMARIES: Record<DocumentedAction, string> = {
   update: 'Replace',
   partial_update: 'Update part of',
   destroy: 'Delete',
+  bulk_destroy: 'Delete several',
 };
+
+/** The list's parameters that select records (filters, search), without those that order or page them, or choose fields. */
+function matchingQuerySchema(collection: Collection): JsonSchema {
+  const { properties, ...schema } = listQuerySchema(collection);
+  const selecting = Object.entries(properties as Record<string, JsonSchema>).filter(
+    ([name]) => !PAGING_PARAMETERS.includes(name) && !['ordering', 'fields', 'omit'].includes(name),
+  );
+  return { ...schema, properties: Object.fromEntries(selecting) };
+}
 
 /** `users`, `partial_update` → `usersPartialUpdate`: stable, and readable as a generated function's name. */
 export const operationId = (...words: string[]): string =>
@@ -276,7 +291,7 @@ export const operationId = (...words: string[]): string =>
 
 /** The route schema of one collection action (`scoped`: the app's restricted tables, see recordSchema). */
 export function actionSchema(collection: Collection, action: DocumentedAction, scoped: ReadonlySet<string>): FastifySchema {
-  const serializer = collection.serializerFor(action === 'bulk_create' ? 'create' : action);
+  const serializer = collection.serializerFor(action === 'bulk_create' ? 'create' : action === 'bulk_destroy' ? 'destroy' : action);
   const record = recordSchema(serializer, scoped);
   // A PUT that updates partially reads as PATCH does.
   const mode = action === 'update' ? collection.putMode : action;
@@ -287,28 +302,29 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
   // Every response past the throttling stage carries the RateLimit-* headers; the statuses before it may too.
   const throttled = (responses: Record<string, JsonSchema>) => withHeaders(responses, RATE_LIMIT_HEADERS);
   switch (action) {
-    case 'list':
+    case 'list': {
+      const { maxPageSize } = collection.queryRules;
+      const page =
+        collection.pagination === 'none'
+          ? { description: `Every record selected, at most ${maxPageSize} (more is a 400: narrow the list with its filters)`, type: 'array', items: readSchema(serializer, scoped), maxItems: maxPageSize }
+          : {
+              description: 'A page of records',
+              type: 'object',
+              required: ['count', 'next', 'previous', 'results'],
+              properties: {
+                count: { type: ['integer', 'null'], description: 'Null when the client preferred no count (Prefer: count=none).' },
+                next: { type: ['string', 'null'], format: 'uri' },
+                previous: { type: ['string', 'null'], format: 'uri' },
+                results: { type: 'array', items: readSchema(serializer, scoped) },
+              },
+            };
       return {
         ...base,
         querystring: listQuerySchema(collection),
-        headers: requestHeaders({ ...IF_NONE_MATCH, ...preferCount(collection.countModes) }),
-        response: throttled({
-          200: {
-            description: 'A page of records',
-            type: 'object',
-            required: ['count', 'next', 'previous', 'results'],
-            properties: {
-              count: { type: ['integer', 'null'], description: 'Null when the client preferred no count (Prefer: count=none).' },
-              next: { type: ['string', 'null'], format: 'uri' },
-              previous: { type: ['string', 'null'], format: 'uri' },
-              results: { type: 'array', items: readSchema(serializer, scoped) },
-            },
-            headers: ETAG,
-          },
-          304: notModifiedResponse,
-          ...errorResponses(reads),
-        }),
+        headers: requestHeaders({ ...IF_NONE_MATCH, ...(collection.pagination !== 'none' && preferCount(collection.countModes)) }),
+        response: throttled({ 200: { ...page, headers: ETAG }, 304: notModifiedResponse, ...errorResponses(reads) }),
       };
+    }
     case 'create': {
       const single = inputSchema(serializer, 'create');
       if (collection.bulkCreateMax === undefined) return { ...base, body: single, response: throttled({ [collection.createStatus]: { ...record, ...created }, ...errorResponses(writes) }) };
@@ -350,6 +366,13 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
         params: collection.lookup.params,
         headers: requestHeaders(IF_MATCH),
         response: throttled({ 204: { description: 'Deleted', type: 'null' }, ...errorResponses([...reads, 412]) }),
+      };
+    case 'bulk_destroy':
+      return {
+        ...base,
+        description: `Every record the filters and search select, in one statement. ${collection.bulkDelete === 'all' ? 'With none, every record.' : 'At least one filter or search term is required.'}`,
+        querystring: matchingQuerySchema(collection),
+        response: throttled({ 204: { description: 'Deleted', type: 'null' }, ...errorResponses([400, 401, 403, 406, 429, 503]) }),
       };
   }
 }

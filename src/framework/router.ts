@@ -15,10 +15,11 @@ import { actionSchema, ANONYMOUS, errorResponses, operationId } from './openapi.
 import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
 import { absoluteLink, absoluteUrl } from './hosts.js';
 import { queryParameters } from './parsers.js';
+import { recordLinks } from './record-links.js';
 import { renderResult } from './renderers.js';
 import type { Action } from './permissions.js';
 import { documentedCredentials } from './documented-credentials.js';
-import { handleCollection, type ApiRuntime } from './views.js';
+import { handleCollection, permissionsFor, type ApiRuntime } from './views.js';
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -38,19 +39,32 @@ export function keepRawBodies(scope: FastifyInstance): void {
   scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 }
 
+/**
+ * The methods the app's own routes answer at `url` of the scope (they are registered before the
+ * collections): a collection's path leaves them to the app, and the methods it does not serve
+ * stay free for them.
+ */
+const appMethods = (scope: FastifyInstance, url: string): string[] =>
+  scope.supportedMethods.filter((method) => scope.hasRoute({ url: `${scope.prefix}${url}`, method }));
+
 /** `url`'s handlers, OPTIONS, and 405 for the other methods; `hide`: left out of the document (the same path's other spelling). */
 function answer(scope: FastifyInstance, url: string, endpoints: Partial<Record<Method, Endpoint>>, hide: boolean): void {
   const methods = Object.keys(endpoints) as Method[];
-  const allowed = [...methods, ...(methods.includes('GET') ? ['HEAD'] : []), 'OPTIONS'];
+  const apps = appMethods(scope, url);
+  const clashing = methods.filter((method) => apps.includes(method));
+  if (clashing.length > 0) throw new Error(`The app's routes answer ${clashing.join(', ')} ${scope.prefix}${url}, which a collection serves there.`);
+  const allowed = [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : []), ...apps, 'OPTIONS'])];
   // Under a prefix, '/' must not also claim the unslashed prefix (that path redirects), nor '' the slashed one.
   const path = { url, prefixTrailingSlash: url === '' ? 'no-slash' : 'slash' } as const;
   for (const method of methods) scope.route({ ...path, method, ...endpoints[method]!, ...(hide && hidden) });
-  scope.route({
-    ...path,
-    ...hidden,
-    method: 'OPTIONS',
-    handler: async (_request, reply) => reply.status(204).header('Allow', allowed.join(', ')).send(),
-  });
+  if (!apps.includes('OPTIONS')) {
+    scope.route({
+      ...path,
+      ...hidden,
+      method: 'OPTIONS',
+      handler: async (_request, reply) => reply.status(204).header('Allow', allowed.join(', ')).send(),
+    });
+  }
   const others = scope.supportedMethods.filter((method) => !allowed.includes(method));
   scope.route({
     ...path,
@@ -62,11 +76,19 @@ function answer(scope: FastifyInstance, url: string, endpoints: Partial<Record<M
   });
 }
 
+/** The methods the app's own routes leave free at `url`. */
+function freeMethods(scope: FastifyInstance, url: string): string[] {
+  const apps = appMethods(scope, url);
+  return scope.supportedMethods.filter((method) => !apps.includes(method));
+}
+
 /** A 308 from `url` to the same path with its trailing slash added or taken off, the query kept. */
 function redirect(scope: FastifyInstance, url: string, addSlash: boolean): void {
+  const methods = freeMethods(scope, url);
+  if (methods.length === 0) return;
   scope.route({
     ...hidden,
-    method: scope.supportedMethods,
+    method: methods,
     url,
     prefixTrailingSlash: url === '' ? 'no-slash' : 'slash',
     handler: async (request, reply) => {
@@ -83,9 +105,11 @@ function redirect(scope: FastifyInstance, url: string, addSlash: boolean): void 
  */
 function absent(scope: FastifyInstance, url: string): void {
   for (const spelling of [url, url.slice(0, -1)]) {
+    const methods = freeMethods(scope, spelling);
+    if (methods.length === 0) continue;
     scope.route({
       ...hidden,
-      method: scope.supportedMethods,
+      method: methods,
       url: spelling,
       prefixTrailingSlash: spelling === '' ? 'no-slash' : 'slash',
       handler: async () => {
@@ -146,6 +170,20 @@ function bulkCreateEndpoint(runtime: ApiRuntime, collection: Collection): Endpoi
   };
 }
 
+/**
+ * DELETE on the list path (bulkDelete), with the destroy action's permissions. One statement reads
+ * no record, so permissions that check each record (hasObjectPermission) refuse it at start-up.
+ */
+function bulkDeleteEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
+  if (permissionsFor(runtime, collection, 'destroy').some((permission) => permission.hasObjectPermission)) {
+    throw new Error(`${collection.name}: bulkDelete deletes in one statement, reading no record, so its destroy permissions cannot check each record (hasObjectPermission); limit what a request may delete with a scope.`);
+  }
+  return {
+    handler: (request, reply) => handleCollection(request, reply, runtime, collection, 'destroy'),
+    schema: withPathParameters(collection, { ...actionSchema(collection, 'bulk_destroy', runtime.visibility.restricted), ...documentedCredentials(runtime, collection, 'destroy') }),
+  };
+}
+
 /** The collections' endpoints, and with `root` the API root listing them. */
 export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, collections: readonly Collection[], root = true): void {
   const names = new Set<string>();
@@ -159,11 +197,12 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
     }
     // A record's browsable page links to the collections nested under it.
     const nested = collections.filter(({ parent }) => parent?.collection.name === collection.name).map(({ name }) => name);
-    const own = { ...runtime, page: { ...runtime.page, nested } };
+    const own = { ...runtime, page: { ...runtime.page, nested }, links: recordLinks(collection, collections) };
     // A singleton's one record is at its list path.
     const paths = collection.singleton ? [[listPath(collection), detailActions] as const] : ([[listPath(collection), listActions], [detailPath(collection), detailActions]] as const);
     for (const [path, actions] of paths) {
       const endpoints = endpointsFor(own, collection, actions);
+      if (actions === listActions && collection.bulkDelete) endpoints.DELETE = bulkDeleteEndpoint(own, collection);
       if (Object.keys(endpoints).length > 0) resource(scope, path, endpoints);
       else absent(scope, path);
     }

@@ -348,6 +348,10 @@ export class Serializer {
     const computed = this.computed[name];
     if (this.hidden.has(name)) return () => null;
     if (computed?.compute) return computed.compute;
+    if (computed?.recordUrl) {
+      const { table } = this.model;
+      return (row, { request, links }) => (request && links ? links.recordUrl(request, table, row) : null);
+    }
     const slug = this.relations[name]?.slug;
     if (slug) return (row) => (row[name] as Row | null)?.[slug.field] ?? null;
     const listed = this.relations[name]?.serializer;

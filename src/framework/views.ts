@@ -13,6 +13,7 @@ import { announceReads, runAction, type ActionRequest, type ActionResult } from 
 import { authenticate, type Authenticator } from './authentication/index.js';
 import type { BrowsableContext } from './browsable/index.js';
 import type { Collection, Singleton } from './collection.js';
+import type { RecordLinks } from './computed.js';
 import { notAuthenticated, notFound } from './errors.js';
 import type { RequestContext } from './scope.js';
 import { unwrapBody, wrapResult } from './envelopes.js';
@@ -42,6 +43,8 @@ export interface ApiRuntime {
   readonly visibility: VisibilityPlan;
   /** What the app's code checks passwords and issues credentials with (Credentials). */
   readonly credentials: CredentialSetup;
+  /** The URLs of the records a collection renders (set by the router for each collection it mounts). */
+  readonly links?: RecordLinks;
 }
 
 const actionsWithBody: ReadonlySet<Action> = new Set(['create', 'update', 'partial_update']);
@@ -120,6 +123,7 @@ export async function handleCollection(
     scope,
     fromPath,
     credentials: requestCredentials(runtime.credentials, request, reply, unrestricted(reader.database)),
+    links: runtime.links,
   };
   let result: ActionResult;
   try {

@@ -17,7 +17,7 @@ type Where = ExpressionBuilder<Tables, string>;
 
 const countQuery = (database: Database, source: ListSource, query: ListQuery) =>
   fromSelection(database, { ...source.selection, joins: [] })
-    .where((eb) => whereClause(database, source, query, eb))
+    .where((eb) => matching(database, source, query, eb))
     .select((eb) => eb.fn.countAll().as('count'));
 
 async function countRecords(database: Database, source: ListSource, query: ListQuery): Promise<number> {
@@ -32,7 +32,7 @@ async function countRecords(database: Database, source: ListSource, query: ListQ
 async function estimateRecords(database: Database, source: ListSource, query: ListQuery): Promise<number | undefined> {
   if (!storeDatabase(database).capabilities.estimatesRowCounts) return undefined;
   const [plan] = await fromSelection(database, { ...source.selection, joins: [] })
-    .where((eb) => whereClause(database, source, query, eb))
+    .where((eb) => matching(database, source, query, eb))
     .select(sql.lit(1).as('one'))
     .explain<{ 'QUERY PLAN': [{ Plan: { 'Plan Rows': number } }] }>('json');
   return plan?.['QUERY PLAN'][0].Plan['Plan Rows'];
@@ -71,7 +71,7 @@ const MATCHES = 'matches';
 
 /** The query's matching rows, unordered, and where their columns are named: the table, or its gathered matches. */
 function matchingRows(database: Database, source: ListSource, query: ListQuery, matches: number | undefined): { rows: RowQuery; selection: Selection; from: string } {
-  const where = (eb: Where) => whereClause(database, source, query, eb);
+  const where = (eb: Where) => matching(database, source, query, eb);
   if (!gatherMatches(database, query, matches)) {
     const { selection } = source;
     return { rows: selectColumns(database, fromSelection(database, selection), selection).where(where), selection, from: selection.table };
@@ -178,7 +178,7 @@ async function pageByKeyset(database: Database, source: ListSource, query: ListQ
   // The boundary of the next page needs the ordering values, whether or not the serializer shows them.
   const selection = withColumns(source.selection, order.map(({ field }) => field));
   let page = selectColumns(database, fromSelection(database, selection), selection).where((eb) => {
-    const conditions = [whereClause(database, source, query, eb)];
+    const conditions = [matching(database, source, query, eb)];
     if (keyset) {
       const [first] = order;
       // Implied by what follows, but an index can seek to it: without it both databases scan the
@@ -318,7 +318,11 @@ export async function findScopedRecord(
   return row && withBatches(database, selection, assembleRecord(row, selection));
 }
 
-function whereClause(database: Database, source: ListSource, query: ListQuery, eb: Where): Expression<SqlBool> {
+/** What selects a list's records: its filters, search terms and scope (not its ordering or page). */
+export type Matching = Pick<ListQuery, 'filters' | 'search' | 'scope'>;
+
+/** The condition a record meets to be in the list (and to be deleted by a DELETE of it: see deleteMatching). */
+export function matching(database: Database, source: ListSource, query: Matching, eb: Where): Expression<SqlBool> {
   const { table } = source.selection;
   const conditions = compileConditions(database, source.fields, table, [...query.filters, ...(query.scope ?? [])], eb, source.across);
   for (const term of query.search) {

@@ -8,18 +8,20 @@
  * key naming a row of a restricted table is read first, in one statement, for a request that may
  * not see every row of it (store/visibility.ts): a row it may not see is refused as a missing one is.
  */
-import { sql, type AliasedRawBuilder, type Compilable } from 'kysely';
+import { sql, type AliasedRawBuilder, type Compilable, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { cached } from '../core/cache.js';
 import { isPending, type MaybePromise } from '../core/maybe-promise.js';
-import type { RecordScope } from '../core/list-query.js';
+import type { ListSource, RecordScope } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
 import { clashDetails, RecordProtected, RecordRefused } from '../core/refused.js';
 import { keyOf, relatedReads, type Row, type Selection } from '../core/rows.js';
-import { storeDatabase, type Database } from './database.js';
-import { findScopedRecord } from './list.js';
+import { storeDatabase, type Database, type Tables } from './database.js';
+import { findScopedRecord, matching, type Matching } from './list.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
 import { visibleRow } from './filters.js';
 import { assembleRow, findRecord, fromSelection, recordExists, returnedColumns, selectColumns, toDriverValues, versionOf, withBatches, type RecordId, type RowQuery } from './records.js';
+
+type Where = ExpressionBuilder<Tables, string>;
 
 /** The caller's look at a record about to be written (permissions, preconditions): it throws to refuse the write. */
 /** A check of the row about to be written; `database`: the one the write runs in (its transaction, once it has one). */
@@ -277,24 +279,43 @@ export function updateRecord(
 }
 
 /**
- * The tables whose rows keep the record of `selection` named `key` from being deleted: the error's,
- * where the database names it (PostgreSQL, whose failed transaction allows no further read); else
- * read in the failed delete's own transaction (SQLite's survives the statement): each restricting
- * foreign key to the table that a row still holds for the record.
+ * The tables whose rows keep the records of `table` that `deleted` selects from being deleted: the
+ * error's, where the database names it (PostgreSQL, whose failed transaction allows no further
+ * read); else read in the failed delete's own transaction (SQLite's survives the statement): each
+ * restricting foreign key to the table that a row still holds for one of the records.
  */
-async function blockingTables(database: Database, selection: Selection, key: RecordId, named: readonly string[]): Promise<string[]> {
+async function blockingTables(database: Database, table: string, deleted: (eb: Where) => Expression<SqlBool>, named: readonly string[]): Promise<string[]> {
   if (named.length > 0) return [...named];
   const { db, capabilities } = storeDatabase(database);
   const restricting = (await capabilities.liveColumns(db)).filter(
-    ({ references }) => references?.table === selection.table && references.onDelete !== 'cascade' && references.onDelete !== 'set null',
+    ({ references }) => references?.table === table && references.onDelete !== 'cascade' && references.onDelete !== 'set null',
   );
   const blocking: string[] = [];
-  for (const { table, column } of restricting) {
-    const record = db.selectFrom(selection.table).select('id').where(keyOf(selection), '=', key);
-    const referring = await db.selectFrom(table).select(sql.lit(1).as('found')).where(column, 'in', record).limit(1).executeTakeFirst();
-    if (referring && !blocking.includes(table)) blocking.push(table);
+  for (const { table: referring, column } of restricting) {
+    const records = db.selectFrom(table).select(`${table}.id`).where(deleted);
+    const found = await db.selectFrom(referring).select(sql.lit(1).as('found')).where(column, 'in', records).limit(1).executeTakeFirst();
+    if (found && !blocking.includes(referring)) blocking.push(referring);
   }
   return blocking;
+}
+
+/** A DELETE's statement, refused by a restricting foreign key as RecordProtected naming the tables that still refer to its records. */
+async function deleting(database: Database, table: string, deleted: (eb: Where) => Expression<SqlBool>): Promise<bigint> {
+  try {
+    return (await storeDatabase(database).db.deleteFrom(table).where(deleted).executeTakeFirst()).numDeletedRows;
+  } catch (error) {
+    const named = database.stillReferenced(error);
+    if (named === undefined) throw error;
+    throw new RecordProtected(await blockingTables(database, table, deleted, named));
+  }
+}
+
+/**
+ * Every record the list query's filters, search and scope select, deleted by one `DELETE … WHERE`
+ * (a restricting foreign key refuses them all); how many were.
+ */
+export async function deleteMatching(database: Database, source: ListSource, query: Matching): Promise<number> {
+  return Number(await deleting(database, source.selection.table, (eb) => matching(database, source, query, eb)));
 }
 
 /**
@@ -309,15 +330,7 @@ export async function deleteRecord(
   check?: WriteCheck,
   scope?: RecordScope,
 ): Promise<boolean> {
-  const remove = async (database: Database) => {
-    try {
-      return (await storeDatabase(database).db.deleteFrom(selection.table).where(keyOf(selection), '=', id).executeTakeFirst()).numDeletedRows > 0n;
-    } catch (error) {
-      const named = database.stillReferenced(error);
-      if (named === undefined) throw error;
-      throw new RecordProtected(await blockingTables(database, selection, id, named));
-    }
-  };
+  const remove = async (database: Database) => (await deleting(database, selection.table, (eb) => eb(keyOf(selection), '=', id))) > 0n;
   if (!check && !scope) return remove(database);
   return inTransaction(
     database,

@@ -36,3 +36,43 @@ describe('CORS preflight', () => {
     }
   });
 });
+
+describe('CORS_ORIGINS with *', () => {
+  const preflight = (origin: string) => ({
+    headers: { origin, 'access-control-request-method': 'DELETE', 'access-control-request-headers': 'authorization' },
+  });
+
+  it('lets any origin read the API without credentials: never * beside Allow-Credentials, which browsers refuse', async () => {
+    api = await startApi({ CORS_ORIGINS: '*' });
+    const read = await api.request('GET', '/api/v1/', { headers: { origin: 'https://anywhere.example' } });
+    expect(read.headers['access-control-allow-origin']).toBe('*');
+    expect(read.headers['access-control-allow-credentials']).toBeUndefined();
+    const allowed = await api.request('OPTIONS', '/api/v1/articles/1/', preflight('https://anywhere.example'));
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers['access-control-allow-origin']).toBe('*');
+    expect(allowed.headers['access-control-allow-credentials']).toBeUndefined();
+    expect(String(allowed.headers['access-control-allow-methods'])).toContain('DELETE');
+  });
+
+  it('beside listed origins, echoes those with credentials and answers * without them to the rest', async () => {
+    api = await startApi({ CORS_ORIGINS: 'https://app.example, *' });
+    const listed = await api.request('GET', '/api/v1/', { headers: { origin: 'https://app.example' } });
+    expect(listed.headers['access-control-allow-origin']).toBe('https://app.example');
+    expect(listed.headers['access-control-allow-credentials']).toBe('true');
+    expect(String(listed.headers.vary)).toMatch(/Origin/i);
+    const other = await api.request('OPTIONS', '/api/v1/articles/', preflight('https://elsewhere.example'));
+    expect(other.status).toBe(204);
+    expect(other.headers['access-control-allow-origin']).toBe('*');
+    expect(other.headers['access-control-allow-credentials']).toBeUndefined();
+    expect(String(other.headers.vary)).toMatch(/Origin/i);
+  });
+
+  it('still sends credentials to the origins listed without *, and nothing to the others', async () => {
+    api = await startApi({ CORS_ORIGINS: 'https://app.example' });
+    const listed = await api.request('GET', '/api/v1/', { headers: { origin: 'https://app.example' } });
+    expect(listed.headers['access-control-allow-origin']).toBe('https://app.example');
+    expect(listed.headers['access-control-allow-credentials']).toBe('true');
+    const other = await api.request('GET', '/api/v1/', { headers: { origin: 'https://elsewhere.example' } });
+    expect(other.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});
