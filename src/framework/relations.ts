@@ -12,7 +12,7 @@ import { FieldError, fields, type Field, type JsonSchema, type Lookup } from '..
 import type { Across } from '../core/list-query.js';
 import { table, type Table } from '../core/model.js';
 import { RecordRefused } from '../core/refused.js';
-import type { Aggregate, Batch, Row, Selection } from '../core/rows.js';
+import { keyOf, type Aggregate, type Batch, type Row, type Selection } from '../core/rows.js';
 import type { Database } from '../store/database.js';
 import { idWhere, idsWhere, missingIds, replaceJoinRows, type JoinColumns } from '../store/join-rows.js';
 import { findRecord, type RecordId } from '../store/records.js';
@@ -291,7 +291,8 @@ async function writeLinked<T extends Row | undefined>(
         throw error;
       }
     }
-    return ((await findRecord(transaction, selection, id)) ?? row) as T;
+    // Read again by the selection's key: a collection's lookup field, where it has one.
+    return ((await findRecord(transaction, selection, row[keyOf(selection)] as RecordId)) ?? row) as T;
   });
 }
 

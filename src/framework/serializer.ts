@@ -52,7 +52,10 @@ export interface SerializerOptions {
    * relation names a serializer (see relations.ts); a many-to-many of ids is writable unless `readOnly`.
    */
   relations?: Record<string, Relation>;
-  /** Per-field rendering in place of the field's own (the stored value in, JSON out). */
+  /**
+   * Per-field rendering in place of the field's own: what was read for the field in (a stored value,
+   * the row a nested field names, a relation's ids or its related rows), JSON out.
+   */
   format?: Record<string, (stored: unknown, row: Row) => unknown>;
   /**
    * Whole-object validation, once every field is valid: `values` is the record as it would be
@@ -348,6 +351,7 @@ export class Serializer {
     const computed = this.computed[name];
     if (this.hidden.has(name)) return () => null;
     if (computed?.compute) return computed.compute;
+    if (format) return (row) => format(row[name], row);
     const slug = this.relations[name]?.slug;
     if (slug) return (row) => (row[name] as Row | null)?.[slug.field] ?? null;
     const listed = this.relations[name]?.serializer;
@@ -358,7 +362,6 @@ export class Serializer {
       return (row) => (row[name] as Row[]).map((related) => field.render(related[slugs.field]));
     }
     if (computed || this.relations[name]) return (row) => row[name];
-    if (format) return (row) => format(row[name], row);
     if (nested) return (row, context) => (row[name] ? nested.render(row[name] as Row, context) : null);
     const field = this.model.fields[name]!;
     return (row) => field.render(row[name]);
