@@ -451,7 +451,7 @@ export class Serializer {
 
   /** A relation's value from the body (its ids, slugs or slug); SKIPPED as parseField. */
   private parseRelation(input: Row, name: string, mode: WriteMode, context: WriteContext, details: ErrorDetails): unknown {
-    const { slug, slugs } = this.relations[name]!;
+    const { slug, slugs, maxItems } = this.relations[name]!;
     if (!this.sends(input, name)) {
       // A slug stands for its key: required where the key is, unless the key is sent itself.
       const key = slug && this.model.fields[slug.source]!;
@@ -459,7 +459,7 @@ export class Serializer {
       return SKIPPED;
     }
     if (slug) return this.parseValue({ ...slug.target.fields[slug.field]!, nullable: this.model.fields[slug.source]!.nullable }, input[name], context);
-    return slugs ? parseRelatedSlugs(slugs.target.fields[slugs.field]!, input[name]) : parseRelatedIds(input[name]);
+    return slugs ? parseRelatedSlugs(slugs.target.fields[slugs.field]!, input[name], maxItems) : parseRelatedIds(input[name], maxItems);
   }
 
   /** Whether an update must validate the record as a whole (its own `validate`, or the collection's: `also`). */

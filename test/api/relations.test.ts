@@ -185,6 +185,14 @@ describe("articles' tags (many-to-many)", () => {
   });
 });
 
+describe('a many-to-many bounded by maxItems', () => {
+  it('is declared from 1 to 1000 items (the default), or refused at once', () => {
+    for (const maxItems of [0, 1001, 2.5]) {
+      expect(() => relations.manyToMany(joinTable('articles', 'tags'), { maxItems })).toThrow(/maxItems from 1 to 1000/);
+    }
+  });
+});
+
 describe("users' articles (reverse)", () => {
   it('are the ids of the articles the user wrote, ascending, and read-only', async () => {
     const carol = await api.user('carol');
