@@ -13,8 +13,6 @@ export const MAX_BODY_BYTES = 1_048_576;
 const PAGE_SIZE = 20;
 const USER_COLUMNS = 'id, username, email, is_active, date_joined';
 const ARTICLE_COLUMNS = 'id, title, body, author_id, created_at';
-// A user's `articles` (the ids of the articles they wrote), in the statement that reads the user.
-const ARTICLE_IDS = "(SELECT string_agg(cast(articles.id as text), ',' ORDER BY articles.id) FROM articles WHERE articles.author_id = users.id) AS articles";
 const SQL = {
   // As Restfold's token lookup: the token is current while it carries its user's credential version,
   // or is the one a password change kept.
@@ -24,11 +22,11 @@ const SQL = {
     'AND (auth_tokens.credentials_version = users.credentials_version OR auth_tokens.key_hash = users.credentials_kept)',
   permission: 'SELECT 1 AS held FROM user_permissions WHERE user_id = $1 AND name = $2',
   activeCount: 'SELECT count(*) AS count FROM users WHERE is_active = $1',
-  activePage: `SELECT ${USER_COLUMNS}, ${ARTICLE_IDS} FROM users WHERE is_active = $1 ORDER BY date_joined DESC, id ASC LIMIT $2 OFFSET $3`,
-  user: `SELECT ${USER_COLUMNS}, ${ARTICLE_IDS} FROM users WHERE id = $1`,
+  activePage: `SELECT ${USER_COLUMNS} FROM users WHERE is_active = $1 ORDER BY date_joined DESC, id ASC LIMIT $2 OFFSET $3`,
+  user: `SELECT ${USER_COLUMNS} FROM users WHERE id = $1`,
   userExists: 'SELECT 1 AS found FROM users WHERE id = $1',
   // Only a superuser changes a superuser's record ($3: whether the requester is one); no e-mail ($1 null) changes nothing.
-  changeEmail: `UPDATE users SET email = COALESCE($1, email) WHERE id = $2 AND (NOT is_superuser OR $3) RETURNING ${USER_COLUMNS}, ${ARTICLE_IDS}`,
+  changeEmail: `UPDATE users SET email = COALESCE($1, email) WHERE id = $2 AND (NOT is_superuser OR $3) RETURNING ${USER_COLUMNS}`,
   // The new article with its author, in one statement.
   createArticle:
     `WITH article AS (INSERT INTO articles (title, body, author_id, created_at) VALUES ($1, $2, $3, $4) RETURNING ${ARTICLE_COLUMNS}) ` +
@@ -71,7 +69,6 @@ const userRecord = (row) => ({
   is_active: Boolean(row.is_active),
   date_joined: isoTime(row.date_joined),
   password: null,
-  articles: row.articles ? row.articles.split(',').map(Number) : [],
 });
 const articleRecord = (row) => ({
   id: Number(row.id),
@@ -80,8 +77,6 @@ const articleRecord = (row) => ({
   author: { id: Number(row.author_id), username: row.author_username },
   author_id: Number(row.author_id),
   created_at: isoTime(row.created_at),
-  // A new article's tags: none unless the body names some (the bench's never do).
-  tags: [],
 });
 const postRecord = (row) => ({
   id: Number(row.id),

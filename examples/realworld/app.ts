@@ -15,9 +15,11 @@ import {
   fields,
   isAuthenticated,
   isOwner,
+  joinTable,
   MalformedPathId,
   model,
   recordStore,
+  relations,
   Serializer,
   serializer,
   storeCondition,
@@ -36,13 +38,17 @@ import migrations from './migrations/index.js';
 
 /**
  * Conduit's user: the framework's, with a bio and an image, and an e-mail required and unique (users
- * log in with it). Its PUT /user changes the password with the token alone: no current password.
+ * log in with it), ignoring case too: Jake@x.org and jake@x.org are one mailbox, so one account. Its
+ * PUT /user changes the password with the token alone: no current password.
  */
 const ConduitUser = User.extend({
   bio: fields.text({ nullable: true }),
   image: fields.url({ nullable: true }),
   email: fields.email({ unique: true }),
-}, { currentPassword: false });
+}, {
+  currentPassword: false,
+  indexes: [{ name: 'users_email_ignoring_case_key', columns: ['email'], unique: true, ignoreCase: true }],
+});
 
 const Follow = model('follows', {
   id: fields.id(),
@@ -56,7 +62,6 @@ const Article = model('articles', {
   title: fields.string({ maxLength: 255 }),
   description: fields.text(),
   body: fields.text(),
-  tag_list: fields.json({ shape: 'array', default: () => [] }),
   author_id: fields.foreignKey('users'),
   created_at: fields.timestamp({ default: () => new Date() }),
   updated_at: fields.timestamp({ default: () => new Date() }),
@@ -78,6 +83,8 @@ const Comment = model('comments', {
 });
 
 const Tag = model('tags', { id: fields.id(), name: fields.string({ maxLength: 100, unique: true }) });
+/** Which tags each article has: the framework's join table `articles_tags` (article_id, tag_id). */
+const articleTags = joinTable('articles', 'tags');
 
 // ---- shared pieces ------------------------------------------------------------------------------
 
@@ -120,15 +127,29 @@ const slugify = (title: string): string =>
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-+|-+$/g, '') || 'article';
 
-/** Tags come back sorted and once each, whatever order they were sent in. */
-const sortedTags = (tags: unknown): string[] => (Array.isArray(tags) ? [...new Set(tags.map(String))].sort() : []);
+/** How many tags one article may have (Conduit's clients show a handful): a longer tagList is a 422 naming it. */
+const MAX_TAGS = 10;
 
 const tagRecord = serializer(Tag, { name: 'TagRecord', fields: ['id', 'name'] });
 
-/** Each tag of the article in the tags table, in the article's own transaction (GET /tags lists them). */
-async function recordTags(database: Database, tags: unknown): Promise<void> {
+/**
+ * A tag for each name the article's body sends that no tag has yet, so that the article's `tag_list`
+ * (which names tags, and refuses a name no tag has) can link it to them. Made before the article's
+ * write and apart from it: a tag a racing request made first is found rather than made twice, and
+ * one made for an article then refused is no article's, which GET /tags leaves out.
+ */
+async function makeTags(database: Database, names: unknown): Promise<void> {
+  if (!Array.isArray(names)) return;
   const store = recordStore(database, tagRecord, { name: 'tag' });
-  for (const name of sortedTags(tags)) if ((await store.list({ name }, ['id'])).length === 0) await store.create({ name });
+  const exists = async (name: unknown) => (await store.list({ name }, ['id'])).length > 0;
+  for (const name of names) {
+    if (await exists(name)) continue;
+    try {
+      await store.create({ name });
+    } catch (error) {
+      if (!(await exists(name))) throw error;
+    }
+  }
 }
 
 /**
@@ -153,9 +174,10 @@ const articleDeclaration = {
     favorited: computed.exists('favorites', 'article_id', { requestingUser: 'user_id' }),
     favorites_count: computed.count('favorites', 'article_id'),
   },
-  validate: ({ tag_list: tags }: Row) => {
-    if (Array.isArray(tags) && !tags.every((tag) => typeof tag === 'string' && tag !== '')) return { tag_list: ['Must be a list of tags (non-empty strings).'] };
-  },
+  // The article's tags by name, written as a list of names that replaces them (a name sent twice is one tag).
+  relations: { tag_list: relations.manyToMany(articleTags, { slug: { target: Tag, field: 'name' }, maxItems: MAX_TAGS }) },
+  // Read in the tags' id order; shown sorted by name, whatever order they were sent or made in.
+  format: { tag_list: (tags: unknown) => (tags as Row[]).map((tag) => String(tag.name)).sort() },
 };
 const articleSerializer = serializer(Article, articleDeclaration);
 /** Lists of articles leave out `body` (the spec's "Multiple Articles"). */
@@ -165,15 +187,20 @@ const slugRecord = serializer(Article, { name: 'ArticleSlug', fields: ['id', 'sl
 /** How many articles may share a title's slug before a new one with it is refused. */
 const SAME_TITLE_LIMIT = 100;
 
+/** Slugs no article may have: `GET /articles/feed` is the feed, so an article titled "Feed" is `feed-2`. */
+const RESERVED_SLUGS: ReadonlySet<string> = new Set(['feed']);
+
 /**
- * The title's slug, or `slug-2`, `slug-3`… when an article (other than `own`) has it: read through
- * the write's transaction, which the article's after-hooks open, so a slug seen free stays free.
+ * The title's slug, or `slug-2`, `slug-3`… when an article (other than `own`) has it or a path of the
+ * API's would shadow it. Read just before the write: of two articles racing for one slug, the later
+ * write is refused (422, the slug is unique) and its client sends it again.
  */
 async function freeSlug(database: Database, title: unknown, own?: unknown): Promise<string> {
   const store = recordStore(database, slugRecord, { name: 'article' });
   const base = slugify(String(title));
   for (let n = 1; n <= SAME_TITLE_LIMIT; n += 1) {
     const slug = n === 1 ? base : `${base}-${n}`;
+    if (RESERVED_SLUGS.has(slug)) continue;
     if ((await store.list({ slug }, ['id'])).every(({ id }) => String(id) === String(own))) return slug;
   }
   throw validationFailed({ title: [`More than ${SAME_TITLE_LIMIT} articles have this title.`] });
@@ -203,19 +230,18 @@ const articles = collection('articles', {
     destroy: [isOwner('author_id')],
   },
   hooks: {
-    // The slug is the title's, and follows it (the spec's endpoints page); the author is the caller.
-    beforeCreate: async ({ user, values, database }) => ({ author_id: user!.id, slug: await freeSlug(database, values.title), tag_list: sortedTags(values.tag_list) }),
-    beforeUpdate: async ({ values, existing, database }) => ({
-      updated_at: new Date(),
-      ...(values.title !== undefined && { slug: await freeSlug(database, values.title, existing.id) }),
-      ...(values.tag_list !== undefined && { tag_list: sortedTags(values.tag_list) }),
-    }),
-    // The values sent (an update without tags records none).
-    afterCreate: ({ database, values }) => recordTags(database, values.tag_list),
-    afterUpdate: ({ database, values }) => recordTags(database, values.tag_list),
+    // The slug is the title's, and follows it (the spec's endpoints page); the author is the caller; new tag names become tags.
+    beforeCreate: async ({ user, values, database }) => {
+      await makeTags(database, values.tag_list);
+      return { author_id: user!.id, slug: await freeSlug(database, values.title) };
+    },
+    beforeUpdate: async ({ values, existing, database }) => {
+      await makeTags(database, values.tag_list);
+      return { updated_at: new Date(), ...(values.title !== undefined && { slug: await freeSlug(database, values.title, existing.id) }) };
+    },
   },
   // ?tag=dragons&author=jake&favorited=jane; an unknown tag or user is an empty page.
-  filters: { tag: 'tag_list__has_element', author: 'author__username', favorited: 'favorites__user_id__username' },
+  filters: { tag: 'tag_list__name', author: 'author__username', favorited: 'favorites__user_id__username' },
   // Newest first, as every Conduit list: ids grow with time, and tie nothing.
   defaultOrdering: ['-id'],
   pagination: 'limit_offset',
@@ -343,6 +369,10 @@ const tags = collection('tags', {
   serializer: new TagNames(Tag, { fields: ['name'] }),
   builtInActions: ['list'],
   permissions: { list: [allowAny] },
+  // Tags some article has: one whose last article was deleted, or untagged, is not listed.
+  scope: () => [
+    storeCondition((eb, table) => eb.exists(eb.selectFrom('articles_tags').select('articles_tags.tag_id').whereRef('articles_tags.tag_id', '=', `${table}.id`))),
+  ],
   defaultOrdering: ['name'],
   pagination: 'limit_offset',
   pageSize: 1000,

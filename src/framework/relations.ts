@@ -44,6 +44,8 @@ export interface Relation {
   readonly across: Across;
   /** Set on a many-to-many: what a write replaces. */
   readonly through?: JoinTable;
+  /** Set on a many-to-many: the most ids (or slugs) one write may give. */
+  readonly maxItems?: number;
   /** Set on a slug: the key it shows and sets. */
   readonly slug?: SlugKey;
   /** Set on a many-to-many shown and written as a unique field of the records it links (their slugs). */
@@ -65,9 +67,14 @@ export interface SlugField {
   readonly field: string;
 }
 
-/** A many-to-many's rendering: RelationOptions', or `slug`: the linked records' unique field, shown and written in place of their ids. */
+/**
+ * A many-to-many's rendering: RelationOptions', or `slug`: the linked records' unique field, shown
+ * and written in place of their ids. `maxItems`: the most a write may give (MAX_RELATED_IDS at most,
+ * and by default), counted as sent.
+ */
 export interface ManyToManyOptions extends RelationOptions {
   readonly slug?: SlugField;
+  readonly maxItems?: number;
 }
 
 /** The field, which must be unique (as a field, or by a unique index of its own). */
@@ -96,9 +103,9 @@ export const relatedIdsSchema: JsonSchema = { type: 'array', items: relatedId.sc
 
 /** A relation's value in a record and a body: a list of ids, or the slug field's value (null too, when the key is nullable). */
 export function relationSchema(serializer: Serializer, name: string): JsonSchema {
-  const { slug, slugs } = serializer.relations[name]!;
-  if (slugs) return { ...relatedIdsSchema, items: slugs.target.fields[slugs.field]!.schema };
-  if (!slug) return relatedIdsSchema;
+  const { slug, slugs, maxItems = MAX_RELATED_IDS } = serializer.relations[name]!;
+  if (slugs) return { ...relatedIdsSchema, items: slugs.target.fields[slugs.field]!.schema, maxItems };
+  if (!slug) return { ...relatedIdsSchema, maxItems };
   const schema = slug.target.fields[slug.field]!.schema;
   return serializer.model.fields[slug.source]!.nullable ? { anyOf: [schema, { type: 'null' }] } : schema;
 }
@@ -146,19 +153,20 @@ export const relations = {
    * replacing the links. With `serializer` (of the target's model), those records rendered by it
    * instead, read-only (a second relation over the same join table may write the ids).
    */
-  manyToMany: (through: JoinTable, { serializer, slug }: ManyToManyOptions = {}): Relation => {
+  manyToMany: (through: JoinTable, { serializer, slug, maxItems = MAX_RELATED_IDS }: ManyToManyOptions = {}): Relation => {
     const across = { table: through.table, link: through.from, own: 'id', column: through.to };
     const links = { table: through.table, from: through.from, to: through.to };
+    if (!Number.isInteger(maxItems) || maxItems < 1 || maxItems > MAX_RELATED_IDS) throw new Error(`A many-to-many to ${through.target} takes maxItems from 1 to ${MAX_RELATED_IDS}.`);
     if (slug) {
       if (serializer) throw new Error(`A many-to-many to ${through.target} is rendered by a serializer or by a slug, not both.`);
       if (slug.target.table !== through.target) throw new Error(`A many-to-many to ${through.target} is rendered by a slug of ${slug.target.table}.`);
       const field = uniqueField(slug);
       const selection = { table: through.target, columns: ['id', slug.field], joins: [], ...(field.kind === 'bigint' && { int64: [slug.field] }) };
-      return { kind: 'many_to_many', across: { ...across, named: { table: through.target, field: slug.field } }, through, slugs: slug, batch: { table: through.target, selection, through: links } };
+      return { kind: 'many_to_many', across: { ...across, named: { table: through.target, field: slug.field } }, through, maxItems, slugs: slug, batch: { table: through.target, selection, through: links } };
     }
     const nested = nestedOf('many-to-many', through.target, serializer);
-    if (!nested) return { kind: 'many_to_many', aggregate: { kind: 'ids', table: through.table, via: through.from, column: through.to }, across, through };
-    return { kind: 'many_to_many', across, through, serializer: nested, batch: { table: through.target, selection: nested.selection, through: links } };
+    if (!nested) return { kind: 'many_to_many', aggregate: { kind: 'ids', table: through.table, via: through.from, column: through.to }, across, through, maxItems };
+    return { kind: 'many_to_many', across, through, maxItems, serializer: nested, batch: { table: through.target, selection: nested.selection, through: links } };
   },
   /**
    * The foreign key `source` shown as the `field` of the record it names, and written by it (DRF's
@@ -171,10 +179,10 @@ export const relations = {
   },
 };
 
-/** A body's list of related ids → the ids, each once, in the order sent; throws FieldError. */
-export function parseRelatedIds(value: unknown): RecordId[] {
+/** A body's list of related ids (at most `max`) → the ids, each once, in the order sent; throws FieldError. */
+export function parseRelatedIds(value: unknown, max = MAX_RELATED_IDS): RecordId[] {
   if (!Array.isArray(value)) throw new FieldError('Expected a list of ids.');
-  if (value.length > MAX_RELATED_IDS) throw new FieldError(`Give at most ${MAX_RELATED_IDS} ids.`);
+  if (value.length > max) throw new FieldError(`Give at most ${max} ids.`);
   const ids = value.map((id) => {
     if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw new FieldError(`Expected a list of ids; ${JSON.stringify(id) ?? 'undefined'} is no id.`);
     return id;
@@ -182,10 +190,10 @@ export function parseRelatedIds(value: unknown): RecordId[] {
   return [...new Set(ids)];
 }
 
-/** A body's list of slugs → each parsed by `field`, once each, in the order sent; throws FieldError naming what is no slug. */
-export async function parseRelatedSlugs(field: Field, value: unknown): Promise<unknown[]> {
+/** A body's list of slugs (at most `max`) → each parsed by `field`, once each, in the order sent; throws FieldError naming what is no slug. */
+export async function parseRelatedSlugs(field: Field, value: unknown, max = MAX_RELATED_IDS): Promise<unknown[]> {
   if (!Array.isArray(value)) throw new FieldError('Expected a list.');
-  if (value.length > MAX_RELATED_IDS) throw new FieldError(`Give at most ${MAX_RELATED_IDS}.`);
+  if (value.length > max) throw new FieldError(`Give at most ${max}.`);
   const parsed = new Map<string, unknown>();
   for (const item of value) {
     try {

@@ -52,7 +52,10 @@ export interface SerializerOptions {
    * relation names a serializer (see relations.ts); a many-to-many of ids is writable unless `readOnly`.
    */
   relations?: Record<string, Relation>;
-  /** Per-field rendering in place of the field's own (the stored value in, JSON out). */
+  /**
+   * Per-field rendering in place of the field's own: what was read for the field in (a stored value,
+   * the row a nested field names, a relation's ids or its related rows), JSON out.
+   */
   format?: Record<string, (stored: unknown, row: Row) => unknown>;
   /**
    * Whole-object validation, once every field is valid: `values` is the record as it would be
@@ -352,6 +355,7 @@ export class Serializer {
       const { table } = this.model;
       return (row, { request, links }) => (request && links ? links.recordUrl(request, table, row) : null);
     }
+    if (format) return (row) => format(row[name], row);
     const slug = this.relations[name]?.slug;
     if (slug) return (row) => (row[name] as Row | null)?.[slug.field] ?? null;
     const listed = this.relations[name]?.serializer;
@@ -362,7 +366,6 @@ export class Serializer {
       return (row) => (row[name] as Row[]).map((related) => field.render(related[slugs.field]));
     }
     if (computed || this.relations[name]) return (row) => row[name];
-    if (format) return (row) => format(row[name], row);
     if (nested) return (row, context) => (row[name] ? nested.render(row[name] as Row, context) : null);
     const field = this.model.fields[name]!;
     return (row) => field.render(row[name]);
@@ -452,7 +455,7 @@ export class Serializer {
 
   /** A relation's value from the body (its ids, slugs or slug); SKIPPED as parseField. */
   private parseRelation(input: Row, name: string, mode: WriteMode, context: WriteContext, details: ErrorDetails): unknown {
-    const { slug, slugs } = this.relations[name]!;
+    const { slug, slugs, maxItems } = this.relations[name]!;
     if (!this.sends(input, name)) {
       // A slug stands for its key: required where the key is, unless the key is sent itself.
       const key = slug && this.model.fields[slug.source]!;
@@ -460,7 +463,7 @@ export class Serializer {
       return SKIPPED;
     }
     if (slug) return this.parseValue({ ...slug.target.fields[slug.field]!, nullable: this.model.fields[slug.source]!.nullable }, input[name], context);
-    return slugs ? parseRelatedSlugs(slugs.target.fields[slugs.field]!, input[name]) : parseRelatedIds(input[name]);
+    return slugs ? parseRelatedSlugs(slugs.target.fields[slugs.field]!, input[name], maxItems) : parseRelatedIds(input[name], maxItems);
   }
 
   /** Whether an update must validate the record as a whole (its own `validate`, or the collection's: `also`). */

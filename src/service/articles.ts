@@ -1,4 +1,4 @@
-/** The `articles` collection: written by users, shown with a nested author and filed under tags. */
+/** The `articles` collection: written by users, shown with a nested author. */
 import {
   anyOf,
   collection,
@@ -6,9 +6,7 @@ import {
   hasPermission,
   isAuthenticated,
   isOwner,
-  joinTable,
   model,
-  relations,
   serializer,
 } from '../framework/index.js';
 import { userSummarySerializer } from './users.js';
@@ -26,14 +24,12 @@ const authorOr = (permission: string) => [anyOf(hasPermission(permission), isOwn
 
 export const articles = collection('articles', {
   serializer: serializer(Article, {
-    fields: ['id', 'title', 'body', 'author', 'author_id', 'tags', 'created_at'],
+    fields: ['id', 'title', 'body', 'author', 'author_id', 'created_at'],
     readOnly: ['id', 'created_at'],
     search: ['title', 'body'],
     nested: { author: { source: 'author_id', serializer: userSummarySerializer } },
-    // Written and shown as the tags' ids; the join table articles_tags is the framework's.
-    relations: { tags: relations.manyToMany(joinTable('articles', 'tags')) },
   }),
-  filterFields: ['author_id', 'author__username', 'tags', 'title', 'created_at'],
+  filterFields: ['author_id', 'title', 'created_at'],
   orderingFields: ['created_at', 'title'],
   bulkCreate: { max: 100 },
   countModes: ['estimated', 'none'],

@@ -1,4 +1,7 @@
-/** The `tags` collection: names articles are filed under (their `tags`, a many-to-many). */
+/**
+ * The `tags` collection: unique names, an addition beside the contract's users and articles that links
+ * to neither (no record of theirs changes: docs/contract.md, the example service's collections).
+ */
 import { collection, fields, hasPermission, isAuthenticated, model, serializer } from '../framework/index.js';
 
 export const Tag = model('tags', {
@@ -10,7 +13,7 @@ export const tags = collection('tags', {
   serializer: serializer(Tag, { fields: ['id', 'name'], readOnly: ['id'], search: ['name'] }),
   filterFields: ['name'],
   orderingFields: ['name'],
-  // Anyone who writes articles may add a tag for them; renaming or removing one changes every article filed under it.
+  // Any signed-in user may add a tag; renaming or removing one, which others may use, takes a permission.
   permissions: {
     list: [isAuthenticated],
     retrieve: [isAuthenticated],

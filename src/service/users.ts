@@ -1,13 +1,11 @@
 /** The `users` collection: the accounts themselves, over the framework's User model. */
-import { User, anyOf, collection, hasPermission, isAuthenticated, isOwner, relations, serializer } from '../framework/index.js';
+import { User, anyOf, collection, hasPermission, isAuthenticated, isOwner, serializer } from '../framework/index.js';
 
 export const userSerializer = serializer(User, {
-  fields: ['id', 'username', 'email', 'is_active', 'date_joined', 'password', 'articles'],
+  fields: ['id', 'username', 'email', 'is_active', 'date_joined', 'password'],
   readOnly: ['id', 'date_joined'],
   hidden: ['password'],
   search: ['username', 'email'],
-  // The ids of the articles the user wrote (read-only: an article names its author).
-  relations: { articles: relations.reverse('articles', 'author_id') },
 });
 
 /** What other records show of a user. */

@@ -102,7 +102,7 @@ describe('users: an own password change sends current_password', () => {
   it('with the right current_password answers 200 (PATCH and PUT); current_password is never rendered or stored', async () => {
     const patch = await api.request('PATCH', userUrl(alice), { token: alice.token, body: { password: NEW_PASSWORD, current_password: PASSWORD } });
     expectStatus(patch, 200);
-    expect(Object.keys(patch.json)).toEqual(['id', 'username', 'email', 'is_active', 'date_joined', 'password', 'articles']);
+    expect(Object.keys(patch.json)).toEqual(['id', 'username', 'email', 'is_active', 'date_joined', 'password']);
     expect(patch.body).not.toContain(PASSWORD);
     expect(await canLogIn('alice', NEW_PASSWORD)).toBe(true);
     const put = await api.request('PUT', userUrl(alice), {

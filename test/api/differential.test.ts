@@ -11,7 +11,6 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
-import { Article } from '../../src/service/articles.js';
 import { users } from '../../src/service/users.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
@@ -60,8 +59,7 @@ const items = collection('items', {
   maxPageSize: 7,
 });
 
-// The users' reverse relation `articles` reads the articles table.
-const app = withGeneratedMigrations(defineApp({ collections: [users, notes, items], models: [Article] }));
+const app = withGeneratedMigrations(defineApp({ collections: [users, notes, items] }));
 
 // ---------------------------------------------------------------------------
 // The model: records are plain objects, values as the API renders them.

@@ -204,6 +204,13 @@ describe('operations Conduit does not have', () => {
     expect(paths['/api/profiles']).toBeUndefined();
     expect(Object.keys(paths['/api/articles/{parent}/comments'].post.responses)).toContain('200');
   });
+
+  it('documents tagList as at most 10 tag names', async () => {
+    const { schemas } = (await call('GET', '/schema')).json.components;
+    for (const name of ['Article', 'ArticleListItem', 'ArticleCreate', 'ArticlePartialUpdate']) {
+      expect(schemas[name].properties.tagList, name).toStrictEqual({ type: 'array', items: { type: 'string', maxLength: 100, minLength: 1 }, maxItems: 10 });
+    }
+  });
 });
 
 describe('tags', () => {

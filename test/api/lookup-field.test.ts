@@ -35,6 +35,17 @@ const shelves = serializer(Shelf, {
   computed: { entry_count: computed.count(shelfEntries.table, shelfEntries.from) },
 });
 
+const Topic = model('kb_topics', { id: fields.id(), name: fields.string({ maxLength: 40, unique: true }) });
+/** The same entries, filed under topics by id and by name. */
+const filed = serializer(Entry, {
+  name: 'FiledEntry',
+  fields: ['id', 'slug', 'title', 'topics', 'topic_names'],
+  relations: {
+    topics: relations.manyToMany(joinTable('kb_entries', 'kb_topics')),
+    topic_names: relations.manyToMany(joinTable('kb_entries', 'kb_topics'), { slug: { target: Topic, field: 'name' } }),
+  },
+});
+
 const app = withGeneratedMigrations(
   defineApp({
     collections: [
@@ -49,6 +60,8 @@ const app = withGeneratedMigrations(
       }),
       collection('kb-shelves', { serializer: shelves, lookupField: 'slug' }),
       collection('kb-tags', { serializer: serializer(Tag, { fields: ['id', 'name'] }), lookupField: 'slug', scope: () => ({ hidden: false }) }),
+      collection('kb-filed', { serializer: filed, lookupField: 'slug' }),
+      collection('kb-topics', { serializer: serializer(Topic, { fields: ['id', 'name'] }) }),
     ],
   }),
 );
@@ -186,6 +199,21 @@ describe('a collection looked up by slug', () => {
     await create({ slug: 'titled', title: 'Titled' });
     const page = await served.api.request('GET', '/api/v1/kb/titled/', { token: served.user.token, headers: { Accept: 'text/html' } });
     expect(page.body).toContain('<title>kb titled');
+  });
+});
+
+describe('relations of a collection looked up by slug', () => {
+  it('answer a create and an update with the links they wrote, by id and by name', async () => {
+    const send = (method: string, url: string, body?: unknown) => served.api.request(method, url, { token: served.user.token, body });
+    const [news, sport] = [(await send('POST', '/api/v1/kb-topics/', { name: 'news' })).json, (await send('POST', '/api/v1/kb-topics/', { name: 'sport' })).json];
+    const created = await send('POST', '/api/v1/kb-filed/', { slug: 'filed', title: 'Filed', topics: [news.id] });
+    expect(created.status).toBe(201);
+    expect(created.json).toMatchObject({ topics: [news.id], topic_names: ['news'] });
+    const renamed = await send('PATCH', '/api/v1/kb-filed/filed/', { topic_names: ['sport'] });
+    expect(renamed.json).toMatchObject({ topics: [sport.id], topic_names: ['sport'] });
+    const moved = await send('PATCH', '/api/v1/kb-filed/filed/', { slug: 'moved', topics: [news.id, sport.id] });
+    expect(moved.json).toMatchObject({ slug: 'moved', topics: [news.id, sport.id], topic_names: ['news', 'sport'] });
+    expect((await send('GET', '/api/v1/kb-filed/moved/')).json).toEqual(moved.json);
   });
 });
 

@@ -306,7 +306,7 @@ describe('every operation, answered as the document says', () => {
     await call('get', detail, url, { user: writer });
   });
 
-  it('the tags collection, and an article filed under tags', async () => {
+  it('the tags collection', async () => {
     const list = '/api/v1/tags/';
     const detail = '/api/v1/tags/{id}/';
     const created = await call('post', list, list, { user: writer, body: { name: 'dragons' } });
@@ -320,11 +320,6 @@ describe('every operation, answered as the document says', () => {
     await call('put', detail, url, { user: writer, body: { name: 'drakes' } });
     await call('patch', detail, url, { user: admin, body: { name: 'drakes' } });
     await call('patch', detail, url, { user: admin, body: { name: '' } });
-    const articles = '/api/v1/articles/';
-    const filed = await call('post', articles, articles, { user: writer, body: { title: 'Tagged', tags: [created.json.id] } });
-    expect(filed.json.tags).toEqual([created.json.id]);
-    await call('post', articles, articles, { user: writer, body: { title: 'Badly tagged', tags: [999_999] } });
-    await call('get', articles, `${articles}?tags=${created.json.id}&author__username=${writer.username}`, { user: writer });
     await call('delete', detail, url, { user: writer });
     await call('delete', detail, url, { user: admin });
   });

@@ -1,11 +1,45 @@
 /**
- * Relations of the example service, through HTTP: articles' `tags` (a many-to-many through the
- * framework's join table, written and shown as tag ids, filtered by tag), users' `articles` (a
- * reverse relation, read-only), and a filter across the nested author (`author__username`).
+ * Relations through HTTP, in a test app over the example service's tables (whose own records show
+ * none: the contract fixes them): articles filed under tags (`tags`, a many-to-many through the
+ * framework's join table, written and shown as tag ids, filtered by tag), users listing their
+ * articles (`articles`, a reverse relation, read-only), and a filter across the nested author
+ * (`author__username`).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { User, anyOf, collection, defineApp, hasPermission, isAuthenticated, isOwner, joinTable, relations, serializer } from '../../src/framework/index.js';
+import service from '../../src/service/app.js';
+import { Article } from '../../src/service/articles.js';
+import { tags } from '../../src/service/tags.js';
+import { userSummarySerializer } from '../../src/service/users.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
+import { withGeneratedMigrations } from '../support/migrations.js';
 import { recording } from '../support/statements.js';
+
+const authorOr = (permission: string) => [anyOf(hasPermission(permission), isOwner('author_id'))];
+const filedUnderTags = collection('articles', {
+  serializer: serializer(Article, {
+    fields: ['id', 'title', 'body', 'author', 'author_id', 'tags', 'created_at'],
+    readOnly: ['id', 'created_at'],
+    search: ['title', 'body'],
+    nested: { author: { source: 'author_id', serializer: userSummarySerializer } },
+    relations: { tags: relations.manyToMany(joinTable('articles', 'tags')) },
+  }),
+  filterFields: ['author_id', 'author__username', 'tags', 'title'],
+  orderingFields: ['title'],
+  bulkCreate: { max: 100 },
+  permissions: { create: [isAuthenticated], update: authorOr('articles.change'), partial_update: authorOr('articles.change'), destroy: authorOr('articles.delete') },
+});
+const listingTheirArticles = collection('users', {
+  serializer: serializer(User, {
+    fields: ['id', 'username', 'email', 'is_active', 'date_joined', 'password', 'articles'],
+    readOnly: ['id', 'date_joined'],
+    hidden: ['password'],
+    relations: { articles: relations.reverse('articles', 'author_id') },
+  }),
+  filterFields: ['username'],
+  permissions: { partial_update: [anyOf(hasPermission('users.change'), isOwner('id'))] },
+});
+const app = withGeneratedMigrations(defineApp({ ...service, collections: [listingTheirArticles, filedUnderTags, tags] }));
 
 let api: TestApi;
 let alice: TestUser;
@@ -14,7 +48,7 @@ const sent: string[] = [];
 let tagCount = 0;
 
 beforeAll(async () => {
-  api = await startApi({}, undefined, { appDatabase: recording(sent) });
+  api = await startApi({}, app, { appDatabase: recording(sent) });
   alice = await api.user('alice');
   bob = await api.user('bob');
 });
@@ -147,6 +181,14 @@ describe("articles' tags (many-to-many)", () => {
       const reply = await api.request('GET', `/api/v1/articles/?${query}`, { token: bob.token });
       expect(reply.status, query).toBe(400);
       expect(Object.keys(reply.json.details)).toEqual([field]);
+    }
+  });
+});
+
+describe('a many-to-many bounded by maxItems', () => {
+  it('is declared from 1 to 1000 items (the default), or refused at once', () => {
+    for (const maxItems of [0, 1001, 2.5]) {
+      expect(() => relations.manyToMany(joinTable('articles', 'tags'), { maxItems })).toThrow(/maxItems from 1 to 1000/);
     }
   });
 });

@@ -70,9 +70,9 @@ describe('upgrading a database made by the hand-written migrations of Restfold 0
 
     const applied = await migrateApp(database, service);
 
-    expect(applied).toEqual(['0002_posts_published_default', '0003_tags']);
+    expect(applied).toEqual(['0002_posts_published_default', '0003_tags', '0004_articles_without_tags']);
     expect(await migrated(database, 'restfold')).toEqual(['0001_initial']);
-    expect(await migrated(database, 'app')).toEqual(['0001_initial', '0002_posts_published_default', '0003_tags']);
+    expect(await migrated(database, 'app')).toEqual(['0001_initial', '0002_posts_published_default', '0003_tags', '0004_articles_without_tags']);
     expect(await everyRow(database)).toEqual(before);
     expect(await declaredSchemaDifferences(database, service)).toEqual([]);
     expect(await migrateApp(database, service)).toEqual([]);

@@ -191,6 +191,47 @@ describe('a user model, credentials, a singleton (token auth)', () => {
   });
 });
 
+describe("a user model's own indexes (User.extend's indexes)", () => {
+  // Declared first, kept by the later extend: an e-mail unique ignoring case, as usernames are.
+  const Subscriber = User.extend(
+    { email: fields.email({ unique: true }) },
+    { indexes: [{ name: 'users_email_ignoring_case_key', columns: ['email'], unique: true, ignoreCase: true }] },
+  ).extend({ bio: fields.text({ nullable: true }) });
+  const subscribers = collection('subscribers', {
+    serializer: serializer(Subscriber, { fields: ['id', 'username', 'email', 'bio', 'password'], writeOnly: ['password'] }),
+    permissions: { list: [isAuthenticated], create: [allowAny] },
+  });
+  const indexed = withGeneratedMigrations(defineApp({ collections: [subscribers], userModel: Subscriber }));
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startApi({}, indexed);
+  });
+  afterAll(() => api.close());
+
+  it('are made by the app\'s migration beside the framework\'s, and the database matches them', async () => {
+    expect(planMigration(appState(indexed), {}, {}, appBaseline(indexed)).changes).toStrictEqual([
+      'alter column users.email',
+      'add column users.bio',
+      'create index users_email_ignoring_case_key on users',
+    ]);
+    expect(await declaredSchemaDifferences(api.database, indexed)).toStrictEqual([]);
+  });
+
+  it('hold over HTTP: an e-mail taken in another case is refused, 400 naming it, nothing stored', async () => {
+    const register = (username: string, email: string) =>
+      api.request('POST', '/api/v1/subscribers/', { body: { username, email, password: 'a-long-password-1' } });
+    expect((await register('first', 'Same.Box@example.org')).status).toBe(201);
+    for (const email of ['same.box@example.org', 'SAME.BOX@EXAMPLE.ORG']) {
+      const taken = await register('second', email);
+      expect(taken.status, email).toBe(400);
+      expect(Object.keys(taken.json.details)).toStrictEqual(['email']);
+    }
+    const reader = await api.user('reader');
+    const listed = await api.request('GET', '/api/v1/subscribers/', { token: reader.token });
+    expect(listed.json.results.map((record: { username: string }) => record.username).sort()).toStrictEqual(['first', 'reader']);
+  });
+});
+
 describe('credentials.check under THROTTLE_LOGIN', () => {
   let api: TestApi;
   beforeAll(async () => {

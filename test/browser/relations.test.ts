@@ -1,7 +1,7 @@
 /**
- * The browsable form's input for a many-to-many written by slug, in a real headless Chromium: the
- * slugs typed comma-separated, sent as a JSON list of strings, shown back in the edit form; an
- * unknown slug answered with the API's error, nothing stored. (The ids input is in browsable.test.ts.)
+ * The browsable form's inputs for a many-to-many, in a real headless Chromium: ids or slugs typed
+ * comma-separated, sent as a JSON list of numbers or of strings, shown back in the edit form; what
+ * is no id answered with the API's error, and an unknown slug too, nothing stored.
  */
 import { expect, it } from 'vitest';
 import { collection, defineApp, fields, joinTable, model, relations, serializer } from '../../src/framework/index.js';
@@ -21,6 +21,10 @@ const app = withGeneratedMigrations(
           relations: { labels: relations.manyToMany(cardLabels, { slug: { target: Label, field: 'name' } }) },
         }),
       }),
+      // The same cards with their labels written by id (two writable relations over one join table would each replace the links).
+      collection('numbered-cards', {
+        serializer: serializer(Card, { name: 'NumberedCard', fields: ['id', 'title', 'label_ids'], relations: { label_ids: relations.manyToMany(cardLabels) } }),
+      }),
       collection('labels', { serializer: serializer(Label, { fields: ['id', 'name'] }) }),
     ],
   }),
@@ -32,6 +36,7 @@ const served = servedToChromium(app, async (api, token) => {
 
 const shown = () => shownBody(served.page);
 const labels = () => served.page.locator('.record-form input[name=labels]');
+const labelIds = () => served.page.locator('.record-form input[name=label_ids]');
 
 it("sets a card's labels by name through the form, and shows them in the edit form", async () => {
   await served.page.goto(`${served.base}/api/v1/cards/`);
@@ -54,4 +59,24 @@ it('answers an unknown label with the API error and stores nothing', async () =>
   const { token } = await served.api.user('bob');
   const stored = await served.api.request('GET', '/api/v1/cards/', { token });
   expect(stored.json.results.map((card: { title: string }) => card.title)).toEqual(['Ship it']);
+});
+
+it("sets a card's labels through the form as comma-separated ids, and shows them in the edit form", async () => {
+  const { token } = await served.api.user('carol');
+  const ids: number[] = (await served.api.request('GET', '/api/v1/labels/?ordering=id', { token })).json.results.map((label: { id: number }) => label.id);
+  await served.page.goto(`${served.base}/api/v1/numbered-cards/`);
+  expect(await labelIds().getAttribute('data-kind')).toBe('ids');
+
+  await served.page.fill('.record-form [name=title]', 'By number');
+  await labelIds().fill(`${ids[1]}, ${ids[0]}`);
+  await Promise.all([served.page.waitForURL(/\/api\/v1\/numbered-cards\/\d+\/$/), served.page.click('.record-form button[data-method=POST]')]);
+  expect(await shown()).toMatchObject({ title: 'By number', label_ids: ids });
+  const card = await served.api.request('GET', `/api/v1/cards/${(await shown()).id}/`, { token });
+  expect(card.json.labels).toEqual(['urgent', 'later']);
+  expect(await labelIds().inputValue()).toBe(ids.join(', '));
+
+  await labelIds().fill('urgent');
+  await served.page.click('.record-form button[data-method=PATCH]');
+  await expect.poll(() => served.page.locator('#result').textContent()).toContain('HTTP 400');
+  expect(await served.page.locator('#result').textContent()).toContain('"label_ids"');
 });

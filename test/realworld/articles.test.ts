@@ -93,6 +93,46 @@ describe('POST /articles (CreateArticle)', () => {
   it('is 401 without a token', async () => {
     expectStatus(await call('POST', '/articles', { body: { article: { title: 'Anonymous', description: 'd', body: 'b' } } }), 401);
   });
+
+  it('serves an article titled "Feed" at its own slug, which GET /articles/feed (the feed) cannot shadow', async () => {
+    const author = await register(call, 'slugwriter');
+    const reader = await register(call, 'slugreader');
+    const article = await createArticle(call, author, { title: 'Feed' });
+    expect(article.slug).not.toBe('feed');
+    expect(article.slug).toMatch(/^feed/);
+    expect(expectArticle(await call('GET', `/articles/${article.slug}`))).toStrictEqual(article);
+    // The feed is still the feed: reader follows no one.
+    expect(expectArticles(await call('GET', '/articles/feed', { token: reader.token }))).toStrictEqual({ articles: [], articlesCount: 0 });
+    // Retitled "feed!", another article gets a slug of its own too.
+    const other = await createArticle(call, author, { title: 'Not the feed' });
+    const renamed = expectArticle(await call('PUT', `/articles/${other.slug}`, { token: author.token, body: { article: { title: 'feed!' } } }));
+    expect(renamed.slug).not.toBe('feed');
+    expect(expectArticle(await call('GET', `/articles/${renamed.slug}`)).title).toBe('feed!');
+    expectStatus(await call('POST', `/articles/${renamed.slug}/favorite`, { token: reader.token }), 200);
+  });
+});
+
+describe("an article's tags (tagList), at most 10", () => {
+  const tags = (n: number, prefix = 'bound') => Array.from({ length: n }, (_, index) => `${prefix}-${index}`);
+
+  it('takes 10 tags; 11 is 422 naming tagList, and nothing is stored', async () => {
+    const author = await register(call, 'boundtagger');
+    expect((await createArticle(call, author, { title: 'Ten tags', tagList: tags(10) })).tagList).toStrictEqual(tagOrder(tags(10)));
+    const refused = { title: 'Eleven tags', description: 'd', body: 'b', tagList: tags(11, 'eleven') };
+    expectErrors(await call('POST', '/articles', { token: author.token, body: { article: refused } }), /tagList.*10/);
+    expect(expectArticles(await call('GET', '/articles?author=boundtagger')).articlesCount).toBe(1);
+    expect(expectTags(await call('GET', '/tags'))).not.toContain('eleven-0');
+  });
+
+  it('refuses a list of 60 000 tags whole, on create and on update: 422 naming tagList, the article unchanged', async () => {
+    const author = await register(call, 'floodtagger');
+    const flood = tags(60_000, 'flood');
+    expectErrors(await call('POST', '/articles', { token: author.token, body: { article: { title: 'Flooded', description: 'd', body: 'b', tagList: flood } } }), /tagList.*10/);
+    const article = await createArticle(call, author, { title: 'Kept tags', tagList: ['kept'] });
+    expectErrors(await call('PUT', `/articles/${article.slug}`, { token: author.token, body: { article: { tagList: flood } } }), /tagList.*10/);
+    expect(expectArticle(await call('GET', `/articles/${article.slug}`))).toStrictEqual(article);
+    expect(expectArticles(await call('GET', '/articles?author=floodtagger')).articlesCount).toBe(1);
+  });
 });
 
 describe('GET /articles/{slug} (GetArticle)', () => {
@@ -341,6 +381,24 @@ describe('POST and DELETE /articles/{slug}/favorite (CreateArticleFavorite, Dele
 });
 
 describe('GET /tags (GetTags)', () => {
+  it('lists only the tags some article has: not those its articles dropped, nor those of deleted articles', async () => {
+    const author = await register(call, 'tagdropper');
+    const kept = await createArticle(call, author, { title: 'Keeps one', tagList: ['pop-shared', 'pop-kept'] });
+    const changed = await createArticle(call, author, { title: 'Drops one', tagList: ['pop-shared', 'pop-dropped'] });
+    const deleted = await createArticle(call, author, { title: 'Goes away', tagList: ['pop-shared', 'pop-deleted'] });
+    const popular = async () => expectTags(await call('GET', '/tags')).filter((tag) => tag.startsWith('pop-')).sort();
+    expect(await popular()).toStrictEqual(['pop-deleted', 'pop-dropped', 'pop-kept', 'pop-shared']);
+
+    expectArticle(await call('PUT', `/articles/${changed.slug}`, { token: author.token, body: { article: { tagList: ['pop-shared'] } } }));
+    expectStatus(await call('DELETE', `/articles/${deleted.slug}`, { token: author.token }), 204);
+    expect(await popular()).toStrictEqual(['pop-kept', 'pop-shared']);
+    expect(expectArticles(await call('GET', '/articles?tag=pop-dropped')).articlesCount).toBe(0);
+
+    // A tag in use again is listed again.
+    expectArticle(await call('PUT', `/articles/${kept.slug}`, { token: author.token, body: { article: { tagList: ['pop-kept', 'pop-dropped'] } } }));
+    expect(await popular()).toStrictEqual(['pop-dropped', 'pop-kept', 'pop-shared']);
+  });
+
   it('lists every tag in use once, to anyone', async () => {
     const author = await register(call, 'tagger');
     await createArticle(call, author, { title: 'Tagged one', tagList: ['tags-alpha', 'tags-beta'] });

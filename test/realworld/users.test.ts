@@ -41,6 +41,19 @@ describe('POST /users (CreateUser)', () => {
     expectUser(await call('POST', '/users/login', { body: { user: { email: first.email, password: first.password } } }));
   });
 
+  it('refuses an email another account has in another case (one mailbox, one account): 422 naming it', async () => {
+    const first = await register(call, 'mailbox');
+    for (const email of [first.email.toUpperCase(), 'Mailbox@Example.com']) {
+      expectErrors(await call('POST', '/users', { body: { user: { username: `other-${email.length}`, email, password: 'a-password-1' } } }), /email/i);
+    }
+    const other = await register(call, 'notmailbox');
+    expectErrors(await call('PUT', '/user', { token: other.token, body: { user: { email: 'MAILBOX@example.com' } } }), /email/i);
+    expect(expectUser(await call('GET', '/user', { token: other.token })).email).toBe(other.email);
+    // The account keeps its own address, and may change its case.
+    expect(expectUser(await call('PUT', '/user', { token: first.token, body: { user: { email: 'MailBox@example.com' } } })).email).toBe('MailBox@example.com');
+    expectUser(await call('POST', '/users/login', { body: { user: { email: 'MailBox@example.com', password: first.password } } }));
+  });
+
   it('refuses a body without the "user" wrapper, and one that is not JSON: 422', async () => {
     expectErrors(await call('POST', '/users', { body: { username: 'bare', email: 'bare@example.com', password: 'a-password-1' } }));
     expectErrors(await call('POST', '/users', { body: '{"user": {' }));

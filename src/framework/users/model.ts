@@ -6,6 +6,7 @@
  * passed to defineApp as `userModel`; its migrations then alter the framework's table.
  */
 import type { Field } from '../../core/fields.js';
+import type { IndexFacts } from '../../core/schema.js';
 import { fields } from '../fields.js';
 import { model, type Model } from '../model.js';
 import { userRules } from './rules.js';
@@ -17,13 +18,16 @@ export interface UserModel extends Model {
   /**
    * The same table with `added` fields, or with `email` or `date_joined` redeclared; the fields
    * authentication reads cannot be. `currentPassword: false`: a user changing their own password
-   * need not send the current one (`current_password`, required by default).
+   * need not send the current one (`current_password`, required by default). `indexes` are added
+   * to the framework's (an e-mail unique ignoring case, say).
    */
   extend(added: Record<string, Field>, options?: UserModelOptions): UserModel;
 }
 
 export interface UserModelOptions {
   readonly currentPassword?: boolean;
+  /** Indexes of the app's beside the framework's own, kept by every later `extend`. */
+  readonly indexes?: readonly IndexFacts[];
 }
 
 /** The fields authentication, permissions and credential versions read: an app's user model keeps the framework's. */
@@ -39,14 +43,18 @@ function userModel(declared: Record<string, Field>, options: UserModelOptions): 
         { columns: ['email'] },
         { columns: ['is_active'] },
         { columns: ['date_joined'] },
+        ...(options.indexes ?? []),
       ],
     }),
-    extend(added, extended = options) {
+    extend(added, extended = {}) {
       const kept = Object.keys(added).filter((name) => AUTHENTICATION_FIELDS.includes(name));
       if (kept.length > 0) throw new Error(`User.extend: ${kept.join(', ')} cannot be redeclared: authentication reads the framework's own (only other fields, email and date_joined may be).`);
       const missing = Object.entries(added).filter(([, field]) => field === undefined).map(([name]) => name);
       if (missing.length > 0) throw new Error(`User.extend: ${missing.join(', ')} must be a field (a user model cannot drop the framework's fields).`);
-      return userModel({ ...declared, ...added }, { ...options, ...extended });
+      return userModel({ ...declared, ...added }, {
+        currentPassword: extended.currentPassword ?? options.currentPassword,
+        indexes: [...(options.indexes ?? []), ...(extended.indexes ?? [])],
+      });
     },
   };
 }
