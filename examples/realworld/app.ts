@@ -369,8 +369,9 @@ const tags = collection('tags', {
   serializer: new TagNames(Tag, { fields: ['name'] }),
   builtInActions: ['list'],
   permissions: { list: [allowAny] },
-  // Tags some article has: one whose last article was deleted, or untagged, is not listed.
-  scope: () => [
+  // Tags some article has: one whose last article was deleted, or untagged, is not listed. A `where`,
+  // not a scope: a tag no article has yet stays one an article may be given.
+  where: [
     storeCondition((eb, table) => eb.exists(eb.selectFrom('articles_tags').select('articles_tags.tag_id').whereRef('articles_tags.tag_id', '=', `${table}.id`))),
   ],
   defaultOrdering: ['name'],

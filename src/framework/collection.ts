@@ -4,7 +4,7 @@
  * start-up, so a request never meets a declaration error.
  */
 import type { Field, Lookup } from '../core/fields.js';
-import type { Across, ListSource, Ordering } from '../core/list-query.js';
+import type { Across, Condition, ListSource, Ordering } from '../core/list-query.js';
 import type { CountMode } from '../core/list-query.js';
 import type { IndexFacts } from '../core/schema.js';
 import { assertCustomActions, type CustomAction } from './custom-actions.js';
@@ -15,7 +15,7 @@ import { recordLookup, type RecordLookup } from './lookup.js';
 import { actions as allActions, type Action, type Permission } from './permissions.js';
 import type { QueryRules } from './query.js';
 import { relatedFilter } from './relations.js';
-import { assertScope, type RequestContext, type Scope } from './scope.js';
+import { assertScope, whereConditions, type RequestContext, type Scope, type ScopeConditions } from './scope.js';
 import type { RecordId } from '../store/records.js';
 import type { ObjectValidator, Serializer, WriteMode } from './serializer.js';
 
@@ -93,6 +93,14 @@ export interface CollectionOptions {
    * rows wherever else a request reaches them (docs/your-own-collections.md, Row-level security).
    */
   scope?: Scope;
+  /**
+   * Fixed conditions on what the collection itself lists, shows and writes (DRF's
+   * `queryset = Tag.objects.filter(...)`): `{ archived: false }`, or filters and storeConditions.
+   * Unlike a scope, the rows it leaves out stay visible wherever else a request reaches them (a
+   * relation naming them, another collection): a way to choose what an endpoint serves, not a rule
+   * of who may see what.
+   */
+  where?: ScopeConditions;
   /** Code run before and after each write (see hooks.ts). */
   hooks?: Hooks;
   /** Whole-object validation, as the serializer's `validate` (after it, when both are set; what both find is reported together). */
@@ -149,6 +157,8 @@ export interface Collection {
   /** The collection's own checks for an action, if it set any. */
   permissionsFor(action: Action): readonly Permission[] | undefined;
   readonly scope: Scope | undefined;
+  /** The declaration's `where`, checked. */
+  readonly where: readonly Condition[] | undefined;
   readonly hooks: Hooks;
   readonly validate: ObjectValidator | undefined;
   readonly customActions: Readonly<Record<string, CustomAction>>;
@@ -303,6 +313,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     bulkDelete: options.bulkDelete,
     indexes,
     scope: options.scope,
+    where: options.where && whereConditions(name, filterable, options.where),
     hooks: options.hooks ?? {},
     validate: options.validate,
     customActions: actions,

@@ -16,7 +16,7 @@ import type { RecordId } from '../store/records.js';
 import { PARENT_PARAMETER } from './collection-paths.js';
 import type { Collection } from './collection.js';
 import { notFound } from './errors.js';
-import type { RequestContext } from './scope.js';
+import { narrowedBy, type RequestContext } from './scope.js';
 import type { Serializer } from './serializer.js';
 import { requestViews, type RequestViews, type VisibilityPlan } from './visibility.js';
 
@@ -80,12 +80,12 @@ export function requestScope(plan: VisibilityPlan, collection: Collection, reque
 
 function scopeUnder(views: RequestViews, collection: Collection, request: FastifyRequest, reader: RequestReader): MaybePromise<RequestScope> {
   if (views.visibility) reader.restrict(views.visibility);
-  const scope = views.scopeOf(collection);
+  const scope = narrowedBy(views.scopeOf(collection), collection);
   const { parent } = collection;
   // At once for a collection that is not nested: there is no parent to read.
   if (!parent) return { scope };
   const segment = (request.params as Record<string, string | undefined>)[PARENT_PARAMETER] ?? '';
-  return parentId(parent.collection, segment, reader, views.scopeOf(parent.collection)).then((id) => {
+  return parentId(parent.collection, segment, reader, narrowedBy(views.scopeOf(parent.collection), parent.collection)).then((id) => {
     const underParent = { field: parent.field, lookup: 'exact', value: id } as const;
     return {
       scope: { fields: collection.queryRules.fields, conditions: [...(scope?.conditions ?? []), underParent], across: collection.listSource.across },

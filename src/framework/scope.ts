@@ -74,6 +74,26 @@ function conditionsOf(collection: string, fields: Readonly<Record<string, Field>
   });
 }
 
+/**
+ * A collection's `where`, checked at start-up: fixed conditions that narrow what the collection
+ * itself serves (as a DRF view's `queryset = Tag.objects.filter(...)`), unlike a scope hiding
+ * nothing elsewhere. A declaration that is not conditions refuses to start.
+ */
+export function whereConditions(collection: string, fields: Readonly<Record<string, Field>>, where: ScopeConditions): readonly Condition[] {
+  try {
+    return conditionsOf(collection, fields, where);
+  } catch (error) {
+    throw new Error(`${collection}: where must be conditions (an object of field → value, or a list of filters and storeConditions). ${(error as Error).message}`);
+  }
+}
+
+/** The request's scope of a collection, narrowed by its `where` (undefined when it has neither). */
+export function narrowedBy(scope: RecordScope | undefined, collection: Scoped & { readonly where: readonly Condition[] | undefined }): RecordScope | undefined {
+  const { where } = collection;
+  if (!where) return scope;
+  return { fields: collection.queryRules.fields, conditions: [...(scope?.conditions ?? []), ...where], across: collection.listSource.across };
+}
+
 /** What a scope is evaluated for: a collection's name, scope and the fields (and filters across relations) its conditions may name. */
 interface Scoped {
   readonly name: string;
