@@ -345,11 +345,24 @@ function runNamed(
   execute: (statement: NamedStatement) => Promise<StatementResult>,
 ): Promise<StatementResult> {
   return execute(new NamedStatement(name, text, values, postgresTypeParser)).catch((error: unknown) => {
-    if (!isStalePlan(error)) throw error;
+    if (!isStalePlan(error)) throw pooledStatementError(error);
     statementNames.stale(name);
     if (!retry) throw error;
     return execute(new NamedStatement(statementNames.of(text), text, values, postgresTypeParser));
   });
+}
+
+/**
+ * A statement this connection prepared missing, or one it did not prepare in the way (`26000`,
+ * `42P05`): the connection is shared behind a transaction pooler. Said so, with the setting that
+ * makes the service run there, rather than as a riddle.
+ */
+function pooledStatementError(error: unknown): unknown {
+  const { code } = (error ?? {}) as { code?: string };
+  if ((code === '26000' || code === '42P05') && error instanceof Error) {
+    error.message += ': the server connection is shared with other clients (a transaction pooler such as PgBouncer); set DB_PREPARED_STATEMENTS=false (docs/databases.md)';
+  }
+  return error;
 }
 
 /** What Kysely sends to open and to end a transaction. */
