@@ -55,10 +55,9 @@ export interface StatementResult {
 const COMMAND_TAG = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;
 
 /**
- * Named statements one connection holds, reads and writes together. A service's own statements
- * are far fewer (the example service's whole test suite prepares under 100 per connection); the
- * rest are shapes requests make up, which PostgreSQL would otherwise keep (with their plans: tens
- * of kilobytes each) for the connection's life.
+ * Named statements one connection holds, reads and writes together: room for a service's hot
+ * statements, while shapes requests make up (filters, orderings, a PATCH's columns) cannot make
+ * PostgreSQL keep a plan for each of them for the connection's life (docs/performance.md).
  */
 export const STATEMENTS_PER_CONNECTION = 200;
 
