@@ -254,11 +254,9 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
     // transaction, so a statement gone stale runs again. Not async: one promise layer fewer per query.
     run(text, parameters) {
       const name = prepared ? statementNames.of(text) : '';
+      if (!name) return pool.query(text, parameters as unknown[]).then(rowsOf);
       // pg-pool answers a Submittable with the promise of what it calls back with (its typings say the query itself).
-      const query = name
-        ? runNamed(text, parameters, name, true, (statement) => pool.query(statement) as unknown as Promise<StatementResult>)
-        : pool.query(text, parameters as unknown[]);
-      return query.then(({ rows }) => rows as Row[]);
+      return runNamed(text, parameters, name, true, (statement) => pool.query(statement) as unknown as Promise<StatementResult>, rowsOf);
     },
     like: (column, pattern, insensitive) =>
       insensitive ? sql<SqlBool>`${column} ILIKE ${pattern}` : sql<SqlBool>`${column} LIKE ${pattern}`,
@@ -337,20 +335,25 @@ const statementNames = new (class {
  * run nothing: where `retry` (outside a transaction) it runs once more, prepared afresh; inside a
  * transaction, which the refusal ended, the error goes on to `transaction`, which runs it again.
  */
-function runNamed(
+function runNamed<T>(
   text: string,
   values: readonly unknown[],
   name: string,
   retry: boolean,
   execute: (statement: NamedStatement) => Promise<StatementResult>,
-): Promise<StatementResult> {
-  return execute(new NamedStatement(name, text, values, postgresTypeParser)).catch((error: unknown) => {
+  read: (result: StatementResult) => T,
+): Promise<T> {
+  // One promise layer, reading the result and catching the refusal at once.
+  return execute(new NamedStatement(name, text, values, postgresTypeParser)).then(read, (error: unknown) => {
     if (!isStalePlan(error)) throw pooledStatementError(error);
     statementNames.stale(name);
     if (!retry) throw error;
-    return execute(new NamedStatement(statementNames.of(text), text, values, postgresTypeParser));
+    return execute(new NamedStatement(statementNames.of(text), text, values, postgresTypeParser)).then(read);
   });
 }
+
+const rowsOf = ({ rows }: { rows: unknown[] }): Row[] => rows as Row[];
+const itself = <T>(result: T): T => result;
 
 /**
  * A statement this connection prepared missing, or one it did not prepare in the way (`26000`,
@@ -381,7 +384,7 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
       let inTransaction = false;
       const query = (text: string, values: ReadonlyArray<unknown>) => {
         const name = statementNames.of(text);
-        if (name) return runNamed(text, values, name, !inTransaction, (statement) => runOn(client, statement));
+        if (name) return runNamed(text, values, name, !inTransaction, (statement) => runOn(client, statement), itself);
         if (TRANSACTION_START.test(text)) inTransaction = true;
         else if (TRANSACTION_END.test(text)) inTransaction = false;
         return client.query(text, [...values]);
