@@ -6,14 +6,13 @@ import { hash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type SqliteDialectConfig, type Driver, type QueryResult, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type SqliteDialectConfig, type Driver, type QueryResult, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { cached } from '../core/cache.js';
 import type { Row } from '../core/rows.js';
 import type { Dialect, DialectCapabilities } from './dialects/capabilities.js';
 import { postgresCapabilities } from './dialects/postgres.js';
 import { sqliteCapabilities } from './dialects/sqlite.js';
-import { CurrentSchemaPostgresDialect } from './introspection.js';
 import { isStalePlan, NamedStatement, runOn, type StatementResult } from './named-statement.js';
 import { callsLikeFunctions, registerLikeFunctions } from './sqlite-functions.js';
 import { sqliteReaders, type SqliteReaders } from './sqlite-readers.js';
@@ -245,7 +244,7 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const prepared = options.preparedStatements ?? true;
-  const db = new Kysely<Tables>({ dialect: new CurrentSchemaPostgresDialect({ pool: prepared ? withNamedStatements(pool) : pool }) });
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: prepared ? withNamedStatements(pool) : pool }) });
   return {
     db,
     dialect: 'postgres',
