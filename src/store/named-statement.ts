@@ -68,8 +68,8 @@ export const STATEMENTS_PER_CONNECTION = 200;
 const preparedByConnection = new WeakMap<ProtocolConnection, Map<string, ResultShape | undefined>>();
 
 /**
- * Whether PostgreSQL refused to run a prepared statement because a table it reads changed so that
- * its result would (a column's type widened, `cached plan must not change result type`). It checks
+ * Whether PostgreSQL refused to run a prepared statement because a table it reads changed the type
+ * of its result (a column widened or retyped: `cached plan must not change result type`). It checks
  * this when the statement is bound, before anything runs: prepared again, the statement can run.
  * Told by the routine that raised it, which no translation of the message changes.
  */
