@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: build, type-check, lint, then the suites: everything on SQLite,
-// the API, crash and RealWorld (Conduit) suites again on PostgreSQL when TEST_DATABASE_URL is set, and the
+// the API, crash and RealWorld (Conduit) suites again on PostgreSQL when TEST_DATABASE_URL is set, the
+// PgBouncer suite when TEST_PGBOUNCER_URL (transaction mode) or TEST_PGBOUNCER_SESSION_URL is set too, and the
 // Redis suites when TEST_REDIS_URL is set. Skipped suites are named, with why.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -49,8 +50,13 @@ if (process.env.TEST_DATABASE_URL) {
   } else {
     skipped.push('PostgreSQL restart under load (test/postgres-restart): needs a local cluster and pg_ctlcluster');
   }
+  // Through PgBouncer in front of the same cluster, in transaction and in session mode.
+  const poolers = { TEST_PGBOUNCER_URL: 'transaction', TEST_PGBOUNCER_SESSION_URL: 'session' };
+  const unset = Object.entries(poolers).filter(([name]) => !process.env[name]);
+  if (unset.length < 2) vitest('tests through PgBouncer', ['test/pgbouncer'], { RESTFOLD_TEST_DB: 'postgres' });
+  for (const [name, mode] of unset) skipped.push(`PgBouncer ${mode} mode (test/pgbouncer): ${name} is not set`);
 } else {
-  skipped.push('PostgreSQL suites (test/api on PostgreSQL, test/postgres, test/postgres-restart): TEST_DATABASE_URL is not set');
+  skipped.push('PostgreSQL suites (test/api on PostgreSQL, test/postgres, test/postgres-restart, test/pgbouncer): TEST_DATABASE_URL is not set');
 }
 
 const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

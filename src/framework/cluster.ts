@@ -5,11 +5,13 @@
  * replaced; one that dies while starting stops the whole service, since a
  * start-up failure (a taken port, a bad setting) would only repeat. SIGTERM or
  * SIGINT to the primary asks every worker to stop gracefully, then exits.
+ * DB_MAX_CONNECTIONS and DB_MAX_IDLE_CONNECTIONS are the service's: each worker is given its share
+ * (at least one connection), and a replacement the share of the worker it replaces.
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { AppDefinition } from './app.js';
 import { migrateApp } from './app.js';
-import { workerCount, type Config } from './config.js';
+import { shares, workerCount, type Config } from './config.js';
 import { assertSchemaMatches } from './schema.js';
 import { openConfiguredDatabase, serve } from './server.js';
 
@@ -44,8 +46,13 @@ export async function serveWorkers(definition: AppDefinition, config: Config): P
   let stopping = false;
   let exitCode = 0;
 
-  const fork = (): void => {
-    const worker = cluster.fork();
+  const connections = shares(config.maxConnections, count);
+  const idle = shares(config.maxIdleConnections, count);
+  /** Each worker's settings of its own: its shares of the pool. */
+  const settings = new WeakMap<Worker, Record<string, string>>();
+  const fork = (env: Record<string, string>): void => {
+    const worker = cluster.fork(env);
+    settings.set(worker, env);
     worker.on('listening', (address) => {
       serving.add(worker);
       log.info({ worker: worker.id, worker_pid: worker.process.pid, port: address.port }, 'worker listening');
@@ -66,7 +73,7 @@ export async function serveWorkers(definition: AppDefinition, config: Config): P
       log.info(fields, 'worker stopped');
     } else if (serving.has(worker)) {
       log.warn(fields, 'worker died; starting a replacement');
-      fork();
+      fork(settings.get(worker)!);
     } else {
       log.error(fields, 'worker failed to start; stopping');
       stop('worker start-up failure', 1);
@@ -77,5 +84,5 @@ export async function serveWorkers(definition: AppDefinition, config: Config): P
   process.once('SIGINT', () => stop('SIGINT', 0));
 
   log.info({ workers: count }, 'starting workers');
-  for (let i = 0; i < count; i += 1) fork();
+  for (let i = 0; i < count; i += 1) fork({ DB_MAX_CONNECTIONS: String(Math.max(1, connections[i]!)), DB_MAX_IDLE_CONNECTIONS: String(idle[i]!) });
 }

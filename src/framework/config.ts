@@ -17,6 +17,8 @@ export interface Config {
   readonly maxConnections: number;
   readonly maxIdleConnections: number;
   readonly connectionWaitMs: number;
+  /** Named statements prepared once per connection (DB_PREPARED_STATEMENTS); false behind a transaction pooler. */
+  readonly preparedStatements: boolean;
   /** undefined: generate one and keep it in the data folder (see secrets.ts). */
   readonly secretKey: string | undefined;
   readonly auth: readonly AuthKind[];
@@ -111,11 +113,12 @@ export function loadDotEnv(path = '.env'): void {
 const BODY_MEMORY_BYTES = 128 * 1_048_576;
 const defaultConnectionCap = (maxBodyBytes: number): number => Math.min(1024, Math.max(64, Math.floor(BODY_MEMORY_BYTES / maxBodyBytes)));
 
-/** The default number of PostgreSQL connections: of the one process, or shared among its workers. */
-const POOL_SIZE = 25;
-
 /** How many processes WORKERS asks for: 0 is one per CPU. */
 export const workerCount = (workers: number): number => (workers === 0 ? availableParallelism() : workers);
+
+/** `total` split among `count` workers as evenly as it goes, the first ones taking what is left over. */
+export const shares = (total: number, count: number): number[] =>
+  Array.from({ length: count }, (_, index) => Math.floor(total / count) + (index < total % count ? 1 : 0));
 
 export function loadConfig(env: Env = process.env): Config {
   const auth = (env.AUTH ?? 'token,jwt,session')
@@ -137,11 +140,12 @@ export function loadConfig(env: Env = process.env): Config {
     port: integer(env, 'PORT', 8000, 0),
     host: env.HOST || '127.0.0.1',
     databaseUrl: env.DATABASE_URL || 'sqlite:./data/restfold.sqlite3',
-    // Unset, one pool's worth is shared among the workers: connections past what PostgreSQL has cores
-    // for only queue there (docs/performance.md: workers share the pool).
-    maxConnections: integer(env, 'DB_MAX_CONNECTIONS', Math.ceil(POOL_SIZE / workerCount(workers)), 1),
+    // Both for the whole service, shared among its workers (cluster.ts): connections past what
+    // PostgreSQL has cores for only queue there (docs/performance.md: workers share the pool).
+    maxConnections: integer(env, 'DB_MAX_CONNECTIONS', 25, 1),
     maxIdleConnections: integer(env, 'DB_MAX_IDLE_CONNECTIONS', 5, 0),
     connectionWaitMs: integer(env, 'DB_CONNECTION_WAIT_MS', 5000, 1),
+    preparedStatements: boolean(env, 'DB_PREPARED_STATEMENTS', true),
     secretKey: env.SECRET_KEY || undefined,
     auth: [...new Set(auth)] as AuthKind[],
     requireAuth: boolean(env, 'API_REQUIRE_AUTH', true),

@@ -15,6 +15,7 @@ export function openConfiguredDatabase(config: Config): Database {
     maxConnections: config.maxConnections,
     maxIdleConnections: config.maxIdleConnections,
     connectionWaitMillis: config.connectionWaitMs,
+    preparedStatements: config.preparedStatements,
   });
 }
 

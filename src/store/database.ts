@@ -6,7 +6,7 @@ import { hash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type SqliteDialectConfig, type Driver, type QueryResult, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type SqliteDialectConfig, type Driver, type QueryResult, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { cached } from '../core/cache.js';
 import type { Visibility } from '../core/list-query.js';
@@ -14,8 +14,7 @@ import type { Row } from '../core/rows.js';
 import type { Dialect, DialectCapabilities } from './dialects/capabilities.js';
 import { postgresCapabilities } from './dialects/postgres.js';
 import { sqliteCapabilities } from './dialects/sqlite.js';
-import { CurrentSchemaPostgresDialect } from './introspection.js';
-import { NamedStatement, runOn, type StatementResult } from './named-statement.js';
+import { isStalePlan, NamedStatement, runOn, type StatementResult } from './named-statement.js';
 import { callsLikeFunctions, registerLikeFunctions } from './sqlite-functions.js';
 import { sqliteReaders, type SqliteReaders } from './sqlite-readers.js';
 
@@ -31,6 +30,13 @@ export interface DatabaseOptions {
   idleTimeoutMillis?: number;
   /** PostgreSQL: how long a query waits for a connection of a full pool before it fails (DB_CONNECTION_WAIT_MS). */
   connectionWaitMillis?: number;
+  /**
+   * PostgreSQL: whether queries run as named statements, prepared once per connection
+   * (DB_PREPARED_STATEMENTS, default true). False: every statement is sent unnamed, as a
+   * transaction pooler (PgBouncer's `pool_mode = transaction`) needs, since it hands each
+   * transaction whichever server connection is free.
+   */
+  preparedStatements?: boolean;
 }
 
 /**
@@ -214,14 +220,19 @@ const UNAVAILABLE_CODES = /^(08|57P0[1-3]|53300)/;
 const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
 
 function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
+  const { writable } = checkPostgresUrl(url);
   const max = options.maxConnections ?? 25;
   const pool = new pg.Pool({
     connectionString: url,
     // The URL's own application_name, if any, wins (it is parsed over these settings).
     application_name: 'restfold',
     // Run before the pool hands a new connection out: timestamps then arrive in UTC, which
-    // timestampText rewrites without a Date.
-    onConnect: (client) => client.query("SET TIME ZONE 'UTC'"),
+    // timestampText rewrites without a Date. A pooler that shares server connections between
+    // clients (PgBouncer) keeps the time zone per client, as it does the other reported settings.
+    onConnect: async (client) => {
+      await client.query("SET TIME ZONE 'UTC'");
+      if (writable) await refuseReadOnly(client);
+    },
     max,
     // pg-pool closes a connection idle for idleTimeoutMillis only while more than `min` are open,
     // so at rest `min` stay open: that is the idle allowance. It never opens connections ahead.
@@ -235,20 +246,19 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
   // fails on its own, and pg-pool drops the broken client when it is released.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
-  const named = withNamedStatements(pool);
-  const db = new Kysely<Tables>({ dialect: new CurrentSchemaPostgresDialect({ pool: named }) });
+  const prepared = options.preparedStatements ?? true;
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: prepared ? withNamedStatements(pool) : pool }) });
   return {
     db,
     dialect: 'postgres',
     capabilities: postgresCapabilities,
-    // The pool's own checkout and release, without Kysely's connection wrapper. These shapes are
-    // fixed by the code, not by requests, so they skip the per-connection cap on named statements.
-    // Not async: one promise layer fewer per query.
+    // The pool's own checkout and release, without Kysely's connection wrapper. Outside any
+    // transaction, so a statement gone stale runs again. Not async: one promise layer fewer per query.
     run(text, parameters) {
-      const name = statementName(text);
+      const name = prepared ? statementNames.of(text) : '';
+      if (!name) return pool.query(text, parameters as unknown[]).then(rowsOf);
       // pg-pool answers a Submittable with the promise of what it calls back with (its typings say the query itself).
-      const query = name ? (pool.query(new NamedStatement(name, text, parameters, postgresTypeParser)) as unknown as Promise<StatementResult>) : pool.query(text, parameters as unknown[]);
-      return query.then(({ rows }) => rows as Row[]);
+      return runNamed(text, parameters, name, true, (statement) => pool.query(statement) as unknown as Promise<StatementResult>, rowsOf);
     },
     like: (column, pattern, insensitive) =>
       insensitive ? sql<SqlBool>`${column} ILIKE ${pattern}` : sql<SqlBool>`${column} LIKE ${pattern}`,
@@ -278,6 +288,7 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
     isUnavailable(error) {
       const { code, message } = (error ?? {}) as { code?: string; message?: string };
       if (code && (UNAVAILABLE_CODES.test(code) || UNAVAILABLE_ERRNOS.has(code))) return true;
+      if (error instanceof ReadOnlyServer) return true;
       return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error/.test(message ?? '');
     },
     close: () => db.destroy(),
@@ -295,13 +306,73 @@ const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
  * primary key filtering every row instead of using the trigram indexes (docs/performance.md).
  */
 const PATTERN_MATCH = /\bI?LIKE\b/i;
-/** Per connection; past this, new query shapes run unnamed (a client cannot make a backend hoard plans). */
-const STATEMENTS_PER_CONNECTION = 200;
-/** SQL text → its statement name, or '' for a statement sent unnamed. */
-const statementNames = new Map<string, string>();
 
-const statementName = (text: string): string =>
-  cached(statementNames, text, 10_000, () => (PREPARABLE.test(text) && !PATTERN_MATCH.test(text) ? `rf_${hash('sha1', text, 'hex').slice(0, 20)}` : ''));
+/**
+ * SQL text → its statement name, or '' for a statement sent unnamed. A name carries the generation
+ * of this process's statements: once PostgreSQL refuses one because a migration changed what it
+ * returns (isStalePlan), the generation moves on, so every statement is prepared afresh under a new
+ * name on every connection, before it too could be refused. The old ones are closed in time as the
+ * connection's least recently run (NamedStatement).
+ */
+const statementNames = new (class {
+  private generation = 0;
+  private readonly names = new Map<string, string>();
+
+  of(text: string): string {
+    return cached(this.names, text, 10_000, () =>
+      PREPARABLE.test(text) && !PATTERN_MATCH.test(text) ? `rf_${this.generation}_${hash('sha1', text, 'hex').slice(0, 20)}` : '',
+    );
+  }
+
+  /** `name` went stale: a new generation, unless one has begun since it was named. */
+  stale(name: string): void {
+    if (!name.startsWith(`rf_${this.generation}_`)) return;
+    this.generation += 1;
+    this.names.clear();
+  }
+})();
+
+/**
+ * `text` with `values` run as the named statement `name` by `execute`. If PostgreSQL refuses it as stale, it has
+ * run nothing: where `retry` (outside a transaction) it runs once more, prepared afresh; inside a
+ * transaction, which the refusal ended, the error goes on to `transaction`, which runs it again.
+ */
+function runNamed<T>(
+  text: string,
+  values: readonly unknown[],
+  name: string,
+  retry: boolean,
+  execute: (statement: NamedStatement) => Promise<StatementResult>,
+  read: (result: StatementResult) => T,
+): Promise<T> {
+  // One promise layer, reading the result and catching the refusal at once.
+  return execute(new NamedStatement(name, text, values, postgresTypeParser)).then(read, (error: unknown) => {
+    if (!isStalePlan(error)) throw pooledStatementError(error);
+    statementNames.stale(name);
+    if (!retry) throw error;
+    return execute(new NamedStatement(statementNames.of(text), text, values, postgresTypeParser)).then(read);
+  });
+}
+
+const rowsOf = ({ rows }: { rows: unknown[] }): Row[] => rows as Row[];
+const itself = <T>(result: T): T => result;
+
+/**
+ * A statement this connection prepared missing, or one it did not prepare in the way (`26000`,
+ * `42P05`): the connection is shared behind a transaction pooler. Said so, with the setting that
+ * makes the service run there, rather than as a riddle.
+ */
+function pooledStatementError(error: unknown): unknown {
+  const { code } = (error ?? {}) as { code?: string };
+  if ((code === '26000' || code === '42P05') && error instanceof Error) {
+    error.message += ': the server connection is shared with other clients (a transaction pooler such as PgBouncer); set DB_PREPARED_STATEMENTS=false (docs/databases.md)';
+  }
+  return error;
+}
+
+/** What Kysely sends to open and to end a transaction. */
+const TRANSACTION_START = /^(begin|start transaction)\b/i;
+const TRANSACTION_END = /^(commit|rollback)$/i;
 
 /**
  * Kysely sends every query unnamed, so PostgreSQL parses and plans it each
@@ -309,25 +380,65 @@ const statementName = (text: string): string =>
  * then only bind and execute — most of a small query's cost.
  */
 function withNamedStatements(pool: pg.Pool): PostgresPool {
-  const prepared = new WeakMap<pg.PoolClient, Set<string>>();
   return {
     async connect() {
       const client = await pool.connect();
-      const names = prepared.get(client) ?? new Set<string>();
-      prepared.set(client, names);
+      let inTransaction = false;
       const query = (text: string, values: ReadonlyArray<unknown>) => {
-        const name = statementName(text);
-        if (!name) return client.query(text, [...values]);
-        if (!names.has(name)) {
-          if (names.size >= STATEMENTS_PER_CONNECTION) return client.query(text, [...values]);
-          names.add(name);
-        }
-        return runOn(client, new NamedStatement(name, text, values, postgresTypeParser));
+        const name = statementNames.of(text);
+        if (name) return runNamed(text, values, name, !inTransaction, (statement) => runOn(client, statement), itself);
+        if (TRANSACTION_START.test(text)) inTransaction = true;
+        else if (TRANSACTION_END.test(text)) inTransaction = false;
+        return client.query(text, [...values]);
       };
       return { query, release: () => client.release() } as unknown as PostgresPoolClient;
     },
     end: () => pool.end(),
   };
+}
+
+/**
+ * `work` in a transaction, committed when it resolves. PostgreSQL ends a transaction whose
+ * statement, prepared before a migration changed what it returns, went stale (isStalePlan): then
+ * it is rolled back and runs once more from the start, its statements prepared afresh.
+ */
+export function transaction<T>(database: Database, work: (transaction: Database) => Promise<T>): Promise<T> {
+  const { db } = storeDatabase(database);
+  const attempt = () => db.transaction().execute((scoped) => work({ ...database, db: scoped } as Database));
+  return attempt().catch((error: unknown) => (isStalePlan(error) ? attempt() : Promise.reject(error)));
+}
+
+/** A server that does not accept writes, where the URL asked for one that does (target_session_attrs). */
+class ReadOnlyServer extends Error {}
+
+async function refuseReadOnly(client: pg.ClientBase): Promise<void> {
+  const { rows } = await client.query<{ transaction_read_only: string }>('SHOW transaction_read_only');
+  if (rows[0]?.transaction_read_only !== 'off') throw new ReadOnlyServer('The database server does not accept writes (target_session_attrs=read-write): it is a standby or read-only.');
+}
+
+/** libpq's target_session_attrs values that ask for a server accepting writes. */
+const WRITABLE_ATTRS = new Set(['read-write', 'primary']);
+
+/**
+ * What a URL asks of its connections that pg does not do itself: refused, naming why, where
+ * Restfold cannot do it either, rather than ignored or failed as an invalid URL. Several hosts
+ * (libpq's failover list) are refused; target_session_attrs=read-write (or primary) is done, by
+ * checking each new connection.
+ */
+function checkPostgresUrl(url: string): { writable: boolean } {
+  const authority = /^[a-z]+:\/\/([^/?#]*)/i.exec(url)?.[1] ?? '';
+  // After the user and password, which the message must not show.
+  const hosts = authority.slice(authority.lastIndexOf('@') + 1);
+  if (hosts.includes(',')) {
+    throw new Error(
+      `DATABASE_URL names several hosts (${hosts}): Restfold connects to one. Name one that always reaches the primary (a DNS name or proxy your failover moves, or a pooler in front); see docs/databases.md.`,
+    );
+  }
+  const query = url.indexOf('?');
+  const attrs = query < 0 ? null : new URLSearchParams(url.slice(query + 1).replace(/#.*$/, '')).get('target_session_attrs');
+  if (attrs === null || attrs === 'any') return { writable: false };
+  if (WRITABLE_ATTRS.has(attrs)) return { writable: true };
+  throw new Error(`DATABASE_URL: target_session_attrs=${attrs} is not supported: Restfold writes, so it connects to a server that accepts writes (read-write, primary) or to any.`);
 }
 
 const INT8 = 20;

@@ -1,12 +1,17 @@
 /**
- * Migrations through Kysely's Migrator, which takes a lock first (an advisory
- * lock on PostgreSQL), so processes starting together migrate once. Before it
- * runs, migrations that replace others (`replaces`) take their place in the
- * bookkeeping, under the same lock.
+ * Migrations: what has not run yet of a list, in the order of their names, bookkept in
+ * `<name>_migrations` (the table Kysely's Migrator keeps, which earlier releases ran: the same rows
+ * serve both). Where DDL is transactional (PostgreSQL) all of it runs in one transaction that first
+ * takes the dialect's migration lock, so processes starting together, and `migrate`, migrate once,
+ * one after the other, and a failing migration leaves nothing half-applied. The lock is held by
+ * the transaction, not the session: Kysely's Migrator takes a session lock and releases it with
+ * another statement, which behind a transaction pooler may reach another server connection and
+ * leave the lock held. Migrations that replace others (`replaces`) take their place in the
+ * bookkeeping first, in the same run.
  */
-import { Migrator, type Kysely, type MigrationProvider } from 'kysely';
-import { storeDatabase, type Database, type Tables } from './database.js';
-import { currentSchema } from './introspection.js';
+import type { Kysely } from 'kysely';
+import { storeDatabase, transaction, type Database, type Tables } from './database.js';
+import type { DialectCapabilities } from './dialects/capabilities.js';
 import { applyMigration } from './schema/compile.js';
 import { recordedState, type Migration, type MigrationStep, type Migrations } from './schema/operations.js';
 
@@ -16,49 +21,51 @@ export type { Migration, MigrationStep, Migrations, Operation } from './schema/o
 const replacedNames = (migration: Migration): readonly string[] =>
   Array.isArray(migration.replaces) ? migration.replaces : Object.keys(migration.replaces ?? {});
 
+/** A run migration, as `<name>_migrations` records it. */
+interface Ran {
+  readonly name: string;
+  readonly timestamp: string;
+}
+
 /**
  * For each migration that replaces others: where all of those ran, it is recorded as run in their
  * place; where some did, the rest run first (when the migration carries their steps), then the same.
  */
-async function adoptReplaced(database: Database, table: string, migrations: Migrations, schema: string | undefined): Promise<string[]> {
-  const replacing = Object.entries(migrations).filter(
-    (entry): entry is [string, Migration] => typeof entry[1] !== 'function' && replacedNames(entry[1]).length > 0,
-  );
+async function adoptReplaced(db: Kysely<Tables>, capabilities: DialectCapabilities, table: string, migrations: Migrations, ran: Set<string>): Promise<string[]> {
   const applied: string[] = [];
-  if (replacing.length === 0) return applied;
-  const { db, capabilities } = storeDatabase(database);
-  const { adapter } = db.getExecutor();
-  await db.connection().execute(async (connection) => {
-    const lock = { lockTable: `${table}_lock`, lockRowId: 'migration_lock', lockTableSchema: schema };
-    await adapter.acquireMigrationLock(connection, lock);
-    try {
-      const scoped = schema ? connection.withSchema(schema) : connection;
-      const exists = (await capabilities.liveColumns(connection)).some((column) => column.table === table);
-      if (!exists) return;
-      const ran = new Set((await scoped.selectFrom(table).select('name').execute()).map((row) => row.name as string));
-      for (const [name, migration] of replacing) {
-        const names = replacedNames(migration);
-        const done = names.filter((replaced) => ran.has(replaced));
-        if (done.length === 0 || ran.has(name)) continue;
-        if (done.length < names.length) {
-          const steps = Array.isArray(migration.replaces) ? undefined : (migration.replaces as Readonly<Record<string, MigrationStep>>);
-          if (!steps) {
-            throw new Error(`${table}: ${name} replaces ${names.join(', ')}, of which only ${done.join(', ')} ran; run the rest with the release that has them first.`);
-          }
-          for (const missing of names.filter((replaced) => !ran.has(replaced))) {
-            await steps[missing]!(connection, capabilities.types);
-            applied.push(missing);
-          }
-        }
-        const timestamp = new Date().toISOString();
-        await scoped.insertInto(table).values({ name, timestamp }).execute();
-        await scoped.deleteFrom(table).where('name', 'in', [...names]).execute();
+  for (const [name, migration] of Object.entries(migrations)) {
+    if (typeof migration === 'function') continue;
+    const names = replacedNames(migration);
+    const done = names.filter((replaced) => ran.has(replaced));
+    if (done.length === 0 || ran.has(name)) continue;
+    if (done.length < names.length) {
+      const steps = Array.isArray(migration.replaces) ? undefined : (migration.replaces as Readonly<Record<string, MigrationStep>>);
+      if (!steps) {
+        throw new Error(`${table}: ${name} replaces ${names.join(', ')}, of which only ${done.join(', ')} ran; run the rest with the release that has them first.`);
       }
-    } finally {
-      await adapter.releaseMigrationLock(connection, lock);
+      for (const missing of names.filter((replaced) => !ran.has(replaced))) {
+        await steps[missing]!(db, capabilities.types);
+        applied.push(missing);
+      }
     }
-  });
+    await db.insertInto(table).values({ name, timestamp: new Date().toISOString() }).execute();
+    await db.deleteFrom(table).where('name', 'in', [...names]).execute();
+  }
   return applied;
+}
+
+/** The run migrations' names in the order they ran (Kysely's: by time, then name), refused where they are no beginning of `names`. */
+function ranInOrder(table: string, rows: readonly Ran[], names: readonly string[]): string[] {
+  const ran = [...rows].sort((a, b) => new Date(a.timestamp).getTime() - new Date(b.timestamp).getTime() || a.name.localeCompare(b.name)).map((row) => row.name);
+  const missing = ran.find((name) => !names.includes(name));
+  if (missing) throw new Error(`corrupted migrations: previously executed migration ${missing} is missing (${table})`);
+  const misplaced = ran.findIndex((name, index) => names[index] !== name);
+  if (misplaced >= 0) {
+    throw new Error(
+      `corrupted migrations: expected previously executed migration ${ran[misplaced]} to be at index ${misplaced} but ${names[misplaced]} was found in its place. New migrations must always have a name that comes alphabetically after the last executed migration (${table}).`,
+    );
+  }
+  return ran;
 }
 
 /**
@@ -66,32 +73,30 @@ async function adoptReplaced(database: Database, table: string, migrations: Migr
  * what ran (a replaced migration's among them, where a database had run only some of them).
  */
 export async function migrate(database: Database, name: string, migrations: Migrations): Promise<string[]> {
-  const store = storeDatabase(database);
-  // Kysely looks for its tables in every schema unless told which; another schema's must not count.
-  const schema = store.capabilities.hasSchemas ? await currentSchema(store.db) : undefined;
-  const finished = await adoptReplaced(database, `${name}_migrations`, migrations, schema);
-  const provider: MigrationProvider = {
-    getMigrations: async () =>
-      Object.fromEntries(
-        Object.entries(migrations).map(([key, migration]) => [
-          key,
-          {
-            up: (db: Kysely<Tables>) =>
-              typeof migration === 'function'
-                ? migration(db, store.capabilities.types)
-                : applyMigration(db, store.capabilities, migration, recordedState(migrations, key)),
-          },
-        ]),
-      ),
+  const { db, capabilities } = storeDatabase(database);
+  const table = `${name}_migrations`;
+  const names = Object.keys(migrations).sort();
+  const run = async (db: Kysely<Tables>): Promise<string[]> => {
+    if (capabilities.migrationLock) await capabilities.migrationLock.execute(db);
+    // Under the lock, no other process is making it meanwhile.
+    await db.schema
+      .createTable(table)
+      .ifNotExists()
+      .addColumn('name', 'varchar(255)', (column) => column.notNull().primaryKey())
+      .addColumn('timestamp', 'varchar(255)', (column) => column.notNull())
+      .execute();
+    const recorded = async () => (await db.selectFrom(table).select(['name', 'timestamp']).execute()) as unknown as Ran[];
+    const applied = await adoptReplaced(db, capabilities, table, migrations, new Set((await recorded()).map((row) => row.name)));
+    const done = ranInOrder(table, await recorded(), names);
+    for (const pending of names.slice(done.length)) {
+      const migration = migrations[pending]!;
+      if (typeof migration === 'function') await migration(db, capabilities.types);
+      else await applyMigration(db, capabilities, migration, recordedState(migrations, pending));
+      await db.insertInto(table).values({ name: pending, timestamp: new Date().toISOString() }).execute();
+      applied.push(pending);
+    }
+    return applied;
   };
-  const migrator = new Migrator({
-    db: store.db,
-    provider,
-    migrationTableName: `${name}_migrations`,
-    migrationLockTableName: `${name}_migrations_lock`,
-    migrationTableSchema: schema,
-  });
-  const { error, results = [] } = await migrator.migrateToLatest();
-  if (error) throw error;
-  return [...finished, ...results.filter((result) => result.status === 'Success').map((result) => result.migrationName)];
+  if (capabilities.migrationLock) return transaction(database, (scoped) => run(storeDatabase(scoped).db));
+  return db.connection().execute(run);
 }

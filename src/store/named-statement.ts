@@ -3,10 +3,14 @@
  *
  * pg's own Query asks PostgreSQL to describe the result of every execution and builds a parser and
  * a row template per column of every result it gets. A prepared statement's result type cannot
- * change on the connection that prepared it (PostgreSQL refuses to run it if it would), so this
- * query describes a statement the first time it runs on a connection and keeps the column names and
- * parsers for the next runs there. It is a pg Submittable, the driver's extension point for query
- * kinds of its own (pg-cursor and pg-query-stream are others).
+ * change on the connection that prepared it (PostgreSQL refuses to run it if it would: see
+ * isStalePlan), so this query describes a statement the first time it runs on a connection and
+ * keeps the column names and parsers for the next runs there. It is a pg Submittable, the driver's
+ * extension point for query kinds of its own (pg-cursor and pg-query-stream are others).
+ *
+ * A connection holds at most STATEMENTS_PER_CONNECTION statements: the least recently run one is
+ * closed (the protocol's DEALLOCATE) in the same round trip that prepares a new one, so however
+ * many shapes requests make (a PATCH's set of columns is one), a backend's plans stay bounded.
  */
 import type pg from 'pg';
 import pgUtils from 'pg/lib/utils.js';
@@ -23,6 +27,7 @@ interface ProtocolConnection {
   bind(message: { statement: string; values: readonly unknown[] }): void;
   describe(message: { type: 'P'; name: string }): void;
   execute(message: { portal: string }): void;
+  close(message: { type: 'S'; name: string }): void;
   sync(): void;
 }
 
@@ -49,13 +54,35 @@ export interface StatementResult {
 /** A command tag: its command and up to two numbers, the rows being the last (`INSERT 0 1`: after the OID). */
 const COMMAND_TAG = /^([A-Za-z]+)(?: (\d+))?(?: (\d+))?/;
 
-/** Per connection: statement name → its result's shape. */
-const shapesByConnection = new WeakMap<ProtocolConnection, Map<string, ResultShape>>();
+/**
+ * Named statements one connection holds, reads and writes together: room for a service's hot
+ * statements, while shapes requests make up (filters, orderings, a PATCH's columns) cannot make
+ * PostgreSQL keep a plan for each of them for the connection's life (docs/performance.md).
+ */
+export const STATEMENTS_PER_CONNECTION = 200;
+
+/**
+ * Per connection: the statements prepared there (or being prepared), least recently run first,
+ * each with its result's shape once described. A shape lives exactly as long as its statement.
+ */
+const preparedByConnection = new WeakMap<ProtocolConnection, Map<string, ResultShape | undefined>>();
+
+/**
+ * Whether PostgreSQL refused to run a prepared statement because a table it reads changed the type
+ * of its result (a column widened or retyped: `cached plan must not change result type`). It checks
+ * this when the statement is bound, before anything runs: prepared again, the statement can run.
+ * Told by the routine that raised it, which no translation of the message changes.
+ */
+export const isStalePlan = (error: unknown): boolean => {
+  const { code, routine } = (error ?? {}) as { code?: string; routine?: string };
+  return code === '0A000' && routine === 'RevalidateCachedQuery';
+};
 
 export class NamedStatement implements pg.Submittable {
   /** Set by pg's client: called once, with the result or the error. */
   callback?: (error: Error | null, result?: StatementResult) => void;
-  private shapes?: Map<string, ResultShape>;
+  private prepared?: Map<string, ResultShape | undefined>;
+  private protocol?: ProtocolConnection;
   private shape?: ResultShape;
   private readonly rows: Row[] = [];
   private command: string | null = null;
@@ -79,14 +106,26 @@ export class NamedStatement implements pg.Submittable {
       // Nothing is sent: pg's client answers the error and goes on with its queue.
       return error as Error;
     }
-    let shapes = shapesByConnection.get(protocol);
-    if (!shapes) shapesByConnection.set(protocol, (shapes = new Map()));
-    this.shapes = shapes;
-    const known = shapes.get(this.name);
-    this.shape = known?.typeParser === this.typeParser ? known : undefined;
+    let prepared = preparedByConnection.get(protocol);
+    if (!prepared) preparedByConnection.set(protocol, (prepared = new Map()));
+    this.prepared = prepared;
+    this.protocol = protocol;
     const { name, text } = this;
+    const known = prepared.get(name);
+    this.shape = known?.typeParser === this.typeParser ? known : undefined;
     protocol.stream.cork();
     try {
+      if (prepared.has(name)) {
+        // Now the most recently run.
+        prepared.delete(name);
+      } else if (prepared.size >= STATEMENTS_PER_CONNECTION) {
+        // Closing a statement the server never prepared (its Parse failed) is no error.
+        const oldest = prepared.keys().next().value!;
+        protocol.close({ type: 'S', name: oldest });
+        prepared.delete(oldest);
+        delete protocol.parsedStatements[oldest];
+      }
+      prepared.set(name, known);
       if (protocol.parsedStatements[name] === undefined && protocol.submittedNamedStatements[name] === undefined) {
         protocol.parse({ text, name });
         protocol.submittedNamedStatements[name] = text;
@@ -109,7 +148,7 @@ export class NamedStatement implements pg.Submittable {
       names: fields.map(({ name }) => name),
       parsers: fields.map(({ dataTypeID, format }) => this.typeParser(dataTypeID, format)),
     };
-    this.shapes!.set(this.name, this.shape);
+    this.prepared!.set(this.name, this.shape);
   }
 
   handleDataRow({ fields }: { fields: readonly (string | null)[] }): void {
@@ -130,6 +169,8 @@ export class NamedStatement implements pg.Submittable {
   }
 
   handleError(error: Error): void {
+    // A statement whose Parse failed is not on the server: it holds no place among the prepared.
+    if (this.protocol?.parsedStatements[this.name] === undefined) this.prepared?.delete(this.name);
     this.callback?.(error);
   }
 

@@ -15,7 +15,7 @@ import type { ListSource, RecordScope } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
 import { clashDetails, RecordProtected, RecordRefused } from '../core/refused.js';
 import { keyOf, relatedReads, type Row, type Selection } from '../core/rows.js';
-import { storeDatabase, type Database, type Tables } from './database.js';
+import { storeDatabase, transaction, type Database, type Tables } from './database.js';
 import { findScopedRecord, matching, type Matching } from './list.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
 import { visibleRow } from './filters.js';
@@ -32,9 +32,7 @@ export type BeforeWrite = (row: Row, transaction: Database) => Promise<void>;
 
 /** `work` in a transaction: the one already open on `database`, else a new one, committed when `work` resolves. */
 export function inTransaction<T>(database: Database, work: (transaction: Database) => Promise<T>): Promise<T> {
-  const { db } = storeDatabase(database);
-  if (db.isTransaction) return work(database);
-  return db.transaction().execute((transaction) => work({ ...database, db: transaction } as Database));
+  return storeDatabase(database).db.isTransaction ? work(database) : transaction(database, work);
 }
 
 /** An INSERT or UPDATE, ready for its RETURNING clause. */

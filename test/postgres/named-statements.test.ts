@@ -2,10 +2,13 @@
  * The store's fixed-shape statements (`Database.run`) run as named statements whose result shape
  * each connection learns on the first run and keeps: every later run must read its rows exactly as
  * the first did, and a statement that fails, at the database or before it is sent, must fail
- * alone and leave its connection working.
+ * alone and leave its connection working. A connection holds a bounded number of them, and one
+ * that a migration made stale is prepared again and read with its new type.
  */
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
+import { openStoreDatabase, storeDatabase, transaction, type StoreDatabase } from '../../src/store/database.js';
+import { STATEMENTS_PER_CONNECTION } from '../../src/store/named-statement.js';
 import { createTestDatabase, testDialect, type TestDatabase } from '../support/database.js';
 
 const READ = 'select id, code, note, blank, big, at, tags from named_things where id = $1';
@@ -74,6 +77,51 @@ describe.runIf(testDialect === 'postgres')('named statements on PostgreSQL', () 
       expect(inserted.numInsertedOrUpdatedRows).toBe(1n);
     }
     expect(await single.run(READ, [2])).toEqual([{ ...second, note: 'run 2' }]);
+  });
+
+  /** The named statements the one connection of `single` holds (this count's own among them). */
+  const preparedOnSingle = async () => Number((await single.run('select count(*) as count from pg_prepared_statements', []))[0]!.count);
+
+  it('holds at most STATEMENTS_PER_CONNECTION on a connection, reads and writes together, closing the least recently run', async () => {
+    const first = 'select $1::int + 1 as n';
+    expect(await single.run(first, [1])).toEqual([{ n: 2 }]);
+    for (let shape = 0; shape < STATEMENTS_PER_CONNECTION; shape++) {
+      // Each a shape of its own: a read through run, a write through Kysely.
+      expect(await single.run(`select $1::int + ${shape} as n`, [1])).toEqual([{ n: 1 + shape }]);
+      await single.db.updateTable('named_things').set({ note: sql`${sql.lit(`shape ${shape}`)}` }).where('id', '=', 2).execute();
+    }
+    expect(await preparedOnSingle()).toBeLessThanOrEqual(STATEMENTS_PER_CONNECTION);
+    // The first was closed long ago: it is prepared again.
+    expect(await single.run(first, [5])).toEqual([{ n: 6 }]);
+    expect(await single.run(READ, [2])).toEqual([{ ...second, note: `shape ${STATEMENTS_PER_CONNECTION - 1}` }]);
+    expect(await preparedOnSingle()).toBeLessThanOrEqual(STATEMENTS_PER_CONNECTION);
+  });
+
+  it('prepares a statement again when a migration changes the type it returns, and reads the new type', async () => {
+    await database.run("create table shifting (id int primary key, code text); insert into shifting values (1, '7'); create table shifting_log (at int)", []);
+    const retype = (type: string) => database.run(`alter table shifting alter column code type ${type} using code::${type}`, []);
+    const read = 'select code from shifting where id = $1';
+    // Each path's statement prepared on the one connection before another connection changes the column.
+    expect(await single.run(read, [1])).toEqual([{ code: '7' }]);
+    await retype('integer');
+    expect(await single.run(read, [1])).toEqual([{ code: 7 }]);
+
+    const built = () => single.db.selectFrom('shifting').select('code').where('id', '=', 1).execute();
+    expect(await built()).toEqual([{ code: 7 }]);
+    await retype('text');
+    expect(await built()).toEqual([{ code: '7' }]);
+
+    // In a transaction the refusal ends it: it is rolled back and runs again, its write made once.
+    const inTransaction = () =>
+      transaction(single, async (scoped) => {
+        const { db } = storeDatabase(scoped);
+        await db.insertInto('shifting_log').values({ at: 1 }).execute();
+        return db.selectFrom('shifting').select('code').where('id', '=', 1).execute();
+      });
+    expect(await inTransaction()).toEqual([{ code: '7' }]);
+    await retype('integer');
+    expect(await inTransaction()).toEqual([{ code: 7 }]);
+    expect(await single.run('select count(*) as count from shifting_log', [])).toEqual([{ count: 2 }]);
   });
 
   it('fails a statement whose values cannot be sent without sending it, and the connection goes on', async () => {

@@ -78,16 +78,17 @@ export interface HttpReply {
 }
 
 /** One request on a connection of its own (no keep-alive), so a refused connection shows as an error. */
-export function send(port: number, method: string, path: string, options: { token?: string; body?: unknown } = {}): Promise<HttpReply> {
+export function send(port: number, method: string, path: string, options: { token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<HttpReply> {
   return new Promise((resolve, reject) => {
-    const headers: Record<string, string> = options.token ? { authorization: `Bearer ${options.token}` } : {};
+    const headers: Record<string, string> = { ...options.headers, ...(options.token && { authorization: `Bearer ${options.token}` }) };
     if (options.body !== undefined) headers['content-type'] = 'application/json';
     const request = httpRequest({ host: '127.0.0.1', port, method, path, headers, agent: false }, (response) => {
       let body = '';
       response.setEncoding('utf8');
       response.on('data', (chunk: string) => (body += chunk));
       response.on('end', () =>
-        resolve({ status: response.statusCode!, headers: response.headers, json: body ? JSON.parse(body) : undefined }),
+        // Surface B answers its errors in plain text.
+        resolve({ status: response.statusCode!, headers: response.headers, json: body && /json/.test(response.headers['content-type'] ?? '') ? JSON.parse(body) : undefined }),
       );
     });
     request.on('error', reject);

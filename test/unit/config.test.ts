@@ -1,6 +1,5 @@
-import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/framework/config.js';
+import { loadConfig, shares } from '../../src/framework/config.js';
 
 describe('configuration from the environment', () => {
   it('has the documented defaults', () => {
@@ -28,11 +27,20 @@ describe('configuration from the environment', () => {
     });
   });
 
-  it('shares the default pool of 25 connections among the workers, and keeps a DB_MAX_CONNECTIONS set per process', () => {
-    expect(loadConfig({ WORKERS: '2' }).maxConnections).toBe(13);
-    expect(loadConfig({ WORKERS: '4' }).maxConnections).toBe(7);
-    expect(loadConfig({ WORKERS: '0' }).maxConnections).toBe(Math.ceil(25 / availableParallelism()));
-    expect(loadConfig({ WORKERS: '2', DB_MAX_CONNECTIONS: '25' }).maxConnections).toBe(25);
+  it('splits the pool among the workers as evenly as it goes', () => {
+    expect(shares(25, 1)).toEqual([25]);
+    expect(shares(25, 2)).toEqual([13, 12]);
+    expect(shares(25, 4)).toEqual([7, 6, 6, 6]);
+    expect(shares(5, 4)).toEqual([2, 1, 1, 1]);
+    expect(shares(2, 4)).toEqual([1, 1, 0, 0]);
+    // The config keeps the service's totals, whatever WORKERS says; cluster.ts hands out the shares.
+    expect(loadConfig({ WORKERS: '4' })).toMatchObject({ maxConnections: 25, maxIdleConnections: 5 });
+  });
+
+  it('prepares statements unless DB_PREPARED_STATEMENTS=false (behind a transaction pooler)', () => {
+    expect(loadConfig({}).preparedStatements).toBe(true);
+    expect(loadConfig({ DB_PREPARED_STATEMENTS: 'false' }).preparedStatements).toBe(false);
+    expect(() => loadConfig({ DB_PREPARED_STATEMENTS: 'never' })).toThrow(/DB_PREPARED_STATEMENTS must be true or false/);
   });
 
   it('reads lifetimes in seconds or with a unit', () => {

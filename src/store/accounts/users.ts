@@ -4,7 +4,7 @@
  */
 import type { Model } from '../../core/model.js';
 import type { Row } from '../../core/rows.js';
-import { storeDatabase, type Database } from '../database.js';
+import { storeDatabase, transaction, type Database } from '../database.js';
 import { insertRecord, type RecordId } from '../records.js';
 import { grantPermissions } from './permissions.js';
 
@@ -103,11 +103,10 @@ export async function insertUser(
   values: Row,
   { superuser, permissions }: { superuser: boolean; permissions: readonly string[] },
 ): Promise<number> {
-  return storeDatabase(database).db.transaction().execute(async (transaction) => {
-    const scoped = { ...database, db: transaction };
+  return transaction(database, async (scoped) => {
     const id = Number(await insertRecord(scoped, model, values));
     if (superuser) {
-      await transaction.updateTable('users').set({ is_superuser: storeDatabase(database).capabilities.types.booleanValue(true) }).where('id', '=', id).execute();
+      await storeDatabase(scoped).db.updateTable('users').set({ is_superuser: storeDatabase(database).capabilities.types.booleanValue(true) }).where('id', '=', id).execute();
     }
     await grantPermissions(scoped, id, permissions);
     return id;

@@ -77,6 +77,13 @@ export interface DialectCapabilities {
   readonly estimatesRowCounts: boolean;
   /** Whether tables live in one of several schemas, so the current one must be named. */
   readonly hasSchemas: boolean;
+  /**
+   * Migrations: where DDL is transactional, they run in one transaction, whose first statement is
+   * this lock, held until it ends, so that other processes' migrations wait for them. Undefined
+   * where they run outside a transaction, on the one connection there is (SQLite: a table rebuild
+   * turns foreign keys off, which a transaction would ignore).
+   */
+  readonly migrationLock: RawBuilder<unknown> | undefined;
   /** The columns of every table (of the current schema), as `check` compares them with the declarations. */
   liveColumns<DB>(db: Kysely<DB>): Promise<LiveColumn[]>;
   /** The named indexes of every table (of the current schema), beside those keys and unique constraints make. */

@@ -73,6 +73,10 @@ export const postgresCapabilities: DialectCapabilities = {
   rowVersion: (table) => sql<string>`${sql.ref(`${table}.xmin`)}::text`,
   estimatesRowCounts: true,
   hasSchemas: true,
+  // Scoped to the transaction, not the session: behind a transaction pooler a session's lock can be
+  // taken on one server connection and released (in vain) on another. The key is the one Kysely's
+  // Migrator locks (a session lock, which earlier releases took), so the two wait for each other.
+  migrationLock: sql`SELECT pg_advisory_xact_lock(3853314791062309107)`,
   async liveColumns(db) {
     const { rows } = await sql<ColumnRow>`
       SELECT c.table_name AS "table", c.column_name AS "column", c.udt_name, c.character_maximum_length AS length,

@@ -65,6 +65,7 @@ export const sqliteCapabilities: DialectCapabilities = {
     sql`case when ${column} between ${sql.lit(Number.MIN_SAFE_INTEGER)} and ${sql.lit(Number.MAX_SAFE_INTEGER)} then ${column} else cast(${column} as text) end`,
   estimatesRowCounts: false,
   hasSchemas: false,
+  migrationLock: undefined,
   async liveColumns(db) {
     const { rows } = await sql<ColumnRow>`
       SELECT m.name AS "table", p.name AS "column", p.type AS type, p."notnull" AS "notnull", p.dflt_value,
