@@ -89,3 +89,43 @@ describe('long text', () => {
     for (const id of [first.json.id, second.json.id, short.json.id]) expect((await request('DELETE', `/api/v1/notes/${id}/`)).status).toBe(204);
   });
 });
+
+/** `[[[...]]]` nested `depth` levels around 1, as JSON text (which JSON.stringify cannot write past a few thousand levels). */
+const nestedText = (depth: number): string => `${'['.repeat(depth)}1${']'.repeat(depth)}`;
+const nested = (depth: number): unknown => JSON.parse(nestedText(depth));
+
+describe('deep JSON', () => {
+  it('is stored up to 100 levels, and a deeper value is a 400 naming the field', async () => {
+    const kept = await request('POST', '/api/v1/notes/', { title: 'deep', data: { list: nested(99) } });
+    expect(kept.status, kept.body.slice(0, 300)).toBe(201);
+    expect(kept.json.data).toEqual({ list: nested(99) });
+    for (const depth of [101, 1000, 5000, 100_000]) {
+      const refused = await request('POST', '/api/v1/notes/', `{"title": "deeper", "data": ${nestedText(depth)}}`);
+      expect([refused.status, refused.json], `${depth}`).toEqual([400, { error: 'Invalid input.', code: 'validation_failed', details: { data: ['Nested deeper than 100 levels.'] } }]);
+      const patched = await request('PATCH', `/api/v1/notes/${kept.json.id}/`, `{"data": {"list": ${nestedText(depth)}}}`);
+      expect(patched.status, `${depth}`).toBe(400);
+      expect(patched.json.details).toEqual({ data: ['Nested deeper than 100 levels.'] });
+    }
+    expect((await request('GET', `/api/v1/notes/${kept.json.id}/`)).json.data).toEqual({ list: nested(99) });
+  });
+
+  it('renders a deeper value stored before the limit, as JSON and on the browsable page', async () => {
+    // As deep as PostgreSQL's jsonb takes, and past what JSON.stringify writes.
+    const text = nestedText(10_000);
+    const { id } = await api.database.db.insertInto('notes').values({ title: 'old', data: text }).returning('id').executeTakeFirstOrThrow();
+    const reply = await request('GET', `/api/v1/notes/${id}/`);
+    expect(reply.status).toBe(200);
+    expect(reply.body).toContain(`"data":${text}`);
+    const list = await request('GET', '/api/v1/notes/?title=old');
+    expect([list.status, list.body.includes(text)]).toEqual([200, true]);
+    const page = await request('GET', `/api/v1/notes/${id}/`, undefined, { accept: 'text/html' });
+    expect(page.status).toBe(200);
+    expect(page.body).toContain('&quot;data&quot;: [\n    [\n      [\n');
+    // The page's JSON is the answer's, indented to 100 levels and compact below (not the square of the depth in spaces).
+    const shown = /<pre class="body" id="response-body">([^<]*)<\/pre>/.exec(page.body)![1]!;
+    const unescaped = shown.replaceAll('&quot;', '"').replaceAll('&amp;', '&');
+    expect(unescaped.replace(/\s/g, '')).toBe(reply.body);
+    expect(page.body.length).toBeLessThan(10 * text.length);
+    expect(page.body).toContain(`<textarea id="field-data" name="data" data-kind="json" rows="4">[\n  [\n`);
+  });
+});
