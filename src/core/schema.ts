@@ -53,7 +53,7 @@ export interface IndexFacts {
   /** A trigram index serving `LIKE '%term%'`, where the dialect has one (elsewhere none is made). */
   readonly trigram?: boolean;
   /**
-   * A hash index where the dialect's B-tree bounds an entry's size (PostgreSQL's, about 2.7 KB), so
+   * A hash index where the dialect's B-tree bounds an entry's size (PostgreSQL's), so
    * no value the column holds is refused; it serves equality only. Elsewhere a B-tree, which has no bound.
    */
   readonly hash?: boolean;
