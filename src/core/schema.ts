@@ -101,6 +101,9 @@ export function indexName(table: string, index: IndexFacts): string {
 
 /** An index's facts as its state records them (false options left out, so states compare as JSON). */
 export function indexState(table: string, index: IndexFacts): IndexState {
+  if (index.hash && (index.columns.length !== 1 || index.columns[0]!.endsWith(' desc') || index.unique || index.ignoreCase || index.trigram)) {
+    throw new Error(`${table}: a hash index is on one column, in no order, neither unique nor ignoring case (${index.columns.join(', ')}).`);
+  }
   return {
     table,
     columns: [...index.columns],

@@ -129,3 +129,13 @@ describe('deep JSON', () => {
     expect(page.body).toContain('<textarea id="field-data" name="data" data-kind="json" rows="4">{\n  &quot;a&quot;: [\n');
   });
 });
+
+describe('a hash index declared', () => {
+  it('is refused where PostgreSQL could not make it: over two columns, or unique', () => {
+    const declare = (index: { columns: string[]; unique?: boolean }) => () =>
+      withGeneratedMigrations(defineApp({ collections: [collection('pairs', { serializer: serializer(model('pairs', { id: fields.id(), a: fields.text(), b: fields.text() }, { indexes: [{ ...index, hash: true }] }), { fields: ['id', 'a', 'b'] }) })] }));
+    expect(declare({ columns: ['a', 'b'] })).toThrow('pairs: a hash index is on one column, in no order, neither unique nor ignoring case (a, b).');
+    expect(declare({ columns: ['a'], unique: true })).toThrow('pairs: a hash index is on one column');
+    expect(declare({ columns: ['a'] })).not.toThrow();
+  });
+});
