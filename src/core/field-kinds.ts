@@ -18,6 +18,7 @@ import {
   type Lookup,
   type StringOptions,
 } from './fields.js';
+import { JSON_MAX_DEPTH, nestsDeeperThan } from './json.js';
 
 /** Lookups of values that are equal or not, never ordered or matched in part (choices, UUIDs). */
 const equalityLookups: readonly Lookup[] = ['exact', 'in', 'isnull'];
@@ -264,6 +265,8 @@ const json = ({ shape, ...options }: JsonOptions = {}): Field =>
       parse(value) {
         if (shape === 'array' && !Array.isArray(value)) throw new FieldError('Expected a list of items.');
         if (shape === 'object' && (typeof value !== 'object' || value === null || Array.isArray(value))) throw new FieldError('Expected an object.');
+        // Bounded before anything recurses over it: storing it (JSON.stringify) or PostgreSQL's jsonb parser.
+        if (nestsDeeperThan(value, JSON_MAX_DEPTH)) throw new FieldError(`Nested deeper than ${JSON_MAX_DEPTH} levels.`);
         return value;
       },
       // Only `has_key` reads query text (`isnull` is parsed apart): the key itself.

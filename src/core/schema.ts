@@ -52,6 +52,11 @@ export interface IndexFacts {
   readonly ignoreCase?: boolean;
   /** A trigram index serving `LIKE '%term%'`, where the dialect has one (elsewhere none is made). */
   readonly trigram?: boolean;
+  /**
+   * A hash index where the dialect's B-tree bounds an entry's size (PostgreSQL's), so
+   * no value the column holds is refused; it serves equality only. Elsewhere a B-tree, which has no bound.
+   */
+  readonly hash?: boolean;
 }
 
 /** The table-level facts a model may declare beside its fields. */
@@ -74,6 +79,7 @@ export interface IndexState {
   readonly unique?: boolean;
   readonly ignoreCase?: boolean;
   readonly trigram?: boolean;
+  readonly hash?: boolean;
 }
 
 /**
@@ -95,11 +101,33 @@ export function indexName(table: string, index: IndexFacts): string {
 
 /** An index's facts as its state records them (false options left out, so states compare as JSON). */
 export function indexState(table: string, index: IndexFacts): IndexState {
+  if (index.hash && (index.columns.length !== 1 || index.columns[0]!.endsWith(' desc') || index.unique || index.ignoreCase || index.trigram)) {
+    throw new Error(`${table}: a hash index is on one column, in no order, neither unique nor ignoring case (${index.columns.join(', ')}).`);
+  }
   return {
     table,
     columns: [...index.columns],
     ...(index.unique && { unique: true }),
     ...(index.ignoreCase && { ignoreCase: true }),
     ...(index.trigram && { trigram: true }),
+    ...(index.hash && { hash: true }),
   };
+}
+
+/**
+ * The longest varchar whose every value fits a B-tree entry on every dialect: 600 characters are at
+ * most 2 400 bytes in UTF-8, under PostgreSQL's bound of 2 704 bytes an entry.
+ */
+export const BTREE_MAX_LENGTH = 600;
+
+/**
+ * The index a filtered or ordered column gets unasked, by its storage: none for JSON (its lookups,
+ * `has_key` and `isnull`, no B-tree serves, and a document may exceed an entry's bound), a hash
+ * index for text that may exceed a B-tree entry (equality lookups use it; ordering sorts), a
+ * B-tree for everything else.
+ */
+export function automaticIndex(column: string, storage: Column): IndexFacts | undefined {
+  if (storage.type === 'json') return undefined;
+  const unbounded = storage.type === 'text' || (storage.type === 'varchar' && (storage.maxLength ?? Infinity) > BTREE_MAX_LENGTH);
+  return { columns: [column], ...(unbounded && { hash: true }) };
 }

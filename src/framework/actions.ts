@@ -5,6 +5,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
+import { stringifyJson } from '../core/json.js';
 import type { ListQuery, RecordScope } from '../core/list-query.js';
 import { readList, type ListPlan } from '../store/list.js';
 import { readsRestricted, unrestricted } from '../store/visibility.js';
@@ -148,7 +149,7 @@ async function listByCursor(action: ActionRequest, serializer: Serializer, plan:
  * renderResult). Its headers are one literal, not a spread: a write answers one per request.
  */
 function written(status: number, body: unknown, tag: (json: string) => string, location?: string): ActionResult {
-  const json = JSON.stringify(body);
+  const json = stringifyJson(body);
   const etag = tag(json);
   return { status, body, json, headers: location === undefined ? { ETag: etag } : { Location: location, ETag: etag } };
 }
@@ -378,7 +379,7 @@ const guard =
 
 /** If-Match against the record's ETag. */
 const assertCurrent = (action: ActionRequest, row: Row): void =>
-  assertMatches(action.request, () => strongEtag(JSON.stringify(action.collection.serializerFor(action.action).render(row, action))));
+  assertMatches(action.request, () => strongEtag(stringifyJson(action.collection.serializerFor(action.action).render(row, action))));
 
 /** Whether the model's rules write alongside this update (beforeStore, for the fields it is called on). */
 const storesBefore = (rules: UpdateRules, values: Row): boolean => !rules.beforeStoreOn || rules.beforeStoreOn.some((field) => field in values);

@@ -6,7 +6,7 @@
 import type { Field, Lookup } from '../core/fields.js';
 import type { Across, Condition, ListSource, Ordering } from '../core/list-query.js';
 import type { CountMode } from '../core/list-query.js';
-import type { IndexFacts } from '../core/schema.js';
+import { automaticIndex, type IndexFacts } from '../core/schema.js';
 import { assertCustomActions, type CustomAction } from './custom-actions.js';
 import type { Envelope } from './envelopes.js';
 import type { Hooks } from './hooks.js';
@@ -286,7 +286,7 @@ export function collection(name: string, options: CollectionOptions): Collection
   // A key or a unique column is indexed already; a computed field is no column.
   const indexed = [...new Set([...filters.keys(), ...ordering])].filter((field) => field !== 'id' && modelFields[field] && !modelFields[field].unique);
   const indexes: IndexFacts[] = [
-    ...indexed.map((field) => ({ columns: [field] })),
+    ...indexed.flatMap((field) => automaticIndex(field, modelFields[field]!.column) ?? []),
     ...serializer.search.map((field) => ({ columns: [field], trigram: true })),
     ...(options.indexes ?? []),
   ];

@@ -7,6 +7,7 @@
  */
 import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { Field, JsonSchema } from '../core/fields.js';
+import { stringifyJson } from '../core/json.js';
 import { isPending } from '../core/maybe-promise.js';
 import type { Row } from '../core/rows.js';
 import type { Database } from '../store/database.js';
@@ -187,7 +188,7 @@ async function handleCustomAction(
   const result = await declared.handler({ user, parameters, request, reply, database, record, body: values, parent, credentials, links: runtime.links });
   if (reply.sent) return reply;
   if (declared.mediaType) return reply.type(`${declared.mediaType}; charset=utf-8`).send(String(result));
-  return renderResult(reply, mediaType, { status: reply.statusCode, body: result, json: JSON.stringify(result) }, runtime.page, collection);
+  return renderResult(reply, mediaType, { status: reply.statusCode, body: result, json: stringifyJson(result) }, runtime.page, collection);
 }
 
 function schemaOf(collection: Collection, name: string, declared: CustomAction, declaredBody: DeclaredBody | undefined): FastifySchema {

@@ -6,6 +6,7 @@
  */
 import type { FastifySchema } from 'fastify';
 import type { JsonSchema } from '../core/fields.js';
+import { stringifyJson } from '../core/json.js';
 import type { ActionResult } from './actions.js';
 import { validationFailed } from './errors.js';
 import type { DocumentedAction } from './openapi.js';
@@ -57,7 +58,7 @@ export function wrapResult(envelope: Envelope | undefined, action: Action, resul
     action === 'list'
       ? wrapPage(envelope, result.body)
       : { [Array.isArray(result.body) ? envelope.list : envelope.record]: result.body };
-  return { ...result, body, json: JSON.stringify(body) };
+  return { ...result, body, json: stringifyJson(body) };
 }
 
 /** A response schema (with its description and headers) with its body schema under `key`. */

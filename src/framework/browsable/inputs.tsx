@@ -5,6 +5,7 @@
  */
 import type { JSX } from 'preact';
 import type { Field } from '../../core/fields.js';
+import { stringifyJson } from '../../core/json.js';
 
 export interface InputProps {
   readonly id: string;
@@ -47,7 +48,7 @@ export function kindInput(field: Field, common: InputProps, value: unknown, show
     case 'json':
       return (
         <textarea {...common} rows={4}>
-          {value === undefined || value === null ? '' : JSON.stringify(value, null, 2)}
+          {value === undefined || value === null ? '' : stringifyJson(value, 2)}
         </textarea>
       );
     default:

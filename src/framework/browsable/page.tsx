@@ -5,6 +5,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import type { Field } from '../../core/fields.js';
+import { stringifyJson } from '../../core/json.js';
 import type { Serializer } from '../serializer.js';
 import { kindInput } from './inputs.js';
 
@@ -87,7 +88,8 @@ function FieldInput(props: { name: string; field: Field; value: unknown; hidden:
   } else if (field.kind === 'text') {
     input = <textarea {...common} rows={4}>{value === undefined || value === null ? '' : String(value)}</textarea>;
   } else {
-    const shown = props.hidden || value === undefined || value === null ? '' : String(value);
+    // A JSON value's input writes it itself (String() of an array recurses, as deep as it nests).
+    const shown = props.hidden || value === undefined || value === null || field.valueType === 'json' ? '' : String(value);
     const own = kindInput(field, common, value, shown);
     if (own) input = own;
     else if (field.kind === 'password') input = <input type="password" {...common} autocomplete="new-password" />;
@@ -285,7 +287,7 @@ export function Page(props: { model: PageModel }) {
               {model.headers.map(([name, value]) => `${name}: ${value}\n`).join('')}
             </pre>
             <pre class="body" id="response-body">
-              {model.body === undefined ? '' : JSON.stringify(model.body, null, 2)}
+              {model.body === undefined ? '' : stringifyJson(model.body, 2)}
             </pre>
           </div>
           {model.pagination && (

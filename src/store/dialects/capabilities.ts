@@ -22,6 +22,12 @@ export interface SqlTypes {
   caseFolded(column: string): Expression<unknown>;
   /** Whether trigram indexes (pg_trgm) can serve `LIKE '%term%'` (a search field's index, where they can). */
   readonly supportsTrigramIndexes: boolean;
+  /**
+   * Whether an index declared `hash` is made one: where the B-tree bounds an entry's size
+   * (PostgreSQL), so long text is indexed for equality without refusing a value. SQLite's B-tree
+   * keeps a long entry in overflow pages, so it makes a B-tree.
+   */
+  readonly supportsHashIndexes: boolean;
   /** Each storage type's SQL name (a `varchar` gets its length appended). */
   readonly columnTypes: Readonly<Record<ColumnType, string>>;
   /**

@@ -47,6 +47,7 @@ export const postgresCapabilities: DialectCapabilities = {
     booleanValue: (value) => value,
     caseFolded: (column) => sql`lower(${sql.ref(column)})`,
     supportsTrigramIndexes: true,
+    supportsHashIndexes: true,
     columnTypes: {
       id: 'bigint',
       bigint: 'bigint',

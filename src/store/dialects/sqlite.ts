@@ -30,6 +30,7 @@ export const sqliteCapabilities: DialectCapabilities = {
     caseFolded: (column) => sql`${sql.ref(column)} collate nocase`,
     // No pattern index: a search is a scan (docs/performance.md).
     supportsTrigramIndexes: false,
+    supportsHashIndexes: false,
     // Timestamps are Date#toISOString text, booleans 1 or 0. Dates and times are ISO text, which
     // sorts as they do; a duration is its seconds (real). A decimal column has NUMERIC affinity: each
     // value is held as a double, bound text is compared numerically, and a double keeps every decimal

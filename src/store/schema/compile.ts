@@ -66,6 +66,7 @@ async function createIndex(db: Db, types: SqlTypes, name: string, index: IndexSt
   // A table rebuilt in the same migration has its declared indexes already.
   let builder = db.schema.createIndex(name).ifNotExists().on(index.table);
   if (index.unique) builder = builder.unique();
+  if (index.hash && types.supportsHashIndexes) builder = builder.using('hash');
   builder = index.ignoreCase ? builder.expression(types.caseFolded(index.columns[0]!)) : builder.columns(index.columns as string[]);
   await builder.execute();
 }
