@@ -52,4 +52,5 @@ it("runs the README's curl session as written", () => {
   expect(created).toMatchObject({ username: 'alice', email: 'alice@example.com', password: null });
   expect(filtered.results.map((user: { username: string }) => user.username)).toEqual(['alice']);
   expect(token.token).toMatch(/^rf_/);
-});
+  // Three CLI processes (two hash a password) and four requests, each a process of its own.
+}, 60_000);
