@@ -6,7 +6,7 @@ import { hash } from 'node:crypto';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, SqliteDriver, sql, type DatabaseConnection, type SqliteDialectConfig, type Driver, type QueryResult, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type DatabaseConnection, type SqliteDialectConfig, type Driver, type QueryResult, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { cached } from '../core/cache.js';
 import type { Visibility } from '../core/list-query.js';
@@ -15,7 +15,7 @@ import type { Dialect, DialectCapabilities } from './dialects/capabilities.js';
 import { postgresCapabilities } from './dialects/postgres.js';
 import { sqliteCapabilities } from './dialects/sqlite.js';
 import { isStalePlan, NamedStatement, runOn, type StatementResult } from './named-statement.js';
-import { callsLikeFunctions, registerLikeFunctions } from './sqlite-functions.js';
+import { registerLikeFunctions } from './sqlite-functions.js';
 import { sqliteReaders, type SqliteReaders } from './sqlite-readers.js';
 
 /** Tables are declared at run time, so the schema type is open. */
@@ -132,7 +132,7 @@ function openSqlite(path: string): StoreDatabase {
   const statements = withStatementCache(connection);
   const readers = sqliteReaders(path);
   const config = { database: statements };
-  const db = new Kysely<Tables>({ dialect: readers ? new SqliteDialectWithReaders(config, readers, connection) : new SqliteDialect(config) });
+  const db = new Kysely<Tables>({ dialect: readers ? new SqliteDialectWithReaders(config, readers, connection, statements) : new SqliteDialect(config) });
   return {
     db,
     dialect: 'sqlite',
@@ -169,34 +169,66 @@ function openSqlite(path: string): StoreDatabase {
 }
 
 /**
- * SQLite with its reads that call the LIKE functions sent to the reader thread, outside
- * transactions (a transaction's reads must see its own writes, on its own connection). They still
- * hold Kysely's one connection while they run, so statements keep the order they had.
+ * SQLite with every read outside a transaction sent to a reader thread (see sqlite-readers.ts); the
+ * hot point reads that skip Kysely (store/precompiled.ts: a record by id, a credential) stay on the
+ * server's connection, where they cost less than a message to a thread. A read inside a transaction
+ * stays on the server's connection too, to see the transaction's own writes. A read sent away does
+ * not take Kysely's one connection: it waits for no other statement and holds none up. Each read
+ * sees every write committed before it starts, so a client that reads after its write was
+ * answered sees it.
  */
 class SqliteDialectWithReaders extends SqliteDialect {
   constructor(
     config: SqliteDialectConfig,
     private readonly readers: SqliteReaders,
     private readonly connection: SQLite.Database,
+    private readonly statements: { prepare(text: string): SQLite.Statement },
   ) {
     super(config);
   }
 
   override createDriver(): Driver {
-    const driver = super.createDriver() as SqliteDriver;
+    const driver: Driver = super.createDriver();
     const acquire = driver.acquireConnection.bind(driver);
-    driver.acquireConnection = async () => this.offloaded(await acquire());
+    const release = driver.releaseConnection.bind(driver);
+    driver.acquireConnection = () => Promise.resolve(new LazyConnection(acquire, (query, holding) => this.offloads(query, holding), this.readers));
+    driver.releaseConnection = async (connection) => {
+      const { held } = connection as LazyConnection;
+      if (held) await release(await held);
+    };
     return driver;
   }
 
-  private offloaded(inner: DatabaseConnection): DatabaseConnection {
-    return {
-      executeQuery: async <R>(query: CompiledQuery): Promise<QueryResult<R>> =>
-        !this.connection.inTransaction && callsLikeFunctions(query.sql)
-          ? { rows: (await this.readers.read(query.sql, query.parameters)) as R[] }
-          : inner.executeQuery<R>(query),
-      streamQuery: (query, chunkSize) => inner.streamQuery(query, chunkSize),
-    };
+  /** A read (rows back, nothing written) not inside the transaction of the connection holding Kysely's. */
+  private offloads(query: CompiledQuery, holding: boolean): boolean {
+    if (holding && this.connection.inTransaction) return false;
+    const statement = this.statements.prepare(query.sql);
+    return statement.reader && statement.readonly;
+  }
+}
+
+/** Kysely's one SQLite connection, taken only when a statement needs it, and kept until Kysely releases this one. */
+class LazyConnection implements DatabaseConnection {
+  held: Promise<DatabaseConnection> | undefined;
+
+  constructor(
+    private readonly acquire: () => Promise<DatabaseConnection>,
+    private readonly offloads: (query: CompiledQuery, holding: boolean) => boolean,
+    private readonly readers: SqliteReaders,
+  ) {}
+
+  async executeQuery<R>(query: CompiledQuery): Promise<QueryResult<R>> {
+    if (this.offloads(query, this.held !== undefined)) return { rows: (await this.readers.read(query.sql, query.parameters)) as R[] };
+    return (await this.connectionHeld()).executeQuery<R>(query);
+  }
+
+  async *streamQuery<R>(query: CompiledQuery, chunkSize?: number): AsyncIterableIterator<QueryResult<R>> {
+    yield* (await this.connectionHeld()).streamQuery<R>(query, chunkSize);
+  }
+
+  private connectionHeld(): Promise<DatabaseConnection> {
+    // The promise, not its answer: two statements at once on this one (a transaction's Promise.all) take the connection once.
+    return (this.held ??= this.acquire());
   }
 }
 

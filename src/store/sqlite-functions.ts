@@ -13,9 +13,6 @@ export function registerLikeFunctions(connection: SQLite.Database): void {
   connection.function('like_ci', { deterministic: true }, matching(true));
 }
 
-/** Whether a statement calls the LIKE functions: JavaScript run for each row it scans. */
-export const callsLikeFunctions = (text: string): boolean => /\blike_c[is]\(/.test(text);
-
 type Matcher = (text: string) => 1 | 0;
 const MATCHERS_KEPT = 1000;
 const exactMatchers = new Map<string, Matcher>();

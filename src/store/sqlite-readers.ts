@@ -1,11 +1,13 @@
 /**
- * Reads that cost JavaScript for every row they scan (LIKE matching: search and the string
- * lookups) run on a reader thread, so that however long one takes on a large table the server
- * keeps answering (better-sqlite3 runs each statement synchronously, and SQLite offers it no way
- * to pause one). Only for a database file: an in-memory one cannot be opened twice. The thread
- * starts on the first such read and is replaced if it dies.
+ * Every read outside a transaction that Kysely runs (lists, counts, searches, lookups on JSON,
+ * filters across relations) runs on a reader thread, so that however long one takes on a large
+ * table the server keeps answering (better-sqlite3 runs each statement synchronously, and SQLite
+ * offers it no way to pause one). Only for a database file: an in-memory one cannot be opened
+ * twice. A few threads, started as reads need them, each running one read at a time; reads past
+ * them wait in a bounded queue, and a thread that dies is replaced.
  */
 import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
@@ -18,58 +20,93 @@ export interface SqliteReaders {
 
 const READER = new URL('./sqlite-reader.js', import.meta.url);
 
+/** Threads at most: two at least, so that one client's slow reads leave a thread to everyone else's; one per core up to four. */
+export const READER_THREADS = Math.min(4, Math.max(2, availableParallelism()));
 /**
- * The reader for the database file at `path`, or undefined where reads stay on the event loop:
- * in memory, or run from the TypeScript sources (tests in process), where the thread has no
+ * Reads waiting for a thread at most; past it a read fails as a busy database does (503). Each
+ * request waits on one read at a time, so this is well above what the open connections can ask.
+ */
+export const READS_QUEUED = 1024;
+
+interface Waiting {
+  readonly request: ReadRequest;
+  readonly resolve: (rows: unknown[]) => void;
+  readonly reject: (error: Error) => void;
+}
+
+/** A thread and the read it runs, if any. */
+interface Thread {
+  readonly worker: Worker;
+  running?: Waiting;
+}
+
+/**
+ * The readers for the database file at `path`, or undefined where reads stay on the event loop:
+ * in memory, or run from the TypeScript sources (tests in process), where a thread has no
  * compiled script to start.
  */
 export function sqliteReaders(path: string): SqliteReaders | undefined {
   if (path === ':memory:' || path === '' || !existsSync(fileURLToPath(READER))) return undefined;
-  let worker: Worker | undefined;
-  let nextId = 0;
-  const pending = new Map<number, { resolve: (rows: unknown[]) => void; reject: (error: Error) => void }>();
+  const threads = new Set<Thread>();
+  const idle: Thread[] = [];
+  const queue: Waiting[] = [];
+  let closed = false;
 
-  const failAll = (stopped: Worker, error: Error) => {
-    if (worker !== stopped) return;
-    for (const { reject } of pending.values()) reject(error);
-    pending.clear();
-    worker = undefined;
+  const dispatch = (thread: Thread) => {
+    const next = queue.shift();
+    if (!next) {
+      thread.running = undefined;
+      // Idle, it keeps no process alive.
+      thread.worker.unref();
+      idle.push(thread);
+      return;
+    }
+    thread.running = next;
+    thread.worker.ref();
+    thread.worker.postMessage(next.request);
   };
-  const start = (): Worker => {
-    const started = new Worker(READER, { workerData: { path } });
-    started.on('message', (response: ReadResponse) => {
-      const waiting = pending.get(response.id);
-      pending.delete(response.id);
-      if (!waiting) return;
-      if ('rows' in response) waiting.resolve(response.rows);
+  const stopped = (thread: Thread, error: Error) => {
+    if (!threads.delete(thread)) return;
+    const index = idle.indexOf(thread);
+    if (index >= 0) idle.splice(index, 1);
+    thread.running?.reject(error);
+    // The reads still waiting get a new thread.
+    if (queue.length > 0 && !closed) dispatch(start());
+  };
+  const start = (): Thread => {
+    const thread: Thread = { worker: new Worker(READER, { workerData: { path } }) };
+    threads.add(thread);
+    thread.worker.on('message', (response: ReadResponse) => {
+      const running = thread.running;
+      if (!running) return;
+      if ('rows' in response) running.resolve(response.rows);
       // The driver's own error class, so callers tell a busy or missing database as they do on the event loop.
-      else waiting.reject(new SQLite.SqliteError(response.error.message, response.error.code ?? 'SQLITE_ERROR'));
+      else running.reject(new SQLite.SqliteError(response.error.message, response.error.code ?? 'SQLITE_ERROR'));
+      dispatch(thread);
     });
-    started.on('error', (error) => failAll(started, error));
-    started.on('exit', () => failAll(started, new Error('The SQLite reader thread stopped.')));
-    // Idle, it keeps no process alive.
-    started.unref();
-    return started;
+    thread.worker.on('error', (error) => stopped(thread, error));
+    thread.worker.on('exit', () => stopped(thread, new Error('The SQLite reader thread stopped.')));
+    return thread;
   };
 
   return {
     read(sql, parameters) {
-      worker ??= start();
-      const id = nextId++;
-      const request: ReadRequest = { id, sql, parameters };
-      const answer = new Promise<unknown[]>((resolve, reject) => pending.set(id, { resolve, reject }));
-      worker.ref();
-      worker.postMessage(request);
-      return answer.finally(() => {
-        if (pending.size === 0) worker?.unref();
+      if (closed) return Promise.reject(new Error('The database is closed.'));
+      if (queue.length >= READS_QUEUED) return Promise.reject(new SQLite.SqliteError('Too many reads are waiting for a reader thread.', 'SQLITE_BUSY'));
+      return new Promise<unknown[]>((resolve, reject) => {
+        queue.push({ request: { sql, parameters }, resolve, reject });
+        const free = idle.pop() ?? (threads.size < READER_THREADS ? start() : undefined);
+        if (free) dispatch(free);
       });
     },
     async close() {
-      const running = worker;
-      if (!running) return;
-      // Requests in flight are finished before the database closes; anything left fails, not hangs.
-      failAll(running, new Error('The database is closed.'));
-      await running.terminate();
+      closed = true;
+      // Anything still running or waiting fails, not hangs.
+      const error = new Error('The database is closed.');
+      for (const waiting of queue.splice(0)) waiting.reject(error);
+      const running = [...threads];
+      for (const thread of running) stopped(thread, error);
+      await Promise.all(running.map((thread) => thread.worker.terminate()));
     },
   };
 }
