@@ -40,13 +40,22 @@ function searchComparison(results) {
   return `\nSearch (b) with the pg_trgm GIN indexes runs at **${number(indexed / scanned, 1)}x** the req/s of the same query without them.\n`;
 }
 
-/** The same scenarios served with another worker count in the same run, against the run's own. */
-function workersComparison(results, workers) {
-  const more = results.filter((r) => r.server.startsWith('restfold, '));
-  if (more.length === 0) return '';
-  const one = new Map(results.filter((r) => r.server === 'restfold').map((r) => [r.scenario.key, r.rps]));
-  const changes = more.map((r) => `(${r.scenario.key}) ${r.rps >= one.get(r.scenario.key) ? '+' : '−'}${number(Math.abs(100 * (r.rps / one.get(r.scenario.key) - 1)))} %`);
-  return `\n${more[0].server.slice('restfold, '.length)} against ${workers}, in this run: ${changes.join(', ')}.\n`;
+/** The same scenarios served another way in the same run (more workers, pooler mode), against Restfold's default. */
+function variantsComparison(results, workers) {
+  const byDefault = new Map(results.filter((r) => r.server === 'restfold').map((r) => [r.scenario.key, r.rps]));
+  const variants = new Map();
+  for (const r of results.filter((r) => r.server.startsWith('restfold, '))) {
+    const variant = r.server.slice('restfold, '.length);
+    variants.set(variant, [...(variants.get(variant) ?? []), r]);
+  }
+  const lines = [...variants].map(([variant, runs]) => {
+    const changes = runs.map((r) => {
+      const change = 100 * (r.rps / byDefault.get(r.scenario.key) - 1);
+      return `(${r.scenario.key}) ${change >= 0 ? '+' : '−'}${number(Math.abs(change))} %`;
+    });
+    return `${variant} against ${workers} worker(s) with named statements, in this run: ${changes.join(', ')}.`;
+  });
+  return lines.length > 0 ? `\n${lines.join('\n\n')}\n` : '';
 }
 
 export function writeSection(run) {
@@ -66,7 +75,7 @@ export function writeSection(run) {
     '',
     table(run.results),
     searchComparison(run.results),
-    workersComparison(run.results, run.workers),
+    variantsComparison(run.results, run.workers),
     '<!-- /bench -->',
   ].join('\n');
 

@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 /**
  * `npm run bench -- [--db sqlite|postgres] [--rows N] [--duration S] [--connections C] [--workers W] [--compare-workers W2]
- *   [--only a,c,e,g,i] [--settle S] [--floor]`
+ *   [--only a,c,e,g,i] [--settle S] [--floor] [--pooler-url URL]`
  *
  * Seeds a fresh database through bench/seed.mjs, then, one server at a time:
  * the baseline (bench/baseline/server.mjs) for (a), (c), (e), (g), (i), and
  * Restfold as `npm start` runs it for (a)-(i); on PostgreSQL (b) again without
- * the trigram indexes; with --compare-workers, the baseline's scenarios also
+ * the trigram indexes, and the baseline's scenarios also in pooler mode
+ * (DB_PREPARED_STATEMENTS=false), directly and, with --pooler-url, through that
+ * transaction pooler; with --compare-workers, the baseline's scenarios also
  * with that many workers; with --floor, also by the baseline's answers served
  * through Fastify (bench/baseline/fastify.mjs): what Restfold's own layers cost lies between it and Restfold.
  * Compared scenarios alternate between servers --rounds times (median kept),
@@ -40,6 +42,8 @@ const { values: options } = parseArgs({
     // Baseline and Restfold alternate this many times on the baseline's scenarios; the median is reported.
     rounds: { type: 'string', default: '3' },
     'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
+    // A transaction pooler in front of --pg-url's server (PgBouncer, say), passing every database through by name.
+    'pooler-url': { type: 'string', default: process.env.BENCH_POOLER_URL ?? '' },
     note: { type: 'string', default: '' },
     // Only these scenarios (keys, comma-separated); their table gets a section of its own.
     only: { type: 'string', default: '' },
@@ -85,6 +89,14 @@ async function freshDatabase() {
     url: url.toString(),
     drop: () => onPostgres(options['pg-url'], (client) => client.query(`DROP DATABASE ${name} WITH (FORCE)`)),
   };
+}
+
+/** The database's URL with the pooler's host, port and credentials (the pooler passes databases through by name). */
+function throughPooler(databaseUrl, poolerUrl) {
+  const url = new URL(databaseUrl);
+  const pooler = new URL(poolerUrl);
+  for (const part of ['hostname', 'port', 'username', 'password']) url[part] = pooler[part];
+  return url.toString();
 }
 
 function runToEnd(command, args, env) {
@@ -165,9 +177,14 @@ async function main() {
     const compared = options['compare-workers'];
     const serverEnv = { DATABASE_URL: database.url, LOG_LEVEL: 'warn', THROTTLE_ANON: 'off', THROTTLE_USER: 'off', WORKERS: options.workers };
 
+    // Pooler mode: no named statements, as a transaction pooler needs (docs/databases.md).
+    const unnamed = { ...serverEnv, DB_PREPARED_STATEMENTS: 'false' };
+    const pooled = options['pooler-url'] && { ...unnamed, DATABASE_URL: throughPooler(database.url, options['pooler-url']) };
     const servers = {
       baseline: () => startServer(['bench/baseline/server.mjs'], { DATABASE_URL: database.url }),
       restfold: () => startServer(['dist/cli.js', 'serve'], serverEnv),
+      ...(options.db === 'postgres' && { 'restfold, pooler mode': () => startServer(['dist/cli.js', 'serve'], unnamed) }),
+      ...(pooled && { 'restfold, pooler mode, through the pooler': () => startServer(['dist/cli.js', 'serve'], pooled) }),
       ...(options.floor && { 'fastify floor': () => startServer(['bench/baseline/fastify.mjs'], { DATABASE_URL: database.url }) }),
       ...(compared && { [`restfold, ${compared} workers`]: () => startServer(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: compared }) }),
     };
