@@ -289,7 +289,10 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
     run(text, parameters) {
       // pg-pool answers a Submittable with the promise of what it calls back with (its typings say the query itself).
       const execute = (statement: NamedStatement | UnnamedStatement) => pool.query(statement) as unknown as Promise<StatementResult>;
-      if (!prepared) return PREPARABLE.test(text) ? execute(new UnnamedStatement(text, parameters, postgresTypeParser)).then(rowsOf) : pool.query(text, parameters as unknown[]).then(rowsOf);
+      if (!prepared) {
+        if (PREPARABLE.test(text)) return execute(new UnnamedStatement(text, parameters, postgresTypeParser)).then(rowsOf);
+        return pool.query(text, parameters as unknown[]).then(rowsOf);
+      }
       const name = statementNames.of(text);
       if (!name) return pool.query(text, parameters as unknown[]).then(rowsOf);
       return runNamed(text, parameters, name, true, execute, rowsOf);
@@ -435,9 +438,9 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
 }
 
 /**
- * Kysely's queries without names (DB_PREPARED_STATEMENTS=false) sent as UnnamedStatement: the same
- * messages pg's Query sends, their rows read by a shape the process keeps. An unnamed statement
- * is parsed afresh on every run, so it never goes stale (isStalePlan) as a named one does.
+ * Kysely's queries without names (DB_PREPARED_STATEMENTS=false): those named ones would be sent as
+ * UnnamedStatement, their rows read by a shape the process keeps. An unnamed statement is parsed
+ * afresh on every run, so it never goes stale (isStalePlan) as a named one does: nothing to retry.
  */
 function withUnnamedStatements(pool: pg.Pool): PostgresPool {
   return {
