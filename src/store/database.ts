@@ -14,7 +14,7 @@ import type { Row } from '../core/rows.js';
 import type { Dialect, DialectCapabilities } from './dialects/capabilities.js';
 import { postgresCapabilities } from './dialects/postgres.js';
 import { sqliteCapabilities } from './dialects/sqlite.js';
-import { isStalePlan, NamedStatement, runOn, type StatementResult } from './named-statement.js';
+import { isStalePlan, NamedStatement, runOn, UnnamedStatement, type StatementResult } from './named-statement.js';
 import { registerLikeFunctions } from './sqlite-functions.js';
 import { sqliteReaders, type SqliteReaders } from './sqlite-readers.js';
 
@@ -60,7 +60,7 @@ export interface Database {
   isUnavailable(error: unknown): boolean;
   /**
    * Compiled SQL run straight on the driver (a cached SQLite statement, a pooled connection's
-   * named statement), without Kysely's executor: for the hot fixed-shape queries. Outside any
+   * named or unnamed statement), without Kysely's executor: for the hot fixed-shape queries. Outside any
    * transaction (on SQLite it waits for one that is open, as Kysely does).
    */
   run(sql: string, parameters: readonly unknown[]): Promise<Row[]>;
@@ -279,7 +279,7 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   const prepared = options.preparedStatements ?? true;
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: prepared ? withNamedStatements(pool) : pool }) });
+  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: prepared ? withNamedStatements(pool) : withUnnamedStatements(pool) }) });
   return {
     db,
     dialect: 'postgres',
@@ -287,10 +287,15 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
     // The pool's own checkout and release, without Kysely's connection wrapper. Outside any
     // transaction, so a statement gone stale runs again. Not async: one promise layer fewer per query.
     run(text, parameters) {
-      const name = prepared ? statementNames.of(text) : '';
-      if (!name) return pool.query(text, parameters as unknown[]).then(rowsOf);
       // pg-pool answers a Submittable with the promise of what it calls back with (its typings say the query itself).
-      return runNamed(text, parameters, name, true, (statement) => pool.query(statement) as unknown as Promise<StatementResult>, rowsOf);
+      const execute = (statement: NamedStatement | UnnamedStatement) => pool.query(statement) as unknown as Promise<StatementResult>;
+      if (!prepared) {
+        if (PREPARABLE.test(text)) return execute(new UnnamedStatement(text, parameters, postgresTypeParser)).then(rowsOf);
+        return pool.query(text, parameters as unknown[]).then(rowsOf);
+      }
+      const name = statementNames.of(text);
+      if (!name) return pool.query(text, parameters as unknown[]).then(rowsOf);
+      return runNamed(text, parameters, name, true, execute, rowsOf);
     },
     like: (column, pattern, insensitive) =>
       insensitive ? sql<SqlBool>`${column} ILIKE ${pattern}` : sql<SqlBool>`${column} LIKE ${pattern}`,
@@ -330,7 +335,10 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
 /** A part of a unique key → the column it is over: `lower(username::text)` (an expression index) → `username`. */
 const columnOfKey = (part: string): string => /^(?:\w+\()*"?(\w+)"?(?:::[\w ]+)?\)*$/.exec(part)?.[1] ?? part;
 
-/** Statements worth preparing: the queries requests repeat (DDL and transaction control are not). */
+/**
+ * Statements worth preparing: the queries requests repeat (DDL and transaction control are not).
+ * Without names, the same ones are sent as UnnamedStatement, sent the same way and read by a shape.
+ */
 const PREPARABLE = /^\s*(select|insert|update|delete|with)\b/i;
 /**
  * Pattern matches are planned with their pattern every time: after five runs of a named statement
@@ -423,6 +431,23 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
         else if (TRANSACTION_END.test(text)) inTransaction = false;
         return client.query(text, [...values]);
       };
+      return { query, release: () => client.release() } as unknown as PostgresPoolClient;
+    },
+    end: () => pool.end(),
+  };
+}
+
+/**
+ * Kysely's queries without names (DB_PREPARED_STATEMENTS=false): those named ones would be sent as
+ * UnnamedStatement, their rows read by a shape the process keeps. An unnamed statement is parsed
+ * afresh on every run, so it never goes stale (isStalePlan) as a named one does: nothing to retry.
+ */
+function withUnnamedStatements(pool: pg.Pool): PostgresPool {
+  return {
+    async connect() {
+      const client = await pool.connect();
+      const query = (text: string, values: ReadonlyArray<unknown>) =>
+        PREPARABLE.test(text) ? runOn(client, new UnnamedStatement(text, values, postgresTypeParser)) : client.query(text, [...values]);
       return { query, release: () => client.release() } as unknown as PostgresPoolClient;
     },
     end: () => pool.end(),

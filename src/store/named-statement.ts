@@ -1,19 +1,24 @@
 /**
- * A named statement run on a pooled pg connection, its result's shape learnt once per connection.
+ * Statements run on a pooled pg connection that read their results by a shape learnt once: named
+ * ones, prepared once per connection, and unnamed ones, for a connection a transaction pooler may
+ * hand to another client between two statements.
  *
  * pg's own Query asks PostgreSQL to describe the result of every execution and builds a parser and
  * a row template per column of every result it gets. A prepared statement's result type cannot
  * change on the connection that prepared it (PostgreSQL refuses to run it if it would: see
- * isStalePlan), so this query describes a statement the first time it runs on a connection and
- * keeps the column names and parsers for the next runs there. It is a pg Submittable, the driver's
- * extension point for query kinds of its own (pg-cursor and pg-query-stream are others).
+ * isStalePlan), so NamedStatement describes a statement the first time it runs on a connection and
+ * keeps the column names and parsers for the next runs there. UnnamedStatement has every run
+ * described, and takes the process's shape for its text only when the description is the very
+ * one that shape was built from. Both are pg Submittables, the driver's extension point for query
+ * kinds of its own (pg-cursor and pg-query-stream are others).
  *
- * A connection holds at most STATEMENTS_PER_CONNECTION statements: the least recently run one is
- * closed (the protocol's DEALLOCATE) in the same round trip that prepares a new one, so however
+ * A connection holds at most STATEMENTS_PER_CONNECTION named statements: the least recently run one
+ * is closed (the protocol's DEALLOCATE) in the same round trip that prepares a new one, so however
  * many shapes requests make (a PATCH's set of columns is one), a backend's plans stay bounded.
  */
 import type pg from 'pg';
 import pgUtils from 'pg/lib/utils.js';
+import { cached } from '../core/cache.js';
 import type { Row } from '../core/rows.js';
 
 export type TypeParser = (dataTypeID: number, format: 'text' | 'binary') => (text: string) => unknown;
@@ -31,17 +36,41 @@ interface ProtocolConnection {
   sync(): void;
 }
 
+type Field = { readonly name: string; readonly dataTypeID: number; readonly format: 'text' | 'binary' };
+
 interface RowDescription {
-  readonly fields: readonly { readonly name: string; readonly dataTypeID: number; readonly format: 'text' | 'binary' }[];
+  readonly fields: readonly Field[];
 }
 
 /** A result's columns: their names in order, each one's parser, and a row of them all to copy (each row gets the same hidden class). */
 interface ResultShape {
   /** What the parsers were chosen by: a statement run with another is described again. */
   readonly typeParser: TypeParser;
+  /** The description it was built from. */
+  readonly fields: readonly Field[];
   readonly names: readonly string[];
   readonly parsers: readonly ((text: string) => unknown)[];
   readonly empty: Row;
+}
+
+const shapeOf = (fields: readonly Field[], typeParser: TypeParser): ResultShape => ({
+  typeParser,
+  fields,
+  // Defined, not assigned: a column named `__proto__` is a column, not the row's prototype.
+  empty: Object.fromEntries(fields.map(({ name }) => [name, null])) as Row,
+  names: fields.map(({ name }) => name),
+  parsers: fields.map(({ dataTypeID, format }) => typeParser(dataTypeID, format)),
+});
+
+/** Whether `shape` reads rows described by `fields` with `typeParser`: the same columns, names, types and formats, in order. */
+function describes(shape: ResultShape, fields: readonly Field[], typeParser: TypeParser): boolean {
+  if (shape.typeParser !== typeParser || shape.fields.length !== fields.length) return false;
+  for (let index = 0; index < fields.length; index++) {
+    const known = shape.fields[index]!;
+    const field = fields[index]!;
+    if (known.name !== field.name || known.dataTypeID !== field.dataTypeID || known.format !== field.format) return false;
+  }
+  return true;
 }
 
 /** What a statement answers: its rows, and what its command tag says (`UPDATE 3`: the command and the rows it touched). */
@@ -78,12 +107,11 @@ export const isStalePlan = (error: unknown): boolean => {
   return code === '0A000' && routine === 'RevalidateCachedQuery';
 };
 
-export class NamedStatement implements pg.Submittable {
+/** What both kinds share: values sent as pg sends them, rows read by the shape described, one answer at the end. */
+abstract class ShapedStatement implements pg.Submittable {
   /** Set by pg's client: called once, with the result or the error. */
   callback?: (error: Error | null, result?: StatementResult) => void;
-  private prepared?: Map<string, ResultShape | undefined>;
-  private protocol?: ProtocolConnection;
-  private shape?: ResultShape;
+  protected shape?: ResultShape;
   private readonly rows: Row[] = [];
   private command: string | null = null;
   private rowCount: number | null = null;
@@ -91,21 +119,83 @@ export class NamedStatement implements pg.Submittable {
   private failure?: Error;
 
   constructor(
-    readonly name: string,
     readonly text: string,
     private readonly values: readonly unknown[],
-    private readonly typeParser: TypeParser,
+    protected readonly typeParser: TypeParser,
   ) {}
+
+  abstract submit(connection: pg.Connection): Error | null;
+  abstract handleRowDescription(description: RowDescription): void;
+
+  /** The values as the protocol carries them, or why one cannot be sent (then nothing is: pg's client answers the error and goes on with its queue). */
+  protected boundValues(): unknown[] | Error {
+    try {
+      return this.values.map(pgUtils.prepareValue);
+    } catch (error) {
+      return error as Error;
+    }
+  }
+
+  handleDataRow({ fields }: { fields: readonly (string | null)[] }): void {
+    if (this.failure) return;
+    const { names, parsers, empty } = this.shape!;
+    const row = { ...empty };
+    try {
+      for (let index = 0; index < fields.length; index++) {
+        const text = fields[index]!;
+        // Nulls too: of two columns of one name, the last wins, as in pg's rows.
+        row[names[index]!] = text === null ? null : parsers[index]!(text);
+      }
+    } catch (error) {
+      this.failure = error as Error;
+      return;
+    }
+    this.rows.push(row);
+  }
+
+  handleError(error: Error): void {
+    this.callback?.(error);
+  }
+
+  handleReadyForQuery(): void {
+    try {
+      if (this.failure) this.callback?.(this.failure);
+      else this.callback?.(null, { rows: this.rows, command: this.command, rowCount: this.rowCount });
+    } catch (error) {
+      // As pg's Query: a callback that throws must not stop the client before it goes on with its queue.
+      process.nextTick(() => {
+        throw error;
+      });
+    }
+  }
+
+  handleCommandComplete({ text }: { text: string }): void {
+    const tag = COMMAND_TAG.exec(text);
+    this.command = tag?.[1] ?? null;
+    const rows = tag?.[3] ?? tag?.[2];
+    this.rowCount = rows === undefined ? null : Number(rows);
+  }
+
+  handleEmptyQuery(): void {}
+}
+
+export class NamedStatement extends ShapedStatement {
+  private prepared?: Map<string, ResultShape | undefined>;
+  private protocol?: ProtocolConnection;
+
+  constructor(
+    readonly name: string,
+    text: string,
+    values: readonly unknown[],
+    typeParser: TypeParser,
+  ) {
+    super(text, values, typeParser);
+  }
 
   submit(connection: pg.Connection): Error | null {
     const protocol = connection as unknown as ProtocolConnection;
-    let values: unknown[];
-    try {
-      values = this.values.map(pgUtils.prepareValue);
-    } catch (error) {
-      // Nothing is sent: pg's client answers the error and goes on with its queue.
-      return error as Error;
-    }
+    const values = this.boundValues();
+    if (values instanceof Error) return values;
     let prepared = preparedByConnection.get(protocol);
     if (!prepared) preparedByConnection.set(protocol, (prepared = new Map()));
     this.prepared = prepared;
@@ -141,63 +231,59 @@ export class NamedStatement implements pg.Submittable {
   }
 
   handleRowDescription({ fields }: RowDescription): void {
-    this.shape = {
-      typeParser: this.typeParser,
-      // Defined, not assigned: a column named `__proto__` is a column, not the row's prototype.
-      empty: Object.fromEntries(fields.map(({ name }) => [name, null])) as Row,
-      names: fields.map(({ name }) => name),
-      parsers: fields.map(({ dataTypeID, format }) => this.typeParser(dataTypeID, format)),
-    };
+    this.shape = shapeOf(fields, this.typeParser);
     this.prepared!.set(this.name, this.shape);
   }
 
-  handleDataRow({ fields }: { fields: readonly (string | null)[] }): void {
-    if (this.failure) return;
-    const { names, parsers, empty } = this.shape!;
-    const row = { ...empty };
-    try {
-      for (let index = 0; index < fields.length; index++) {
-        const text = fields[index]!;
-        // Nulls too: of two columns of one name, the last wins, as in pg's rows.
-        row[names[index]!] = text === null ? null : parsers[index]!(text);
-      }
-    } catch (error) {
-      this.failure = error as Error;
-      return;
-    }
-    this.rows.push(row);
-  }
-
-  handleError(error: Error): void {
+  override handleError(error: Error): void {
     // A statement whose Parse failed is not on the server: it holds no place among the prepared.
     if (this.protocol?.parsedStatements[this.name] === undefined) this.prepared?.delete(this.name);
-    this.callback?.(error);
+    super.handleError(error);
   }
+}
 
-  handleReadyForQuery(): void {
+/**
+ * Result shapes of unnamed statements, by text, shared by every connection: texts are the
+ * service's query shapes, and a PATCH's column sets are many, hence the bound.
+ */
+const UNNAMED_SHAPES = 1_000;
+const unnamedShapes = new Map<string, ResultShape>();
+
+/**
+ * A statement sent unnamed: parsed, bound, described and run in one round trip each time, which a
+ * transaction pooler keeps on one server connection. Nothing of it outlives the round trip on
+ * the server, so its result type may differ from one run to the next (a migration in between):
+ * every run is described, and rows are read with the process's shape for its text only when the
+ * description matches that shape's exactly; otherwise by a new shape, which replaces it.
+ */
+export class UnnamedStatement extends ShapedStatement {
+  submit(connection: pg.Connection): Error | null {
+    const protocol = connection as unknown as ProtocolConnection;
+    const values = this.boundValues();
+    if (values instanceof Error) return values;
+    protocol.stream.cork();
     try {
-      if (this.failure) this.callback?.(this.failure);
-      else this.callback?.(null, { rows: this.rows, command: this.command, rowCount: this.rowCount });
-    } catch (error) {
-      // As pg's Query: a callback that throws must not stop the client before it goes on with its queue.
-      process.nextTick(() => {
-        throw error;
-      });
+      protocol.parse({ text: this.text, name: '' });
+      protocol.bind({ statement: '', values });
+      protocol.describe({ type: 'P', name: '' });
+      protocol.execute({ portal: '' });
+      protocol.sync();
+    } finally {
+      protocol.stream.uncork();
     }
+    return null;
   }
 
-  handleCommandComplete({ text }: { text: string }): void {
-    const tag = COMMAND_TAG.exec(text);
-    this.command = tag?.[1] ?? null;
-    const rows = tag?.[3] ?? tag?.[2];
-    this.rowCount = rows === undefined ? null : Number(rows);
+  handleRowDescription({ fields }: RowDescription): void {
+    const { text, typeParser } = this;
+    let shape = cached(unnamedShapes, text, UNNAMED_SHAPES, () => shapeOf(fields, typeParser));
+    if (!describes(shape, fields, typeParser)) unnamedShapes.set(text, (shape = shapeOf(fields, typeParser)));
+    this.shape = shape;
   }
-
-  handleEmptyQuery(): void {}
 }
 
 /** Runs a statement on a checked-out client: the promise of its result (pg's client answers a Submittable only by its callback). */
-export const runOn = (client: pg.ClientBase, statement: NamedStatement): Promise<StatementResult> =>
+export const runOn = (client: pg.ClientBase, statement: NamedStatement | UnnamedStatement): Promise<StatementResult> =>
   new Promise((resolve, reject) => {
     statement.callback = (error, result) => (error ? reject(error) : resolve(result!));
     client.query(statement);
