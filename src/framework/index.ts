@@ -1,7 +1,7 @@
 /**
  * Restfold's public API: everything an application needs, and nothing else.
  */
-export { defineApp, buildApp, migrateApp, migrateFrameworkAndApp, API_PREFIX } from './app/app.js';
+export { defineApp, buildApp, migrateApp, migrateFrameworkAndApp } from './app/app.js';
 // The types an app's own routes need, so that an app never installs Fastify to write them.
 export type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteHandlerMethod } from 'fastify';
 export type { AppContext, AppDefinition, AppliedMigrations } from './app/app.js';
@@ -10,9 +10,10 @@ export { collection } from './declare/collection.js';
 export type { ActionBody, CustomAction, CustomActionContext } from './declare/custom-action.js';
 export type { BulkDelete, Collection, CollectionOptions, Pagination, Singleton } from './declare/collection.js';
 export type { Parent } from './declare/parent.js';
-export type { ErrorResponse, ExceptionHandler, RouterDefinition, TrailingSlash } from './base/style.js';
+export type { ErrorResponse, ExceptionHandler, TrailingSlash } from './base/style.js';
+export type { RouterDefinition } from './routing/routers.js';
 export { drfExceptionHandler } from './render/drf-errors.js';
-export type { Envelope } from './render/envelopes.js';
+export type { Envelope } from './declare/collection.js';
 export { loadConfig, loadDotEnv } from './app/config.js';
 export type { Config } from './app/config.js';
 export type { ScopedRates } from './stages/throttling.js';
@@ -47,7 +48,7 @@ export type { SimpleEndpoint, SimpleHandler, SimpleMethod, SimpleRoutes } from '
 export { ANONYMOUS, errorResponses, inputSchema, recordSchema, textErrorResponses } from './docs/openapi.js';
 export { User } from './declare/users/model.js';
 export type { UserModel, UserModelOptions } from './declare/users/model.js';
-export type { CredentialCheck, Credentials } from './stages/authentication/app-credentials.js';
+export type { CredentialCheck, Credentials } from './declare/credentials.js';
 export type { AuthUser } from './base/auth-user.js';
 export { openDatabase } from '../store/database.js';
 export type { Database, Dialect } from '../store/database.js';

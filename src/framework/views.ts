@@ -25,7 +25,7 @@ import { RecordRefused } from '../core/refused.js';
 import { requestScope } from './declare/parent.js';
 import type { VisibilityPlan } from './stages/visibility.js';
 import type { Throttle } from './stages/throttling.js';
-import { requestCredentials, type CredentialSetup } from './stages/authentication/app-credentials.js';
+import { requestCredentials, type CredentialSetup } from './actions/credentials.js';
 import { isPending } from '../core/maybe-promise.js';
 
 export interface ApiRuntime {

@@ -14,7 +14,7 @@ import type { RecordId } from '../../store/records.js';
 import { createRecord, createRecords, deleteMatching, deleteRecord, updateRecord, type WriteCheck } from '../../store/writes.js';
 import { RecordRefused } from '../../core/refused.js';
 import { pathEnd } from '../base/style.js';
-import type { AuthUser } from '../stages/authentication/index.js';
+import type { AuthUser } from '../base/auth-user.js';
 import type { Collection } from '../declare/collection.js';
 import { assertMatches, strongEtag, weakEtag } from '../stages/conditional.js';
 import { ApiError, notFound, permissionDenied, validationFailed, type ErrorDetails } from '../base/errors.js';
@@ -32,7 +32,7 @@ import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from '.
 import type { RecordLinks, RenderContext } from '../declare/computed.js';
 import type { HookContext } from '../declare/hooks.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
-import { fromTable, type RequestCredentials } from '../stages/authentication/app-credentials.js';
+import { fromTable, type RequestCredentials } from './credentials.js';
 
 export interface ActionRequest {
   readonly request: FastifyRequest;

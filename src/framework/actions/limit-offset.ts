@@ -7,7 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import { emptyDetails, validationFailed } from '../base/errors.js';
 import { absoluteUrl } from '../base/hosts.js';
 import type { Page } from './pagination.js';
-import type { QueryRules } from '../stages/list-query.js';
+import type { QueryRules } from '../declare/collection.js';
 
 export const LIMIT_OFFSET_PARAMETERS = ['limit', 'offset'] as const;
 

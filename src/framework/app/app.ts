@@ -14,15 +14,16 @@ import { withNamedFilters } from '../declare/named-filters.js';
 import { RESERVED_PARAMETERS } from '../stages/list-query.js';
 import { LIMIT_OFFSET_PARAMETERS } from '../actions/limit-offset.js';
 import { authenticateAppRoutes } from '../routing/app-routes.js';
-import type { AuthUser } from '../stages/authentication/index.js';
+import type { AuthUser } from '../base/auth-user.js';
 import { resolveSecretKey, signingKeys } from './secrets.js';
 import { loginCheck } from '../routing/auth/login.js';
 import { authenticationFor } from './authentication.js';
-import { credentialSetup } from '../stages/authentication/app-credentials.js';
+import { credentialSetup } from '../actions/credentials.js';
 import { browsableAssets } from '../render/browsable/index.js';
-import { assertKeywords, DEFAULT_KEYWORDS, endOf, mountedRouters, withAppDefaults, type ExceptionHandler, type MountedRouter, type RouterDefinition } from '../base/style.js';
+import { assertKeywords, DEFAULT_KEYWORDS, endOf, type ExceptionHandler } from '../base/style.js';
+import { mountedRouters, withAppDefaults, type MountedRouter, type RouterDefinition } from '../routing/routers.js';
 import type { Collection, Pagination } from '../declare/collection.js';
-import type { Envelope } from '../render/envelopes.js';
+import type { Envelope } from '../declare/collection.js';
 import type { Config } from './config.js';
 import type { Model } from '../declare/model.js';
 import { User, type UserModel } from '../declare/users/model.js';
@@ -41,7 +42,6 @@ import { assertScope } from '../declare/scope.js';
 import { visibilityPlan } from '../stages/visibility.js';
 import { createPasswordThrottle, createThrottle, memoryCounterStore, redisCounterStore, type ScopedRates } from '../stages/throttling.js';
 
-export { API_PREFIX } from './plugins/collections.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -8,12 +8,11 @@ import type { Across, Condition, ListSource, Ordering } from '../../core/list-qu
 import type { CountMode } from '../../core/list-query.js';
 import { automaticIndex, type IndexFacts } from '../../core/schema.js';
 import { assertCustomActions, type CustomAction } from './custom-action.js';
-import type { Envelope } from '../render/envelopes.js';
 import type { Hooks } from './hooks.js';
 import { assertParent, type Parent } from './parent.js';
 import { recordLookup, type RecordLookup } from './lookup.js';
 import { actions as allActions, type Action, type Permission } from './permissions.js';
-import type { QueryRules } from '../stages/list-query.js';
+import type { NamedFilter } from './named-filters.js';
 import { relatedFilter } from './relations.js';
 import { assertScope, whereConditions, type RequestContext, type Scope, type ScopeConditions } from './scope.js';
 import type { RecordId } from '../../store/records.js';
@@ -128,6 +127,35 @@ export type BulkDelete = 'filtered' | 'all';
 
 /** A singleton collection's record chooser. */
 export type Singleton = (context: RequestContext) => RecordId | null | undefined;
+
+/**
+ * How a collection's lists, records and request bodies are wrapped, when an API must match one that
+ * exists (Conduit's `{"articles": [...], "articlesCount": n}` and `{"article": {...}}`, in and out).
+ */
+export interface Envelope {
+  /** The key one record travels under, in request bodies and responses: `article` → `{"article": {...}}`. */
+  readonly record: string;
+  /** The key of a list's records (and of a bulk create's, in and out): `articles` → `{"articles": [...]}`. */
+  readonly list: string;
+  /** The key of a list's count; left out of the list when not named. */
+  readonly count?: string;
+  /** The keys of a list's next and previous links; each left out when not named. */
+  readonly next?: string;
+  readonly previous?: string;
+}
+
+/** What a collection's list accepts in its query string: the parsing stage's rules. */
+export interface QueryRules {
+  readonly fields: Readonly<Record<string, Field>>;
+  /** Field name → the lookups it may be filtered with. */
+  readonly filters: ReadonlyMap<string, readonly Lookup[]>;
+  /** Filters named by the app (named-filters.ts): parameter → the field and lookup it applies. */
+  readonly named?: ReadonlyMap<string, NamedFilter>;
+  readonly ordering: readonly string[];
+  readonly defaultOrdering: readonly Ordering[];
+  readonly pageSize: number;
+  readonly maxPageSize: number;
+}
 
 export interface Collection {
   readonly name: string;

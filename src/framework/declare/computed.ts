@@ -8,7 +8,7 @@ import type { FastifyRequest } from 'fastify';
 import type { JsonSchema } from '../../core/fields.js';
 import type { Aggregate, Row } from '../../core/rows.js';
 import type { AuthUser } from '../base/auth-user.js';
-import type { Credentials } from '../stages/authentication/app-credentials.js';
+import type { Credentials } from './credentials.js';
 import { User } from './users/model.js';
 
 /** What a computed value may look at beside the row. */

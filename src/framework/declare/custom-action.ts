@@ -31,7 +31,8 @@ import type { RequestContext } from './scope.js';
 import { detailPath, listPath, withPathParameters } from './paths.js';
 import { requestScope } from './parent.js';
 import { documentedCredentials } from '../docs/credentials.js';
-import { requestCredentials, type Credentials } from '../stages/authentication/app-credentials.js';
+import { requestCredentials } from '../actions/credentials.js';
+import type { Credentials } from './credentials.js';
 import { permissionsFor, varyByRequester, type ApiRuntime } from '../views.js';
 
 export interface CustomActionContext extends RequestContext {

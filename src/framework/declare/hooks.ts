@@ -10,7 +10,7 @@ import type { Row } from '../../core/rows.js';
 import type { Database } from '../../store/database.js';
 import { inTransaction } from '../../store/writes.js';
 import type { RequestContext } from './scope.js';
-import type { Credentials } from '../stages/authentication/app-credentials.js';
+import type { Credentials } from './credentials.js';
 
 /** What every hook sees of its request. */
 export interface HookContext extends RequestContext {

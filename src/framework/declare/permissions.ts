@@ -3,7 +3,7 @@
  * a record is loaded, for that record. A failing check gives 401 to an
  * anonymous request (authenticate first) and 403 to an authenticated one.
  */
-import type { AuthUser } from '../stages/authentication/index.js';
+import type { AuthUser } from '../base/auth-user.js';
 import { notAuthenticated, permissionDenied, type ApiError } from '../base/errors.js';
 import type { Row } from '../../core/rows.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';

@@ -9,7 +9,7 @@
 import type { Across, Condition, RecordScope } from '../../core/list-query.js';
 import { lookups, type Field } from '../../core/fields.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
-import type { AuthUser } from '../stages/authentication/index.js';
+import type { AuthUser } from '../base/auth-user.js';
 
 /** What a request's scope and hooks may look at. */
 export interface RequestContext {

@@ -8,21 +8,11 @@ import type { FastifySchema } from 'fastify';
 import type { JsonSchema } from '../../core/fields.js';
 import { stringifyJson } from '../../core/json.js';
 import type { ActionResult } from '../actions/index.js';
+import type { Envelope } from '../declare/collection.js';
 import { validationFailed } from '../base/errors.js';
 import type { DocumentedAction } from '../docs/openapi.js';
 import type { Action } from '../declare/permissions.js';
 
-export interface Envelope {
-  /** The key one record travels under, in request bodies and responses: `article` → `{"article": {...}}`. */
-  readonly record: string;
-  /** The key of a list's records (and of a bulk create's, in and out): `articles` → `{"articles": [...]}`. */
-  readonly list: string;
-  /** The key of a list's count; left out of the list when not named. */
-  readonly count?: string;
-  /** The keys of a list's next and previous links; each left out when not named. */
-  readonly next?: string;
-  readonly previous?: string;
-}
 
 /** What the page of a list says, by its key in the default style. */
 const PAGE_KEYS = ['count', 'next', 'previous'] as const;

@@ -6,7 +6,7 @@
 import type { Filter, ListQuery, Ordering } from '../../core/list-query.js';
 import { ApiError, emptyDetails, validationFailed, type ErrorDetails } from '../base/errors.js';
 import { FieldError, assertCleanText, type Field, type Lookup } from '../../core/fields.js';
-import type { NamedFilter } from '../declare/named-filters.js';
+import type { QueryRules } from '../declare/collection.js';
 
 export const RESERVED_PARAMETERS = ['page', 'page_size', 'search', 'ordering', 'format', 'fields', 'omit', 'cursor'] as const;
 
@@ -21,17 +21,6 @@ const TOO_LONG = `Ensure each value has no more than ${MAX_TEXT_LENGTH} characte
 /** Counted in code points, as fields count their maxLength; `.length` bounds them from above. */
 const tooLong = (text: string): boolean => text.length > MAX_TEXT_LENGTH && [...text].length > MAX_TEXT_LENGTH;
 
-export interface QueryRules {
-  readonly fields: Readonly<Record<string, Field>>;
-  /** Field name → the lookups it may be filtered with. */
-  readonly filters: ReadonlyMap<string, readonly Lookup[]>;
-  /** Filters named by the app (named-filters.ts): parameter → the field and lookup it applies. */
-  readonly named?: ReadonlyMap<string, NamedFilter>;
-  readonly ordering: readonly string[];
-  readonly defaultOrdering: readonly Ordering[];
-  readonly pageSize: number;
-  readonly maxPageSize: number;
-}
 
 export const invalidPage = (): ApiError => new ApiError(404, 'not_found', 'Invalid page.');
 

@@ -8,7 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
 import { redisUnavailable } from '../base/redis.js';
-import type { AuthUser } from './authentication/index.js';
+import type { AuthUser } from '../base/auth-user.js';
 import { ApiError } from '../base/errors.js';
 import { clientAddress } from '../base/proxy.js';
 import type { MaybePromise } from '../../core/maybe-promise.js';

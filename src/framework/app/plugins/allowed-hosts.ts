@@ -3,7 +3,7 @@
  * or malformed host stores nothing, and no such host ever reaches a link.
  */
 import { hostCheck } from '../../base/hosts.js';
-import { appWide } from './app-wide.js';
+import { appWide } from '../../base/app-wide.js';
 import { renderEarlyError } from './errors.js';
 import { HEALTH_PATHS } from './health.js';
 

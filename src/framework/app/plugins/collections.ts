@@ -3,15 +3,15 @@
  * stage, the authentication endpoints, the router's collections, and the OpenAPI document.
  */
 import type { FastifyInstance } from 'fastify';
-import { DEFAULT_ROUTER, endOf, type MountedRouter } from '../../base/style.js';
+import { endOf } from '../../base/style.js';
+import type { MountedRouter } from '../../routing/routers.js';
 import type { AuthKind } from '../../stages/authentication/index.js';
 import type { BrowsableContext } from '../../render/browsable/index.js';
 import { ANONYMOUS, errorResponses, operationId } from '../../docs/openapi.js';
 import { keepRawBodies, mountCollections, resource } from '../../routing/router.js';
 import type { ApiRuntime } from '../../views.js';
-import { appWide } from './app-wide.js';
+import { appWide } from '../../base/app-wide.js';
 
-export const API_PREFIX = DEFAULT_ROUTER.prefix;
 
 /**
  * What the browsable page links to: the API root, and the session's login and logout when sessions

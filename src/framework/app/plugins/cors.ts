@@ -1,6 +1,6 @@
 /** Cross-origin requests, for the origins CORS_ORIGINS names (none: no CORS headers at all). */
 import cors, { type FastifyCorsOptions } from '@fastify/cors';
-import { appWide } from './app-wide.js';
+import { appWide } from '../../base/app-wide.js';
 
 /** Response headers a cross-origin script may read. */
 const EXPOSED_HEADERS = ['ETag', 'Location', 'Preference-Applied', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Request-ID'];

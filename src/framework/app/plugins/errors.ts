@@ -9,7 +9,7 @@ import type { BrowsableContext } from '../../render/browsable/index.js';
 import { ApiError, parseError } from '../../base/errors.js';
 import { API_MEDIA_TYPES, preferredMediaType } from '../../stages/negotiation.js';
 import { renderErrorsWith, renderHtmlError, renderJsonError, renderTextError } from '../../render/renderers.js';
-import { appWide } from './app-wide.js';
+import { appWide } from '../../base/app-wide.js';
 
 export const MAX_URL_LENGTH = 16 * 1024;
 

@@ -2,7 +2,7 @@
 import type { Database } from '../../../store/database.js';
 import { ping } from '../../../store/ping.js';
 import { ANONYMOUS, errorResponses, operationId } from '../../docs/openapi.js';
-import { appWide } from './app-wide.js';
+import { appWide } from '../../base/app-wide.js';
 
 /** Probes address a machine by its IP, so these answer outside ALLOWED_HOSTS. */
 export const HEALTH_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);

@@ -7,7 +7,7 @@ import type { FastifyServerOptions } from 'fastify';
 import { enforceBodyRate } from '../../base/body-rate.js';
 import type { Config } from '../config.js';
 import { fastifyTrustProxy } from '../../base/proxy.js';
-import { appWide } from './app-wide.js';
+import { appWide } from '../../base/app-wide.js';
 import { MAX_URL_LENGTH } from './errors.js';
 
 /** A socket silent this long mid-request (a client that stopped reading, say) is closed. */

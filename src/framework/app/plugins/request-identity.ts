@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from 'fastify';
 import type { Config } from '../config.js';
 import { lazyChildLogger } from '../../base/request-logger.js';
-import { appWide } from './app-wide.js';
+import { appWide } from '../../base/app-wide.js';
 import { MAX_URL_LENGTH, uriTooLong } from './errors.js';
 
 declare module 'fastify' {

@@ -8,7 +8,7 @@ import type { FastifyError, FastifyRequest } from 'fastify';
 import { isApiPath } from '../../base/style.js';
 import helmet from 'helmet';
 import { DOCS_PREFIX } from '../../docs/openapi.js';
-import { appWide } from './app-wide.js';
+import { appWide } from '../../base/app-wide.js';
 
 const isFrameworkPage = (request: FastifyRequest): boolean => isApiPath(request) || request.url.startsWith(DOCS_PREFIX);
 

@@ -12,7 +12,7 @@ import { renderToString } from 'preact-render-to-string';
 import { pathEnd } from '../../base/style.js';
 import type { Collection } from '../../declare/collection.js';
 import type { Action } from '../../declare/permissions.js';
-import { appWide } from '../../app/plugins/app-wide.js';
+import { appWide } from '../../base/app-wide.js';
 import { queryParameters } from '../../stages/parsers.js';
 import { Page, type PageLink, type PageModel } from './page.js';
 

@@ -91,4 +91,3 @@ export function authenticate(
   return tryFrom(0);
 }
 
-export type { AuthUser } from '../../base/auth-user.js';

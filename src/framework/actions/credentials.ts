@@ -6,16 +6,14 @@
  * never a credential of another user.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Row } from '../../../core/rows.js';
-import type { Database } from '../../../store/database.js';
-import type { PasswordThrottle } from '../throttling.js';
-import type { Table } from '../../../core/model.js';
-import { User, type UserModel } from '../../declare/users/model.js';
-import { accountKey, checkCredentials, isAuthUser, type AuthUser, type LoginField } from '../../base/auth-user.js';
-import { credentialOf } from './index.js';
-
-/** Who is checked: a `username`, or an `email` (the app's user model must declare it unique), with the `password`; both name nobody. */
-export type CredentialCheck = { readonly username: unknown; readonly password: unknown } | { readonly email: unknown; readonly password: unknown };
+import type { Row } from '../../core/rows.js';
+import type { Database } from '../../store/database.js';
+import type { PasswordThrottle } from '../stages/throttling.js';
+import type { Table } from '../../core/model.js';
+import { User, type UserModel } from '../declare/users/model.js';
+import { accountKey, checkCredentials, isAuthUser, type AuthUser, type LoginField } from '../base/auth-user.js';
+import { credentialOf } from '../stages/authentication/index.js';
+import type { CredentialCheck, Credentials } from '../declare/credentials.js';
 
 /** Records the framework read from the users table and handed to the app's code or its serializers (by identity). */
 const userRecords = new WeakSet<object>();
@@ -31,26 +29,6 @@ function userIdOf(user: AuthUser | Row): number {
     throw new Error('credentials.issue: pass the user (an AuthUser, or a record of the users table as the framework gave it: a users collection\'s hook or action record).');
   }
   return Number(user.id);
-}
-
-export interface Credentials {
-  /**
-   * The active user these name, or undefined when wrong (the same answer whether the user or the
-   * password was, or both login fields were sent): counted against THROTTLE_LOGIN per client first,
-   * then per account (429 over either), before anything else.
-   */
-  check(sent: CredentialCheck): Promise<AuthUser | undefined>;
-  /**
-   * A new credential for an active user: an AuthUser, or a users record the framework handed over (a
-   * hook's or custom action's record of a collection over the users table); anything else throws.
-   * An API token when token auth is on, else a JWT access token (no refresh token); 400 for an inactive user.
-   */
-  issue(user: AuthUser | Row): Promise<string>;
-  /**
-   * The credential shown as this users record's in this request's responses: one issued in it, else
-   * the one the caller presented, if it is theirs; none for a row not known as a users record.
-   */
-  current(record: Row): string | undefined;
 }
 
 /** What every request's credentials share: whether users log in by e-mail too, the login throttle, and the issuer. */
