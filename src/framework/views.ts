@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
 import { requestReader } from '../store/reader.js';
 import { unrestricted } from '../store/visibility.js';
-import { announceReads, runAction, type ActionRequest, type ActionResult } from './actions/index.js';
+import type { ActionRequest, ActionResult, ActionRoute } from './actions/index.js';
 import { authenticate, type Authenticator } from './stages/authentication/index.js';
 import type { BrowsableContext } from './render/browsable/index.js';
 import type { Collection, Singleton } from './declare/collection.js';
@@ -17,7 +17,7 @@ import type { RecordLinks } from './declare/computed.js';
 import { notAuthenticated, notFound } from './base/errors.js';
 import type { RequestContext } from './declare/scope.js';
 import { unwrapBody, wrapResult } from './render/envelopes.js';
-import { API_MEDIA_TYPES, negotiate } from './stages/negotiation.js';
+import { negotiate } from './stages/negotiation.js';
 import { parseJsonBody, queryParameters } from './stages/parsers.js';
 import { checkPermissions, type Action, type Permission } from './declare/permissions.js';
 import { renderResult } from './render/renderers.js';
@@ -47,8 +47,6 @@ export interface ApiRuntime {
   readonly links?: RecordLinks;
 }
 
-const actionsWithBody: ReadonlySet<Action> = new Set(['create', 'update', 'partial_update']);
-
 /**
  * What a collection's answer depends on besides its URL: the media type asked for, and the
  * credential (its header, or the session cookie), so no cache serves one user's answer to another.
@@ -74,21 +72,20 @@ function singletonId(singleton: Singleton, context: RequestContext): string {
   return String(id);
 }
 
-export async function handleCollection(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  runtime: ApiRuntime,
-  collection: Collection,
-  action: Action,
-): Promise<FastifyReply> {
+/**
+ * Every action of a collection, built-in or custom, through the stages in SPEC's order; `route`
+ * says which action runs at the end (actions/index.ts, actions/custom.ts).
+ */
+export async function dispatch(request: FastifyRequest, reply: FastifyReply, runtime: ApiRuntime, collection: Collection, route: ActionRoute): Promise<FastifyReply> {
   varyByRequester(reply, runtime);
+  const { action } = route;
   const reader = requestReader(runtime.database);
   const id = collection.singleton ? undefined : collection.lookup.segmentIn(request.params);
-  announceReads[action]?.(reader, id, request.url, collection, runtime.visibility.restricted, action);
+  route.announce?.(reader, id, request.url, runtime.visibility.restricted);
   const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
   request.user = user;
 
-  const permissions = permissionsFor(runtime, collection, action);
+  const permissions = permissionsFor(runtime, collection, action, route.permissions);
   const allowed = checkPermissions(permissions, { user, action });
   if (isPending(allowed)) await allowed;
 
@@ -96,11 +93,12 @@ export async function handleCollection(
   if (isPending(counted)) await counted;
 
   const parameters = queryParameters(request.url);
-  const mediaType = negotiate(request, API_MEDIA_TYPES, parameters.get('format'));
+  const mediaType = negotiate(request, route.mediaTypes, parameters.get('format'));
 
-  const body = actionsWithBody.has(action) ? unwrapBody(collection.envelope, parseJsonBody(request)) : undefined;
+  const envelope = route.enveloped ? collection.envelope : undefined;
+  const body = route.takesBody ? unwrapBody(envelope, parseJsonBody(request)) : undefined;
   // Setting a password checks none, so it is not a login's to limit: a user's hashes count as requests, an anonymous client's as sign-ups.
-  const hashings = collection.serializerFor(action).hashingsIn(body);
+  const hashings = route.bodySerializer?.hashingsIn(body) ?? 0;
   if (hashings > 0) await runtime.throttle.passwordWrites(request, reply, user, collection.name, hashings);
 
   const context = { user, parameters };
@@ -108,9 +106,9 @@ export async function handleCollection(
   // Awaited only for a nested collection, whose parent is read, or a scope that answers later: a turn of the event loop less for the rest.
   const pending = requestScope(runtime.visibility, collection, request, reader, context);
   const { scope, fromPath } = isPending(pending) ? await pending : pending;
-  // Every property named in one literal, no spread: V8 builds it on its fast path.
   const actionRequest: ActionRequest = {
     request,
+    reply,
     reader,
     cursorKey: runtime.cursorKey,
     collection,
@@ -127,11 +125,11 @@ export async function handleCollection(
   };
   let result: ActionResult;
   try {
-    result = await runAction[action](actionRequest);
+    result = await route.run(actionRequest);
   } catch (error) {
     // What the database refused (a unique field taken, a slug naming nothing) under the names clients see.
     throw error instanceof RecordRefused && error.index === undefined ? new RecordRefused(collection.serializerFor(action).refusalDetails(error)) : error;
   }
-
-  return renderResult(reply, mediaType, wrapResult(collection.envelope, action, result), runtime.page, collection, action);
+  if (reply.sent) return reply;
+  return renderResult(reply, mediaType, wrapResult(envelope, action, result), runtime.page, collection, action);
 }

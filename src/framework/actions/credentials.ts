@@ -13,7 +13,7 @@ import type { Table } from '../../core/model.js';
 import { User, type UserModel } from '../declare/users/model.js';
 import { accountKey, checkCredentials, isAuthUser, type AuthUser, type LoginField } from '../base/auth-user.js';
 import { credentialOf } from '../stages/authentication/index.js';
-import type { CredentialCheck, Credentials } from '../declare/credentials.js';
+import type { Credentials } from '../declare/credentials.js';
 
 /** Records the framework read from the users table and handed to the app's code or its serializers (by identity). */
 const userRecords = new WeakSet<object>();

@@ -3,7 +3,7 @@
  * partial_update, destroy. Each gets a parsed request and returns a result
  * for the renderer; errors are thrown as ApiErrors.
  */
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../../store/database.js';
 import { stringifyJson } from '../../core/json.js';
 import type { ListQuery, RecordScope } from '../../core/list-query.js';
@@ -26,6 +26,7 @@ import { paginate, preferredCount } from './pagination.js';
 import type { UpdateRules } from '../declare/model.js';
 import { checkObjectPermissions, type Action, type Permission } from '../declare/permissions.js';
 import { invalidPage, parseListQuery } from '../stages/list-query.js';
+import { API_MEDIA_TYPES, type MediaType } from '../stages/negotiation.js';
 import type { Row, Selection } from '../../core/rows.js';
 import { chosenFields, type Serializer, type WriteContext, type WriteMode } from '../declare/serializer.js';
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';
@@ -36,6 +37,8 @@ import { fromTable, type RequestCredentials } from './credentials.js';
 
 export interface ActionRequest {
   readonly request: FastifyRequest;
+  /** A custom action's handler may set a status or headers on it, or send the answer itself. */
+  readonly reply: FastifyReply;
   /** The request's reader: what the action reads, and the database it writes to (reader.database). */
   readonly reader: RequestReader;
   readonly collection: Collection;
@@ -67,6 +70,8 @@ export interface ActionResult {
   /** The body as JSON, when it was already written (to compute its ETag). */
   readonly json?: string;
   readonly headers?: Readonly<Record<string, string>>;
+  /** The media type the body is already written in (a custom action's own, `text/csv` say): sent as it is, never rendered. */
+  readonly type?: string;
 }
 
 /** What a list's records render with: the user and the records' URLs, and no credential (RenderContext.credentials). */
@@ -538,22 +543,36 @@ async function destroy(action: ActionRequest): Promise<ActionResult> {
  * the scope), a selection with aggregates over the user's rows, or reaching a table requests may
  * not see whole (`restricted`).
  */
-function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection, restricted: ReadonlySet<string>, action: Action): void {
-  const serializer = collection.serializerFor(action);
+export function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection, restricted: ReadonlySet<string>, serializer: Serializer): void {
   if (collection.scope || collection.parent || serializer.perUser || readsRestricted(serializer.selection, restricted)) return;
   const { lookup } = collection;
   const recordId = url.includes('?') ? undefined : lookup.key(id ?? '');
   if (recordId !== undefined) reader.announce(lookup.selection(serializer.selection), recordId);
 }
 
-/** What each action will read, told to the request's reader before the stages run (none: nothing known ahead). */
-export const announceReads: Partial<Record<Action, typeof announceRecord>> = {
-  retrieve: announceRecord,
-  update: announceRecord,
-  partial_update: announceRecord,
-};
+/**
+ * What the pipeline (views.ts) runs after its stages: a built-in action, or an app's custom one
+ * (custom.ts), which differs only in what it runs.
+ */
+export interface ActionRoute {
+  /** The built-in action it is, or stands for: whose permissions, object checks and envelope apply. */
+  readonly action: Action;
+  /** A custom action's own checks, in place of the collection's for its built-in action. */
+  readonly permissions?: readonly Permission[];
+  /** What it answers in: the API's media types, or a custom action's own. */
+  readonly mediaTypes: readonly MediaType[];
+  /** Whether a body is read (and taken out of the collection's envelope). */
+  readonly takesBody: boolean;
+  /** Whether the collection's envelope wraps its body and answer (a custom action may opt out). */
+  readonly enveloped: boolean;
+  /** The serializer whose password fields a body may set: each set password is a hash, throttled as a request. */
+  readonly bodySerializer?: Serializer;
+  /** Tells the request's reader what the action will read, before the stages run (see announceRecord). */
+  announce?(reader: RequestReader, id: string | undefined, url: string, restricted: ReadonlySet<string>): void;
+  run(request: ActionRequest): Promise<ActionResult>;
+}
 
-export const runAction: Record<Action, (action: ActionRequest) => Promise<ActionResult>> = {
+const runAction: Record<Action, (action: ActionRequest) => Promise<ActionResult>> = {
   list,
   retrieve,
   create,
@@ -561,3 +580,21 @@ export const runAction: Record<Action, (action: ActionRequest) => Promise<Action
   partial_update: (action) => change(action, 'partial_update'),
   destroy,
 };
+
+const actionsWithBody: ReadonlySet<Action> = new Set(['create', 'update', 'partial_update']);
+/** The actions that read their record first, so it may be announced. */
+const readingFirst: ReadonlySet<Action> = new Set(['retrieve', 'update', 'partial_update']);
+
+/** A collection's built-in action as the pipeline runs it. */
+export function builtInRoute(collection: Collection, action: Action): ActionRoute {
+  const serializer = collection.serializerFor(action);
+  return {
+    action,
+    mediaTypes: API_MEDIA_TYPES,
+    takesBody: actionsWithBody.has(action),
+    enveloped: true,
+    bodySerializer: actionsWithBody.has(action) ? serializer : undefined,
+    announce: readingFirst.has(action) ? (reader, id, url, restricted) => announceRecord(reader, id, url, collection, restricted, serializer) : undefined,
+    run: runAction[action],
+  };
+}

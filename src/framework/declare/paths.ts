@@ -7,6 +7,7 @@
 import type { FastifySchema } from 'fastify';
 import type { JsonSchema } from '../../core/fields.js';
 import type { Collection } from './collection.js';
+import type { CustomAction } from './custom-action.js';
 
 /** The path parameter naming a nested collection's parent record. */
 export const PARENT_PARAMETER = 'parent';
@@ -34,3 +35,7 @@ export function withPathParameters(collection: Collection, schema: FastifySchema
     },
   };
 }
+
+/** A custom action's path: under the record's or the list's, its `path` or else its name. */
+export const customActionPath = (collection: Collection, name: string, action: CustomAction): string =>
+  `${action.detail ? detailPath(collection) : listPath(collection)}${action.path ?? name}/`;

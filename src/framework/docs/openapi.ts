@@ -466,7 +466,7 @@ function withNamedComponents(document: Record<string, unknown>): Record<string, 
   return { ...document, paths, components: { ...components, schemas: sorted } };
 }
 
-const ASSETS = new URL('../../static/', import.meta.url);
+const ASSETS = new URL('../../../static/', import.meta.url);
 
 /**
  * Collects every route's schema into an OpenAPI 3.1 document (`app.swagger()`),

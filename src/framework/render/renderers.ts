@@ -22,6 +22,7 @@ export function renderResult(reply: FastifyReply, mediaType: MediaType, result: 
   const etag = dataEtag && mediaType === 'text/html' ? pageEtag(dataEtag, reply.request) : dataEtag;
   reply.status(result.status);
   if (result.headers) reply.headers(result.headers);
+  if (result.type !== undefined) return reply.type(result.type).send(result.body);
   if (etag && result.status === 200 && notModified(reply.request, etag)) return reply.status(304).header('ETag', etag).send();
   if (mediaType === 'text/html') {
     // The page shows the JSON's headers (its ETag is the one If-Match takes); the page's own goes out with it.

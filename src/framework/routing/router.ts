@@ -8,21 +8,24 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } fro
 import { pathEnd } from '../base/style.js';
 import type { Collection } from '../declare/collection.js';
 import { detailPath, listPath, withPathParameters } from '../declare/paths.js';
-import { customActionEndpoints } from '../declare/custom-action.js';
-import { envelopedSchema } from '../render/envelopes.js';
+import type { CustomAction, Method } from '../declare/custom-action.js';
+import { customActionPath } from '../declare/paths.js';
+import { envelopedSchema } from '../docs/envelopes.js';
+import { customActionSchema } from '../docs/custom-actions.js';
+import { builtInRoute } from '../actions/index.js';
+import { customRoute } from '../actions/custom.js';
 import { methodNotAllowed, notFound } from '../base/errors.js';
-import { actionSchema, ANONYMOUS, errorResponses, operationId } from '../docs/openapi.js';
+import { actionSchema, ANONYMOUS, credentialsFor, errorResponses, operationId } from '../docs/openapi.js';
 import { API_MEDIA_TYPES, negotiate } from '../stages/negotiation.js';
 import { absoluteLink, absoluteUrl } from '../base/hosts.js';
 import { queryParameters } from '../stages/parsers.js';
 import { recordLinks } from '../render/record-links.js';
 import { renderResult } from '../render/renderers.js';
-import type { Action } from '../declare/permissions.js';
-import { documentedCredentials } from '../docs/credentials.js';
-import { handleCollection, permissionsFor, type ApiRuntime } from '../views.js';
+import type { Action, Permission } from '../declare/permissions.js';
+import { dispatch, permissionsFor, type ApiRuntime } from '../views.js';
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
-export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+export type { Method };
 
 /** A handler and its schema (documentation for the OpenAPI document). */
 export interface Endpoint {
@@ -133,6 +136,35 @@ export function resource(scope: FastifyInstance, url: string, endpoints: Partial
   if (slash === 'absent') redirect(scope, url, false);
 }
 
+/** What the document says of an action's credential: optional where its checks let anyone through. */
+const documentedCredentials = (runtime: ApiRuntime, collection: Collection, action: Action, own?: readonly Permission[]): FastifySchema =>
+  credentialsFor(
+    runtime.authenticators.map(({ kind }) => kind),
+    permissionsFor(runtime, collection, action, own),
+    action,
+  );
+
+/** Each custom action's endpoint, by path (one per method). */
+function customActionEndpoints(runtime: ApiRuntime, collection: Collection): Map<string, Partial<Record<Method, Endpoint>>> {
+  const byPath = new Map<string, Partial<Record<Method, Endpoint>>>();
+  for (const [name, declared] of Object.entries(collection.customActions) as [string, CustomAction][]) {
+    const path = customActionPath(collection, name, declared);
+    const endpoints = byPath.get(path) ?? {};
+    if (endpoints[declared.method]) throw new Error(`${collection.name}: two actions answer ${declared.method} ${path}.`);
+    const route = customRoute(collection, name, declared);
+    const schema = customActionSchema(collection, name, declared);
+    endpoints[declared.method] = {
+      handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
+      schema: withPathParameters(collection, {
+        ...(route.enveloped ? envelopedSchema(collection.envelope, route.action, schema) : schema),
+        ...documentedCredentials(runtime, collection, route.action, declared.permissions),
+      }),
+    };
+    byPath.set(path, endpoints);
+  }
+  return byPath;
+}
+
 const listActions: Partial<Record<Method, Action>> = { GET: 'list', POST: 'create' };
 const detailActions: Partial<Record<Method, Action>> = {
   GET: 'retrieve',
@@ -146,10 +178,11 @@ function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Part
   return Object.fromEntries(
     Object.entries(actions).filter(([, action]) => collection.builtInActions.has(action)).map(([method, action]): [string, Endpoint] => {
       const { params, ...schema } = { ...envelopedSchema(collection.envelope, action, actionSchema(collection, action, runtime.visibility.restricted)), ...documentedCredentials(runtime, collection, action) };
+      const route = builtInRoute(collection, action);
       return [
         method,
         {
-          handler: (request, reply) => handleCollection(request, reply, runtime, collection, action),
+          handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
           // A singleton's path names no record.
           schema: withPathParameters(collection, collection.singleton || params === undefined ? schema : { ...schema, params }),
         },
@@ -164,8 +197,9 @@ function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Part
  * own POST takes an array too, as the contract has always allowed.)
  */
 function bulkCreateEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
+  const route = builtInRoute(collection, 'create');
   return {
-    handler: (request, reply) => handleCollection(request, reply, runtime, collection, 'create'),
+    handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
     schema: withPathParameters(collection, { ...envelopedSchema(collection.envelope, 'bulk_create', actionSchema(collection, 'bulk_create', runtime.visibility.restricted)), ...documentedCredentials(runtime, collection, 'create') }),
   };
 }
@@ -178,8 +212,9 @@ function bulkDeleteEndpoint(runtime: ApiRuntime, collection: Collection): Endpoi
   if (permissionsFor(runtime, collection, 'destroy').some((permission) => permission.hasObjectPermission)) {
     throw new Error(`${collection.name}: bulkDelete deletes in one statement, reading no record, so its destroy permissions cannot check each record (hasObjectPermission); limit what a request may delete with a scope.`);
   }
+  const route = builtInRoute(collection, 'destroy');
   return {
-    handler: (request, reply) => handleCollection(request, reply, runtime, collection, 'destroy'),
+    handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
     schema: withPathParameters(collection, { ...actionSchema(collection, 'bulk_destroy', runtime.visibility.restricted), ...documentedCredentials(runtime, collection, 'destroy') }),
   };
 }

@@ -116,7 +116,7 @@ export function renderPage(
   return `<!doctype html>\n${renderToString(h(Page, { model }))}`;
 }
 
-const STATIC = new URL('../../../static/', import.meta.url);
+const STATIC = new URL('../../../../static/', import.meta.url);
 const assets: Record<string, string> = {
   'browsable.js': 'text/javascript; charset=utf-8',
   'browsable.css': 'text/css; charset=utf-8',
