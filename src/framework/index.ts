@@ -33,7 +33,7 @@ export type { RecordId, RecordStore, RecordStoreOptions } from './actions/record
 export { Serializer, serializer } from './declare/serializer.js';
 export { computed } from './declare/computed.js';
 export { joinTable, relations } from './declare/relations.js';
-export type { JoinTable, Relation } from './declare/relations.js';
+export type { JoinTable, Relation } from './declare/serializer.js';
 export type { ComputedField, RecordLinks, RenderContext } from './declare/computed.js';
 export type { NestedField, ObjectContext, ObjectErrors, ObjectValidator, SerializerOptions } from './declare/serializer.js';
 export type { RequestContext, Scope, ScopeConditions } from './declare/scope.js';

@@ -9,7 +9,7 @@ import { accountTables } from '../../store/accounts/tables.js';
 import type { Database } from '../../store/database.js';
 import { schemaDifferences } from '../../store/schema/drift.js';
 import type { AppDefinition } from './app.js';
-import type { Relation } from '../declare/relations.js';
+import type { Relation } from '../declare/serializer.js';
 import type { Serializer } from '../declare/serializer.js';
 import { User } from '../declare/users/model.js';
 

@@ -12,60 +12,19 @@ import { FieldError, fields, type Field, type JsonSchema, type Lookup } from '..
 import type { Across } from '../../core/list-query.js';
 import { table, type Table } from '../../core/model.js';
 import { RecordRefused } from '../../core/refused.js';
-import { keyOf, type Aggregate, type Batch, type Row, type Selection } from '../../core/rows.js';
+import { keyOf, type Row, type Selection } from '../../core/rows.js';
 import type { Database } from '../../store/database.js';
-import { idWhere, idsWhere, missingIds, replaceJoinRows, type JoinColumns } from '../../store/join-rows.js';
+import { idWhere, idsWhere, missingIds, replaceJoinRows } from '../../store/join-rows.js';
 import { findRecord, type RecordId } from '../../store/records.js';
 import { inTransaction } from '../../store/writes.js';
-import { checkRequestingUser, type Serializer, type WriteContext } from './serializer.js';
-
-/** A join table linking records of `source` to records of `target`, both by id. */
-export interface JoinTable extends JoinColumns {
-  readonly source: string;
-  readonly target: string;
-  /** The table itself, for migrations: the two foreign keys (cascading) are its primary key. */
-  readonly declaration: Table;
-}
-
-/** A forward foreign key shown, and written, as a unique field of the record it names. */
-export interface SlugKey {
-  /** The foreign-key field of the serializer's model. */
-  readonly source: string;
-  readonly target: Table;
-  /** The target's unique field that names its records. */
-  readonly field: string;
-}
-
-export interface Relation {
-  readonly kind: 'reverse' | 'many_to_many' | 'slug';
-  /** How reverse and many-to-many ids are read (an aggregate of the record's statement). */
-  readonly aggregate?: Omit<Aggregate, 'name'>;
-  /** How `?<name>=` filters: over these related rows, on their id column (the slug field, for a slug). */
-  readonly across: Across;
-  /** Set on a many-to-many: what a write replaces. */
-  readonly through?: JoinTable;
-  /** Set on a many-to-many: the most ids (or slugs) one write may give. */
-  readonly maxItems?: number;
-  /** Set on a slug: the key it shows and sets. */
-  readonly slug?: SlugKey;
-  /** Set on a many-to-many shown and written as a unique field of the records it links (their slugs). */
-  readonly slugs?: SlugField;
-  /** Set on a reverse or many-to-many relation shown nested: how each related record renders (read-only). */
-  readonly serializer?: Serializer;
-  /** How the nested records are read: a statement per page (see store/records.ts attachBatches). */
-  readonly batch?: Omit<Batch, 'name'>;
-}
+import { checkRequestingUser, type JoinTable, type Relation, type Serializer, type SlugField, type SlugKey, type WriteContext } from './serializer.js';
+import { MAX_RELATED_IDS, relatedId, relatedIdsSchema } from './related-ids.js';
 
 /** How a reverse or many-to-many relation renders: as ids (default), or each related record by `serializer`, read-only. */
 export interface RelationOptions {
   readonly serializer?: Serializer;
 }
 
-/** A unique field of `target` that names its records. */
-export interface SlugField {
-  readonly target: Table;
-  readonly field: string;
-}
 
 /**
  * A many-to-many's rendering: RelationOptions', or `slug`: the linked records' unique field, shown
@@ -92,14 +51,6 @@ function nestedOf(kind: string, table: string, serializer: Serializer | undefine
   return serializer;
 }
 
-/** The most ids one write may set, as the query language's `in` takes at most 1000 values. */
-export const MAX_RELATED_IDS = 1000;
-
-/** One related id, in a body or a query string. */
-export const relatedId: Field = fields.integer();
-
-/** The ids' JSON schema; in a body, unique and at most MAX_RELATED_IDS. */
-export const relatedIdsSchema: JsonSchema = { type: 'array', items: relatedId.schema, maxItems: MAX_RELATED_IDS };
 
 /** A relation's value in a record and a body: a list of ids, or the slug field's value (null too, when the key is nullable). */
 export function relationSchema(serializer: Serializer, name: string): JsonSchema {
@@ -179,34 +130,7 @@ export const relations = {
   },
 };
 
-/** A body's list of related ids (at most `max`) → the ids, each once, in the order sent; throws FieldError. */
-export function parseRelatedIds(value: unknown, max = MAX_RELATED_IDS): RecordId[] {
-  if (!Array.isArray(value)) throw new FieldError('Expected a list of ids.');
-  if (value.length > max) throw new FieldError(`Give at most ${max} ids.`);
-  const ids = value.map((id) => {
-    if (typeof id !== 'number' || !Number.isSafeInteger(id)) throw new FieldError(`Expected a list of ids; ${JSON.stringify(id) ?? 'undefined'} is no id.`);
-    return id;
-  });
-  return [...new Set(ids)];
-}
 
-/** A body's list of slugs (at most `max`) → each parsed by `field`, once each, in the order sent; throws FieldError naming what is no slug. */
-export async function parseRelatedSlugs(field: Field, value: unknown, max = MAX_RELATED_IDS): Promise<unknown[]> {
-  if (!Array.isArray(value)) throw new FieldError('Expected a list.');
-  if (value.length > max) throw new FieldError(`Give at most ${max}.`);
-  const parsed = new Map<string, unknown>();
-  for (const item of value) {
-    try {
-      if (item === null) throw new FieldError('This field may not be null.');
-      const slug = await field.parse(item);
-      parsed.set(String(slug), slug);
-    } catch (error) {
-      if (!(error instanceof FieldError)) throw error;
-      throw new FieldError(`${JSON.stringify(item) ?? 'undefined'}: ${error.messages.join(' ')}`);
-    }
-  }
-  return [...parsed.values()];
-}
 
 /**
  * A filter the collection declares over related rows: a relation by name (`tags`), or a field of a

@@ -6,13 +6,16 @@
 import { cached } from '../../core/cache.js';
 import { FieldError, type DefaultContext, type Field } from '../../core/fields.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
-import type { Aggregate, Join, Row, Selection } from '../../core/rows.js';
+import type { Aggregate, Batch, Join, Row, Selection } from '../../core/rows.js';
 import { clashDetails, type RecordRefused } from '../../core/refused.js';
 import { emptyDetails, parseError, validationFailed, type ErrorDetails } from '../base/errors.js';
 import type { AuthUser } from '../base/auth-user.js';
 import { aggregatesFor, type ComputedField, type RenderContext } from './computed.js';
 import type { Model } from './model.js';
-import { parseRelatedIds, parseRelatedSlugs, type Relation } from './relations.js';
+import { parseRelatedIds, parseRelatedSlugs } from './related-ids.js';
+import type { JoinColumns } from '../../store/join-rows.js';
+import type { Across } from '../../core/list-query.js';
+import type { Table } from '../../core/model.js';
 
 export type WriteMode = 'create' | 'update' | 'partial_update';
 
@@ -73,9 +76,54 @@ export type ObjectErrors = Readonly<Partial<Record<string, readonly string[]>>>;
 
 /** What object validation sees beside the values. */
 export interface ObjectContext {
-  /** The stored record, on an update; undefined on a create. */
+/** The stored record, on an update; undefined on a create. */
   readonly existing: Row | undefined;
   readonly user: AuthUser | null;
+}
+
+// ---- relation fields: a serializer's reverse, many-to-many and slug fields (declared with relations.ts) ----
+
+/** A join table linking records of `source` to records of `target`, both by id. */
+export interface JoinTable extends JoinColumns {
+  readonly source: string;
+  readonly target: string;
+  /** The table itself, for migrations: the two foreign keys (cascading) are its primary key. */
+  readonly declaration: Table;
+}
+
+/** A forward foreign key shown, and written, as a unique field of the record it names. */
+export interface SlugKey {
+  /** The foreign-key field of the serializer's model. */
+  readonly source: string;
+  readonly target: Table;
+  /** The target's unique field that names its records. */
+  readonly field: string;
+}
+
+export interface Relation {
+  readonly kind: 'reverse' | 'many_to_many' | 'slug';
+  /** How reverse and many-to-many ids are read (an aggregate of the record's statement). */
+  readonly aggregate?: Omit<Aggregate, 'name'>;
+  /** How `?<name>=` filters: over these related rows, on their id column (the slug field, for a slug). */
+  readonly across: Across;
+  /** Set on a many-to-many: what a write replaces. */
+  readonly through?: JoinTable;
+  /** Set on a many-to-many: the most ids (or slugs) one write may give. */
+  readonly maxItems?: number;
+  /** Set on a slug: the key it shows and sets. */
+  readonly slug?: SlugKey;
+  /** Set on a many-to-many shown and written as a unique field of the records it links (their slugs). */
+  readonly slugs?: SlugField;
+  /** Set on a reverse or many-to-many relation shown nested: how each related record renders (read-only). */
+  readonly serializer?: Serializer;
+  /** How the nested records are read: a statement per page (see store/records.ts attachBatches). */
+  readonly batch?: Omit<Batch, 'name'>;
+}
+
+/** A unique field of `target` that names its records. */
+export interface SlugField {
+  readonly target: Table;
+  readonly field: string;
 }
 
 export interface WriteContext extends DefaultContext {
