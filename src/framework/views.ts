@@ -9,7 +9,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
 import { requestReader } from '../store/reader.js';
 import { unrestricted } from '../store/visibility.js';
-import type { ActionRequest, ActionResult, ActionRoute } from './actions/index.js';
+import type { ActionRequest, ActionResult, ActionRoute } from './actions/request.js';
 import { authenticate, type Authenticator } from './stages/authentication/index.js';
 import type { BrowsableContext } from './render/browsable/index.js';
 import type { Collection, Singleton } from './declare/collection.js';

@@ -10,7 +10,7 @@ import { unrestricted } from '../../store/visibility.js';
 import type { Collection } from '../declare/collection.js';
 import { declaredBody, standsFor, takesBody, type CustomAction, type DeclaredBody } from '../declare/custom-action.js';
 import { API_MEDIA_TYPES, type MediaType } from '../stages/negotiation.js';
-import { announceRecord, loadRecord, writeContext, type ActionRequest, type ActionResult, type ActionRoute } from './index.js';
+import { announceRecord, loadRecord, writeContext, type ActionRequest, type ActionResult, type ActionRoute } from './request.js';
 
 /** The declared body's values: parsed, then checked as a whole, as a create's (400 `validation_failed`). */
 async function validBody({ serializer, kept }: DeclaredBody, body: unknown, action: ActionRequest): Promise<unknown> {

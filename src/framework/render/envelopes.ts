@@ -5,7 +5,7 @@
  * bare records (an envelope is a fixed function of its record, so the tag still names one body).
  */
 import { stringifyJson } from '../../core/json.js';
-import type { ActionResult } from '../actions/index.js';
+import type { ActionResult } from '../actions/request.js';
 import type { Envelope } from '../declare/collection.js';
 import { validationFailed } from '../base/errors.js';
 import type { Action } from '../declare/permissions.js';

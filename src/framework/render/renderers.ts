@@ -4,7 +4,7 @@
  * routes (Surface B) render the same errors as plain text.
  */
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import type { ActionResult } from '../actions/index.js';
+import type { ActionResult } from '../actions/request.js';
 import { challenged } from '../base/style.js';
 import { renderPage, type BrowsableContext } from './browsable/index.js';
 import { notModified, pageEtag } from '../stages/conditional.js';
