@@ -95,17 +95,19 @@ describe('on a collection with an envelope', () => {
     expect((await api.request('GET', '/api/v1/notes/tally/', { token: alice.token })).json).toEqual({ note: { total: 2 } });
   });
 
-  it('leaves the body and the answer alone with `envelope: false`', async () => {
+  it('leaves the body and the answer alone with `envelope: false`, where an action of the same shape has them wrapped', async () => {
     const raw = await api.request('POST', `/api/v1/notes/${mine}/raw/`, { token: editor.token, body: { text: 'bare' } });
     expect(raw).toMatchObject({ status: 200, json: { id: mine, received: { text: 'bare' } } });
     const inside = await api.request('POST', `/api/v1/notes/${mine}/raw/`, { token: editor.token, body: { note: { text: 'x' } } });
     expect(inside.json).toEqual({ id: mine, received: { note: { text: 'x' } } });
+    expect((await retitle(mine, { note: { text: 'x' } }, editor.token)).json).toEqual({ note: { id: mine, text: 'x' } });
   });
 
-  it('sends text of its own media type as written', async () => {
+  it('sends text of its own media type as written, where the JSON answers of the same collection are wrapped', async () => {
     const plain = await api.request('GET', `/api/v1/notes/${mine}/plain/`, { token: editor.token });
     expect(plain).toMatchObject({ status: 200, body: `note ${mine}` });
     expect(plain.headers['content-type']).toBe('text/plain; charset=utf-8');
+    expect((await api.request('GET', '/api/v1/notes/tally/', { token: alice.token })).json).toEqual({ note: { total: 2 } });
   });
 
   it('documents the wrapped body and answer, and the bare ones of `envelope: false`', async () => {
