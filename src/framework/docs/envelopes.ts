@@ -26,10 +26,12 @@ export function envelopedSchema(envelope: Envelope | undefined, action: Document
   if (!envelope) return schema;
   const responses = { ...(schema.response as Record<string, JsonSchema>) };
   const success = Object.keys(responses).find((status) => status === '200' || status === '201');
-  if (success) {
+  // An answer in a media type of its own (a custom action's `mediaType`) is sent as written, never wrapped.
+  if (success && responses[success]!.content === undefined) {
     responses[success] = wrappedResponse(responses[success]!, (inner) => {
-      if (action !== 'list') return wrapped(envelope, inner);
-      const properties = inner.type === 'array' ? wholeList(inner) : (inner.properties as Record<string, JsonSchema>);
+      const properties = inner.type === 'array' ? wholeList(inner) : (inner.properties as Record<string, JsonSchema> | undefined);
+      // A custom list action may answer something other than a page: wrapped as wrapResult wraps it.
+      if (action !== 'list' || properties?.results === undefined) return wrapped(envelope, inner);
       return objectWith({
         [envelope.list]: properties.results!,
         ...Object.fromEntries(PAGE_KEYS.filter((name) => envelope[name] !== undefined).map((name) => [envelope[name]!, properties[name]!])),
