@@ -6,13 +6,16 @@ import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import type { Database } from '../../store/database.js';
 import type { Config } from './config.js';
-import type { AuthKind, AuthenticationKind, Authenticator } from '../stages/authentication/index.js';
-import { jwtKind } from '../stages/authentication/jwt.js';
-import { SESSION_COOKIE, sessionKind } from '../stages/authentication/session.js';
+import type { AuthKind, Authenticator } from '../stages/authentication/index.js';
+import { jwtCredentials } from '../stages/authentication/jwt.js';
+import { SESSION_COOKIE, sessionCredentials } from '../stages/authentication/session.js';
 import { redisSessionStore } from '../stages/authentication/session-store-redis.js';
 import { databaseSessionStore } from '../stages/authentication/session-store.js';
+import { jwtKind } from '../routing/auth/jwt.js';
+import type { AuthenticationKind } from '../routing/auth/kind.js';
 import type { LoginCheck } from '../routing/auth/login.js';
-import { tokenKind } from '../stages/authentication/token.js';
+import { sessionKind } from '../routing/auth/session.js';
+import { tokenKind } from '../routing/auth/token.js';
 import { activeUserById } from '../../store/accounts/users.js';
 import { validationFailed } from '../base/errors.js';
 import { toAuthUser } from '../base/auth-user.js';
@@ -33,16 +36,21 @@ export function authenticationFor(database: Database, config: Config, jwtKey: Ui
   const build: Record<AuthKind, () => AuthenticationKind> = {
     token: () => tokenKind(database, login),
     jwt: () =>
-      jwtKind(database, {
-        signingKey: jwtKey,
-        accessLifetime: config.jwtAccessLifetime,
-        refreshLifetime: config.jwtRefreshLifetime,
-      }, login),
+      jwtKind(
+        jwtCredentials(database, {
+          signingKey: jwtKey,
+          accessLifetime: config.jwtAccessLifetime,
+          refreshLifetime: config.jwtRefreshLifetime,
+        }),
+        login,
+      ),
     session: () =>
       sessionKind(
-        database,
-        redis ? redisSessionStore(redis, config.redisKeyPrefix) : databaseSessionStore(database),
-        config.sessionLifetime,
+        sessionCredentials(
+          database,
+          redis ? redisSessionStore(redis, config.redisKeyPrefix) : databaseSessionStore(database),
+          config.sessionLifetime,
+        ),
         login,
       ),
   };

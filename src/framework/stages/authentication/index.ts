@@ -3,9 +3,8 @@
  * Authenticator; they are tried in the configured order and the first that
  * recognises the credential decides.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyRequest } from 'fastify';
 import type { UserRow } from '../../../store/accounts/users.js';
-import type { Database } from '../../../store/database.js';
 import type { RequestReader } from '../../../store/reader.js';
 import { styleOf } from '../../base/style.js';
 import { authenticationFailed } from '../../base/errors.js';
@@ -44,15 +43,6 @@ export function lookupAuthenticator(kind: AuthKind, lookup: (credential: Credent
       });
     },
   };
-}
-
-/** One kind as a whole: its Authenticator and the endpoints that hand out and take back its credentials. */
-export interface AuthenticationKind {
-  readonly authenticator: Authenticator;
-  /** Registers the kind's endpoints on the API scope (under `/auth/`). */
-  mount(scope: FastifyInstance): void;
-  /** A new credential of this kind for an active user as just read (an API token, a JWT access token), written through `database`; kinds that hand out none to an app's code have none. */
-  issue?(database: Database, user: AuthUser): Promise<string>;
 }
 
 /** The credential a request carries: an Authorization header with one of the app's keywords first, else a cookie some kind reads. */

@@ -1,10 +1,10 @@
 /**
- * JSON Web Tokens: `POST <prefix>/auth/jwt/` trades credentials for an access
- * and a refresh token; `POST <prefix>/auth/jwt/refresh/` trades a refresh
- * token for a new pair. HS256 with a key derived from SECRET_KEY; only that algorithm is
- * accepted (so `alg: none` and key-confusion tricks fail). A `token_type`
- * claim keeps each token to its own use; `ver` carries the user's credential
- * version, so a password change ends the tokens issued before it.
+ * JSON Web Tokens: an access token authenticates requests; a refresh token
+ * trades for a new pair (the endpoints: routing/auth/jwt.ts). HS256 with a
+ * key derived from SECRET_KEY; only that algorithm is accepted (so
+ * `alg: none` and key-confusion tricks fail). A `token_type` claim keeps each
+ * token to its own use; `ver` carries the user's credential version, so a
+ * password change ends the tokens issued before it.
  *
  * Refresh tokens rotate. Each login starts a family (one row, swept once it
  * expires) whose generation the refresh token carries: a refresh moves the
@@ -16,12 +16,8 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
 import { advanceRefreshFamily, endRefreshFamily, startRefreshFamily } from '../../../store/accounts/refresh-families.js';
 import type { Database } from '../../../store/database.js';
-import { authenticationFailed, validationFailed } from '../../base/errors.js';
-import { ANONYMOUS, errorResponses } from '../../docs/openapi.js';
-import { parseJsonBody } from '../parsers.js';
-import { resource } from '../../routing/router.js';
-import type { AuthenticationKind } from './index.js';
-import { credentialsSchema, objectOf, passwordChecked, type LoginCheck } from '../../routing/auth/login.js';
+import { authenticationFailed } from '../../base/errors.js';
+import type { Authenticator } from './index.js';
 import { findCurrentUser, type AuthUser } from '../../base/auth-user.js';
 
 export interface JwtSettings {
@@ -37,7 +33,23 @@ const ALGORITHM = 'HS256';
 /** Three base64url parts (the last may be empty, as in an unsigned token, which is then refused). */
 const jwtShape = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]*$/;
 
-export function jwtKind(database: Database, settings: JwtSettings, login: LoginCheck): AuthenticationKind {
+export interface JwtPair {
+  readonly access: string;
+  readonly refresh: string;
+}
+
+/** What the JWT endpoints hand out and check, and the stage's Authenticator. */
+export interface JwtCredentials {
+  readonly authenticator: Authenticator;
+  /** A new access token for `user`. */
+  access(user: AuthUser): Promise<string>;
+  /** A login's pair, in a new refresh family. */
+  login(user: AuthUser): Promise<JwtPair>;
+  /** A valid refresh token's user (else 401), and the rotation to the family's next pair (401 when the token was used before). */
+  refresh(token: string): Promise<{ readonly user: AuthUser; next(): Promise<JwtPair> }>;
+}
+
+export function jwtCredentials(database: Database, settings: JwtSettings): JwtCredentials {
   const key = settings.signingKey;
   const lifetimes: Record<TokenType, number> = { access: settings.accessLifetime, refresh: settings.refreshLifetime };
 
@@ -51,7 +63,7 @@ export function jwtKind(database: Database, settings: JwtSettings, login: LoginC
       .sign(key);
 
   /** A new pair: the refresh token of `family`'s `generation`. */
-  const pair = async (user: AuthUser, family: string, generation: number) => ({
+  const pair = async (user: AuthUser, family: string, generation: number): Promise<JwtPair> => ({
     access: await sign(user, 'access'),
     refresh: await sign(user, 'refresh', { fam: family, gen: generation }),
   });
@@ -96,7 +108,6 @@ export function jwtKind(database: Database, settings: JwtSettings, login: LoginC
   }
 
   return {
-    issue: (_database, user) => sign(user, 'access'),
     authenticator: {
       kind: 'jwt',
       async authenticate(credential) {
@@ -104,50 +115,11 @@ export function jwtKind(database: Database, settings: JwtSettings, login: LoginC
         return (await verify(credential.value, 'access')).user;
       },
     },
-    mount(scope) {
-      resource(scope, '/auth/jwt/', {
-        POST: {
-          schema: {
-            tags: ['auth'],
-            summary: 'Obtain a JWT access and refresh token',
-            operationId: 'jwtObtain',
-            ...ANONYMOUS,
-            body: credentialsSchema,
-            response: passwordChecked({
-              200: objectOf({ access: 'Authenticates requests as Bearer', refresh: 'Obtains new access tokens' }),
-              ...errorResponses([400, 413, 415, 429, 503]),
-            }),
-          },
-          handler: async (request, reply) => {
-            const user = await login(request, reply);
-            request.user = user;
-            return reply.send(await startFamily(user));
-          },
-        },
-      });
-      resource(scope, '/auth/jwt/refresh/', {
-        POST: {
-          schema: {
-            tags: ['auth'],
-            summary: 'Trade a refresh token for a new access and refresh token (the old one is then refused)',
-            operationId: 'jwtRefresh',
-            ...ANONYMOUS,
-            body: { type: 'object', properties: { refresh: { type: 'string' } }, required: ['refresh'] },
-            response: {
-              200: objectOf({ access: 'A new access token', refresh: 'The next refresh token' }),
-              ...errorResponses([400, 401, 413, 415, 503]),
-            },
-          },
-          handler: async (request, reply) => {
-            const body = parseJsonBody(request);
-            const refresh = typeof body === 'object' && body !== null ? (body as Record<string, unknown>).refresh : undefined;
-            if (typeof refresh !== 'string' || refresh === '') throw validationFailed({ refresh: ['This field is required.'] });
-            const { user, payload } = await verify(refresh, 'refresh');
-            request.user = user;
-            return reply.send(await rotate(user, payload));
-          },
-        },
-      });
+    access: (user) => sign(user, 'access'),
+    login: startFamily,
+    async refresh(token) {
+      const { user, payload } = await verify(token, 'refresh');
+      return { user, next: () => rotate(user, payload) };
     },
   };
 }

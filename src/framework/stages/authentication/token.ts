@@ -5,13 +5,8 @@
  */
 import { deleteToken, deleteUserTokens, insertToken, tokenUserLookup } from '../../../store/accounts/tokens.js';
 import type { Database } from '../../../store/database.js';
-import { styleOf } from '../../base/style.js';
-import { authenticationFailed, notAuthenticated } from '../../base/errors.js';
-import { ANONYMOUS, errorResponses } from '../../docs/openapi.js';
-import { resource } from '../../routing/router.js';
-import { authorizationCredential, credentialShape, hashOf, newCredential } from './credentials.js';
-import { lookupAuthenticator, type AuthenticationKind, type Authenticator } from './index.js';
-import { credentialsSchema, objectOf, passwordChecked, type LoginCheck } from '../../routing/auth/login.js';
+import { credentialShape, hashOf, newCredential } from './credentials.js';
+import { lookupAuthenticator, type Authenticator } from './index.js';
 
 const PREFIX = 'rf_';
 export const tokenShape = credentialShape(PREFIX);
@@ -35,47 +30,7 @@ export const revokeUserTokens = deleteUserTokens;
 export const tokenAuthentication: Authenticator = lookupAuthenticator('token', (credential) => {
   if (credential.scheme !== 'bearer' || !tokenShape.test(credential.value)) return undefined;
   const keyHash = hashOf(credential.value);
-  // Named, not spread: a spread followed by properties its source lacks takes V8's slow path (a new map per object).
+  // Named, not spread: every lookup of this kind keeps one shape (it runs on every token request).
   const { query, columns, values } = tokenUserLookup(keyHash);
   return { query, columns, values, failure: 'Invalid token.', credentialId: keyHash };
-});
-
-/** `POST <prefix>/auth/token/` hands out a token; `DELETE` on it, with the token, revokes it. */
-export const tokenKind = (database: Database, login: LoginCheck): AuthenticationKind => ({
-  authenticator: tokenAuthentication,
-  issue: (database, user) => createToken(database, user.id, user.credentialsVersion),
-  mount(scope) {
-    resource(scope, '/auth/token/', {
-      POST: {
-        schema: {
-          tags: ['auth'],
-          summary: 'Obtain an API token',
-          operationId: 'tokenObtain',
-          ...ANONYMOUS,
-          body: credentialsSchema,
-          response: passwordChecked({ 200: objectOf({ token: 'The new API token' }), ...errorResponses([400, 413, 415, 429, 503]) }),
-        },
-        handler: async (request, reply) => {
-          const user = await login(request, reply);
-          request.user = user;
-          return reply.send({ token: await createToken(database, user.id, user.credentialsVersion) });
-        },
-      },
-      DELETE: {
-        schema: {
-          tags: ['auth'],
-          summary: 'Revoke the API token the request carries',
-          operationId: 'tokenRevoke',
-          security: [{ token: [] }],
-          response: { 204: { description: 'Revoked', type: 'null' }, ...errorResponses([401, 503]) },
-        },
-        handler: async (request, reply) => {
-          const token = authorizationCredential(request.headers.authorization ?? '', styleOf(request).credentialKeywords)?.credential;
-          if (!token) throw notAuthenticated();
-          if (!tokenShape.test(token) || !(await revokeToken(database, token))) throw authenticationFailed('Invalid token.');
-          return reply.status(204).send();
-        },
-      },
-    });
-  },
 });
