@@ -1,15 +1,16 @@
 /**
  * Restfold's public API: everything an application needs, and nothing else.
  */
-export { defineApp, buildApp, migrateApp, migrateFrameworkAndApp } from './app/app.js';
+export { buildApp } from './app/app.js';
+export { defineApp, migrateApp, migrateFrameworkAndApp } from './app/definition.js';
 // The types an app's own routes need, so that an app never installs Fastify to write them.
 export type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteHandlerMethod } from 'fastify';
-export type { AppContext, AppDefinition, AppliedMigrations } from './app/app.js';
+export type { AppContext, AppDefinition, AppliedMigrations } from './app/definition.js';
 export { requirePermissions, throttleRequest } from './routing/app-routes.js';
 export { collection } from './declare/collection.js';
 export type { ActionBody, CustomAction, CustomActionContext } from './declare/custom-action.js';
 export type { BulkDelete, Collection, CollectionOptions, Pagination, Singleton } from './declare/collection.js';
-export type { Parent } from './declare/parent.js';
+export type { Parent } from './declare/collection.js';
 export type { ErrorResponse, ExceptionHandler, TrailingSlash } from './base/style.js';
 export type { RouterDefinition } from './routing/routers.js';
 export { drfExceptionHandler } from './render/drf-errors.js';

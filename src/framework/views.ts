@@ -22,7 +22,7 @@ import { parseJsonBody, queryParameters } from './stages/parsers.js';
 import { checkPermissions, type Action, type Permission } from './declare/permissions.js';
 import { renderResult } from './render/renderers.js';
 import { RecordRefused } from '../core/refused.js';
-import { requestScope } from './declare/parent.js';
+import { requestScope } from './stages/scope.js';
 import type { VisibilityPlan } from './stages/visibility.js';
 import type { Throttle } from './stages/throttling.js';
 import { requestCredentials, type CredentialSetup } from './actions/credentials.js';

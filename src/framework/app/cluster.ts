@@ -9,8 +9,7 @@
  * (at least one connection), and a replacement the share of the worker it replaces.
  */
 import cluster, { type Worker } from 'node:cluster';
-import type { AppDefinition } from './app.js';
-import { migrateApp } from './app.js';
+import { migrateApp, type AppDefinition } from './definition.js';
 import { shares, workerCount, type Config } from './config.js';
 import { assertSchemaMatches } from './schema.js';
 import { openConfiguredDatabase, serve } from './server.js';

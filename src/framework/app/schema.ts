@@ -8,7 +8,7 @@ import { indexName, indexState, type IndexState, type SchemaState, type TableSta
 import { accountTables } from '../../store/accounts/tables.js';
 import type { Database } from '../../store/database.js';
 import { schemaDifferences } from '../../store/schema/drift.js';
-import type { AppDefinition } from './app.js';
+import type { AppDefinition } from './definition.js';
 import type { Relation } from '../declare/serializer.js';
 import type { Serializer } from '../declare/serializer.js';
 import { User } from '../declare/users/model.js';

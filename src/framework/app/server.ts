@@ -5,7 +5,8 @@
 import { setFlagsFromString } from 'node:v8';
 import type { FastifyInstance } from 'fastify';
 import { openDatabase, type Database } from '../../store/database.js';
-import { buildApp, migrateApp, type AppDefinition } from './app.js';
+import { buildApp } from './app.js';
+import { migrateApp, type AppDefinition } from './definition.js';
 import { repliesSent } from './plugins/request-identity.js';
 import type { Config } from './config.js';
 import { assertSchemaMatches } from './schema.js';

@@ -9,10 +9,8 @@ import type { CountMode } from '../../core/list-query.js';
 import { automaticIndex, type IndexFacts } from '../../core/schema.js';
 import { assertCustomActions, type CustomAction } from './custom-action.js';
 import type { Hooks } from './hooks.js';
-import { assertParent, type Parent } from './parent.js';
 import { recordLookup, type RecordLookup } from './lookup.js';
 import { actions as allActions, type Action, type Permission } from './permissions.js';
-import type { NamedFilter } from './named-filters.js';
 import { relatedFilter } from './relations.js';
 import { assertScope, whereConditions, type RequestContext, type Scope, type ScopeConditions } from './scope.js';
 import type { RecordId } from '../../store/records.js';
@@ -142,6 +140,32 @@ export interface Envelope {
   /** The keys of a list's next and previous links; each left out when not named. */
   readonly next?: string;
   readonly previous?: string;
+}
+
+/** A named filter as a list query applies it: on `field` (a model field, or the filter's own name with `across`), with `lookup`. */
+export interface NamedFilter {
+  readonly field: string;
+  readonly lookup: Lookup;
+}
+
+/** A nested collection's parent (DRF's nested routers): mounted under one record of it, `/articles/{parent}/comments/`. */
+export interface Parent {
+  /** The collection whose records this one is mounted under. */
+  readonly collection: Collection;
+  /** This model's foreign key to the parent's model: the path sets it, so the serializer may not take it from a body. */
+  readonly field: string;
+}
+
+/** Refuses, at start-up, a parent this collection cannot be nested under. */
+export function assertParent(name: string, serializer: Serializer, parent: Parent): void {
+  const { model } = parent.collection.serializer;
+  if (parent.collection.parent) throw new Error(`${name}: its parent "${parent.collection.name}" is nested itself; nest one level only.`);
+  if (serializer.model.fields[parent.field]?.references !== model.table) {
+    throw new Error(`${name}: parent field "${parent.field}" must be a foreign key to ${model.table}.`);
+  }
+  if (serializer.writable.includes(parent.field)) {
+    throw new Error(`${name}: "${parent.field}" is set from the path; list it in the serializer's readOnly (or leave it out of its fields).`);
+  }
 }
 
 /** What a collection's list accepts in its query string: the parsing stage's rules. */

@@ -12,14 +12,9 @@ import type { Field, Lookup } from '../../core/fields.js';
 import { lookups as LOOKUPS } from '../../core/fields.js';
 import type { Across } from '../../core/list-query.js';
 import type { Table } from '../../core/model.js';
-import type { Collection } from './collection.js';
+import type { Collection, NamedFilter } from './collection.js';
 import { internalColumns } from './model.js';
 
-/** A named filter as a list query applies it: on `field` (a model field, or the filter's own name with `across`), with `lookup`. */
-export interface NamedFilter {
-  readonly field: string;
-  readonly lookup: Lookup;
-}
 
 /** One step of a path: through a foreign key of the current table, or into a table whose foreign key `link` names it. */
 type Hop = { readonly kind: 'forward'; readonly key: string; readonly table: Table } | { readonly kind: 'reverse'; readonly link: string; readonly table: Table };

@@ -1,11 +1,10 @@
 /**
- * Nested collections (DRF's nested routers): a collection mounted under one record of its parent,
- * `/articles/{parent}/comments/`. Every read and write of it is scoped to that record (the child's
- * foreign key equals it, ANDed with the child's own scope), a create sets the foreign key from the
- * path, and a parent that does not exist or lies outside the parent collection's scope is 404 (a
- * segment no parent can have answers as the parent's detail path does: 400 for a malformed id).
- * Read elsewhere (a reverse relation, an aggregate), its rows are visible only under a parent the
- * request may see through the parent collection (visibility.ts).
+ * Scope application, the stage before the action: the rows a request to a collection may touch
+ * (its scope, resolved for the request, with every table it may see only in part handed to the
+ * request's reader, visibility.ts) and, for a nested collection (DRF's nested routers,
+ * `/articles/{parent}/comments/`), the parent record named by the path, which must lie within the
+ * parent collection's scope (404 otherwise; a segment no parent can have answers as the parent's
+ * detail path does: 400 for a malformed id). A create under it gets its foreign key from the path.
  */
 import type { FastifyRequest } from 'fastify';
 import type { RecordScope } from '../../core/list-query.js';
@@ -13,31 +12,11 @@ import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
 import type { Row, Selection } from '../../core/rows.js';
 import type { RequestReader } from '../../store/reader.js';
 import type { RecordId } from '../../store/records.js';
-import { PARENT_PARAMETER } from './paths.js';
-import type { Collection } from './collection.js';
+import { PARENT_PARAMETER } from '../declare/paths.js';
+import type { Collection } from '../declare/collection.js';
 import { notFound } from '../base/errors.js';
-import { narrowedBy, type RequestContext } from './scope.js';
-import type { Serializer } from './serializer.js';
-import { requestViews, type RequestViews, type VisibilityPlan } from '../stages/visibility.js';
-
-export interface Parent {
-  /** The collection whose records this one is mounted under. */
-  readonly collection: Collection;
-  /** This model's foreign key to the parent's model: the path sets it, so the serializer may not take it from a body. */
-  readonly field: string;
-}
-
-/** Refuses, at start-up, a parent this collection cannot be nested under. */
-export function assertParent(name: string, serializer: Serializer, parent: Parent): void {
-  const { model } = parent.collection.serializer;
-  if (parent.collection.parent) throw new Error(`${name}: its parent "${parent.collection.name}" is nested itself; nest one level only.`);
-  if (serializer.model.fields[parent.field]?.references !== model.table) {
-    throw new Error(`${name}: parent field "${parent.field}" must be a foreign key to ${model.table}.`);
-  }
-  if (serializer.writable.includes(parent.field)) {
-    throw new Error(`${name}: "${parent.field}" is set from the path; list it in the serializer's readOnly (or leave it out of its fields).`);
-  }
-}
+import { narrowedBy, type RequestContext } from '../declare/scope.js';
+import { requestViews, type RequestViews, type VisibilityPlan } from './visibility.js';
 
 /** What a request to a collection reaches: its scope, and the values its path sets on a create. */
 export interface RequestScope {
