@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { FastifyRequest } from 'fastify';
-import { parseJsonBody, queryParameters } from '../../src/framework/stages/parsers.js';
+import { parseJsonBody } from '../../src/framework/stages/parsers.js';
+import { queryParameters } from '../../src/framework/base/query-string.js';
 import { ApiError } from '../../src/framework/base/errors.js';
 
 /** A request as the router hands it on: the body's raw bytes (routing keeps them unparsed), or no body at all. */

@@ -7,7 +7,7 @@ import { createRecord, createRecords } from '../../store/writes.js';
 import { RecordRefused } from '../../core/refused.js';
 import { pathEnd } from '../base/style.js';
 import { strongEtag } from '../stages/conditional.js';
-import { ApiError, validationFailed, type ErrorDetails } from '../base/errors.js';
+import { ApiError, validationFailed, type ErrorDetails, throwIfInvalid } from '../base/errors.js';
 import { prepared, written as hooked } from '../declare/hooks.js';
 import { writeWithRelations } from '../declare/relations.js';
 import { absoluteLink } from '../base/hosts.js';
@@ -118,7 +118,7 @@ async function createMany(action: ActionRequest, records: unknown[]): Promise<Ac
       Object.assign(details, atIndex(index, error.details));
     }
   }
-  if (Object.keys(details).length > 0) throw validationFailed(details);
+  throwIfInvalid(details);
   try {
     const rows = await stored(action, values, (database, prepared) => createRecords(database, prepared, createOne(action, selectionOf(action), context)));
     return { status: collection.createStatus, body: rows.map((row) => collection.serializerFor('create').render(row, action)) };

@@ -4,7 +4,7 @@
  * A page past the end is empty, with the count (no 404: an offset names no page that could be missing).
  */
 import type { FastifyRequest } from 'fastify';
-import { emptyDetails, validationFailed } from '../base/errors.js';
+import { emptyDetails, throwIfInvalid } from '../base/errors.js';
 import { absoluteUrl } from '../base/hosts.js';
 import type { Page } from './pagination.js';
 import type { QueryRules } from '../declare/collection.js';
@@ -26,7 +26,7 @@ export function parseWindow(parameters: ReadonlyMap<string, string>, rules: Pick
   const offset = parameters.get('offset') ?? '0';
   if (!/^[1-9]\d{0,15}$/.test(limit)) details.limit = ['A positive integer is required.'];
   if (!/^\d{1,16}$/.test(offset) || !Number.isSafeInteger(Number(offset))) details.offset = ['A non-negative integer is required.'];
-  if (Object.keys(details).length > 0) throw validationFailed(details, 'Invalid query parameters.');
+  throwIfInvalid(details, 'Invalid query parameters.');
   return { limit: Math.min(Number(limit), rules.maxPageSize), offset: Number(offset) };
 }
 

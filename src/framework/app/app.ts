@@ -32,7 +32,7 @@ import { httpProtocol, httpServerOptions } from './plugins/http-server.js';
 import { requestIdentity, requestIdentityOptions } from './plugins/request-identity.js';
 import { securityHeaders } from './plugins/security-headers.js';
 import { closeRedis, connectRedis } from '../base/redis.js';
-import { visibilityPlan } from '../stages/visibility.js';
+import { visibilityPlan } from '../stages/scope/visibility.js';
 import { createPasswordThrottle, createThrottle, memoryCounterStore, redisCounterStore } from '../stages/throttling.js';
 
 

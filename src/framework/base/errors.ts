@@ -52,6 +52,11 @@ export const validationFailed = (details: ErrorDetails, message = 'Invalid input
  * `validation_failed` as SPEC.md says, in a class of its own so that an app's exception handler can
  * answer it as Django REST Framework does, 404.
  */
+/** Throws 400 `validation_failed` with `details` when they name anything; a check that found nothing returns. */
+export function throwIfInvalid(details: ErrorDetails, message?: string): void {
+  if (Object.keys(details).length > 0) throw validationFailed(details, message);
+}
+
 export class MalformedPathId extends ApiError {
   constructor(details: ErrorDetails) {
     super(400, 'validation_failed', 'Invalid id.', details);

@@ -1,10 +1,9 @@
 /**
- * The permission stage. A check answers for the request as a whole and, once
- * a record is loaded, for that record. A failing check gives 401 to an
- * anonymous request (authenticate first) and 403 to an authenticated one.
+ * Permissions as an app declares them (DRF's permission classes): each answers for the request as
+ * a whole and, once a record is loaded, for that record; the permission stage
+ * (stages/permissions.ts) runs them.
  */
 import type { AuthUser } from '../base/auth-user.js';
-import { notAuthenticated, permissionDenied, type ApiError } from '../base/errors.js';
 import type { Row } from '../../core/rows.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
 
@@ -48,25 +47,10 @@ export const isOwner = (field: string): Permission => ({
   hasObjectPermission: ({ user }, record) => user !== null && Number(record[field]) === user.id,
 });
 
-/** One permission's answer to `context`, for the request or (given `record`) for the record; at module level, so a check builds no closure per request. */
-type Check<R> = (permission: Permission, context: PermissionContext, record: R) => MaybePromise<boolean>;
+/** One permission's answer to `context`: for the request, or (given `record`) for the record. */
+export type Check<R> = (permission: Permission, context: PermissionContext, record: R) => MaybePromise<boolean>;
 
-/**
- * Whether every one of `permissions` passes `check`, in order, stopping at the first that fails.
- * Synchronous while the answers are: most checks (authenticated, owner) answer at once, and
- * awaiting each would cost every request a promise per check; the first answer that is a promise
- * is awaited, and the rest after it.
- */
-function every<R>(permissions: readonly Permission[], check: Check<R>, context: PermissionContext, record: R, from = 0): MaybePromise<boolean> {
-  for (let index = from; index < permissions.length; index++) {
-    const passed = check(permissions[index]!, context, record);
-    if (isPending(passed)) return Promise.resolve(passed).then((ok) => ok && every(permissions, check, context, record, index + 1));
-    if (!passed) return false;
-  }
-  return true;
-}
-
-/** Whether any one of `permissions` passes `check`, in order, stopping at the first that does; synchronous while the answers are (see `every`). */
+/** Whether any one of `permissions` passes `check`, in order, stopping at the first that does; at once while the answers are. */
 function some<R>(permissions: readonly Permission[], check: Check<R>, context: PermissionContext, record: R, from = 0): MaybePromise<boolean> {
   for (let index = from; index < permissions.length; index++) {
     const passed = check(permissions[index]!, context, record);
@@ -76,9 +60,9 @@ function some<R>(permissions: readonly Permission[], check: Check<R>, context: P
   return false;
 }
 
-const passesRequest: Check<unknown> = (permission, context) => permission.hasPermission(context);
+export const passesRequest: Check<unknown> = (permission, context) => permission.hasPermission(context);
 
-const passesRecord: Check<Row> = (permission, context, record) => permission.hasObjectPermission?.(context, record) ?? true;
+export const passesRecord: Check<Row> = (permission, context, record) => permission.hasObjectPermission?.(context, record) ?? true;
 
 /** The request's check, then the record's: at once when the first is not a promise. */
 const passesBoth: Check<Row> = (permission, context, record) => {
@@ -93,27 +77,3 @@ export const anyOf = (...permissions: Permission[]): Permission => ({
   hasPermission: (context) => some(permissions, passesRequest, context, undefined),
   hasObjectPermission: (context, record) => some(permissions, passesBoth, context, record),
 });
-
-const denial = (context: PermissionContext): ApiError => (context.user ? permissionDenied() : notAuthenticated());
-
-/**
- * Nothing when the checks passed at once, a promise when one answers later (rejected with 401 or 403
- * when they fail), or 401 or 403 thrown at once: callers await only what is pending.
- */
-function allowedWhen(passed: MaybePromise<boolean>, context: PermissionContext): MaybePromise<void> {
-  if (isPending(passed)) {
-    return Promise.resolve(passed).then((ok) => {
-      if (!ok) throw denial(context);
-    });
-  }
-  if (!passed) throw denial(context);
-  return undefined;
-}
-
-export function checkPermissions(permissions: readonly Permission[], context: PermissionContext): MaybePromise<void> {
-  return allowedWhen(every(permissions, passesRequest, context, undefined), context);
-}
-
-export function checkObjectPermissions(permissions: readonly Permission[], context: PermissionContext, record: Row): MaybePromise<void> {
-  return allowedWhen(every(permissions, passesRecord, context, record), context);
-}

@@ -8,7 +8,7 @@ import { FieldError, type DefaultContext, type Field } from '../../core/fields.j
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
 import type { Aggregate, Batch, Join, Row, Selection } from '../../core/rows.js';
 import { clashDetails, type RecordRefused } from '../../core/refused.js';
-import { emptyDetails, parseError, validationFailed, type ErrorDetails } from '../base/errors.js';
+import { emptyDetails, parseError, validationFailed, type ErrorDetails, throwIfInvalid } from '../base/errors.js';
 import type { AuthUser } from '../base/auth-user.js';
 import { aggregatesFor, type ComputedField, type RenderContext } from './computed.js';
 import type { Model } from './model.js';
@@ -316,7 +316,7 @@ export class Serializer {
     const details = emptyDetails();
     const wanted = include && this.group(include, 'fields', details);
     const unwanted = this.group(exclude, 'omit', details);
-    if (Object.keys(details).length > 0) throw validationFailed(details, 'Invalid query parameters.');
+    throwIfInvalid(details, 'Invalid query parameters.');
     const fields = this.fields.filter((name) => (!wanted || wanted.has(name)) && unwanted.get(name)?.length !== 0);
     const nested: Record<string, NestedField> = {};
     for (const name of fields) {
@@ -541,7 +541,7 @@ export class Serializer {
         if (messages?.length) (details[field] ??= []).push(...messages);
       }
     }
-    if (Object.keys(details).length > 0) throw validationFailed(this.shownDetails(details));
+    throwIfInvalid(this.shownDetails(details));
   }
 
   /** A body's known names (`known`) by the model's names: each shown name as the field it shows. */

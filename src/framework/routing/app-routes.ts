@@ -7,7 +7,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../../store/database.js';
 import { requestReader } from '../../store/reader.js';
 import { authenticate, type Authenticator } from '../stages/authentication/index.js';
-import { checkPermissions, type Action, type Permission } from '../declare/permissions.js';
+import { type Action, type Permission } from '../declare/permissions.js';
+import { checkPermissions } from '../stages/permissions.js';
 
 export function authenticateAppRoutes(
   scope: FastifyInstance,

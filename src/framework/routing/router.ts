@@ -18,7 +18,7 @@ import { methodNotAllowed, notFound } from '../base/errors.js';
 import { actionSchema, ANONYMOUS, credentialsFor, errorResponses, operationId } from '../docs/openapi.js';
 import { API_MEDIA_TYPES, negotiate } from '../stages/negotiation.js';
 import { absoluteLink, absoluteUrl } from '../base/hosts.js';
-import { queryParameters } from '../stages/parsers.js';
+import { queryParameters } from '../base/query-string.js';
 import { recordLinks } from '../render/record-links.js';
 import { renderResult } from '../render/renderers.js';
 import type { Action, Permission } from '../declare/permissions.js';

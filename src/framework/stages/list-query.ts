@@ -4,7 +4,7 @@
  * collection's declaration and values are parsed by their fields.
  */
 import type { Filter, ListQuery, Ordering } from '../../core/list-query.js';
-import { ApiError, emptyDetails, validationFailed, type ErrorDetails } from '../base/errors.js';
+import { ApiError, emptyDetails, type ErrorDetails, throwIfInvalid } from '../base/errors.js';
 import { FieldError, assertCleanText, type Field, type Lookup } from '../../core/fields.js';
 import type { QueryRules } from '../declare/collection.js';
 
@@ -56,7 +56,7 @@ export function parseListQuery(parameters: ReadonlyMap<string, string>, rules: Q
   else if (search.some(tooLong)) details.search = [`Ensure each search term has no more than ${MAX_TEXT_LENGTH} characters.`];
   const ordering = parseOrdering(parameters.get('ordering'), rules, details) ?? rules.defaultOrdering;
 
-  if (Object.keys(details).length > 0) throw validationFailed(details, 'Invalid query parameters.');
+  throwIfInvalid(details, 'Invalid query parameters.');
   // A page number beyond any page that could exist is simply past the end.
   if (!Number.isSafeInteger(page)) throw invalidPage();
   return {

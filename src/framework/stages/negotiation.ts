@@ -8,7 +8,7 @@
 import Negotiator from 'negotiator';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../base/errors.js';
-import { queryParameters } from './parsers.js';
+import { queryParameters } from '../base/query-string.js';
 
 export type MediaType = 'application/json' | 'text/html';
 

@@ -4,7 +4,7 @@
  * query string's parameters are read here too, for every stage that needs them.
  */
 import type { FastifyRequest } from 'fastify';
-import { ApiError, emptyDetails, parseError, validationFailed } from '../base/errors.js';
+import { ApiError, emptyDetails, parseError, throwIfInvalid } from '../base/errors.js';
 import { assertCleanText, type FieldError } from '../../core/fields.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
@@ -64,7 +64,7 @@ function assertCleanStrings(body: unknown): void {
     const messages = uncleanText(value);
     if (messages) details[name] = messages;
   }
-  if (Object.keys(details).length > 0) throw validationFailed(details);
+  throwIfInvalid(details);
 }
 
 /** A body's fields by the names its errors use: `<field>`, or `<index>.<field>` in an array (as bulk creates report). */
@@ -100,30 +100,4 @@ function uncleanText(value: unknown): string[] | undefined {
     }
   }
   return undefined;
-}
-
-/** A URL without a query string: one empty map, not one per request. */
-const NO_PARAMETERS: ReadonlyMap<string, string> = new Map();
-
-/** The request's parameters, the last value winning when one is repeated; 400 if one is not UTF-8. */
-export function queryParameters(url: string): ReadonlyMap<string, string> {
-  const start = url.indexOf('?');
-  if (start === -1) return NO_PARAMETERS;
-  const query = url.slice(start + 1);
-  assertUtf8Query(query);
-  return new Map(new URLSearchParams(query));
-}
-
-/** URLSearchParams would quietly turn `%FF` into U+FFFD, so a filter would look for a value never sent. */
-function assertUtf8Query(query: string): void {
-  const details = emptyDetails();
-  for (const pair of query.split('&')) {
-    try {
-      // A `%` that starts no escape stays a literal `%`, as URLSearchParams reads it.
-      decodeURIComponent(pair.replace(/%(?![0-9a-f]{2})/gi, '%25'));
-    } catch {
-      details[pair.split('=', 1)[0]!] = ['Not valid percent-encoded UTF-8.'];
-    }
-  }
-  if (Object.keys(details).length > 0) throw validationFailed(details, 'Invalid query parameters.');
 }

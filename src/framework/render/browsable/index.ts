@@ -13,7 +13,7 @@ import { pathEnd } from '../../base/style.js';
 import type { Collection } from '../../declare/collection.js';
 import type { Action } from '../../declare/permissions.js';
 import { appWide } from '../../base/app-wide.js';
-import { queryParameters } from '../../stages/parsers.js';
+import { queryParameters } from '../../base/query-string.js';
 import { Page, type PageLink, type PageModel } from './page.js';
 
 export interface BrowsableContext {

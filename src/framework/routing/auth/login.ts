@@ -5,7 +5,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JsonSchema } from '../../../core/fields.js';
 import type { Database } from '../../../store/database.js';
-import { validationFailed } from '../../base/errors.js';
+import { validationFailed, throwIfInvalid } from '../../base/errors.js';
 import { RATE_LIMIT_HEADERS, withHeaders } from '../../docs/openapi.js';
 import { parseJsonBody } from '../../stages/parsers.js';
 import type { PasswordThrottle } from '../../stages/throttling.js';
@@ -36,7 +36,7 @@ export async function userFromCredentials(database: Database, body: unknown, cou
   const details: Record<string, string[]> = {};
   if (typeof username !== 'string' || username === '') details.username = ['This field is required.'];
   if (typeof password !== 'string' || password === '') details.password = ['This field is required.'];
-  if (Object.keys(details).length > 0) throw validationFailed(details);
+  throwIfInvalid(details);
   const user = await checkCredentials(database, username, password, 'username', counted);
   if (!user) throw validationFailed({ non_field_errors: [INVALID_CREDENTIALS] }, INVALID_CREDENTIALS);
   return user;

@@ -13,13 +13,13 @@
  * answer later), and the store keeps every statement it builds over a restricted table within the
  * table's scopes for that request (store/visibility.ts).
  */
-import type { Field } from '../../core/fields.js';
-import type { RecordScope, ScopeCondition, Visibility } from '../../core/list-query.js';
-import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
-import type { Table } from '../../core/model.js';
-import { relatedReads, type Selection } from '../../core/rows.js';
-import type { Collection } from '../declare/collection.js';
-import { scopeFor, type RequestContext } from '../declare/scope.js';
+import type { Field } from '../../../core/fields.js';
+import type { RecordScope, ScopeCondition, Visibility } from '../../../core/list-query.js';
+import { isPending, type MaybePromise } from '../../../core/maybe-promise.js';
+import type { Table } from '../../../core/model.js';
+import { relatedReads, type Selection } from '../../../core/rows.js';
+import type { Collection } from '../../declare/collection.js';
+import { scopeFor, type RequestContext } from '../../declare/scope.js';
 
 /** A foreign key of a table no collection serves, naming a restricted table. */
 interface Key {
