@@ -3,7 +3,7 @@
  * record read through the scope and its object permissions (a detail action), its declared body
  * validated, then the app's handler, whose value is the answer's body.
  */
-import { stringifyJson } from '../../core/json.js';
+import { isJsonObject, stringifyJson } from '../../core/json.js';
 import { isPending } from '../../core/maybe-promise.js';
 import type { RecordId } from '../../store/records.js';
 import { unrestricted } from '../../store/visibility.js';
@@ -14,7 +14,7 @@ import { announceRecord, loadRecord, writeContext, type ActionRequest, type Acti
 
 /** The declared body's values: parsed, then checked as a whole, as a create's (400 `validation_failed`). */
 async function validBody({ serializer, kept }: DeclaredBody, body: unknown, action: ActionRequest): Promise<unknown> {
-  const sent = kept && typeof body === 'object' && body !== null && !Array.isArray(body) ? Object.fromEntries(Object.entries(body).filter(([key]) => kept.has(key))) : body;
+  const sent = kept && isJsonObject(body) ? Object.fromEntries(Object.entries(body).filter(([key]) => kept.has(key))) : body;
   const parsed = serializer.parseBody(sent, 'create', writeContext(action));
   const values = isPending(parsed) ? await parsed : parsed;
   const validated = serializer.validateObject(values, { existing: undefined, user: action.user });

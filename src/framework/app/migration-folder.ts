@@ -9,6 +9,7 @@ import { readdir } from 'node:fs/promises';
 import { extname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { operations, type Migration, type MigrationStep, type Migrations } from '../../store/schema/operations.js';
+import { isJsonObject } from '../../core/json.js';
 
 /** A migration's file name: its number, its words, a module's extension. */
 export const MIGRATION_FILE = /^(\d{4})_\w+\.[cm]?[jt]s$/;
@@ -17,19 +18,18 @@ const MODULE = /\.[cm]?[jt]s$/;
 const NOT_A_MIGRATION = /^(?:index\.|_)|\.d\.[cm]?ts$/;
 
 const OPERATIONS = new Set(Object.keys(operations));
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 
 /** What is wrong with a migration module's default export, or undefined when it is a migration. */
 function problemOf(value: unknown): string | undefined {
   if (typeof value === 'function') return undefined;
-  if (!isObject(value)) return 'its default export is not a migration: export default migration({ operations: [...] })';
+  if (!isJsonObject(value)) return 'its default export is not a migration: export default migration({ operations: [...] })';
   const { operations: steps, state, replaces } = value;
   if (!Array.isArray(steps)) return '`operations` is not an array';
-  const wrong = steps.findIndex((step) => !isObject(step) || !OPERATIONS.has(step.op as string) || (step.op === 'run' && typeof step.step !== 'function'));
+  const wrong = steps.findIndex((step) => !isJsonObject(step) || !OPERATIONS.has(step.op as string) || (step.op === 'run' && typeof step.step !== 'function'));
   if (wrong >= 0) return `operations[${wrong}] is not an operation (op.createTable(...), op.run(async (db) => { ... }), ...)`;
-  if (state !== undefined && !(isObject(state) && isObject(state.tables) && isObject(state.indexes))) return '`state` is not a schema state ({ tables, indexes })';
+  if (state !== undefined && !(isJsonObject(state) && isJsonObject(state.tables) && isJsonObject(state.indexes))) return '`state` is not a schema state ({ tables, indexes })';
   const replacesNames = Array.isArray(replaces) && replaces.every((name) => typeof name === 'string');
-  const replacesSteps = isObject(replaces) && Object.values(replaces).every((step) => typeof step === 'function');
+  const replacesSteps = isJsonObject(replaces) && Object.values(replaces).every((step) => typeof step === 'function');
   if (replaces !== undefined && !replacesNames && !replacesSteps) return '`replaces` is neither a list of names nor an object of steps by name';
   return undefined;
 }

@@ -1,31 +1,17 @@
 /**
- * Envelopes: how a collection's lists, records and request bodies are wrapped, when an API must
- * match one that exists (Conduit's `{"articles": [...], "articlesCount": n}` and `{"article": {...}}`,
- * in and out). Applied around the actions, never inside them: the actions and their ETags see the
- * bare records (an envelope is a fixed function of its record, so the tag still names one body).
+ * Envelopes out: a collection's lists and records wrapped as an API that exists spells them
+ * (Conduit's `{"articles": [...], "articlesCount": n}` and `{"article": {...}}`); the parsing stage
+ * takes bodies out of them (stages/parsers.ts). Applied around the actions, never inside them: the
+ * actions and their ETags see the bare records (an envelope is a fixed function of its record, so
+ * the tag still names one body).
  */
-import { stringifyJson } from '../../core/json.js';
+import { stringifyJson, isJsonObject } from '../../core/json.js';
 import type { ActionResult } from '../actions/request.js';
 import type { Envelope } from '../declare/collection.js';
-import { validationFailed } from '../base/errors.js';
 import type { Action } from '../declare/permissions.js';
-
 
 /** What the page of a list says, by its key in the default style. */
 export const PAGE_KEYS = ['count', 'next', 'previous'] as const;
-
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
-
-/**
- * The body inside its envelope: a record under `record`, or several (a bulk create) under `list`.
- * A body without it is a 400 naming the key, as a missing field is.
- */
-export function unwrapBody(envelope: Envelope | undefined, body: unknown): unknown {
-  if (!envelope || body === undefined) return body;
-  if (isObject(body) && Array.isArray(body[envelope.list])) return body[envelope.list];
-  if (isObject(body) && Object.hasOwn(body, envelope.record)) return body[envelope.record];
-  throw validationFailed({ [envelope.record]: ['This field is required.'] });
-}
 
 /**
  * A list's page `{count, next, previous, results}` → the envelope's keys; an unpaginated list (an
@@ -39,7 +25,7 @@ function wrapPage(envelope: Envelope, list: unknown): Record<string, unknown> {
 }
 
 /** A list's answer: a page `{results, …}`, or an unpaginated list (an array). */
-const isPage = (body: unknown): boolean => Array.isArray(body) || (isObject(body) && Array.isArray(body.results));
+const isPage = (body: unknown): boolean => Array.isArray(body) || (isJsonObject(body) && Array.isArray(body.results));
 
 /**
  * The action's result in the envelope: a list's page re-keyed, a record (or several: a bulk

@@ -1,11 +1,13 @@
 /**
  * Request parsing. Bodies arrive as raw bytes (see router.ts) and are parsed
- * here, after authentication and permissions, in the pipeline's order; the
- * query string's parameters are read here too, for every stage that needs them.
+ * here, after authentication and permissions, in the pipeline's order, then taken out of the
+ * collection's envelope when it has one.
  */
 import type { FastifyRequest } from 'fastify';
-import { ApiError, emptyDetails, parseError, throwIfInvalid } from '../base/errors.js';
+import { ApiError, emptyDetails, parseError, throwIfInvalid, validationFailed } from '../base/errors.js';
 import { assertCleanText, type FieldError } from '../../core/fields.js';
+import type { Envelope } from '../declare/collection.js';
+import { isJsonObject } from '../../core/json.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -100,4 +102,15 @@ function uncleanText(value: unknown): string[] | undefined {
     }
   }
   return undefined;
+}
+
+/**
+ * The body inside its envelope: a record under `record`, or several (a bulk create) under `list`.
+ * A body without it is a 400 naming the key, as a missing field is.
+ */
+export function unwrapBody(envelope: Envelope | undefined, body: unknown): unknown {
+  if (!envelope || body === undefined) return body;
+  if (isJsonObject(body) && Array.isArray(body[envelope.list])) return body[envelope.list];
+  if (isJsonObject(body) && Object.hasOwn(body, envelope.record)) return body[envelope.record];
+  throw validationFailed({ [envelope.record]: ['This field is required.'] });
 }
