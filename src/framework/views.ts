@@ -54,7 +54,7 @@ export interface ApiRuntime {
  * credential (its header, or the session cookie), so no cache serves one user's answer to another.
  * Added to any Vary already set (CORS's Origin).
  */
-export function varyByRequester(reply: FastifyReply, runtime: ApiRuntime): void {
+function varyByRequester(reply: FastifyReply, runtime: ApiRuntime): void {
   const names = runtime.sessionCookie ? 'Accept, Authorization, Cookie' : 'Accept, Authorization';
   const vary = reply.getHeader('vary');
   reply.header('Vary', vary ? `${String(vary)}, ${names}` : names);

@@ -332,17 +332,8 @@ export function findRecordAlongside(
   });
 }
 
-/** The records with these ids, in id order. */
-export async function findRecords(database: Database, selection: Selection, ids: readonly RecordId[]): Promise<Row[]> {
-  const rows = await selectColumns(database, fromSelection(database, selection), selection)
-    .where(sql.ref(`${selection.table}.id`), 'in', ids)
-    .orderBy(sql.ref(`${selection.table}.id`))
-    .execute();
-  return assembledRows(database, selection, rows);
-}
-
 /** Rows as read → records (assembleRow), their batched relations attached. */
-export async function assembledRows(database: Database, selection: Selection, rows: readonly Row[]): Promise<Row[]> {
+async function assembledRows(database: Database, selection: Selection, rows: readonly Row[]): Promise<Row[]> {
   const records = rows.map((row) => assembleRow(row, selection));
   if (selection.batches) await attachBatches(database, selection, records);
   return records;

@@ -131,8 +131,8 @@ export interface WriteContext extends DefaultContext {
   hasPermission(name: string): Promise<boolean>;
 }
 
-export const UNKNOWN_FIELD = 'Unknown field.';
-export const REQUIRED = 'This field is required.';
+const UNKNOWN_FIELD = 'Unknown field.';
+const REQUIRED = 'This field is required.';
 
 /** `books` → `Book`, `reading_lists` → `ReadingList`. */
 const schemaNameOf = (table: string): string =>

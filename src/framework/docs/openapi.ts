@@ -17,10 +17,10 @@ import { RESERVED_PARAMETERS } from '../stages/list-query.js';
 import { relationSchema } from '../declare/relations.js';
 import type { Serializer, WriteMode } from '../declare/serializer.js';
 
-export const ERROR_SCHEMA_ID = 'ErrorEnvelope';
+const ERROR_SCHEMA_ID = 'ErrorEnvelope';
 const errorRef = { $ref: `${ERROR_SCHEMA_ID}#` };
 
-export const errorEnvelopeSchema: JsonSchema = {
+const errorEnvelopeSchema: JsonSchema = {
   $id: ERROR_SCHEMA_ID,
   title: ERROR_SCHEMA_ID,
   type: 'object',

@@ -5,18 +5,12 @@
 import type { FastifyInstance } from 'fastify';
 import { methodNotAllowed } from '../base/errors.js';
 
-/** A path as `scope.route` takes it. */
-export interface RoutePath {
-  readonly url: string;
-  readonly prefixTrailingSlash: 'slash' | 'no-slash';
-}
-
 /**
  * Answers 405 with `Allow` at `path` for every method not allowed there: `methods` (HEAD with GET)
  * and `others` (answered there by other routes). The route stays out of the document. Returns the
  * `Allow` value.
  */
-export function refuseOtherMethods(scope: FastifyInstance, path: RoutePath, methods: readonly string[], others: readonly string[] = []): string {
+export function refuseOtherMethods(scope: FastifyInstance, path: { readonly url: string; readonly prefixTrailingSlash: 'slash' | 'no-slash' }, methods: readonly string[], others: readonly string[] = []): string {
   const allowed = [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : []), ...others])];
   scope.route({
     ...path,

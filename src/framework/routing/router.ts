@@ -26,7 +26,6 @@ import type { Action, Permission } from '../declare/permissions.js';
 import { dispatch, permissionsFor, type ApiRuntime } from '../views.js';
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
-export type { Method };
 
 /** A handler and its schema (documentation for the OpenAPI document). */
 export interface Endpoint {

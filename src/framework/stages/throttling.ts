@@ -37,7 +37,7 @@ export interface CounterStore {
 const wholeSeconds = (milliseconds: number): number => Math.max(1, Math.ceil(milliseconds / 1000));
 
 /** How many windows the in-memory store holds at most (see docs/deploying.md, "Throttling"). */
-export const MAX_MEMORY_WINDOWS = 200_000;
+const MAX_MEMORY_WINDOWS = 200_000;
 
 interface Window {
   readonly key: string;
