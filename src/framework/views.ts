@@ -105,7 +105,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
 
   const context = { user, parameters };
   const recordId = collection.singleton ? singletonId(collection.singleton, context) : id;
-  // Awaited only for a nested collection, whose parent is read, or a scope that answers later: a turn of the event loop less for the rest.
+  // Pending only for a nested collection, whose parent is read, or a scope that answers later.
   const pending = requestScope(runtime.visibility, collection, request, reader, context);
   const { scope, fromPath } = isPending(pending) ? await pending : pending;
   const actionRequest: ActionRequest = {

@@ -125,9 +125,8 @@ const AGGREGATE_VALUE: Readonly<Record<Aggregate['kind'], (value: unknown) => un
 /**
  * Flattened nested columns → one object per nested field (null when the join found nothing);
  * aggregates as values; the `dropped` columns (what a statement carried beside the record) left
- * out. A new object rather than the driver's row with properties deleted: V8 turns an object that
- * loses a property other than its last into a slow dictionary, which every later read of the row
- * (rendering, hooks) would pay for.
+ * out. A new object rather than the driver's row with properties deleted, which would make every
+ * later read of the row (rendering, hooks) slower.
  */
 export function assembleRow(row: Row, selection: Selection, dropped = NOTHING): Row {
   const { joins, flattened } = assemblyOf(selection);

@@ -47,8 +47,7 @@ interface Window {
 
 /**
  * The windows of one length, in the order they began, which is the order they end. An array with
- * a moving head rather than a Map's first entry: V8 leaves deleted Map entries in place until it
- * rehashes, so finding the first one again after many deletions walks all of them.
+ * a moving head rather than a Map: the oldest window is found at once, however many have ended.
  */
 class WindowQueue {
   private windows: Window[] = [];
