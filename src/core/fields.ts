@@ -117,7 +117,7 @@ export type Kind = Omit<Field, 'nullable' | 'required' | 'unique' | 'default' | 
 const storedDefault = (value: DefaultValue | undefined): Column['default'] =>
   typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? value : undefined;
 
-export /** A schema that also allows null: its type, enum and alternatives widened (a schema without a type, any JSON, allows it already). */
+/** A schema that also allows null: its type, enum and alternatives widened (a schema without a type, any JSON, allows it already). */
 function nullableSchema(schema: JsonSchema): JsonSchema {
   if (schema.type === undefined) return schema;
   const widened: JsonSchema = { ...schema, type: [...(Array.isArray(schema.type) ? schema.type : [schema.type]), 'null'] };

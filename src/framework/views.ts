@@ -54,7 +54,7 @@ export interface ApiRuntime {
  * credential (its header, or the session cookie), so no cache serves one user's answer to another.
  * Added to any Vary already set (CORS's Origin).
  */
-export function varyByRequester(reply: FastifyReply, runtime: ApiRuntime): void {
+function varyByRequester(reply: FastifyReply, runtime: ApiRuntime): void {
   const names = runtime.sessionCookie ? 'Accept, Authorization, Cookie' : 'Accept, Authorization';
   const vary = reply.getHeader('vary');
   reply.header('Vary', vary ? `${String(vary)}, ${names}` : names);
@@ -105,7 +105,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
 
   const context = { user, parameters };
   const recordId = collection.singleton ? singletonId(collection.singleton, context) : id;
-  // Awaited only for a nested collection, whose parent is read, or a scope that answers later: a turn of the event loop less for the rest.
+  // Pending only for a nested collection, whose parent is read, or a scope that answers later.
   const pending = requestScope(runtime.visibility, collection, request, reader, context);
   const { scope, fromPath } = isPending(pending) ? await pending : pending;
   const actionRequest: ActionRequest = {

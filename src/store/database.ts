@@ -485,7 +485,7 @@ const UTC_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?\+00$/;
  * by position once the form is known (no match array: a list page rewrites hundreds).
  * Other forms (another time zone, years past 9999, BC) go through a Date.
  */
-export function timestampText(value: string): string {
+function timestampText(value: string): string {
   if (!UTC_TIMESTAMP.test(value)) {
     const date = parseDate(value);
     // 'infinity' and the like have no RFC 3339 form: passed on as PostgreSQL wrote them.

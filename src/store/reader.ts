@@ -41,7 +41,7 @@ interface RecordRead {
 
 const sameRead = (a: RecordRead | undefined, selection: Selection, id: RecordId): boolean => a?.selection === selection && a.id === id;
 
-/** One per request: a class, so that a request makes one object, not one closure per method. */
+/** One per request: a class, whose methods all requests share. */
 class Reader implements RequestReader {
   private announced: RecordRead | undefined;
   private answered: (RecordRead & { readonly row: Row | undefined }) | undefined;

@@ -10,11 +10,11 @@ import { dirname, join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
 import type { Config } from './config.js';
 
-export const SECRET_FILE = 'secret_key';
+const SECRET_FILE = 'secret_key';
 const MIN_LENGTH = 32;
 
 /** Where generated state lives: beside the SQLite file, or ./data (PostgreSQL); none for an in-memory database. */
-export function dataFolder(databaseUrl: string): string | undefined {
+function dataFolder(databaseUrl: string): string | undefined {
   if (!databaseUrl.startsWith('sqlite:')) return './data';
   const path = databaseUrl.slice('sqlite:'.length);
   return path === ':memory:' ? undefined : dirname(path);

@@ -21,16 +21,11 @@ export function openConfiguredDatabase(config: Config): Database {
 }
 
 /**
- * Two V8 heuristics that suit a browser tab better than a request server, tuned at start (both
- * are read at each collection, so they take effect when set at run time; a deployer who passes
- * either to node keeps their choice). The measurements are in docs/performance.md (Memory):
- * - Allocation-site pretenuring: the rows, strings and query nodes of the requests in flight
- *   survive a young collection, so V8 starts allocating those sites' objects straight in the old
- *   generation, where only a full collection clears them: RSS saws up and down, and every request
- *   costs more CPU.
- * - The old generation's growth factor: after start-up's collection V8 lets the old generation
- *   grow to several times the live heap before the next full one; a smaller factor keeps the peak
- *   RSS well lower, at no measurable CPU cost.
+ * Garbage collection tuned for a request server rather than a browser tab (measured in
+ * docs/performance.md, Memory): the objects of requests in flight are collected young, and the heap
+ * grows less before a full collection, for a lower and steadier RSS at no measurable CPU cost.
+ * Set at run time, as both are read at each collection; a deployer who passes either to node keeps
+ * their choice.
  */
 const GC_FLAGS = ['--no-allocation-site-pretenuring', '--heap-growing-percent=50'];
 

@@ -65,7 +65,7 @@ export class MalformedPathId extends ApiError {
 }
 
 /** A delete that rows of `tables` still refer to (a foreign key with on_delete `restrict`): 400 naming them. */
-export const protectedRecord = (tables: readonly string[]): ApiError =>
+const protectedRecord = (tables: readonly string[]): ApiError =>
   new ApiError(
     400,
     'protected',
@@ -96,7 +96,7 @@ export const methodNotAllowed = (method: string, allowed: readonly string[]): Ap
     Allow: allowed.join(', '),
   });
 
-export const serviceUnavailable = (): ApiError =>
+const serviceUnavailable = (): ApiError =>
   new ApiError(503, 'service_unavailable', 'The database is unreachable; try again shortly.', undefined, {
     'Retry-After': '5',
   });

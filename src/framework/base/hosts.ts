@@ -70,7 +70,7 @@ export function hostCheck(allowedHosts: readonly string[], anyHostPaths: Readonl
  * gets the address it reached the server at, as CGI's SERVER_NAME would give (worked out only
  * then: every absolute link asks for the origin).
  */
-export function requestOrigin(request: FastifyRequest): string {
+function requestOrigin(request: FastifyRequest): string {
   if (request.host) return `${request.protocol}://${request.host}`;
   const { localPort } = request.socket;
   const localAddress = request.socket.localAddress?.replace(/%.*$/, '');

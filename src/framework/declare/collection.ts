@@ -157,7 +157,7 @@ export interface Parent {
 }
 
 /** Refuses, at start-up, a parent this collection cannot be nested under. */
-export function assertParent(name: string, serializer: Serializer, parent: Parent): void {
+function assertParent(name: string, serializer: Serializer, parent: Parent): void {
   const { model } = parent.collection.serializer;
   if (parent.collection.parent) throw new Error(`${name}: its parent "${parent.collection.name}" is nested itself; nest one level only.`);
   if (serializer.model.fields[parent.field]?.references !== model.table) {

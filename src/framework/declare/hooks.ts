@@ -67,7 +67,7 @@ export function prepared(values: Row, before: MaybePromise<Row | void> | undefin
 
 /**
  * `write`, then `after` in the same transaction, when `transactional` (a transaction is opened
- * only then, so a collection without after-hooks writes as before).
+ * only then: a collection without after-hooks needs none around its write).
  */
 export function written<T>(
   database: Database,

@@ -131,8 +131,8 @@ export interface WriteContext extends DefaultContext {
   hasPermission(name: string): Promise<boolean>;
 }
 
-export const UNKNOWN_FIELD = 'Unknown field.';
-export const REQUIRED = 'This field is required.';
+const UNKNOWN_FIELD = 'Unknown field.';
+const REQUIRED = 'This field is required.';
 
 /** `books` → `Book`, `reading_lists` → `ReadingList`. */
 const schemaNameOf = (table: string): string =>
@@ -328,7 +328,7 @@ export class Serializer {
         serializer: field.serializer.narrow(inner?.length ? inner : undefined, unwanted.get(name) ?? []),
       };
     }
-    // Only the kept fields' new names: a nested record left out is no longer declared.
+    // Only the kept fields' new names: a nested record left out is not declared in the narrowed serializer.
     const rename = Object.fromEntries(fields.flatMap((name) => (this.shown(name) === name ? [] : [[name, this.shown(name)]])));
     return new Serializer(this.model, { ...this.options, fields, nested, rename, writeOnly: [...this.writeOnly].filter((name) => fields.includes(name)) });
   }

@@ -17,10 +17,10 @@ import { RESERVED_PARAMETERS } from '../stages/list-query.js';
 import { relationSchema } from '../declare/relations.js';
 import type { Serializer, WriteMode } from '../declare/serializer.js';
 
-export const ERROR_SCHEMA_ID = 'ErrorEnvelope';
+const ERROR_SCHEMA_ID = 'ErrorEnvelope';
 const errorRef = { $ref: `${ERROR_SCHEMA_ID}#` };
 
-export const errorEnvelopeSchema: JsonSchema = {
+const errorEnvelopeSchema: JsonSchema = {
   $id: ERROR_SCHEMA_ID,
   title: ERROR_SCHEMA_ID,
   type: 'object',
@@ -472,15 +472,14 @@ const ASSETS = new URL('../../../static/', import.meta.url);
  * Collects every route's schema into an OpenAPI 3.1 document (`app.swagger()`),
  * with interactive documentation of `documentPath` at DOCS_PREFIX (assets from
  * the installed package, nothing from a CDN). Route schemas are documentation
- * only: each stage validates in its own order, so Fastify's own validation is
- * off, and bodies are written by JSON.stringify (see buildApp). Register before any route.
+ * only (the app's HTTP protocol plugin turns Fastify's validation and response
+ * serialization off). Register before any route.
  */
 export async function registerOpenApi(
   app: FastifyInstance,
   authKinds: readonly AuthKind[],
   style: { readonly keywords: readonly string[]; readonly prefix: string; readonly end: string },
 ): Promise<void> {
-  app.setValidatorCompiler(() => () => true);
   app.addSchema(errorEnvelopeSchema);
   const documentPath = `${style.prefix}/schema${style.end}`;
   await app.register(swagger, {

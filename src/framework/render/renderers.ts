@@ -34,7 +34,7 @@ export function renderResult(reply: FastifyReply, mediaType: MediaType, result: 
   return reply.type('application/json; charset=utf-8').send(result.json ?? result.body);
 }
 
-export interface ErrorEnvelope {
+interface ErrorEnvelope {
   error: string;
   code: string;
   details?: Record<string, string[]>;

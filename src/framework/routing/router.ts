@@ -14,7 +14,8 @@ import { envelopedSchema } from '../docs/envelopes.js';
 import { customActionSchema } from '../docs/custom-actions.js';
 import { builtInRoute } from '../actions/index.js';
 import { customRoute } from '../actions/custom.js';
-import { methodNotAllowed, notFound } from '../base/errors.js';
+import { notFound } from '../base/errors.js';
+import { refuseOtherMethods } from './method-not-allowed.js';
 import { actionSchema, ANONYMOUS, credentialsFor, errorResponses, operationId } from '../docs/openapi.js';
 import { API_MEDIA_TYPES, negotiate } from '../stages/negotiation.js';
 import { absoluteLink, absoluteUrl } from '../base/hosts.js';
@@ -25,7 +26,6 @@ import type { Action, Permission } from '../declare/permissions.js';
 import { dispatch, permissionsFor, type ApiRuntime } from '../views.js';
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
-export type { Method };
 
 /** A handler and its schema (documentation for the OpenAPI document). */
 export interface Endpoint {
@@ -56,27 +56,18 @@ function answer(scope: FastifyInstance, url: string, endpoints: Partial<Record<M
   const apps = appMethods(scope, url);
   const clashing = methods.filter((method) => apps.includes(method));
   if (clashing.length > 0) throw new Error(`The app's routes answer ${clashing.join(', ')} ${scope.prefix}${url}, which a collection serves there.`);
-  const allowed = [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : []), ...apps, 'OPTIONS'])];
   // Under a prefix, '/' must not also claim the unslashed prefix (that path redirects), nor '' the slashed one.
   const path = { url, prefixTrailingSlash: url === '' ? 'no-slash' : 'slash' } as const;
   for (const method of methods) scope.route({ ...path, method, ...endpoints[method]!, ...(hide && hidden) });
+  const allow = refuseOtherMethods(scope, path, methods, [...apps, 'OPTIONS']);
   if (!apps.includes('OPTIONS')) {
     scope.route({
       ...path,
       ...hidden,
       method: 'OPTIONS',
-      handler: async (_request, reply) => reply.status(204).header('Allow', allowed.join(', ')).send(),
+      handler: async (_request, reply) => reply.status(204).header('Allow', allow).send(),
     });
   }
-  const others = scope.supportedMethods.filter((method) => !allowed.includes(method));
-  scope.route({
-    ...path,
-    ...hidden,
-    method: others,
-    handler: async (request) => {
-      throw methodNotAllowed(request.method, allowed);
-    },
-  });
 }
 
 /** The methods the app's own routes leave free at `url`. */

@@ -20,7 +20,7 @@ export interface RouterDefinition {
   readonly root?: boolean;
 }
 
-export const DEFAULT_ROUTER: Required<Omit<RouterDefinition, 'collections'>> = { prefix: DEFAULT_PREFIX, trailingSlash: 'required', root: true };
+const DEFAULT_ROUTER: Required<Omit<RouterDefinition, 'collections'>> = { prefix: DEFAULT_PREFIX, trailingSlash: 'required', root: true };
 
 /** A router with its collections found and its defaults filled in. */
 export interface MountedRouter {

@@ -9,10 +9,11 @@
 import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, onRequestAsyncHookHandler } from 'fastify';
 import type { Database } from '../../store/database.js';
-import { methodNotAllowed, notFound } from '../base/errors.js';
+import { notFound } from '../base/errors.js';
 import { decodeJson, rawBody } from '../stages/parsers.js';
 import { renderErrorsWith, renderTextError } from '../render/renderers.js';
 import { keepRawBodies } from './router.js';
+import { refuseOtherMethods } from './method-not-allowed.js';
 import { RATE_LIMIT_HEADERS, withHeaders } from '../docs/openapi.js';
 import type { JsonSchema } from '../../core/fields.js';
 import type { Throttle } from '../stages/throttling.js';
@@ -60,7 +61,6 @@ export async function mountSimpleRoutes(
       });
       for (const [url, handlers] of Object.entries(routes)) {
         const methods = Object.keys(handlers) as SimpleMethod[];
-        const allowed = [...methods, ...(methods.includes('GET') ? ['HEAD'] : [])];
         // 'no-slash': the prefix itself, not also `<prefix>/`.
         const path = { url, prefixTrailingSlash: 'no-slash' } as const;
         for (const method of methods) {
@@ -74,14 +74,7 @@ export async function mountSimpleRoutes(
           const schema = response ? { ...endpoint.schema, response: withHeaders(response, RATE_LIMIT_HEADERS) } : endpoint.schema;
           scope.route({ ...path, method, ...endpoint, schema, onRequest: throttled(scope, throttleScope) });
         }
-        scope.route({
-          ...path,
-          schema: { hide: true },
-          method: scope.supportedMethods.filter((method) => !allowed.includes(method)),
-          handler: async (request) => {
-            throw methodNotAllowed(request.method, allowed);
-          },
-        });
+        refuseOtherMethods(scope, path, methods);
       }
     },
     { prefix },

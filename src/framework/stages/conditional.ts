@@ -39,7 +39,7 @@ export function notModified(request: FastifyRequest, etag: string): boolean {
   return tags(header).some((tag) => tag === '*' || opaque(tag) === opaque(etag));
 }
 
-export const preconditionFailed = (): ApiError =>
+const preconditionFailed = (): ApiError =>
   new ApiError(412, 'precondition_failed', 'The record has changed since it was read (If-Match does not match).');
 
 /**

@@ -11,7 +11,7 @@ import { isJsonObject } from '../../core/json.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-export const unsupportedMediaType = (type: string): ApiError =>
+const unsupportedMediaType = (type: string): ApiError =>
   new ApiError(415, 'unsupported_media_type', `Unsupported media type "${type}" in request. Send application/json.`);
 
 /** Whether a Content-Type names JSON in UTF-8 (the only charset JSON allows). */

@@ -37,7 +37,7 @@ export interface CounterStore {
 const wholeSeconds = (milliseconds: number): number => Math.max(1, Math.ceil(milliseconds / 1000));
 
 /** How many windows the in-memory store holds at most (see docs/deploying.md, "Throttling"). */
-export const MAX_MEMORY_WINDOWS = 200_000;
+const MAX_MEMORY_WINDOWS = 200_000;
 
 interface Window {
   readonly key: string;
@@ -47,8 +47,7 @@ interface Window {
 
 /**
  * The windows of one length, in the order they began, which is the order they end. An array with
- * a moving head rather than a Map's first entry: V8 leaves deleted Map entries in place until it
- * rehashes, so finding the first one again after many deletions walks all of them.
+ * a moving head rather than a Map: the oldest window is found at once, however many have ended.
  */
 class WindowQueue {
   private windows: Window[] = [];

@@ -49,9 +49,8 @@ export function requestIdentityOptions(config: Config, logStream: { write(line: 
  * How many requests of each app have begun and not replied yet. Fastify's close waits for
  * connections, not handlers: a request whose client has hung up keeps running after its connection
  * is gone, and would find the database closed under it (a 500 in the log for a reply nobody reads).
- * A count and a flag on each request, not a Set of the requests: a Set churned by every request
- * kept part of each alive through young collections, which V8 then promoted, making every
- * scavenge dearer (measured in docs/performance.md).
+ * A count and a flag on each request, not a Set of the requests: nothing holds a request after it
+ * replied, so it is collected young (measured in docs/performance.md).
  */
 const unreplied = new WeakMap<FastifyInstance, { count: number }>();
 

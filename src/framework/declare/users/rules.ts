@@ -13,7 +13,7 @@ import type { ModelRules, RecordUpdate } from '../model.js';
 import { verifyPassword } from '../../base/passwords.js';
 import { readActions, type Permission } from '../permissions.js';
 
-export const CURRENT_PASSWORD = 'current_password';
+const CURRENT_PASSWORD = 'current_password';
 const MAX_PASSWORD_LENGTH = 4096;
 
 /** Only a superuser may change or delete a superuser's record. */

@@ -28,10 +28,10 @@ export const objectOf = (properties: Readonly<Record<string, string>>) => ({
 /** The responses of an endpoint that checks a password: each counts against THROTTLE_LOGIN, and says so in RateLimit-*. */
 export const passwordChecked = (responses: Record<string, JsonSchema>): Record<string, JsonSchema> => withHeaders(responses, RATE_LIMIT_HEADERS);
 
-export const INVALID_CREDENTIALS = 'Unable to log in with the provided credentials.';
+const INVALID_CREDENTIALS = 'Unable to log in with the provided credentials.';
 
 /** `{username, password}` from the body → the user, or 400 (the same whether or not the user exists). */
-export async function userFromCredentials(database: Database, body: unknown, counted: (account: string) => Promise<void>): Promise<AuthUser> {
+async function userFromCredentials(database: Database, body: unknown, counted: (account: string) => Promise<void>): Promise<AuthUser> {
   const { username, password } = (typeof body === 'object' && body !== null ? body : {}) as Record<string, unknown>;
   const details: Record<string, string[]> = {};
   if (typeof username !== 'string' || username === '') details.username = ['This field is required.'];

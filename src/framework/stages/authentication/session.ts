@@ -16,7 +16,7 @@ import { findCurrentUser, type AuthUser } from '../../base/auth-user.js';
 const PREFIX = 'rfs_';
 const sessionShape = credentialShape(PREFIX);
 export const SESSION_COOKIE = 'restfold_session';
-export const CSRF_HEADER = 'x-csrf-token';
+const CSRF_HEADER = 'x-csrf-token';
 const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE']);
 
 /** What the session endpoints start and end, and the stage's Authenticator. */

@@ -30,7 +30,6 @@ export const revokeUserTokens = deleteUserTokens;
 export const tokenAuthentication: Authenticator = lookupAuthenticator('token', (credential) => {
   if (credential.scheme !== 'bearer' || !tokenShape.test(credential.value)) return undefined;
   const keyHash = hashOf(credential.value);
-  // Named, not spread: every lookup of this kind keeps one shape (it runs on every token request).
   const { query, columns, values } = tokenUserLookup(keyHash);
   return { query, columns, values, failure: 'Invalid token.', credentialId: keyHash };
 });
