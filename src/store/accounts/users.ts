@@ -8,7 +8,7 @@ import { storeDatabase, transaction, type Database } from '../database.js';
 import { insertRecord, type RecordId } from '../records.js';
 import { grantPermissions } from './permissions.js';
 
-/** The columns a user lookup selects. */
+/** The columns a query finding a user selects. */
 export const USER_COLUMNS = ['id', 'username', 'is_superuser', 'credentials_version'] as const;
 
 export interface UserRow {
