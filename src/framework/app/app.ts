@@ -101,9 +101,9 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   if (config.metrics) (await import('./metrics.js')).serveMetrics(app, database, config);
   // The app's own routes first: a collection's path leaves them the methods it does not serve (router.ts).
   if (definition.routes) {
-    await app.register(async (scope) => {
-      if (definition.authenticateRoutes !== false) authenticateAppRoutes(scope, database, auth.authenticators, auth.sessionCookie);
-      await definition.routes!(scope, context);
+    await app.register(async (instance) => {
+      if (definition.authenticateRoutes !== false) authenticateAppRoutes(instance, database, auth.authenticators, auth.sessionCookie);
+      await definition.routes!(instance, context);
     });
   }
   await app.register(collections, {

@@ -11,12 +11,12 @@ import { type Action, type Permission } from '../declare/permissions.js';
 import { checkPermissions } from '../stages/permissions.js';
 
 export function authenticateAppRoutes(
-  scope: FastifyInstance,
+  instance: FastifyInstance,
   database: Database,
   authenticators: readonly Authenticator[],
   sessionCookie: string | undefined,
 ): void {
-  scope.addHook('onRequest', async (request) => {
+  instance.addHook('onRequest', async (request) => {
     request.user = await authenticate(request, authenticators, sessionCookie, requestReader(database));
   });
 }

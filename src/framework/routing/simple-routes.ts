@@ -51,11 +51,11 @@ export async function mountSimpleRoutes(
   routes: SimpleRoutes,
 ): Promise<void> {
   await app.register(
-    async (scope) => {
-      keepRawBodies(scope);
-      renderErrorsWith(scope, database.isUnavailable, renderTextError);
+    async (instance) => {
+      keepRawBodies(instance);
+      renderErrorsWith(instance, database.isUnavailable, renderTextError);
       // `/:id` would also match an empty segment (`<prefix>/`), which names no route.
-      scope.addHook('onRequest', (request, _reply, done) => {
+      instance.addHook('onRequest', (request, _reply, done) => {
         done(Object.values(request.params as Record<string, string>).includes('') ? notFound() : undefined);
       });
       for (const [url, handlers] of Object.entries(routes)) {
@@ -66,18 +66,18 @@ export async function mountSimpleRoutes(
         for (const method of methods) {
           const { throttle: throttleScope, ...endpoint } = handlers[method]!;
           if (!throttleScope) {
-            scope.route({ ...path, method, ...endpoint });
+            instance.route({ ...path, method, ...endpoint });
             continue;
           }
           // Every answer of a throttled route carries the RateLimit-* headers: the document says so.
           const response = endpoint.schema?.response as Record<string, JsonSchema> | undefined;
           const schema = response ? { ...endpoint.schema, response: withHeaders(response, RATE_LIMIT_HEADERS) } : endpoint.schema;
-          scope.route({ ...path, method, ...endpoint, schema, onRequest: throttled(scope, throttleScope) });
+          instance.route({ ...path, method, ...endpoint, schema, onRequest: throttled(instance, throttleScope) });
         }
-        scope.route({
+        instance.route({
           ...path,
           schema: { hide: true },
-          method: scope.supportedMethods.filter((method) => !allowed.includes(method)),
+          method: instance.supportedMethods.filter((method) => !allowed.includes(method)),
           handler: async (request) => {
             throw methodNotAllowed(request.method, allowed);
           },
@@ -89,8 +89,8 @@ export async function mountSimpleRoutes(
 }
 
 /** A hook counting each request against the app's throttle in `throttleScope`. */
-function throttled(scope: FastifyInstance, throttleScope: string): onRequestAsyncHookHandler {
-  const throttle = scope.restfoldThrottle;
+function throttled(instance: FastifyInstance, throttleScope: string): onRequestAsyncHookHandler {
+  const throttle = instance.restfoldThrottle;
   if (!throttle) throw new Error(`Simple routes throttled in "${throttleScope}" must be mounted in an app built by buildApp.`);
   return (request, reply) => throttle.checkScope(request, reply, request.user, throttleScope);
 }
