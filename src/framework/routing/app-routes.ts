@@ -32,9 +32,9 @@ export async function requirePermissions(request: FastifyRequest, permissions: r
   await checkPermissions(permissions, { user: request.user, action: action ?? ACTION_OF[request.method] ?? 'retrieve' });
 }
 
-/** Counts the request in the throttle scope's own window (THROTTLE_ANON / THROTTLE_USER, or the app's `throttles`); 429 over it. */
-export async function throttleRequest(request: FastifyRequest, reply: FastifyReply, scope: string): Promise<void> {
+/** Counts the request in the throttle bucket's own window (THROTTLE_ANON / THROTTLE_USER, or the app's `throttles`); 429 over it. */
+export async function throttleRequest(request: FastifyRequest, reply: FastifyReply, bucket: string): Promise<void> {
   const throttle = request.server.restfoldThrottle;
   if (!throttle) throw new Error('throttleRequest needs an app built by buildApp.');
-  await throttle.checkScope(request, reply, request.user, scope);
+  await throttle.checkBucket(request, reply, request.user, bucket);
 }
