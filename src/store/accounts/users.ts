@@ -103,12 +103,12 @@ export async function insertUser(
   values: Row,
   { superuser, permissions }: { superuser: boolean; permissions: readonly string[] },
 ): Promise<number> {
-  return transaction(database, async (scoped) => {
-    const id = Number(await insertRecord(scoped, model, values));
+  return transaction(database, async (transaction) => {
+    const id = Number(await insertRecord(transaction, model, values));
     if (superuser) {
-      await storeDatabase(scoped).db.updateTable('users').set({ is_superuser: storeDatabase(database).capabilities.types.booleanValue(true) }).where('id', '=', id).execute();
+      await storeDatabase(transaction).db.updateTable('users').set({ is_superuser: storeDatabase(database).capabilities.types.booleanValue(true) }).where('id', '=', id).execute();
     }
-    await grantPermissions(scoped, id, permissions);
+    await grantPermissions(transaction, id, permissions);
     return id;
   });
 }
