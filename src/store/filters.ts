@@ -75,9 +75,10 @@ function compileReference(database: Database, { reference }: Reference, table: s
 
 /**
  * Up to this many bare dates under `in` are ranges (their whole UTC days), which an index on the
- * column can serve; more are one lookup of each row's day in the list, since testing every range
- * costs each row of a scan a comparison per member (a thousand days over 10 000 users held SQLite's
- * event loop for a second), and as a flat OR they would pass SQLite's expression depth limit.
+ * column can serve; more are one membership test of each row's day in the list, since testing
+ * every range costs each row of a scan a comparison per member (a thousand days over 10 000 users
+ * held SQLite's event loop for a second), and as a flat OR they would pass SQLite's expression
+ * depth limit.
  */
 const DAYS_AS_RANGES = 16;
 

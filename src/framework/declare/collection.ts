@@ -239,7 +239,7 @@ function assertSingleton(name: string, options: CollectionOptions): void {
     Object.values(options.actions ?? {}).some((action) => action.detail) && 'detail actions',
     ...(options.builtInActions ?? []).filter((action) => action === 'list' || action === 'create'),
   ].filter(Boolean);
-  if (refused.length > 0) throw new Error(`${name}: a singleton collection has one record and no lookup segment: ${refused.join(', ')} cannot apply.`);
+  if (refused.length > 0) throw new Error(`${name}: a singleton collection has one record and no record key segment: ${refused.join(', ')} cannot apply.`);
 }
 
 /**
