@@ -17,7 +17,7 @@ export { drfExceptionHandler } from './render/drf-errors.js';
 export type { Envelope } from './declare/collection.js';
 export { loadConfig, loadDotEnv } from './app/config.js';
 export type { Config } from './app/config.js';
-export type { ScopedRates } from './stages/throttling.js';
+export type { BucketRates } from './stages/throttling.js';
 export { ApiError, MalformedPathId, notAuthenticated, notFound, parseError, permissionDenied, validationFailed } from './base/errors.js';
 export type { ErrorCode, ErrorDetails } from './base/errors.js';
 export { Day, FieldError, lookups, parseInteger64 } from '../core/fields.js';

@@ -82,7 +82,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   varyByRequester(reply, runtime);
   const { action } = route;
   const reader = requestReader(runtime.database);
-  const id = collection.singleton ? undefined : collection.lookup.segmentIn(request.params);
+  const id = collection.singleton ? undefined : collection.recordKey.segmentIn(request.params);
   route.announce?.(reader, id, request.url, runtime.visibility.restricted);
   const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
   request.user = user;

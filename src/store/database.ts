@@ -82,7 +82,7 @@ export interface StoreDatabase extends Database {
   jsonHasElement(column: Expression<unknown>, element: string): RawBuilder<SqlBool>;
 }
 
-/** The store's view of a database opened by openDatabase (or a copy of one, as a transaction's scope is). */
+/** The store's view of a database opened by openDatabase (or a copy of one bound to a transaction). */
 export function storeDatabase(database: Database): StoreDatabase {
   if (!('db' in database)) throw new Error('Not a database opened by openDatabase().');
   return database as StoreDatabase;
@@ -436,7 +436,7 @@ function withNamedStatements(pool: pg.Pool): PostgresPool {
  */
 export function transaction<T>(database: Database, work: (transaction: Database) => Promise<T>): Promise<T> {
   const { db } = storeDatabase(database);
-  const attempt = () => db.transaction().execute((scoped) => work({ ...database, db: scoped } as Database));
+  const attempt = () => db.transaction().execute((transaction) => work({ ...database, db: transaction } as Database));
   return attempt().catch((error: unknown) => (isStalePlan(error) ? attempt() : Promise.reject(error)));
 }
 

@@ -267,7 +267,7 @@ export interface Companion {
 const companionQueries = new WeakMap<Companion['query'], Precompiled<Row>>();
 
 /** The companion's row alone (undefined: none), its query compiled once; the driver's promise chained, not wrapped. */
-export function lookUp(database: Database, companion: Companion): Promise<Row | undefined> {
+export function readCompanion(database: Database, companion: Companion): Promise<Row | undefined> {
   let query = companionQueries.get(companion.query);
   if (!query) companionQueries.set(companion.query, (query = precompiled(companion.query, companion.values.length)));
   return query(database, companion.values).then(([row]) => row);

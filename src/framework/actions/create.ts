@@ -22,7 +22,7 @@ async function creation(action: ActionRequest, body: unknown, context: WriteCont
   const serializer = action.collection.serializerFor('create');
   const parsed = serializer.parseBody(body, 'create', context);
   const values = { ...(isPending(parsed) ? await parsed : parsed), ...action.fromPath };
-  action.collection.lookup.assertReachable(values);
+  action.collection.recordKey.assertReachable(values);
   const validated = serializer.validateObject(values, { existing: undefined, user: action.user }, action.collection.validate);
   if (validated) await validated;
   serializer.model.rules?.creates?.(values, action.user);
@@ -92,7 +92,7 @@ export async function create(action: ActionRequest): Promise<ActionResult> {
   const body = collection.serializerFor('create').render(row, action);
   // A 200 names no new resource (RFC 9110 gives Location a meaning in a 201 or a redirect only).
   if (collection.createStatus === 200) return written(200, body, strongEtag);
-  const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${collection.lookup.segment(row)}${pathEnd(request)}`;
+  const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${collection.recordKey.segment(row)}${pathEnd(request)}`;
   return written(201, body, strongEtag, absoluteLink(request, path));
 }
 

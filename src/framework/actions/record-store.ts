@@ -57,13 +57,13 @@ export function recordStore(database: Database, serializer: Serializer, options:
   // Anonymous: no user, no permissions.
   const context: WriteContext = { userId: null, hasPermission: async () => false };
 
-  const validate = (body: unknown, mode: 'create' | 'partial_update'): Promise<Row> => {
+  const parse = async (body: unknown, mode: 'create' | 'partial_update'): Promise<Row> => {
     const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
     const input =
       isObject && options.unknownFields === 'ignore'
         ? Object.fromEntries(Object.entries(body).filter(([name]) => known.has(name)))
         : body;
-    return serializer.validate(input, mode, context);
+    return serializer.parseBody(input, mode, context);
   };
 
   /** A failed write is a 500 saying only what failed; the cause goes to the log (an outage stays a 503). */
@@ -113,13 +113,13 @@ export function recordStore(database: Database, serializer: Serializer, options:
     },
 
     async create(body, set = {}) {
-      const values = { ...(await validate(body, 'create')), ...set };
+      const values = { ...(await parse(body, 'create')), ...set };
       return serializer.render(await writing('save', () => createRecord(database, model, selection, values)));
     },
 
     async update(id, readBody, set = {}) {
       await load(id);
-      const values = { ...(await validate(readBody(), 'partial_update')), ...set };
+      const values = { ...(await parse(readBody(), 'partial_update')), ...set };
       // Only the body's fields are written, so a concurrent save of other fields is not undone.
       const row = await writing('save', () => updateRecord(database, model, selection, id, values));
       if (!row) throw missing();

@@ -85,7 +85,7 @@ export interface ActionRoute {
 
 /** What the action reads of its records (its serializer's, or a narrowed one), for this request, found by the lookup field. */
 export const selectionOf = (action: ActionRequest, serializer = action.collection.serializerFor(action.action)): Selection =>
-  action.collection.lookup.selection(serializer.selectionFor(action.user));
+  action.collection.recordKey.selection(serializer.selectionFor(action.user));
 
 /** A result whose JSON is written once, for both its ETag and the response (which may be a 304: see renderResult). */
 export function written(status: number, body: unknown, tag: (json: string) => string, location?: string): ActionResult {
@@ -108,9 +108,9 @@ const checkRecord = (action: ActionRequest, row: Row): MaybePromise<void> =>
   checkObjectPermissions(action.permissions, { user: action.user, action: action.action }, row);
 
 /** The key the path names its record by (400 or 404 when no record can have it). */
-export function pathKey({ collection: { lookup }, id = '' }: ActionRequest): RecordId {
-  const key = lookup.key(id);
-  if (key === undefined) throw lookup.unreachable();
+export function pathKey({ collection: { recordKey }, id = '' }: ActionRequest): RecordId {
+  const key = recordKey.key(id);
+  if (key === undefined) throw recordKey.unreachable();
   return key;
 }
 
@@ -205,14 +205,14 @@ export const assertCurrent = (action: ActionRequest, row: Row): void =>
 /**
  * A detail read or update reads its record first: announced to the reader before authentication
  * when the record is known from the path alone (a valid id and no query string, as `fields` and
- * `omit` change what is read), so the reader may send it with the credential's lookup. Not where
+ * `omit` change what is read), so the reader may send it with the query finding the credential's user. Not where
  * what is read depends on the user, who is not known yet: a scoped (or nested) collection's record (read within
  * the scope), a selection with aggregates over the user's rows, or reaching a table requests may
  * not see whole (`restricted`).
  */
 export function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection, restricted: ReadonlySet<string>, serializer: Serializer): void {
   if (collection.scope || collection.parent || serializer.perUser || readsRestricted(serializer.selection, restricted)) return;
-  const { lookup } = collection;
-  const recordId = url.includes('?') ? undefined : lookup.key(id ?? '');
-  if (recordId !== undefined) reader.announce(lookup.selection(serializer.selection), recordId);
+  const { recordKey } = collection;
+  const recordId = url.includes('?') ? undefined : recordKey.key(id ?? '');
+  if (recordId !== undefined) reader.announce(recordKey.selection(serializer.selection), recordId);
 }

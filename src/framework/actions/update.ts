@@ -65,7 +65,7 @@ export async function change(action: ActionRequest, mode: WriteMode): Promise<Ac
   const context = writeContext(action);
   const parsed = serializer.parseBody(action.body, mode, context);
   const fields = isPending(parsed) ? await parsed : parsed;
-  collection.lookup.assertReachable(fields);
+  collection.recordKey.assertReachable(fields);
   const validated = validateUpdate(action, fields, existing);
   if (validated) await validated;
   const rules = model.rules?.updates;

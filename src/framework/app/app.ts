@@ -53,8 +53,8 @@ async function sharedRedis(app: FastifyInstance, url: string): Promise<Redis> {
 }
 
 function assertThrottledCollectionsExist(definition: AppDefinition): void {
-  for (const scope of Object.keys(definition.throttles ?? {})) {
-    if (!definition.collections.some(({ name }) => name === scope)) throw new Error(`throttles: no collection named "${scope}".`);
+  for (const bucket of Object.keys(definition.throttles ?? {})) {
+    if (!definition.collections.some(({ name }) => name === bucket)) throw new Error(`throttles: no collection named "${bucket}".`);
   }
 }
 
@@ -83,7 +83,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   const passwordThrottle = createPasswordThrottle(counters, config.throttleLogin);
   const auth = authenticationFor(database, config, keys.jwt, loginCheck(database, passwordThrottle), redis);
   const throttle = createThrottle(counters, { anonymous: config.throttleAnonymous, user: config.throttleUser, signup: config.throttleSignup }, definition.throttles);
-  // Simple routes (mounted by the app's `routes`) that declare a throttle scope count with the same counters.
+  // Simple routes (mounted by the app's `routes`) that declare a throttle bucket count with the same counters.
   app.decorate('restfoldThrottle', throttle);
   const end = endOf(first.trailingSlash);
   await registerOpenApi(app, config.auth, { keywords: credentialKeywords, prefix: first.prefix, end });
@@ -101,9 +101,9 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   if (config.metrics) (await import('./metrics.js')).serveMetrics(app, database, config);
   // The app's own routes first: a collection's path leaves them the methods it does not serve (router.ts).
   if (definition.routes) {
-    await app.register(async (scope) => {
-      if (definition.authenticateRoutes !== false) authenticateAppRoutes(scope, database, auth.authenticators, auth.sessionCookie);
-      await definition.routes!(scope, context);
+    await app.register(async (instance) => {
+      if (definition.authenticateRoutes !== false) authenticateAppRoutes(instance, database, auth.authenticators, auth.sessionCookie);
+      await definition.routes!(instance, context);
     });
   }
   await app.register(collections, {

@@ -26,7 +26,7 @@ export interface AuthSetup {
   readonly authenticators: readonly Authenticator[];
   /** The cookie a session may travel in, when sessions are enabled. */
   readonly sessionCookie: string | undefined;
-  mountRoutes(scope: FastifyInstance): void;
+  mountRoutes(instance: FastifyInstance): void;
   /** A new credential for an active user, for the app's code (credentials.issue): an API token when token auth is on, else a JWT access token. */
   issue(database: Database, userId: number): Promise<string>;
 }
@@ -66,6 +66,6 @@ export function authenticationFor(database: Database, config: Config, jwtKey: Ui
     },
     authenticators: kinds.map((kind) => kind.authenticator),
     sessionCookie: config.auth.includes('session') ? SESSION_COOKIE : undefined,
-    mountRoutes: (scope) => kinds.forEach((kind) => kind.mount(scope)),
+    mountRoutes: (instance) => kinds.forEach((kind) => kind.mount(instance)),
   };
 }

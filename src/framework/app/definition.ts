@@ -12,7 +12,7 @@ import type { Collection, Envelope, Pagination } from '../declare/collection.js'
 import type { Model } from '../declare/model.js';
 import type { UserModel } from '../declare/users/model.js';
 import { assertScope } from '../declare/scope.js';
-import type { ScopedRates } from '../stages/throttling.js';
+import type { BucketRates } from '../stages/throttling.js';
 import type { Config } from './config.js';
 
 export interface AppContext {
@@ -37,8 +37,8 @@ export interface AppDefinition {
    * (the index module `restfold makemigrations` keeps there, or any other), they are used instead.
    */
   readonly migrations?: Migrations;
-  /** Scoped throttle rates by collection name, in place of THROTTLE_ANON / THROTTLE_USER. */
-  readonly throttles?: Readonly<Record<string, ScopedRates>>;
+  /** Throttle buckets' own rates, by collection name, in place of THROTTLE_ANON / THROTTLE_USER. */
+  readonly throttles?: Readonly<Record<string, BucketRates>>;
   /**
    * Routes outside the collection API (a Fastify plugin body). Their requests are authenticated as
    * the collections' are (`request.user`); see requirePermissions and throttleRequest.

@@ -1,6 +1,6 @@
 /**
  * Who a request is made by, and the ways every authentication kind finds
- * them: by a one-query lookup, by an issued credential, by username and password.
+ * them: by one query, by an issued credential, by username and password.
  */
 import type { Database } from '../../store/database.js';
 import type { Companion } from '../../store/records.js';
@@ -48,7 +48,7 @@ export function toAuthUser(database: Database, row: UserRow, credentialId?: stri
  * The store's one query that finds a credential's user, and the message of the 401 when it finds
  * none. Being one query, it can ride along with a view's own read.
  */
-export interface UserLookup extends Companion {
+export interface UserQuery extends Companion {
   readonly failure: string;
   /** AuthUser.credentialId of the user it finds. */
   readonly credentialId: string;
@@ -76,7 +76,7 @@ export type LoginField = 'username' | 'email';
 
 /**
  * The active user these credentials name, or undefined; takes as long either way. `counted` is
- * called once the lookup knows whom the check is about (the login throttle's per-account count).
+ * called once the query knows whom the check is about (the login throttle's per-account count).
  */
 export async function checkCredentials(database: Database, name: unknown, password: unknown, by: LoginField, counted: (account: string) => Promise<void>): Promise<AuthUser | undefined> {
   if (typeof name !== 'string' || typeof password !== 'string') return undefined;

@@ -46,9 +46,9 @@ declare module 'fastify' {
   interface FastifyInstance {
     /** The app's style (set by buildApp). */
     restfoldStyle?: ApiStyle;
-    /** The trailing-slash rule of the router whose scope this is (unset: required). */
+    /** The trailing-slash rule of the router whose instance this is (unset: required). */
     restfoldTrailingSlash?: TrailingSlash;
-    /** The API root of the router whose scope this is, when it serves one (unset: the first router's). */
+    /** The API root of the router whose instance this is, when it serves one (unset: the first router's). */
     restfoldRoot?: string;
   }
 }

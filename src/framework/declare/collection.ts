@@ -9,7 +9,7 @@ import type { CountMode } from '../../core/list-query.js';
 import { automaticIndex, type IndexFacts } from '../../core/schema.js';
 import { assertCustomActions, type CustomAction } from './custom-action.js';
 import type { Hooks } from './hooks.js';
-import { recordLookup, type RecordLookup } from './lookup.js';
+import { recordKey, type RecordKey } from './record-key.js';
 import { actions as allActions, type Action, type Permission } from './permissions.js';
 import { relatedFilter } from './relations.js';
 import { assertScope, whereConditions, type RequestContext, type Scope, type ScopeConditions } from './scope.js';
@@ -109,7 +109,7 @@ export interface CollectionOptions {
    * it: `{ collection: articles, field: 'article_id' }`. The field is set from the path (see nested.ts).
    */
   parent?: Parent;
-  /** The unique field detail paths name a record by, in place of `id` (`/articles/{slug}/`); see lookup.ts. */
+  /** The unique field detail paths name a record by, in place of `id` (`/articles/{slug}/`); see record-key.ts. */
   lookupField?: string;
   /**
    * A singleton resource (DRF's RetrieveUpdateAPIView with its own get_object()): the one record a
@@ -217,7 +217,7 @@ export interface Collection {
   /** The record this collection is mounted under, when it is nested. */
   readonly parent: Parent | undefined;
   /** How a detail path names a record: by `id`, or by the collection's lookup field. */
-  readonly lookup: RecordLookup;
+  readonly recordKey: RecordKey;
   /** Filters named by the app, by parameter: their paths, resolved by buildApp against the app's models (named-filters.ts). */
   readonly namedFilters: Readonly<Record<string, string>>;
   /** Set for a singleton resource (CollectionOptions.singleton). */
@@ -229,7 +229,7 @@ const RESOURCE_NAME = /^[a-z][a-z0-9_-]*$/;
 /** A user deleting their own record is a choice to make, not a default: a singleton serves `destroy` only when `builtInActions` names it. */
 const singletonActions: readonly Action[] = ['retrieve', 'update', 'partial_update'];
 
-/** A singleton has no list, no lookup segment and no parent: declarations that need one are refused. */
+/** A singleton has no list, no record key segment and no parent: declarations that need one are refused. */
 function assertSingleton(name: string, options: CollectionOptions): void {
   const refused = [
     options.parent && 'parent',
@@ -239,7 +239,7 @@ function assertSingleton(name: string, options: CollectionOptions): void {
     Object.values(options.actions ?? {}).some((action) => action.detail) && 'detail actions',
     ...(options.builtInActions ?? []).filter((action) => action === 'list' || action === 'create'),
   ].filter(Boolean);
-  if (refused.length > 0) throw new Error(`${name}: a singleton collection has one record and no lookup segment: ${refused.join(', ')} cannot apply.`);
+  if (refused.length > 0) throw new Error(`${name}: a singleton collection has one record and no record key segment: ${refused.join(', ')} cannot apply.`);
 }
 
 /**
@@ -345,7 +345,7 @@ export function collection(name: string, options: CollectionOptions): Collection
   const actions = options.actions ?? {};
   assertCustomActions(name, actions);
   if (options.parent) assertParent(name, serializer, options.parent);
-  // `/<name>/bulk/` and the list actions' paths take these segments from records' lookup values.
+  // `/<name>/bulk/` and the list actions' paths take these segments from records' key values.
   const taken = [...(options.bulkCreate ? ['bulk'] : []), ...Object.entries(actions).flatMap(([name, action]) => (action.detail ? [] : [action.path ?? name]))];
   return {
     name,
@@ -371,7 +371,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     customActions: actions,
     parent: options.parent,
     namedFilters: options.filters ?? {},
-    lookup: recordLookup(name, serializer.model, options.lookupField ?? 'id', taken),
+    recordKey: recordKey(name, serializer.model, options.lookupField ?? 'id', taken),
     singleton: options.singleton,
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],

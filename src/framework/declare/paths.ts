@@ -17,15 +17,15 @@ export const listPath = (collection: Collection): string =>
   collection.parent ? `/${collection.parent.collection.name}/:${PARENT_PARAMETER}/${collection.name}/` : `/${collection.name}/`;
 
 /** One record's path: the list's, then its lookup field's parameter (`:id/` unless the collection names another). */
-export const detailPath = (collection: Collection): string => `${listPath(collection)}:${collection.lookup.field}/`;
+export const detailPath = (collection: Collection): string => `${listPath(collection)}:${collection.recordKey.field}/`;
 
 /** A route schema with the parent's path parameter before its own, for a nested collection; unchanged otherwise. */
 export function withPathParameters(collection: Collection, schema: FastifySchema): FastifySchema {
   const { parent } = collection;
   if (!parent) return schema;
   const own = (schema.params ?? {}) as JsonSchema;
-  const { lookup } = parent.collection;
-  const parentSchema = { ...(lookup.params.properties as Record<string, JsonSchema>)[lookup.field], description: `The ${lookup.field} of the ${parent.collection.name} record this collection is under.` };
+  const { recordKey } = parent.collection;
+  const parentSchema = { ...(recordKey.params.properties as Record<string, JsonSchema>)[recordKey.field], description: `The ${recordKey.field} of the ${parent.collection.name} record this collection is under.` };
   return {
     ...schema,
     params: {

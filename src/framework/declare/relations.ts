@@ -62,7 +62,7 @@ export function relationSchema(serializer: Serializer, name: string): JsonSchema
 }
 
 /** The lookups a relation is filtered with: a related id, or any of several. */
-export const RELATION_LOOKUPS: readonly Lookup[] = ['exact', 'in'];
+const RELATION_LOOKUPS: readonly Lookup[] = ['exact', 'in'];
 
 const singular = (name: string): string => name.replace(/s$/, '');
 const declaredJoins = new Map<string, JoinTable>();

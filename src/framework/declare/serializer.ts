@@ -420,16 +420,10 @@ export class Serializer {
   }
 
   /**
-   * A request body → the model values to store. Read-only fields are ignored,
-   * a hidden field sent as null counts as not sent, unknown fields fail.
-   */
-  async validate(body: unknown, mode: WriteMode, context: WriteContext): Promise<Row> {
-    return this.parseBody(body, mode, context);
-  }
-
-  /**
-   * `validate`, answered at once while every field parses at once (a password's hash answers
-   * later): the pipeline awaits only what is pending. Throws at once what it finds at once.
+   * A request body → the model values to store. Read-only fields are ignored, a hidden field sent
+   * as null counts as not sent, unknown fields fail. Answered at once while every field parses at
+   * once (a password's hash answers later): the pipeline awaits only what is pending. Throws at
+   * once what it finds at once.
    */
   parseBody(body: unknown, mode: WriteMode, context: WriteContext): MaybePromise<Row> {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {

@@ -18,7 +18,7 @@ export function customActionSchema(collection: Collection, name: string, declare
     tags: [collection.name],
     summary: declared.summary ?? `${name} (${declared.detail ? 'one record' : 'the list'})`,
     operationId: id,
-    ...(declared.detail && { params: collection.lookup.params }),
+    ...(declared.detail && { params: collection.recordKey.params }),
     ...(withBody && { body }),
     response: { 200: success, ...errorResponses([400, 401, 403, ...(declared.detail ? [404] : []), 406, ...(withBody ? [413, 415] : []), 429, 503]) },
   };

@@ -346,7 +346,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
     case 'retrieve':
       return {
         ...base,
-        params: collection.lookup.params,
+        params: collection.recordKey.params,
         querystring: { type: 'object', properties: fieldSelectionParameters(serializer) },
         headers: requestHeaders(IF_NONE_MATCH),
         response: throttled({ 200: { description: 'The record', ...readSchema(serializer, scoped), headers: ETAG }, 304: notModifiedResponse, ...errorResponses(reads) }),
@@ -355,7 +355,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
     case 'partial_update':
       return {
         ...base,
-        params: collection.lookup.params,
+        params: collection.recordKey.params,
         headers: requestHeaders(IF_MATCH),
         body: inputSchema(serializer, action === 'update' ? collection.putMode : action),
         response: throttled({ 200: { description: 'The updated record', ...record, headers: ETAG }, ...errorResponses([...writes, 412]) }),
@@ -363,7 +363,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
     case 'destroy':
       return {
         ...base,
-        params: collection.lookup.params,
+        params: collection.recordKey.params,
         headers: requestHeaders(IF_MATCH),
         response: throttled({ 204: { description: 'Deleted', type: 'null' }, ...errorResponses([...reads, 412]) }),
       };

@@ -1,7 +1,7 @@
 /**
  * Records' own URLs (`computed.url()`, DRF's HyperlinkedIdentityField), built as a created record's
  * `Location` is: the request's origin, the prefix and trailing-slash rule of the router that
- * serves it, the collection's path and the record's lookup segment.
+ * serves it, the collection's path and the record's key segment.
  */
 import type { FastifyRequest } from 'fastify';
 import type { Row } from '../../core/rows.js';
@@ -36,8 +36,8 @@ export function recordLinks(collection: Collection, routed: readonly Collection[
         if (parent === undefined) return null;
         path = path.replace(`:${PARENT_PARAMETER}`, encodeURIComponent(parent));
       }
-      if (row[target.lookup.field] === undefined || row[target.lookup.field] === null) return null;
-      return absoluteLink(request, `${request.server.prefix}${path}${target.lookup.segment(row)}${pathEnd(request)}`);
+      if (row[target.recordKey.field] === undefined || row[target.recordKey.field] === null) return null;
+      return absoluteLink(request, `${request.server.prefix}${path}${target.recordKey.segment(row)}${pathEnd(request)}`);
     },
   };
 }

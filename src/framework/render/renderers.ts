@@ -71,21 +71,21 @@ export function renderTextError(reply: FastifyReply, error: ApiError): FastifyRe
 export type ErrorRenderer = (reply: FastifyReply, error: ApiError) => FastifyReply;
 
 /**
- * Renders every error thrown in `scope`, and its unknown paths (404), with
+ * Renders every error thrown in `instance`, and its unknown paths (404), with
  * `render`. A 5xx's cause goes to the log, never into the body.
  */
 export function renderErrorsWith(
-  scope: FastifyInstance,
+  instance: FastifyInstance,
   isDatabaseUnavailable: (error: unknown) => boolean,
   render: ErrorRenderer,
 ): void {
-  scope.setErrorHandler(async (error, request, reply) => {
+  instance.setErrorHandler(async (error, request, reply) => {
     const apiError = toApiError(error, isDatabaseUnavailable);
     if (apiError.status >= 500) request.log.error({ err: error }, 'request failed');
     // On every surface the 401's challenge names the app's keyword, as its Authorization takes it.
     return render(reply, challenged(request, apiError));
   });
-  scope.setNotFoundHandler(async () => {
+  instance.setNotFoundHandler(async () => {
     throw notFound();
   });
 }

@@ -11,12 +11,12 @@ import { type Action, type Permission } from '../declare/permissions.js';
 import { checkPermissions } from '../stages/permissions.js';
 
 export function authenticateAppRoutes(
-  scope: FastifyInstance,
+  instance: FastifyInstance,
   database: Database,
   authenticators: readonly Authenticator[],
   sessionCookie: string | undefined,
 ): void {
-  scope.addHook('onRequest', async (request) => {
+  instance.addHook('onRequest', async (request) => {
     request.user = await authenticate(request, authenticators, sessionCookie, requestReader(database));
   });
 }
@@ -32,9 +32,9 @@ export async function requirePermissions(request: FastifyRequest, permissions: r
   await checkPermissions(permissions, { user: request.user, action: action ?? ACTION_OF[request.method] ?? 'retrieve' });
 }
 
-/** Counts the request in the throttle scope's own window (THROTTLE_ANON / THROTTLE_USER, or the app's `throttles`); 429 over it. */
-export async function throttleRequest(request: FastifyRequest, reply: FastifyReply, scope: string): Promise<void> {
+/** Counts the request in the throttle bucket's own window (THROTTLE_ANON / THROTTLE_USER, or the app's `throttles`); 429 over it. */
+export async function throttleRequest(request: FastifyRequest, reply: FastifyReply, bucket: string): Promise<void> {
   const throttle = request.server.restfoldThrottle;
   if (!throttle) throw new Error('throttleRequest needs an app built by buildApp.');
-  await throttle.checkScope(request, reply, request.user, scope);
+  await throttle.checkBucket(request, reply, request.user, bucket);
 }

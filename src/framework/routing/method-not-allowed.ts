@@ -10,12 +10,12 @@ import { methodNotAllowed } from '../base/errors.js';
  * and `others` (answered there by other routes). The route stays out of the document. Returns the
  * `Allow` value.
  */
-export function refuseOtherMethods(scope: FastifyInstance, path: { readonly url: string; readonly prefixTrailingSlash: 'slash' | 'no-slash' }, methods: readonly string[], others: readonly string[] = []): string {
+export function refuseOtherMethods(instance: FastifyInstance, path: { readonly url: string; readonly prefixTrailingSlash: 'slash' | 'no-slash' }, methods: readonly string[], others: readonly string[] = []): string {
   const allowed = [...new Set([...methods, ...(methods.includes('GET') ? ['HEAD'] : []), ...others])];
-  scope.route({
+  instance.route({
     ...path,
     schema: { hide: true },
-    method: scope.supportedMethods.filter((method) => !allowed.includes(method)),
+    method: instance.supportedMethods.filter((method) => !allowed.includes(method)),
     handler: async (request) => {
       throw methodNotAllowed(request.method, allowed);
     },

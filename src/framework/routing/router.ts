@@ -37,31 +37,31 @@ export interface Endpoint {
 const hidden = { schema: { hide: true } } as const;
 
 /** Body bytes are kept raw here and parsed by the parsing stage, after authentication. */
-export function keepRawBodies(scope: FastifyInstance): void {
-  scope.removeAllContentTypeParsers();
-  scope.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+export function keepRawBodies(instance: FastifyInstance): void {
+  instance.removeAllContentTypeParsers();
+  instance.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
 }
 
 /**
- * The methods the app's own routes answer at `url` of the scope (they are registered before the
+ * The methods the app's own routes answer at `url` of the instance (they are registered before the
  * collections): a collection's path leaves them to the app, and the methods it does not serve
  * stay free for them.
  */
-const appMethods = (scope: FastifyInstance, url: string): string[] =>
-  scope.supportedMethods.filter((method) => scope.hasRoute({ url: `${scope.prefix}${url}`, method }));
+const appMethods = (instance: FastifyInstance, url: string): string[] =>
+  instance.supportedMethods.filter((method) => instance.hasRoute({ url: `${instance.prefix}${url}`, method }));
 
 /** `url`'s handlers, OPTIONS, and 405 for the other methods; `hide`: left out of the document (the same path's other spelling). */
-function answer(scope: FastifyInstance, url: string, endpoints: Partial<Record<Method, Endpoint>>, hide: boolean): void {
+function answer(instance: FastifyInstance, url: string, endpoints: Partial<Record<Method, Endpoint>>, hide: boolean): void {
   const methods = Object.keys(endpoints) as Method[];
-  const apps = appMethods(scope, url);
+  const apps = appMethods(instance, url);
   const clashing = methods.filter((method) => apps.includes(method));
-  if (clashing.length > 0) throw new Error(`The app's routes answer ${clashing.join(', ')} ${scope.prefix}${url}, which a collection serves there.`);
+  if (clashing.length > 0) throw new Error(`The app's routes answer ${clashing.join(', ')} ${instance.prefix}${url}, which a collection serves there.`);
   // Under a prefix, '/' must not also claim the unslashed prefix (that path redirects), nor '' the slashed one.
   const path = { url, prefixTrailingSlash: url === '' ? 'no-slash' : 'slash' } as const;
-  for (const method of methods) scope.route({ ...path, method, ...endpoints[method]!, ...(hide && hidden) });
-  const allow = refuseOtherMethods(scope, path, methods, [...apps, 'OPTIONS']);
+  for (const method of methods) instance.route({ ...path, method, ...endpoints[method]!, ...(hide && hidden) });
+  const allow = refuseOtherMethods(instance, path, methods, [...apps, 'OPTIONS']);
   if (!apps.includes('OPTIONS')) {
-    scope.route({
+    instance.route({
       ...path,
       ...hidden,
       method: 'OPTIONS',
@@ -71,16 +71,16 @@ function answer(scope: FastifyInstance, url: string, endpoints: Partial<Record<M
 }
 
 /** The methods the app's own routes leave free at `url`. */
-function freeMethods(scope: FastifyInstance, url: string): string[] {
-  const apps = appMethods(scope, url);
-  return scope.supportedMethods.filter((method) => !apps.includes(method));
+function freeMethods(instance: FastifyInstance, url: string): string[] {
+  const apps = appMethods(instance, url);
+  return instance.supportedMethods.filter((method) => !apps.includes(method));
 }
 
 /** A 308 from `url` to the same path with its trailing slash added or taken off, the query kept. */
-function redirect(scope: FastifyInstance, url: string, addSlash: boolean): void {
-  const methods = freeMethods(scope, url);
+function redirect(instance: FastifyInstance, url: string, addSlash: boolean): void {
+  const methods = freeMethods(instance, url);
   if (methods.length === 0) return;
-  scope.route({
+  instance.route({
     ...hidden,
     method: methods,
     url,
@@ -97,11 +97,11 @@ function redirect(scope: FastifyInstance, url: string, addSlash: boolean): void 
  * A path whose actions a collection leaves out: 404 for every method, in both spellings (else the
  * list path, unslashed, would be taken for a detail path with an empty key and redirected).
  */
-function absent(scope: FastifyInstance, url: string): void {
+function absent(instance: FastifyInstance, url: string): void {
   for (const spelling of [url, url.slice(0, -1)]) {
-    const methods = freeMethods(scope, spelling);
+    const methods = freeMethods(instance, spelling);
     if (methods.length === 0) continue;
-    scope.route({
+    instance.route({
       ...hidden,
       method: methods,
       url: spelling,
@@ -114,17 +114,17 @@ function absent(scope: FastifyInstance, url: string): void {
 }
 
 /**
- * Registers `url` (written ending in `/`) with its handlers, as the scope's router spells paths
+ * Registers `url` (written ending in `/`) with its handlers, as the instance's router spells paths
  * (api-style.ts): ending in `/`, with a 308 from the bare path (the default); bare, with a 308
  * from the slashed one; or both answering (the slashed one documented).
  */
-export function resource(scope: FastifyInstance, url: string, endpoints: Partial<Record<Method, Endpoint>>): void {
+export function resource(instance: FastifyInstance, url: string, endpoints: Partial<Record<Method, Endpoint>>): void {
   const bare = url.slice(0, -1);
-  const slash = scope.restfoldTrailingSlash ?? 'required';
-  if (slash !== 'absent') answer(scope, url, endpoints, false);
-  if (slash !== 'required') answer(scope, bare, endpoints, slash === 'optional');
-  if (slash === 'required') redirect(scope, bare, true);
-  if (slash === 'absent') redirect(scope, url, false);
+  const slash = instance.restfoldTrailingSlash ?? 'required';
+  if (slash !== 'absent') answer(instance, url, endpoints, false);
+  if (slash !== 'required') answer(instance, bare, endpoints, slash === 'optional');
+  if (slash === 'required') redirect(instance, bare, true);
+  if (slash === 'absent') redirect(instance, url, false);
 }
 
 /** What the document says of an action's credential: optional where its checks let anyone through. */
@@ -211,7 +211,7 @@ function bulkDeleteEndpoint(runtime: ApiRuntime, collection: Collection): Endpoi
 }
 
 /** The collections' endpoints, and with `root` the API root listing them. */
-export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, collections: readonly Collection[], root = true): void {
+export function mountCollections(instance: FastifyInstance, runtime: ApiRuntime, collections: readonly Collection[], root = true): void {
   const names = new Set<string>();
   for (const collection of collections) {
     if (names.has(collection.name)) throw new Error(`Two collections are named "${collection.name}".`);
@@ -229,14 +229,14 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
     for (const [path, actions] of paths) {
       const endpoints = endpointsFor(own, collection, actions);
       if (actions === listActions && collection.bulkDelete) endpoints.DELETE = bulkDeleteEndpoint(own, collection);
-      if (Object.keys(endpoints).length > 0) resource(scope, path, endpoints);
-      else absent(scope, path);
+      if (Object.keys(endpoints).length > 0) resource(instance, path, endpoints);
+      else absent(instance, path);
     }
-    if (collection.bulkCreateMax !== undefined) resource(scope, `${listPath(collection)}bulk/`, { POST: bulkCreateEndpoint(own, collection) });
-    for (const [path, endpoints] of customActionEndpoints(own, collection)) resource(scope, path, endpoints);
+    if (collection.bulkCreateMax !== undefined) resource(instance, `${listPath(collection)}bulk/`, { POST: bulkCreateEndpoint(own, collection) });
+    for (const [path, endpoints] of customActionEndpoints(own, collection)) resource(instance, path, endpoints);
   }
   if (!root) return;
-  resource(scope, '/', {
+  resource(instance, '/', {
     GET: {
       schema: {
         summary: 'The collections and their URLs',
@@ -258,7 +258,7 @@ export function mountCollections(scope: FastifyInstance, runtime: ApiRuntime, co
       },
     },
   });
-  scope.setNotFoundHandler(async () => {
+  instance.setNotFoundHandler(async () => {
     throw notFound();
   });
 }

@@ -20,7 +20,7 @@ import type { Throttle } from '../stages/throttling.js';
 
 declare module 'fastify' {
   interface FastifyInstance {
-    /** The app's throttle (set by buildApp), for simple routes that declare a scope. */
+    /** The app's throttle (set by buildApp), for simple routes that declare a bucket. */
     restfoldThrottle?: Throttle;
   }
 }
@@ -37,7 +37,7 @@ export interface SimpleEndpoint {
   readonly handler: SimpleHandler;
   readonly schema?: FastifySchema;
   /**
-   * A throttle scope: each request counts in that scope's own window, anonymous clients by IP, at
+   * A throttle bucket: each request counts in that bucket's own window, anonymous clients by IP, at
    * THROTTLE_ANON / THROTTLE_USER; over the rate it is 429 with Retry-After, before the body is read.
    */
   readonly throttle?: string;
@@ -52,11 +52,11 @@ export async function mountSimpleRoutes(
   routes: SimpleRoutes,
 ): Promise<void> {
   await app.register(
-    async (scope) => {
-      keepRawBodies(scope);
-      renderErrorsWith(scope, database.isUnavailable, renderTextError);
+    async (instance) => {
+      keepRawBodies(instance);
+      renderErrorsWith(instance, database.isUnavailable, renderTextError);
       // `/:id` would also match an empty segment (`<prefix>/`), which names no route.
-      scope.addHook('onRequest', (request, _reply, done) => {
+      instance.addHook('onRequest', (request, _reply, done) => {
         done(Object.values(request.params as Record<string, string>).includes('') ? notFound() : undefined);
       });
       for (const [url, handlers] of Object.entries(routes)) {
@@ -64,28 +64,28 @@ export async function mountSimpleRoutes(
         // 'no-slash': the prefix itself, not also `<prefix>/`.
         const path = { url, prefixTrailingSlash: 'no-slash' } as const;
         for (const method of methods) {
-          const { throttle: throttleScope, ...endpoint } = handlers[method]!;
-          if (!throttleScope) {
-            scope.route({ ...path, method, ...endpoint });
+          const { throttle: bucket, ...endpoint } = handlers[method]!;
+          if (!bucket) {
+            instance.route({ ...path, method, ...endpoint });
             continue;
           }
           // Every answer of a throttled route carries the RateLimit-* headers: the document says so.
           const response = endpoint.schema?.response as Record<string, JsonSchema> | undefined;
           const schema = response ? { ...endpoint.schema, response: withHeaders(response, RATE_LIMIT_HEADERS) } : endpoint.schema;
-          scope.route({ ...path, method, ...endpoint, schema, onRequest: throttled(scope, throttleScope) });
+          instance.route({ ...path, method, ...endpoint, schema, onRequest: throttled(instance, bucket) });
         }
-        refuseOtherMethods(scope, path, methods);
+        refuseOtherMethods(instance, path, methods);
       }
     },
     { prefix },
   );
 }
 
-/** A hook counting each request against the app's throttle in `throttleScope`. */
-function throttled(scope: FastifyInstance, throttleScope: string): onRequestAsyncHookHandler {
-  const throttle = scope.restfoldThrottle;
-  if (!throttle) throw new Error(`Simple routes throttled in "${throttleScope}" must be mounted in an app built by buildApp.`);
-  return (request, reply) => throttle.checkScope(request, reply, request.user, throttleScope);
+/** A hook counting each request against the app's throttle in `bucket`. */
+function throttled(instance: FastifyInstance, bucket: string): onRequestAsyncHookHandler {
+  const throttle = instance.restfoldThrottle;
+  if (!throttle) throw new Error(`Simple routes throttled in "${bucket}" must be mounted in an app built by buildApp.`);
+  return (request, reply) => throttle.checkBucket(request, reply, request.user, bucket);
 }
 
 /** JSON gathered before a write: fewer, larger writes than one per item. */

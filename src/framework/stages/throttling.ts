@@ -185,70 +185,72 @@ export interface DefaultRates extends ThrottleRates {
   readonly signup: Rate | null;
 }
 
-/** A collection's own rates, each `N/sec|min|hour|day` or `off`; a kind left out keeps the default rate. */
-export interface ScopedRates {
+/** A throttle bucket's own rates, each `N/sec|min|hour|day` or `off`; a kind left out keeps the default rate. */
+export interface BucketRates {
   readonly anonymous?: string;
   readonly user?: string;
 }
 
 export interface Throttle {
-  /** A collection's request: in the scope's own window when the app gave it rates, else in the shared default window. Nothing to wait for with no rate. */
-  check(request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string): MaybePromise<void>;
-  /** A request outside the collections (simple routes): always in the scope's own window, at its rates or the defaults. */
-  checkScope(request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string): Promise<void>;
+  /** A collection's request (its bucket: the collection's name): in the bucket's own window when the app gave it rates, else in the shared default window. Nothing to wait for with no rate. */
+  check(request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, bucket: string): MaybePromise<void>;
+  /** A request outside the collections (simple routes, throttleRequest): always in the bucket's own window, at its rates or the defaults. */
+  checkBucket(request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, bucket: string): Promise<void>;
   /**
    * A collection write's passwords to hash, `hashings` of them (one per record that sets one), once
    * `check` counted the request. A user's: each beyond the first counts as one more request in the
    * window `check` counted in (so a single-record write is one request, as any other). An anonymous
    * client's: each counts against the sign-up rate per client address.
    */
-  passwordWrites(request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string, hashings: number): MaybePromise<void>;
+  passwordWrites(request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, bucket: string, hashings: number): MaybePromise<void>;
 }
 
-function resolveScopedRates(defaults: ThrottleRates, scoped: Readonly<Record<string, ScopedRates>>): Map<string, ThrottleRates> {
-  const resolve = (scope: string, kind: keyof ScopedRates, text: string | undefined, fallback: Rate | null): Rate | null => {
+function resolveBucketRates(defaults: ThrottleRates, buckets: Readonly<Record<string, BucketRates>>): Map<string, ThrottleRates> {
+  const resolve = (bucket: string, kind: keyof BucketRates, text: string | undefined, fallback: Rate | null): Rate | null => {
     if (text === undefined) return fallback;
     try {
       return parseRate(text);
     } catch (error) {
-      throw new Error(`throttles.${scope}.${kind}: ${(error as Error).message}`);
+      throw new Error(`throttles.${bucket}.${kind}: ${(error as Error).message}`);
     }
   };
   return new Map(
-    Object.entries(scoped).map(([scope, rates]) => [
-      scope,
+    Object.entries(buckets).map(([bucket, rates]) => [
+      bucket,
       {
-        anonymous: resolve(scope, 'anonymous', rates.anonymous, defaults.anonymous),
-        user: resolve(scope, 'user', rates.user, defaults.user),
+        anonymous: resolve(bucket, 'anonymous', rates.anonymous, defaults.anonymous),
+        user: resolve(bucket, 'user', rates.user, defaults.user),
       },
     ]),
   );
 }
 
-/**
- * The collection throttle. A scope with rates of its own counts separately
- * from the shared default window, so a strict collection does not eat into
- * the rest of the API's allowance.
- */
 /** A simple route's throttle is a Fastify hook, which answers with a promise. */
 const UNCOUNTED: Promise<void> = Promise.resolve();
 
-export function createThrottle(store: CounterStore, rates: DefaultRates, scopedRates: Readonly<Record<string, ScopedRates>> = {}): Throttle {
-  const scoped = resolveScopedRates(rates, scopedRates);
-  const collectionWindow = (scope: string): string => (scoped.has(scope) ? `scope:${scope}` : 'default');
+/**
+ * The collection throttle. A bucket with rates of its own counts separately
+ * from the shared default window, so a strict collection does not eat into
+ * the rest of the API's allowance.
+ */
+export function createThrottle(store: CounterStore, rates: DefaultRates, bucketRates: Readonly<Record<string, BucketRates>> = {}): Throttle {
+  const buckets = resolveBucketRates(rates, bucketRates);
+  // The stored key keeps its `scope:` prefix: counters in Redis are shared with the other processes of a rolling deploy, which count in the same windows.
+  const bucketWindow = (bucket: string): string => `scope:${bucket}`;
+  const collectionWindow = (bucket: string): string => (buckets.has(bucket) ? bucketWindow(bucket) : 'default');
   // Not async: a request with no rate to count against (throttling off) costs no promise, nor a turn of the event loop to await one.
-  const count = (request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, scope: string, window: string, weight = 1): MaybePromise<void> => {
-    const { anonymous, user: signedIn } = scoped.get(scope) ?? rates;
+  const count = (request: FastifyRequest, reply: FastifyReply, user: AuthUser | null, bucket: string, window: string, weight = 1): MaybePromise<void> => {
+    const { anonymous, user: signedIn } = buckets.get(bucket) ?? rates;
     const rate = user ? signedIn : anonymous;
     if (!rate) return undefined;
     const client = user ? `user:${user.id}` : `ip:${clientAddress(request)}`;
     return consume(store, request, reply, `${window}:${client}`, rate, weight);
   };
   return {
-    check: (request, reply, user, scope) => count(request, reply, user, scope, collectionWindow(scope)),
-    checkScope: (request, reply, user, scope) => count(request, reply, user, scope, `scope:${scope}`) ?? UNCOUNTED,
-    passwordWrites(request, reply, user, scope, hashings) {
-      if (user) return hashings > 1 ? count(request, reply, user, scope, collectionWindow(scope), hashings - 1) : undefined;
+    check: (request, reply, user, bucket) => count(request, reply, user, bucket, collectionWindow(bucket)),
+    checkBucket: (request, reply, user, bucket) => count(request, reply, user, bucket, bucketWindow(bucket)) ?? UNCOUNTED,
+    passwordWrites(request, reply, user, bucket, hashings) {
+      if (user) return hashings > 1 ? count(request, reply, user, bucket, collectionWindow(bucket), hashings - 1) : undefined;
       return rates.signup && hashings > 0 ? consume(store, request, reply, `signup:ip:${clientAddress(request)}`, rates.signup, hashings) : undefined;
     },
   };

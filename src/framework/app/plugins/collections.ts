@@ -31,7 +31,7 @@ export interface CollectionsOptions {
   /** Each router with the collections it mounts; the first also serves the authentication endpoints and the schema. */
   readonly routers: readonly MountedRouter[];
   /** Mounts the enabled authentication kinds' endpoints (under `/auth/`). */
-  readonly mountAuthRoutes: (scope: FastifyInstance) => void;
+  readonly mountAuthRoutes: (instance: FastifyInstance) => void;
 }
 
 export const collections = appWide<CollectionsOptions>('collections', async (app, options) => {

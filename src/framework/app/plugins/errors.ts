@@ -41,7 +41,7 @@ export const errors = appWide<ErrorsOptions>('errors', async (app, { isDatabaseU
   renderErrorsWith(app, isDatabaseUnavailable, (reply, error) => {
     if (!isApiPath(reply.request)) return renderJsonError(reply, error);
     if (preferredMediaType(reply.request, API_MEDIA_TYPES) !== 'text/html') return renderApiError(reply, error);
-    // The router the request reached links to its own root (reply.server: the scope of its route, or of its not-found handler).
+    // The router the request reached links to its own root (reply.server: the instance of its route, or of its not-found handler).
     return renderHtmlError(reply, error, { ...page, root: reply.server.restfoldRoot ?? page.root });
   });
 });

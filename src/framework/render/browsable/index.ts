@@ -91,7 +91,7 @@ export function renderPage(
   const crumbs = breadcrumbs(request, context.root);
   const path = request.url.split('?')[0]!;
   const model: PageModel = {
-    title: collection && action !== 'list' && record?.[collection.lookup.field] !== undefined ? `${collection.name} ${String(record[collection.lookup.field])}` : crumbs.at(-1)!.label,
+    title: collection && action !== 'list' && record?.[collection.recordKey.field] !== undefined ? `${collection.name} ${String(record[collection.recordKey.field])}` : crumbs.at(-1)!.label,
     breadcrumbs: crumbs,
     method: request.method,
     path,

@@ -14,8 +14,8 @@ import { credentialsSchema, objectOf, passwordChecked, type LoginCheck } from '.
 export const jwtKind = (jwt: JwtCredentials, login: LoginCheck): AuthenticationKind => ({
   issue: (_database, user) => jwt.access(user),
   authenticator: jwt.authenticator,
-  mount(scope) {
-    resource(scope, '/auth/jwt/', {
+  mount(instance) {
+    resource(instance, '/auth/jwt/', {
       POST: {
         schema: {
           tags: ['auth'],
@@ -35,7 +35,7 @@ export const jwtKind = (jwt: JwtCredentials, login: LoginCheck): AuthenticationK
         },
       },
     });
-    resource(scope, '/auth/jwt/refresh/', {
+    resource(instance, '/auth/jwt/refresh/', {
       POST: {
         schema: {
           tags: ['auth'],

@@ -6,8 +6,8 @@ import type { Authenticator } from '../../stages/authentication/index.js';
 
 export interface AuthenticationKind {
   readonly authenticator: Authenticator;
-  /** Registers the kind's endpoints on the API scope (under `/auth/`). */
-  mount(scope: FastifyInstance): void;
+  /** Registers the kind's endpoints on the API instance (under `/auth/`). */
+  mount(instance: FastifyInstance): void;
   /** A new credential of this kind for an active user as just read (an API token, a JWT access token), written through `database`; kinds that hand out none to an app's code have none. */
   issue?(database: Database, user: AuthUser): Promise<string>;
 }

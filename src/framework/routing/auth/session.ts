@@ -42,8 +42,8 @@ export function sessionKind(sessions: SessionCredentials, checkLogin: LoginCheck
 
   return {
     authenticator: sessions.authenticator,
-    mount(scope) {
-      resource(scope, '/auth/login/', {
+    mount(instance) {
+      resource(instance, '/auth/login/', {
         POST: {
           schema: {
             tags: ['auth'],
@@ -59,7 +59,7 @@ export function sessionKind(sessions: SessionCredentials, checkLogin: LoginCheck
           handler: login,
         },
       });
-      resource(scope, '/auth/logout/', {
+      resource(instance, '/auth/logout/', {
         POST: {
           schema: {
             tags: ['auth'],

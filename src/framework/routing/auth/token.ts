@@ -12,8 +12,8 @@ import { credentialsSchema, objectOf, passwordChecked, type LoginCheck } from '.
 export const tokenKind = (database: Database, login: LoginCheck): AuthenticationKind => ({
   authenticator: tokenAuthentication,
   issue: (database, user) => createToken(database, user.id, user.credentialsVersion),
-  mount(scope) {
-    resource(scope, '/auth/token/', {
+  mount(instance) {
+    resource(instance, '/auth/token/', {
       POST: {
         schema: {
           tags: ['auth'],

@@ -8,7 +8,7 @@ import type { UserRow } from '../../../store/accounts/users.js';
 import type { RequestReader } from '../../../store/reader.js';
 import { styleOf } from '../../base/style.js';
 import { authenticationFailed } from '../../base/errors.js';
-import { toAuthUser, type AuthUser, type UserLookup } from '../../base/auth-user.js';
+import { toAuthUser, type AuthUser, type UserQuery } from '../../base/auth-user.js';
 import { authorizationCredential } from './credentials.js';
 
 export type AuthKind = 'token' | 'jwt' | 'session';
@@ -29,15 +29,15 @@ export interface Authenticator {
   authenticate(credential: Credential, request: FastifyRequest, reader: RequestReader): Promise<AuthUser | undefined>;
 }
 
-/** A kind whose credential names its user through one query (`lookup`), asked of the request's reader. */
-export function lookupAuthenticator(kind: AuthKind, lookup: (credential: Credential) => UserLookup | undefined): Authenticator {
+/** A kind whose credential names its user through one query (`userQuery`), asked of the request's reader. */
+export function userQueryAuthenticator(kind: AuthKind, userQuery: (credential: Credential) => UserQuery | undefined): Authenticator {
   return {
     kind,
     // The reader's promise chained, not wrapped in one more async frame (the authentication stage awaits it).
     authenticate(credential, _request, reader) {
-      const found = lookup(credential);
+      const found = userQuery(credential);
       if (!found) return Promise.resolve(undefined);
-      return reader.lookUp(found).then((row) => {
+      return reader.companion(found).then((row) => {
         if (!row) throw authenticationFailed(found.failure);
         return toAuthUser(reader.database, row as unknown as UserRow, found.credentialId);
       });

@@ -3,10 +3,10 @@
  * The `rf_` prefix lets the token kind recognise its own credentials (and
  * lets secret scanners find leaked ones).
  */
-import { deleteToken, deleteUserTokens, insertToken, tokenUserLookup } from '../../../store/accounts/tokens.js';
+import { deleteToken, deleteUserTokens, insertToken, tokenUserQuery } from '../../../store/accounts/tokens.js';
 import type { Database } from '../../../store/database.js';
 import { credentialShape, hashOf, newCredential } from './credentials.js';
-import { lookupAuthenticator, type Authenticator } from './index.js';
+import { userQueryAuthenticator, type Authenticator } from './index.js';
 
 const PREFIX = 'rf_';
 export const tokenShape = credentialShape(PREFIX);
@@ -27,9 +27,9 @@ export const revokeToken = (database: Database, token: string): Promise<boolean>
 /** How many tokens were revoked. */
 export const revokeUserTokens = deleteUserTokens;
 
-export const tokenAuthentication: Authenticator = lookupAuthenticator('token', (credential) => {
+export const tokenAuthentication: Authenticator = userQueryAuthenticator('token', (credential) => {
   if (credential.scheme !== 'bearer' || !tokenShape.test(credential.value)) return undefined;
   const keyHash = hashOf(credential.value);
-  const { query, columns, values } = tokenUserLookup(keyHash);
+  const { query, columns, values } = tokenUserQuery(keyHash);
   return { query, columns, values, failure: 'Invalid token.', credentialId: keyHash };
 });

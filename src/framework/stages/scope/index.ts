@@ -29,7 +29,7 @@ const idSelections = new WeakMap<Collection, Selection>();
 /** The parent record's id column alone, found by its lookup field: whether it exists within its scope is all a nested request asks. */
 function idSelection(parent: Collection): Selection {
   let selection = idSelections.get(parent);
-  if (!selection) idSelections.set(parent, (selection = parent.lookup.selection({ table: parent.serializer.model.table, columns: ['id'], joins: [] })));
+  if (!selection) idSelections.set(parent, (selection = parent.recordKey.selection({ table: parent.serializer.model.table, columns: ['id'], joins: [] })));
   return selection;
 }
 
@@ -40,8 +40,8 @@ function idSelection(parent: Collection): Selection {
  * malformed integer id, keyed by the parameter).
  */
 async function parentId(parent: Collection, segment: string, reader: RequestReader, scope: RecordScope | undefined): Promise<RecordId> {
-  const key = parent.lookup.key(segment);
-  if (key === undefined) throw parent.lookup.unreachable(PARENT_PARAMETER);
+  const key = parent.recordKey.key(segment);
+  if (key === undefined) throw parent.recordKey.unreachable(PARENT_PARAMETER);
   const found = await reader.record(idSelection(parent), key, scope);
   if (!found) throw notFound();
   return found.id as RecordId;

@@ -1,8 +1,8 @@
 /**
- * A collection's lookup field (DRF's `lookup_field`): the unique field its detail paths name a
- * record by (`/articles/{slug}/`), `id` unless the collection says otherwise. Retrieve, update,
- * delete, custom detail actions, conditional requests, `Location` and the OpenAPI path parameter
- * all go through it. Checked once, at start-up.
+ * A collection's record key: the unique field its detail paths name a record by
+ * (`/articles/{slug}/`), declared as `lookupField` (DRF's `lookup_field`), `id` unless the
+ * collection says otherwise. Retrieve, update, delete, custom detail actions, conditional
+ * requests, `Location` and the OpenAPI path parameter all go through it. Checked once, at start-up.
  */
 import { FieldError, type JsonSchema } from '../../core/fields.js';
 import type { Model } from '../../core/model.js';
@@ -11,7 +11,7 @@ import type { RecordId } from '../../store/records.js';
 import { ApiError, notFound, validationFailed } from '../base/errors.js';
 import { idOf, invalidId } from './record-id.js';
 
-export interface RecordLookup {
+export interface RecordKey {
   /** The field, and the name of the detail paths' parameter. */
   readonly field: string;
   /** A detail route's segment naming the record, from its path parameters (undefined on the list's routes). */
@@ -23,13 +23,13 @@ export interface RecordLookup {
    * `id`, as always, its details keyed by `parameter`, the path's name for the segment).
    */
   unreachable(parameter?: string): ApiError;
-  /** The selection finding its record by the lookup field (the same object each time, so its compiled queries are kept). */
+  /** The selection finding its record by the key field (the same object each time, so its compiled queries are kept). */
   selection(selection: Selection): Selection;
   /** The path segment naming a stored row. */
   segment(row: Row): string;
   /** The detail paths' parameter, for the OpenAPI document. */
   readonly params: JsonSchema;
-  /** 400 when a write would give the lookup field a value one of the collection's own paths takes (`bulk`, a list action). */
+  /** 400 when a write would give the key field a value one of the collection's own paths takes (`bulk`, a list action). */
   assertReachable(values: Row): void;
 }
 
@@ -46,10 +46,10 @@ const withoutReadOnly = (schema: JsonSchema): JsonSchema => Object.fromEntries(O
 const keyed = new WeakMap<Selection, Selection>();
 
 /**
- * `field` of `model` as `collection`'s lookup field; `taken` are the path segments after
- * `/<collection>/` that name endpoints of its own, which a record's value must not shadow.
+ * `field` of `model` as `collection`'s record key (its `lookupField`); `taken` are the path segments
+ * after `/<collection>/` that name endpoints of its own, which a record's value must not shadow.
  */
-export function recordLookup(collection: string, model: Model, field: string, taken: readonly string[]): RecordLookup {
+export function recordKey(collection: string, model: Model, field: string, taken: readonly string[]): RecordKey {
   const declared = model.fields[field];
   if (!declared) throw new Error(`${collection}: lookupField "${field}" is no field of ${model.table}.`);
   const byId = field === 'id';
