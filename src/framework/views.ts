@@ -1,6 +1,7 @@
 /**
- * The collection handler: the pipeline's stages (docs/contract.md), in order, in one place.
- *   authentication → permissions → throttling → negotiation → parsing → action → rendering
+ * The one pipeline (DRF's `dispatch`): every action of a collection, built-in or custom, passes
+ * the stages (docs/contract.md) in order, here and nowhere else.
+ *   authentication → permissions → throttling → negotiation → parsing → scope → action → rendering
  * Each request has one store reader, which every stage reads through. What the action will read is
  * announced to it first, so the reader may merge reads (docs/architecture.md); the stages still
  * decide, in their order, whether anything is shown.
@@ -20,7 +21,7 @@ import { wrapResult } from './render/envelopes.js';
 import { negotiate } from './stages/negotiation.js';
 import { parseJsonBody, unwrapBody } from './stages/parsers.js';
 import { queryParameters } from './base/query-string.js';
-import { type Action, type Permission } from './declare/permissions.js';
+import type { Action, Permission } from './declare/permissions.js';
 import { checkPermissions } from './stages/permissions.js';
 import { renderResult } from './render/renderers.js';
 import { RecordRefused } from '../core/refused.js';
