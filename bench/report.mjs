@@ -40,20 +40,21 @@ function searchComparison(results) {
   return `\nSearch (b) with the pg_trgm GIN indexes runs at **${number(indexed / scanned, 1)}x** the req/s of the same query without them.\n`;
 }
 
-/** The same scenarios served another way in the same run (more workers, pooler mode), against Restfold's default. */
+/**
+ * The same scenarios served another way in the same run (more workers, pooler mode), against the
+ * same server's default: `restfold, 2 workers` against `restfold`, `baseline, pooler mode` against `baseline`.
+ */
 function variantsComparison(results, workers) {
-  const byDefault = new Map(results.filter((r) => r.server === 'restfold').map((r) => [r.scenario.key, r.rps]));
+  const rps = new Map(results.map((r) => [`${r.server}\n${r.scenario.key}`, r.rps]));
   const variants = new Map();
-  for (const r of results.filter((r) => r.server.startsWith('restfold, '))) {
-    const variant = r.server.slice('restfold, '.length);
-    variants.set(variant, [...(variants.get(variant) ?? []), r]);
-  }
-  const lines = [...variants].map(([variant, runs]) => {
+  for (const r of results.filter((r) => r.server.includes(', '))) variants.set(r.server, [...(variants.get(r.server) ?? []), r]);
+  const lines = [...variants].map(([server, runs]) => {
+    const [base, ...variant] = server.split(', ');
     const changes = runs.map((r) => {
-      const change = 100 * (r.rps / byDefault.get(r.scenario.key) - 1);
+      const change = 100 * (r.rps / rps.get(`${base}\n${r.scenario.key}`) - 1);
       return `(${r.scenario.key}) ${change >= 0 ? '+' : '−'}${number(Math.abs(change))} %`;
     });
-    return `${variant} against ${workers} worker(s) with named statements, in this run: ${changes.join(', ')}.`;
+    return `${base}, ${variant.join(', ')}, against ${base} with ${workers} worker(s) and named statements, in this run: ${changes.join(', ')}.`;
   });
   return lines.length > 0 ? `\n${lines.join('\n\n')}\n` : '';
 }

@@ -182,6 +182,8 @@ async function main() {
     const pooled = options['pooler-url'] && { ...unnamed, DATABASE_URL: throughPooler(database.url, options['pooler-url']) };
     const servers = {
       baseline: () => startServer(['bench/baseline/server.mjs'], { DATABASE_URL: database.url }),
+      // What pooler mode costs the bare driver too: PostgreSQL parses and plans every unnamed statement.
+      ...(options.db === 'postgres' && { 'baseline, pooler mode': () => startServer(['bench/baseline/server.mjs'], { DATABASE_URL: database.url, DB_PREPARED_STATEMENTS: 'false' }) }),
       restfold: () => startServer(['dist/cli.js', 'serve'], serverEnv),
       ...(options.db === 'postgres' && { 'restfold, pooler mode': () => startServer(['dist/cli.js', 'serve'], unnamed) }),
       ...(pooled && { 'restfold, pooler mode, through the pooler': () => startServer(['dist/cli.js', 'serve'], pooled) }),

@@ -9,8 +9,8 @@
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import { migrateApp, openDatabase } from '../dist/framework/index.js';
-import { createToken } from '../dist/framework/authentication/token.js';
-import { hashPassword } from '../dist/framework/passwords.js';
+import { createToken } from '../dist/framework/stages/authentication/token.js';
+import { hashPassword } from '../dist/framework/base/passwords.js';
 import service from '../dist/service/app.js';
 import { BENCH_PASSWORD, BENCH_USERNAME, SEARCH_TERM, articleAt, randomGenerator, userAt } from './data.mjs';
 

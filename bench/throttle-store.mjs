@@ -12,7 +12,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
 const dist = resolve(process.argv[2] ?? 'dist');
-const { memoryCounterStore } = await import(pathToFileURL(`${dist}/framework/throttling.js`).href);
+const { memoryCounterStore } = await import(pathToFileURL(`${dist}/framework/stages/throttling.js`).href);
 const LIVE = 200_000;
 const PHASE_MS = 3000;
 

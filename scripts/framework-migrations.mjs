@@ -5,8 +5,8 @@
  * With --check, exits 1 naming what changed when the declarations have no migration yet.
  */
 import { fileURLToPath } from 'node:url';
-import { frameworkState } from '../dist/framework/schema.js';
-import { planMigration, writeMigration } from '../dist/framework/makemigrations.js';
+import { frameworkState } from '../dist/framework/app/schema.js';
+import { planMigration, writeMigration } from '../dist/framework/app/makemigrations.js';
 import migrations from '../dist/store/accounts/migrations/index.js';
 
 const folder = { path: fileURLToPath(new URL('../src/store/accounts/migrations/', import.meta.url)), extension: '.ts', importFrom: '../../schema/operations.js' };

@@ -10,9 +10,9 @@ import { existsSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { dirname, extname, join, resolve } from 'node:path';
-import { createToken, revokeUserTokens } from './framework/authentication/token.js';
-import { AdminInputError, createUser, grantPermissions, listPermissions, revokePermissions, userNamed } from './framework/users/admin.js';
-import { serveWorkers } from './framework/cluster.js';
+import { createToken, revokeUserTokens } from './framework/stages/authentication/token.js';
+import { AdminInputError, createUser, grantPermissions, listPermissions, revokePermissions, userNamed } from './framework/app/admin.js';
+import { serveWorkers } from './framework/app/cluster.js';
 import { writeNewApp } from './scaffold.js';
 import {
   appBaseline,

@@ -1,7 +1,7 @@
 /**
  * What the baseline answers, whatever serves it: the SQL a good implementation needs (token lookup,
  * count, page; one INSERT or UPDATE … RETURNING per write) over the bare driver (pg with named
- * prepared statements, or better-sqlite3 with prepared statements), the minimal checks Restfold makes
+ * prepared statements, unnamed with DB_PREPARED_STATEMENTS=false, or better-sqlite3 with prepared statements), the minimal checks Restfold makes
  * on those requests, and the same statuses and bodies. server.mjs serves it over node:http (the
  * ceiling), fastify.mjs over Fastify (the floor a Fastify-based framework starts from).
  */
@@ -56,7 +56,9 @@ function openQueries(url) {
     return async (name, parameters) => statements[name].all(...parameters.map((value) => (typeof value === 'boolean' ? Number(value) : value)));
   }
   const pool = new pg.Pool({ connectionString: url, max: 25, min: 5 });
-  return async (name, values) => (await pool.query({ name, text: SQL[name], values })).rows;
+  // DB_PREPARED_STATEMENTS=false, as Restfold reads it: unnamed statements, which a transaction pooler allows.
+  const named = process.env.DB_PREPARED_STATEMENTS !== 'false';
+  return async (name, values) => (await pool.query({ ...(named && { name }), text: SQL[name], values })).rows;
 }
 
 const query = openQueries(process.env.DATABASE_URL ?? '');

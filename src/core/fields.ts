@@ -5,7 +5,6 @@
  * serializer, the query language and the migrations all read the same declaration.
  */
 import { randomUUID } from 'node:crypto';
-import type { Table } from './model.js';
 import type { Column, ColumnType, OnDelete } from './schema.js';
 
 /** How a kind's values compare, which decides its lookups (number: decimals and floats; json: documents). */
@@ -118,7 +117,7 @@ export type Kind = Omit<Field, 'nullable' | 'required' | 'unique' | 'default' | 
 const storedDefault = (value: DefaultValue | undefined): Column['default'] =>
   typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? value : undefined;
 
-export /** A schema that also allows null: its type, enum and alternatives widened (a schema without a type, any JSON, allows it already). */
+/** A schema that also allows null: its type, enum and alternatives widened (a schema without a type, any JSON, allows it already). */
 function nullableSchema(schema: JsonSchema): JsonSchema {
   if (schema.type === undefined) return schema;
   const widened: JsonSchema = { ...schema, type: [...(Array.isArray(schema.type) ? schema.type : [schema.type]), 'null'] };
@@ -376,6 +375,12 @@ function parseTimestamp(text: string): Date {
 
 const varchar = (maxLength: number | undefined): Storage => (maxLength === undefined ? { type: 'text' } : { type: 'varchar', maxLength });
 
+/** What a foreign key needs of the table it names (a model, core/model.ts's Table, is one): its name and its key's kind. */
+export interface ReferencedTable {
+  readonly table: string;
+  readonly fields: Readonly<Record<string, Field>>;
+}
+
 export const fields = {
   /** The auto-assigned primary key. */
   id: (): Field => makeField(integerKind('integer', 'id', { readOnly: true }), { default: undefined, required: false }),
@@ -455,7 +460,7 @@ export const fields = {
    * A value naming a row of `target` by its `id`: an integer, or a UUID when `target` is a model
    * whose key is one (a table's name alone means an integer key).
    */
-  foreignKey: (target: string | Table, options: ForeignKeyOptions = {}): Field => {
+  foreignKey: (target: string | ReferencedTable, options: ForeignKeyOptions = {}): Field => {
     const { requestingUserOnly, onDelete = 'cascade', ...common } = options;
     const table = typeof target === 'string' ? target : target.table;
     if (onDelete === 'set null' && !common.nullable) throw new Error(`A foreign key to ${table} with onDelete "set null" must be nullable.`);

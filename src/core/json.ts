@@ -5,6 +5,9 @@
  */
 
 /** How many levels of arrays and objects a JSON field's value may nest (docs/your-own-collections.md#field-kinds). */
+/** A JSON object: not null, not an array. */
+export const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
 export const JSON_MAX_DEPTH = 100;
 
 /** Whether `value` nests arrays and objects more than `max` levels deep, walked with a stack of its own (no recursion to overflow). */

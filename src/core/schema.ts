@@ -91,8 +91,6 @@ export interface SchemaState {
   readonly indexes: Readonly<Record<string, IndexState>>;
 }
 
-export const emptyState: SchemaState = { tables: {}, indexes: {} };
-
 /** An index's default name: `<table>_<columns>_idx`, `_key` when unique, `_trgm_idx` for trigram. */
 export function indexName(table: string, index: IndexFacts): string {
   const columns = index.columns.map((column) => column.replace(/ desc$/, '')).join('_');
@@ -118,7 +116,7 @@ export function indexState(table: string, index: IndexFacts): IndexState {
  * The longest varchar whose every value fits a B-tree entry on every dialect: 600 characters are at
  * most 2 400 bytes in UTF-8, under PostgreSQL's bound of 2 704 bytes an entry.
  */
-export const BTREE_MAX_LENGTH = 600;
+const BTREE_MAX_LENGTH = 600;
 
 /**
  * The index a filtered or ordered column gets unasked, by its storage: none for JSON (its lookups,

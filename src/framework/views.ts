@@ -1,6 +1,7 @@
 /**
- * The collection handler: the pipeline's stages (docs/contract.md), in order, in one place.
- *   authentication → permissions → throttling → negotiation → parsing → action → rendering
+ * The one pipeline (DRF's `dispatch`): every action of a collection, built-in or custom, passes
+ * the stages (docs/contract.md) in order, here and nowhere else.
+ *   authentication → permissions → throttling → negotiation → parsing → scope → action → rendering
  * Each request has one store reader, which every stage reads through. What the action will read is
  * announced to it first, so the reader may merge reads (docs/architecture.md); the stages still
  * decide, in their order, whether anything is shown.
@@ -9,23 +10,25 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../store/database.js';
 import { requestReader } from '../store/reader.js';
 import { unrestricted } from '../store/visibility.js';
-import { announceReads, runAction, type ActionRequest, type ActionResult } from './actions.js';
-import { authenticate, type Authenticator } from './authentication/index.js';
-import type { BrowsableContext } from './browsable/index.js';
-import type { Collection, Singleton } from './collection.js';
-import type { RecordLinks } from './computed.js';
-import { notAuthenticated, notFound } from './errors.js';
-import type { RequestContext } from './scope.js';
-import { unwrapBody, wrapResult } from './envelopes.js';
-import { API_MEDIA_TYPES, negotiate } from './negotiation.js';
-import { parseJsonBody, queryParameters } from './parsers.js';
-import { checkPermissions, type Action, type Permission } from './permissions.js';
-import { renderResult } from './renderers.js';
+import type { ActionRequest, ActionResult, ActionRoute } from './actions/request.js';
+import { authenticate, type Authenticator } from './stages/authentication/index.js';
+import type { BrowsableContext } from './render/browsable/index.js';
+import type { Collection, Singleton } from './declare/collection.js';
+import type { RecordLinks } from './declare/computed.js';
+import { notAuthenticated, notFound } from './base/errors.js';
+import type { RequestContext } from './declare/scope.js';
+import { wrapResult } from './render/envelopes.js';
+import { negotiate } from './stages/negotiation.js';
+import { parseJsonBody, unwrapBody } from './stages/parsers.js';
+import { queryParameters } from './base/query-string.js';
+import type { Action, Permission } from './declare/permissions.js';
+import { checkPermissions } from './stages/permissions.js';
+import { renderResult } from './render/renderers.js';
 import { RecordRefused } from '../core/refused.js';
-import { requestScope } from './nested.js';
-import type { VisibilityPlan } from './visibility.js';
-import type { Throttle } from './throttling.js';
-import { requestCredentials, type CredentialSetup } from './authentication/app-credentials.js';
+import { requestScope } from './stages/scope/index.js';
+import type { VisibilityPlan } from './stages/scope/visibility.js';
+import type { Throttle } from './stages/throttling.js';
+import { requestCredentials, type CredentialSetup } from './actions/credentials.js';
 import { isPending } from '../core/maybe-promise.js';
 
 export interface ApiRuntime {
@@ -47,14 +50,12 @@ export interface ApiRuntime {
   readonly links?: RecordLinks;
 }
 
-const actionsWithBody: ReadonlySet<Action> = new Set(['create', 'update', 'partial_update']);
-
 /**
  * What a collection's answer depends on besides its URL: the media type asked for, and the
  * credential (its header, or the session cookie), so no cache serves one user's answer to another.
  * Added to any Vary already set (CORS's Origin).
  */
-export function varyByRequester(reply: FastifyReply, runtime: ApiRuntime): void {
+function varyByRequester(reply: FastifyReply, runtime: ApiRuntime): void {
   const names = runtime.sessionCookie ? 'Accept, Authorization, Cookie' : 'Accept, Authorization';
   const vary = reply.getHeader('vary');
   reply.header('Vary', vary ? `${String(vary)}, ${names}` : names);
@@ -74,21 +75,20 @@ function singletonId(singleton: Singleton, context: RequestContext): string {
   return String(id);
 }
 
-export async function handleCollection(
-  request: FastifyRequest,
-  reply: FastifyReply,
-  runtime: ApiRuntime,
-  collection: Collection,
-  action: Action,
-): Promise<FastifyReply> {
+/**
+ * Every action of a collection, built-in or custom, through the stages in SPEC's order; `route`
+ * says which action runs at the end (actions/index.ts, actions/custom.ts).
+ */
+export async function dispatch(request: FastifyRequest, reply: FastifyReply, runtime: ApiRuntime, collection: Collection, route: ActionRoute): Promise<FastifyReply> {
   varyByRequester(reply, runtime);
+  const { action } = route;
   const reader = requestReader(runtime.database);
-  const id = collection.singleton ? undefined : collection.lookup.segmentIn(request.params);
-  announceReads[action]?.(reader, id, request.url, collection, runtime.visibility.restricted, action);
+  const id = collection.singleton ? undefined : collection.recordKey.segmentIn(request.params);
+  route.announce?.(reader, id, request.url, runtime.visibility.restricted);
   const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
   request.user = user;
 
-  const permissions = permissionsFor(runtime, collection, action);
+  const permissions = permissionsFor(runtime, collection, action, route.permissions);
   const allowed = checkPermissions(permissions, { user, action });
   if (isPending(allowed)) await allowed;
 
@@ -96,21 +96,22 @@ export async function handleCollection(
   if (isPending(counted)) await counted;
 
   const parameters = queryParameters(request.url);
-  const mediaType = negotiate(request, API_MEDIA_TYPES, parameters.get('format'));
+  const mediaType = negotiate(request, route.mediaTypes, parameters.get('format'));
 
-  const body = actionsWithBody.has(action) ? unwrapBody(collection.envelope, parseJsonBody(request)) : undefined;
+  const envelope = route.enveloped ? collection.envelope : undefined;
+  const body = route.takesBody ? unwrapBody(envelope, parseJsonBody(request)) : undefined;
   // Setting a password checks none, so it is not a login's to limit: a user's hashes count as requests, an anonymous client's as sign-ups.
-  const hashings = collection.serializerFor(action).hashingsIn(body);
+  const hashings = route.bodySerializer?.hashingsIn(body) ?? 0;
   if (hashings > 0) await runtime.throttle.passwordWrites(request, reply, user, collection.name, hashings);
 
   const context = { user, parameters };
   const recordId = collection.singleton ? singletonId(collection.singleton, context) : id;
-  // Awaited only for a nested collection, whose parent is read, or a scope that answers later: a turn of the event loop less for the rest.
+  // Pending only for a nested collection, whose parent is read, or a scope that answers later.
   const pending = requestScope(runtime.visibility, collection, request, reader, context);
   const { scope, fromPath } = isPending(pending) ? await pending : pending;
-  // Every property named in one literal, no spread: V8 builds it on its fast path.
   const actionRequest: ActionRequest = {
     request,
+    reply,
     reader,
     cursorKey: runtime.cursorKey,
     collection,
@@ -127,11 +128,11 @@ export async function handleCollection(
   };
   let result: ActionResult;
   try {
-    result = await runAction[action](actionRequest);
+    result = await route.run(actionRequest);
   } catch (error) {
     // What the database refused (a unique field taken, a slug naming nothing) under the names clients see.
     throw error instanceof RecordRefused && error.index === undefined ? new RecordRefused(collection.serializerFor(action).refusalDetails(error)) : error;
   }
-
-  return renderResult(reply, mediaType, wrapResult(collection.envelope, action, result), runtime.page, collection, action);
+  if (reply.sent) return reply;
+  return renderResult(reply, mediaType, wrapResult(envelope, action, result), runtime.page, collection, action);
 }

@@ -32,7 +32,7 @@ export const Post = model('posts', {
   indexes: [{ name: 'posts_published_created_at_idx', columns: ['published', 'created_at', 'id'] }],
 });
 
-export const postSerializer = serializer(Post, {
+const postSerializer = serializer(Post, {
   fields: ['id', 'title', 'content', 'published', 'created_at', 'updated_at'],
   readOnly: ['id', 'created_at', 'updated_at'],
 });

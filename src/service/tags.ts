@@ -4,7 +4,7 @@
  */
 import { collection, fields, hasPermission, isAuthenticated, model, serializer } from '../framework/index.js';
 
-export const Tag = model('tags', {
+const Tag = model('tags', {
   id: fields.id(),
   name: fields.string({ maxLength: 50, unique: true }),
 });

@@ -1,7 +1,7 @@
 /** The `users` collection: the accounts themselves, over the framework's User model. */
 import { User, anyOf, collection, hasPermission, isAuthenticated, isOwner, serializer } from '../framework/index.js';
 
-export const userSerializer = serializer(User, {
+const userSerializer = serializer(User, {
   fields: ['id', 'username', 'email', 'is_active', 'date_joined', 'password'],
   readOnly: ['id', 'date_joined'],
   hidden: ['password'],

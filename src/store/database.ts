@@ -82,7 +82,7 @@ export interface StoreDatabase extends Database {
   jsonHasElement(column: Expression<unknown>, element: string): RawBuilder<SqlBool>;
 }
 
-/** The store's view of a database opened by openDatabase (or a copy of one, as a transaction's scope is). */
+/** The store's view of a database opened by openDatabase (or a copy of one bound to a transaction). */
 export function storeDatabase(database: Database): StoreDatabase {
   if (!('db' in database)) throw new Error('Not a database opened by openDatabase().');
   return database as StoreDatabase;
@@ -461,7 +461,7 @@ function withUnnamedStatements(pool: pg.Pool): PostgresPool {
  */
 export function transaction<T>(database: Database, work: (transaction: Database) => Promise<T>): Promise<T> {
   const { db } = storeDatabase(database);
-  const attempt = () => db.transaction().execute((scoped) => work({ ...database, db: scoped } as Database));
+  const attempt = () => db.transaction().execute((transaction) => work({ ...database, db: transaction } as Database));
   return attempt().catch((error: unknown) => (isStalePlan(error) ? attempt() : Promise.reject(error)));
 }
 
@@ -510,7 +510,7 @@ const UTC_TIMESTAMP = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(?:\.\d{1,6})?\+00$/;
  * by position once the form is known (no match array: a list page rewrites hundreds).
  * Other forms (another time zone, years past 9999, BC) go through a Date.
  */
-export function timestampText(value: string): string {
+function timestampText(value: string): string {
   if (!UTC_TIMESTAMP.test(value)) {
     const date = parseDate(value);
     // 'infinity' and the like have no RFC 3339 form: passed on as PostgreSQL wrote them.

@@ -59,7 +59,7 @@ export function visibleRow(database: Database, table: string, alias: string): Ex
 }
 
 /** A related row (named `table` in the query) within one of the scopes at least: each of that scope's conditions holds. */
-export function withinScopes(database: Database, scopes: readonly RecordScope[], table: string): Expression<SqlBool> {
+function withinScopes(database: Database, scopes: readonly RecordScope[], table: string): Expression<SqlBool> {
   const eb = expressionBuilder<Tables, string>();
   return eb.or(scopes.map((scope) => eb.and(compileConditions(database, scope.fields, table, scope.conditions, eb, scope.across))));
 }
@@ -75,9 +75,10 @@ function compileReference(database: Database, { reference }: Reference, table: s
 
 /**
  * Up to this many bare dates under `in` are ranges (their whole UTC days), which an index on the
- * column can serve; more are one lookup of each row's day in the list, since testing every range
- * costs each row of a scan a comparison per member (a thousand days over 10 000 users held SQLite's
- * event loop for a second), and as a flat OR they would pass SQLite's expression depth limit.
+ * column can serve; more are one membership test of each row's day in the list, since testing
+ * every range costs each row of a scan a comparison per member (a thousand days over 10 000 users
+ * held SQLite's event loop for a second), and as a flat OR they would pass SQLite's expression
+ * depth limit.
  */
 const DAYS_AS_RANGES = 16;
 

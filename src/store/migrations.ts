@@ -97,6 +97,6 @@ export async function migrate(database: Database, name: string, migrations: Migr
     }
     return applied;
   };
-  if (capabilities.migrationLock) return transaction(database, (scoped) => run(storeDatabase(scoped).db));
+  if (capabilities.migrationLock) return transaction(database, (transaction) => run(storeDatabase(transaction).db));
   return db.connection().execute(run);
 }

@@ -42,7 +42,7 @@ interface RowDescription {
   readonly fields: readonly Field[];
 }
 
-/** A result's columns: their names in order, each one's parser, and a row of them all to copy (each row gets the same hidden class). */
+/** A result's columns: their names in order, each one's parser, and a row of them all to copy into each row read. */
 interface ResultShape {
   /** What the parsers were chosen by: a statement run with another is described again. */
   readonly typeParser: TypeParser;

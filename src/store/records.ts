@@ -125,9 +125,8 @@ const AGGREGATE_VALUE: Readonly<Record<Aggregate['kind'], (value: unknown) => un
 /**
  * Flattened nested columns → one object per nested field (null when the join found nothing);
  * aggregates as values; the `dropped` columns (what a statement carried beside the record) left
- * out. A new object rather than the driver's row with properties deleted: V8 turns an object that
- * loses a property other than its last into a slow dictionary, which every later read of the row
- * (rendering, hooks) would pay for.
+ * out. A new object rather than the driver's row with properties deleted, which would make every
+ * later read of the row (rendering, hooks) slower.
  */
 export function assembleRow(row: Row, selection: Selection, dropped = NOTHING): Row {
   const { joins, flattened } = assemblyOf(selection);
@@ -268,7 +267,7 @@ export interface Companion {
 const companionQueries = new WeakMap<Companion['query'], Precompiled<Row>>();
 
 /** The companion's row alone (undefined: none), its query compiled once; the driver's promise chained, not wrapped. */
-export function lookUp(database: Database, companion: Companion): Promise<Row | undefined> {
+export function readCompanion(database: Database, companion: Companion): Promise<Row | undefined> {
   let query = companionQueries.get(companion.query);
   if (!query) companionQueries.set(companion.query, (query = precompiled(companion.query, companion.values.length)));
   return query(database, companion.values).then(([row]) => row);
@@ -332,17 +331,8 @@ export function findRecordAlongside(
   });
 }
 
-/** The records with these ids, in id order. */
-export async function findRecords(database: Database, selection: Selection, ids: readonly RecordId[]): Promise<Row[]> {
-  const rows = await selectColumns(database, fromSelection(database, selection), selection)
-    .where(sql.ref(`${selection.table}.id`), 'in', ids)
-    .orderBy(sql.ref(`${selection.table}.id`))
-    .execute();
-  return assembledRows(database, selection, rows);
-}
-
 /** Rows as read → records (assembleRow), their batched relations attached. */
-export async function assembledRows(database: Database, selection: Selection, rows: readonly Row[]): Promise<Row[]> {
+async function assembledRows(database: Database, selection: Selection, rows: readonly Row[]): Promise<Row[]> {
   const records = rows.map((row) => assembleRow(row, selection));
   if (selection.batches) await attachBatches(database, selection, records);
   return records;

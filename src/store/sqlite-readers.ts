@@ -21,12 +21,12 @@ export interface SqliteReaders {
 const READER = new URL('./sqlite-reader.js', import.meta.url);
 
 /** Threads at most: two at least, so that one client's slow reads leave a thread to everyone else's; one per core up to four. */
-export const READER_THREADS = Math.min(4, Math.max(2, availableParallelism()));
+const READER_THREADS = Math.min(4, Math.max(2, availableParallelism()));
 /**
  * Reads waiting for a thread at most; past it a read fails as a busy database does (503). Each
  * request waits on one read at a time, so this is well above what the open connections can ask.
  */
-export const READS_QUEUED = 1024;
+const READS_QUEUED = 1024;
 
 interface Waiting {
   readonly request: ReadRequest;

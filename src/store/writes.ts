@@ -185,11 +185,11 @@ export function createRecord(database: Database, model: Model, selection: Select
 
 /** New records, each made by `create` (createRecord, and what the caller writes with it), in order, all or none (a refusal carries the refused record's index). */
 export function createRecords(database: Database, records: readonly Row[], create: (database: Database, values: Row) => Promise<Row>): Promise<Row[]> {
-  return inTransaction(database, async (scoped) => {
+  return inTransaction(database, async (transaction) => {
     const rows: Row[] = [];
     for (const [index, values] of records.entries()) {
       try {
-        rows.push(await create(scoped, values));
+        rows.push(await create(transaction, values));
       } catch (error) {
         throw error instanceof RecordRefused ? new RecordRefused(error.details, index, error.clashing) : error;
       }
@@ -262,11 +262,11 @@ export function updateRecord(
   const empty = Object.keys(values).length === 0;
   if (!guard) return empty ? findRecord(database, selection, id) : changed(database);
   const locked = () =>
-    inTransaction(database, async (scoped) => {
-      const row = await lockedRecord(scoped, selection, id, guard.check, guard.scope);
+    inTransaction(database, async (transaction) => {
+      const row = await lockedRecord(transaction, selection, id, guard.check, guard.scope);
       if (!row) return undefined;
-      await guard.alongside?.(row, scoped);
-      return empty ? row : changed(scoped, row);
+      await guard.alongside?.(row, transaction);
+      return empty ? row : changed(transaction, row);
     });
   const version = guard.seen && !guard.alongside && !empty ? versionOf(guard.seen) : undefined;
   if (version === undefined) return locked();

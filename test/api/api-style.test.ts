@@ -22,7 +22,7 @@ const notesCollection = collection('notes', {
   defaultOrdering: ['text'],
   pageSize: 2,
   bulkCreate: { max: 5 },
-  actions: { shout: { detail: true, method: 'GET', handler: ({ record }) => ({ text: String(record!.text).toUpperCase() }) } },
+  actions: { shout: { detail: true, method: 'GET', envelope: false, handler: ({ record }) => ({ text: String(record!.text).toUpperCase() }) } },
 });
 
 /** Conduit's error body: every message, prefixed by its field. (And a bug, for 405s: the default envelope answers.) */

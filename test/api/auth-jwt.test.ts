@@ -1,6 +1,6 @@
 import { SignJWT, decodeJwt, jwtVerify } from 'jose';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { signingKeys } from '../../src/framework/authentication/secrets.js';
+import { signingKeys } from '../../src/framework/app/secrets.js';
 import { PASSWORD, startApi, type Reply, type TestApi, type TestUser } from '../support/api.js';
 
 const SECRET_KEY = 'jwt-test-secret-key-that-is-long-enough-0123456789';

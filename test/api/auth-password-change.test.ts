@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { releaseAccountMigrations as accountMigrations } from '../../src/store/accounts/release-migrations.js';
 import { buildApp, loadConfig, migrateApp } from '../../src/framework/index.js';
 import { openStoreDatabase } from '../../src/store/database.js';
-import { hashPassword } from '../../src/framework/passwords.js';
+import { hashPassword } from '../../src/framework/base/passwords.js';
 import { migrate } from '../../src/store/migrations.js';
 import service from '../../src/service/app.js';
 import { PASSWORD, startApi, type Reply, type TestApi, type TestUser } from '../support/api.js';

@@ -253,7 +253,7 @@ describe('the app’s own routes', () => {
     expect((await api.request('GET', '/audit', { token: publisher.token })).json).toEqual({ audited: true });
   });
 
-  it('count in a throttle scope', async () => {
+  it('count in a throttle bucket', async () => {
     for (let request = 0; request < 2; request += 1) expect((await api.request('GET', '/limited', { token: bob.token })).status).toBe(200);
     const limited = await api.request('GET', '/limited', { token: bob.token });
     expect(limited.status).toBe(429);

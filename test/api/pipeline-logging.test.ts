@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildApp, loadConfig, migrateApp, openDatabase, type Database } from '../../src/framework/index.js';
-import { createUser } from '../../src/framework/users/admin.js';
-import { createToken } from '../../src/framework/authentication/token.js';
+import { createUser } from '../../src/framework/app/admin.js';
+import { createToken } from '../../src/framework/stages/authentication/token.js';
 import service from '../../src/service/app.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 

@@ -131,11 +131,11 @@ describe('throttling: client addresses behind a proxy', () => {
   });
 });
 
-describe('throttling: scoped rates per collection', () => {
-  const scoped = withPublicNotes({ throttles: { articles: { user: '1/min' }, notes: { user: '1/min' } } });
+describe('throttling: a bucket of its own per collection', () => {
+  const buckets = withPublicNotes({ throttles: { articles: { user: '1/min' }, notes: { user: '1/min' } } });
 
   it('applies a collection its own rate, counted apart from the default window', async () => {
-    const { request, user } = await start({ THROTTLE_USER: '5/min' }, scoped);
+    const { request, user } = await start({ THROTTLE_USER: '5/min' }, buckets);
     const alice = await user('alice');
     const first = await request('GET', '/api/v1/articles/', { token: alice.token });
     expect(first.status).toBe(200);
@@ -146,14 +146,14 @@ describe('throttling: scoped rates per collection', () => {
     expectRateHeaders(users, 5, 4);
   });
 
-  it('keeps the default rate for the kind a scope leaves out', async () => {
-    const { request } = await start({ THROTTLE_ANON: '2/min' }, scoped);
+  it('keeps the default rate for the kind a bucket leaves out', async () => {
+    const { request } = await start({ THROTTLE_ANON: '2/min' }, buckets);
     const reply = await request('GET', '/api/v1/notes/');
     expect(reply.status).toBe(200);
     expectRateHeaders(reply, 2, 1);
   });
 
-  it('refuses to start with a scope naming no collection or a malformed rate', async () => {
+  it('refuses to start with a bucket naming no collection or a malformed rate', async () => {
     await expect(startApi({}, defineApp({ ...service, throttles: { posts: { user: '1/min' } } }))).rejects.toThrow(
       'throttles: no collection named "posts".',
     );

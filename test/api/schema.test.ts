@@ -28,7 +28,7 @@ import {
 } from '../../src/framework/index.js';
 import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
 import { expectedColumn } from '../../src/store/schema/drift.js';
-import { createToken } from '../../src/framework/authentication/token.js';
+import { createToken } from '../../src/framework/stages/authentication/token.js';
 import { Article } from '../../src/service/articles.js';
 import { users } from '../../src/service/users.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';

@@ -7,7 +7,7 @@ import { createHmac } from 'node:crypto';
 import { sign as signCookie } from '@fastify/cookie';
 import { SignJWT } from 'jose';
 import { afterEach, describe, expect, it } from 'vitest';
-import { signingKeys } from '../../src/framework/authentication/secrets.js';
+import { signingKeys } from '../../src/framework/app/secrets.js';
 import { User, collection, defineApp, serializer } from '../../src/framework/index.js';
 import { PASSWORD, startApi, type TestApi } from '../support/api.js';
 

@@ -5,9 +5,9 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp, declaredSchemaDifferences, loadConfig, migrateApp } from '../../src/framework/index.js';
-import { createToken } from '../../src/framework/authentication/token.js';
-import { grantPermissions } from '../../src/framework/users/admin.js';
-import { hashPassword } from '../../src/framework/passwords.js';
+import { createToken } from '../../src/framework/stages/authentication/token.js';
+import { grantPermissions } from '../../src/framework/app/admin.js';
+import { hashPassword } from '../../src/framework/base/passwords.js';
 import service from '../../src/service/app.js';
 import { releaseAccountMigrations } from '../../src/store/accounts/release-migrations.js';
 import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';

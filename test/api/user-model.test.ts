@@ -4,7 +4,7 @@
  * migration (refusing to redeclare what authentication reads); `credentials.check` and
  * `credentials.issue` let a custom action log in and a hook hand out a token; `computed.credential()`
  * shows only a credential the request issued or the caller presented, never in a list, never
- * another user's; a singleton collection serves the caller's own record without a lookup segment;
+ * another user's; a singleton collection serves the caller's own record without a record key segment;
  * a `writeOnly` field is written and never rendered.
  */
 import { Writable } from 'node:stream';
@@ -66,7 +66,7 @@ describe('an app user model (User.extend)', () => {
     expect(() => User.extend({ password: undefined as never })).toThrow(/cannot be redeclared/);
   });
 
-  it('refuses, at declaration, a singleton with what needs a lookup segment or a list', () => {
+  it('refuses, at declaration, a singleton with what needs a record key segment or a list', () => {
     const declared = { serializer: memberSerializer, singleton: () => 1 };
     expect(() => collection('one', { ...declared, lookupField: 'username' })).toThrow(/singleton collection .*lookupField/);
     expect(() => collection('one', { ...declared, bulkCreate: { max: 2 } })).toThrow(/singleton collection .*bulkCreate/);
@@ -142,7 +142,7 @@ describe('a user model, credentials, a singleton (token auth)', () => {
     expect((await api.request('GET', `/api/v1/members/${alice.id}/`, { token: alice.token })).json.token).toBe(alice.token);
   });
 
-  it('serves the singleton without a lookup segment: GET, PUT, PATCH on the caller\'s own record; no list, create or delete', async () => {
+  it('serves the singleton without a record key segment: GET, PUT, PATCH on the caller\'s own record; no list, create or delete', async () => {
     const patched = await api.request('PATCH', '/api/v1/me/', { token: alice.token, body: { bio: 'patched' } });
     expect(patched.status).toBe(200);
     expect(patched.json).toMatchObject({ id: alice.id, username: 'alice', bio: 'patched', token: alice.token });

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
 import { migrateApp, openDatabase } from '../../src/framework/index.js';
-import { authenticate } from '../../src/framework/authentication/index.js';
-import { tokenAuthentication } from '../../src/framework/authentication/token.js';
+import { authenticate } from '../../src/framework/stages/authentication/index.js';
+import { tokenAuthentication } from '../../src/framework/stages/authentication/token.js';
 import { requestReader } from '../../src/store/reader.js';
 import service from '../../src/service/app.js';
 

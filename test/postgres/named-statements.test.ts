@@ -113,8 +113,8 @@ describe.runIf(testDialect === 'postgres')('named statements on PostgreSQL', () 
 
     // In a transaction the refusal ends it: it is rolled back and runs again, its write made once.
     const inTransaction = () =>
-      transaction(single, async (scoped) => {
-        const { db } = storeDatabase(scoped);
+      transaction(single, async (transaction) => {
+        const { db } = storeDatabase(transaction);
         await db.insertInto('shifting_log').values({ at: 1 }).execute();
         return db.selectFrom('shifting').select('code').where('id', '=', 1).execute();
       });

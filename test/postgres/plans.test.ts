@@ -11,8 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Placeholder } from '../../src/store/precompiled.js';
 import { buildApp, loadConfig, migrateApp } from '../../src/framework/index.js';
 import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
-import { hashOf } from '../../src/framework/authentication/credentials.js';
-import { createToken } from '../../src/framework/authentication/token.js';
+import { hashOf } from '../../src/framework/stages/authentication/credentials.js';
+import { createToken } from '../../src/framework/stages/authentication/token.js';
 import service from '../../src/service/app.js';
 import { createTestDatabase, testDialect, type TestDatabase } from '../support/database.js';
 

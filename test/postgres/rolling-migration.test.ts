@@ -22,7 +22,7 @@ import {
   type Field,
   type Migrations,
 } from '../../src/framework/index.js';
-import { createToken } from '../../src/framework/authentication/token.js';
+import { createToken } from '../../src/framework/stages/authentication/token.js';
 import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
 import { createTestDatabase, testDialect, type TestDatabase } from '../support/database.js';
 import { generatedMigrations } from '../support/migrations.js';

@@ -11,8 +11,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { migrateApp, openDatabase } from '../../src/framework/index.js';
-import { createUser } from '../../src/framework/users/admin.js';
-import { createToken } from '../../src/framework/authentication/token.js';
+import { createUser } from '../../src/framework/app/admin.js';
+import { createToken } from '../../src/framework/stages/authentication/token.js';
 import service from '../../src/service/app.js';
 import { onPostgres } from '../support/database.js';
 

@@ -12,8 +12,8 @@ import type { FastifyInstance } from 'fastify';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { allowAny, buildApp, collection, defineApp, hasPermission, loadConfig, migrateApp, openDatabase, serializer, User, type Database } from '../../src/framework/index.js';
-import { createUser } from '../../src/framework/users/admin.js';
-import { createToken } from '../../src/framework/authentication/token.js';
+import { createUser } from '../../src/framework/app/admin.js';
+import { createToken } from '../../src/framework/stages/authentication/token.js';
 import { withPublicNotes } from '../api/pipeline-support.js';
 import { createTestDatabase, testDialect, type TestDatabase } from '../support/database.js';
 

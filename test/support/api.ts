@@ -7,9 +7,9 @@ import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { buildApp, loadConfig, migrateApp, type AppDefinition } from '../../src/framework/index.js';
 import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
-import { createToken } from '../../src/framework/authentication/token.js';
-import { grantPermissions } from '../../src/framework/users/admin.js';
-import { hashPassword } from '../../src/framework/passwords.js';
+import { createToken } from '../../src/framework/stages/authentication/token.js';
+import { grantPermissions } from '../../src/framework/app/admin.js';
+import { hashPassword } from '../../src/framework/base/passwords.js';
 import service from '../../src/service/app.js';
 import { createTestDatabase } from './database.js';
 

@@ -14,6 +14,9 @@ const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 /** A measured quantity: a duration, a size, a rate, a share or a ratio (`40 µs`, `~8 MB`, `5-10 %`, `1.5x`). */
 const MEASUREMENT = /\d\s?(?:µs|ms|KB|MB|GB|req\/s|%)(?![\w/])|\b\d+(?:\.\d+)?x\b/;
 
+/** What a JavaScript engine does inside: its name, object shapes, inline caches, its collector's generations. */
+const ENGINE_INTERNALS = /\bV8\b|hidden class|megamorphic|monomorphic|inline cache|\bscavenge|\bpromoted\b|slow dictionary/i;
+
 function sources(directory = SRC): string[] {
   return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
     const path = join(directory, entry.name);
@@ -38,14 +41,21 @@ function commentsOf(path: string): string[] {
   return [...comments.values()];
 }
 
+/** Every comment line under src/ that `pattern` matches, with its file. */
+const commentLinesMatching = (pattern: RegExp): string[] =>
+  sources().flatMap((path) =>
+    commentsOf(path)
+      .flatMap((comment) => comment.split('\n'))
+      .filter((line) => pattern.test(line))
+      .map((line) => `${relative(SRC, path)}: ${line.trim()}`),
+  );
+
 describe('comments in src/', () => {
   it('carry no measurements (they belong in docs/performance.md)', () => {
-    const measured = sources().flatMap((path) =>
-      commentsOf(path)
-        .flatMap((comment) => comment.split('\n'))
-        .filter((line) => MEASUREMENT.test(line))
-        .map((line) => `${relative(SRC, path)}: ${line.trim()}`),
-    );
-    expect(measured).toEqual([]);
+    expect(commentLinesMatching(MEASUREMENT)).toEqual([]);
+  });
+
+  it('explain no engine internals (they say why the code is as it is, not how V8 runs it)', () => {
+    expect(commentLinesMatching(ENGINE_INTERNALS)).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig, shares } from '../../src/framework/config.js';
+import { loadConfig, shares } from '../../src/framework/app/config.js';
 
 describe('configuration from the environment', () => {
   it('has the documented defaults', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { hashingSlots, type HashingWork } from '../../src/framework/hashing-slots.js';
+import { hashingSlots, type HashingWork } from '../../src/framework/base/hashing-slots.js';
 
 /** Tasks that start when the slots let them and end when the test says. */
 function harness(total: number) {

@@ -1,9 +1,11 @@
 /**
  * The layers' one direction of dependency (docs/architecture.md): src/core is plain vocabulary
  * that imports no other layer, neither Fastify nor Kysely; src/store depends on the core alone;
- * no two store modules import each other, however indirectly; and the store owns SQL: nothing
- * above it (framework, service, CLI, examples) imports Kysely or compares a dialect's name, and no
- * type the public API exports leads to Kysely's (but the migration steps', for now).
+ * the framework's folders are layers too, each importing only those beneath it; no import cycle
+ * anywhere in src, type imports included; the pipeline's stages import nothing of each other; and
+ * the store owns SQL: nothing above it (framework, service, CLI, examples) imports Kysely or
+ * compares a dialect's name, and no type the public API exports leads to Kysely's (but the
+ * migration steps', for now).
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -62,6 +64,43 @@ const graph = new Map(all.map((module) => [module, importsOf(module, new Set(all
 const layer = (module: string): string => module.split('/')[0]!;
 const inLayer = (name: string): string[] => all.filter((module) => layer(module) === name);
 
+/**
+ * src's layers, lowest first: a module may import its own layer's modules and those of the layers
+ * beneath it, never one above. In the framework, each folder is a layer, `views.ts` (the one
+ * pipeline) sits between what it runs and the routes that call it, and `index.ts` (the public API)
+ * above the rest; the CLI and the scaffold it writes share the top.
+ */
+const LAYERS: readonly (readonly string[])[] = [
+  ['core'],
+  ['store'],
+  ['framework/base'],
+  ['framework/declare'],
+  ['framework/stages'],
+  ['framework/actions'],
+  ['framework/render'],
+  ['framework/docs'],
+  ['framework/views.ts'],
+  ['framework/routing'],
+  ['framework/app'],
+  ['framework/index.ts'],
+  ['service'],
+  ['cli.ts', 'scaffold.ts'],
+];
+
+/** The rank of a module's layer in LAYERS; a module in no layer is an error, so a new folder must be placed. */
+function rankOf(module: string): number {
+  const rank = LAYERS.findIndex((names) => names.some((name) => module === name || module.startsWith(`${name}/`)));
+  if (rank < 0) throw new Error(`${module} is in no layer: add its folder to LAYERS.`);
+  return rank;
+}
+
+/** `module → import` for each import that points up the layers, in `imports` (a module's own imports by module). */
+const upwardImports = (imports: ReadonlyMap<string, Imports>): string[] =>
+  [...imports].flatMap(([module, { modules }]) => modules.filter((imported) => rankOf(imported) > rankOf(module)).map((imported) => `${module} → ${imported}`));
+
+/** The stage a module of framework/stages belongs to: its file, or its folder (`authentication`). */
+const stageOf = (module: string): string | undefined => /^framework\/stages\/([^/.]+)/.exec(module)?.[1];
+
 const ROOT = resolve(SRC, '..');
 /** Source files above the store, from the repository: the framework, the service, the CLI, the examples. */
 const aboveStore = [
@@ -104,7 +143,7 @@ function violations(name: string, forbidden: (imported: string, isPackage: boole
 }
 
 /** One import cycle among `members` as the path that closes it, or undefined when there is none. */
-function cycleAmong(members: readonly string[]): string[] | undefined {
+function cycleAmong(members: readonly string[], imports: ReadonlyMap<string, Imports> = graph): string[] | undefined {
   const inside = new Set(members);
   const done = new Set<string>();
   const path: string[] = [];
@@ -113,7 +152,7 @@ function cycleAmong(members: readonly string[]): string[] | undefined {
     if (start >= 0) return [...path.slice(start), module];
     if (done.has(module)) return undefined;
     path.push(module);
-    for (const imported of graph.get(module)!.modules.filter((next) => inside.has(next))) {
+    for (const imported of imports.get(module)!.modules.filter((next) => inside.has(next))) {
       const cycle = visit(imported);
       if (cycle) return cycle;
     }
@@ -182,7 +221,7 @@ describe('the layers depend one way: framework → store → core', () => {
       modules: expect.arrayContaining(['store/records.ts', 'core/list-query.ts']),
       packages: expect.arrayContaining(['kysely']),
     });
-    expect(graph.get('framework/app.ts')?.packages).toContain('fastify');
+    expect(graph.get('framework/app/app.ts')?.packages).toContain('fastify');
   });
 
   it('keeps the core free of every other layer, of Fastify and of Kysely', () => {
@@ -202,9 +241,34 @@ describe('the layers depend one way: framework → store → core', () => {
     expect(cycleAmong(inLayer('store'))).toBeUndefined();
   });
 
+  it('places every module in a layer, and imports only down the layers', () => {
+    for (const module of all) expect(rankOf(module)).toBeGreaterThanOrEqual(0);
+    expect(upwardImports(graph)).toEqual([]);
+  });
+
+  it('finds an upward import and a cycle planted in the graph', () => {
+    // The rules above judge a graph; one with an import they must refuse shows they can fail.
+    const planted = new Map(graph);
+    const errors = graph.get('framework/base/errors.ts')!;
+    planted.set('framework/base/errors.ts', { ...errors, modules: [...errors.modules, 'framework/routing/router.ts'] });
+    expect(upwardImports(planted)).toEqual(['framework/base/errors.ts → framework/routing/router.ts']);
+    expect(cycleAmong(all, planted)).toBeDefined();
+  });
+
+  it('has no import cycle anywhere in src, type imports included', () => {
+    expect(cycleAmong(all)).toBeUndefined();
+  });
+
+  it('keeps the stages apart: a stage imports nothing of another (as DRF\'s stage modules, and Hono\'s middlewares)', () => {
+    const crossing = inLayer('framework')
+      .filter((module) => stageOf(module) !== undefined)
+      .flatMap((module) => graph.get(module)!.modules.filter((imported) => stageOf(imported) !== undefined && stageOf(imported) !== stageOf(module)).map((imported) => `${module} → ${imported}`));
+    expect(crossing).toEqual([]);
+  });
+
   it('reads the files above the store, and knows a dialect test when it sees one', () => {
     expect(aboveStore).toEqual(expect.arrayContaining(['src/framework/views.ts', 'src/service/articles.ts', 'src/cli.ts', 'examples/library/app.mjs']));
-    expect(packagesOf('src/framework/app.ts')).toContain('fastify');
+    expect(packagesOf('src/framework/app/app.ts')).toContain('fastify');
     for (const test of [
       "if (runtime.database.dialect !== 'postgres') return;",
       "types.dialect === 'postgres' ? true : 1",

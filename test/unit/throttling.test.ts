@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { memoryCounterStore } from '../../src/framework/throttling.js';
+import { memoryCounterStore } from '../../src/framework/stages/throttling.js';
 
 /** A store on a clock the test moves, at most `maxWindows` windows. */
 function storeAt(maxWindows: number) {

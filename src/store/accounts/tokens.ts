@@ -29,7 +29,7 @@ export async function deleteUserTokens(database: Database, userId: number): Prom
   return Number(result.numDeletedRows);
 }
 
-// The lookup is by hash: timing reveals nothing about the stored tokens. A token is current while it
+// The token is found by its hash: timing reveals nothing about the stored tokens. A token is current while it
 // carries its user's credential version, or is the one a password change kept (see endCredentials).
 const tokenUser = (database: Database, keyHash: Placeholder, active: Placeholder): RowQuery =>
   storeDatabase(database).db
@@ -46,4 +46,4 @@ const tokenUser = (database: Database, keyHash: Placeholder, active: Placeholder
     ) as unknown as RowQuery;
 
 /** The one query that finds the active user of a current token (USER_COLUMNS): it can ride along with another read. */
-export const tokenUserLookup = (keyHash: string): Companion => ({ query: tokenUser, columns: USER_COLUMNS, values: [keyHash, ACTIVE] });
+export const tokenUserQuery = (keyHash: string): Companion => ({ query: tokenUser, columns: USER_COLUMNS, values: [keyHash, ACTIVE] });

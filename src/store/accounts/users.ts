@@ -8,7 +8,7 @@ import { storeDatabase, transaction, type Database } from '../database.js';
 import { insertRecord, type RecordId } from '../records.js';
 import { grantPermissions } from './permissions.js';
 
-/** The columns a user lookup selects. */
+/** The columns a query finding a user selects. */
 export const USER_COLUMNS = ['id', 'username', 'is_superuser', 'credentials_version'] as const;
 
 export interface UserRow {
@@ -103,12 +103,12 @@ export async function insertUser(
   values: Row,
   { superuser, permissions }: { superuser: boolean; permissions: readonly string[] },
 ): Promise<number> {
-  return transaction(database, async (scoped) => {
-    const id = Number(await insertRecord(scoped, model, values));
+  return transaction(database, async (transaction) => {
+    const id = Number(await insertRecord(transaction, model, values));
     if (superuser) {
-      await storeDatabase(scoped).db.updateTable('users').set({ is_superuser: storeDatabase(database).capabilities.types.booleanValue(true) }).where('id', '=', id).execute();
+      await storeDatabase(transaction).db.updateTable('users').set({ is_superuser: storeDatabase(database).capabilities.types.booleanValue(true) }).where('id', '=', id).execute();
     }
-    await grantPermissions(scoped, id, permissions);
+    await grantPermissions(transaction, id, permissions);
     return id;
   });
 }

@@ -9,7 +9,7 @@ const IDENTIFIER = /^[A-Za-z_$][\w$]*$/;
 const WIDTH = 110;
 
 /** A JS literal of plain data: unquoted keys, single-quoted strings, short objects on one line. */
-export function literal(value: unknown, indent = ''): string {
+function literal(value: unknown, indent = ''): string {
   if (typeof value === 'string') return `'${value.replaceAll('\\', '\\\\').replaceAll("'", "\\'")}'`;
   if (typeof value !== 'object' || value === null) return String(value);
   const inner = `${indent}  `;

@@ -1,0 +1,51 @@
+/**
+ * A custom action as the pipeline runs it (views.ts): after the stages every action passes, its
+ * record read through the scope and its object permissions (a detail action), its declared body
+ * validated, then the app's handler, whose value is the answer's body.
+ */
+import { isJsonObject, stringifyJson } from '../../core/json.js';
+import { isPending } from '../../core/maybe-promise.js';
+import type { RecordId } from '../../store/records.js';
+import { unrestricted } from '../../store/visibility.js';
+import type { Collection } from '../declare/collection.js';
+import { declaredBody, standsFor, takesBody, type CustomAction, type DeclaredBody } from '../declare/custom-action.js';
+import { API_MEDIA_TYPES, type MediaType } from '../stages/negotiation.js';
+import { announceRecord, loadRecord, writeContext, type ActionRequest, type ActionResult, type ActionRoute } from './request.js';
+
+/** The declared body's values: parsed, then checked as a whole, as a create's (400 `validation_failed`). */
+async function validBody({ serializer, kept }: DeclaredBody, body: unknown, action: ActionRequest): Promise<unknown> {
+  const sent = kept && isJsonObject(body) ? Object.fromEntries(Object.entries(body).filter(([key]) => kept.has(key))) : body;
+  const parsed = serializer.parseBody(sent, 'create', writeContext(action));
+  const values = isPending(parsed) ? await parsed : parsed;
+  const validated = serializer.validateObject(values, { existing: undefined, user: action.user });
+  if (validated) await validated;
+  return values;
+}
+
+async function run(collection: Collection, declared: CustomAction, body: DeclaredBody | undefined, action: ActionRequest): Promise<ActionResult> {
+  const { request, reply, user, parameters, credentials, links, fromPath } = action;
+  const record = declared.detail ? (await loadRecord(action, collection.serializer)).row : undefined;
+  // Judged after the record, as a collection's update judges its body after 404 and 403.
+  const values = body ? await validBody(body, action.body, action) : action.body;
+  const parent = collection.parent && (fromPath?.[collection.parent.field] as RecordId);
+  // The handler is the app's own code: it reads and writes as the app, every row (as hooks do).
+  const database = unrestricted(action.reader.database);
+  const result = await declared.handler({ user, parameters, request, reply, database, record, body: values, parent, credentials, links });
+  if (declared.mediaType) return { status: reply.statusCode, body: String(result), type: `${declared.mediaType}; charset=utf-8` };
+  return { status: reply.statusCode, body: result, json: stringifyJson(result) };
+}
+
+/** The custom action `name` of `collection` as the pipeline runs it. */
+export function customRoute(collection: Collection, name: string, declared: CustomAction): ActionRoute {
+  const body = declaredBody(collection.name, name, declared);
+  return {
+    action: standsFor(declared),
+    permissions: declared.permissions,
+    mediaTypes: declared.mediaType ? [declared.mediaType as MediaType] : API_MEDIA_TYPES,
+    takesBody: takesBody(declared),
+    enveloped: declared.envelope ?? true,
+    bodySerializer: body?.serializer,
+    announce: declared.detail ? (reader, id, url, restricted) => announceRecord(reader, id, url, collection, restricted, collection.serializer) : undefined,
+    run: (action) => run(collection, declared, body, action),
+  };
+}

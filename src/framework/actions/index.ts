@@ -1,0 +1,40 @@
+/**
+ * The six built-in actions of a collection (list, retrieve, create, update, partial_update,
+ * destroy), each in a file of its own, as the pipeline (views.ts) runs them.
+ */
+import type { Collection } from '../declare/collection.js';
+import type { Action } from '../declare/permissions.js';
+import { API_MEDIA_TYPES } from '../stages/negotiation.js';
+import { announceRecord, type ActionRequest, type ActionResult, type ActionRoute } from './request.js';
+import { list } from './list.js';
+import { retrieve } from './retrieve.js';
+import { create } from './create.js';
+import { change } from './update.js';
+import { destroy } from './destroy.js';
+
+const runAction: Record<Action, (action: ActionRequest) => Promise<ActionResult>> = {
+  list,
+  retrieve,
+  create,
+  update: (action) => change(action, action.collection.putMode),
+  partial_update: (action) => change(action, 'partial_update'),
+  destroy,
+};
+
+const actionsWithBody: ReadonlySet<Action> = new Set(['create', 'update', 'partial_update']);
+/** The actions that read their record first, so it may be announced. */
+const readingFirst: ReadonlySet<Action> = new Set(['retrieve', 'update', 'partial_update']);
+
+/** A collection's built-in action as the pipeline runs it. */
+export function builtInRoute(collection: Collection, action: Action): ActionRoute {
+  const serializer = collection.serializerFor(action);
+  return {
+    action,
+    mediaTypes: API_MEDIA_TYPES,
+    takesBody: actionsWithBody.has(action),
+    enveloped: true,
+    bodySerializer: actionsWithBody.has(action) ? serializer : undefined,
+    announce: readingFirst.has(action) ? (reader, id, url, restricted) => announceRecord(reader, id, url, collection, restricted, serializer) : undefined,
+    run: runAction[action],
+  };
+}

@@ -1,0 +1,133 @@
+/**
+ * A record store: one model's records read and written through its
+ * serializer, for routes outside the collection API. Bodies are checked by
+ * the serializer; failures are the framework's typed errors (400 naming the
+ * field, 404, and 500 when a write fails), so any error renderer can show them.
+ */
+import type { Database } from '../../store/database.js';
+import { recordsInBatches } from '../../store/list.js';
+import { findRecord, listRecords, type RecordId } from '../../store/records.js';
+import { createRecord, deleteRecord, updateRecord } from '../../store/writes.js';
+import { RecordRefused } from '../../core/refused.js';
+import { ApiError, notFound, validationFailed } from '../base/errors.js';
+import type { Ordering } from '../../core/list-query.js';
+import type { Row } from '../../core/rows.js';
+import type { Serializer, WriteContext } from '../declare/serializer.js';
+
+export type { RecordId };
+
+/** Records read per query by `each`: large enough that round trips are few, small enough to hold. */
+const BATCH_SIZE = 200;
+
+export interface RecordStoreOptions {
+  /** What one record is called in messages: "post" → "Post not found." */
+  readonly name: string;
+  /** Body fields the serializer does not know: 400 (as collections answer) or dropped. */
+  readonly unknownFields?: 'reject' | 'ignore';
+}
+
+/** Records rendered by the serializer (JSON-ready, in its field order). */
+export interface RecordStore {
+  /** The record; 404 when there is none. */
+  get(id: RecordId): Promise<Row>;
+  /** Every record whose fields equal `where` (values, not SQL expressions), ordered by field names (`-name` descending). */
+  list(where: Row, ordering: readonly string[]): Promise<Row[]>;
+  /**
+   * The same records, ties by id, read from the database in batches as the caller iterates (for
+   * lists too long to hold: see sendJsonArray). Not one snapshot; ordering fields must not be nullable.
+   */
+  each(where: Row, ordering: readonly string[]): AsyncIterable<Row>;
+  /** Validates `body` as a new record, stores it with `set` (values the route sets, not the client). */
+  create(body: unknown, set?: Row): Promise<Row>;
+  /**
+   * Loads the record (404), then reads the body (so an unknown id is 404 whatever
+   * the body), applies the body's fields over the record, then `set`, and saves it.
+   */
+  update(id: RecordId, readBody: () => unknown, set?: Row): Promise<Row>;
+  /** Removes the record (404 when there is none). */
+  delete(id: RecordId): Promise<void>;
+}
+
+const capitalized = (text: string): string => text.charAt(0).toUpperCase() + text.slice(1);
+
+export function recordStore(database: Database, serializer: Serializer, options: RecordStoreOptions): RecordStore {
+  const { model, selection } = serializer;
+  const known = new Set(serializer.fields.map((name) => serializer.shown(name)));
+  const missing = (): ApiError => notFound(`${capitalized(options.name)} not found.`);
+  // Anonymous: no user, no permissions.
+  const context: WriteContext = { userId: null, hasPermission: async () => false };
+
+  const parse = async (body: unknown, mode: 'create' | 'partial_update'): Promise<Row> => {
+    const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
+    const input =
+      isObject && options.unknownFields === 'ignore'
+        ? Object.fromEntries(Object.entries(body).filter(([name]) => known.has(name)))
+        : body;
+    return serializer.parseBody(input, mode, context);
+  };
+
+  /** A failed write is a 500 saying only what failed; the cause goes to the log (an outage stays a 503). */
+  const writing = async <T>(what: string, write: () => Promise<T>): Promise<T> => {
+    try {
+      return await write();
+    } catch (error) {
+      if (error instanceof RecordRefused) throw validationFailed(error.details);
+      if (error instanceof ApiError || database.isUnavailable(error)) throw error;
+      throw Object.assign(new ApiError(500, 'server_error', `Could not ${what} the ${options.name}.`), { cause: error });
+    }
+  };
+
+  const orderingOf = (ordering: readonly string[]): Ordering[] =>
+    ordering.map((term) => {
+      const field = term.replace(/^-/, '');
+      if (!model.fields[field]) throw new Error(`${model.table} has no field "${field}"`);
+      return { field, descending: term.startsWith('-') };
+    });
+
+  const load = async (id: RecordId): Promise<Row> => {
+    const row = await findRecord(database, selection, id);
+    if (!row) throw missing();
+    return row;
+  };
+
+  return {
+    get: async (id) => serializer.render(await load(id)),
+
+    async list(where, ordering) {
+      const rows = await listRecords(database, model, selection, where, orderingOf(ordering));
+      return rows.map((row) => serializer.render(row));
+    },
+
+    async *each(where, ordering) {
+      const terms = orderingOf(ordering);
+      const nullable = terms.filter(({ field }) => model.fields[field]!.nullable);
+      if (nullable.length > 0) throw new Error(`${model.table}: cannot read in batches ordered by nullable ${nullable.map(({ field }) => field).join(', ')}`);
+      const filters = Object.entries(where).map(([field, value]) => {
+        if (!model.fields[field]) throw new Error(`${model.table} has no field "${field}"`);
+        return value === null ? { field, lookup: 'isnull' as const, value: true } : { field, lookup: 'exact' as const, value };
+      });
+      const source = { selection, fields: model.fields, searchFields: [] };
+      for await (const rows of recordsInBatches(database, source, { filters, ordering: terms }, BATCH_SIZE)) {
+        for (const row of rows) yield serializer.render(row);
+      }
+    },
+
+    async create(body, set = {}) {
+      const values = { ...(await parse(body, 'create')), ...set };
+      return serializer.render(await writing('save', () => createRecord(database, model, selection, values)));
+    },
+
+    async update(id, readBody, set = {}) {
+      await load(id);
+      const values = { ...(await parse(readBody(), 'partial_update')), ...set };
+      // Only the body's fields are written, so a concurrent save of other fields is not undone.
+      const row = await writing('save', () => updateRecord(database, model, selection, id, values));
+      if (!row) throw missing();
+      return serializer.render(row);
+    },
+
+    async delete(id) {
+      if (!(await writing('delete', () => deleteRecord(database, selection, id)))) throw missing();
+    },
+  };
+}

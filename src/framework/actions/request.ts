@@ -1,0 +1,218 @@
+/**
+ * What an action gets (ActionRequest) and gives back (ActionResult), the route the pipeline runs it
+ * by, and what several actions share: the record the path names, read and checked; a write's
+ * guards, scope re-read and hooks' context; a result written once for its ETag.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Database } from '../../store/database.js';
+import { stringifyJson } from '../../core/json.js';
+import type { RecordScope } from '../../core/list-query.js';
+import { readList } from '../../store/list.js';
+import { readsRestricted, unrestricted } from '../../store/visibility.js';
+import type { RequestReader } from '../../store/reader.js';
+import type { RecordId } from '../../store/records.js';
+import type { WriteCheck } from '../../store/writes.js';
+import type { AuthUser } from '../base/auth-user.js';
+import type { Collection } from '../declare/collection.js';
+import { assertMatches, strongEtag } from '../stages/conditional.js';
+import { ApiError, notFound, permissionDenied } from '../base/errors.js';
+import type { CommitEvent, HookContext } from '../declare/hooks.js';
+import { type Action, type Permission } from '../declare/permissions.js';
+import { checkObjectPermissions } from '../stages/permissions.js';
+import type { MediaType } from '../stages/negotiation.js';
+import type { Row, Selection } from '../../core/rows.js';
+import type { Serializer, WriteContext } from '../declare/serializer.js';
+import type { RecordLinks } from '../declare/computed.js';
+import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
+import { fromTable, type RequestCredentials } from './credentials.js';
+
+export interface ActionRequest {
+  readonly request: FastifyRequest;
+  /** A custom action's handler may set a status or headers on it, or send the answer itself. */
+  readonly reply: FastifyReply;
+  /** The request's reader: what the action reads, and the database it writes to (reader.database). */
+  readonly reader: RequestReader;
+  readonly collection: Collection;
+  readonly action: Action;
+  readonly permissions: readonly Permission[];
+  readonly user: AuthUser | null;
+  readonly parameters: ReadonlyMap<string, string>;
+  /** Signs and checks pagination cursors. */
+  readonly cursorKey: Uint8Array;
+  /** The detail routes' path segment naming the record (its `id`, or the collection's lookup field), unparsed. */
+  readonly id?: string;
+  readonly body?: unknown;
+  /** The collection's scope for this request, when it has one (a nested collection's includes its parent). */
+  readonly scope?: RecordScope;
+  /** Values the path sets on a create (a nested collection's foreign key to its parent). */
+  readonly fromPath?: Row;
+  readonly credentials: RequestCredentials;
+  /** The records' own URLs (`computed.url()`), as the request's router spells them. */
+  readonly links?: RecordLinks;
+}
+
+export interface ActionResult {
+  readonly status: number;
+  readonly body?: unknown;
+  /** The body as JSON, when it was already written (to compute its ETag). */
+  readonly json?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  /** The media type the body is already written in (a custom action's own, `text/csv` say): sent as it is, never rendered. */
+  readonly type?: string;
+}
+
+/**
+ * What the pipeline (views.ts) runs after its stages: a built-in action, or an app's custom one
+ * (custom.ts), which differs only in what it runs.
+ */
+export interface ActionRoute {
+  /** The built-in action it is, or stands for: whose permissions, object checks and envelope apply. */
+  readonly action: Action;
+  /** A custom action's own checks, in place of the collection's for its built-in action. */
+  readonly permissions?: readonly Permission[];
+  /** What it answers in: the API's media types, or a custom action's own. */
+  readonly mediaTypes: readonly MediaType[];
+  /** Whether a body is read (and taken out of the collection's envelope). */
+  readonly takesBody: boolean;
+  /** Whether the collection's envelope wraps its body and answer (a custom action may opt out). */
+  readonly enveloped: boolean;
+  /** The serializer whose password fields a body may set: each set password is a hash, throttled as a request. */
+  readonly bodySerializer?: Serializer;
+  /** Tells the request's reader what the action will read, before the stages run (see announceRecord). */
+  announce?(reader: RequestReader, id: string | undefined, url: string, restricted: ReadonlySet<string>): void;
+  run(request: ActionRequest): Promise<ActionResult>;
+}
+
+/** What the action reads of its records (its serializer's, or a narrowed one), for this request, found by the lookup field. */
+export const selectionOf = (action: ActionRequest, serializer = action.collection.serializerFor(action.action)): Selection =>
+  action.collection.recordKey.selection(serializer.selectionFor(action.user));
+
+/** A result whose JSON is written once, for both its ETag and the response (which may be a 304: see renderResult). */
+export function written(status: number, body: unknown, tag: (json: string) => string, location?: string): ActionResult {
+  const json = stringifyJson(body);
+  const etag = tag(json);
+  return { status, body, json, headers: location === undefined ? { ETag: etag } : { Location: location, ETag: etag } };
+}
+
+/**
+ * What a write's transaction (its hooks, the model's rules) threw, with a refusal's details under
+ * the names clients see: a hook names the model's fields, as `values` does.
+ */
+export function shownRefusal(action: ActionRequest, error: unknown): unknown {
+  if (!(error instanceof ApiError) || !error.details) return error;
+  return new ApiError(error.status, error.code, error.message, action.collection.serializerFor(action.action).shownDetails(error.details), error.headers);
+}
+
+/** The object-level permission checks on the record named by the path: a promise only when one answers later. */
+const checkRecord = (action: ActionRequest, row: Row): MaybePromise<void> =>
+  checkObjectPermissions(action.permissions, { user: action.user, action: action.action }, row);
+
+/** The key the path names its record by (400 or 404 when no record can have it). */
+export function pathKey({ collection: { recordKey }, id = '' }: ActionRequest): RecordId {
+  const key = recordKey.key(id);
+  if (key === undefined) throw recordKey.unreachable();
+  return key;
+}
+
+/**
+ * The record named by the path as `serializer` reads it (by default, the action's), after the
+ * object-level permission checks. A path naming no valid key throws at once rather than rejecting:
+ * every caller awaits it in an async function, where the two are the same.
+ */
+export function loadRecord(action: ActionRequest, serializer?: Serializer): Promise<{ id: RecordId; row: Row }> {
+  const id = pathKey(action);
+  const found = (row: Row): { id: RecordId; row: Row } => {
+    fromTable(action.collection.serializer.model, row);
+    return { id, row };
+  };
+  return action.reader.record(selectionOf(action, serializer), id, action.scope).then((row) => {
+    if (!row) throw notFound();
+    const checked = checkRecord(action, row);
+    return isPending(checked) ? checked.then(() => found(row)) : found(row);
+  });
+}
+
+/** What a body's fields are parsed with: the requesting user, and what they may do. */
+export function writeContext({ user }: Pick<ActionRequest, 'user'>): WriteContext {
+  return {
+    userId: user?.id ?? null,
+    hasPermission: async (name) => (await user?.hasPermission(name)) ?? false,
+  };
+}
+
+/** What hooks see; `database`: the write's (its transaction when it has one), which their credentials read and write through. */
+const requestContext = ({ user, parameters, credentials }: ActionRequest, database?: Database): HookContext => ({
+  user,
+  parameters,
+  credentials: database ? credentials.in(database) : credentials,
+});
+
+/**
+ * A hook's context and `database`: the write's, as the app's own code sees it (every row, as
+ * `recordStore` reads them); the framework's own statements keep to what the request may see.
+ */
+export const hookEvent = (action: ActionRequest, database: Database): HookContext & { readonly database: Database } => {
+  const own = unrestricted(database);
+  return { ...requestContext(action, own), database: own };
+};
+
+/**
+ * The written records read again through the scope, in the write's transaction (row-level
+ * security's WITH CHECK): a record the request could not see is refused, and nothing is stored.
+ */
+export async function inScope(action: ActionRequest, scope: RecordScope, database: Database, rows: Row[], refused = 'You may not create a record outside the ones you may see.'): Promise<Row[]> {
+  const { collection } = action;
+  const ids = { field: 'id', lookup: 'in', value: rows.map((row) => row.id) } as const;
+  const query = { page: 1, pageSize: rows.length, search: [], ordering: [], filters: [ids], scope: scope.conditions };
+  // As the create read them: with the lookup field, which Location names.
+  const source = { ...collection.listSource, selection: selectionOf(action) };
+  const { rows: again } = await readList(database, { source, query, paging: { by: 'number' }, count: 'none', estimateThreshold: 0 });
+  if (again.length < rows.length) throw permissionDenied(refused);
+  return again;
+}
+
+/** The after-commit hook: the write stands whatever it does, so its failure is logged, not answered. Nothing to wait for without one. */
+export function committed(action: ActionRequest, kind: CommitEvent['action'], record: Row): Promise<void> | undefined {
+  const { afterCommit } = action.collection.hooks;
+  if (!afterCommit) return undefined;
+  return (async () => {
+    try {
+      await afterCommit({ ...requestContext(action), action: kind, record });
+    } catch (error) {
+      action.request.log.error({ err: error }, `afterCommit hook of ${action.collection.name} failed`);
+    }
+  })();
+}
+
+/**
+ * What a write checks on the record it writes (the locked one, or the one it saw when the write is
+ * conditional on it being unchanged): the object permissions, then If-Match against the record's
+ * ETag — so two writers holding the same ETag cannot both succeed.
+ */
+export const guard =
+  (action: ActionRequest, then?: WriteCheck): WriteCheck =>
+  async (row, database) => {
+    const checked = checkRecord(action, row);
+    if (isPending(checked)) await checked;
+    assertCurrent(action, row);
+    if (then) await then(row, database);
+  };
+
+/** If-Match against the record's ETag. */
+export const assertCurrent = (action: ActionRequest, row: Row): void =>
+  assertMatches(action.request, () => strongEtag(stringifyJson(action.collection.serializerFor(action.action).render(row, action))));
+
+/**
+ * A detail read or update reads its record first: announced to the reader before authentication
+ * when the record is known from the path alone (a valid id and no query string, as `fields` and
+ * `omit` change what is read), so the reader may send it with the query finding the credential's user. Not where
+ * what is read depends on the user, who is not known yet: a scoped (or nested) collection's record (read within
+ * the scope), a selection with aggregates over the user's rows, or reaching a table requests may
+ * not see whole (`restricted`).
+ */
+export function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection, restricted: ReadonlySet<string>, serializer: Serializer): void {
+  if (collection.scope || collection.parent || serializer.perUser || readsRestricted(serializer.selection, restricted)) return;
+  const { recordKey } = collection;
+  const recordId = url.includes('?') ? undefined : recordKey.key(id ?? '');
+  if (recordId !== undefined) reader.announce(recordKey.selection(serializer.selection), recordId);
+}

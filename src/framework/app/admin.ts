@@ -1,0 +1,80 @@
+/**
+ * Administration used by the CLI: users and their named permissions, checked
+ * by the same field declarations the API uses.
+ */
+import type { Database } from '../../store/database.js';
+import * as permissions from '../../store/accounts/permissions.js';
+import { insertUser, userIdByName } from '../../store/accounts/users.js';
+import { FieldError } from '../../core/fields.js';
+import { User, type UserModel } from '../declare/users/model.js';
+
+export { listPermissions } from '../../store/accounts/permissions.js';
+
+export interface NewUser {
+  username: string;
+  password: string | undefined;
+  email: string;
+  superuser: boolean;
+  permissions: readonly string[];
+}
+
+/** Thrown for input the CLI should report as the user's mistake. */
+export class AdminInputError extends Error {}
+
+async function checked(model: UserModel, field: string, value: unknown): Promise<unknown> {
+  try {
+    return await model.fields[field]!.parse(value);
+  } catch (error) {
+    if (error instanceof FieldError) throw new AdminInputError(`${field}: ${error.messages.join(' ')}`);
+    throw error;
+  }
+}
+
+/** `model`: the app's user model (its checks, e.g. an email required and unique), else the framework's. */
+export async function createUser(database: Database, user: NewUser, model: UserModel = User): Promise<number> {
+  if (user.password === undefined || user.password === '') {
+    throw new AdminInputError('A password is required (--password or --password-stdin).');
+  }
+  const values = {
+    username: await checked(model, 'username', user.username),
+    email: await checked(model, 'email', user.email),
+    password: await checked(model, 'password', user.password),
+    is_active: true,
+    date_joined: new Date(),
+  };
+  const names = permissionNames(user.permissions);
+  try {
+    return await insertUser(database, model, values, { superuser: user.superuser, permissions: names });
+  } catch (error) {
+    if (database.uniqueViolation(error)) {
+      const withEmail = model.fields.email?.unique ? ` or with the e-mail "${user.email}"` : '';
+      throw new AdminInputError(`A user named "${user.username}"${withEmail} already exists. Usernames are unique regardless of case.`);
+    }
+    throw error;
+  }
+}
+
+/** The id of the user of this exact name. */
+export async function userNamed(database: Database, username: string): Promise<number> {
+  const id = await userIdByName(database, username);
+  if (id === undefined) throw new AdminInputError(`No user named "${username}".`);
+  return id;
+}
+
+const PERMISSION_NAME = /^[\w.:-]{1,200}$/;
+
+/** The distinct names, all checked before any is stored. */
+function permissionNames(names: readonly string[]): string[] {
+  const bad = names.find((name) => !PERMISSION_NAME.test(name));
+  if (bad !== undefined) throw new AdminInputError(`Invalid permission name "${bad}": use letters, digits and _ . : - (1-200 characters).`);
+  return [...new Set(names)];
+}
+
+export async function grantPermissions(database: Database, userId: number, names: readonly string[]): Promise<void> {
+  await permissions.grantPermissions(database, userId, permissionNames(names));
+}
+
+/** How many of `names` the user held. */
+export async function revokePermissions(database: Database, userId: number, names: readonly string[]): Promise<number> {
+  return permissions.revokePermissions(database, userId, permissionNames(names));
+}

@@ -1,0 +1,125 @@
+/**
+ * An application: collections, migrations and extra routes, assembled into a
+ * Fastify instance from the plugins in src/framework/plugins/, registered in
+ * the order a request meets them (docs/architecture.md draws the path).
+ */
+import cookie from '@fastify/cookie';
+import Fastify, { type FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { assertRelationsDeclared, filterableTables } from './schema.js';
+import type { AppContext, AppDefinition } from './definition.js';
+import { withNamedFilters } from '../declare/named-filters.js';
+import { RESERVED_PARAMETERS } from '../stages/list-query.js';
+import { LIMIT_OFFSET_PARAMETERS } from '../actions/limit-offset.js';
+import { authenticateAppRoutes } from '../routing/app-routes.js';
+import type { AuthUser } from '../base/auth-user.js';
+import { resolveSecretKey, signingKeys } from './secrets.js';
+import { loginCheck } from '../routing/auth/login.js';
+import { authenticationFor } from './authentication.js';
+import { credentialSetup } from '../actions/credentials.js';
+import { browsableAssets } from '../render/browsable/index.js';
+import { assertKeywords, DEFAULT_KEYWORDS, endOf } from '../base/style.js';
+import { mountedRouters, withAppDefaults, type MountedRouter } from '../routing/routers.js';
+import { User } from '../declare/users/model.js';
+import { registerOpenApi } from '../docs/openapi.js';
+import { allowAny, isAuthenticated, readActions } from '../declare/permissions.js';
+import { allowedHosts } from './plugins/allowed-hosts.js';
+import { browsableContext, collections } from './plugins/collections.js';
+import { corsPolicy } from './plugins/cors.js';
+import { errors, frameworkErrors } from './plugins/errors.js';
+import { health } from './plugins/health.js';
+import { httpProtocol, httpServerOptions } from './plugins/http-server.js';
+import { requestIdentity, requestIdentityOptions } from './plugins/request-identity.js';
+import { securityHeaders } from './plugins/security-headers.js';
+import { closeRedis, connectRedis } from '../base/redis.js';
+import { visibilityPlan } from '../stages/scope/visibility.js';
+import { createPasswordThrottle, createThrottle, memoryCounterStore, redisCounterStore } from '../stages/throttling.js';
+
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the authentication stage; null for anonymous requests. */
+    user: AuthUser | null;
+    /** The CSRF token of a cookie-borne session, once authenticated. */
+    csrfToken: string | undefined;
+  }
+}
+
+/** The one Redis connection (throttle counters, sessions) of an app, closed with it. */
+async function sharedRedis(app: FastifyInstance, url: string): Promise<Redis> {
+  const redis = await connectRedis(url, (error) => app.log.warn({ err: error }, 'redis connection error'));
+  app.addHook('onClose', () => closeRedis(redis));
+  return redis;
+}
+
+function assertThrottledCollectionsExist(definition: AppDefinition): void {
+  for (const bucket of Object.keys(definition.throttles ?? {})) {
+    if (!definition.collections.some(({ name }) => name === bucket)) throw new Error(`throttles: no collection named "${bucket}".`);
+  }
+}
+
+export async function buildApp(definition: AppDefinition, context: AppContext): Promise<FastifyInstance> {
+  const { database, config } = context;
+  assertThrottledCollectionsExist(definition);
+  assertRelationsDeclared(definition);
+  const credentialKeywords = definition.credentialKeywords ?? DEFAULT_KEYWORDS;
+  assertKeywords(credentialKeywords);
+  const tables = filterableTables(definition);
+  const styled = withAppDefaults(definition.collections, definition).map((collection) => withNamedFilters(collection, tables, [...RESERVED_PARAMETERS, ...LIMIT_OFFSET_PARAMETERS]));
+  const routers = mountedRouters(definition.routers, styled);
+  const [first] = routers as [MountedRouter];
+  const app = Fastify({ ...requestIdentityOptions(config, context.logStream), ...httpServerOptions(config), frameworkErrors });
+  app.decorate('restfoldStyle', { prefixes: routers.map(({ prefix }) => prefix), exceptionHandler: definition.exceptionHandler, credentialKeywords });
+  await app.register(httpProtocol);
+
+  // What requests share: counters (in Redis when REDIS_URL is set), the keys derived from SECRET_KEY,
+  // the enabled authentication kinds and the throttles.
+  app.decorateRequest('user', null);
+  app.decorateRequest('csrfToken', undefined);
+  const redis = config.redisUrl ? await sharedRedis(app, config.redisUrl) : undefined;
+  const counters = redis ? redisCounterStore(redis, config.redisKeyPrefix) : memoryCounterStore();
+  const keys = signingKeys(await resolveSecretKey(config, app.log));
+  await app.register(cookie, { secret: keys.cookie });
+  const passwordThrottle = createPasswordThrottle(counters, config.throttleLogin);
+  const auth = authenticationFor(database, config, keys.jwt, loginCheck(database, passwordThrottle), redis);
+  const throttle = createThrottle(counters, { anonymous: config.throttleAnonymous, user: config.throttleUser, signup: config.throttleSignup }, definition.throttles);
+  // Simple routes (mounted by the app's `routes`) that declare a throttle bucket count with the same counters.
+  app.decorate('restfoldThrottle', throttle);
+  const end = endOf(first.trailingSlash);
+  await registerOpenApi(app, config.auth, { keywords: credentialKeywords, prefix: first.prefix, end });
+
+  // The plugins, in the order a request meets their hooks (after the cookie parser's, above).
+  const page = browsableContext(config.auth, first.prefix, end);
+  await app.register(requestIdentity, { appLogLevel: config.logLevel });
+  await app.register(allowedHosts, { allowedHosts: config.allowedHosts });
+  await app.register(errors, { isDatabaseUnavailable: database.isUnavailable, page });
+  await app.register(health, { database });
+  await app.register(securityHeaders);
+  await app.register(corsPolicy, { origins: config.corsOrigins });
+  await app.register(browsableAssets);
+  // prom-client is loaded only when metrics are on.
+  if (config.metrics) (await import('./metrics.js')).serveMetrics(app, database, config);
+  // The app's own routes first: a collection's path leaves them the methods it does not serve (router.ts).
+  if (definition.routes) {
+    await app.register(async (instance) => {
+      if (definition.authenticateRoutes !== false) authenticateAppRoutes(instance, database, auth.authenticators, auth.sessionCookie);
+      await definition.routes!(instance, context);
+    });
+  }
+  await app.register(collections, {
+    routers,
+    mountAuthRoutes: auth.mountRoutes,
+    runtime: {
+      database,
+      cursorKey: keys.cursor,
+      authenticators: auth.authenticators,
+      sessionCookie: auth.sessionCookie,
+      defaultPermissions: (action) => (config.requireAuth || !readActions.has(action) ? [isAuthenticated] : [allowAny]),
+      throttle,
+      page,
+      visibility: visibilityPlan(styled, tables),
+      credentials: credentialSetup(definition.userModel ?? User, passwordThrottle, auth.issue),
+    },
+  });
+  return app;
+}

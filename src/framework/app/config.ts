@@ -1,0 +1,176 @@
+/**
+ * Settings from environment variables (and a `.env` file, if present),
+ * validated once at start-up: a bad value stops the process with a clear
+ * message rather than surfacing later as a 500.
+ */
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import type { AuthKind } from '../stages/authentication/index.js';
+import { parseAllowedHosts } from '../base/hosts.js';
+import { parseTrustProxy, type TrustProxy } from '../base/proxy.js';
+import { parseRate, type Rate } from '../stages/throttling.js';
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  readonly databaseUrl: string;
+  readonly maxConnections: number;
+  readonly maxIdleConnections: number;
+  readonly connectionWaitMs: number;
+  /** Named statements prepared once per connection (DB_PREPARED_STATEMENTS); false behind a transaction pooler. */
+  readonly preparedStatements: boolean;
+  /** undefined: generate one and keep it in the data folder (see secrets.ts). */
+  readonly secretKey: string | undefined;
+  readonly auth: readonly AuthKind[];
+  readonly requireAuth: boolean;
+  /** Lifetimes in seconds. */
+  readonly jwtAccessLifetime: number;
+  readonly jwtRefreshLifetime: number;
+  readonly sessionLifetime: number;
+  readonly redisUrl: string | undefined;
+  readonly workers: number;
+  readonly logLevel: string;
+  readonly throttleAnonymous: Rate | null;
+  readonly throttleUser: Rate | null;
+  /** Credential checks (logins, token and JWT obtain, a current password), per client IP and per account. */
+  readonly throttleLogin: Rate | null;
+  /** Passwords set by anonymous writes (a sign-up), per client IP. */
+  readonly throttleSignup: Rate | null;
+  /** Prepended to every Redis key, so several services (or test runs) can share one Redis. */
+  readonly redisKeyPrefix: string;
+  /** Slow-client limits (see docs/deploying.md): whole request, headers alone, idle keep-alive. */
+  readonly requestTimeoutMs: number;
+  readonly headersTimeoutMs: number;
+  readonly keepAliveTimeoutMs: number;
+  readonly maxBodyBytes: number;
+  /** Open client connections held at once (MAX_CONNECTIONS); more are closed as they arrive. */
+  readonly maxClientConnections: number;
+  /** A body slower than this over the last BODY_TIMEOUT_MS is cut off with 408 (see body-rate.ts). */
+  readonly bodyMinBytesPerSecond: number;
+  readonly bodyTimeoutMs: number;
+  readonly trustProxy: TrustProxy;
+  /** Host names the service answers for (ALLOWED_HOSTS); empty: any valid host. */
+  readonly allowedHosts: readonly string[];
+  /** Origins allowed cross-origin requests (CORS_ORIGINS, comma-separated); none when empty. */
+  readonly corsOrigins: readonly string[];
+  /** Serve Prometheus metrics (METRICS=true); on METRICS_PORT alone when that is set. */
+  readonly metrics: boolean;
+  readonly metricsPort: number | undefined;
+}
+
+const AUTH_KINDS: readonly AuthKind[] = ['token', 'jwt', 'session'];
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+function integer(env: Env, name: string, fallback: number, min: number): number {
+  const text = env[name];
+  if (text === undefined || text === '') return fallback;
+  if (!/^\d+$/.test(text) || Number(text) < min) throw new Error(`${name} must be an integer >= ${min} (got "${text}").`);
+  return Number(text);
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const text = env[name]?.toLowerCase();
+  if (text === undefined || text === '') return fallback;
+  if (['true', '1', 'yes', 'on'].includes(text)) return true;
+  if (['false', '0', 'no', 'off'].includes(text)) return false;
+  throw new Error(`${name} must be true or false (got "${env[name]}").`);
+}
+
+function rate(env: Env, name: string, fallback: string): Rate | null {
+  try {
+    return parseRate(env[name] || fallback);
+  } catch (error) {
+    throw new Error(`${name}: ${(error as Error).message}`);
+  }
+}
+
+const MAX_DURATION = 3650 * 86_400;
+const SECONDS_PER_UNIT: Readonly<Record<string, number>> = { s: 1, m: 60, h: 3600, d: 86_400 };
+
+/** A duration: seconds (`300`) or a number with a unit (`300s`, `5m`, `12h`, `1d`). */
+function duration(env: Env, name: string, fallback: string): number {
+  const text = env[name] || fallback;
+  const match = /^(\d+)([smhd]?)$/.exec(text.trim());
+  const seconds = match ? Number(match[1]) * SECONDS_PER_UNIT[match[2] || 's']! : 0;
+  if (seconds < 1 || seconds > MAX_DURATION) {
+    throw new Error(`${name} must be a duration from 1 second to 3650 days, such as 300, 5m, 12h or 1d (got "${text}").`);
+  }
+  return seconds;
+}
+
+/** Reads `.env` into process.env (without overriding what is set) when the file exists. */
+export function loadDotEnv(path = '.env'): void {
+  if (existsSync(path)) process.loadEnvFile(path);
+}
+
+/**
+ * The default cap on open client connections of one process. Each may be receiving a body of up to
+ * MAX_BODY_BYTES, held in memory until it is whole, so the cap keeps the bodies in flight within
+ * BODY_MEMORY_BYTES (bench/RESULTS.md, issue 18 item 11), between 64 and 1024 connections.
+ */
+const BODY_MEMORY_BYTES = 128 * 1_048_576;
+const defaultConnectionCap = (maxBodyBytes: number): number => Math.min(1024, Math.max(64, Math.floor(BODY_MEMORY_BYTES / maxBodyBytes)));
+
+/** How many processes WORKERS asks for: 0 is one per CPU. */
+export const workerCount = (workers: number): number => (workers === 0 ? availableParallelism() : workers);
+
+/** `total` split among `count` workers as evenly as it goes, the first ones taking what is left over. */
+export const shares = (total: number, count: number): number[] =>
+  Array.from({ length: count }, (_, index) => Math.floor(total / count) + (index < total % count ? 1 : 0));
+
+export function loadConfig(env: Env = process.env): Config {
+  const auth = (env.AUTH ?? 'token,jwt,session')
+    .split(',')
+    .map((kind) => kind.trim())
+    .filter(Boolean);
+  for (const kind of auth) {
+    if (!AUTH_KINDS.includes(kind as AuthKind)) throw new Error(`AUTH: unknown kind "${kind}" (use ${AUTH_KINDS.join(', ')}).`);
+  }
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new Error(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}.`);
+  const requestTimeoutMs = integer(env, 'REQUEST_TIMEOUT_MS', 30_000, 1);
+  const headersTimeoutMs = integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 1);
+  // Node refuses a headers timeout longer than the request timeout.
+  if (headersTimeoutMs > requestTimeoutMs) throw new Error('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS.');
+  const workers = integer(env, 'WORKERS', 1, 0);
+  const maxBodyBytes = integer(env, 'MAX_BODY_BYTES', 1_048_576, 1);
+  return {
+    port: integer(env, 'PORT', 8000, 0),
+    host: env.HOST || '127.0.0.1',
+    databaseUrl: env.DATABASE_URL || 'sqlite:./data/restfold.sqlite3',
+    // Both for the whole service, shared among its workers (cluster.ts): connections past what
+    // PostgreSQL has cores for only queue there (docs/performance.md: workers share the pool).
+    maxConnections: integer(env, 'DB_MAX_CONNECTIONS', 25, 1),
+    maxIdleConnections: integer(env, 'DB_MAX_IDLE_CONNECTIONS', 5, 0),
+    connectionWaitMs: integer(env, 'DB_CONNECTION_WAIT_MS', 5000, 1),
+    preparedStatements: boolean(env, 'DB_PREPARED_STATEMENTS', true),
+    secretKey: env.SECRET_KEY || undefined,
+    auth: [...new Set(auth)] as AuthKind[],
+    requireAuth: boolean(env, 'API_REQUIRE_AUTH', true),
+    jwtAccessLifetime: duration(env, 'JWT_ACCESS_LIFETIME', '5m'),
+    jwtRefreshLifetime: duration(env, 'JWT_REFRESH_LIFETIME', '1d'),
+    sessionLifetime: duration(env, 'SESSION_LIFETIME', '14d'),
+    redisUrl: env.REDIS_URL || undefined,
+    workers,
+    logLevel,
+    throttleAnonymous: rate(env, 'THROTTLE_ANON', '100/min'),
+    throttleUser: rate(env, 'THROTTLE_USER', '1000/min'),
+    throttleLogin: rate(env, 'THROTTLE_LOGIN', '10/min'),
+    throttleSignup: rate(env, 'THROTTLE_SIGNUP', '30/min'),
+    redisKeyPrefix: env.REDIS_KEY_PREFIX ?? 'restfold:',
+    requestTimeoutMs,
+    headersTimeoutMs,
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 1),
+    maxBodyBytes,
+    maxClientConnections: integer(env, 'MAX_CONNECTIONS', defaultConnectionCap(maxBodyBytes), 1),
+    bodyMinBytesPerSecond: integer(env, 'BODY_MIN_BYTES_PER_SECOND', 1024, 1),
+    bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 5000, 1),
+    trustProxy: parseTrustProxy(env.TRUST_PROXY),
+    allowedHosts: parseAllowedHosts(env.ALLOWED_HOSTS),
+    corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
+    metrics: boolean(env, 'METRICS', false),
+    metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1) : undefined,
+  };
+}

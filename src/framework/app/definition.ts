@@ -1,0 +1,87 @@
+/**
+ * An app as its author declares it (`defineApp`), what it is built with, and its migrations run
+ * in order: the framework's, then its own.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Database } from '../../store/database.js';
+import accountMigrations from '../../store/accounts/migrations/index.js';
+import { migrate, type Migrations } from '../../store/migrations.js';
+import type { RouterDefinition } from '../routing/routers.js';
+import type { ExceptionHandler } from '../base/style.js';
+import type { Collection, Envelope, Pagination } from '../declare/collection.js';
+import type { Model } from '../declare/model.js';
+import type { UserModel } from '../declare/users/model.js';
+import { assertScope } from '../declare/scope.js';
+import type { BucketRates } from '../stages/throttling.js';
+import type { Config } from './config.js';
+
+export interface AppContext {
+  readonly database: Database;
+  readonly config: Config;
+  /** Where log lines go (standard output when absent); lets tests read them. */
+  readonly logStream?: { write(line: string): void };
+}
+
+export interface AppDefinition {
+  readonly collections: readonly Collection[];
+  /**
+   * The app's own user model (Django's AUTH_USER_MODEL): `User.extend({ bio: fields.text({ nullable: true }) })`.
+   * Its migrations alter the framework's `users` table; createuser checks its fields. Default: the framework's `User`.
+   */
+  readonly userModel?: UserModel;
+  /** Models beside the collections' whose tables the app's migrations make (a model only its `routes` serve). */
+  readonly models?: readonly Model[];
+  /**
+   * The app's migrations; they run after the framework's (users, permissions, tokens). Left out, the
+   * CLI finds them by convention in `migrations/` beside the app's module (loadMigrations); given
+   * (the index module `restfold makemigrations` keeps there, or any other), they are used instead.
+   */
+  readonly migrations?: Migrations;
+  /** Throttle buckets' own rates, by collection name, in place of THROTTLE_ANON / THROTTLE_USER. */
+  readonly throttles?: Readonly<Record<string, BucketRates>>;
+  /**
+   * Routes outside the collection API (a Fastify plugin body). Their requests are authenticated as
+   * the collections' are (`request.user`); see requirePermissions and throttleRequest.
+   */
+  readonly routes?: (app: FastifyInstance, context: AppContext) => void | Promise<void>;
+  /** false: the routes' requests are not authenticated (`request.user` stays null, any credential is ignored). Default true. */
+  readonly authenticateRoutes?: boolean;
+  // The API's style (docs/api-style.md); each left out keeps the style SPEC.md describes.
+  /** Where the collections are served; the first router also serves `/auth/` and `/schema/`. Default: one at /api/v1, slashes required. */
+  readonly routers?: readonly RouterDefinition[];
+  /** The pagination of collections that name none (default `page`). */
+  readonly pagination?: Pagination;
+  /** The envelope of each collection that names none, by the collection's name (default none). */
+  readonly envelope?: (collection: string) => Envelope | undefined;
+  /** Chooses the status and body of the collection API's errors (DRF's EXCEPTION_HANDLER). */
+  readonly exceptionHandler?: ExceptionHandler;
+  /** The schemes `Authorization` accepts, for every authentication kind; the first is WWW-Authenticate's. Default `['Bearer', 'Token']`. */
+  readonly credentialKeywords?: readonly string[];
+}
+
+/** The app, as declared; refused at once where a declaration cannot hold (a scope that is no function of the request). */
+export function defineApp(definition: AppDefinition): AppDefinition {
+  for (const { name, scope } of definition.collections) assertScope(name, scope);
+  return definition;
+}
+
+/** The names of the migrations one migrateApp ran, by whose they are. */
+export interface AppliedMigrations {
+  /** The framework's (its users, permissions, tokens, sessions), tracked in `restfold_migrations`. */
+  readonly framework: readonly string[];
+  /** The app's own, tracked in `app_migrations`. */
+  readonly app: readonly string[];
+}
+
+/** The framework's migrations (generated from its declarations: store/accounts/migrations/), then the app's. */
+export async function migrateFrameworkAndApp(database: Database, definition: AppDefinition): Promise<AppliedMigrations> {
+  const framework = await migrate(database, 'restfold', accountMigrations);
+  return { framework, app: await migrate(database, 'app', definition.migrations ?? {}) };
+}
+
+/** migrateFrameworkAndApp's names in the order they ran. */
+export async function migrateApp(database: Database, definition: AppDefinition): Promise<string[]> {
+  const { framework, app } = await migrateFrameworkAndApp(database, definition);
+  return [...framework, ...app];
+}
+

@@ -1,0 +1,84 @@
+/**
+ * Prometheus metrics (prom-client): requests by route and status, their
+ * latency, throttle rejections, and the database pool. Off unless
+ * METRICS=true; with METRICS_PORT they are served on that port only, never on
+ * the public one.
+ */
+import { createServer, type Server } from 'node:http';
+import type { FastifyInstance } from 'fastify';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { Database } from '../../store/database.js';
+import type { Config } from './config.js';
+
+function createMetrics(app: FastifyInstance, database: Database): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'restfold_' });
+  const labelNames = ['method', 'route', 'status'] as const;
+  const requests = new Counter({ name: 'restfold_http_requests_total', help: 'Requests answered', labelNames, registers: [registry] });
+  const latency = new Histogram({
+    name: 'restfold_http_request_duration_seconds',
+    help: 'Time to answer a request',
+    labelNames,
+    buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5],
+    registers: [registry],
+  });
+  const throttled = new Counter({ name: 'restfold_throttled_total', help: 'Requests refused with 429', labelNames: ['route'], registers: [registry] });
+  new Gauge({
+    name: 'restfold_db_pool_connections',
+    help: 'Database pool connections by state (PostgreSQL)',
+    labelNames: ['state'],
+    registers: [registry],
+    collect() {
+      const stats = database.poolStats();
+      if (!stats) return;
+      for (const [state, value] of Object.entries(stats)) this.set({ state }, value);
+    },
+  });
+
+  app.addHook('onResponse', (request, reply, done) => {
+    // The route pattern, not the path, so ids do not multiply the series.
+    const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
+    requests.inc(labels);
+    latency.observe(labels, reply.elapsedTime / 1000);
+    if (reply.statusCode === 429) throttled.inc({ route: labels.route });
+    done();
+  });
+  return registry;
+}
+
+/** GET /metrics on the app itself (when no METRICS_PORT is set). */
+function mountMetrics(app: FastifyInstance, registry: Registry): void {
+  app.get('/metrics', { schema: { tags: ['metrics'], summary: 'Prometheus metrics' } }, async (_request, reply) =>
+    reply.type(registry.contentType).send(await registry.metrics()),
+  );
+}
+
+/** A separate listener for /metrics, so the public port never exposes them. */
+async function listenForMetrics(registry: Registry, port: number, host: string): Promise<Server> {
+  const server = createServer((request, response) => {
+    if (request.method !== 'GET' || request.url?.split('?')[0] !== '/metrics') {
+      response.writeHead(404, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Not found.');
+      return;
+    }
+    registry.metrics().then(
+      (text) => response.writeHead(200, { 'Content-Type': registry.contentType }).end(text),
+      () => response.writeHead(500, { 'Content-Type': 'text/plain; charset=utf-8' }).end('Metrics failed.'),
+    );
+  });
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
+  return server;
+}
+
+/** Metrics on the app, or on their own port once the app listens. */
+export function serveMetrics(app: FastifyInstance, database: Database, config: Config): void {
+  const registry = createMetrics(app, database);
+  const port = config.metricsPort;
+  if (port === undefined) return mountMetrics(app, registry);
+  let server: Server | undefined;
+  app.addHook('onListen', async () => {
+    server = await listenForMetrics(registry, port, config.host);
+  });
+  app.addHook('onClose', async () => {
+    await new Promise((resolve) => (server ? server.close(resolve) : resolve(undefined)));
+  });
+}

@@ -1,0 +1,88 @@
+/**
+ * Who a request is made by, and the ways every authentication kind finds
+ * them: by one query, by an issued credential, by username and password.
+ */
+import type { Database } from '../../store/database.js';
+import type { Companion } from '../../store/records.js';
+import { activeUserBy, currentUserRow, type IssuedCredential, type UserRow } from '../../store/accounts/users.js';
+import { listPermissions } from '../../store/accounts/permissions.js';
+import { verifyAgainstDummy, verifyPassword } from './passwords.js';
+
+/** Who a request is made by, once authenticated. */
+export interface AuthUser {
+  readonly id: number;
+  readonly username: string;
+  readonly isSuperuser: boolean;
+  /** The user's credential version: credentials are issued under it, and stop working once it moves on. */
+  readonly credentialsVersion: number;
+  /** Names the credential the request came with (a token's or session's hash, a JWT's id), so a change it makes can keep it. */
+  readonly credentialId: string | undefined;
+  /** Superusers hold every permission. Loaded once per request, on first use. */
+  hasPermission(name: string): Promise<boolean>;
+}
+
+/** The AuthUsers the framework made, each from a users row (what credentials.issue takes as a user). */
+const madeHere = new WeakSet<object>();
+export const isAuthUser = (value: object): value is AuthUser => madeHere.has(value);
+
+export function toAuthUser(database: Database, row: UserRow, credentialId?: string): AuthUser {
+  const isSuperuser = Boolean(row.is_superuser);
+  let permissions: Promise<Set<string>> | undefined;
+  const user: AuthUser = {
+    id: Number(row.id),
+    username: row.username,
+    isSuperuser,
+    credentialsVersion: Number(row.credentials_version),
+    credentialId,
+    async hasPermission(name) {
+      if (isSuperuser) return true;
+      permissions ??= listPermissions(database, Number(row.id)).then((names) => new Set(names));
+      return (await permissions).has(name);
+    },
+  };
+  madeHere.add(user);
+  return user;
+}
+
+/**
+ * The store's one query that finds a credential's user, and the message of the 401 when it finds
+ * none. Being one query, it can ride along with a view's own read.
+ */
+export interface UserQuery extends Companion {
+  readonly failure: string;
+  /** AuthUser.credentialId of the user it finds. */
+  readonly credentialId: string;
+}
+
+/**
+ * The credential's user, when it is active and the credential still current (issued under the
+ * user's version, or kept by the change that moved it on; credential.id is AuthUser.credentialId); else undefined.
+ */
+export async function findCurrentUser(database: Database, credential: IssuedCredential): Promise<AuthUser | undefined> {
+  const row = await currentUserRow(database, credential);
+  return row && toAuthUser(database, row, credential.id);
+}
+
+/**
+ * The login throttle's bucket of an account: its username folded, which names one account (usernames
+ * are unique ignoring case), however the account is named (username in any case, e-mail) and whether
+ * a login or a current password is checked. An e-mail that finds nobody counts under itself: one
+ * shared bucket for every unknown name would, once full, tell which names exist.
+ */
+export const accountKey = (username: string | undefined): string | undefined => username && `name:${username.toLowerCase()}`;
+
+/** The column a login names its user by: the username, or an app's unique `email`. */
+export type LoginField = 'username' | 'email';
+
+/**
+ * The active user these credentials name, or undefined; takes as long either way. `counted` is
+ * called once the query knows whom the check is about (the login throttle's per-account count).
+ */
+export async function checkCredentials(database: Database, name: unknown, password: unknown, by: LoginField, counted: (account: string) => Promise<void>): Promise<AuthUser | undefined> {
+  if (typeof name !== 'string' || typeof password !== 'string') return undefined;
+  const row = await activeUserBy(database, by, name);
+  await counted(accountKey(by === 'username' ? name : row?.username) ?? `email:${name.toLowerCase()}`);
+  if (!row) return verifyAgainstDummy(password).then(() => undefined);
+  const valid = await verifyPassword(password, row.password);
+  return valid ? toAuthUser(database, row) : undefined;
+}

@@ -1,0 +1,117 @@
+/**
+ * Computed fields (DRF's `SerializerMethodField`, and annotations): read-only values a serializer
+ * shows beside the model's fields. `computed.from` computes one from the row and the request's
+ * user; `count`, `exists` and `ids` are SQL-backed: the store computes them over related rows in
+ * the page's own statement, so a list stays a fixed number of queries, and they may be ordered by.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { JsonSchema } from '../../core/fields.js';
+import type { Aggregate, Row } from '../../core/rows.js';
+import type { AuthUser } from '../base/auth-user.js';
+import type { Credentials } from './credentials.js';
+import { User } from './users/model.js';
+
+/** What a computed value may look at beside the row. */
+export interface RenderContext {
+  readonly user: AuthUser | null;
+  /** The request's credentials (what `computed.credential()` shows); none in a list, so a list never shows one. */
+  readonly credentials?: Credentials;
+  /** The request answered: with `links`, what `computed.url()` builds a record's URL from (its origin and router). */
+  readonly request?: FastifyRequest;
+  /** The URLs of the records of the router that serves the request; none outside a collection's routes. */
+  readonly links?: RecordLinks;
+}
+
+/** Records' own URLs, as the router serving a request spells them. */
+export interface RecordLinks {
+  /** The absolute URL of a record of `table`, from a collection of the router that serves `request`; null when none serves it. */
+  recordUrl(request: FastifyRequest, table: string, row: Row): string | null;
+}
+
+export interface ComputedField {
+  /** The value's JSON schema (for the OpenAPI document). */
+  readonly schema: JsonSchema;
+  /** A value from the row (and the requesting user). */
+  readonly compute?: (row: Row, context: RenderContext) => unknown;
+  /** The model columns `compute` reads (all but write-only ones when absent), whatever `fields` and `omit` leave shown. */
+  readonly reads?: readonly string[];
+  /** The only table whose serializers may show it (a credential: the users table's). */
+  readonly onlyOn?: string;
+  /** SQL-backed: what the store computes (`requestingUser`: only related rows whose column names the requesting user). */
+  readonly aggregate?: Omit<Aggregate, 'name' | 'where'> & { readonly requestingUser?: string };
+  /** The record's own URL (`computed.url()`), which the serializer builds knowing its table. */
+  readonly recordUrl?: true;
+}
+
+/** Which related rows: those naming the requesting user in `requestingUser`; those naming the record's `on` column (default its id) in `via`. */
+export interface RelatedOptions {
+  readonly requestingUser?: string;
+  readonly on?: string;
+}
+
+/** Related rows: those of `table` whose column `via` names the record (or its `on` column). */
+const over = (kind: Aggregate['kind'], table: string, via: string, { requestingUser, on }: RelatedOptions = {}): ComputedField['aggregate'] => ({
+  kind,
+  table,
+  via,
+  ...(requestingUser && { requestingUser }),
+  ...(on && { on }),
+});
+
+export const computed = {
+  /** `(row, { user }) => value`; `schema` types it in the OpenAPI document; `reads` narrows the columns read for it. */
+  from: (compute: (row: Row, context: RenderContext) => unknown, options: { schema?: JsonSchema; reads?: readonly string[] } = {}): ComputedField => ({
+    schema: options.schema ?? {},
+    compute,
+    ...(options.reads && { reads: options.reads }),
+  }),
+  /** How many rows of `table` name the record (or, with `on`, the record's `on` column) in `via`. */
+  count: (table: string, via: string, options: RelatedOptions = {}): ComputedField => ({
+    schema: { type: 'integer', minimum: 0 },
+    aggregate: over('count', table, via, options),
+  }),
+  /**
+   * Whether a row of `table` names the record in `via` (and, with `requestingUser`, the requesting
+   * user in that column); with `on`, the record's `on` column in place of its id (whether the
+   * requesting user follows the record's `author_id`, say).
+   */
+  exists: (table: string, via: string, options: RelatedOptions = {}): ComputedField => ({
+    schema: { type: 'boolean' },
+    aggregate: over('exists', table, via, options),
+  }),
+  /**
+   * The user record's credential, as the caller may see it: one the request issued for that user
+   * (credentials.issue, at registration or login), or the one the caller presented when the record
+   * is their own; else null, and always null in a list.
+   */
+  credential: (): ComputedField => ({
+    schema: { type: ['string', 'null'], description: 'A credential the request issued for this user, or the one the caller sent when it is theirs; else null.' },
+    reads: ['id'],
+    onlyOn: User.table,
+    compute: (row, { credentials }) => credentials?.current(row) ?? null,
+  }),
+  /**
+   * The record's own absolute URL (DRF's HyperlinkedIdentityField, its `url` field), built from the
+   * request as `Location` is: its origin, then the record's path under the router serving the
+   * request (its collection's, or for a nested record of another table, the router's first
+   * top-level collection of that table). Null where no collection of the router serves the record,
+   * and outside a collection's routes.
+   */
+  url: (): ComputedField => ({
+    schema: { type: 'string', format: 'uri', description: 'The record\'s own URL.' },
+    reads: ['id'],
+    recordUrl: true,
+  }),
+  /** The ids of the rows of `table` that name the record in `via`, ascending. */
+  ids: (table: string, via: string): ComputedField => ({ schema: { type: 'array', items: { type: 'integer' } }, aggregate: over('ids', table, via) }),
+};
+
+/** The selection's aggregates for this request: a `requestingUser` condition bound to its user (no user: no rows match). */
+export function aggregatesFor(computedFields: Readonly<Record<string, ComputedField>>, names: readonly string[], user: AuthUser | null): Aggregate[] {
+  return names.flatMap((name) => {
+    const declared = computedFields[name]?.aggregate;
+    if (!declared) return [];
+    const { requestingUser, ...aggregate } = declared;
+    return [{ name, ...aggregate, ...(requestingUser && { where: { column: requestingUser, value: user?.id ?? null } }) }];
+  });
+}

@@ -1,0 +1,134 @@
+/**
+ * Custom actions (DRF's `@action`): a collection's own endpoints beside the built-in six, on one
+ * record (`/<collection>/{id}/<name>/`) or on the list (`/<collection>/<name>/`). Each stands for the
+ * built-in action of its shape, whose stages it passes through (views.ts): authentication, its
+ * permissions (its own, or the collection's for that action), throttling, negotiation, parsing and
+ * the collection's envelope, and for a detail action the record read through the scope with its
+ * object permissions (404, then 403). Only what it runs is the app's (actions/custom.ts).
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Field, JsonSchema } from '../../core/fields.js';
+import type { Row } from '../../core/rows.js';
+import type { Database } from '../../store/database.js';
+import type { RecordId } from '../../store/records.js';
+import type { RecordLinks } from './computed.js';
+import type { Credentials } from './credentials.js';
+import type { Model } from './model.js';
+import type { Action, Permission } from './permissions.js';
+import type { RequestContext } from './scope.js';
+import { Serializer } from './serializer.js';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export interface CustomActionContext extends RequestContext {
+  readonly request: FastifyRequest;
+  /** To set a status (`reply.status(201)`) or headers; the returned value is the body. */
+  readonly reply: FastifyReply;
+  readonly database: Database;
+  /** A detail action's record, as the collection's `serializer` reads it (not one of `serializers`; undefined on the list). */
+  readonly record: Row | undefined;
+  /**
+   * The body (POST, PUT, PATCH; undefined otherwise): with a declared `body`, its values, validated
+   * (field → parsed value, defaults filled in, as a create would store them); without, the JSON as sent.
+   */
+  readonly body: unknown;
+  /** A nested collection's parent record id, from the path (found within the parent's scope); undefined otherwise. */
+  readonly parent: RecordId | undefined;
+  /** Checks a password and issues credentials; pass the context to a serializer's `render` to show what it issued (`computed.credential()`). */
+  readonly credentials: Credentials;
+  /** The records' own URLs, which `render` shows with the context (`computed.url()`). */
+  readonly links?: RecordLinks;
+}
+
+export interface CustomAction {
+  /** On one record (true) or on the list (false). */
+  readonly detail: boolean;
+  readonly method: Method;
+  /**
+   * The path segment it answers at, when it differs from its name: two actions (two names, two
+   * operation ids) answering two methods at one path, as Conduit's `POST` and `DELETE …/follow`.
+   */
+  readonly path?: string;
+  /**
+   * A POST, PUT or PATCH action's body. `false`: none (Conduit's `POST …/favorite` sends none), so
+   * none is parsed or required. A serializer, or fields by the names clients send
+   * (`{ channel: fields.string({ maxLength: 50 }) }`): validated as a collection's create body is
+   * (400 `validation_failed` by field, unknown fields included) and handed to the handler parsed.
+   * Left out (or `true`): any JSON, handed over as it is.
+   */
+  readonly body?: boolean | ActionBody;
+  /** A declared body's fields it does not know: refused (400 "Unknown field.", the default) or left out of `body`. */
+  readonly unknownFields?: 'refuse' | 'ignore';
+  /**
+   * What it answers: JSON (the default: the returned value, or the browsable page for a browser),
+   * or this media type, whose text the handler returns (`text/html`, say): escaping it is the handler's.
+   */
+  readonly mediaType?: string;
+  /**
+   * Whether the collection's envelope (if it has one) wraps the body and the answer as it does the
+   * built-in action's of the same shape (default true); false for an action that takes or answers
+   * something other than the collection's records.
+   */
+  readonly envelope?: boolean;
+  /** Checks in place of the collection's for the built-in action of the same method and shape. */
+  readonly permissions?: readonly Permission[];
+  /** One line for the OpenAPI document and the browsable page. */
+  readonly summary?: string;
+  /** The JSON result's schema, for the OpenAPI document. */
+  readonly response?: JsonSchema;
+  handler(context: CustomActionContext): unknown;
+}
+
+/** What a custom action's body carries: a serializer's writable fields (as its create takes them), or fields by name. */
+export type ActionBody = Serializer | Readonly<Record<string, Field>>;
+
+const NAME = /^[a-z][a-z0-9_-]*$/;
+
+/** The built-in action a custom one stands in for: whose permissions it takes by default, and its object checks. */
+export function standsFor({ detail, method }: CustomAction): Action {
+  if (method === 'DELETE') return 'destroy';
+  if (!detail) return method === 'GET' ? 'list' : 'create';
+  return method === 'GET' ? 'retrieve' : 'partial_update';
+}
+
+const withBody: ReadonlySet<Method> = new Set(['POST', 'PUT', 'PATCH']);
+
+/** Whether the action reads a body: it answers a method that has one, and does not declare `body: false`. */
+export const takesBody = (action: CustomAction): boolean => withBody.has(action.method) && action.body !== false;
+
+export function assertCustomActions(collection: string, actions: Readonly<Record<string, CustomAction>>): void {
+  for (const name of Object.keys(actions)) {
+    const { path = name, detail } = actions[name]!;
+    if (!NAME.test(name)) throw new Error(`${collection}: action name "${name}" must match ${NAME}.`);
+    if (!NAME.test(path)) throw new Error(`${collection}: action path "${path}" must match ${NAME}.`);
+    // The list's `bulk/` path is the router's, for bulk create.
+    if (path === 'bulk' && !detail) throw new Error(`${collection}: "bulk" is the bulk create's path; name the action otherwise.`);
+    declaredBody(collection, name, actions[name]!);
+  }
+}
+
+/** A declared body, ready to validate: its serializer and, with `unknownFields: 'ignore'`, the names kept (the rest left out, not refused). */
+export interface DeclaredBody {
+  readonly serializer: Serializer;
+  readonly kept?: ReadonlySet<string>;
+}
+
+/** The action's declared body (undefined: none, or any JSON); throws for a declaration that could never apply. */
+export function declaredBody(collection: string, name: string, action: CustomAction): DeclaredBody | undefined {
+  const { body, unknownFields } = action;
+  const declared = typeof body === 'object' ? body : undefined;
+  if (declared && !withBody.has(action.method)) throw new Error(`${collection}: action "${name}" answers ${action.method}, which takes no body.`);
+  if (unknownFields !== undefined && !declared) throw new Error(`${collection}: action "${name}" has unknownFields but declares no body.`);
+  if (!declared) return undefined;
+  const serializer = declared instanceof Serializer ? declared : fieldsSerializer(`${collection}: action "${name}"`, declared);
+  if (unknownFields !== 'ignore') return { serializer };
+  return { serializer, kept: new Set(serializer.fields.map((field) => serializer.shown(field))) };
+}
+
+/** Fields by name as a serializer's: the fields of a model that is never stored, which is what parsing and documenting them needs. */
+function fieldsSerializer(declaration: string, fields: Readonly<Record<string, Field>>): Serializer {
+  // A record's `id` is never taken from a body (see Serializer): a field of that name would be ignored.
+  if (Object.hasOwn(fields, 'id')) throw new Error(`${declaration} declares a body field "id", which a body cannot set; name it otherwise.`);
+  const model: Model = { table: declaration, fields, facts: {} };
+  return new Serializer(model, { fields: Object.keys(fields) });
+}

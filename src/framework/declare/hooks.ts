@@ -1,0 +1,84 @@
+/**
+ * A collection's lifecycle hooks (DRF's `perform_create`, `perform_update`, `perform_destroy`).
+ * Before-hooks run before the write, and may refuse it (throw an ApiError) or set server-side
+ * values (return them), reading the database to choose them (a slug not yet taken); after-hooks
+ * run in the write's transaction, so a throw rolls it back;
+ * `afterCommit` runs once it is committed, for side effects that must not roll back.
+ */
+import type { MaybePromise } from '../../core/maybe-promise.js';
+import type { Row } from '../../core/rows.js';
+import type { Database } from '../../store/database.js';
+import { inTransaction } from '../../store/writes.js';
+import type { RequestContext } from './scope.js';
+import type { Credentials } from './credentials.js';
+
+/** What every hook sees of its request. */
+export interface HookContext extends RequestContext {
+  /** Checks a password and issues credentials (written through `database` when the event has one). */
+  readonly credentials: Credentials;
+}
+
+/**
+ * The database the write runs in, for `recordStore(database, …)`: its transaction when it has one
+ * (after-hooks or a scope open it, before the before-hook; a delete that reads its record first
+ * reads it in one), so the hook's reads and the write agree; otherwise the database itself (no
+ * transaction is opened for a hook alone: a hook that reads nothing costs no statement).
+ */
+interface WithDatabase {
+  readonly database: Database;
+}
+export interface CreateEvent extends HookContext, WithDatabase {
+  /** The validated values about to be stored. */
+  readonly values: Row;
+}
+export interface UpdateEvent extends CreateEvent {
+  /** The record as stored before this update. */
+  readonly existing: Row;
+}
+export interface DeleteEvent extends HookContext, WithDatabase {
+  readonly existing: Row;
+}
+/** After a write: the record as stored now, and the write's transaction (`database`, to write more in it). */
+export interface Written extends WithDatabase {
+  readonly record: Row;
+}
+export interface CommitEvent extends HookContext {
+  readonly action: 'create' | 'update' | 'delete';
+  /** The record as stored (for a delete, as it was). */
+  readonly record: Row;
+}
+
+export interface Hooks {
+  /** Returns values to store beside the validated ones (an owner, a derived column), or nothing. */
+  beforeCreate?(event: CreateEvent): MaybePromise<Row | void>;
+  beforeUpdate?(event: UpdateEvent): MaybePromise<Row | void>;
+  beforeDelete?(event: DeleteEvent): MaybePromise<void>;
+  afterCreate?(event: CreateEvent & Written): MaybePromise<void>;
+  afterUpdate?(event: UpdateEvent & Written): MaybePromise<void>;
+  afterDelete?(event: DeleteEvent & HookContext & Omit<Written, 'record'>): MaybePromise<void>;
+  afterCommit?(event: CommitEvent): MaybePromise<void>;
+}
+
+/** The validated values with what a before-hook returned set over them (at once, without a promise, when there is no hook). */
+export function prepared(values: Row, before: MaybePromise<Row | void> | undefined): MaybePromise<Row> {
+  if (before === undefined) return values;
+  return Promise.resolve(before).then((set) => (set ? { ...values, ...set } : values));
+}
+
+/**
+ * `write`, then `after` in the same transaction, when `transactional` (a transaction is opened
+ * only then: a collection without after-hooks needs none around its write).
+ */
+export function written<T>(
+  database: Database,
+  transactional: boolean,
+  write: (database: Database) => Promise<T>,
+  after: (database: Database, result: T) => Promise<void>,
+): Promise<T> {
+  if (!transactional) return write(database);
+  return inTransaction(database, async (transaction) => {
+    const result = await write(transaction);
+    await after(transaction, result);
+    return result;
+  });
+}

@@ -1,0 +1,79 @@
+/**
+ * Permissions as an app declares them (DRF's permission classes): each answers for the request as
+ * a whole and, once a record is loaded, for that record; the permission stage
+ * (stages/permissions.ts) runs them.
+ */
+import type { AuthUser } from '../base/auth-user.js';
+import type { Row } from '../../core/rows.js';
+import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
+
+export const actions = ['list', 'retrieve', 'create', 'update', 'partial_update', 'destroy'] as const;
+export type Action = (typeof actions)[number];
+export const readActions: ReadonlySet<Action> = new Set(['list', 'retrieve']);
+
+export interface PermissionContext {
+  readonly user: AuthUser | null;
+  readonly action: Action;
+}
+
+export interface Permission {
+  /** Shown in the API's documents. */
+  readonly description: string;
+  hasPermission(context: PermissionContext): boolean | Promise<boolean>;
+  /** Checked for detail actions once the record is loaded; passes when absent. */
+  hasObjectPermission?(context: PermissionContext, record: Row): boolean | Promise<boolean>;
+}
+
+export const allowAny: Permission = {
+  description: 'anyone',
+  hasPermission: () => true,
+};
+
+export const isAuthenticated: Permission = {
+  description: 'an authenticated user',
+  hasPermission: ({ user }) => user !== null,
+};
+
+export const hasPermission = (name: string): Permission => ({
+  description: `the permission "${name}"`,
+  // A superuser holds every permission (AuthUser.hasPermission): answered at once, with no promise to wait for.
+  hasPermission: ({ user }) => user !== null && (user.isSuperuser || user.hasPermission(name)),
+});
+
+/** The record's `field` names the requesting user (their own record, an article they wrote). */
+export const isOwner = (field: string): Permission => ({
+  description: `the user named by "${field}"`,
+  hasPermission: ({ user }) => user !== null,
+  hasObjectPermission: ({ user }, record) => user !== null && Number(record[field]) === user.id,
+});
+
+/** One permission's answer to `context`: for the request, or (given `record`) for the record. */
+export type Check<R> = (permission: Permission, context: PermissionContext, record: R) => MaybePromise<boolean>;
+
+/** Whether any one of `permissions` passes `check`, in order, stopping at the first that does; at once while the answers are. */
+function some<R>(permissions: readonly Permission[], check: Check<R>, context: PermissionContext, record: R, from = 0): MaybePromise<boolean> {
+  for (let index = from; index < permissions.length; index++) {
+    const passed = check(permissions[index]!, context, record);
+    if (isPending(passed)) return Promise.resolve(passed).then((ok) => ok || some(permissions, check, context, record, index + 1));
+    if (passed) return true;
+  }
+  return false;
+}
+
+export const passesRequest: Check<unknown> = (permission, context) => permission.hasPermission(context);
+
+export const passesRecord: Check<Row> = (permission, context, record) => permission.hasObjectPermission?.(context, record) ?? true;
+
+/** The request's check, then the record's: at once when the first is not a promise. */
+const passesBoth: Check<Row> = (permission, context, record) => {
+  const passed = permission.hasPermission(context);
+  if (isPending(passed)) return Promise.resolve(passed).then((ok) => ok && passesRecord(permission, context, record));
+  return passed && passesRecord(permission, context, record);
+};
+
+/** Passes when any one of `permissions` passes, for the request and then for the record. */
+export const anyOf = (...permissions: Permission[]): Permission => ({
+  description: permissions.map((permission) => permission.description).join(' or '),
+  hasPermission: (context) => some(permissions, passesRequest, context, undefined),
+  hasObjectPermission: (context, record) => some(permissions, passesBoth, context, record),
+});

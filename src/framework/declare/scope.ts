@@ -1,0 +1,116 @@
+/**
+ * A collection's scope: which records a request may reach, as conditions built from the request
+ * (DRF's `get_queryset`, PostgREST's row-level security). The store ANDs them into every read and
+ * write of the collection, so a record outside them is not found (404), never forbidden (403); and
+ * the collection's table is seen within them wherever else a statement reaches it (visibility.ts).
+ * A scope may be async (a permission asked of the user); it is evaluated once per request. One that
+ * answers anything but conditions fails closed: the request is a 500 naming the collection.
+ */
+import type { Across, Condition, RecordScope } from '../../core/list-query.js';
+import { lookups, type Field } from '../../core/fields.js';
+import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
+import type { AuthUser } from '../base/auth-user.js';
+
+/** What a request's scope and hooks may look at. */
+export interface RequestContext {
+  readonly user: AuthUser | null;
+  /** The query string's parameters. */
+  readonly parameters: ReadonlyMap<string, string>;
+}
+
+/**
+ * Field → the value it must equal (null: is null; an array: one of its values), or a list of
+ * conditions: filters `{ field, lookup, value }` of the query language, or `storeCondition`s. `{}`
+ * and `[]` are no conditions: every record.
+ */
+export type ScopeConditions = Readonly<Record<string, unknown>> | readonly Condition[];
+
+export type Scope = (context: RequestContext) => ScopeConditions | Promise<ScopeConditions>;
+
+/** Refuses, at start-up, a scope that is no function of the request. */
+export function assertScope(name: string, scope: unknown): void {
+  if (scope !== undefined && typeof scope !== 'function') {
+    throw new Error(`${name}: scope must be a function of the request ({ user, parameters }) answering its conditions, not ${describe(scope)}.`);
+  }
+}
+
+const describe = (value: unknown): string =>
+  value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? `an object (${Object.prototype.toString.call(value)})` : typeof value;
+
+/** A scope's answer is not conditions: thrown, so the request fails closed (a 500 whose log names the collection). */
+class ScopeRefused extends Error {
+  constructor(collection: string, problem: string) {
+    super(`${collection}: its scope answered ${problem}; a scope answers conditions (an object of field → value, or a list of filters and storeConditions), so every record of the request was refused.`);
+    this.name = 'ScopeRefused';
+  }
+}
+
+const isPlainObject = (value: unknown): value is Record<string, unknown> => {
+  if (typeof value !== 'object' || value === null) return false;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  return prototype === Object.prototype || prototype === null;
+};
+
+/** One condition of a list, checked: a filter on one of the collection's fields with a known lookup, or a store condition. */
+function checkedCondition(collection: string, fields: Readonly<Record<string, Field>>, condition: unknown, index: number): Condition {
+  if (isPlainObject(condition) && typeof condition.storeCondition === 'function') return condition as unknown as Condition;
+  if (!isPlainObject(condition) || typeof condition.field !== 'string' || typeof condition.lookup !== 'string' || !('value' in condition)) {
+    throw new ScopeRefused(collection, `${describe(condition)} as its condition #${index + 1}`);
+  }
+  if (!Object.hasOwn(fields, condition.field)) throw new ScopeRefused(collection, `a condition on "${condition.field}", no field it filters`);
+  if (!(lookups as readonly string[]).includes(condition.lookup)) throw new ScopeRefused(collection, `the unknown lookup "${condition.lookup}"`);
+  if (condition.value === undefined) throw new ScopeRefused(collection, `undefined for "${condition.field}"`);
+  return condition as unknown as Condition;
+}
+
+/** The scope's answer as conditions over the collection's fields, or ScopeRefused. */
+function conditionsOf(collection: string, fields: Readonly<Record<string, Field>>, answer: unknown): readonly Condition[] {
+  if (Array.isArray(answer)) return answer.map((condition, index) => checkedCondition(collection, fields, condition, index));
+  if (!isPlainObject(answer)) throw new ScopeRefused(collection, describe(answer));
+  return Object.entries(answer).map(([field, value]): Condition => {
+    if (!Object.hasOwn(fields, field)) throw new ScopeRefused(collection, `"${field}", no field it filters`);
+    if (value === undefined) throw new ScopeRefused(collection, `undefined for "${field}" (null means "is null")`);
+    return value === null ? { field, lookup: 'isnull', value: true } : Array.isArray(value) ? { field, lookup: 'in', value } : { field, lookup: 'exact', value };
+  });
+}
+
+/**
+ * A collection's `where`, checked at start-up: fixed conditions that narrow what the collection
+ * itself serves (as a DRF view's `queryset = Tag.objects.filter(...)`), unlike a scope hiding
+ * nothing elsewhere. A declaration that is not conditions refuses to start.
+ */
+export function whereConditions(collection: string, fields: Readonly<Record<string, Field>>, where: ScopeConditions): readonly Condition[] {
+  try {
+    return conditionsOf(collection, fields, where);
+  } catch (error) {
+    throw new Error(`${collection}: where must be conditions (an object of field → value, or a list of filters and storeConditions). ${(error as Error).message}`);
+  }
+}
+
+/** The request's scope of a collection, narrowed by its `where` (undefined when it has neither). */
+export function narrowedBy(scope: RecordScope | undefined, collection: Scoped & { readonly where: readonly Condition[] | undefined }): RecordScope | undefined {
+  const { where } = collection;
+  if (!where) return scope;
+  return { fields: collection.queryRules.fields, conditions: [...(scope?.conditions ?? []), ...where], across: collection.listSource.across };
+}
+
+/** What a scope is evaluated for: a collection's name, scope and the fields (and filters across relations) its conditions may name. */
+interface Scoped {
+  readonly name: string;
+  readonly scope: Scope | undefined;
+  readonly queryRules: { readonly fields: Readonly<Record<string, Field>> };
+  readonly listSource: { readonly across?: Readonly<Record<string, Across>> };
+}
+
+/**
+ * The collection's scope as this request sees it (undefined when it has none), the scope awaited
+ * when it answers later; a scope that throws or answers no conditions fails the request.
+ */
+export function scopeFor(collection: Scoped, context: RequestContext): MaybePromise<RecordScope | undefined> {
+  const { scope } = collection;
+  if (!scope) return undefined;
+  const { fields } = collection.queryRules;
+  const scoped = (answer: unknown): RecordScope => ({ fields, conditions: conditionsOf(collection.name, fields, answer), across: collection.listSource.across });
+  const answer = scope(context);
+  return isPending(answer) ? Promise.resolve(answer).then(scoped) : scoped(answer);
+}

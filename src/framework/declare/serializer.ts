@@ -1,0 +1,619 @@
+/**
+ * Serializers: which fields a collection shows and accepts, in which order,
+ * which are read-only, hidden, searched or nested; body → values to store
+ * (or `details` of what is wrong), and stored row → JSON record.
+ */
+import { cached } from '../../core/cache.js';
+import { FieldError, type DefaultContext, type Field } from '../../core/fields.js';
+import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
+import type { Aggregate, Batch, Join, Row, Selection } from '../../core/rows.js';
+import { clashDetails, type RecordRefused } from '../../core/refused.js';
+import { emptyDetails, parseError, validationFailed, type ErrorDetails, throwIfInvalid } from '../base/errors.js';
+import type { AuthUser } from '../base/auth-user.js';
+import { aggregatesFor, type ComputedField, type RenderContext } from './computed.js';
+import type { Model } from './model.js';
+import { parseRelatedIds, parseRelatedSlugs } from './related-ids.js';
+import type { JoinColumns } from '../../store/join-rows.js';
+import type { Across } from '../../core/list-query.js';
+import type { Table } from '../../core/model.js';
+
+export type WriteMode = 'create' | 'update' | 'partial_update';
+
+export interface NestedField {
+  /** The foreign-key field of this model that names the nested record. */
+  readonly source: string;
+  readonly serializer: Serializer;
+}
+
+export interface SerializerOptions {
+  /**
+   * Its schemas' names in the OpenAPI document (`Book`, `BookCreate`, …); by
+   * default the model's table in the singular (`books` → `Book`). Two
+   * serializers of one model need names of their own.
+   */
+  name?: string;
+  /** Output order; names of model fields, of `nested` entries or of `computed` ones. */
+  fields: string[];
+  /**
+   * Fields shown under another name (DRF's `source=`): `{ created_at: 'createdAt' }`. The shown name
+   * is the only one clients see and send: in records, bodies, validation errors, `?fields=`, the
+   * OpenAPI document and the browsable forms; filters and `ordering` keep the model's names (DRF's).
+   */
+  rename?: Record<string, string>;
+  readOnly?: string[];
+  /** Always rendered as null; still writable (a password, say). */
+  hidden?: string[];
+  /** Written, never rendered: no key in responses (DRF's `write_only=True`), where an API shows no null for a password. */
+  writeOnly?: string[];
+  /** String fields the `search` parameter looks through. */
+  search?: string[];
+  nested?: Record<string, NestedField>;
+  /** Read-only values computed from the row or, SQL-backed, over related rows (see `computed`). */
+  computed?: Record<string, ComputedField>;
+  /**
+   * Reverse and many-to-many relations, rendered as lists of ids, or of nested records where the
+   * relation names a serializer (see relations.ts); a many-to-many of ids is writable unless `readOnly`.
+   */
+  relations?: Record<string, Relation>;
+  /**
+   * Per-field rendering in place of the field's own: what was read for the field in (a stored value,
+   * the row a nested field names, a relation's ids or its related rows), JSON out.
+   */
+  format?: Record<string, (stored: unknown, row: Row) => unknown>;
+  /**
+   * Whole-object validation, once every field is valid: `values` is the record as it would be
+   * stored (on PATCH, the stored record with the sent fields over it). Returns what is wrong, by
+   * field or under `non_field_errors`, or nothing.
+   */
+  validate?: ObjectValidator;
+}
+
+/** Whole-object validation, on a serializer or a collection (see SerializerOptions.validate). */
+export type ObjectValidator = (values: Row, context: ObjectContext) => ObjectErrors | void | Promise<ObjectErrors | void>;
+
+/** Object validation's findings: messages by field, or under `non_field_errors` (fields left out, or undefined, are fine). */
+export type ObjectErrors = Readonly<Partial<Record<string, readonly string[]>>>;
+
+/** What object validation sees beside the values. */
+export interface ObjectContext {
+/** The stored record, on an update; undefined on a create. */
+  readonly existing: Row | undefined;
+  readonly user: AuthUser | null;
+}
+
+// ---- relation fields: a serializer's reverse, many-to-many and slug fields (declared with relations.ts) ----
+
+/** A join table linking records of `source` to records of `target`, both by id. */
+export interface JoinTable extends JoinColumns {
+  readonly source: string;
+  readonly target: string;
+  /** The table itself, for migrations: the two foreign keys (cascading) are its primary key. */
+  readonly declaration: Table;
+}
+
+/** A forward foreign key shown, and written, as a unique field of the record it names. */
+export interface SlugKey {
+  /** The foreign-key field of the serializer's model. */
+  readonly source: string;
+  readonly target: Table;
+  /** The target's unique field that names its records. */
+  readonly field: string;
+}
+
+export interface Relation {
+  readonly kind: 'reverse' | 'many_to_many' | 'slug';
+  /** How reverse and many-to-many ids are read (an aggregate of the record's statement). */
+  readonly aggregate?: Omit<Aggregate, 'name'>;
+  /** How `?<name>=` filters: over these related rows, on their id column (the slug field, for a slug). */
+  readonly across: Across;
+  /** Set on a many-to-many: what a write replaces. */
+  readonly through?: JoinTable;
+  /** Set on a many-to-many: the most ids (or slugs) one write may give. */
+  readonly maxItems?: number;
+  /** Set on a slug: the key it shows and sets. */
+  readonly slug?: SlugKey;
+  /** Set on a many-to-many shown and written as a unique field of the records it links (their slugs). */
+  readonly slugs?: SlugField;
+  /** Set on a reverse or many-to-many relation shown nested: how each related record renders (read-only). */
+  readonly serializer?: Serializer;
+  /** How the nested records are read: a statement per page (see store/records.ts attachBatches). */
+  readonly batch?: Omit<Batch, 'name'>;
+}
+
+/** A unique field of `target` that names its records. */
+export interface SlugField {
+  readonly target: Table;
+  readonly field: string;
+}
+
+export interface WriteContext extends DefaultContext {
+  /** Whether the requesting user holds the named permission (false for anonymous requests). */
+  hasPermission(name: string): Promise<boolean>;
+}
+
+const UNKNOWN_FIELD = 'Unknown field.';
+const REQUIRED = 'This field is required.';
+
+/** `books` → `Book`, `reading_lists` → `ReadingList`. */
+const schemaNameOf = (table: string): string =>
+  table
+    .replace(/s$/, '')
+    .split('_')
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join('');
+
+export class Serializer {
+  readonly model: Model;
+  /** Its schemas' names in the OpenAPI document. */
+  readonly name: string;
+  readonly fields: readonly string[];
+  readonly readOnly: ReadonlySet<string>;
+  readonly hidden: ReadonlySet<string>;
+  readonly writeOnly: ReadonlySet<string>;
+  readonly search: readonly string[];
+  readonly nested: Readonly<Record<string, NestedField>>;
+  readonly computed: Readonly<Record<string, ComputedField>>;
+  readonly relations: Readonly<Record<string, Relation>>;
+  /** Shown many-to-many relations a body may set (as lists of ids). */
+  readonly relationInputs: readonly string[];
+  /** Model fields a body may carry. */
+  readonly writable: readonly string[];
+  /** Body fields an update may carry beside `writable`, which the model's rules read (never stored). */
+  readonly updateInputs: readonly string[];
+  /** Writable fields stored as a slow hash (passwords): a body that sets one costs a derivation. */
+  readonly hashed: readonly string[];
+  readonly selection: Selection;
+  /** Field → the name clients see (itself unless renamed), and back. */
+  private readonly shownNames: ReadonlyMap<string, string>;
+  private readonly fieldNames: ReadonlyMap<string, string>;
+  /** Whether a shown field is renamed (a body's names are then translated). */
+  private readonly renames: boolean;
+  /** The body fields a create may carry, and an update (with `updateInputs`): known ones, decided once. */
+  private readonly creatable: ReadonlySet<string>;
+  private readonly updatable: ReadonlySet<string>;
+  /** The model's fields with a default, which a create sets when the body does not. */
+  private readonly defaulted: readonly (readonly [string, Field])[];
+  private readonly format: Readonly<Record<string, (stored: unknown, row: Row) => unknown>>;
+  private readonly options: SerializerOptions;
+  /** Each shown field and how its value comes from a row, decided once rather than per row. */
+  private readonly renderers: readonly (readonly [string, (row: Row, context: RenderContext) => unknown])[];
+  /** Whether a shown aggregate depends on the requesting user (the selection is then made per request). */
+  readonly perUser: boolean;
+
+  constructor(model: Model, options: SerializerOptions) {
+    this.model = model;
+    this.name = options.name ?? schemaNameOf(model.table);
+    this.options = options;
+    this.fields = options.fields;
+    this.nested = options.nested ?? {};
+    this.computed = options.computed ?? {};
+    this.relations = options.relations ?? {};
+    this.hidden = new Set(options.hidden ?? []);
+    this.writeOnly = new Set(options.writeOnly ?? []);
+    this.search = options.search ?? [];
+    this.format = options.format ?? {};
+    const fieldOf = (name: string): Field | undefined => model.fields[name];
+    for (const name of this.fields) {
+      if (!fieldOf(name) && !this.nested[name] && !this.computed[name] && !this.relations[name]) throw new Error(`${model.table}: unknown field "${name}" in fields.`);
+    }
+    const named = [...this.fields, ...this.search, ...Object.values(this.computed).flatMap((computed) => computed.reads ?? [])];
+    const internal = [...new Set(named.filter((name) => model.rules?.internal?.includes(name)))];
+    if (internal.length > 0) throw new Error(`${model.table}: ${internal.join(', ')} only the framework reads and writes: no serializer may show, write, search or compute from them.`);
+    for (const [name, computed] of Object.entries(this.computed)) {
+      const { table, via } = computed.aggregate ?? {};
+      // Names become SQL identifiers (aliases, related tables and columns): plain lower-case only.
+      const names = [name, table, via, computed.aggregate?.requestingUser, computed.aggregate?.on, ...(computed.reads ?? [])].filter((part) => part !== undefined);
+      if (names.some((part) => !/^[a-z_][a-z0-9_]*$/.test(part))) throw new Error(`${model.table}: computed "${name}" names must match [a-z_][a-z0-9_]*.`);
+      if (fieldOf(name) || this.nested[name]) throw new Error(`${model.table}: computed "${name}" is also a field.`);
+      if (computed.onlyOn !== undefined && computed.onlyOn !== model.table) throw new Error(`${model.table}: computed "${name}" may be shown only by a serializer of ${computed.onlyOn}.`);
+      for (const column of computed.reads ?? []) if (!fieldOf(column)) throw new Error(`${model.table}: computed "${name}" reads unknown field "${column}".`);
+      const on = computed.aggregate?.on;
+      if (on !== undefined && !fieldOf(on)) throw new Error(`${model.table}: computed "${name}" is correlated on unknown field "${on}".`);
+    }
+    for (const [name, relation] of Object.entries(this.relations)) {
+      if (!/^[a-z_][a-z0-9_]*$/.test(name) || fieldOf(name) || this.nested[name] || this.computed[name]) throw new Error(`${model.table}: relation "${name}" needs a plain name of its own.`);
+      if (relation.through && relation.through.source !== model.table) throw new Error(`${model.table}: relation "${name}" goes through a join table of ${relation.through.source}.`);
+      if (relation.slug && fieldOf(relation.slug.source)?.references !== relation.slug.target.table) {
+        throw new Error(`${model.table}: relation "${name}" needs "${relation.slug.source}" to be a foreign key to ${relation.slug.target.table}.`);
+      }
+    }
+    const rename = options.rename ?? {};
+    for (const [name, shown] of Object.entries(rename)) {
+      if (!fieldOf(name) && !this.nested[name] && !this.computed[name] && !this.relations[name]) throw new Error(`${model.table}: rename names unknown field "${name}".`);
+      // A JSON key that is also a query parameter's and a form input's name: plain letters, digits and underscores.
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(shown)) throw new Error(`${model.table}: "${name}" cannot be shown as "${shown}": use letters, digits and underscores.`);
+      if (shown !== name && (fieldOf(shown) || this.nested[shown] || this.computed[shown] || this.relations[shown])) {
+        throw new Error(`${model.table}: "${name}" cannot be shown as "${shown}", the name of another field.`);
+      }
+    }
+    const shownOf = (name: string): string => rename[name] ?? name;
+    const shownFields = this.fields.map(shownOf);
+    for (const [index, shown] of shownFields.entries()) {
+      if (shownFields.indexOf(shown) !== index) throw new Error(`${model.table}: two fields are shown as "${shown}".`);
+    }
+    this.shownNames = new Map(this.fields.map((name) => [name, shownOf(name)]));
+    this.fieldNames = new Map(this.fields.map((name) => [shownOf(name), name]));
+    this.renames = this.fields.some((name) => shownOf(name) !== name);
+    for (const name of this.search) {
+      if (fieldOf(name)?.valueType !== 'string') throw new Error(`${model.table}: search field "${name}" is not a string.`);
+    }
+    for (const [name, nested] of Object.entries(this.nested)) {
+      if (fieldOf(nested.source)?.references !== nested.serializer.model.table) {
+        throw new Error(`${model.table}: nested "${name}" needs "${nested.source}" to be a foreign key to ${nested.serializer.model.table}.`);
+      }
+      // A nested record is read by a join, which carries columns only.
+      if (nested.serializer.selection.batches) throw new Error(`${model.table}: nested "${name}" shows relations as nested lists, which a nested record cannot: show them as ids.`);
+    }
+    // Nested objects and write-only-by-nature fields are never taken from a body as they are.
+    const declaredReadOnly = new Set([...(options.readOnly ?? []), ...Object.keys(this.nested), ...Object.keys(this.computed), 'id']);
+    // Relations are no columns: the writable ones (many-to-many) are set apart, the others are read-only.
+    // A relation shown nested is read-only, as a nested foreign key is.
+    this.relationInputs = this.fields.filter((name) => ((this.relations[name]?.through && !this.relations[name]?.serializer) || this.relations[name]?.slug) && !declaredReadOnly.has(name));
+    this.readOnly = new Set([...declaredReadOnly, ...Object.keys(this.relations).filter((name) => !this.relationInputs.includes(name))]);
+    this.writable = this.fields.filter((name) => !this.readOnly.has(name) && !this.relations[name]);
+    this.updateInputs = Object.keys(model.rules?.updates?.inputs ?? {});
+    this.hashed = this.writable.filter((name) => fieldOf(name)?.kind === 'password');
+    this.creatable = new Set(shownFields);
+    this.updatable = new Set([...shownFields, ...this.updateInputs]);
+    this.defaulted = Object.entries(model.fields).filter(([, field]) => field.default);
+    const own = this.fields.filter((name) => fieldOf(name) && !this.hidden.has(name) && !fieldOf(name)?.writeOnly);
+    const slugs = this.fields.flatMap((name) => (this.relations[name]?.slug ? [[name, this.relations[name].slug] as const] : []));
+    const shownComputed = this.fields.filter((name) => this.computed[name]);
+    const readable = Object.keys(model.fields).filter((name) => !fieldOf(name)!.writeOnly && !model.rules?.internal?.includes(name));
+    // An aggregate `on` a column reads it beside the record: a write's returned row is aggregated in its own statement.
+    const computedReads = shownComputed.flatMap((name) => {
+      const { reads, compute, aggregate } = this.computed[name]!;
+      return reads ?? (compute ? readable : aggregate?.on !== undefined ? [aggregate.on] : []);
+    });
+    const batches = this.fields.flatMap((name) => {
+      const batch = this.relations[name]?.batch;
+      return batch ? [{ name, ...batch }] : [];
+    });
+    // A nested record's computed fields for the requesting user make the page's selection per user too.
+    this.perUser = shownComputed.some((name) => this.computed[name]!.aggregate?.requestingUser !== undefined) || Object.values(this.nested).some((nested) => nested.serializer.perUser);
+    const columns = [...new Set(['id', ...own, ...computedReads, ...Object.values(this.nested).map((n) => n.source), ...slugs.map(([, slug]) => slug.source), ...(model.rules?.reads ?? [])])];
+    this.selection = {
+      table: model.table,
+      columns,
+      int64: columns.filter((name) => fieldOf(name)?.kind === 'bigint'),
+      aggregates: this.aggregatesOf(null),
+      joins: [
+        ...this.nestedJoins(null),
+        // A slug is read by a join, as a nested record of its id and that field.
+        ...slugs.map(([name, slug]) => ({ name, table: slug.target.table, via: slug.source, columns: ['id', slug.field] })),
+      ],
+      ...(batches.length > 0 && { batches }),
+    };
+    const unwritable = [...this.writeOnly].filter((name) => !this.writable.includes(name));
+    if (unwritable.length > 0) throw new Error(`${model.table}: writeOnly ${unwritable.join(', ')} must be writable fields of \`fields\`.`);
+    this.renderers = this.fields.filter((name) => !this.writeOnly.has(name)).map((name) => [shownOf(name), this.rendererOf(name)] as const);
+  }
+
+  /** The name clients see the field under (its own, unless renamed). */
+  shown(name: string): string {
+    return this.shownNames.get(name) ?? name;
+  }
+
+  /** Messages by field (a bulk create's under `<index>.<field>`) → by the names clients see. */
+  shownDetails(details: ErrorDetails): ErrorDetails {
+    const shownKey = (key: string): string => {
+      const [, index = '', name = key] = /^(\d+\.)(.*)$/.exec(key) ?? [];
+      return `${index}${this.shown(name)}`;
+    };
+    return !this.renames ? details : Object.fromEntries(Object.entries(details).map(([key, messages]) => [shownKey(key), messages]));
+  }
+
+  /** What the database refused, by the names clients see: a unique clash's message names them too. */
+  refusalDetails(refused: RecordRefused): ErrorDetails {
+    return refused.clashing ? clashDetails(refused.clashing, (name) => this.shown(name)) : this.shownDetails(refused.details);
+  }
+
+  /**
+   * The same serializer showing fewer fields: `include` (all when undefined)
+   * minus `exclude`; `author.username` reaches into a nested field.
+   */
+  narrow(include: readonly string[] | undefined, exclude: readonly string[]): Serializer {
+    const details = emptyDetails();
+    const wanted = include && this.group(include, 'fields', details);
+    const unwanted = this.group(exclude, 'omit', details);
+    throwIfInvalid(details, 'Invalid query parameters.');
+    const fields = this.fields.filter((name) => (!wanted || wanted.has(name)) && unwanted.get(name)?.length !== 0);
+    const nested: Record<string, NestedField> = {};
+    for (const name of fields) {
+      const field = this.nested[name];
+      if (!field) continue;
+      const inner = wanted?.get(name);
+      nested[name] = {
+        ...field,
+        serializer: field.serializer.narrow(inner?.length ? inner : undefined, unwanted.get(name) ?? []),
+      };
+    }
+    // Only the kept fields' new names: a nested record left out is not declared in the narrowed serializer.
+    const rename = Object.fromEntries(fields.flatMap((name) => (this.shown(name) === name ? [] : [[name, this.shown(name)]])));
+    return new Serializer(this.model, { ...this.options, fields, nested, rename, writeOnly: [...this.writeOnly].filter((name) => fields.includes(name)) });
+  }
+
+  /** Dotted paths → top-level field → the paths below it (empty: the whole field). */
+  private group(paths: readonly string[], parameter: string, details: ErrorDetails): Map<string, string[]> {
+    const groups = new Map<string, string[]>();
+    for (const path of paths) {
+      const [shownTop = '', ...rest] = path.split('.');
+      // `?fields=` names fields as clients see them.
+      const top = this.fieldNames.get(shownTop);
+      if (top === undefined || (rest.length > 0 && !this.nested[top])) {
+        (details[parameter] ??= []).push(`Unknown field "${path}". Allowed: ${[...this.fieldNames.keys()].join(', ')}.`);
+        continue;
+      }
+      const below = groups.get(top);
+      if (rest.length === 0) groups.set(top, []);
+      else if (below === undefined) groups.set(top, [rest.join('.')]);
+      else if (below.length > 0) below.push(rest.join('.'));
+    }
+    return groups;
+  }
+
+  /**
+   * What to read for this request: the selection, with aggregates over the requesting user's rows
+   * bound to that user (a selection of its own, then, read without the compiled queries kept per selection).
+   */
+  selectionFor(user: AuthUser | null): Selection {
+    if (!this.perUser) return this.selection;
+    const slugJoins = this.selection.joins.slice(Object.keys(this.nested).length);
+    return { ...this.selection, aggregates: this.aggregatesOf(user), joins: [...this.nestedJoins(user), ...slugJoins] };
+  }
+
+  /** One join per nested record, with its serializer's aggregates for this user (correlated to the joined row). */
+  private nestedJoins(user: AuthUser | null): Join[] {
+    return Object.entries(this.nested).map(([name, nested]) => {
+      const aggregates = nested.serializer.aggregatesOf(user);
+      return {
+        name,
+        table: nested.serializer.model.table,
+        via: nested.source,
+        columns: nested.serializer.selection.columns,
+        int64: nested.serializer.selection.int64,
+        ...(aggregates.length > 0 && { aggregates }),
+      };
+    });
+  }
+
+  /** The shown computed fields' aggregates for this user, then the shown relations'. */
+  private aggregatesOf(user: AuthUser | null): Aggregate[] {
+    const related = this.fields.flatMap((name) => {
+      const aggregate = this.relations[name]?.aggregate;
+      return aggregate ? [{ name, ...aggregate }] : [];
+    });
+    return [...aggregatesFor(this.computed, this.fields, user), ...related];
+  }
+
+  /** A stored row (nested rows already attached under their names) → the JSON record; `context` is what computed fields see. */
+  render(row: Row, context: RenderContext = { user: null }): Row {
+    const record: Row = {};
+    for (const [name, value] of this.renderers) record[name] = value(row, context);
+    return record;
+  }
+
+  private rendererOf(name: string): (row: Row, context: RenderContext) => unknown {
+    const format = this.format[name];
+    const nested = this.nested[name]?.serializer;
+    const computed = this.computed[name];
+    if (this.hidden.has(name)) return () => null;
+    if (computed?.compute) return computed.compute;
+    if (computed?.recordUrl) {
+      const { table } = this.model;
+      return (row, { request, links }) => (request && links ? links.recordUrl(request, table, row) : null);
+    }
+    if (format) return (row) => format(row[name], row);
+    const slug = this.relations[name]?.slug;
+    if (slug) return (row) => (row[name] as Row | null)?.[slug.field] ?? null;
+    const listed = this.relations[name]?.serializer;
+    if (listed) return (row, context) => (row[name] as Row[]).map((related) => listed.render(related, context));
+    const slugs = this.relations[name]?.slugs;
+    if (slugs) {
+      const field = slugs.target.fields[slugs.field]!;
+      return (row) => (row[name] as Row[]).map((related) => field.render(related[slugs.field]));
+    }
+    if (computed || this.relations[name]) return (row) => row[name];
+    if (nested) return (row, context) => (row[name] ? nested.render(row[name] as Row, context) : null);
+    const field = this.model.fields[name]!;
+    return (row) => field.render(row[name]);
+  }
+
+  /**
+   * A request body → the model values to store. Read-only fields are ignored, a hidden field sent
+   * as null counts as not sent, unknown fields fail. Answered at once while every field parses at
+   * once (a password's hash answers later): the pipeline awaits only what is pending. Throws at
+   * once what it finds at once.
+   */
+  parseBody(body: unknown, mode: WriteMode, context: WriteContext): MaybePromise<Row> {
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) {
+      throw parseError('Expected a JSON object.');
+    }
+    const details = emptyDetails();
+    const values: Row = {};
+    const known = mode === 'create' ? this.creatable : this.updatable;
+    // Named as sent, never as the fields they might be renamed from.
+    const unknown = Object.keys(body).filter((name) => !known.has(name));
+    // By the model's names from here on.
+    const input = this.renames ? this.renamed(body as Row, known) : (body as Row);
+    const parsing = this.parseInputs(input, mode, context, values, details, 0);
+    return parsing ? parsing.then(() => this.parsedBody(values, details, unknown, mode, context)) : this.parsedBody(values, details, unknown, mode, context);
+  }
+
+  /** The parsed values, or 400 with the fields' errors and the unknown names; a create's defaults filled in. */
+  private parsedBody(values: Row, details: ErrorDetails, unknown: readonly string[], mode: WriteMode, context: WriteContext): Row {
+    if (Object.keys(details).length > 0 || unknown.length > 0) {
+      throw validationFailed({ ...this.shownDetails(details), ...Object.fromEntries(unknown.map((name) => [name, [UNKNOWN_FIELD]])) });
+    }
+    if (mode === 'create') {
+      for (const [name, field] of this.defaulted) {
+        if (!(name in values)) values[name] = field.default!(context);
+      }
+    }
+    return values;
+  }
+
+  /**
+   * The body's writable fields, then its relations, from the `from`th on, parsed into `values`
+   * (their errors into `details`), in order. Synchronous while the parses are: only a field that
+   * answers later (a password's hash, a permission asked of the user) is awaited, and the rest
+   * after it.
+   */
+  private parseInputs(input: Row, mode: WriteMode, context: WriteContext, values: Row, details: ErrorDetails, from: number): Promise<void> | undefined {
+    const { writable, relationInputs } = this;
+    for (let index = from; index < writable.length + relationInputs.length; index++) {
+      const name = index < writable.length ? writable[index]! : relationInputs[index - writable.length]!;
+      let parsed: unknown;
+      try {
+        parsed = index < writable.length ? this.parseField(input, name, mode, context, details) : this.parseRelation(input, name, mode, context, details);
+      } catch (error) {
+        details[name] = fieldErrors(error);
+        continue;
+      }
+      if (parsed === SKIPPED) continue;
+      if (!isPending(parsed)) {
+        values[name] = parsed;
+        continue;
+      }
+      return Promise.resolve(parsed).then(
+        (value) => {
+          values[name] = value;
+        },
+        (error: unknown) => {
+          details[name] = fieldErrors(error);
+        },
+      ).then(() => this.parseInputs(input, mode, context, values, details, index + 1));
+    }
+    return undefined;
+  }
+
+  /** A writable model field's value from the body; SKIPPED when the body does not set it (noting it in `details` when it must). */
+  private parseField(input: Row, name: string, mode: WriteMode, context: WriteContext, details: ErrorDetails): unknown {
+    const field = this.model.fields[name]!;
+    if (this.sends(input, name)) return this.parseValue(field, input[name], context);
+    if (field.required === 'always' ? mode !== 'partial_update' : field.required === 'create' && mode === 'create') details[name] = [REQUIRED];
+    return SKIPPED;
+  }
+
+  /** A relation's value from the body (its ids, slugs or slug); SKIPPED as parseField. */
+  private parseRelation(input: Row, name: string, mode: WriteMode, context: WriteContext, details: ErrorDetails): unknown {
+    const { slug, slugs, maxItems } = this.relations[name]!;
+    if (!this.sends(input, name)) {
+      // A slug stands for its key: required where the key is, unless the key is sent itself.
+      const key = slug && this.model.fields[slug.source]!;
+      if (key?.required === 'always' && mode !== 'partial_update' && !this.sends(input, slug!.source)) details[name] = [REQUIRED];
+      return SKIPPED;
+    }
+    if (slug) return this.parseValue({ ...slug.target.fields[slug.field]!, nullable: this.model.fields[slug.source]!.nullable }, input[name], context);
+    return slugs ? parseRelatedSlugs(slugs.target.fields[slugs.field]!, input[name], maxItems) : parseRelatedIds(input[name], maxItems);
+  }
+
+  /** Whether an update must validate the record as a whole (its own `validate`, or the collection's: `also`). */
+  validatesObjects(also?: ObjectValidator): boolean {
+    return this.options.validate !== undefined || also !== undefined;
+  }
+
+  /** The model's fields of a stored record, as object validation sees them. */
+  storedFields(existing: Row): Row {
+    return Object.fromEntries(Object.keys(this.model.fields).filter((name) => name in existing).map((name) => [name, existing[name]]));
+  }
+
+  /**
+   * The serializer's `validate`, then `also` (the collection's), on the values (over the stored
+   * record's fields, on an update): 400 with what both found, as field errors are.
+   */
+  validateObject(values: Row, context: ObjectContext, also?: ObjectValidator): Promise<void> | undefined {
+    // Without validators nothing is built (the record, the list of validators, a promise apiece), and there is nothing to await.
+    return this.validatesObjects(also) ? this.validateRecord(values, context, also) : undefined;
+  }
+
+  private async validateRecord(values: Row, context: ObjectContext, also?: ObjectValidator): Promise<void> {
+    const record = { ...(context.existing && this.storedFields(context.existing)), ...values };
+    const details: ErrorDetails = {};
+    for (const validate of [this.options.validate, also]) {
+      for (const [field, messages] of Object.entries((await validate?.(record, context)) ?? {})) {
+        if (messages?.length) (details[field] ??= []).push(...messages);
+      }
+    }
+    throwIfInvalid(this.shownDetails(details));
+  }
+
+  /** A body's known names (`known`) by the model's names: each shown name as the field it shows. */
+  private renamed(body: Row, known: ReadonlySet<string>): Row {
+    return Object.fromEntries(Object.entries(body).flatMap(([name, value]) => (known.has(name) ? [[this.fieldNames.get(name) ?? name, value]] : [])));
+  }
+
+  /** Whether a body sets `name` (sent as `key`; a hidden field sent as null counts as not sent). */
+  private sends(input: Row, name: string, key = name): boolean {
+    return Object.hasOwn(input, key) && !(this.hidden.has(name) && input[key] === null);
+  }
+
+  /** How many records of a body (an object, or a bulk create's array) set a hashed field. */
+  hashingsIn(body: unknown): number {
+    if (this.hashed.length === 0) return 0;
+    const records: unknown[] = Array.isArray(body) ? body : [body];
+    return records.filter(
+      (record) => typeof record === 'object' && record !== null && this.hashed.some((name) => this.sends(record as Row, name, this.shown(name))),
+    ).length;
+  }
+
+  /** The value parsed, and checked where it names a user (at once, unless either answers later). */
+  private parseValue(field: Field, value: unknown, context: WriteContext): unknown {
+    if (value === null) {
+      if (field.nullable) return null;
+      throw new FieldError('This field may not be null.');
+    }
+    const parsed = field.parse(value);
+    // Whether a referenced record exists is the foreign key constraint's to say, when the record is
+    // written (src/store/writes.ts): after this, so naming an unknown user says no more than naming another one.
+    if (isPending(parsed)) return Promise.resolve(parsed).then(async (parsed) => requestingUserChecked(field, parsed, context));
+    return requestingUserChecked(field, parsed, context);
+  }
+}
+
+/** What is not taken from a body (a field it does not set). */
+const SKIPPED = Symbol('skipped');
+
+/** A field's messages from what its parse threw (a FieldError); anything else is thrown on. */
+function fieldErrors(error: unknown): string[] {
+  if (!(error instanceof FieldError)) throw error;
+  return error.messages;
+}
+
+/** `id`, once checkRequestingUser passed: at once when the field names no requesting user, or names them. */
+function requestingUserChecked(field: Field, id: unknown, context: WriteContext): unknown {
+  const only = field.requestingUserOnly;
+  if (!only || id === context.userId) return id;
+  return checkRequestingUser(field, id, context).then(() => id);
+}
+
+/** A key that may name only the requesting user (unless they hold a permission): throws FieldError when it names another. */
+export async function checkRequestingUser(field: Field, id: unknown, context: WriteContext): Promise<void> {
+  const only = field.requestingUserOnly;
+  if (only && id !== context.userId && !(await context.hasPermission(only.unless))) {
+    throw new FieldError(`You may only name yourself here, unless you hold the permission "${only.unless}".`);
+  }
+}
+
+const listOf = (text: string | undefined): string[] | undefined =>
+  text === undefined || text.trim() === '' ? undefined : text.split(',').map((name) => name.trim()).filter(Boolean);
+
+const narrowed = new WeakMap<Serializer, Map<string, Serializer>>();
+/** Field choices kept per serializer. */
+const CHOICES = 100;
+
+/**
+ * The serializer narrowed by the request's `fields` and `omit` parameters (400 for names it does not
+ * have). Each choice is narrowed once and kept: the record query is compiled and kept for its
+ * selection, so a new one per request would compile it again every time.
+ */
+export function chosenFields(serializer: Serializer, parameters: ReadonlyMap<string, string>): Serializer {
+  const include = listOf(parameters.get('fields'));
+  const exclude = listOf(parameters.get('omit')) ?? [];
+  if (include === undefined && exclude.length === 0) return serializer;
+  let choices = narrowed.get(serializer);
+  if (!choices) narrowed.set(serializer, (choices = new Map()));
+  return cached(choices, JSON.stringify([include, exclude]), CHOICES, () => serializer.narrow(include, exclude));
+}
+
+export const serializer = (model: Model, options: SerializerOptions): Serializer => new Serializer(model, options);

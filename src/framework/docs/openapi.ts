@@ -1,0 +1,521 @@
+/**
+ * JSON Schemas built from the same declarations that drive validation:
+ * route schemas for every action (documentation only: bodies are written
+ * by JSON.stringify), and the OpenAPI 3.1 document gathered from them.
+ */
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance, FastifySchema } from 'fastify';
+import { DEFAULT_KEYWORDS } from '../base/style.js';
+import type { AuthKind } from '../stages/authentication/index.js';
+import type { Collection } from '../declare/collection.js';
+import type { JsonSchema } from '../../core/fields.js';
+import type { Action, Permission } from '../declare/permissions.js';
+import { PAGING_PARAMETERS } from '../actions/limit-offset.js';
+import { RESERVED_PARAMETERS } from '../stages/list-query.js';
+import { relationSchema } from '../declare/relations.js';
+import type { Serializer, WriteMode } from '../declare/serializer.js';
+
+const ERROR_SCHEMA_ID = 'ErrorEnvelope';
+const errorRef = { $ref: `${ERROR_SCHEMA_ID}#` };
+
+const errorEnvelopeSchema: JsonSchema = {
+  $id: ERROR_SCHEMA_ID,
+  title: ERROR_SCHEMA_ID,
+  type: 'object',
+  required: ['error', 'code'],
+  properties: {
+    error: { type: 'string', description: 'A short summary of the failure.' },
+    code: { type: 'string', description: 'A machine-readable code, e.g. validation_failed.' },
+    details: {
+      type: 'object',
+      description: 'Field (or parameter) → messages; present for validation and parse failures.',
+      additionalProperties: { type: 'array', items: { type: 'string' } },
+    },
+    request_id: { type: 'string', description: 'Present on 500s: the id to find the cause in the log.' },
+  },
+};
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Validation or parse failure',
+  401: 'Not authenticated, or a bad credential',
+  403: 'Permission denied',
+  404: 'Not found',
+  406: 'Not acceptable',
+  412: 'Precondition failed: the record changed since the If-Match ETag',
+  413: 'Payload too large',
+  414: 'URI too long',
+  415: 'Unsupported media type',
+  429: 'Throttled',
+  500: 'Server error',
+  503: 'Database unavailable',
+};
+
+/** Response headers, declared once and attached to the statuses that carry them. */
+export const RATE_LIMIT_HEADERS: Record<string, JsonSchema> = {
+  'RateLimit-Limit': { type: 'integer', description: 'Requests allowed in the window (when throttling applies).' },
+  'RateLimit-Remaining': { type: 'integer', description: 'Requests left in the window.' },
+  'RateLimit-Reset': { type: 'integer', description: 'Seconds until the window resets.' },
+};
+const RETRY_AFTER: Record<string, JsonSchema> = { 'Retry-After': { type: 'integer', description: 'Seconds to wait before trying again.' } };
+const WWW_AUTHENTICATE: Record<string, JsonSchema> = {
+  'WWW-Authenticate': { type: 'string', description: 'The scheme to authenticate with: Bearer.' },
+};
+const ETAG: Record<string, JsonSchema> = { ETag: { type: 'string', description: 'Send back as If-None-Match (304) or If-Match (412).' } };
+const LOCATION: Record<string, JsonSchema> = { Location: { type: 'string', format: 'uri', description: 'The created record\'s URL.' } };
+
+const STATUS_HEADERS: Record<number, Record<string, JsonSchema>> = { 401: WWW_AUTHENTICATE, 429: RETRY_AFTER, 503: RETRY_AFTER };
+
+/** `responses` with `headers` added to every status in it. */
+export function withHeaders(responses: Record<string, JsonSchema>, headers: Record<string, JsonSchema>): Record<string, JsonSchema> {
+  return Object.fromEntries(
+    Object.entries(responses).map(([status, response]) => [status, { ...response, headers: { ...(response.headers as object), ...headers } }]),
+  );
+}
+
+/** What every route may answer whatever it does: a URL over the limit, and a server error. */
+const ALWAYS = [414, 500];
+
+function errorResponsesOf(statuses: readonly number[], body: JsonSchema): Record<string, JsonSchema> {
+  return Object.fromEntries(
+    [...new Set([...statuses, ...ALWAYS])].map((status) => [
+      String(status),
+      { description: ERROR_DESCRIPTIONS[status], ...body, ...(STATUS_HEADERS[status] && { headers: STATUS_HEADERS[status] }) },
+    ]),
+  );
+}
+
+/** The error envelope for each status a route can answer with. */
+export const errorResponses = (statuses: readonly number[]): Record<string, JsonSchema> => errorResponsesOf(statuses, errorRef);
+
+/** Plain-text error bodies (for simple routes), one per status. */
+export const textErrorResponses = (statuses: readonly number[]): Record<string, JsonSchema> =>
+  errorResponsesOf(statuses, { content: { 'text/plain': { schema: { type: 'string' } } } });
+
+/**
+ * A schema named in the document's components: every use becomes a `$ref` to
+ * it (see hoistNamedSchemas), so generated clients get a type of that name.
+ */
+const COMPONENT = 'x-restfold-component';
+const named = (name: string, schema: JsonSchema): JsonSchema => ({ [COMPONENT]: name, ...schema });
+
+/**
+ * The JSON a record renders as. Every field is required: a response carries
+ * them all unless the request narrowed it with `?fields=` or `?omit=` (see
+ * readSchema). A nested record may be null where its foreign key may, or where
+ * its table is one a request may not see whole (`scoped`: the app's restricted tables, see visibility.ts).
+ */
+export function recordSchema(serializer: Serializer, scoped: ReadonlySet<string> = new Set()): JsonSchema {
+  return recordOf(serializer, scoped, false);
+}
+
+/**
+ * A record as a list or a retrieve answers it: the whole record (`<Name>`), or, narrowed by
+ * `?fields=` or `?omit=`, any of its fields (`<Name>Subset`, nothing required). A response schema
+ * cannot depend on the query, so a validating proxy needs both; the whole one comes first.
+ */
+const readSchema = (serializer: Serializer, scoped: ReadonlySet<string>): JsonSchema => ({
+  anyOf: [recordOf(serializer, scoped, false), recordOf(serializer, scoped, true)],
+});
+
+/** A record's schema (`subset`: as `?fields=` may narrow it, its nested records too, with no field required). */
+function recordOf(serializer: Serializer, scoped: ReadonlySet<string>, subset: boolean): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  const shown = serializer.fields.filter((name) => !serializer.writeOnly.has(name));
+  for (const field of shown) properties[serializer.shown(field)] = fieldSchema(serializer, field, scoped, subset);
+  if (subset) return named(`${serializer.name}Subset`, { type: 'object', properties });
+  return named(serializer.name, { type: 'object', properties, required: shown.map((name) => serializer.shown(name)) });
+}
+
+/** One shown field's value in a record (`subset`: see recordOf; only nested records narrow, a relation's records never do). */
+function fieldSchema(serializer: Serializer, name: string, scoped: ReadonlySet<string>, subset: boolean): JsonSchema {
+  {
+    const nested = serializer.nested[name];
+    const field = serializer.model.fields[name];
+    const computed = serializer.computed[name];
+    if (serializer.hidden.has(name)) return { type: 'null', description: 'Hidden: always null.' };
+    if (computed) return { ...computed.schema, readOnly: true };
+    if (serializer.relations[name]?.serializer) return { type: 'array', items: recordSchema(serializer.relations[name].serializer, scoped), readOnly: true };
+    if (serializer.relations[name]) return { ...relationSchema(serializer, name), ...(serializer.readOnly.has(name) && { readOnly: true }) };
+    if (nested) {
+      const record = recordOf(nested.serializer, scoped, subset);
+      const nullable = serializer.model.fields[nested.source]!.nullable || scoped.has(nested.serializer.model.table);
+      return nullable ? { anyOf: [record, { type: 'null' }] } : record;
+    }
+    return { ...field!.schema, ...(serializer.readOnly.has(name) ? { readOnly: true } : {}) };
+  }
+}
+
+const INPUT_NAMES: Record<WriteMode, string> = { create: 'Create', update: 'Update', partial_update: 'PartialUpdate' };
+
+/** A create (POST), update (PUT) or partial update (PATCH) body. */
+export function inputSchema(serializer: Serializer, mode: WriteMode): JsonSchema {
+  return named(`${serializer.name}${INPUT_NAMES[mode]}`, inputObject(serializer, mode));
+}
+
+/**
+ * A custom action's declared body (CustomAction.body): what its serializer's create takes, named
+ * after the action (`NotesPublishBody`); with `unknownFields: 'ignore'`, other fields too.
+ */
+export const actionBodySchema = (serializer: Serializer, name: string, ignoreUnknown: boolean): JsonSchema =>
+  named(name, { ...inputObject(serializer, 'create'), additionalProperties: ignoreUnknown });
+
+function inputObject(serializer: Serializer, mode: WriteMode): JsonSchema {
+  const properties: Record<string, JsonSchema> = {};
+  const required: string[] = [];
+  for (const name of serializer.writable) {
+    const field = serializer.model.fields[name]!;
+    // A hidden field sent as null counts as not sent, so a GET result can be sent back as it is.
+    properties[serializer.shown(name)] = serializer.hidden.has(name) ? { ...field.schema, type: [String(field.schema.type), 'null'], writeOnly: true } : field.schema;
+    const needed = field.required === 'always' ? mode !== 'partial_update' : field.required === 'create' && mode === 'create';
+    if (needed) required.push(serializer.shown(name));
+  }
+  for (const name of serializer.readOnly) {
+    if (serializer.fields.includes(name)) properties[serializer.shown(name)] = { description: 'Read-only: ignored when sent.' };
+  }
+  // A many-to-many replaces the record's links and is never required (left out, they stay as they are); a slug sets its key.
+  for (const name of serializer.relationInputs) {
+    properties[serializer.shown(name)] = relationSchema(serializer, name);
+    const key = serializer.relations[name]!.slug?.source;
+    if (key && mode !== 'partial_update' && serializer.model.fields[key]!.required === 'always') required.push(serializer.shown(name));
+  }
+  if (mode !== 'create') Object.assign(properties, serializer.model.rules?.updates?.inputs);
+  return { type: 'object', properties, required, additionalProperties: false };
+}
+
+function listQuerySchema(collection: Collection): JsonSchema {
+  const { filters, ordering, fields, maxPageSize, pageSize } = collection.queryRules;
+  const properties: Record<string, JsonSchema> = {
+    page: { type: 'integer', minimum: 1, default: 1, description: 'Page number; past the last page is 404.' },
+    page_size: { type: 'integer', minimum: 1, default: pageSize, description: `Clamped to ${maxPageSize}.` },
+    search: {
+      type: 'string',
+      description: `Whitespace-separated terms, each found case-insensitively in one of: ${collection.serializer.search.join(', ') || '(none)'}.`,
+    },
+    ordering: {
+      type: 'string',
+      description: `Comma-separated, "-" for descending. Allowed: ${ordering.join(', ') || '(none)'}. Ties by id.`,
+    },
+    format: { type: 'string', enum: ['json'], description: 'Force JSON (e.g. in a browser).' },
+    ...fieldSelectionParameters(collection.serializerFor('list')),
+  };
+  if (collection.pagination === 'cursor') {
+    delete properties.page;
+    properties.cursor = { type: 'string', description: 'Opaque, from a previous page\'s next or previous link.' };
+  }
+  if (collection.pagination === 'none') {
+    delete properties.page;
+    delete properties.page_size;
+  }
+  if (collection.pagination === 'limit_offset') {
+    delete properties.page;
+    delete properties.page_size;
+    properties.limit = { type: 'integer', minimum: 1, default: pageSize, description: `How many records; clamped to ${maxPageSize}.` };
+    properties.offset = { type: 'integer', minimum: 0, default: 0, description: 'How many records to skip; past the end, the results are empty.' };
+  }
+  for (const [name, lookups] of filters) {
+    const schema = fields[name]!.schema;
+    const path = collection.namedFilters[name];
+    if (path !== undefined) {
+      // One value, matched as the app's path says (a JSON array's element is a string).
+      const scalar = ['integer', 'number', 'boolean'].includes(String(schema.type));
+      properties[name] = { type: scalar ? schema.type : 'string', description: `Records matching ${path}.` };
+      continue;
+    }
+    for (const lookup of lookups) {
+      const parameter = lookup === 'exact' ? name : `${name}__${lookup}`;
+      if ((RESERVED_PARAMETERS as readonly string[]).includes(parameter)) continue;
+      properties[parameter] =
+        lookup === 'isnull'
+          ? { type: 'boolean' }
+          : lookup === 'in' || lookup === 'range'
+            ? { type: 'string', description: lookup === 'in' ? 'Comma-separated values.' : 'Two comma-separated bounds, inclusive.' }
+            : { type: schema.type === 'integer' ? 'integer' : schema.type, description: `${name} ${lookup}` };
+    }
+  }
+  return { type: 'object', properties };
+}
+
+function fieldSelectionParameters(serializer: Serializer): Record<string, JsonSchema> {
+  const names = serializer.fields.map((name) => serializer.shown(name)).join(', ');
+  const subset = `Records then carry only the chosen fields (${serializer.name}Subset); otherwise every field of ${serializer.name}.`;
+  return {
+    fields: { type: 'string', description: `Comma-separated fields to show (nested with dots, e.g. author.username). Of: ${names}. ${subset}` },
+    omit: { type: 'string', description: `Comma-separated fields to leave out. Of: ${names}. ${subset}` },
+  };
+}
+
+/** Request headers, as Fastify route schemas declare them (each becomes a header parameter). */
+const requestHeaders = (properties: Record<string, JsonSchema>): JsonSchema => ({ type: 'object', properties });
+const IF_NONE_MATCH = { 'If-None-Match': { type: 'string', description: 'An ETag from an earlier response: 304 while it still matches.' } };
+const IF_MATCH = { 'If-Match': { type: 'string', description: 'The record\'s ETag: 412 unless the record is still that version.' } };
+const preferCount = (modes: readonly string[]): Record<string, JsonSchema> =>
+  modes.length > 1 ? { Prefer: { type: 'string', enum: modes.map((mode) => `count=${mode}`), description: 'How the list counts its records.' } } : {};
+
+const notModifiedResponse = { description: 'Not modified (If-None-Match matched the ETag)', type: 'null', headers: ETAG };
+
+/** A bulk create's body: an array of creates, as many as the collection takes at once. */
+const bulkBody = (collection: Collection, single: JsonSchema): JsonSchema => ({ type: 'array', items: single, minItems: 1, maxItems: collection.bulkCreateMax ?? 0 });
+
+/** What the document calls each route of a collection: the actions, bulk create (its own path), and bulk delete (DELETE on the list path). */
+export type DocumentedAction = Action | 'bulk_create' | 'bulk_destroy';
+
+const SUMMARIES: Record<DocumentedAction, string> = {
+  list: 'List',
+  retrieve: 'Retrieve',
+  create: 'Create',
+  bulk_create: 'Create several',
+  update: 'Replace',
+  partial_update: 'Update part of',
+  destroy: 'Delete',
+  bulk_destroy: 'Delete several',
+};
+
+/** The list's parameters that select records (filters, search), without those that order or page them, or choose fields. */
+function matchingQuerySchema(collection: Collection): JsonSchema {
+  const { properties, ...schema } = listQuerySchema(collection);
+  const selecting = Object.entries(properties as Record<string, JsonSchema>).filter(
+    ([name]) => !PAGING_PARAMETERS.includes(name) && !['ordering', 'fields', 'omit'].includes(name),
+  );
+  return { ...schema, properties: Object.fromEntries(selecting) };
+}
+
+/** `users`, `partial_update` → `usersPartialUpdate`: stable, and readable as a generated function's name. */
+export const operationId = (...words: string[]): string =>
+  words
+    .flatMap((word) => word.split(/[^A-Za-z0-9]+/))
+    .filter(Boolean)
+    .map((word, index) => (index === 0 ? word : word[0]!.toUpperCase() + word.slice(1)))
+    .join('');
+
+/** The route schema of one collection action (`scoped`: the app's restricted tables, see recordSchema). */
+export function actionSchema(collection: Collection, action: DocumentedAction, scoped: ReadonlySet<string>): FastifySchema {
+  const serializer = collection.serializerFor(action === 'bulk_create' ? 'create' : action === 'bulk_destroy' ? 'destroy' : action);
+  const record = recordSchema(serializer, scoped);
+  // A PUT that updates partially reads as PATCH does.
+  const mode = action === 'update' ? collection.putMode : action;
+  const base = { tags: [collection.name], summary: `${SUMMARIES[mode]} ${collection.name}`, operationId: operationId(collection.name, action) };
+  const created = collection.createStatus === 201 ? { description: 'Created', headers: { ...LOCATION, ...ETAG } } : { description: 'Created (no Location)', headers: ETAG };
+  const reads = [400, 401, 403, 404, 406, 429, 503];
+  const writes = [...reads, 413, 415];
+  // Every response past the throttling stage carries the RateLimit-* headers; the statuses before it may too.
+  const throttled = (responses: Record<string, JsonSchema>) => withHeaders(responses, RATE_LIMIT_HEADERS);
+  switch (action) {
+    case 'list': {
+      const { maxPageSize } = collection.queryRules;
+      const page =
+        collection.pagination === 'none'
+          ? { description: `Every record selected, at most ${maxPageSize} (more is a 400: narrow the list with its filters)`, type: 'array', items: readSchema(serializer, scoped), maxItems: maxPageSize }
+          : {
+              description: 'A page of records',
+              type: 'object',
+              required: ['count', 'next', 'previous', 'results'],
+              properties: {
+                count: { type: ['integer', 'null'], description: 'Null when the client preferred no count (Prefer: count=none).' },
+                next: { type: ['string', 'null'], format: 'uri' },
+                previous: { type: ['string', 'null'], format: 'uri' },
+                results: { type: 'array', items: readSchema(serializer, scoped) },
+              },
+            };
+      return {
+        ...base,
+        querystring: listQuerySchema(collection),
+        headers: requestHeaders({ ...IF_NONE_MATCH, ...(collection.pagination !== 'none' && preferCount(collection.countModes)) }),
+        response: throttled({ 200: { ...page, headers: ETAG }, 304: notModifiedResponse, ...errorResponses(reads) }),
+      };
+    }
+    case 'create': {
+      const single = inputSchema(serializer, 'create');
+      if (collection.bulkCreateMax === undefined) return { ...base, body: single, response: throttled({ [collection.createStatus]: { ...record, ...created }, ...errorResponses(writes) }) };
+      // The contract's array form (as bulk/ takes it): an array answers an array, so each is one of the two shapes.
+      return {
+        ...base,
+        description: `One record, or an array of up to ${collection.bulkCreateMax} created all or none (answered as an array), as POST ${collection.name}/bulk/ takes them.`,
+        body: { oneOf: [single, bulkBody(collection, single)] },
+        response: throttled({ [collection.createStatus]: { ...created, oneOf: [record, { type: 'array', items: record }] }, ...errorResponses(writes) }),
+      };
+    }
+    case 'bulk_create':
+      return {
+        ...base,
+        description: `Up to ${collection.bulkCreateMax ?? 0} records, created all or none; errors are keyed "<index>.<field>".`,
+        body: bulkBody(collection, inputSchema(serializer, 'create')),
+        response: throttled({ [collection.createStatus]: { description: 'Created, in the order sent', type: 'array', items: record }, ...errorResponses(writes) }),
+      };
+    case 'retrieve':
+      return {
+        ...base,
+        params: collection.recordKey.params,
+        querystring: { type: 'object', properties: fieldSelectionParameters(serializer) },
+        headers: requestHeaders(IF_NONE_MATCH),
+        response: throttled({ 200: { description: 'The record', ...readSchema(serializer, scoped), headers: ETAG }, 304: notModifiedResponse, ...errorResponses(reads) }),
+      };
+    case 'update':
+    case 'partial_update':
+      return {
+        ...base,
+        params: collection.recordKey.params,
+        headers: requestHeaders(IF_MATCH),
+        body: inputSchema(serializer, action === 'update' ? collection.putMode : action),
+        response: throttled({ 200: { description: 'The updated record', ...record, headers: ETAG }, ...errorResponses([...writes, 412]) }),
+      };
+    case 'destroy':
+      return {
+        ...base,
+        params: collection.recordKey.params,
+        headers: requestHeaders(IF_MATCH),
+        response: throttled({ 204: { description: 'Deleted', type: 'null' }, ...errorResponses([...reads, 412]) }),
+      };
+    case 'bulk_destroy':
+      return {
+        ...base,
+        description: `Every record the filters and search select, in one statement. ${collection.bulkDelete === 'all' ? 'With none, every record.' : 'At least one filter or search term is required.'}`,
+        querystring: matchingQuerySchema(collection),
+        response: throttled({ 204: { description: 'Deleted', type: 'null' }, ...errorResponses([400, 401, 403, 406, 429, 503]) }),
+      };
+  }
+}
+
+/** How the credential is sent: the default keywords' sentence, or the app's own. */
+function sentAs(keywords: readonly string[]): string {
+  if (keywords.join() === DEFAULT_KEYWORDS.join()) return 'Sent as `Authorization: Bearer <credential>`, or `Authorization: Token <credential>` as Django REST Framework clients send it.';
+  return `Sent as ${keywords.map((keyword) => `\`Authorization: ${keyword} <credential>\``).join(', or ')}.`;
+}
+
+/**
+ * The schemes of the enabled kinds, with the paths of the first router (`prefix`, `end`). A header
+ * credential is OpenAPI's `bearer` where Bearer is the only keyword; otherwise (DRF's `Token` beside
+ * it, Conduit's alone) an API key in the Authorization header, which says the keywords to send: a
+ * `bearer` scheme admits `Bearer` only, so a validating proxy would refuse the others the service takes.
+ * `sessionId` is the session's id sent that way, which logout takes in place of the cookie.
+ */
+function securitySchemes(authKinds: readonly AuthKind[], keywords: readonly string[], prefix: string, end: string) {
+  const header = (about: string, bearerFormat?: string): JsonSchema =>
+    keywords.length === 1 && keywords[0]!.toLowerCase() === 'bearer'
+      ? { type: 'http', scheme: 'bearer', ...(bearerFormat && { bearerFormat }), description: `${about} ${sentAs(keywords)}` }
+      : { type: 'apiKey', in: 'header', name: 'Authorization', description: `${about} ${sentAs(keywords)}` };
+  const login = `POST ${prefix}/auth/login${end}`;
+  const schemes: Record<AuthKind, Record<string, JsonSchema>> = {
+    token: { token: header(`An API token from POST ${prefix}/auth/token${end}.`) },
+    jwt: { jwt: header(`An access token from POST ${prefix}/auth/jwt${end}.`, 'JWT') },
+    session: {
+      session: {
+        type: 'apiKey',
+        in: 'cookie',
+        name: 'restfold_session',
+        description: `From ${login}; unsafe methods need X-CSRF-Token. The session id also works as a ${keywords.join(' or ')} credential.`,
+      },
+      sessionId: header(`The session id from ${login}, in place of its cookie.`),
+    },
+  };
+  return Object.assign({}, ...authKinds.map((kind) => schemes[kind]));
+}
+
+/** For a route schema: the operation needs no credential (the document's default is that it needs one). */
+export const ANONYMOUS = { security: [] } as const;
+
+/**
+ * For a route schema: the credential is optional (`{}` beside the schemes) where every check of the
+ * action lets a caller with no user through, as `API_REQUIRE_AUTH=false` does for reads. Each check is
+ * asked once, at start-up; one that throws or answers later keeps the document's default.
+ */
+export function credentialsFor(kinds: readonly AuthKind[], permissions: readonly Permission[], action: Action): FastifySchema {
+  const opensToAnonymous = (permission: Permission): boolean => {
+    try {
+      return permission.hasPermission({ user: null, action }) === true;
+    } catch {
+      return false;
+    }
+  };
+  return permissions.every(opensToAnonymous) ? { security: [...kinds.map((kind) => ({ [kind]: [] })), {}] } : {};
+}
+
+/** Where the interactive documentation (Swagger UI) is served. */
+export const DOCS_PREFIX = '/api/docs';
+
+type Components = Record<string, JsonSchema>;
+
+/**
+ * Replaces every schema marked by `named` with a `$ref` to
+ * `#/components/schemas/<name>`, keeping one copy there. Two different
+ * schemas under one name are a declaration mistake, refused at start-up.
+ */
+function hoistNamedSchemas(node: unknown, components: Components): unknown {
+  if (Array.isArray(node)) return node.map((item) => hoistNamedSchemas(item, components));
+  if (typeof node !== 'object' || node === null) return node;
+  const entries = Object.entries(node).map(([key, value]) => [key, hoistNamedSchemas(value, components)] as const);
+  const { [COMPONENT]: name, ...schema } = Object.fromEntries(entries) as JsonSchema;
+  if (typeof name !== 'string') return Object.fromEntries(entries);
+  // A description beside the schema belongs to its use (a response's, say), not to the named schema.
+  delete schema.description;
+  const known = components[name];
+  if (known && JSON.stringify(known) !== JSON.stringify(schema)) {
+    throw new Error(`Two different schemas are named "${name}" in the OpenAPI document: give one of the serializers its own \`name\`.`);
+  }
+  components[name] = schema;
+  return { $ref: `#/components/schemas/${name}` };
+}
+
+/** The document as @fastify/swagger built it, with the named schemas hoisted into its components. */
+function withNamedComponents(document: Record<string, unknown>): Record<string, unknown> {
+  const components = (document.components ?? {}) as { schemas?: Components };
+  const schemas: Components = { ...components.schemas };
+  const paths = hoistNamedSchemas(document.paths, schemas);
+  const sorted = Object.fromEntries(Object.entries(schemas).sort(([a], [b]) => a.localeCompare(b)));
+  return { ...document, paths, components: { ...components, schemas: sorted } };
+}
+
+const ASSETS = new URL('../../../static/', import.meta.url);
+
+/**
+ * Collects every route's schema into an OpenAPI 3.1 document (`app.swagger()`),
+ * with interactive documentation of `documentPath` at DOCS_PREFIX (assets from
+ * the installed package, nothing from a CDN). Route schemas are documentation
+ * only (the app's HTTP protocol plugin turns Fastify's validation and response
+ * serialization off). Register before any route.
+ */
+export async function registerOpenApi(
+  app: FastifyInstance,
+  authKinds: readonly AuthKind[],
+  style: { readonly keywords: readonly string[]; readonly prefix: string; readonly end: string },
+): Promise<void> {
+  app.addSchema(errorEnvelopeSchema);
+  const documentPath = `${style.prefix}/schema${style.end}`;
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Restfold API',
+        version: '1',
+        description: `Collections under ${style.prefix}, with JSON error envelopes; other routes document their own error bodies.`,
+        license: { name: 'MIT', identifier: 'MIT' },
+      },
+      servers: [{ url: '/', description: 'This service' }],
+      components: { securitySchemes: securitySchemes(authKinds, style.keywords, style.prefix, style.end) },
+      security: authKinds.map((kind) => ({ [kind]: [] })),
+    },
+    refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
+    transformObject: (built) => withNamedComponents(('openapiObject' in built ? built.openapiObject : built.swaggerObject) as Record<string, unknown>),
+  });
+  // Built once at start-up, so a declaration the document cannot describe (two schemas under one name) stops it there.
+  app.addHook('onReady', async () => {
+    app.swagger();
+  });
+  // Our own page script (static/api-docs.js): Swagger UI's base layout (no top bar, so no
+  // third-party logo, and no inline <style> the page's CSP refuses), reading `documentPath`.
+  const initializer = readFileSync(new URL('api-docs.js', ASSETS), 'utf8').replace('__DOCUMENT_PATH__', documentPath);
+  await app.register(swaggerUi, {
+    routePrefix: DOCS_PREFIX,
+    theme: {
+      title: 'Restfold API documentation',
+      favicon: [{ filename: 'restfold.svg', rel: 'icon', sizes: 'any', type: 'image/svg+xml', content: readFileSync(new URL('restfold.svg', ASSETS)) }],
+    },
+    uiHooks: {
+      preHandler: (request, reply, done) => {
+        if (request.url.endsWith('/static/swagger-initializer.js')) reply.type('application/javascript; charset=utf-8').send(initializer);
+        else done();
+      },
+    },
+  });
+}

@@ -1,0 +1,43 @@
+/**
+ * Records' own URLs (`computed.url()`, DRF's HyperlinkedIdentityField), built as a created record's
+ * `Location` is: the request's origin, the prefix and trailing-slash rule of the router that
+ * serves it, the collection's path and the record's key segment.
+ */
+import type { FastifyRequest } from 'fastify';
+import type { Row } from '../../core/rows.js';
+import { pathEnd } from '../base/style.js';
+import type { Collection } from '../declare/collection.js';
+import { listPath, PARENT_PARAMETER } from '../declare/paths.js';
+import type { RecordLinks } from '../declare/computed.js';
+import { absoluteLink } from '../base/hosts.js';
+
+/** Whether each record of the collection has a path of its own that answers GET (a singleton's path names no record). */
+const retrievable = (collection: Collection): boolean => collection.builtInActions.has('retrieve') && !collection.singleton;
+
+/**
+ * The links a collection's records render with: its own records at its own paths (a nested
+ * collection's under the request's parent record), and a record of another table (a nested one,
+ * or a singleton's) at the first of the router's top-level collections of that table that serves it.
+ */
+export function recordLinks(collection: Collection, routed: readonly Collection[]): RecordLinks {
+  const byTable = new Map<string, Collection>();
+  if (retrievable(collection)) byTable.set(collection.serializer.model.table, collection);
+  for (const other of routed) {
+    const table = other.serializer.model.table;
+    if (!byTable.has(table) && !other.parent && retrievable(other)) byTable.set(table, other);
+  }
+  return {
+    recordUrl(request: FastifyRequest, table: string, row: Row): string | null {
+      const target = byTable.get(table);
+      if (!target) return null;
+      let path = listPath(target);
+      if (target.parent) {
+        const parent = (request.params as Partial<Record<string, string>>)[PARENT_PARAMETER];
+        if (parent === undefined) return null;
+        path = path.replace(`:${PARENT_PARAMETER}`, encodeURIComponent(parent));
+      }
+      if (row[target.recordKey.field] === undefined || row[target.recordKey.field] === null) return null;
+      return absoluteLink(request, `${request.server.prefix}${path}${target.recordKey.segment(row)}${pathEnd(request)}`);
+    },
+  };
+}

@@ -1,0 +1,49 @@
+/** `POST <prefix>/auth/token/` hands out an API token; `DELETE` on it, with the token, revokes it. */
+import type { Database } from '../../../store/database.js';
+import { styleOf } from '../../base/style.js';
+import { authenticationFailed, notAuthenticated } from '../../base/errors.js';
+import { ANONYMOUS, errorResponses } from '../../docs/openapi.js';
+import { authorizationCredential } from '../../stages/authentication/credentials.js';
+import { createToken, revokeToken, tokenAuthentication, tokenShape } from '../../stages/authentication/token.js';
+import { resource } from '../router.js';
+import type { AuthenticationKind } from './kind.js';
+import { credentialsSchema, objectOf, passwordChecked, type LoginCheck } from './login.js';
+
+export const tokenKind = (database: Database, login: LoginCheck): AuthenticationKind => ({
+  authenticator: tokenAuthentication,
+  issue: (database, user) => createToken(database, user.id, user.credentialsVersion),
+  mount(instance) {
+    resource(instance, '/auth/token/', {
+      POST: {
+        schema: {
+          tags: ['auth'],
+          summary: 'Obtain an API token',
+          operationId: 'tokenObtain',
+          ...ANONYMOUS,
+          body: credentialsSchema,
+          response: passwordChecked({ 200: objectOf({ token: 'The new API token' }), ...errorResponses([400, 413, 415, 429, 503]) }),
+        },
+        handler: async (request, reply) => {
+          const user = await login(request, reply);
+          request.user = user;
+          return reply.send({ token: await createToken(database, user.id, user.credentialsVersion) });
+        },
+      },
+      DELETE: {
+        schema: {
+          tags: ['auth'],
+          summary: 'Revoke the API token the request carries',
+          operationId: 'tokenRevoke',
+          security: [{ token: [] }],
+          response: { 204: { description: 'Revoked', type: 'null' }, ...errorResponses([401, 503]) },
+        },
+        handler: async (request, reply) => {
+          const token = authorizationCredential(request.headers.authorization ?? '', styleOf(request).credentialKeywords)?.credential;
+          if (!token) throw notAuthenticated();
+          if (!tokenShape.test(token) || !(await revokeToken(database, token))) throw authenticationFailed('Invalid token.');
+          return reply.status(204).send();
+        },
+      },
+    });
+  },
+});

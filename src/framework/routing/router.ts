@@ -1,0 +1,264 @@
+/**
+ * The router: mounts collections and the authentication endpoints under a
+ * prefix (a Fastify plugin). Paths end in a slash and the unslashed path answers
+ * 308, unless the router spells them otherwise (api-style.ts); a known path with
+ * another method answers 405 with `Allow`, anything else under the prefix a JSON 404.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import { pathEnd } from '../base/style.js';
+import type { Collection } from '../declare/collection.js';
+import { detailPath, listPath, withPathParameters } from '../declare/paths.js';
+import type { CustomAction, Method } from '../declare/custom-action.js';
+import { customActionPath } from '../declare/paths.js';
+import { envelopedSchema } from '../docs/envelopes.js';
+import { customActionSchema } from '../docs/custom-actions.js';
+import { builtInRoute } from '../actions/index.js';
+import { customRoute } from '../actions/custom.js';
+import { notFound } from '../base/errors.js';
+import { refuseOtherMethods } from './method-not-allowed.js';
+import { actionSchema, ANONYMOUS, credentialsFor, errorResponses, operationId } from '../docs/openapi.js';
+import { API_MEDIA_TYPES, negotiate } from '../stages/negotiation.js';
+import { absoluteLink, absoluteUrl } from '../base/hosts.js';
+import { queryParameters } from '../base/query-string.js';
+import { recordLinks } from '../render/record-links.js';
+import { renderResult } from '../render/renderers.js';
+import type { Action, Permission } from '../declare/permissions.js';
+import { dispatch, permissionsFor, type ApiRuntime } from '../views.js';
+
+export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+
+/** A handler and its schema (documentation for the OpenAPI document). */
+export interface Endpoint {
+  readonly handler: Handler;
+  readonly schema?: FastifySchema;
+}
+
+/** Routes that only answer for the protocol (OPTIONS, 405, 308) stay out of the document. */
+const hidden = { schema: { hide: true } } as const;
+
+/** Body bytes are kept raw here and parsed by the parsing stage, after authentication. */
+export function keepRawBodies(instance: FastifyInstance): void {
+  instance.removeAllContentTypeParsers();
+  instance.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+}
+
+/**
+ * The methods the app's own routes answer at `url` of the instance (they are registered before the
+ * collections): a collection's path leaves them to the app, and the methods it does not serve
+ * stay free for them.
+ */
+const appMethods = (instance: FastifyInstance, url: string): string[] =>
+  instance.supportedMethods.filter((method) => instance.hasRoute({ url: `${instance.prefix}${url}`, method }));
+
+/** `url`'s handlers, OPTIONS, and 405 for the other methods; `hide`: left out of the document (the same path's other spelling). */
+function answer(instance: FastifyInstance, url: string, endpoints: Partial<Record<Method, Endpoint>>, hide: boolean): void {
+  const methods = Object.keys(endpoints) as Method[];
+  const apps = appMethods(instance, url);
+  const clashing = methods.filter((method) => apps.includes(method));
+  if (clashing.length > 0) throw new Error(`The app's routes answer ${clashing.join(', ')} ${instance.prefix}${url}, which a collection serves there.`);
+  // Under a prefix, '/' must not also claim the unslashed prefix (that path redirects), nor '' the slashed one.
+  const path = { url, prefixTrailingSlash: url === '' ? 'no-slash' : 'slash' } as const;
+  for (const method of methods) instance.route({ ...path, method, ...endpoints[method]!, ...(hide && hidden) });
+  const allow = refuseOtherMethods(instance, path, methods, [...apps, 'OPTIONS']);
+  if (!apps.includes('OPTIONS')) {
+    instance.route({
+      ...path,
+      ...hidden,
+      method: 'OPTIONS',
+      handler: async (_request, reply) => reply.status(204).header('Allow', allow).send(),
+    });
+  }
+}
+
+/** The methods the app's own routes leave free at `url`. */
+function freeMethods(instance: FastifyInstance, url: string): string[] {
+  const apps = appMethods(instance, url);
+  return instance.supportedMethods.filter((method) => !apps.includes(method));
+}
+
+/** A 308 from `url` to the same path with its trailing slash added or taken off, the query kept. */
+function redirect(instance: FastifyInstance, url: string, addSlash: boolean): void {
+  const methods = freeMethods(instance, url);
+  if (methods.length === 0) return;
+  instance.route({
+    ...hidden,
+    method: methods,
+    url,
+    prefixTrailingSlash: url === '' ? 'no-slash' : 'slash',
+    handler: async (request, reply) => {
+      const query = request.url.indexOf('?');
+      const path = request.url.slice(0, query === -1 ? undefined : query);
+      return reply.redirect(`${addSlash ? `${path}/` : path.slice(0, -1)}${query === -1 ? '' : request.url.slice(query)}`, 308);
+    },
+  });
+}
+
+/**
+ * A path whose actions a collection leaves out: 404 for every method, in both spellings (else the
+ * list path, unslashed, would be taken for a detail path with an empty key and redirected).
+ */
+function absent(instance: FastifyInstance, url: string): void {
+  for (const spelling of [url, url.slice(0, -1)]) {
+    const methods = freeMethods(instance, spelling);
+    if (methods.length === 0) continue;
+    instance.route({
+      ...hidden,
+      method: methods,
+      url: spelling,
+      prefixTrailingSlash: spelling === '' ? 'no-slash' : 'slash',
+      handler: async () => {
+        throw notFound();
+      },
+    });
+  }
+}
+
+/**
+ * Registers `url` (written ending in `/`) with its handlers, as the instance's router spells paths
+ * (api-style.ts): ending in `/`, with a 308 from the bare path (the default); bare, with a 308
+ * from the slashed one; or both answering (the slashed one documented).
+ */
+export function resource(instance: FastifyInstance, url: string, endpoints: Partial<Record<Method, Endpoint>>): void {
+  const bare = url.slice(0, -1);
+  const slash = instance.restfoldTrailingSlash ?? 'required';
+  if (slash !== 'absent') answer(instance, url, endpoints, false);
+  if (slash !== 'required') answer(instance, bare, endpoints, slash === 'optional');
+  if (slash === 'required') redirect(instance, bare, true);
+  if (slash === 'absent') redirect(instance, url, false);
+}
+
+/** What the document says of an action's credential: optional where its checks let anyone through. */
+const documentedCredentials = (runtime: ApiRuntime, collection: Collection, action: Action, own?: readonly Permission[]): FastifySchema =>
+  credentialsFor(
+    runtime.authenticators.map(({ kind }) => kind),
+    permissionsFor(runtime, collection, action, own),
+    action,
+  );
+
+/** Each custom action's endpoint, by path (one per method). */
+function customActionEndpoints(runtime: ApiRuntime, collection: Collection): Map<string, Partial<Record<Method, Endpoint>>> {
+  const byPath = new Map<string, Partial<Record<Method, Endpoint>>>();
+  for (const [name, declared] of Object.entries(collection.customActions) as [string, CustomAction][]) {
+    const path = customActionPath(collection, name, declared);
+    const endpoints = byPath.get(path) ?? {};
+    if (endpoints[declared.method]) throw new Error(`${collection.name}: two actions answer ${declared.method} ${path}.`);
+    const route = customRoute(collection, name, declared);
+    const schema = customActionSchema(collection, name, declared);
+    endpoints[declared.method] = {
+      handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
+      schema: withPathParameters(collection, {
+        ...(route.enveloped ? envelopedSchema(collection.envelope, route.action, schema) : schema),
+        ...documentedCredentials(runtime, collection, route.action, declared.permissions),
+      }),
+    };
+    byPath.set(path, endpoints);
+  }
+  return byPath;
+}
+
+const listActions: Partial<Record<Method, Action>> = { GET: 'list', POST: 'create' };
+const detailActions: Partial<Record<Method, Action>> = {
+  GET: 'retrieve',
+  PUT: 'update',
+  PATCH: 'partial_update',
+  DELETE: 'destroy',
+};
+
+/** The endpoints of the built-in actions the collection serves, of `actions` (none: the path is not mounted). */
+function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Partial<Record<Method, Action>>) {
+  return Object.fromEntries(
+    Object.entries(actions).filter(([, action]) => collection.builtInActions.has(action)).map(([method, action]): [string, Endpoint] => {
+      const { params, ...schema } = { ...envelopedSchema(collection.envelope, action, actionSchema(collection, action, runtime.visibility.restricted)), ...documentedCredentials(runtime, collection, action) };
+      const route = builtInRoute(collection, action);
+      return [
+        method,
+        {
+          handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
+          // A singleton's path names no record.
+          schema: withPathParameters(collection, collection.singleton || params === undefined ? schema : { ...schema, params }),
+        },
+      ];
+    }),
+  );
+}
+
+/**
+ * Bulk create on a path of its own, so the document can say that an array
+ * answers an array while a single create answers a record. (The collection's
+ * own POST takes an array too, as the contract has always allowed.)
+ */
+function bulkCreateEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
+  const route = builtInRoute(collection, 'create');
+  return {
+    handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
+    schema: withPathParameters(collection, { ...envelopedSchema(collection.envelope, 'bulk_create', actionSchema(collection, 'bulk_create', runtime.visibility.restricted)), ...documentedCredentials(runtime, collection, 'create') }),
+  };
+}
+
+/**
+ * DELETE on the list path (bulkDelete), with the destroy action's permissions. One statement reads
+ * no record, so permissions that check each record (hasObjectPermission) refuse it at start-up.
+ */
+function bulkDeleteEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
+  if (permissionsFor(runtime, collection, 'destroy').some((permission) => permission.hasObjectPermission)) {
+    throw new Error(`${collection.name}: bulkDelete deletes in one statement, reading no record, so its destroy permissions cannot check each record (hasObjectPermission); limit what a request may delete with a scope.`);
+  }
+  const route = builtInRoute(collection, 'destroy');
+  return {
+    handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
+    schema: withPathParameters(collection, { ...actionSchema(collection, 'bulk_destroy', runtime.visibility.restricted), ...documentedCredentials(runtime, collection, 'destroy') }),
+  };
+}
+
+/** The collections' endpoints, and with `root` the API root listing them. */
+export function mountCollections(instance: FastifyInstance, runtime: ApiRuntime, collections: readonly Collection[], root = true): void {
+  const names = new Set<string>();
+  for (const collection of collections) {
+    if (names.has(collection.name)) throw new Error(`Two collections are named "${collection.name}".`);
+    names.add(collection.name);
+    // By name: the routers mount copies that carry the app's pagination and envelope (api-style.ts).
+    const { parent } = collection;
+    if (parent && !collections.some(({ name }) => name === parent.collection.name)) {
+      throw new Error(`${collection.name}: its parent "${parent.collection.name}" is not among the app's collections.`);
+    }
+    // A record's browsable page links to the collections nested under it.
+    const nested = collections.filter(({ parent }) => parent?.collection.name === collection.name).map(({ name }) => name);
+    const own = { ...runtime, page: { ...runtime.page, nested }, links: recordLinks(collection, collections) };
+    // A singleton's one record is at its list path.
+    const paths = collection.singleton ? [[listPath(collection), detailActions] as const] : ([[listPath(collection), listActions], [detailPath(collection), detailActions]] as const);
+    for (const [path, actions] of paths) {
+      const endpoints = endpointsFor(own, collection, actions);
+      if (actions === listActions && collection.bulkDelete) endpoints.DELETE = bulkDeleteEndpoint(own, collection);
+      if (Object.keys(endpoints).length > 0) resource(instance, path, endpoints);
+      else absent(instance, path);
+    }
+    if (collection.bulkCreateMax !== undefined) resource(instance, `${listPath(collection)}bulk/`, { POST: bulkCreateEndpoint(own, collection) });
+    for (const [path, endpoints] of customActionEndpoints(own, collection)) resource(instance, path, endpoints);
+  }
+  if (!root) return;
+  resource(instance, '/', {
+    GET: {
+      schema: {
+        summary: 'The collections and their URLs',
+        tags: ['api'],
+        operationId: operationId('api', 'root'),
+        ...ANONYMOUS,
+        response: {
+          200: { description: 'Collection name → URL', type: 'object', additionalProperties: { type: 'string', format: 'uri' } },
+          ...errorResponses([406]),
+        },
+      },
+      handler: async (request, reply) => {
+        const mediaType = negotiate(request, API_MEDIA_TYPES, queryParameters(request.url).get('format'));
+        const root = absoluteUrl(request).pathname.replace(/\/?$/, '/');
+        // A nested collection has no URL of its own: its parent's records lead to it; nor has one without list or create.
+        const topLevel = collections.filter(({ parent, builtInActions }) => !parent && (builtInActions.has('list') || builtInActions.has('create')));
+        const body = Object.fromEntries(topLevel.map(({ name }) => [name, absoluteLink(request, `${root}${name}${pathEnd(request)}`)]));
+        return renderResult(reply, mediaType, { status: 200, body }, runtime.page);
+      },
+    },
+  });
+  instance.setNotFoundHandler(async () => {
+    throw notFound();
+  });
+}

@@ -1,0 +1,116 @@
+/**
+ * Request parsing. Bodies arrive as raw bytes (see router.ts) and are parsed
+ * here, after authentication and permissions, in the pipeline's order, then taken out of the
+ * collection's envelope when it has one.
+ */
+import type { FastifyRequest } from 'fastify';
+import { ApiError, emptyDetails, parseError, throwIfInvalid, validationFailed } from '../base/errors.js';
+import { assertCleanText, type FieldError } from '../../core/fields.js';
+import type { Envelope } from '../declare/collection.js';
+import { isJsonObject } from '../../core/json.js';
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+const unsupportedMediaType = (type: string): ApiError =>
+  new ApiError(415, 'unsupported_media_type', `Unsupported media type "${type}" in request. Send application/json.`);
+
+/** Whether a Content-Type names JSON in UTF-8 (the only charset JSON allows). */
+function isJson(contentType: string): boolean {
+  // The bare type, as most clients send it, needs no splitting into parts.
+  if (contentType === 'application/json') return true;
+  const [type = '', ...parameters] = contentType.split(';').map((part) => part.trim().toLowerCase());
+  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) return false;
+  return parameters.every((parameter) => !parameter.startsWith('charset=') || /^charset="?utf-8"?$/.test(parameter));
+}
+
+/** The bytes a request carried (empty when it carried none). */
+export const rawBody = (request: FastifyRequest): Buffer => (Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0));
+
+/** The request's body as JSON, or 415 / 400 parse_error. */
+export function parseJsonBody(request: FastifyRequest): unknown {
+  const bytes = rawBody(request);
+  const contentType = request.headers['content-type'];
+  if (bytes.length === 0 && contentType === undefined) throw parseError('A JSON body is required.');
+  if (contentType === undefined || !isJson(contentType)) throw unsupportedMediaType(contentType ?? '');
+  return decodeJson(bytes);
+}
+
+/** UTF-8 bytes → a JSON value; invalid UTF-8 or JSON throws parse_error with the parser's reason. */
+export function decodeJson(bytes: Buffer): unknown {
+  let text: string;
+  try {
+    text = utf8.decode(bytes);
+  } catch {
+    throw parseError('The body is not valid UTF-8.');
+  }
+  let body: unknown;
+  try {
+    body = JSON.parse(text);
+  } catch (error) {
+    throw parseError(`JSON parse error: ${(error as Error).message}`);
+  }
+  if (UNCLEAN_ESCAPE.test(text)) assertCleanStrings(body);
+  return body;
+}
+
+/** JSON text holds NUL and lone surrogates only as `\u` escapes: a body without one needs no walk. */
+const UNCLEAN_ESCAPE = /\\u(?:0000|d[89a-f])/i;
+
+/**
+ * NUL (which PostgreSQL text cannot hold) or a lone surrogate anywhere in a body → 400 naming the
+ * field, for every JSON body at once (records, credentials, tokens), before any of it is used.
+ */
+function assertCleanStrings(body: unknown): void {
+  const details = emptyDetails();
+  for (const [name, value] of topLevelFields(body)) {
+    const messages = uncleanText(value);
+    if (messages) details[name] = messages;
+  }
+  throwIfInvalid(details);
+}
+
+/** A body's fields by the names its errors use: `<field>`, or `<index>.<field>` in an array (as bulk creates report). */
+function* topLevelFields(body: unknown): Generator<[string, unknown]> {
+  if (typeof body !== 'object' || body === null) {
+    yield ['non_field_errors', body];
+    return;
+  }
+  if (!Array.isArray(body)) {
+    yield* Object.entries(body);
+    return;
+  }
+  for (const [index, item] of body.entries()) {
+    if (typeof item === 'object' && item !== null && !Array.isArray(item)) {
+      for (const [name, value] of Object.entries(item)) yield [`${index}.${name}`, value];
+    } else yield [String(index), item];
+  }
+}
+
+/** What is wrong with the first unclean string anywhere in `value`; walked without recursion (bodies may nest deeply). */
+function uncleanText(value: unknown): string[] | undefined {
+  const pending: unknown[] = [value];
+  while (pending.length > 0) {
+    const next = pending.pop();
+    if (typeof next === 'string') {
+      try {
+        assertCleanText(next);
+      } catch (error) {
+        return (error as FieldError).messages;
+      }
+    } else if (typeof next === 'object' && next !== null) {
+      for (const member of Object.values(next)) pending.push(member);
+    }
+  }
+  return undefined;
+}
+
+/**
+ * The body inside its envelope: a record under `record`, or several (a bulk create) under `list`.
+ * A body without it is a 400 naming the key, as a missing field is.
+ */
+export function unwrapBody(envelope: Envelope | undefined, body: unknown): unknown {
+  if (!envelope || body === undefined) return body;
+  if (isJsonObject(body) && Array.isArray(body[envelope.list])) return body[envelope.list];
+  if (isJsonObject(body) && Object.hasOwn(body, envelope.record)) return body[envelope.record];
+  throw validationFailed({ [envelope.record]: ['This field is required.'] });
+}
