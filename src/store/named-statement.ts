@@ -107,6 +107,18 @@ export const isStalePlan = (error: unknown): boolean => {
   return code === '0A000' && routine === 'RevalidateCachedQuery';
 };
 
+/** The messages `prepare` sends, then Execute and Sync, in one write to the socket: one round trip. */
+function inOneWrite(protocol: ProtocolConnection, prepare: () => void): void {
+  protocol.stream.cork();
+  try {
+    prepare();
+    protocol.execute({ portal: '' });
+    protocol.sync();
+  } finally {
+    protocol.stream.uncork();
+  }
+}
+
 /** What both kinds share: values sent as pg sends them, rows read by the shape described, one answer at the end. */
 abstract class ShapedStatement implements pg.Submittable {
   /** Set by pg's client: called once, with the result or the error. */
@@ -203,8 +215,7 @@ export class NamedStatement extends ShapedStatement {
     const { name, text } = this;
     const known = prepared.get(name);
     this.shape = known?.typeParser === this.typeParser ? known : undefined;
-    protocol.stream.cork();
-    try {
+    inOneWrite(protocol, () => {
       if (prepared.has(name)) {
         // Now the most recently run.
         prepared.delete(name);
@@ -222,11 +233,7 @@ export class NamedStatement extends ShapedStatement {
       }
       protocol.bind({ statement: name, values });
       if (!this.shape) protocol.describe({ type: 'P', name: '' });
-      protocol.execute({ portal: '' });
-      protocol.sync();
-    } finally {
-      protocol.stream.uncork();
-    }
+    });
     return null;
   }
 
@@ -261,16 +268,11 @@ export class UnnamedStatement extends ShapedStatement {
     const protocol = connection as unknown as ProtocolConnection;
     const values = this.boundValues();
     if (values instanceof Error) return values;
-    protocol.stream.cork();
-    try {
+    inOneWrite(protocol, () => {
       protocol.parse({ text: this.text, name: '' });
       protocol.bind({ statement: '', values });
       protocol.describe({ type: 'P', name: '' });
-      protocol.execute({ portal: '' });
-      protocol.sync();
-    } finally {
-      protocol.stream.uncork();
-    }
+    });
     return null;
   }
 
