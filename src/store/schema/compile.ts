@@ -100,7 +100,13 @@ async function rebuildTable(db: Db, types: SqlTypes, name: string, state: Schema
   try {
     await createTable(db, types, rebuilt, table);
     const columns = sql.join(kept.map((column) => sql.ref(column)));
-    await sql`INSERT INTO ${sql.table(rebuilt)} (${columns}) SELECT ${columns} FROM ${sql.table(name)}`.execute(db);
+    try {
+      await sql`INSERT INTO ${sql.table(rebuilt)} (${columns}) SELECT ${columns} FROM ${sql.table(name)}`.execute(db);
+    } catch (error) {
+      // A row the new table refuses (a NULL where NOT NULL comes, a check it breaks): the old table stays as it was.
+      await db.schema.dropTable(rebuilt).execute();
+      throw error;
+    }
     await db.schema.dropTable(name).execute();
     await db.schema.alterTable(rebuilt).renameTo(name).execute();
     for (const index of surviving) await sql.raw(index.sql).execute(db);
