@@ -198,6 +198,21 @@ describe('constraints declared on a model', () => {
     }
   });
 
+  it('are not added while rows break them: the migration fails, the table stays as it was, and check says so', async () => {
+    const rows = await stored();
+    const named: ConstraintFacts = { name: 'products_named', check: { not: { name: "it's gone" } } };
+    const stocked: ConstraintFacts = { name: 'products_stocked', check: { stock__gt: 0 } };
+    const v3 = shop([STOCK, named, stocked, { ...LIVE_SKU, condition: { status__in: ['draft', 'active'] }, field: undefined, message: undefined }]);
+    const state = appState(v3);
+    const plan = planMigration(state, migrations);
+    expect(plan.changes).toEqual(['add check products_stocked on products']);
+    expect(plan.warnings).toEqual(['products gets the check products_stocked: migrating fails while a row breaks it. Fix those rows in a step (op.run) before this migration.']);
+    const tried = { ...migrations, '9999_stocked': { operations: plan.operations, state } };
+    await expect(migrateApp(database, { ...v3, migrations: tried })).rejects.toThrow();
+    expect(await stored()).toEqual(rows);
+    expect(await declaredSchemaDifferences(database, { ...v3, migrations: tried })).toEqual(['check "products_stocked" on "products" is missing']);
+  });
+
   it('are refused at declaration when the database could not make them', () => {
     const declare = (constraint: ConstraintFacts) => () => model('things', { id: fields.id(), count: fields.integer(), data: fields.json() }, { constraints: [constraint] });
     expect(declare({ name: 'things_x', check: { counts__gte: 0 } })).toThrow('"counts__gte" names no field');
