@@ -4,7 +4,8 @@
  * create), with the rules the layers above keep. Together they are the schema: migrations are generated from them (store/schema/).
  */
 import type { Field } from './fields.js';
-import { indexName, indexState, type IndexFacts, type IndexState, type TableFacts, type TableState } from './schema.js';
+import { assertConstraints } from './constraints.js';
+import { indexName, indexState, type IndexFacts, type IndexState, type RowCondition, type TableFacts, type TableState } from './schema.js';
 
 export interface Table {
   readonly table: string;
@@ -37,6 +38,7 @@ export function table(name: string, fields: Record<string, Field>, facts: TableF
   for (const column of indexed) {
     if (!fields[column.replace(/ desc$/, '')]) throw new Error(`${name}: an index or key names "${column}", which is no field.`);
   }
+  assertConstraints(name, Object.fromEntries(Object.entries(fields).map(([column, field]) => [column, field.column])), facts.constraints ?? []);
   if (!fields.id && !facts.primaryKey) throw new Error(`Table "${name}" needs an "id" field (fields.id()) or a primaryKey.`);
   return { table: name, fields, facts };
 }
@@ -44,24 +46,34 @@ export function table(name: string, fields: Record<string, Field>, facts: TableF
 export function model<Rules extends ReadColumns & TableFacts>(name: string, fields: Record<string, Field>, rules?: Rules): Model<Rules> {
   if (!fields.id) throw new Error(`Model "${name}" needs an "id" field (fields.id()).`);
   if (fields.id.kind === 'uuid' && !fields.id.default) throw new Error(`Model "${name}": a UUID "id" is made on create: declare it fields.uuid({ primaryKey: true }).`);
-  const { indexes, uniqueTogether } = rules ?? {};
-  return { ...table(name, fields, { indexes, uniqueTogether }, rules?.reads), rules };
+  const { indexes, uniqueTogether, constraints } = rules ?? {};
+  return { ...table(name, fields, { indexes, uniqueTogether, constraints }, rules?.reads), rules };
 }
 
 /** The table as a schema state records it. */
 export function tableState({ fields, facts }: Table): TableState {
+  const checks = (facts.constraints ?? []).flatMap((constraint): [string, RowCondition][] => ('check' in constraint ? [[constraint.name, constraint.check]] : []));
   return {
     columns: Object.fromEntries(Object.entries(fields).map(([name, field]) => [name, field.column])),
     primaryKey: [...(facts.primaryKey ?? ['id'])],
+    ...(checks.length > 0 && { checks: Object.fromEntries(checks) }),
   };
 }
 
-/** The indexes the table declares, by name: its own, its unique-together sets, and one per foreign key (as Django makes). */
+/**
+ * The indexes the table declares, by name: its own, its unique-together sets, one per foreign key
+ * (as Django makes), and one per unique constraint (partial where it has a condition).
+ */
 export function tableIndexes({ table: name, fields, facts }: Table): Record<string, IndexState> {
   const leadingKey = (facts.primaryKey ?? ['id'])[0];
   const foreignKeys: IndexFacts[] = Object.entries(fields)
     .filter(([column, field]) => field.column.references && column !== leadingKey)
     .map(([column]) => ({ columns: [column] }));
   const together: IndexFacts[] = (facts.uniqueTogether ?? []).map((columns) => ({ columns, unique: true }));
-  return Object.fromEntries([...foreignKeys, ...(facts.indexes ?? []), ...together].map((index) => [indexName(name, index), indexState(name, index)]));
+  const constrained = (facts.constraints ?? []).flatMap((constraint): [string, IndexState][] =>
+    'unique' in constraint
+      ? [[constraint.name, { table: name, columns: [...constraint.unique], unique: true, ...(constraint.condition && { where: constraint.condition }) }]]
+      : [],
+  );
+  return Object.fromEntries([...[...foreignKeys, ...(facts.indexes ?? []), ...together].map((index) => [indexName(name, index), indexState(name, index)]), ...constrained]);
 }

@@ -59,9 +59,51 @@ export interface IndexFacts {
   readonly hash?: boolean;
 }
 
+/** A constant a constraint compares with. */
+export type ConstraintValue = string | number | boolean;
+
+/** Another field of the same row, as a constraint's operand (Django's `F('end')`). */
+export interface FieldReference {
+  readonly field: string;
+}
+
+/**
+ * A condition over one row, in the query language's vocabulary: each key a field with an optional
+ * lookup (`stock__gte`, `status`, `ends_at__isnull`), each value a constant, a list for `in`, a
+ * boolean for `isnull`, or `{ field: 'other' }`; all must hold. `not` negates a condition, `or`
+ * holds when any of its conditions does. Compiled into the table's DDL with the constants as literals.
+ */
+export interface RowCondition {
+  readonly [term: string]: ConstraintValue | null | FieldReference | readonly ConstraintValue[] | RowCondition | readonly RowCondition[];
+}
+
+interface ConstraintReport {
+  /** The constraint's name in the database (an identifier, unique in the schema). */
+  readonly name: string;
+  /** What a write that breaks it is answered (400 `validation_failed`). */
+  readonly message?: string;
+  /** The field(s) that message is reported under. */
+  readonly field?: string | readonly string[];
+}
+
+/** A check every row must pass (`CHECK`): a write that breaks it is refused. A NULL operand passes, as in SQL. */
+export interface CheckConstraint extends ConstraintReport {
+  readonly check: RowCondition;
+}
+
+/** Fields unique together among the rows that meet `condition` (all rows without one): a unique index, partial with a condition. */
+export interface UniqueConstraint extends ConstraintReport {
+  readonly unique: readonly string[];
+  readonly condition?: RowCondition;
+}
+
+export type ConstraintFacts = CheckConstraint | UniqueConstraint;
+
 /** The table-level facts a model may declare beside its fields. */
 export interface TableFacts {
   readonly indexes?: readonly IndexFacts[];
+  /** Checks and (conditional) unique constraints, reported per field when a write breaks one. */
+  readonly constraints?: readonly ConstraintFacts[];
   /** Column sets unique together, each made a unique index. */
   readonly uniqueTogether?: readonly (readonly string[])[];
   /** For tables without an `id`: the columns that name a row. */
@@ -71,6 +113,8 @@ export interface TableFacts {
 export interface TableState {
   readonly columns: Readonly<Record<string, Column>>;
   readonly primaryKey: readonly string[];
+  /** Check constraints by name; left out when the table has none. */
+  readonly checks?: Readonly<Record<string, RowCondition>>;
 }
 
 export interface IndexState {
@@ -80,6 +124,8 @@ export interface IndexState {
   readonly ignoreCase?: boolean;
   readonly trigram?: boolean;
   readonly hash?: boolean;
+  /** A partial index's condition: only the rows that meet it are indexed (and unique). */
+  readonly where?: RowCondition;
 }
 
 /**

@@ -55,7 +55,20 @@ export { openDatabase } from '../store/database.js';
 export type { Database, Dialect } from '../store/database.js';
 export { migration, operations } from '../store/schema/operations.js';
 export type { Migration, MigrationStep, Migrations, Operation, SqlTypes } from '../store/migrations.js';
-export type { Column, ColumnType, IndexFacts, OnDelete, SchemaState, TableFacts } from '../core/schema.js';
+export type {
+  CheckConstraint,
+  Column,
+  ColumnType,
+  ConstraintFacts,
+  ConstraintValue,
+  FieldReference,
+  IndexFacts,
+  OnDelete,
+  RowCondition,
+  SchemaState,
+  TableFacts,
+  UniqueConstraint,
+} from '../core/schema.js';
 export { appBaseline, appState, assertSchemaMatches, declaredSchemaDifferences, SchemaMismatch } from './app/schema.js';
 export { planMigration, writeMigration } from './app/makemigrations.js';
 export { loadMigrations } from './app/migration-folder.js';

@@ -50,6 +50,8 @@ export interface Database {
   readonly visibility?: Visibility;
   /** The columns of a unique constraint this error reports, if it is one. */
   uniqueViolation(error: unknown): string[] | undefined;
+  /** The name of the check or unique constraint this error reports, where the database says it (SQLite names only a check). */
+  violatedConstraint(error: unknown): string | undefined;
   /** Pool connections by state (PostgreSQL); undefined where there is no pool. */
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
   /** The columns of a foreign key whose target row is missing (deleted meanwhile), if this error says so; [] if unknown. */
@@ -157,6 +159,7 @@ function openSqlite(path: string): StoreDatabase {
       const match = /UNIQUE constraint failed: (.+)$/.exec(error instanceof Error ? error.message : '');
       return match?.[1]?.split(', ').map((column) => column.split('.').pop()!);
     },
+    violatedConstraint: (error) => /^CHECK constraint failed: (\w+)$/.exec(error instanceof Error ? error.message : '')?.[1],
     poolStats: () => undefined,
     missingReference: (error) => foreignKeyFailed(error),
     stillReferenced: (error) => foreignKeyFailed(error),
@@ -309,6 +312,10 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
       if (code !== '23505') return undefined;
       const match = /^Key \((.+?)\)=/.exec(detail ?? '');
       return match?.[1]?.split(', ').map(columnOfKey) ?? [];
+    },
+    violatedConstraint(error) {
+      const { code, constraint } = (error ?? {}) as { code?: string; constraint?: string };
+      return code === '23505' || code === '23514' ? constraint : undefined;
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
     missingReference(error) {

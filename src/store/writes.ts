@@ -13,6 +13,7 @@ import { cached } from '../core/cache.js';
 import { isPending, type MaybePromise } from '../core/maybe-promise.js';
 import type { ListSource, RecordScope } from '../core/list-query.js';
 import type { Model } from '../core/model.js';
+import { constraintRefusal } from '../core/constraints.js';
 import { clashDetails, RecordProtected, RecordRefused } from '../core/refused.js';
 import { keyOf, relatedReads, type Row, type Selection } from '../core/rows.js';
 import { storeDatabase, transaction, type Database, type Tables } from './database.js';
@@ -125,6 +126,9 @@ const missingRefusal = (missing: readonly string[], values: Row): RecordRefused 
 /** A constraint failure of a write of `values` → the RecordRefused it means; undefined for any other error. */
 async function refusal(database: Database, model: Model, values: Row, error: unknown): Promise<RecordRefused | undefined> {
   const clashing = database.uniqueViolation(error);
+  const constraints = model.facts.constraints;
+  const declared = constraints && constraintRefusal(constraints, database.violatedConstraint(error), clashing);
+  if (declared) return declared;
   if (clashing) return new RecordRefused(clashDetails(clashing), undefined, clashing);
   const reported = database.missingReference(error);
   if (!reported) return undefined;

@@ -30,6 +30,9 @@ function warningsFor(operations: readonly Operation[]): string[] {
     if (operation.op === 'alterColumn' && operation.from.nullable && !operation.to.nullable) {
       return [`${operation.table}.${operation.column} becomes NOT NULL: migrating fails while a row holds NULL there. Fill those rows in a step (op.run) before this migration.`];
     }
+    if (operation.op === 'addCheck') {
+      return [`${operation.table} gets the check ${operation.name}: migrating fails while a row breaks it. Fix those rows in a step (op.run) before this migration.`];
+    }
     return [];
   });
 }

@@ -94,4 +94,6 @@ export interface DialectCapabilities {
   liveColumns<DB>(db: Kysely<DB>): Promise<LiveColumn[]>;
   /** The named indexes of every table (of the current schema), beside those keys and unique constraints make. */
   liveIndexes<DB>(db: Kysely<DB>): Promise<LiveIndex[]>;
+  /** The named check constraints of every table (of the current schema). */
+  liveChecks<DB>(db: Kysely<DB>): Promise<LiveIndex[]>;
 }

@@ -106,4 +106,10 @@ export const postgresCapabilities: DialectCapabilities = {
         AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = format('%I.%I', i.schemaname, i.indexname)::regclass AND k.contype IN ('p', 'u'))`.execute(db);
     return rows;
   },
+  async liveChecks(db) {
+    const { rows } = await sql<{ table: string; name: string }>`
+      SELECT t.relname AS "table", c.conname AS name FROM pg_constraint c JOIN pg_class t ON t.oid = c.conrelid
+      WHERE c.contype = 'c' AND t.relnamespace = current_schema()::regnamespace`.execute(db);
+    return rows;
+  },
 };

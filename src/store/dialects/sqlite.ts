@@ -93,4 +93,9 @@ export const sqliteCapabilities: DialectCapabilities = {
       SELECT tbl_name AS "table", name FROM sqlite_master WHERE type = 'index' AND sql IS NOT NULL`.execute(db);
     return rows;
   },
+  // SQLite keeps no catalogue of checks: they are read from each table's CREATE TABLE, as compile.ts writes them.
+  async liveChecks(db) {
+    const { rows } = await sql<{ table: string; sql: string }>`SELECT name AS "table", sql FROM sqlite_master WHERE type = 'table' AND sql IS NOT NULL`.execute(db);
+    return rows.flatMap(({ table, sql: definition }) => [...definition.matchAll(/\bconstraint\s+"?(\w+)"?\s+check\b/gi)].map((match) => ({ table, name: match[1]! })));
+  },
 };

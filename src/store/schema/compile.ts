@@ -1,12 +1,14 @@
 /**
  * A migration's operations as DDL for the database at hand. Where the dialect cannot alter a
- * column in place (SQLite), the table is rebuilt from the state the migration leads to: a new
- * table, the rows copied, the old one dropped, the new one renamed, its indexes made again.
+ * column or a table's checks in place (SQLite), the table is rebuilt from the state the migration
+ * leads to: a new table (with its checks), the rows copied, the old one dropped, the new one
+ * renamed, its indexes made again.
  */
-import { sql, type ColumnDefinitionBuilder, type Kysely } from 'kysely';
+import { sql, type ColumnDefinitionBuilder, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { Column, IndexState, SchemaState, TableState } from '../../core/schema.js';
 import type { Tables } from '../database.js';
 import type { DialectCapabilities, SqlTypes } from '../dialects/capabilities.js';
+import { conditionSql } from './condition.js';
 import type { Migration, Operation } from './operations.js';
 
 type Db = Kysely<Tables>;
@@ -42,6 +44,7 @@ async function createTable(db: Db, types: SqlTypes, name: string, table: TableSt
     builder = builder.addColumn(column, sql.raw(sqlType(types, definition)), constraints(types, definition, column === inlineKey));
   }
   if (!inlineKey) builder = builder.addPrimaryKeyConstraint(`${name}_pk`, table.primaryKey as never[]);
+  for (const [check, condition] of Object.entries(table.checks ?? {})) builder = builder.addCheckConstraint(check, conditionSql(types, condition));
   await builder.execute();
 }
 
@@ -68,6 +71,7 @@ async function createIndex(db: Db, types: SqlTypes, name: string, index: IndexSt
   if (index.unique) builder = builder.unique();
   if (index.hash && types.supportsHashIndexes) builder = builder.using('hash');
   builder = index.ignoreCase ? builder.expression(types.caseFolded(index.columns[0]!)) : builder.columns(index.columns as string[]);
+  if (index.where) builder = builder.where(conditionSql(types, index.where) as Expression<SqlBool>);
   await builder.execute();
 }
 
@@ -96,7 +100,13 @@ async function rebuildTable(db: Db, types: SqlTypes, name: string, state: Schema
   try {
     await createTable(db, types, rebuilt, table);
     const columns = sql.join(kept.map((column) => sql.ref(column)));
-    await sql`INSERT INTO ${sql.table(rebuilt)} (${columns}) SELECT ${columns} FROM ${sql.table(name)}`.execute(db);
+    try {
+      await sql`INSERT INTO ${sql.table(rebuilt)} (${columns}) SELECT ${columns} FROM ${sql.table(name)}`.execute(db);
+    } catch (error) {
+      // A row the new table refuses (a NULL where NOT NULL comes, a check it breaks): the old table stays as it was.
+      await db.schema.dropTable(rebuilt).execute();
+      throw error;
+    }
     await db.schema.dropTable(name).execute();
     await db.schema.alterTable(rebuilt).renameTo(name).execute();
     for (const index of surviving) await sql.raw(index.sql).execute(db);
@@ -149,6 +159,10 @@ async function apply(db: Db, types: SqlTypes, operation: Operation): Promise<voi
       return alterInPlace(db, types, operation.table, operation.column, operation.from, operation.to);
     case 'renameColumn':
       return db.schema.alterTable(operation.table).renameColumn(operation.from, operation.to).execute();
+    case 'addCheck':
+      return db.schema.alterTable(operation.table).addCheckConstraint(operation.name, conditionSql(types, operation.check)).execute();
+    case 'dropCheck':
+      return db.schema.alterTable(operation.table).dropConstraint(operation.name).execute();
     case 'createIndex':
       return createIndex(db, types, operation.name, operation.index);
     case 'dropIndex':
@@ -158,20 +172,21 @@ async function apply(db: Db, types: SqlTypes, operation: Operation): Promise<voi
   }
 }
 
-type ColumnOperation = Extract<Operation, { op: 'addColumn' | 'dropColumn' | 'alterColumn' }>;
-const isColumnChange = (operation: Operation): operation is ColumnOperation => ['addColumn', 'dropColumn', 'alterColumn'].includes(operation.op);
+type TableChange = Extract<Operation, { op: 'addColumn' | 'dropColumn' | 'alterColumn' | 'addCheck' | 'dropCheck' }>;
+const isTableChange = (operation: Operation): operation is TableChange =>
+  ['addColumn', 'dropColumn', 'alterColumn', 'addCheck', 'dropCheck'].includes(operation.op);
 
 /**
- * Where the dialect cannot alter columns in place: the tables whose column changes need a rebuild (any
- * but adding a plain column). Each is rebuilt once, from the migration's state, where its last column
+ * Where the dialect cannot alter columns in place: the tables whose changes need a rebuild (any
+ * but adding a plain column). Each is rebuilt once, from the migration's state, where its last
  * change stands: that one rebuild makes all of them.
  */
-function rebuilds(operations: readonly Operation[]): Map<string, ColumnOperation> {
+function rebuilds(operations: readonly Operation[]): Map<string, TableChange> {
   const tables = new Set(
-    operations.filter(isColumnChange).filter((operation) => operation.op !== 'addColumn' || !isPlain(operation.definition)).map(({ table }) => table),
+    operations.filter(isTableChange).filter((operation) => operation.op !== 'addColumn' || !isPlain(operation.definition)).map(({ table }) => table),
   );
-  const last = new Map<string, ColumnOperation>();
-  for (const operation of operations) if (isColumnChange(operation) && tables.has(operation.table)) last.set(operation.table, operation);
+  const last = new Map<string, TableChange>();
+  for (const operation of operations) if (isTableChange(operation) && tables.has(operation.table)) last.set(operation.table, operation);
   return last;
 }
 
@@ -179,9 +194,9 @@ function rebuilds(operations: readonly Operation[]): Map<string, ColumnOperation
 export async function applyMigration(db: Db, capabilities: DialectCapabilities, migration: Migration, before: SchemaState): Promise<void> {
   const { types } = capabilities;
   const state = migration.state ?? before;
-  const rebuilt = types.altersColumnsInPlace ? new Map<string, ColumnOperation>() : rebuilds(migration.operations);
+  const rebuilt = types.altersColumnsInPlace ? new Map<string, TableChange>() : rebuilds(migration.operations);
   for (const operation of migration.operations) {
-    if (isColumnChange(operation) && rebuilt.has(operation.table)) {
+    if (isTableChange(operation) && rebuilt.has(operation.table)) {
       if (rebuilt.get(operation.table) === operation) await rebuildTable(db, types, operation.table, state);
     } else {
       await apply(db, types, operation);

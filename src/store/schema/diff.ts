@@ -3,7 +3,8 @@
  * A rename is never guessed: a column missing on one side and new on the other is a drop and an
  * add unless `renames` says otherwise.
  */
-import type { Column, IndexState, SchemaState, TableState } from '../../core/schema.js';
+import { renameInCondition } from '../../core/constraints.js';
+import type { Column, IndexState, RowCondition, SchemaState, TableState } from '../../core/schema.js';
 import { operations as op, type Operation } from './operations.js';
 
 /** `table` → old column name → new column name. */
@@ -28,10 +29,12 @@ function renamed(state: SchemaState, renames: Renames, target: SchemaState): { s
       if (!current?.columns[from]) throw new Error(`--rename ${table}.${from}=${to}: the migrations have no column ${table}.${from}.`);
       if (!target.tables[table]?.columns[to]) throw new Error(`--rename ${table}.${from}=${to}: the declarations have no field ${table}.${to}.`);
       const entries = Object.entries(current.columns).map(([name, column]) => [name === from ? to : name, column] as const);
-      tables[table] = { columns: Object.fromEntries(entries), primaryKey: current.primaryKey.map((name) => (name === from ? to : name)) };
+      const checks = current.checks && Object.fromEntries(Object.entries(current.checks).map(([name, check]) => [name, renameInCondition(check, from, to)]));
+      tables[table] = { columns: Object.fromEntries(entries), primaryKey: current.primaryKey.map((name) => (name === from ? to : name)), ...(checks && { checks }) };
       for (const [name, index] of Object.entries(indexes)) {
         if (index.table !== table) continue;
-        indexes[name] = { ...index, columns: index.columns.map((column) => column.replace(/^(\w+)/, (word) => (word === from ? to : word))) };
+        const columns = index.columns.map((column) => column.replace(/^(\w+)/, (word) => (word === from ? to : word)));
+        indexes[name] = { ...index, columns, ...(index.where && { where: renameInCondition(index.where, from, to) }) };
       }
       operations.push(op.renameColumn(table, from, to));
     }
@@ -67,8 +70,8 @@ export function diffStates(before: SchemaState, after: SchemaState, renames: Ren
     if (!same(after.indexes[name], index)) operations.push(op.dropIndex(name, index));
   }
   for (const table of referencedFirst(created, after.tables)) {
-    const { columns, primaryKey } = after.tables[table]!;
-    operations.push(op.createTable(table, columns, primaryKey));
+    const { columns, primaryKey, checks } = after.tables[table]!;
+    operations.push(op.createTable(table, columns, primaryKey, checks));
   }
   for (const table of kept) {
     const old = from.tables[table]!;
@@ -80,11 +83,15 @@ export function diffStates(before: SchemaState, after: SchemaState, renames: Ren
       ...Object.entries(next.columns).map(([name, column]) => [name, old.columns[name], column] as [string, Column | undefined, Column]),
       ...Object.entries(old.columns).filter(([name]) => !next.columns[name]).map(([name, column]) => [name, column, undefined] as [string, Column, undefined]),
     ];
+    const checks = (state: TableState): Readonly<Record<string, RowCondition>> => state.checks ?? {};
+    // A check is dropped before the columns it names go, and added once they are there.
+    for (const [name, check] of Object.entries(checks(old))) if (!same(checks(next)[name], check)) operations.push(op.dropCheck(table, name));
     for (const [name, was, is] of columns) {
       if (!was) operations.push(op.addColumn(table, name, is!));
       else if (!is) operations.push(op.dropColumn(table, name));
       else if (!same(was, is)) operations.push(op.alterColumn(table, name, was, is));
     }
+    for (const [name, check] of Object.entries(checks(next))) if (!same(checks(old)[name], check)) operations.push(op.addCheck(table, name, check));
   }
   for (const table of referencedFirst(dropped, from.tables).reverse()) operations.push(op.dropTable(table));
   for (const [name, index] of Object.entries(after.indexes)) {
@@ -108,6 +115,10 @@ export function describe(operation: Operation): string {
       return `alter column ${operation.table}.${operation.column}`;
     case 'renameColumn':
       return `rename column ${operation.table}.${operation.from} to ${operation.to}`;
+    case 'addCheck':
+      return `add check ${operation.name} on ${operation.table}`;
+    case 'dropCheck':
+      return `drop check ${operation.name} on ${operation.table}`;
     case 'createIndex':
       return `create index ${operation.name} on ${operation.index.table}`;
     case 'dropIndex':

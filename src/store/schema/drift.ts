@@ -1,5 +1,5 @@
 /**
- * The live database against the declarations: each declared table, column and index must exist,
+ * The live database against the declarations: each declared table, column, index and check must exist,
  * each column with the declared type, nullability, default, uniqueness and foreign key. What the
  * database has beyond them is its own affair.
  */
@@ -78,6 +78,12 @@ export async function schemaDifferences(database: Database, state: SchemaState):
   for (const [name, index] of Object.entries(state.indexes)) {
     if (index.trigram && !capabilities.types.supportsTrigramIndexes) continue;
     if (live.has(index.table) && !indexes.has(name)) differences.push(`index "${name}" on "${index.table}" is missing`);
+  }
+  const checks = new Set((await capabilities.liveChecks(db)).map(({ table, name }) => `${table}.${name}`));
+  for (const [table, declared] of Object.entries(state.tables)) {
+    for (const name of Object.keys(declared.checks ?? {})) {
+      if (live.has(table) && !checks.has(`${table}.${name}`)) differences.push(`check "${name}" on "${table}" is missing`);
+    }
   }
   return differences;
 }

@@ -5,7 +5,7 @@
  * database at `migrate` (compile.ts); `operations.run` is a hand-written step among them.
  */
 import type { Kysely } from 'kysely';
-import type { Column, IndexState, SchemaState } from '../../core/schema.js';
+import type { Column, IndexState, RowCondition, SchemaState } from '../../core/schema.js';
 import type { Tables } from '../database.js';
 import type { SqlTypes } from '../dialects/capabilities.js';
 
@@ -13,12 +13,20 @@ import type { SqlTypes } from '../dialects/capabilities.js';
 export type MigrationStep = (db: Kysely<Tables>, types: SqlTypes) => Promise<void>;
 
 export type Operation =
-  | { readonly op: 'createTable'; readonly table: string; readonly columns: Readonly<Record<string, Column>>; readonly primaryKey: readonly string[] }
+  | {
+      readonly op: 'createTable';
+      readonly table: string;
+      readonly columns: Readonly<Record<string, Column>>;
+      readonly primaryKey: readonly string[];
+      readonly checks?: Readonly<Record<string, RowCondition>>;
+    }
   | { readonly op: 'dropTable'; readonly table: string }
   | { readonly op: 'addColumn'; readonly table: string; readonly column: string; readonly definition: Column }
   | { readonly op: 'dropColumn'; readonly table: string; readonly column: string }
   | { readonly op: 'alterColumn'; readonly table: string; readonly column: string; readonly from: Column; readonly to: Column }
   | { readonly op: 'renameColumn'; readonly table: string; readonly from: string; readonly to: string }
+  | { readonly op: 'addCheck'; readonly table: string; readonly name: string; readonly check: RowCondition }
+  | { readonly op: 'dropCheck'; readonly table: string; readonly name: string }
   | { readonly op: 'createIndex'; readonly name: string; readonly index: IndexState }
   | { readonly op: 'dropIndex'; readonly name: string; readonly index: IndexState }
   | { readonly op: 'run'; readonly step: MigrationStep };
@@ -40,17 +48,19 @@ export type Migrations = Readonly<Record<string, Migration | MigrationStep>>;
 
 /** The constructors migration files call: each returns the operation as data. */
 export const operations = {
-  createTable: (table: string, columns: Readonly<Record<string, Column>>, primaryKey: readonly string[] = ['id']): Operation => ({
-    op: 'createTable',
-    table,
-    columns,
-    primaryKey,
-  }),
+  createTable: (
+    table: string,
+    columns: Readonly<Record<string, Column>>,
+    primaryKey: readonly string[] = ['id'],
+    checks?: Readonly<Record<string, RowCondition>>,
+  ): Operation => ({ op: 'createTable', table, columns, primaryKey, ...(checks && { checks }) }),
   dropTable: (table: string): Operation => ({ op: 'dropTable', table }),
   addColumn: (table: string, column: string, definition: Column): Operation => ({ op: 'addColumn', table, column, definition }),
   dropColumn: (table: string, column: string): Operation => ({ op: 'dropColumn', table, column }),
   alterColumn: (table: string, column: string, from: Column, to: Column): Operation => ({ op: 'alterColumn', table, column, from, to }),
   renameColumn: (table: string, from: string, to: string): Operation => ({ op: 'renameColumn', table, from, to }),
+  addCheck: (table: string, name: string, check: RowCondition): Operation => ({ op: 'addCheck', table, name, check }),
+  dropCheck: (table: string, name: string): Operation => ({ op: 'dropCheck', table, name }),
   createIndex: (name: string, index: IndexState): Operation => ({ op: 'createIndex', name, index }),
   dropIndex: (name: string, index: IndexState): Operation => ({ op: 'dropIndex', name, index }),
   run: (step: MigrationStep): Operation => ({ op: 'run', step }),

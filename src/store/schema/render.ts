@@ -28,7 +28,7 @@ function call(operation: Operation, indent: string): string {
   const args: unknown[] = (() => {
     switch (operation.op) {
       case 'createTable':
-        return [operation.table, operation.columns, operation.primaryKey];
+        return [operation.table, operation.columns, operation.primaryKey, ...(operation.checks ? [operation.checks] : [])];
       case 'dropTable':
         return [operation.table];
       case 'addColumn':
@@ -39,6 +39,10 @@ function call(operation: Operation, indent: string): string {
         return [operation.table, operation.column, operation.from, operation.to];
       case 'renameColumn':
         return [operation.table, operation.from, operation.to];
+      case 'addCheck':
+        return [operation.table, operation.name, operation.check];
+      case 'dropCheck':
+        return [operation.table, operation.name];
       case 'createIndex':
       case 'dropIndex':
         return [operation.name, operation.index];
