@@ -19,16 +19,33 @@ export function boundsOf(field: Field): { min?: string; max?: string } {
   return { ...(minValue !== undefined && { min: minValue }), ...(maxValue !== undefined && { max: maxValue }) };
 }
 
+/** Each declared pattern's `pattern` attribute, made once (null: it has none). */
+const attributes = new WeakMap<RegExp, string | null>();
+
 /**
- * A text's declared minimum length and pattern as an input's `minlength` and `pattern`. The browser
- * matches a pattern against the whole value (with the `v` flag): a search for the field's, then; none
- * where the pattern has flags the attribute cannot carry (i, m, s), and the browser ignores one its
- * syntax refuses. The server checks both either way.
+ * A pattern as an input's `pattern` attribute, which the browser matches against the whole value
+ * with the `v` flag: a search for it, then. None where it has flags the attribute cannot carry
+ * (i, m, s), or where the `v` flag's stricter syntax refuses it (a browser would ignore it).
  */
+function patternAttribute(pattern: RegExp): string | null {
+  let attribute = attributes.get(pattern);
+  if (attribute === undefined) {
+    attribute = /^[uv]?$/.test(pattern.flags) ? `.*(?:${pattern.source}).*` : null;
+    try {
+      if (attribute !== null) new RegExp(attribute, 'v');
+    } catch {
+      attribute = null;
+    }
+    attributes.set(pattern, attribute);
+  }
+  return attribute;
+}
+
+/** A text's declared minimum length and pattern as an input's `minlength` and `pattern`; the server checks both either way. */
 export function textRulesOf(field: Field): { minlength?: number; pattern?: string } {
   const { minLength, pattern } = field.limits ?? {};
-  const searched = pattern && /^[uv]?$/.test(pattern.flags) ? `.*(?:${pattern.source}).*` : undefined;
-  return { ...(minLength !== undefined && { minlength: minLength }), ...(searched !== undefined && { pattern: searched }) };
+  const attribute = pattern && patternAttribute(pattern);
+  return { ...(minLength !== undefined && { minlength: minLength }), ...(attribute && { pattern: attribute }) };
 }
 
 /** A decimal's step: one unit of its last place (`0.01` for two places). */
