@@ -167,12 +167,13 @@ function nullableSchema(schema: JsonSchema): JsonSchema {
   return widened;
 }
 
-/** A validator's answer, or what it threw (a FieldError), as messages; anything else it threw is thrown on. */
+/** A validator's answer as messages: a string or a list of them; anything else (undefined) says nothing is wrong. */
 function answerMessages(answer: ValidatorAnswer): readonly string[] {
-  if (answer === undefined || answer === null) return [];
-  return typeof answer === 'string' ? [answer] : answer;
+  if (typeof answer === 'string') return [answer];
+  return Array.isArray(answer) ? answer.map(String) : [];
 }
 
+/** What a validator threw, as messages: a FieldError's; anything else is thrown on. */
 function thrownMessages(error: unknown): readonly string[] {
   if (!(error instanceof FieldError)) throw error;
   return error.messages;
@@ -199,12 +200,18 @@ function validation(checks: readonly Check[], validators: readonly Validator[]):
       if (message !== undefined) found.push([message]);
     }
     let pending: Promise<void>[] | undefined;
+    // A validator's own failure (anything but a FieldError), thrown once those answering later have settled.
+    let broken: { error: unknown } | undefined;
     for (const validator of validators) {
       let answer: ReturnType<Validator>;
       try {
         answer = validator(value);
       } catch (error) {
-        found.push(thrownMessages(error));
+        if (!(error instanceof FieldError)) {
+          broken = { error };
+          break;
+        }
+        found.push(error.messages);
         continue;
       }
       if (!isPending(answer)) {
@@ -224,8 +231,12 @@ function validation(checks: readonly Check[], validators: readonly Validator[]):
         ),
       );
     }
-    if (!pending) return failIfAny(found);
-    return Promise.all(pending).then(() => failIfAny(found));
+    const settled = (): void => {
+      if (broken) throw broken.error;
+      failIfAny(found);
+    };
+    if (!pending) return settled();
+    return Promise.all(pending).then(settled);
   };
 }
 
