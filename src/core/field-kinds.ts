@@ -11,11 +11,13 @@ import {
   parseBodyInteger64,
   parseInteger64,
   stringKind,
+  withRange,
   type CommonOptions,
   type Field,
   type JsonSchema,
   type Kind,
   type Lookup,
+  type RangeOptions,
   type StringOptions,
 } from './fields.js';
 import { JSON_MAX_DEPTH, nestsDeeperThan } from './json.js';
@@ -50,7 +52,7 @@ function textKind(kind: string, valueType: Field['valueType'], storage: Kind['st
 
 // --- choice ------------------------------------------------------------------------------------
 
-export interface ChoiceOptions extends CommonOptions {
+export interface ChoiceOptions extends CommonOptions<string> {
   /** The column's length; by default the longest choice's. */
   maxLength?: number;
 }
@@ -137,7 +139,7 @@ function durationText(total: number): string {
 
 // --- decimal -----------------------------------------------------------------------------------
 
-export interface DecimalOptions extends CommonOptions {
+export interface DecimalOptions extends CommonOptions<string>, RangeOptions<number | string> {
   /** Significant digits in all (at most 15: see the column comment in store/dialects/sqlite.ts). */
   digits: number;
   /** Digits after the decimal point (at most `digits`). */
@@ -148,6 +150,12 @@ export interface DecimalOptions extends CommonOptions {
 
 const MAX_DECIMAL_DIGITS = 15;
 const DECIMAL = /^([+-]?)(\d*)(?:\.(\d*))?$/;
+
+/** Two decimals of one field (its text at its declared places) by their values: their digits as integers. */
+const compareDecimals = (a: unknown, b: unknown): number => {
+  const [x, y] = [BigInt((a as string).replace('.', '')), BigInt((b as string).replace('.', ''))];
+  return x < y ? -1 : x > y ? 1 : 0;
+};
 
 function decimal(options: DecimalOptions): Field {
   const { digits, places, asNumber = false } = options;
@@ -173,21 +181,25 @@ function decimal(options: DecimalOptions): Field {
   const text = (stored: NonNullable<unknown>): string => (typeof stored === 'number' ? parseText(stored.toFixed(places)) : String(stored));
   const pattern = `^-?\\d{0,${whole}}${places ? `(?:\\.\\d{0,${places}})?` : ''}$`;
   return makeField(
-    {
-      kind: 'decimal',
-      valueType: 'number',
-      storage: { type: 'decimal', digits, places },
-      schema: asNumber ? { type: 'number', multipleOf: 10 ** -places, maximum: 10 ** whole - 10 ** -places, minimum: -(10 ** whole - 10 ** -places) } : { type: 'string', format: 'decimal', pattern },
-      parse(value) {
-        // A number in exponent form (1e-7) spelled out: its digits then meet the same limits.
-        if (typeof value === 'number' && Number.isFinite(value)) return parseText(String(value).includes('e') ? value.toFixed(20) : String(value));
-        return parseText(textOf(value, 'A valid number is required.'));
+    withRange(
+      {
+        kind: 'decimal',
+        valueType: 'number',
+        storage: { type: 'decimal', digits, places },
+        schema: asNumber ? { type: 'number', multipleOf: 10 ** -places, maximum: 10 ** whole - 10 ** -places, minimum: -(10 ** whole - 10 ** -places) } : { type: 'string', format: 'decimal', pattern },
+        parse(value) {
+          // A number in exponent form (1e-7) spelled out: its digits then meet the same limits.
+          if (typeof value === 'number' && Number.isFinite(value)) return parseText(String(value).includes('e') ? value.toFixed(20) : String(value));
+          return parseText(textOf(value, 'A valid number is required.'));
+        },
+        parseText,
+        render: nullable((stored) => (asNumber ? Number(text(stored)) : text(stored))),
+        // Text on both: PostgreSQL reads it as numeric, and SQLite compares it with the column's numbers numerically.
+        toDriver: (value) => value,
       },
-      parseText,
-      render: nullable((stored) => (asNumber ? Number(text(stored)) : text(stored))),
-      // Text on both: PostgreSQL reads it as numeric, and SQLite compares it with the column's numbers numerically.
-      toDriver: (value) => value,
-    },
+      options,
+      compareDecimals,
+    ),
     options,
   );
 }
@@ -201,18 +213,23 @@ function finite(value: unknown): number {
   return value;
 }
 
-const float = (options: CommonOptions = {}): Field =>
+export interface FloatOptions extends CommonOptions<number>, RangeOptions<number> {}
+
+const float = (options: FloatOptions = {}): Field =>
   makeField(
-    {
-      kind: 'float',
-      valueType: 'number',
-      storage: { type: 'float' },
-      schema: { type: 'number', format: 'double' },
-      parse: finite,
-      parseText: (text) => finite(NUMBER.test(text) ? Number(text) : NaN),
-      render: nullable(Number),
-      toDriver: (value) => value,
-    },
+    withRange(
+      {
+        kind: 'float',
+        valueType: 'number',
+        storage: { type: 'float' },
+        schema: { type: 'number', format: 'double' },
+        parse: finite,
+        parseText: (text) => finite(NUMBER.test(text) ? Number(text) : NaN),
+        render: nullable(Number),
+        toDriver: (value) => value,
+      },
+      options,
+    ),
     options,
   );
 
@@ -222,29 +239,41 @@ function bigintValue(value: number | bigint | string): number | string {
   return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big.toString();
 }
 
-const bigint = (options: CommonOptions = {}): Field =>
+export interface BigintOptions extends CommonOptions<number | string>, RangeOptions<number | bigint | string> {}
+
+/** Two values of a bigint field (a number, or digits beyond 2^53) by their values. */
+const compareBigints = (a: unknown, b: unknown): number => {
+  const [x, y] = [BigInt(a as number | string), BigInt(b as number | string)];
+  return x < y ? -1 : x > y ? 1 : 0;
+};
+
+const bigint = (options: BigintOptions = {}): Field =>
   makeField(
-    {
-      kind: 'bigint',
-      valueType: 'integer',
-      storage: { type: 'bigint' },
-      // A string beyond 2^53, as JavaScript clients cannot hold those digits in a number.
-      schema: { type: ['integer', 'string'], format: 'int64', pattern: '^-?\\d{1,19}$' },
-      parse(value) {
-        if (typeof value === 'number' && !Number.isSafeInteger(value)) throw new FieldError('A valid integer is required (a string of digits beyond 2^53).');
-        return bigintValue(parseBodyInteger64(value));
+    withRange(
+      {
+        kind: 'bigint',
+        valueType: 'integer',
+        storage: { type: 'bigint' },
+        // A string beyond 2^53, as JavaScript clients cannot hold those digits in a number.
+        schema: { type: ['integer', 'string'], format: 'int64', pattern: '^-?\\d{1,19}$' },
+        parse(value) {
+          if (typeof value === 'number' && !Number.isSafeInteger(value)) throw new FieldError('A valid integer is required (a string of digits beyond 2^53).');
+          return bigintValue(parseBodyInteger64(value));
+        },
+        parseText: (text) => bigintValue(parseInteger64(text)),
+        render: nullable((stored) => bigintValue(stored as number | bigint | string)),
+        // Digits as text: exact in both drivers, and an integer to both columns.
+        toDriver: (value) => String(value),
       },
-      parseText: (text) => bigintValue(parseInteger64(text)),
-      render: nullable((stored) => bigintValue(stored as number | bigint | string)),
-      // Digits as text: exact in both drivers, and an integer to both columns.
-      toDriver: (value) => String(value),
-    },
+      options,
+      compareBigints,
+    ),
     options,
   );
 
 // --- json ---------------------------------------------------------------------------------------
 
-export interface JsonOptions extends CommonOptions {
+export interface JsonOptions extends CommonOptions<unknown> {
   /** Only objects, or only arrays; any JSON value by default. */
   shape?: 'object' | 'array';
 }
@@ -298,9 +327,18 @@ function url(options: Omit<StringOptions, 'pattern'> = {}): Field {
 
 const slug = (options: Omit<StringOptions, 'pattern'> = {}): Field => {
   const { maxLength = 50 } = options;
-  const pattern = { pattern: SLUG, patternMessage: 'Enter a valid "slug" consisting of letters, numbers, underscores or hyphens.' };
-  return makeField(stringKind('slug', { ...options, ...pattern, maxLength }, { type: 'varchar', maxLength }), options);
+  // The kind's format, checked as a body's slug is parsed and wherever one names a record.
+  const kind = stringKind('slug', { ...options, maxLength }, { type: 'varchar', maxLength }, (text) => {
+    if (!SLUG.test(text)) throw new FieldError('Enter a valid "slug" consisting of letters, numbers, underscores or hyphens.');
+  });
+  return makeField({ ...kind, schema: { ...kind.schema, pattern: SLUG.source } }, options);
 };
+
+/** A date's, a time's or a duration's options: bounds are written as their values are (`2024-01-01`, `09:00`, `PT1M`). */
+export interface TextRangeOptions extends CommonOptions<string>, RangeOptions<string> {}
+
+/** A duration's validators see its seconds. */
+export interface DurationOptions extends CommonOptions<number>, RangeOptions<string> {}
 
 export interface ChoiceStringOptions extends StringOptions {
   /** A choice field instead (fields.choice): one of these strings. */
@@ -311,26 +349,29 @@ export const moreFields = {
   choice,
   /** fields.string, or with `choices` a choice field: DRF's `CharField(choices=…)` spelling. */
   string: ({ choices, ...options }: ChoiceStringOptions = {}): Field => (choices ? choice(choices, options) : plainFields.string(options)),
-  /** A calendar day, `YYYY-MM-DD`: a `date` column on PostgreSQL, its text on SQLite. */
-  date: (options: CommonOptions = {}): Field =>
-    makeField(textKind('date', 'timestamp', { type: 'date' }, { type: 'string', format: 'date' }, 'Enter a valid date in the format YYYY-MM-DD.', parseDate), options),
-  /** A time of day without zone, to the microsecond: `time` on PostgreSQL, its text on SQLite. */
-  time: (options: CommonOptions = {}): Field =>
-    makeField(textKind('time', 'timestamp', { type: 'time' }, { type: 'string', format: 'time' }, 'Enter a valid time in the format HH:MM[:SS[.ffffff]].', parseTime), options),
+  /** A calendar day, `YYYY-MM-DD`: a `date` column on PostgreSQL, its text on SQLite. Its text sorts as the days do. */
+  date: (options: TextRangeOptions = {}): Field =>
+    makeField(withRange(textKind('date', 'timestamp', { type: 'date' }, { type: 'string', format: 'date' }, 'Enter a valid date in the format YYYY-MM-DD.', parseDate), options), options),
+  /** A time of day without zone, to the microsecond: `time` on PostgreSQL, its text on SQLite. Its text sorts as the times do. */
+  time: (options: TextRangeOptions = {}): Field =>
+    makeField(withRange(textKind('time', 'timestamp', { type: 'time' }, { type: 'string', format: 'time' }, 'Enter a valid time in the format HH:MM[:SS[.ffffff]].', parseTime), options), options),
   /** A length of time (ISO 8601), to the millisecond: `interval` on PostgreSQL, seconds on SQLite. */
-  duration: (options: CommonOptions = {}): Field =>
+  duration: (options: DurationOptions = {}): Field =>
     makeField(
-      {
-        kind: 'duration',
-        valueType: 'timestamp',
-        storage: { type: 'duration' },
-        schema: { type: 'string', format: 'duration' },
-        parse: (value) => durationSeconds(textOf(value, 'Enter a valid ISO 8601 duration.')),
-        parseText: durationSeconds,
-        render: nullable((stored) => durationText(typeof stored === 'number' ? stored : durationSeconds(String(stored)))),
-        // Seconds: PostgreSQL reads a bare number as an interval of that many seconds.
-        toDriver: (value) => value,
-      },
+      withRange(
+        {
+          kind: 'duration',
+          valueType: 'timestamp',
+          storage: { type: 'duration' },
+          schema: { type: 'string', format: 'duration' },
+          parse: (value) => durationSeconds(textOf(value, 'Enter a valid ISO 8601 duration.')),
+          parseText: durationSeconds,
+          render: nullable((stored) => durationText(typeof stored === 'number' ? stored : durationSeconds(String(stored)))),
+          // Seconds: PostgreSQL reads a bare number as an interval of that many seconds.
+          toDriver: (value) => value,
+        },
+        options,
+      ),
       options,
     ),
   decimal,

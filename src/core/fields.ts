@@ -5,6 +5,7 @@
  * serializer, the query language and the migrations all read the same declaration.
  */
 import { randomUUID } from 'node:crypto';
+import { isPending } from './maybe-promise.js';
 import type { Column, ColumnType, OnDelete } from './schema.js';
 
 /** How a kind's values compare, which decides its lookups (number: decimals and floats; json: documents). */
@@ -64,6 +65,27 @@ export interface DefaultContext {
 
 export type JsonSchema = Record<string, unknown>;
 
+/** What a validator finds wrong with a value: a message, or several; nothing when it is fine. */
+export type ValidatorAnswer = string | readonly string[] | undefined | void;
+
+/**
+ * A rule of the application's over a field's value, once parsed (DRF's `validators=[…]`): what is
+ * wrong with it, or nothing; it may throw FieldError instead, or answer later (a Promise). Never
+ * called with null, nor with a blank string the field accepts.
+ */
+export type Validator<T = unknown> = (value: T) => ValidatorAnswer | Promise<ValidatorAnswer>;
+
+/** The limits a field declares on its values, beyond its kind's own, as documents and forms show them. */
+export interface FieldLimits {
+  /** The least and greatest values allowed, as declared (a Date as its ISO text). */
+  readonly minValue?: string;
+  readonly maxValue?: string;
+  /** The fewest characters (Unicode code points) of a non-blank string. */
+  readonly minLength?: number;
+  /** Found somewhere in the text (anchor it with ^ and $ to match the whole). */
+  readonly pattern?: RegExp;
+}
+
 export interface Field {
   /**
    * For documents and forms: integer, string, text, email, boolean, timestamp, foreign_key, password,
@@ -86,8 +108,16 @@ export interface Field {
   readonly default?: (context: DefaultContext) => unknown;
   readonly lookups: readonly Lookup[];
   readonly schema: JsonSchema;
+  /** Declared limits on its values (minValue, maxValue, minLength, pattern); absent where none is. */
+  readonly limits?: FieldLimits;
   /** A JSON body value → the value to store; throws FieldError. */
   parse(value: unknown): unknown;
+  /**
+   * A body's parsed value against the field's declared rules (limits, then validators, in order):
+   * throws FieldError with every message they give, or answers later where a validator does.
+   * Absent where none is declared. Bodies only: lookups and filters never run it.
+   */
+  readonly validate?: (value: unknown) => void | Promise<void>;
   /** Query-string text → a filter operand; throws FieldError. */
   parseText(text: string): unknown;
   /** A value as the database driver returned it → JSON. */
@@ -100,18 +130,29 @@ export interface Field {
 
 type DefaultValue = string | number | boolean | Date | ((context: DefaultContext) => unknown);
 
-export interface CommonOptions {
+export interface CommonOptions<T = unknown> {
   nullable?: boolean;
   unique?: boolean;
   default?: DefaultValue;
   required?: boolean;
+  /** The application's own rules over a body's value, run after the field's own (see Validator). */
+  validators?: readonly Validator<T>[];
+}
+
+/** A declared rule a kind checks a parsed value against: its message where the value breaks it. */
+export type Check = (value: unknown) => string | undefined;
+
+/** Bounds on a kind's values (DRF's `min_value` and `max_value`), both inclusive. */
+export interface RangeOptions<T> {
+  minValue?: T;
+  maxValue?: T;
 }
 
 /** A kind's own storage: the type (and length, foreign key); nullability, uniqueness and default come from the options. */
 export type Storage = Pick<Column, 'type' | 'maxLength' | 'digits' | 'places' | 'references'>;
 
-export type Kind = Omit<Field, 'nullable' | 'required' | 'unique' | 'default' | 'lookups' | 'writeOnly' | 'column'> &
-  Partial<Pick<Field, 'writeOnly' | 'lookups'>> & { readonly storage: Storage };
+export type Kind = Omit<Field, 'nullable' | 'required' | 'unique' | 'default' | 'lookups' | 'writeOnly' | 'column' | 'validate'> &
+  Partial<Pick<Field, 'writeOnly' | 'lookups'>> & { readonly storage: Storage; readonly checks?: readonly Check[] };
 
 /** A default the database can store: a constant that is not a Date (whose text differs by dialect). */
 const storedDefault = (value: DefaultValue | undefined): Column['default'] =>
@@ -126,7 +167,128 @@ function nullableSchema(schema: JsonSchema): JsonSchema {
   return widened;
 }
 
-export function makeField(kind: Kind, options: CommonOptions): Field {
+/** A validator's answer as messages: a string or a list of them; anything else (undefined) says nothing is wrong. */
+function answerMessages(answer: ValidatorAnswer): readonly string[] {
+  if (typeof answer === 'string') return [answer];
+  return Array.isArray(answer) ? answer.map(String) : [];
+}
+
+/** What a validator threw, as messages: a FieldError's; anything else is thrown on. */
+function thrownMessages(error: unknown): readonly string[] {
+  if (!(error instanceof FieldError)) throw error;
+  return error.messages;
+}
+
+function failIfAny(found: readonly (readonly string[])[]): void {
+  const messages = found.flat();
+  if (messages.length > 0) throw new FieldError(...messages);
+}
+
+/**
+ * The kind's checks, then the validators, as one rule that reports what all of them find (as DRF
+ * runs every validator); at once unless a validator answers later.
+ */
+function validation(checks: readonly Check[], validators: readonly Validator[]): Field['validate'] {
+  if (checks.length === 0 && validators.length === 0) return undefined;
+  if (validators.some((validator) => typeof validator !== 'function')) throw new Error('A validator is a function of the value.');
+  return (value) => {
+    // As DRF's: no rule sees a null, nor the blank string a field accepts.
+    if (value === null || value === '') return undefined;
+    const found: (readonly string[])[] = [];
+    for (const check of checks) {
+      const message = check(value);
+      if (message !== undefined) found.push([message]);
+    }
+    let pending: Promise<void>[] | undefined;
+    // A validator's own failure (anything but a FieldError), thrown once those answering later have settled.
+    let broken: { error: unknown } | undefined;
+    for (const validator of validators) {
+      let answer: ReturnType<Validator>;
+      try {
+        answer = validator(value);
+      } catch (error) {
+        if (!(error instanceof FieldError)) {
+          broken = { error };
+          break;
+        }
+        found.push(error.messages);
+        continue;
+      }
+      if (!isPending(answer)) {
+        found.push(answerMessages(answer));
+        continue;
+      }
+      // Its place kept, so that messages come in the validators' order whenever each answers.
+      const index = found.push([]) - 1;
+      (pending ??= []).push(
+        Promise.resolve(answer).then(
+          (later) => {
+            found[index] = answerMessages(later);
+          },
+          (error: unknown) => {
+            found[index] = thrownMessages(error);
+          },
+        ),
+      );
+    }
+    const settled = (): void => {
+      if (broken) throw broken.error;
+      failIfAny(found);
+    };
+    if (!pending) return settled();
+    return Promise.all(pending).then(settled);
+  };
+}
+
+/** The order of plain values: numbers and bigints, Dates, and texts that sort as their values do (dates, times). */
+const ordered = (a: unknown, b: unknown): number => ((a as number) < (b as number) ? -1 : (a as number) > (b as number) ? 1 : 0);
+
+/**
+ * `kind` bounded by `options.minValue` and `options.maxValue`, each read as a body's value is (a
+ * Date as its ISO text) and compared with `compare`: DRF's messages, the bounds in its schema (a
+ * number's `minimum`, `x-minimum` where the value is text: JSON Schema bounds numbers only) and in
+ * its limits. A bound that is no value of the kind is refused here.
+ */
+export function withRange<T>(kind: Kind, options: RangeOptions<T>, compare: (a: unknown, b: unknown) => number = ordered): Kind {
+  const { minValue, maxValue } = options;
+  if (minValue === undefined && maxValue === undefined) return kind;
+  const bound = (declared: T | undefined, name: string): { value: unknown; text: string } | undefined => {
+    if (declared === undefined) return undefined;
+    const text = declared instanceof Date ? declared.toISOString() : String(declared);
+    const sent = declared instanceof Date || typeof declared === 'bigint' ? text : declared;
+    try {
+      const value = kind.parse(sent);
+      if (isPending(value)) throw new Error(`A ${kind.kind} field takes no ${name}.`);
+      return { value, text };
+    } catch (error) {
+      if (error instanceof FieldError) throw new Error(`${name} ${text} is no ${kind.kind}: ${error.messages.join(' ')}`);
+      throw error;
+    }
+  };
+  const low = bound(minValue, 'minValue');
+  const high = bound(maxValue, 'maxValue');
+  if (low && high && compare(low.value, high.value) > 0) throw new Error(`minValue ${low.text} is above maxValue ${high.text}.`);
+  const numeric = kind.valueType === 'integer' || kind.valueType === 'number';
+  const schema: JsonSchema = { ...kind.schema };
+  const checks: Check[] = [...(kind.checks ?? [])];
+  if (low) {
+    const message = `Ensure this value is greater than or equal to ${low.text}.`;
+    checks.push((value) => (compare(value, low.value) < 0 ? message : undefined));
+    // The tighter of the declared bound and the kind's own (a decimal's column).
+    if (numeric) schema.minimum = Math.max(Number(low.text), (schema.minimum as number | undefined) ?? -Infinity);
+    else schema['x-minimum'] = low.text;
+  }
+  if (high) {
+    const message = `Ensure this value is less than or equal to ${high.text}.`;
+    checks.push((value) => (compare(value, high.value) > 0 ? message : undefined));
+    if (numeric) schema.maximum = Math.min(Number(high.text), (schema.maximum as number | undefined) ?? Infinity);
+    else schema['x-maximum'] = high.text;
+  }
+  const limits = { ...kind.limits, ...(low && { minValue: low.text }), ...(high && { maxValue: high.text }) };
+  return { ...kind, schema, checks, limits };
+}
+
+export function makeField(kind: Kind, options: CommonOptions<never>): Field {
   const nullable = options.nullable ?? false;
   const fallback = options.default;
   const defaultValue =
@@ -137,12 +299,14 @@ export function makeField(kind: Kind, options: CommonOptions): Field {
         : () => fallback;
   const required = (options.required ?? (defaultValue === undefined && !nullable)) ? 'always' : 'never';
   const unique = options.unique ?? false;
-  const { storage, ...rest } = kind;
+  const { storage, checks, ...rest } = kind;
   const stored = storedDefault(fallback);
+  const validate = validation(checks ?? [], (options.validators ?? []) as readonly Validator[]);
   return {
     writeOnly: false,
     lookups: lookupsByType[kind.valueType],
     ...rest,
+    ...(validate && { validate }),
     nullable,
     required,
     unique,
@@ -249,33 +413,95 @@ function exceeds(text: string, max: number): boolean {
   return false;
 }
 
-export interface StringOptions extends CommonOptions {
+export interface StringOptions extends CommonOptions<string> {
   maxLength?: number;
-  pattern?: RegExp;
+  /** The fewest characters (DRF's `min_length`); a blank string the field accepts is exempt. */
+  minLength?: number;
+  /**
+   * What the text must contain (DRF's RegexValidator, which searches): anchor it (`^…$`) to match
+   * the whole text. A RegExp, or the text of one (compiled with the `u` flag); run only on text
+   * within `maxLength`, so declare one to bound what matching costs.
+   */
+  pattern?: RegExp | string;
   patternMessage?: string;
   /**
    * Whether an empty string is accepted (DRF's `allow_blank`), and kept as it is. By default only a
    * nullable field accepts it (a user clearing it): kept as `""` where that is text of the field's
    * (a string, a text), stored as null where it is no value of the field's (an e-mail, a URL, a
-   * slug, a pattern's). `blank: false` refuses it, nullable or not.
+   * slug, a pattern's or a minimum length's). `blank: false` refuses it, nullable or not.
    */
   blank?: boolean;
 }
 
+/**
+ * A declared pattern, compiled once: a RegExp without its `g` flag (whose matching would start where
+ * the last match ended), or a string's with `u`. Anything else, and a sticky RegExp, is refused.
+ */
+function compilePattern(pattern: unknown): RegExp {
+  if (pattern instanceof RegExp) {
+    if (pattern.sticky) throw new Error(`pattern ${String(pattern)} is sticky: anchor it with ^ instead.`);
+    return new RegExp(pattern.source, pattern.flags.replace('g', ''));
+  }
+  if (typeof pattern !== 'string') throw new Error('A pattern is a RegExp or the text of one.');
+  try {
+    return new RegExp(pattern, 'u');
+  } catch (error) {
+    throw new Error(`pattern ${JSON.stringify(pattern)} is no regular expression: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Whether `text` has fewer than `min` characters (Unicode code points): counted only where its
+ * UTF-16 length leaves it open, as `exceeds` does.
+ */
+function shorterThan(text: string, min: number): boolean {
+  if (text.length < min) return true;
+  if (text.length >= 2 * min) return false;
+  let count = 0;
+  for (let index = 0; index < text.length; index++) {
+    if (text.charCodeAt(index) >= 0xd800 && text.charCodeAt(index) <= 0xdbff) index++;
+    if (++count >= min) return false;
+  }
+  return true;
+}
+
+/**
+ * A kind of text. `check` is the kind's own format (an e-mail's, a URL's), part of parsing; a
+ * declared `minLength` and `pattern` are rules (checks), reported with the validators'.
+ */
 export function stringKind(kind: string, options: StringOptions, storage: Storage, check?: (text: string) => void): Kind {
-  const { maxLength, pattern } = options;
+  const { maxLength, minLength } = options;
+  if (minLength !== undefined && (!Number.isInteger(minLength) || minLength < 0 || (maxLength !== undefined && minLength > maxLength))) {
+    throw new Error(`minLength ${minLength} must be a whole number of characters, at most maxLength.`);
+  }
+  const pattern = options.pattern === undefined ? undefined : compilePattern(options.pattern);
   const blank = options.blank ?? options.nullable ?? false;
-  // "" where the field's format or pattern refuses it, on a nullable field that did not ask for blanks: no value.
-  const empty = options.blank === undefined && (check !== undefined || pattern !== undefined) ? null : '';
+  // "" where the field's format or rules refuse it, on a nullable field that did not ask for blanks: no value.
+  const empty = options.blank === undefined && (check !== undefined || pattern !== undefined || minLength !== undefined) ? null : '';
   const schema: JsonSchema = { type: 'string' };
   if (maxLength !== undefined) schema.maxLength = maxLength;
-  if (pattern) schema.pattern = pattern.source;
-  if (!blank) schema.minLength = 1;
+  const rules: JsonSchema = {};
+  if (minLength) rules.minLength = minLength;
+  if (pattern) rules.pattern = pattern.source;
+  if (!blank) Object.assign(schema, { minLength: 1 }, rules);
+  // A blank string is accepted beside the values the rules allow.
+  else if (Object.keys(rules).length > 0) schema.anyOf = [{ type: 'string', ...rules }, { type: 'string', maxLength: 0 }];
+  const checks: Check[] = [];
+  if (minLength) {
+    const message = `Ensure this field has at least ${minLength} characters.`;
+    checks.push((value) => (shorterThan(value as string, minLength) ? message : undefined));
+  }
+  if (pattern) {
+    const message = options.patternMessage ?? 'This value does not match the required pattern.';
+    checks.push((value) => (pattern.test(value as string) ? undefined : message));
+  }
+  const limits: FieldLimits = { ...(minLength && { minLength }), ...(pattern && { pattern }) };
   return {
     kind,
     valueType: 'string',
     storage,
     schema,
+    ...(checks.length > 0 && { checks, limits }),
     parse(value) {
       if (typeof value !== 'string') throw new FieldError('Not a valid string.');
       assertCleanText(value);
@@ -286,9 +512,6 @@ export function stringKind(kind: string, options: StringOptions, storage: Storag
       if (maxLength !== undefined && exceeds(value, maxLength)) {
         throw new FieldError(`Ensure this field has no more than ${maxLength} characters.`);
       }
-      if (pattern && !pattern.test(value)) {
-        throw new FieldError(options.patternMessage ?? 'Enter a valid value.');
-      }
       check?.(value);
       return value;
     },
@@ -298,7 +521,7 @@ export function stringKind(kind: string, options: StringOptions, storage: Storag
   };
 }
 
-export interface ForeignKeyOptions extends CommonOptions {
+export interface ForeignKeyOptions extends CommonOptions<number | string> {
   /**
    * Who a write may name (a record's author, say): only the requesting user, unless they hold the
    * named permission `unless` (superusers hold every one). Others get 400 on this field.
@@ -311,7 +534,7 @@ export interface ForeignKeyOptions extends CommonOptions {
   onDelete?: OnDelete;
 }
 
-export interface UuidOptions extends Omit<CommonOptions, 'default'> {
+export interface UuidOptions extends Omit<CommonOptions<string>, 'default'> {
   /** A random (version 4) UUID when a create does not send one. */
   generated?: boolean;
   /** The model's primary key (declared as its `id`): read-only, generated on create. */
@@ -340,10 +563,12 @@ const uuidKind = (schema: JsonSchema = {}): Kind => ({
   toDriver: (value) => value,
 });
 
-export interface IntegerOptions extends CommonOptions {
+export interface IntegerOptions extends CommonOptions<number>, RangeOptions<number> {
   /** 32 for a column of 32-bit integers (`integer`); 64-bit (`bigint`) by default. */
   bits?: 32 | 64;
 }
+
+export interface TimestampOptions extends CommonOptions<Date>, RangeOptions<Date | string> {}
 
 const EMAIL = /^[^\s@"<>()[\]\\,;:]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
@@ -386,7 +611,7 @@ export const fields = {
   id: (): Field => makeField(integerKind('integer', 'id', { readOnly: true }), { default: undefined, required: false }),
 
   integer: ({ bits = 64, ...options }: IntegerOptions = {}): Field =>
-    makeField(integerKind('integer', bits === 32 ? 'integer' : 'bigint'), options),
+    makeField(withRange(integerKind('integer', bits === 32 ? 'integer' : 'bigint'), options), options),
 
   /** Stored as `varchar(maxLength)`, or as `text` without a length. */
   string: (options: StringOptions = {}): Field => makeField(stringKind('string', options, varchar(options.maxLength)), options),
@@ -400,12 +625,13 @@ export const fields = {
     const kind = stringKind('email', { ...options, maxLength }, varchar(maxLength), (text) => {
       if (!EMAIL.test(text)) throw new FieldError('Enter a valid email address.');
     });
-    // A blank one is the empty string, which is no address: the schema allows it beside the format.
-    const format = options.blank ? { anyOf: [{ type: 'string', format: 'email' }, { type: 'string', maxLength: 0 }] } : { format: 'email' };
+    // A blank one is the empty string, which is no address: the schema allows it beside the format (and the rules).
+    const rules = (kind.schema.anyOf as JsonSchema[] | undefined)?.[0] ?? { type: 'string' };
+    const format = options.blank ? { anyOf: [{ ...rules, format: 'email' }, { type: 'string', maxLength: 0 }] } : { format: 'email' };
     return makeField({ ...kind, schema: { ...kind.schema, ...format } }, options);
   },
 
-  boolean: (options: CommonOptions = {}): Field =>
+  boolean: (options: CommonOptions<boolean> = {}): Field =>
     makeField(
       {
         kind: 'boolean',
@@ -429,24 +655,27 @@ export const fields = {
     ),
 
   /** Stored and rendered to the millisecond, as RFC 3339 UTC. */
-  timestamp: (options: CommonOptions = {}): Field =>
+  timestamp: (options: TimestampOptions = {}): Field =>
     makeField(
-      {
-        kind: 'timestamp',
-        valueType: 'timestamp',
-        storage: { type: 'timestamp' },
-        schema: { type: 'string', format: 'date-time' },
-        parse(value) {
-          if (typeof value !== 'string') throw new FieldError('Enter a valid ISO 8601 date-time.');
-          return parseTimestamp(value);
+      withRange(
+        {
+          kind: 'timestamp',
+          valueType: 'timestamp',
+          storage: { type: 'timestamp' },
+          schema: { type: 'string', format: 'date-time' },
+          parse(value) {
+            if (typeof value !== 'string') throw new FieldError('Enter a valid ISO 8601 date-time.');
+            return parseTimestamp(value);
+          },
+          parseText: (text) => parseDay(text) ?? parseTimestamp(text),
+          // SQLite hands back the ISO text it stored; PostgreSQL a Date.
+          render: (stored) =>
+            stored === null || stored === undefined ? null : typeof stored === 'string' && ISO_STORED.test(stored) ? stored : new Date(stored as string | Date).toISOString(),
+          // ISO text sorts correctly in SQLite and casts implicitly to timestamptz in PostgreSQL.
+          toDriver: (value) => (value instanceof Date ? value.toISOString() : value),
         },
-        parseText: (text) => parseDay(text) ?? parseTimestamp(text),
-        // SQLite hands back the ISO text it stored; PostgreSQL a Date.
-        render: (stored) =>
-          stored === null || stored === undefined ? null : typeof stored === 'string' && ISO_STORED.test(stored) ? stored : new Date(stored as string | Date).toISOString(),
-        // ISO text sorts correctly in SQLite and casts implicitly to timestamptz in PostgreSQL.
-        toDriver: (value) => (value instanceof Date ? value.toISOString() : value),
-      },
+        options,
+      ),
       options,
     ),
 

@@ -21,11 +21,14 @@ export interface NewUser {
 /** Thrown for input the CLI should report as the user's mistake. */
 export class AdminInputError extends Error {}
 
-async function checked(model: UserModel, field: string, value: unknown): Promise<unknown> {
+async function checked(model: UserModel, name: string, value: unknown): Promise<unknown> {
+  const field = model.fields[name]!;
   try {
-    return await model.fields[field]!.parse(value);
+    const parsed = await field.parse(value);
+    await field.validate?.(parsed);
+    return parsed;
   } catch (error) {
-    if (error instanceof FieldError) throw new AdminInputError(`${field}: ${error.messages.join(' ')}`);
+    if (error instanceof FieldError) throw new AdminInputError(`${name}: ${error.messages.join(' ')}`);
     throw error;
   }
 }

@@ -504,7 +504,8 @@ export class Serializer {
       if (key?.required === 'always' && mode !== 'partial_update' && !this.sends(input, slug!.source)) details[name] = [REQUIRED];
       return SKIPPED;
     }
-    if (slug) return this.parseValue({ ...slug.target.fields[slug.field]!, nullable: this.model.fields[slug.source]!.nullable }, input[name], context);
+    // The slug names a record: the target field's rules are for writing it, not for finding it.
+    if (slug) return this.parseValue({ ...slug.target.fields[slug.field]!, nullable: this.model.fields[slug.source]!.nullable }, input[name], context, false);
     return slugs ? parseRelatedSlugs(slugs.target.fields[slugs.field]!, input[name], maxItems) : parseRelatedIds(input[name], maxItems);
   }
 
@@ -557,16 +558,27 @@ export class Serializer {
     ).length;
   }
 
-  /** The value parsed, and checked where it names a user (at once, unless either answers later). */
-  private parseValue(field: Field, value: unknown, context: WriteContext): unknown {
+  /**
+   * The value parsed, held to the field's declared rules (unless `validated` is false), and checked
+   * where it names a user: at once, unless any of them answers later.
+   */
+  private parseValue(field: Field, value: unknown, context: WriteContext, validated = true): unknown {
     if (value === null) {
       if (field.nullable) return null;
       throw new FieldError('This field may not be null.');
     }
     const parsed = field.parse(value);
+    const validate = validated ? field.validate : undefined;
     // Whether a referenced record exists is the foreign key constraint's to say, when the record is
     // written (src/store/writes.ts): after this, so naming an unknown user says no more than naming another one.
-    if (isPending(parsed)) return Promise.resolve(parsed).then(async (parsed) => requestingUserChecked(field, parsed, context));
+    if (isPending(parsed)) {
+      return Promise.resolve(parsed).then(async (parsed) => {
+        await validate?.(parsed);
+        return requestingUserChecked(field, parsed, context);
+      });
+    }
+    const validating = validate?.(parsed);
+    if (isPending(validating)) return validating.then(() => requestingUserChecked(field, parsed, context));
     return requestingUserChecked(field, parsed, context);
   }
 }

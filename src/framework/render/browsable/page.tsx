@@ -7,7 +7,7 @@ import type { ComponentChildren } from 'preact';
 import type { Field } from '../../../core/fields.js';
 import { stringifyJson } from '../../../core/json.js';
 import type { Serializer } from '../../declare/serializer.js';
-import { kindInput } from './inputs.js';
+import { boundsOf, kindInput, textRulesOf } from './inputs.js';
 
 export interface PageLink {
   readonly label: string;
@@ -86,16 +86,20 @@ function FieldInput(props: { name: string; field: Field; value: unknown; hidden:
   if (field.kind === 'boolean') {
     input = <input type="checkbox" {...common} checked={value === undefined ? field.default?.({ userId: null }) === true : value === true} />;
   } else if (field.kind === 'text') {
-    input = <textarea {...common} rows={4}>{value === undefined || value === null ? '' : String(value)}</textarea>;
+    input = (
+      <textarea {...common} minlength={field.limits?.minLength} rows={4}>
+        {value === undefined || value === null ? '' : String(value)}
+      </textarea>
+    );
   } else {
     // A JSON value's input writes it itself (String() of an array recurses, as deep as it nests).
     const shown = props.hidden || value === undefined || value === null || field.valueType === 'json' ? '' : String(value);
     const own = kindInput(field, common, value, shown);
     if (own) input = own;
     else if (field.kind === 'password') input = <input type="password" {...common} autocomplete="new-password" />;
-    else if (field.valueType === 'integer') input = <input type="number" {...common} value={shown} />;
-    else if (field.kind === 'email') input = <input type="email" {...common} value={shown} />;
-    else input = <input type="text" {...common} value={shown} placeholder={field.kind === 'timestamp' ? '2026-01-31T12:00:00Z' : undefined} />;
+    else if (field.valueType === 'integer') input = <input type="number" {...common} {...boundsOf(field)} value={shown} />;
+    else if (field.kind === 'email') input = <input type="email" {...common} {...textRulesOf(field)} value={shown} />;
+    else input = <input type="text" {...common} {...textRulesOf(field)} value={shown} placeholder={field.kind === 'timestamp' ? '2026-01-31T12:00:00Z' : undefined} />;
   }
   return (
     <label class="field" for={`field-${name}`}>
