@@ -13,7 +13,12 @@ import { withGeneratedMigrations } from '../support/migrations.js';
 import { recording } from '../support/statements.js';
 
 const Order = model('orders', { id: fields.id(), name: fields.string({ maxLength: 100 }) });
-const Tag = model('tags', { id: fields.id(), name: fields.string({ maxLength: 100 }), weight: fields.integer() });
+const Tag = model('tags', {
+  id: fields.id(),
+  name: fields.string({ maxLength: 100 }),
+  weight: fields.integer(),
+  owner_id: fields.foreignKey('users', { default: ({ userId }) => userId }),
+});
 const Line = model('lines', {
   id: fields.id(),
   order_id: fields.foreignKey('orders'),
@@ -23,6 +28,7 @@ const Line = model('lines', {
   owner_id: fields.foreignKey('users', { default: ({ userId }) => userId }),
 });
 const orderTags = joinTable('orders', 'tags');
+const total = computed.sum(Line, 'order_id', { of: ['quantity', 'unit_price'], default: 0 });
 
 const app = withGeneratedMigrations(
   defineApp({
@@ -32,7 +38,7 @@ const app = withGeneratedMigrations(
           fields: ['id', 'name', 'tags', 'total', 'active_total', 'quantity', 'avg_quantity', 'avg_price', 'cheapest', 'dearest', 'big_lines', 'tag_weight'],
           relations: { tags: relations.manyToMany(orderTags) },
           computed: {
-            total: computed.sum(Line, 'order_id', { of: ['quantity', 'unit_price'], default: 0 }),
+            total,
             active_total: computed.sum(Line, 'order_id', { of: ['quantity', 'unit_price'], where: { status: 'active' }, default: 0 }),
             quantity: computed.sum(Line, 'order_id', { of: 'quantity' }),
             avg_quantity: computed.avg(Line, 'order_id', { of: 'quantity' }),
@@ -47,10 +53,14 @@ const app = withGeneratedMigrations(
       }),
       // Each user sees their own lines only: another's are no part of what they see aggregated.
       collection('lines', {
-        serializer: serializer(Line, { fields: ['id', 'order_id', 'quantity', 'unit_price', 'status', 'owner_id'] }),
+        serializer: serializer(Line, {
+          fields: ['id', 'order_id', 'quantity', 'unit_price', 'status', 'owner_id', 'order'],
+          nested: { order: { source: 'order_id', serializer: serializer(Order, { name: 'OrderTotal', fields: ['id', 'total'], computed: { total } }) } },
+        }),
         scope: ({ user }) => ({ owner_id: user?.id ?? null }),
       }),
-      collection('tags', { serializer: serializer(Tag, { fields: ['id', 'name', 'weight'] }) }),
+      // And their own tags.
+      collection('tags', { serializer: serializer(Tag, { fields: ['id', 'name', 'weight'] }), scope: ({ user }) => ({ owner_id: user?.id ?? null }) }),
     ],
   }),
 );
@@ -138,9 +148,16 @@ describe('sum, avg, min and max over related rows', () => {
       cheapest: '100.00',
       dearest: '100.00',
       big_lines: 10,
-      tag_weight: 7,
+      // Alice's tags, which bob does not see, through a join table's links he does not see either.
+      tag_weight: null,
     });
     expect(await get(`orders/${single}/`, bob)).toMatchObject({ total: '0.00', quantity: null });
+  });
+
+  it('are computed for a nested record too, correlated to the joined row', async () => {
+    const lines = await get('lines/?ordering=id', alice);
+    expect(lines.results[0].order).toEqual({ id: full, total: '24.95' });
+    expect((await get('lines/?ordering=id', bob)).results[0].order).toEqual({ id: full, total: '1000.00' });
   });
 
   it('are read in the page’s own statements', async () => {
