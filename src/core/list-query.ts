@@ -1,24 +1,9 @@
 /** A list query: which records (filters, search), in which order, which page of them (by number or keyset). */
-import type { Field, Lookup } from './fields.js';
+import type { Condition, Filter } from './conditions.js';
+import type { Field } from './fields.js';
 import type { Selection } from './rows.js';
 
-export interface Filter {
-  readonly field: string;
-  readonly lookup: Lookup;
-  /** Parsed by the field: one operand, a list for `in`, two bounds for `range`, a boolean for `isnull`. */
-  readonly value: unknown;
-}
-
-/**
- * A condition the filter vocabulary cannot say, built by the store (`storeCondition` in
- * store/conditions.ts) from its own expression builder: opaque to the core and the framework.
- */
-export interface StoreCondition {
-  readonly storeCondition: unknown;
-}
-
-/** One condition a record must meet: a filter of the query language, or a store-level expression. */
-export type Condition = Filter | StoreCondition;
+export type { Condition, Filter, StoreCondition } from './conditions.js';
 
 /**
  * A condition on a row's foreign key `column`: the row it names lies within one of `within` (or,

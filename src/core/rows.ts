@@ -1,24 +1,43 @@
 /** Rows as the store reads and writes them, and what a read selects. */
+import type { Condition } from './conditions.js';
+import type { Field } from './fields.js';
 
 export type Row = Record<string, unknown>;
 
 /**
  * A value the store computes from related rows in the read's own statement (no query per record):
- * how many there are (`count`), whether there is one (`exists`), their ids in order (`ids`). Related
- * rows are those of `table` whose `via` column names the record; with `where`, only those whose
- * column equals the value as well (the requesting user's id, say).
+ * how many there are (`count`), whether there is one (`exists`), their ids in order (`ids`), or the
+ * sum, average, least or greatest of a value of theirs (`of`). Related rows are those of `table`
+ * whose `via` column names the record (or, with `through`, those a join table's rows naming the
+ * record link it to); with `where`, only those whose column equals the value as well (the
+ * requesting user's id, say); with `filter`, only those meeting its conditions too.
  */
 export interface Aggregate {
   readonly name: string;
-  readonly kind: 'count' | 'exists' | 'ids';
+  readonly kind: 'count' | 'exists' | 'ids' | NumericAggregate;
   readonly table: string;
+  /** The column naming the record: `table`'s, or with `through`, the join table's. */
   readonly via: string;
   /** The record's column that `via` names (default `id`): `author_id`, for rows about the record's author. */
   readonly on?: string;
   /** The related rows' column `ids` lists (default `id`): a join table's other key, for a many-to-many. */
   readonly column?: string;
   readonly where?: { readonly column: string; readonly value: unknown };
+  /** A many-to-many: the join table, whose `via` names the record and whose `to` names a row of `table`. */
+  readonly through?: { readonly table: string; readonly to: string };
+  /** Conditions the related rows meet too, over `table`'s fields (declared by the app, never a request's). */
+  readonly filter?: { readonly fields: Readonly<Record<string, Field>>; readonly conditions: readonly Condition[] };
+  /** sum, avg, min, max: the related rows' columns whose product is aggregated (one column: its value). */
+  readonly of?: readonly string[];
+  /** sum, avg, min, max: what the product of `of` is (a decimal at `places`: its sum, least and greatest are too, its average is rounded there). */
+  readonly value?: AggregateValue;
+  /** sum, avg, min, max: the value where there is no related row (else null). */
+  readonly default?: number;
 }
+
+export type NumericAggregate = 'sum' | 'avg' | 'min' | 'max';
+
+export type AggregateValue = { readonly type: 'integer' | 'float' } | { readonly type: 'decimal'; readonly places: number };
 
 /** A nested record: the row of `table` that the column `via` names, read by a join (null where the request may not see it). */
 export interface Join {
@@ -71,12 +90,14 @@ const relatedReadsOf = new WeakMap<Selection, readonly { readonly table: string 
 
 /**
  * Everything a selection reads beside its own table's columns: its joins, and the aggregates (its own
- * and its joins'). Listed once per selection (a selection is not changed once made): every write asks.
+ * and its joins', and their join tables). Listed once per selection (a selection is not changed once made): every write asks.
  */
 export function relatedReads(selection: Selection): readonly { readonly table: string }[] {
   let reads = relatedReadsOf.get(selection);
   if (!reads) {
-    reads = [...selection.joins, ...selection.joins.flatMap((join) => join.aggregates ?? []), ...(selection.aggregates ?? [])];
+    const aggregates = [...selection.joins.flatMap((join) => join.aggregates ?? []), ...(selection.aggregates ?? [])];
+    // A many-to-many's join table is read too.
+    reads = [...selection.joins, ...aggregates, ...aggregates.flatMap(({ through }) => (through ? [through] : []))];
     relatedReadsOf.set(selection, reads);
   }
   return reads;

@@ -36,7 +36,7 @@ export { Serializer, serializer } from './declare/serializer.js';
 export { computed } from './declare/computed.js';
 export { joinTable, relations } from './declare/relations.js';
 export type { JoinTable, Relation } from './declare/serializer.js';
-export type { ComputedField, RecordLinks, RenderContext } from './declare/computed.js';
+export type { AggregateOptions, ComputedField, RecordLinks, RenderContext, Through } from './declare/computed.js';
 export type { NestedField, ObjectContext, ObjectErrors, ObjectValidator, SerializerOptions } from './declare/serializer.js';
 export type { RequestContext, Scope, ScopeConditions } from './declare/scope.js';
 export type { CommitEvent, CreateEvent, DeleteEvent, HookContext, Hooks, UpdateEvent, Written } from './declare/hooks.js';

@@ -88,10 +88,11 @@ function inOrder(rows: RowQuery, source: ListSource, ordering: readonly Ordering
   let ordered = rows;
   const { table } = source.selection;
   for (const { field, descending } of ordering) {
-    const aggregate = isAggregate(source.selection, field);
-    const nullable = !aggregate && source.fields[field]!.nullable;
+    const aggregate = source.selection.aggregates?.find(({ name }) => name === field);
+    // A sum, average, least or greatest of no rows is null, unless it has a default.
+    const nullable = aggregate ? aggregate.of !== undefined && aggregate.default === undefined : source.fields[field]!.nullable;
     // An aggregate is a column of the select list, named by its alias alone in its own statement.
-    const ref = aggregate && from === table ? sql.ref(field) : sql.ref(`${from}.${field}`);
+    const ref = aggregate !== undefined && from === table ? sql.ref(field) : sql.ref(`${from}.${field}`);
     // NULL sorts as the largest value on both databases (PostgreSQL's own rule).
     ordered = ordered.orderBy(ref, (order) => {
       const direction = descending ? order.desc() : order.asc();

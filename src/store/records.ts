@@ -2,15 +2,15 @@
  * Reading and writing records. Every identifier comes from a model
  * declaration (checked in model()); every value is bound.
  */
-import { sql, type AliasedRawBuilder, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import { expressionBuilder, sql, type AliasedRawBuilder, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import { cached } from '../core/cache.js';
 import { parseInteger64, type Field } from '../core/fields.js';
 import type { Ordering } from '../core/list-query.js';
 import { isPending } from '../core/maybe-promise.js';
 import type { Model } from '../core/model.js';
-import { keyOf, type Aggregate, type Batch, type Row, type Selection } from '../core/rows.js';
+import { keyOf, type Aggregate, type Batch, type NumericAggregate, type Row, type Selection } from '../core/rows.js';
 import { storeDatabase, type Database, type Tables } from './database.js';
-import { visibleRow } from './filters.js';
+import { compileConditions, visibleRow } from './filters.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a select over run-time tables has no static row type
@@ -61,13 +61,22 @@ export function selectColumns(database: Database, query: RowQuery, selection: Se
  * Written in SQL both databases take alike: `string_agg` with ORDER BY is SQLite's since 3.44, as
  * PostgreSQL's.
  */
-function aggregateOf(database: Database, table: string, { kind, table: related, via, on = 'id', column = 'id', where }: Aggregate): RawBuilder<unknown> {
+function aggregateOf(database: Database, table: string, aggregate: Aggregate): RawBuilder<unknown> {
+  const { kind, table: related, via, on = 'id', column = 'id', where, through, filter } = aggregate;
   const alias = `related_${related}`;
   const id = sql.ref(`${alias}.${column}`);
-  const visible = visibleRow(database, related, alias);
-  const rows = sql`from ${sql.table(related)} as ${sql.ref(alias)} where ${sql.ref(`${alias}.${via}`)} = ${sql.ref(`${table}.${on}`)}${
-    where ? sql` and ${sql.ref(`${alias}.${where.column}`)} = ${where.value}` : sql``
-  }${visible ? sql` and ${visible}` : sql``}`;
+  // A many-to-many's related rows are those its join table's rows naming the record link to; the link must be visible too.
+  const link = through && `link_${through.table}`;
+  const naming = sql.ref(`${link ?? alias}.${via}`);
+  const conditions = [
+    sql`${naming} = ${sql.ref(`${table}.${on}`)}`,
+    ...(where ? [sql`${sql.ref(`${alias}.${where.column}`)} = ${where.value}`] : []),
+    ...(filter ? compileConditions(database, filter.fields, alias, filter.conditions, expressionBuilder<Tables, string>()) : []),
+    ...(through ? [visibleRow(database, through.table, link!)] : []),
+    visibleRow(database, related, alias),
+  ].filter((condition) => condition !== undefined);
+  const joined = through ? sql` join ${sql.table(through.table)} as ${sql.ref(link!)} on ${sql.ref(`${link!}.${through.to}`)} = ${sql.ref(`${alias}.id`)}` : sql``;
+  const rows = sql`from ${sql.table(related)} as ${sql.ref(alias)}${joined} where ${sql.join(conditions, sql` and `)}`;
   switch (kind) {
     case 'count':
       return sql<number>`(select count(*) ${rows})`;
@@ -75,8 +84,25 @@ function aggregateOf(database: Database, table: string, { kind, table: related, 
       return sql<boolean>`exists (select 1 ${rows})`;
     case 'ids':
       return sql<string | null>`(select string_agg(cast(${id} as text), ',' order by ${id}) ${rows})`;
+    default:
+      return sql`(select ${numericAggregate(alias, aggregate)} ${rows})`;
   }
 }
+
+/**
+ * sum, avg, min or max of the product of the `of` columns, or `default` where no row is. A product
+ * of integers is taken as bigint (PostgreSQL's integer product would overflow at 2^31); an average
+ * of decimals is rounded to their places on both databases.
+ */
+function numericAggregate(alias: string, { kind, of = [], value, default: otherwise }: Aggregate): RawBuilder<unknown> {
+  const factors = of.map((column, index) => (index === 0 && of.length > 1 && value?.type === 'integer' ? sql`cast(${sql.ref(`${alias}.${column}`)} as bigint)` : sql.ref(`${alias}.${column}`)));
+  const product = sql.join(factors, sql` * `);
+  const aggregated =
+    kind === 'avg' && value?.type === 'decimal' ? sql`round(avg(${product}), ${sql.lit(value.places)})` : sql`${sql.raw(AGGREGATE_FUNCTIONS[kind as NumericAggregate])}(${product})`;
+  return otherwise === undefined ? aggregated : sql`coalesce(${aggregated}, ${otherwise})`;
+}
+
+const AGGREGATE_FUNCTIONS: Readonly<Record<NumericAggregate, string>> = { sum: 'sum', avg: 'avg', min: 'min', max: 'max' };
 
 /** A nested field's columns as the row carries them: `[column, "<name>__<column>"]`. */
 type NestedColumns = readonly (readonly [column: string, key: string])[];
@@ -92,9 +118,11 @@ function pickNested(row: Row, columns: NestedColumns): Row {
 
 /** How a selection's rows are assembled, worked out once per selection rather than per row. */
 interface Assembly {
-  readonly joins: readonly { readonly name: string; readonly columns: NestedColumns; readonly aggregates: readonly (readonly [name: string, key: string, kind: Aggregate['kind']])[] }[];
+  readonly joins: readonly { readonly name: string; readonly columns: NestedColumns; readonly aggregates: readonly (readonly [name: string, key: string, value: (stored: unknown) => unknown])[] }[];
   /** The flattened nested columns, which the assembled row does not keep as they are. */
   readonly flattened: ReadonlySet<string>;
+  /** The selection's own aggregates, and how each is read. */
+  readonly aggregates: readonly (readonly [name: string, value: (stored: unknown) => unknown])[];
 }
 
 const assemblies = new WeakMap<Selection, Assembly>();
@@ -105,9 +133,10 @@ function assemblyOf(selection: Selection): Assembly {
     const joins = selection.joins.map((join) => ({
       name: join.name,
       columns: nestedColumns(join.name, join.columns),
-      aggregates: (join.aggregates ?? []).map(({ name, kind }) => [name, nestedColumn(join.name, name), kind] as const),
+      aggregates: (join.aggregates ?? []).map((aggregate) => [aggregate.name, nestedColumn(join.name, aggregate.name), aggregateValue(aggregate)] as const),
     }));
-    assembly = { joins, flattened: new Set(joins.flatMap((join) => [...join.columns, ...join.aggregates].map(([, key]) => key))) };
+    const aggregates = (selection.aggregates ?? []).map((aggregate) => [aggregate.name, aggregateValue(aggregate)] as const);
+    assembly = { joins, flattened: new Set(joins.flatMap((join) => [...join.columns, ...join.aggregates].map(([, key]) => key))), aggregates };
     assemblies.set(selection, assembly);
   }
   return assembly;
@@ -115,12 +144,30 @@ function assemblyOf(selection: Selection): Assembly {
 
 const NOTHING: ReadonlySet<string> = new Set();
 
-/** An aggregate as the drivers return it (a count as text, say) → its value: a number, a boolean, a list of ids. */
-const AGGREGATE_VALUE: Readonly<Record<Aggregate['kind'], (value: unknown) => unknown>> = {
-  count: (value) => Number(value),
-  exists: (value) => Boolean(value),
-  ids: (value) => (typeof value === 'string' && value !== '' ? value.split(',').map(parseInteger64) : []),
-};
+/** An aggregate as the drivers return it (a count as text, say) → its value: a number, a boolean, a list of ids, a decimal's text. */
+function aggregateValue({ kind, value }: Aggregate): (stored: unknown) => unknown {
+  switch (kind) {
+    case 'count':
+      return Number;
+    case 'exists':
+      return Boolean;
+    case 'ids':
+      return (stored) => (typeof stored === 'string' && stored !== '' ? stored.split(',').map(parseInteger64) : []);
+    default:
+      if (value?.type === 'decimal') return (stored) => (stored === null || stored === undefined ? null : decimalText(stored, value.places));
+      return (stored) => (stored === null || stored === undefined ? null : Number(stored));
+  }
+}
+
+/**
+ * A decimal aggregate at `places`: PostgreSQL's numeric text has the scale of its operands (a
+ * coalesced default none), SQLite's double the stored digits to those places (as fields.decimal reads).
+ */
+function decimalText(stored: unknown, places: number): string {
+  if (typeof stored === 'number') return stored.toFixed(places).replace(/^-(0\.?0*)$/, '$1');
+  const [whole = '0', fraction = ''] = String(stored).split('.');
+  return places === 0 ? whole : `${whole}.${fraction.padEnd(places, '0')}`;
+}
 
 /**
  * Flattened nested columns → one object per nested field (null when the join found nothing);
@@ -129,17 +176,16 @@ const AGGREGATE_VALUE: Readonly<Record<Aggregate['kind'], (value: unknown) => un
  * later read of the row (rendering, hooks) slower.
  */
 export function assembleRow(row: Row, selection: Selection, dropped = NOTHING): Row {
-  const { joins, flattened } = assemblyOf(selection);
-  const aggregates = selection.aggregates ?? [];
+  const { joins, flattened, aggregates } = assemblyOf(selection);
   if (joins.length === 0 && aggregates.length === 0 && dropped.size === 0) return row;
   const assembled: Row = {};
   for (const key in row) if (!flattened.has(key) && !dropped.has(key)) assembled[key] = row[key];
   for (const { name, columns, aggregates: nestedAggregates } of joins) {
     const nested = pickNested(row, columns);
-    for (const [aggregate, key, kind] of nestedAggregates) nested[aggregate] = AGGREGATE_VALUE[kind](row[key]);
+    for (const [aggregate, key, value] of nestedAggregates) nested[aggregate] = value(row[key]);
     assembled[name] = nested.id === null || nested.id === undefined ? null : nested;
   }
-  for (const { name, kind } of aggregates) assembled[name] = AGGREGATE_VALUE[kind](row[name]);
+  for (const [name, value] of aggregates) assembled[name] = value(row[name]);
   return assembled;
 }
 

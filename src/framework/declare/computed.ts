@@ -1,14 +1,18 @@
 /**
  * Computed fields (DRF's `SerializerMethodField`, and annotations): read-only values a serializer
  * shows beside the model's fields. `computed.from` computes one from the row and the request's
- * user; `count`, `exists` and `ids` are SQL-backed: the store computes them over related rows in
- * the page's own statement, so a list stays a fixed number of queries, and they may be ordered by.
+ * user; `count`, `exists`, `ids`, `sum`, `avg`, `min` and `max` are SQL-backed: the store computes
+ * them over related rows in the page's own statement, so a list stays a fixed number of queries, and
+ * they may be ordered by.
  */
 import type { FastifyRequest } from 'fastify';
 import type { JsonSchema } from '../../core/fields.js';
-import type { Aggregate, Row } from '../../core/rows.js';
+import type { Aggregate, AggregateValue, NumericAggregate, Row } from '../../core/rows.js';
+import type { Table } from '../../core/model.js';
+import type { JoinColumns } from '../../store/join-rows.js';
 import type { AuthUser } from '../base/auth-user.js';
 import type { Credentials } from './credentials.js';
+import { whereConditions, type ScopeConditions } from './scope.js';
 import { User } from './users/model.js';
 
 /** What a computed value may look at beside the row. */
@@ -50,13 +54,77 @@ export interface RelatedOptions {
 }
 
 /** Related rows: those of `table` whose column `via` names the record (or its `on` column). */
-const over = (kind: Aggregate['kind'], table: string, via: string, { requestingUser, on }: RelatedOptions = {}): ComputedField['aggregate'] => ({
+const over = (kind: Aggregate['kind'], table: string, via: string, { requestingUser, on }: RelatedOptions = {}): NonNullable<ComputedField['aggregate']> => ({
   kind,
   table,
   via,
   ...(requestingUser && { requestingUser }),
   ...(on && { on }),
 });
+
+/**
+ * What `sum`, `avg`, `min` and `max` aggregate: the related rows' field `of`, or the product of
+ * several (`['quantity', 'unit_price']`); only rows meeting `where` (conditions as a collection's
+ * `where`: `{ status: 'active' }`, or filters `{ field, lookup, value }`); `default`: the value where
+ * no related row is (Django's `Sum(…, default=0)`), else null; `on` as RelatedOptions'.
+ */
+export interface AggregateOptions {
+  readonly of: string | readonly string[];
+  readonly where?: ScopeConditions;
+  readonly default?: number;
+  readonly on?: string;
+}
+
+/** A many-to-many's join table (relations.joinTable's): its `from` names the record, its `to` a related row. */
+export type Through = JoinColumns & { readonly target?: string };
+
+/** The numeric column types an aggregate takes, and the value each is. */
+const NUMERIC_COLUMNS: Readonly<Record<string, AggregateValue['type']>> = { id: 'integer', integer: 'integer', bigint: 'integer', float: 'float', decimal: 'decimal' };
+
+/** A product's value: a float if any factor is, else a decimal at the sum of its factors' places if any is one, else an integer. */
+function productValue(related: Table, of: readonly string[]): AggregateValue {
+  const columns = of.map((name) => related.fields[name]!.column);
+  const types = columns.map(({ type }) => NUMERIC_COLUMNS[type]);
+  if (types.includes('float')) return { type: 'float' };
+  if (types.includes('decimal')) return { type: 'decimal', places: columns.reduce((places, column) => places + (column.places ?? 0), 0) };
+  return { type: 'integer' };
+}
+
+const VALUE_SCHEMAS: Readonly<Record<AggregateValue['type'], JsonSchema>> = {
+  integer: { type: 'integer' },
+  float: { type: 'number' },
+  decimal: { type: 'string', format: 'decimal' },
+};
+
+/** sum, avg, min or max over the rows of `related` whose `via` names the record (or those a join table links it to), checked at declaration. */
+function numeric(kind: NumericAggregate, related: Table, via: string | Through, options: AggregateOptions): ComputedField {
+  const where = `computed.${kind} over ${related.table}`;
+  const of = typeof options.of === 'string' ? [options.of] : options.of;
+  if (of.length === 0) throw new Error(`${where}: \`of\` names a field, or several to multiply.`);
+  for (const name of of) {
+    const field = related.fields[name];
+    if (!field || field.writeOnly || NUMERIC_COLUMNS[field.column.type] === undefined) throw new Error(`${where}: "${name}" is no numeric field of ${related.table}.`);
+  }
+  if (typeof via === 'string' && !related.fields[via]) throw new Error(`${where}: "${via}" is no field of ${related.table}.`);
+  if (typeof via !== 'string' && via.target !== undefined && via.target !== related.table) throw new Error(`${where}: the join table ${via.table} links to ${via.target}.`);
+  if (options.default !== undefined && !Number.isFinite(options.default)) throw new Error(`${where}: \`default\` is a number.`);
+  const value = productValue(related, of);
+  const conditions = options.where && whereConditions(where, related.fields, options.where);
+  const nullable = options.default === undefined;
+  // An average of integers is a fraction.
+  const schema = VALUE_SCHEMAS[kind === 'avg' && value.type === 'integer' ? 'float' : value.type];
+  return {
+    schema: nullable ? { ...schema, type: [schema.type as string, 'null'] } : schema,
+    aggregate: {
+      ...over(kind, related.table, typeof via === 'string' ? via : via.from, options.on ? { on: options.on } : {}),
+      of,
+      value,
+      ...(typeof via !== 'string' && { through: { table: via.table, to: via.to } }),
+      ...(conditions && conditions.length > 0 && { filter: { fields: related.fields, conditions } }),
+      ...(options.default !== undefined && { default: options.default }),
+    },
+  };
+}
 
 export const computed = {
   /** `(row, { user }) => value`; `schema` types it in the OpenAPI document; `reads` narrows the columns read for it. */
@@ -102,6 +170,19 @@ export const computed = {
     reads: ['id'],
     recordUrl: true,
   }),
+  /**
+   * The sum of the related rows' `of` (Django's `annotate(total=Sum(…))`): those of `related` whose
+   * `via` names the record, or, given a join table, those it links the record to. An integer, a
+   * float, or a decimal's text at its places (a product's: its factors' places added); null where
+   * no related row is, unless `default`.
+   */
+  sum: (related: Table, via: string | Through, options: AggregateOptions): ComputedField => numeric('sum', related, via, options),
+  /** The average of the related rows' `of`, as `sum`'s: a decimal's rounded to its places, an integer's a float. */
+  avg: (related: Table, via: string | Through, options: AggregateOptions): ComputedField => numeric('avg', related, via, options),
+  /** The least of the related rows' `of`, as `sum`'s. */
+  min: (related: Table, via: string | Through, options: AggregateOptions): ComputedField => numeric('min', related, via, options),
+  /** The greatest of the related rows' `of`, as `sum`'s. */
+  max: (related: Table, via: string | Through, options: AggregateOptions): ComputedField => numeric('max', related, via, options),
   /** The ids of the rows of `table` that name the record in `via`, ascending. */
   ids: (table: string, via: string): ComputedField => ({ schema: { type: 'array', items: { type: 'integer' } }, aggregate: over('ids', table, via) }),
 };
