@@ -37,15 +37,15 @@ export class FieldExpression {
 export const F = (field: string): FieldExpression => new FieldExpression(field);
 
 /** The field it is set on, plus `by` (negative to take away): `{ stock: increment(-2) }`. */
-export interface Increment {
-  readonly increment: number | bigint | string;
+export class Increment {
+  constructor(readonly by: number | bigint | string) {}
 }
 
-export const increment = (by: number | bigint | string): Increment => ({ increment: by });
+export const increment = (by: number | bigint | string): Increment => new Increment(by);
 
-export const isComputed = (value: unknown): value is FieldExpression | Increment =>
-  value instanceof FieldExpression || (typeof value === 'object' && value !== null && 'increment' in value && Object.keys(value).length === 1);
+/** Whether an update's value is computed from the stored row (a class of its own, so no JSON value is taken for one). */
+export const isComputed = (value: unknown): value is FieldExpression | Increment => value instanceof FieldExpression || value instanceof Increment;
 
 /** The expression an update value stands for, over the field `field` it is set on. */
 export const asExpression = (field: string, value: FieldExpression | Increment): FieldExpression =>
-  value instanceof FieldExpression ? value : F(field).plus(value.increment);
+  value instanceof FieldExpression ? value : F(field).plus(value.by);

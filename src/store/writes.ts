@@ -351,11 +351,16 @@ function operandSql(model: Model, operand: Operand): RawBuilder<unknown> {
   return sql`${operand}`;
 }
 
-function expressionSql(model: Model, { field, terms }: FieldExpression): RawBuilder<unknown> {
+/** An expression reads, and is set on, the row's own numeric fields only: no keys, no text. */
+function assertNumeric(model: Model, field: string): void {
   const declared = model.fields[field];
-  if (!declared || (declared.valueType !== 'integer' && declared.valueType !== 'number')) {
-    throw new Error(`${model.table}: an update expression reads numeric fields of the row only, not "${field}"`);
+  if (!declared || (declared.valueType !== 'integer' && declared.valueType !== 'number') || declared.references || field === 'id') {
+    throw new Error(`${model.table}: an update expression reads and sets numeric fields of the row only (no keys), not "${field}"`);
   }
+}
+
+function expressionSql(model: Model, { field, terms }: FieldExpression): RawBuilder<unknown> {
+  assertNumeric(model, field);
   return terms.reduce<RawBuilder<unknown>>(
     (left, { operator, operand }) => sql`(${left} ${sql.raw(operator)} ${operandSql(model, operand)})`,
     sql.ref(`${model.table}.${field}`),
@@ -373,8 +378,9 @@ export async function updateMatching(database: Database, model: Model, condition
   const plain = toDriverValues(model, Object.fromEntries(Object.entries(changes).filter(([, value]) => !isComputed(value))));
   const set: Record<string, unknown> = { ...plain };
   for (const [field, value] of Object.entries(changes)) {
-    if (!model.fields[field]) throw new Error(`${model.table} has no field "${field}"`);
-    if (isComputed(value)) set[field] = expressionSql(model, asExpression(field, value));
+    if (!isComputed(value)) continue;
+    assertNumeric(model, field);
+    set[field] = expressionSql(model, asExpression(field, value));
   }
   if (Object.keys(set).length === 0) throw new Error(`${model.table}: an update changes at least one field`);
   const { db } = storeDatabase(database);

@@ -67,7 +67,8 @@ export interface RecordStore {
   delete(id: RecordId): Promise<void>;
   /**
    * An atomic update (Django's `filter(...).update(...)`): every record meeting `where` changed by
-   * one statement, each of `changes` a plain value (checked as a PATCH body's is) or computed from
+   * one statement, each of `changes` a plain value (checked as a PATCH body's is where the
+   * serializer writes the field; else stored as given, as `update`'s `set`) or computed from
    * the stored row, `F('stock').minus(q)` or `increment(1)`, so that concurrent updates add up;
    * how many records it changed (0: none met `where` as the statement found them, so
    * `{ id, stock__gte: q }` with `stock: increment(-q)` never oversells). Declared constraints hold
@@ -169,7 +170,10 @@ export function recordStore(database: Database, serializer: Serializer, options:
       if (hidden.length > 0) throw new Error(`${model.table}: ${hidden.join(', ')} are the framework's own`);
       const computed = Object.entries(changes).filter(([, value]) => isComputed(value));
       const plain = Object.fromEntries(Object.entries(changes).filter(([, value]) => !isComputed(value)));
-      const values = { ...(Object.keys(plain).length > 0 ? await parse(plain, 'partial_update') : {}), ...Object.fromEntries(computed) };
+      // Fields the serializer writes are checked as a PATCH body's; the others are the code's own, as `update`'s `set`.
+      const checked = Object.keys(plain).filter((name) => serializer.writable.includes(name));
+      const parsed = checked.length > 0 ? await serializer.parseBody(Object.fromEntries(checked.map((name) => [serializer.shown(name), plain[name]])), 'partial_update', context) : {};
+      const values = { ...plain, ...parsed, ...Object.fromEntries(computed) };
       return writing('save', () => updateMatching(database, model, filtersOf(model.table, model.fields, where), values));
     },
   };
