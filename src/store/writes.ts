@@ -373,8 +373,10 @@ function expressionSql(model: Model, { field, terms }: FieldExpression): RawBuil
  * the statement finds it (`F('stock').minus(q)`, `increment(1)`), so that concurrent updates add
  * up, and a condition on the stored values (`stock__gte: q`) is decided with the row locked by
  * the write itself. How many records it changed; a declared constraint refuses as RecordRefused.
+ * Not async: a change or condition that could never apply (an expression over text) throws at once,
+ * before any statement, as the programming error it is.
  */
-export async function updateMatching(database: Database, model: Model, conditions: readonly Filter[], changes: Row): Promise<number> {
+export function updateMatching(database: Database, model: Model, conditions: readonly Filter[], changes: Row): Promise<number> {
   const plain = toDriverValues(model, Object.fromEntries(Object.entries(changes).filter(([, value]) => !isComputed(value))));
   const set: Record<string, unknown> = { ...plain };
   for (const [field, value] of Object.entries(changes)) {

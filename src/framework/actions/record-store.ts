@@ -73,7 +73,7 @@ export interface RecordStore {
    * how many records it changed (0: none met `where` as the statement found them, so
    * `{ id, stock__gte: q }` with `stock: increment(-q)` never oversells). Declared constraints hold
    * (400 naming the field); field validators cannot see a computed value (declare a constraint).
-   * Refused for a model with update rules, which are per record (update them by `update`).
+   * Refused for a model with update rules, which run per record (update through its collection).
    */
   updateMatching(where: Row, changes: Row): Promise<number>;
 }
@@ -174,7 +174,9 @@ export function recordStore(database: Database, serializer: Serializer, options:
       const checked = Object.keys(plain).filter((name) => serializer.writable.includes(name));
       const parsed = checked.length > 0 ? await serializer.parseBody(Object.fromEntries(checked.map((name) => [serializer.shown(name), plain[name]])), 'partial_update', context) : {};
       const values = { ...plain, ...parsed, ...Object.fromEntries(computed) };
-      return writing('save', () => updateMatching(database, model, filtersOf(model.table, model.fields, where), values));
+      // Started outside `writing`: a change or condition that could never apply throws as itself, not as a failed save.
+      const updated = updateMatching(database, model, filtersOf(model.table, model.fields, where), values);
+      return writing('save', () => updated);
     },
   };
 }
