@@ -56,11 +56,12 @@ export interface RecordStore {
    * lists too long to hold: see sendJsonArray). Not one snapshot; ordering fields must not be nullable.
    */
   each(where: Row, ordering: readonly string[]): AsyncIterable<Row>;
-  /** Validates `body` as a new record, stores it with `set` (values the route sets, not the client). */
+  /** Validates `body` as a new record (and by the model's `rules.creates`), stores it with `set` (values the route sets, not the client). */
   create(body: unknown, set?: Row): Promise<Row>;
   /**
    * Loads the record (404), then reads the body (so an unknown id is 404 whatever
-   * the body), applies the body's fields over the record, then `set`, and saves it.
+   * the body), applies the body's fields over the record, then `set`, and saves it. The model's
+   * update rules (`rules.updates`) do not run: they judge a request, which a record store has not.
    */
   update(id: RecordId, readBody: () => unknown, set?: Row): Promise<Row>;
   /** Removes the record (404 when there is none). */
