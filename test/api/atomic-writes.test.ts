@@ -35,12 +35,26 @@ const Product = model(
 const productSerializer = serializer(Product, { fields: ['id', 'sku', 'stock', 'sold'] });
 const products = (database: Database): RecordStore => recordStore(database, productSerializer, { name: 'product' });
 
+/** A model with rules of its own: creates refuse a reserved code; updates run per record. */
+const Gadget = model(
+  'gadgets',
+  { id: fields.id(), code: fields.string({ maxLength: 20 }), count: fields.integer({ default: 0 }) },
+  {
+    creates: (values) => {
+      if (values.code === 'reserved') throw validationFailed({ code: ['This code is reserved.'] });
+    },
+    updates: { inputs: {}, check: () => undefined, beforeStore: async () => undefined },
+  },
+);
+const gadgets = (database: Database): RecordStore => recordStore(database, serializer(Gadget, { fields: ['id', 'code', 'count'] }), { name: 'gadget' });
+
 const lineFields = { id: fields.id(), product_id: fields.foreignKey('products'), quantity: fields.integer({ minValue: 1 }) };
 const Line = model('lines', { ...lineFields, note: fields.string({ maxLength: 20, nullable: true, unique: true }) });
 const Reservation = model('reservations', lineFields);
 
 const app = withGeneratedMigrations(
   defineApp({
+    models: [Gadget],
     collections: [
       collection('products', {
         serializer: productSerializer,
@@ -206,5 +220,15 @@ describe('recordStore with the filter vocabulary', () => {
     await expect(store.updateMatching({ id }, { stock: F('stock').plus('1; drop table products') })).rejects.toThrow(/must be a number/);
     await expect(store.updateMatching({ id, stock__contains: 1 }, { stock: 1 })).rejects.toThrow(/lookup "contains"/);
     expect(await store.get(id as number)).toMatchObject({ sku: 'F2', stock: 2 });
+  });
+});
+
+describe("recordStore and the model's rules", () => {
+  it("applies the model's create rules, and refuses an atomic update of a model whose update rules run per record", async () => {
+    const store = gadgets(api.database);
+    await expect(store.create({ code: 'reserved' })).rejects.toMatchObject({ status: 400, details: { code: ['This code is reserved.'] } });
+    const { id } = await store.create({ code: 'free' });
+    await expect(store.updateMatching({ id }, { count: increment(1) })).rejects.toThrow(/update rules/);
+    expect(await store.get(id as number)).toMatchObject({ count: 0 });
   });
 });
