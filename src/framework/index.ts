@@ -31,7 +31,9 @@ export { allowAny, anyOf, hasPermission, isAuthenticated, isOwner, readActions }
 export type { Action, Permission, PermissionContext } from './declare/permissions.js';
 export { parseRecordId } from './declare/record-id.js';
 export { recordStore } from './actions/record-store.js';
-export type { RecordId, RecordStore, RecordStoreOptions } from './actions/record-store.js';
+export { F, increment, FieldExpression, Increment, type Operand } from '../core/expressions.js';
+export { inTransaction } from '../store/writes.js';
+export type { GetOptions, RecordId, RecordStore, RecordStoreOptions } from './actions/record-store.js';
 export { Serializer, serializer } from './declare/serializer.js';
 export { computed } from './declare/computed.js';
 export { joinTable, relations } from './declare/relations.js';

@@ -134,7 +134,7 @@ function openSqlite(path: string): StoreDatabase {
   const statements = withStatementCache(connection);
   const readers = sqliteReaders(path);
   const config = { database: statements };
-  const db = new Kysely<Tables>({ dialect: readers ? new SqliteDialectWithReaders(config, readers, connection, statements) : new SqliteDialect(config) });
+  const db = new Kysely<Tables>({ dialect: readers ? new SqliteDialectWithReaders(config, readers, connection, statements) : new ImmediateSqliteDialect(config) });
   return {
     db,
     dialect: 'sqlite',
@@ -172,6 +172,22 @@ function openSqlite(path: string): StoreDatabase {
 }
 
 /**
+ * SQLite whose transactions take the write lock as they begin (`BEGIN IMMEDIATE`): a transaction
+ * that reads a row to check it (a locked read) and then writes cannot find, at its first write,
+ * that another process's connection wrote meanwhile, which SQLite answers with an immediate
+ * SQLITE_BUSY that no busy timeout waits out; this way the second waits (busy_timeout) at its BEGIN.
+ */
+class ImmediateSqliteDialect extends SqliteDialect {
+  override createDriver(): Driver {
+    const driver = super.createDriver();
+    driver.beginTransaction = async (connection) => {
+      await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+    };
+    return driver;
+  }
+}
+
+/**
  * SQLite with every read outside a transaction sent to a reader thread (see sqlite-readers.ts); the
  * hot point reads that skip Kysely (store/precompiled.ts: a record by id, a credential) stay on the
  * server's connection, where they cost less than a message to a thread. A read inside a transaction
@@ -180,7 +196,7 @@ function openSqlite(path: string): StoreDatabase {
  * sees every write committed before it starts, so a client that reads after its write was
  * answered sees it.
  */
-class SqliteDialectWithReaders extends SqliteDialect {
+class SqliteDialectWithReaders extends ImmediateSqliteDialect {
   constructor(
     config: SqliteDialectConfig,
     private readonly readers: SqliteReaders,

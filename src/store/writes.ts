@@ -8,10 +8,11 @@
  * key naming a row of a restricted table is read first, in one statement, for a request that may
  * not see every row of it (store/visibility.ts): a row it may not see is refused as a missing one is.
  */
-import { sql, type AliasedRawBuilder, type Compilable, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import { sql, type AliasedRawBuilder, type RawBuilder, type Compilable, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { cached } from '../core/cache.js';
 import { isPending, type MaybePromise } from '../core/maybe-promise.js';
-import type { ListSource, RecordScope } from '../core/list-query.js';
+import type { Filter, ListSource, RecordScope } from '../core/list-query.js';
+import { asExpression, FieldExpression, isComputed, type Operand } from '../core/expressions.js';
 import type { Model } from '../core/model.js';
 import { constraintRefusal } from '../core/constraints.js';
 import { clashDetails, RecordProtected, RecordRefused } from '../core/refused.js';
@@ -19,7 +20,7 @@ import { keyOf, relatedReads, type Row, type Selection } from '../core/rows.js';
 import { storeDatabase, transaction, type Database, type Tables } from './database.js';
 import { findScopedRecord, matching, type Matching } from './list.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
-import { visibleRow } from './filters.js';
+import { compileConditions, visibleRow } from './filters.js';
 import { assembleRow, findRecord, fromSelection, recordExists, returnedColumns, selectColumns, toDriverValues, versionOf, withBatches, type RecordId, type RowQuery } from './records.js';
 
 type Where = ExpressionBuilder<Tables, string>;
@@ -341,3 +342,53 @@ export async function deleteRecord(
 }
 
 const noCheck: WriteCheck = () => undefined;
+
+/** An operand of an atomic update's expression → SQL: another numeric field of the row, or a bound number. */
+function operandSql(model: Model, operand: Operand): RawBuilder<unknown> {
+  if (operand instanceof FieldExpression) return expressionSql(model, operand);
+  const number = typeof operand === 'string' ? /^-?\d+(\.\d+)?$/.test(operand) : typeof operand === 'bigint' || Number.isFinite(operand);
+  if (!number) throw new Error(`${model.table}: an update expression's operand must be a number (or a decimal's text), not ${String(operand)}`);
+  return sql`${operand}`;
+}
+
+/** An expression reads, and is set on, the row's own numeric fields only: no keys, no text. */
+function assertNumeric(model: Model, field: string): void {
+  const declared = model.fields[field];
+  if (!declared || (declared.valueType !== 'integer' && declared.valueType !== 'number') || declared.references || field === 'id') {
+    throw new Error(`${model.table}: an update expression reads and sets numeric fields of the row only (no keys), not "${field}"`);
+  }
+}
+
+function expressionSql(model: Model, { field, terms }: FieldExpression): RawBuilder<unknown> {
+  assertNumeric(model, field);
+  return terms.reduce<RawBuilder<unknown>>(
+    (left, { operator, operand }) => sql`(${left} ${sql.raw(operator)} ${operandSql(model, operand)})`,
+    sql.ref(`${model.table}.${field}`),
+  );
+}
+
+/**
+ * Every record meeting `conditions` (filters of the query language, over the model's fields)
+ * changed by one `UPDATE … WHERE`: each of `changes` a plain value or an expression of the row as
+ * the statement finds it (`F('stock').minus(q)`, `increment(1)`), so that concurrent updates add
+ * up, and a condition on the stored values (`stock__gte: q`) is decided with the row locked by
+ * the write itself. How many records it changed; a declared constraint refuses as RecordRefused.
+ * Not async: a change or condition that could never apply (an expression over text) throws at once,
+ * before any statement, as the programming error it is.
+ */
+export function updateMatching(database: Database, model: Model, conditions: readonly Filter[], changes: Row): Promise<number> {
+  const plain = toDriverValues(model, Object.fromEntries(Object.entries(changes).filter(([, value]) => !isComputed(value))));
+  const set: Record<string, unknown> = { ...plain };
+  for (const [field, value] of Object.entries(changes)) {
+    if (!isComputed(value)) continue;
+    assertNumeric(model, field);
+    set[field] = expressionSql(model, asExpression(field, value));
+  }
+  if (Object.keys(set).length === 0) throw new Error(`${model.table}: an update changes at least one field`);
+  const { db } = storeDatabase(database);
+  const statement = db
+    .updateTable(model.table)
+    .set(set)
+    .where((eb) => eb.and(compileConditions(database, model.fields, model.table, conditions, eb)));
+  return refusing(database, model, changes, plain, async () => Number((await statement.executeTakeFirst()).numUpdatedRows));
+}

@@ -32,7 +32,7 @@ async function creation(action: ActionRequest, body: unknown, context: WriteCont
 /**
  * The before-create hook's values over each record's validated ones, then the records created: in
  * one transaction with the hooks and the scope's re-read, when there are after-create hooks or a
- * scope, or for a bulk create (the before-hook's reads then see what the write will); then
+ * scope, when the hooks ask for one (`inTransaction`), or for a bulk create (the before-hook's reads then see what the write will); then
  * committed. A bulk create's hook refusing a record is reported under its index.
  */
 async function stored(action: ActionRequest, validated: readonly Row[], create: (database: Database, values: readonly Row[]) => Promise<Row[]>): Promise<Row[]> {
@@ -44,7 +44,7 @@ async function stored(action: ActionRequest, validated: readonly Row[], create: 
     rows = await hooked(
       reader.database,
       // A bulk create is one transaction anyway (createRecords joins this one).
-      action.scope !== undefined || afterCreate !== undefined || Array.isArray(action.body),
+      action.scope !== undefined || afterCreate !== undefined || collection.hooks.inTransaction === true || Array.isArray(action.body),
       async (database) => {
         for (let index = 0; index < validated.length; index++) {
           const row = validated[index]!;

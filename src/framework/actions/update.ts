@@ -78,7 +78,7 @@ export async function change(action: ActionRequest, mode: WriteMode): Promise<Ac
   try {
     row = await hooked(
       reader.database,
-      hooks.afterUpdate !== undefined || checksScope,
+      hooks.afterUpdate !== undefined || hooks.inTransaction === true || checksScope,
       async (database) => {
         const set = prepared(fields, hooks.beforeUpdate?.({ ...hookEvent(action, database), values: fields, existing }));
         values = isPending(set) ? await set : set;

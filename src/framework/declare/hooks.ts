@@ -49,6 +49,13 @@ export interface CommitEvent extends HookContext {
 }
 
 export interface Hooks {
+  /**
+   * Run the before-hooks in the write's transaction, so that what they write (an atomic update
+   * through `recordStore(event.database, …)`) commits or rolls back with the record, and what they
+   * read locked (`get(id, { lock: true })`) stays locked until then. Without it a before-create or
+   * before-update hook gets a transaction only where after-hooks or a scope open one.
+   */
+  readonly inTransaction?: boolean;
   /** Returns values to store beside the validated ones (an owner, a derived column), or nothing. */
   beforeCreate?(event: CreateEvent): MaybePromise<Row | void>;
   beforeUpdate?(event: UpdateEvent): MaybePromise<Row | void>;
