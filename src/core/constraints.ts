@@ -4,6 +4,7 @@
  * with a column, and a broken one turned into the refusal it declares.
  */
 import { clashDetails, RecordRefused } from './refused.js';
+import { splitLookup } from './where.js';
 import type { Column, ConstraintFacts, ConstraintValue, FieldReference, RowCondition, UniqueConstraint } from './schema.js';
 
 /** The lookups a condition may use: those both databases evaluate alike in a CHECK or an index's WHERE. */
@@ -15,7 +16,6 @@ export type ConditionTerm =
   | { readonly kind: 'or'; readonly conditions: readonly RowCondition[] }
   | { readonly kind: 'compare'; readonly field: string; readonly lookup: ConditionLookup; readonly value: RowCondition[string] };
 
-const TERM = new RegExp(`^(.+?)__(${LOOKUPS.join('|')})$`);
 const IDENTIFIER = /^[a-z_][a-z0-9_]*$/;
 
 export const isFieldReference = (value: unknown): value is FieldReference =>
@@ -31,8 +31,8 @@ export function conditionTerms(condition: RowCondition): ConditionTerm[] {
   return Object.entries(condition).map(([key, value]): ConditionTerm => {
     if (key === 'not') return { kind: 'not', condition: value as RowCondition };
     if (key === 'or') return { kind: 'or', conditions: value as readonly RowCondition[] };
-    const match = TERM.exec(key);
-    return match ? { kind: 'compare', field: match[1]!, lookup: match[2] as ConditionLookup, value } : { kind: 'compare', field: key, lookup: 'exact', value };
+    const { field, lookup } = splitLookup(key, LOOKUPS);
+    return { kind: 'compare', field, lookup: lookup ?? 'exact', value };
   });
 }
 
@@ -98,9 +98,8 @@ export function renameInCondition(condition: RowCondition, from: string, to: str
   const entries = Object.entries(condition).map(([key, value]) => {
     if (key === 'not') return [key, renameInCondition(value as RowCondition, from, to)];
     if (key === 'or') return [key, (value as RowCondition[]).map((inner) => renameInCondition(inner, from, to))];
-    const match = TERM.exec(key);
-    const field = match ? match[1]! : key;
-    const renamedKey = field === from ? `${to}${match ? `__${match[2]!}` : ''}` : key;
+    const { field, lookup } = splitLookup(key, LOOKUPS);
+    const renamedKey = field === from ? `${to}${lookup ? `__${lookup}` : ''}` : key;
     return [renamedKey, isFieldReference(value) && value.field === from ? { field: to } : value];
   });
   return Object.fromEntries(entries) as RowCondition;

@@ -7,14 +7,21 @@ import { lookups, type Field, type Lookup } from './fields.js';
 import type { Filter } from './list-query.js';
 import type { Row } from './rows.js';
 
+/**
+ * A condition's key split into its field and lookup: `stock__gte` → stock, gte; a key whose last
+ * `__` is followed by none of `known` names a field (compared exactly), `__` and all.
+ */
+export function splitLookup<L extends string>(key: string, known: readonly L[]): { readonly field: string; readonly lookup: L | undefined } {
+  const split = key.lastIndexOf('__');
+  const suffix = split > 0 ? key.slice(split + 2) : '';
+  return (known as readonly string[]).includes(suffix) ? { field: key.slice(0, split), lookup: suffix as L } : { field: key, lookup: undefined };
+}
+
 /** `where`'s conditions as filters; an unknown field, or a lookup named that its field does not take, is a programming error (thrown). */
 export function filtersOf(table: string, fields: Readonly<Record<string, Field>>, where: Row): Filter[] {
   return Object.entries(where).map(([key, value]) => {
-    const split = key.lastIndexOf('__');
-    const suffix = split > 0 ? key.slice(split + 2) : '';
-    const named = (lookups as readonly string[]).includes(suffix);
-    const field = named ? key.slice(0, split) : key;
-    const lookup = (named ? suffix : 'exact') as Lookup;
+    const { field, lookup: named } = splitLookup<Lookup>(key, lookups);
+    const lookup = named ?? 'exact';
     const declared = fields[field];
     if (!declared) throw new Error(`${table} has no field "${field}"`);
     if (lookup === 'exact' && value === null) return { field, lookup: 'isnull', value: true };
