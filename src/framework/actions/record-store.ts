@@ -4,6 +4,7 @@
  * the serializer; failures are the framework's typed errors (400 naming the
  * field, 404, and 500 when a write fails), so any error renderer can show them.
  */
+import { isJsonObject } from '../../core/json.js';
 import { storeDatabase, type Database } from '../../store/database.js';
 import { recordsInBatches } from '../../store/list.js';
 import { recordsMatching } from '../../store/matching.js';
@@ -89,9 +90,8 @@ export function recordStore(database: Database, serializer: Serializer, options:
   const context: WriteContext = { userId: null, hasPermission: async () => false };
 
   const parse = async (body: unknown, mode: 'create' | 'partial_update'): Promise<Row> => {
-    const isObject = typeof body === 'object' && body !== null && !Array.isArray(body);
     const input =
-      isObject && options.unknownFields === 'ignore'
+      isJsonObject(body) && options.unknownFields === 'ignore'
         ? Object.fromEntries(Object.entries(body).filter(([name]) => known.has(name)))
         : body;
     return serializer.parseBody(input, mode, context);

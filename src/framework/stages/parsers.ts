@@ -80,7 +80,7 @@ function* topLevelFields(body: unknown): Generator<[string, unknown]> {
     return;
   }
   for (const [index, item] of body.entries()) {
-    if (typeof item === 'object' && item !== null && !Array.isArray(item)) {
+    if (isJsonObject(item)) {
       for (const [name, value] of Object.entries(item)) yield [`${index}.${name}`, value];
     } else yield [String(index), item];
   }
