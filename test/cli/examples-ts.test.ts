@@ -1,17 +1,18 @@
 /**
- * examples/todos and examples/snippets as their READMEs run them: `restfold serve --app
+ * examples/todos, examples/snippets and examples/shop as their READMEs run them: `restfold serve --app
  * examples/<name>/app.ts`, apps importing the built package by its name, checked over HTTP.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { apiCaller, startServer, type SpawnedServer } from '../support/spawned-server.js';
 
-function served(app: string, users: readonly string[]) {
+/** The app served, with `users` made (name → the permissions they hold) and a token each. */
+function served(app: string, users: Readonly<Record<string, readonly string[]>>) {
   let server: SpawnedServer;
   const tokens: Record<string, string> = {};
   beforeAll(async () => {
     server = await startServer({ appArgs: ['--app', app] });
-    for (const username of users) {
-      server.cli(['createuser', '--username', username, '--password', `${username}-pass`]);
+    for (const [username, permissions] of Object.entries(users)) {
+      server.cli(['createuser', '--username', username, '--password', `${username}-pass`, ...permissions.flatMap((name) => ['--permission', name])]);
       tokens[username] = server.cli(['token', 'create', '--username', username]).trim();
     }
   }, 120_000);
@@ -20,7 +21,7 @@ function served(app: string, users: readonly string[]) {
 }
 
 describe('the todos example', () => {
-  const call = served('examples/todos/app.ts', ['alice', 'bob']);
+  const call = served('examples/todos/app.ts', { alice: [], bob: [] });
   it("keeps each user's todos their own", async () => {
     const todo = await call('POST', 'todos/', 'alice', { task: 'buy milk' });
     expect(todo).toMatchObject({ status: 201, json: { task: 'buy milk', done: false } });
@@ -31,7 +32,7 @@ describe('the todos example', () => {
 });
 
 describe('the snippets example', () => {
-  const call = served('examples/snippets/app.ts', ['alice', 'bob']);
+  const call = served('examples/snippets/app.ts', { alice: [], bob: [] });
   it('serves the tutorial: snippets owned by their author, highlighted as HTML', async () => {
     const snippet = await call('POST', 'snippets/', 'alice', { title: 'hello', code: 'print("hello")' });
     expect(snippet).toMatchObject({ status: 201, json: { owner: 'alice', language: 'python', style: 'friendly' } });
@@ -41,6 +42,19 @@ describe('the snippets example', () => {
     expect(highlighted.text).toContain('print(&quot;hello&quot;)');
     const users = await call('GET', 'users/', 'bob');
     expect(users.json.results).toContainEqual(expect.objectContaining({ username: 'alice', snippets: [snippet.json.id] }));
+  });
+});
+
+describe('the shop example', () => {
+  const call = served('examples/shop/app.ts', { manager: ['shop.manage', 'shop.restock'], alice: [] });
+  it('sells what is in stock, on its generated migrations', async () => {
+    const made = await call('POST', 'products/', 'manager', { sku: 'tea', name: 'Tea', price: '2.50', stock: 1, status: 'active' });
+    expect(made).toMatchObject({ status: 201, json: { sku: 'tea', stock: 1 } });
+    expect((await call('POST', 'products/tea/restock/', 'manager', { quantity: 2 })).json).toMatchObject({ stock: 3 });
+    const order = await call('POST', 'orders/', 'alice', {});
+    expect((await call('POST', `orders/${order.json.id}/lines/`, 'alice', { product: 'tea', quantity: 2 })).json).toMatchObject({ unit_price: '2.50' });
+    expect((await call('POST', `orders/${order.json.id}/lines/`, 'alice', { product: 'tea', quantity: 2 })).json).toMatchObject({ details: { quantity: ['Only 1 in stock.'] } });
+    expect((await call('GET', `orders/${order.json.id}/`, 'alice')).json).toMatchObject({ total: '5.00' });
   });
 });
 
