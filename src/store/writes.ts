@@ -343,26 +343,33 @@ export async function deleteRecord(
 
 const noCheck: WriteCheck = () => undefined;
 
-/** An operand of an atomic update's expression → SQL: another numeric field of the row, or a bound number. */
-function operandSql(model: Model, operand: Operand): RawBuilder<unknown> {
-  if (operand instanceof FieldExpression) return expressionSql(model, operand);
+/**
+ * An operand of an atomic update's expression → SQL: another numeric field of the row, or a bound
+ * number. `integral` when the expression is set on an integer field: then its operands are integers.
+ */
+function operandSql(model: Model, operand: Operand, integral: boolean): RawBuilder<unknown> {
+  if (operand instanceof FieldExpression) return expressionSql(model, operand, integral);
   const number = typeof operand === 'string' ? /^-?\d+(\.\d+)?$/.test(operand) : typeof operand === 'bigint' || Number.isFinite(operand);
   if (!number) throw new Error(`${model.table}: an update expression's operand must be a number (or a decimal's text), not ${String(operand)}`);
+  // PostgreSQL would type the parameter as the integer column and refuse 1.5; SQLite would store it.
+  const whole = typeof operand === 'bigint' || (typeof operand === 'number' ? Number.isInteger(operand) : /^-?\d+$/.test(operand));
+  if (integral && !whole) throw new Error(`${model.table}: an update expression set on an integer field takes integers only, not ${String(operand)}`);
   return sql`${operand}`;
 }
 
-/** An expression reads, and is set on, the row's own numeric fields only: no keys, no text. */
-function assertNumeric(model: Model, field: string): void {
+/** An expression reads, and is set on, the row's own numeric fields only (integer ones for an integer field): no keys, no text. */
+function assertNumeric(model: Model, field: string, integral = false): void {
   const declared = model.fields[field];
   if (!declared || (declared.valueType !== 'integer' && declared.valueType !== 'number') || declared.references || field === 'id') {
     throw new Error(`${model.table}: an update expression reads and sets numeric fields of the row only (no keys), not "${field}"`);
   }
+  if (integral && declared.valueType !== 'integer') throw new Error(`${model.table}: an update expression set on an integer field reads integer fields only, not "${field}"`);
 }
 
-function expressionSql(model: Model, { field, terms }: FieldExpression): RawBuilder<unknown> {
-  assertNumeric(model, field);
+function expressionSql(model: Model, { field, terms }: FieldExpression, integral: boolean): RawBuilder<unknown> {
+  assertNumeric(model, field, integral);
   return terms.reduce<RawBuilder<unknown>>(
-    (left, { operator, operand }) => sql`(${left} ${sql.raw(operator)} ${operandSql(model, operand)})`,
+    (left, { operator, operand }) => sql`(${left} ${sql.raw(operator)} ${operandSql(model, operand, integral)})`,
     sql.ref(`${model.table}.${field}`),
   );
 }
@@ -382,7 +389,7 @@ export function updateMatching(database: Database, model: Model, conditions: rea
   for (const [field, value] of Object.entries(changes)) {
     if (!isComputed(value)) continue;
     assertNumeric(model, field);
-    set[field] = expressionSql(model, asExpression(field, value));
+    set[field] = expressionSql(model, asExpression(field, value), model.fields[field]!.valueType === 'integer');
   }
   if (Object.keys(set).length === 0) throw new Error(`${model.table}: an update changes at least one field`);
   const { db } = storeDatabase(database);

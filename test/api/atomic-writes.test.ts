@@ -218,6 +218,9 @@ describe('recordStore with the filter vocabulary', () => {
     expect(await store.updateMatching({ id }, { sku: 'F2' })).toBe(1);
     await expect(store.updateMatching({ id }, { stock: F('sku').plus(1) })).rejects.toThrow(/numeric fields/);
     await expect(store.updateMatching({ id }, { stock: F('stock').plus('1; drop table products') })).rejects.toThrow(/must be a number/);
+    // An integer field's expression stays integral: 1.5 would be refused by PostgreSQL and stored by SQLite.
+    await expect(store.updateMatching({ id }, { stock: F('stock').plus(1.5) })).rejects.toThrow(/integers only/);
+    await expect(store.updateMatching({ id }, { stock: increment('0.5') })).rejects.toThrow(/integers only/);
     await expect(store.updateMatching({ id, stock__contains: 1 }, { stock: 1 })).rejects.toThrow(/lookup "contains"/);
     expect(await store.get(id as number)).toMatchObject({ sku: 'F2', stock: 2 });
   });
