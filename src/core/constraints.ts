@@ -106,23 +106,26 @@ export function renameInCondition(condition: RowCondition, from: string, to: str
 }
 
 /**
- * The refusal a broken declared constraint means: the one named `name` (as the database reports
+ * The refusal a broken constraint means: the declared one named `name` (as the database reports
  * it), or, where the database names only a unique clash's columns (SQLite), the unique constraint
- * over those columns. Undefined when no declared constraint is it, or it declares no report of its own.
+ * over those columns. A check no declaration names (one a newer release's migration added while
+ * this one serves) is refused by its name. Undefined for a unique clash no declaration reports.
  */
 export function constraintRefusal(constraints: readonly ConstraintFacts[], name: string | undefined, clashing: readonly string[] | undefined): RecordRefused | undefined {
   const sameColumns = (constraint: UniqueConstraint) => constraint.unique.length === clashing!.length && constraint.unique.every((field) => clashing!.includes(field));
   const constraint =
     constraints.find((declared) => declared.name === name) ??
     (name === undefined && clashing ? constraints.find((declared): declared is UniqueConstraint => 'unique' in declared && sameColumns(declared)) : undefined);
-  if (!constraint) return undefined;
+  if (!constraint) return name !== undefined && !clashing ? new RecordRefused(detailsUnder([], violated(name))) : undefined;
   if ('unique' in constraint) {
     if (constraint.message === undefined && constraint.field === undefined) return new RecordRefused(clashDetails(constraint.unique), undefined, constraint.unique);
     const message = constraint.message ?? Object.values(clashDetails(constraint.unique))[0]![0]!;
     return new RecordRefused(detailsUnder([constraint.field ?? constraint.unique].flat(), message));
   }
-  return new RecordRefused(detailsUnder([constraint.field ?? []].flat(), constraint.message ?? `Constraint "${constraint.name}" is violated.`));
+  return new RecordRefused(detailsUnder([constraint.field ?? []].flat(), constraint.message ?? violated(constraint.name)));
 }
+
+const violated = (name: string): string => `Constraint "${name}" is violated.`;
 
 const detailsUnder = (fields: readonly string[], message: string): Record<string, string[]> =>
   Object.fromEntries((fields.length > 0 ? fields : ['non_field_errors']).map((field) => [field, [message]]));

@@ -127,8 +127,7 @@ const missingRefusal = (missing: readonly string[], values: Row): RecordRefused 
 /** A constraint failure of a write of `values` → the RecordRefused it means; undefined for any other error. */
 async function refusal(database: Database, model: Model, values: Row, error: unknown): Promise<RecordRefused | undefined> {
   const clashing = database.uniqueViolation(error);
-  const constraints = model.facts.constraints;
-  const declared = constraints && constraintRefusal(constraints, database.violatedConstraint(error), clashing);
+  const declared = constraintRefusal(model.facts.constraints ?? [], database.violatedConstraint(error), clashing);
   if (declared) return declared;
   if (clashing) return new RecordRefused(clashDetails(clashing), undefined, clashing);
   const reported = database.missingReference(error);

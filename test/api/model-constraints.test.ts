@@ -198,6 +198,27 @@ describe('constraints declared on a model', () => {
     }
   });
 
+  it("hold against a server of the release before them: a write breaking a check it does not know is a 400, not a 500", async () => {
+    const liveSku = { ...LIVE_SKU, condition: { status__in: ['draft', 'active'] }, field: undefined, message: undefined };
+    const named: ConstraintFacts = { name: 'products_named', check: { not: { name: "it's gone" } } };
+    const before = shop([STOCK, liveSku]);
+    expect(await evolve(before)).toEqual(['drop check products_named on products']);
+    const old = await served(before);
+    try {
+      // The next release adds the check back, migrating while the old release serves.
+      expect(await evolve(shop([STOCK, named, liveSku]))).toEqual(['add check products_named on products']);
+      const rows = await stored();
+      expect(await old.request('POST', '/api/v1/products/', { sku: 'E-1', name: "it's gone" })).toMatchObject({
+        status: 400,
+        json: { code: 'validation_failed', details: { non_field_errors: ['Constraint "products_named" is violated.'] } },
+      });
+      expect(await stored()).toEqual(rows);
+      expect((await old.request('POST', '/api/v1/products/', { sku: 'E-1', name: 'kept' })).status).toBe(201);
+    } finally {
+      await old.close();
+    }
+  });
+
   it('are not added while rows break them: the migration fails, the table stays as it was, and check says so', async () => {
     const rows = await stored();
     const named: ConstraintFacts = { name: 'products_named', check: { not: { name: "it's gone" } } };
