@@ -6,10 +6,12 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { appState, planMigration } from '../../src/framework/index.js';
+import { appState, collection, defineApp, fields, model, planMigration, serializer, type CollectionOptions } from '../../src/framework/index.js';
 import { frameworkState } from '../../src/framework/app/schema.js';
 import service from '../../src/service/app.js';
 import accountMigrations from '../../src/store/accounts/migrations/index.js';
+import shop from '../../examples/shop/app.js';
+import shopMigrations from '../../examples/shop/migrations/index.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 
@@ -33,5 +35,26 @@ describe('the declarations are the schema', () => {
 
   it("has migrations for every change of the service's declarations", () => {
     expect(planMigration(appState(service), service.migrations ?? {}).changes).toEqual([]);
+  });
+
+  it("has migrations for every change of the shop example's declarations", () => {
+    expect(planMigration(appState(shop), shopMigrations).changes).toEqual([]);
+  });
+});
+
+describe('the indexes a collection brings', () => {
+  const Book = model('books', { id: fields.id(), title: fields.string({ maxLength: 80 }), shelf: fields.integer(), added: fields.timestamp() });
+  const indexesOf = (options: Partial<CollectionOptions>) =>
+    planMigration(appState(defineApp({ collections: [collection('books', { serializer: serializer(Book, { fields: ['id', 'title', 'shelf', 'added'], search: ['title'] }), filterFields: ['shelf'], orderingFields: ['added'], ...options })] })), {})
+      .changes.filter((change) => change.startsWith('create index'));
+
+  it('are a B-tree per filter and ordering field and a trigram index per search field, unless told otherwise', () => {
+    expect(indexesOf({})).toEqual(['create index books_shelf_idx on books', 'create index books_added_idx on books', 'create index books_title_trgm_idx on books']);
+    expect(indexesOf({ automaticIndexes: { search: false } })).toEqual(['create index books_shelf_idx on books', 'create index books_added_idx on books']);
+    expect(indexesOf({ automaticIndexes: { fields: false }, indexes: [{ columns: ['shelf', 'added desc', 'id'] }] })).toEqual([
+      'create index books_title_trgm_idx on books',
+      'create index books_shelf_added_id_idx on books',
+    ]);
+    expect(() => indexesOf({ automaticIndexes: { trigram: false } as CollectionOptions['automaticIndexes'] })).toThrow('automaticIndexes names trigram (of fields, search)');
   });
 });

@@ -18,6 +18,10 @@ import type { ObjectValidator, Serializer, WriteMode } from './serializer.js';
 
 export type Pagination = 'page' | 'limit_offset' | 'cursor' | 'none';
 
+/** The kinds of index a collection's declarations bring with them. */
+export type AutomaticIndexes = 'fields' | 'search';
+const AUTOMATIC_INDEXES: readonly AutomaticIndexes[] = ['fields', 'search'];
+
 export interface CollectionOptions {
   serializer: Serializer;
   /**
@@ -83,6 +87,12 @@ export interface CollectionOptions {
    * ordering field, a trigram one per search field): composite ones, say a filter then an ordering, tie-broken by `id`.
    */
   indexes?: readonly IndexFacts[];
+  /**
+   * Which indexes the declarations bring: a B-tree per filter or ordering field (`fields`), a
+   * trigram GIN per search field on PostgreSQL (`search`); both by default. Each costs every write
+   * (docs/performance.md, what an index costs): `{ search: false }` where a search may scan.
+   */
+  automaticIndexes?: Readonly<Partial<Record<AutomaticIndexes, boolean>>>;
   /**
    * Which records a request may reach, built from it (and awaited, when it answers later):
    * `({ user }) => ({ owner_id: user?.id ?? null })`. Applies to every read and write of the
@@ -335,11 +345,14 @@ export function collection(name: string, options: CollectionOptions): Collection
     if (!served.has(action as Action)) throw new Error(`${name}: a serializer for ${action}, which builtInActions leaves out.`);
     if (own.model !== serializer.model) throw new Error(`${name}: the serializer for ${action} is over "${own.model.table}", not "${serializer.model.table}".`);
   }
+  const automatic = options.automaticIndexes ?? {};
+  const unknownIndexes = Object.keys(automatic).filter((kind) => !AUTOMATIC_INDEXES.includes(kind as AutomaticIndexes));
+  if (unknownIndexes.length > 0) throw new Error(`${name}: automaticIndexes names ${unknownIndexes.join(', ')} (of ${AUTOMATIC_INDEXES.join(', ')}).`);
   // A key or a unique column is indexed already; a computed field is no column.
   const indexed = [...new Set([...filters.keys(), ...ordering])].filter((field) => field !== 'id' && modelFields[field] && !modelFields[field].unique);
   const indexes: IndexFacts[] = [
-    ...indexed.flatMap((field) => automaticIndex(field, modelFields[field]!.column) ?? []),
-    ...serializer.search.map((field) => ({ columns: [field], trigram: true })),
+    ...(automatic.fields === false ? [] : indexed.flatMap((field) => automaticIndex(field, modelFields[field]!.column) ?? [])),
+    ...(automatic.search === false ? [] : serializer.search.map((field) => ({ columns: [field], trigram: true }))),
     ...(options.indexes ?? []),
   ];
   const actions = options.actions ?? {};
