@@ -46,6 +46,13 @@ const app = withGeneratedMigrations(
         envelope: { record: 'product', list: 'products', count: 'count' },
         actions: { 'low-stock': lowStock },
       }),
+      collection('window', {
+        serializer: products,
+        pagination: 'limit_offset',
+        defaultOrdering: ['stock'],
+        countModes: ['none'],
+        actions: { 'low-stock': lowStock },
+      }),
       collection('by-stock', {
         serializer: products,
         pagination: 'cursor',
@@ -136,6 +143,16 @@ describe('a list action with where', () => {
     const auditor = await api.user('auditor', { permissions: ['products.audit'] });
     expect(names(await get('products/archived/', auditor))).toEqual(['chain']);
     expect((await api.request('GET', '/api/v1/products/low-stock/')).status).toBe(401);
+  });
+
+  it('pages by limit and offset where the collection does, counting as the client prefers', async () => {
+    const reply = await get('window/low-stock/?limit=2&offset=1');
+    expect(reply.json).toMatchObject({ count: 4, previous: expect.stringContaining('/api/v1/window/low-stock/?limit=2') });
+    expect(names(reply)).toEqual(['file', 'bolt']);
+    expect(new URL(reply.json.next as string).pathname).toBe('/api/v1/window/low-stock/');
+    const uncounted = await get('window/low-stock/?limit=2', alice, { prefer: 'count=none' });
+    expect(uncounted.json.count).toBeNull();
+    expect(uncounted.headers['preference-applied']).toBe('count=none');
   });
 
   it('pages by cursor where the collection does, its next link working at its own URL', async () => {
