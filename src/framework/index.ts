@@ -8,7 +8,7 @@ export type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, Rout
 export type { AppContext, AppDefinition, AppliedMigrations } from './app/definition.js';
 export { requirePermissions, throttleRequest } from './routing/app-routes.js';
 export { collection } from './declare/collection.js';
-export type { ActionBody, CustomAction, CustomActionContext } from './declare/custom-action.js';
+export type { ActionBody, ActionWhere, CustomAction, CustomActionContext, HandlerAction, WhereAction } from './declare/custom-action.js';
 export type { AutomaticIndexes, BulkDelete, Collection, CollectionOptions, Pagination, Singleton } from './declare/collection.js';
 export type { Parent } from './declare/collection.js';
 export type { ErrorResponse, ExceptionHandler, TrailingSlash } from './base/style.js';

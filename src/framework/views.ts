@@ -134,5 +134,6 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
     throw error instanceof RecordRefused && error.index === undefined ? new RecordRefused(collection.serializerFor(action).refusalDetails(error)) : error;
   }
   if (reply.sent) return reply;
-  return renderResult(reply, mediaType, wrapResult(envelope, action, result), runtime.page, collection, action);
+  const page = route.custom ? { ...runtime.page, custom: true } : runtime.page;
+  return renderResult(reply, mediaType, wrapResult(envelope, action, result), page, collection, action);
 }

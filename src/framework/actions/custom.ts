@@ -1,15 +1,17 @@
 /**
  * A custom action as the pipeline runs it (views.ts): after the stages every action passes, its
  * record read through the scope and its object permissions (a detail action), its declared body
- * validated, then the app's handler, whose value is the answer's body.
+ * validated, then the app's handler, whose value is the answer's body; or, for a where action,
+ * the collection's list narrowed by its conditions (list.ts).
  */
 import { isJsonObject, stringifyJson } from '../../core/json.js';
 import { isPending } from '../../core/maybe-promise.js';
 import type { RecordId } from '../../store/records.js';
 import { unrestricted } from '../../store/visibility.js';
 import type { Collection } from '../declare/collection.js';
-import { declaredBody, standsFor, takesBody, type CustomAction, type DeclaredBody } from '../declare/custom-action.js';
+import { declaredBody, standsFor, takesBody, whereFilters, type CustomAction, type DeclaredBody, type HandlerAction, type WhereAction } from '../declare/custom-action.js';
 import { API_MEDIA_TYPES, type MediaType } from '../stages/negotiation.js';
+import { list } from './list.js';
 import { announceRecord, loadRecord, writeContext, type ActionRequest, type ActionResult, type ActionRoute } from './request.js';
 
 /** The declared body's values: parsed, then checked as a whole, as a create's (400 `validation_failed`). */
@@ -22,7 +24,7 @@ async function validBody({ serializer, kept }: DeclaredBody, body: unknown, acti
   return values;
 }
 
-async function run(collection: Collection, declared: CustomAction, body: DeclaredBody | undefined, action: ActionRequest): Promise<ActionResult> {
+async function run(collection: Collection, declared: HandlerAction, body: DeclaredBody | undefined, action: ActionRequest): Promise<ActionResult> {
   const { request, reply, user, parameters, credentials, links, fromPath } = action;
   const record = declared.detail ? (await loadRecord(action, collection.serializer)).row : undefined;
   // Judged after the record, as a collection's update judges its body after 404 and 403.
@@ -37,9 +39,11 @@ async function run(collection: Collection, declared: CustomAction, body: Declare
 
 /** The custom action `name` of `collection` as the pipeline runs it. */
 export function customRoute(collection: Collection, name: string, declared: CustomAction): ActionRoute {
+  if (declared.where !== undefined) return whereRoute(collection, name, declared);
   const body = declaredBody(collection.name, name, declared);
   return {
     action: standsFor(declared),
+    custom: true,
     permissions: declared.permissions,
     mediaTypes: declared.mediaType ? [declared.mediaType as MediaType] : API_MEDIA_TYPES,
     takesBody: takesBody(declared),
@@ -47,5 +51,22 @@ export function customRoute(collection: Collection, name: string, declared: Cust
     bodySerializer: body?.serializer,
     announce: declared.detail ? (reader, id, url, restricted) => announceRecord(reader, id, url, collection, restricted, collection.serializer) : undefined,
     run: (action) => run(collection, declared, body, action),
+  };
+}
+
+/** A where action: the collection's list (the built-in action it stands for), narrowed by its conditions for the request. */
+function whereRoute(collection: Collection, name: string, declared: WhereAction): ActionRoute {
+  const where = whereFilters(collection.name, name, declared, collection.queryRules.fields);
+  return {
+    action: 'list',
+    custom: true,
+    permissions: declared.permissions,
+    mediaTypes: API_MEDIA_TYPES,
+    takesBody: false,
+    enveloped: true,
+    run: async (action) => {
+      const conditions = where(action);
+      return list(action, isPending(conditions) ? await conditions : conditions);
+    },
   };
 }

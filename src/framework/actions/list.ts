@@ -2,7 +2,7 @@
  * list: a page of the records the request selects (by page number, limit and offset, or cursor),
  * or every one of them when the collection is unpaginated.
  */
-import type { ListQuery } from '../../core/list-query.js';
+import type { Filter, ListQuery } from '../../core/list-query.js';
 import type { ListPlan } from '../../store/list.js';
 import { weakEtag } from '../stages/conditional.js';
 import { validationFailed } from '../base/errors.js';
@@ -19,14 +19,19 @@ import { selectionOf, written, type ActionRequest, type ActionResult } from './r
 /** What a list's records render with: the user and the records' URLs, and no credential (RenderContext.credentials). */
 const listContext = ({ user, request, links }: ActionRequest): RenderContext => ({ user, request, links });
 
-export async function list(action: ActionRequest): Promise<ActionResult> {
+/**
+ * `narrowing`: conditions a custom list action adds (CustomAction's `where`), ANDed with the
+ * scope's as a collection's own `where` is, so the page, its count and its links are the list's.
+ */
+export async function list(action: ActionRequest, narrowing: readonly Filter[] = []): Promise<ActionResult> {
   const { request, reader, collection, parameters } = action;
+  const scope = narrowing.length === 0 ? action.scope?.conditions : [...(action.scope?.conditions ?? []), ...narrowing];
   const byWindow = collection.pagination === 'limit_offset';
   const parsed = parseListQuery(parameters, collection.queryRules, byWindow ? LIMIT_OFFSET_PARAMETERS : []);
   const window = byWindow ? parseWindow(parameters, collection.queryRules) : undefined;
   // Unpaginated: the whole list, read one record past the most it may hold.
   const whole = collection.pagination === 'none' && { page: 1, pageSize: collection.queryRules.maxPageSize };
-  const query = { ...parsed, ...(window && { pageSize: window.limit, offset: window.offset }), ...whole, scope: action.scope?.conditions };
+  const query = { ...parsed, ...(window && { pageSize: window.limit, offset: window.offset }), ...whole, scope };
   const serializer = chosenFields(collection.serializerFor('list'), parameters);
   const source = { ...collection.listSource, selection: orderedBy(selectionOf(action, serializer), action, query) };
   const plan = { source, query, estimateThreshold: collection.estimateThreshold };

@@ -68,6 +68,8 @@ export interface ActionResult {
 export interface ActionRoute {
   /** The built-in action it is, or stands for: whose permissions, object checks and envelope apply. */
   readonly action: Action;
+  /** Set for an app's custom action: its path is its own, not its collection's list or record path. */
+  readonly custom?: boolean;
   /** A custom action's own checks, in place of the collection's for its built-in action. */
   readonly permissions?: readonly Permission[];
   /** What it answers in: the API's media types, or a custom action's own. */

@@ -247,6 +247,7 @@ function assertSingleton(name: string, options: CollectionOptions): void {
     options.bulkDelete && 'bulkDelete',
     options.lookupField && options.lookupField !== 'id' && 'lookupField',
     Object.values(options.actions ?? {}).some((action) => action.detail) && 'detail actions',
+    Object.values(options.actions ?? {}).some((action) => action.where !== undefined) && 'actions with where (a page of the list)',
     ...(options.builtInActions ?? []).filter((action) => action === 'list' || action === 'create'),
   ].filter(Boolean);
   if (refused.length > 0) throw new Error(`${name}: a singleton collection has one record and no record key segment: ${refused.join(', ')} cannot apply.`);
@@ -356,7 +357,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     ...(options.indexes ?? []),
   ];
   const actions = options.actions ?? {};
-  assertCustomActions(name, actions);
+  assertCustomActions(name, actions, filterable);
   if (options.parent) assertParent(name, serializer, options.parent);
   // `/<name>/bulk/` and the list actions' paths take these segments from records' key values.
   const taken = [...(options.bulkCreate ? ['bulk'] : []), ...Object.entries(actions).flatMap(([name, action]) => (action.detail ? [] : [action.path ?? name]))];

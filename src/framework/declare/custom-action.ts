@@ -4,10 +4,14 @@
  * built-in action of its shape, whose stages it passes through (views.ts): authentication, its
  * permissions (its own, or the collection's for that action), throttling, negotiation, parsing and
  * the collection's envelope, and for a detail action the record read through the scope with its
- * object permissions (404, then 403). Only what it runs is the app's (actions/custom.ts).
+ * object permissions (404, then 403). Only what it runs is the app's (actions/custom.ts): its
+ * handler, or, for a list GET action with `where`, the list itself narrowed by those conditions.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Field, JsonSchema } from '../../core/fields.js';
+import type { Filter } from '../../core/list-query.js';
+import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
+import { filtersOf } from '../../core/where.js';
 import type { Row } from '../../core/rows.js';
 import type { Database } from '../../store/database.js';
 import type { RecordId } from '../../store/records.js';
@@ -15,7 +19,7 @@ import type { RecordLinks } from './computed.js';
 import type { Credentials } from './credentials.js';
 import type { Model } from './model.js';
 import type { Action, Permission } from './permissions.js';
-import type { RequestContext } from './scope.js';
+import { describe, isPlainObject, type RequestContext } from './scope.js';
 import { Serializer } from './serializer.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -40,15 +44,24 @@ export interface CustomActionContext extends RequestContext {
   readonly links?: RecordLinks;
 }
 
-export interface CustomAction {
-  /** On one record (true) or on the list (false). */
-  readonly detail: boolean;
-  readonly method: Method;
+/** What every custom action may declare. */
+interface ActionDeclaration {
   /**
    * The path segment it answers at, when it differs from its name: two actions (two names, two
    * operation ids) answering two methods at one path, as Conduit's `POST` and `DELETE …/follow`.
    */
   readonly path?: string;
+  /** Checks in place of the collection's for the built-in action of the same method and shape. */
+  readonly permissions?: readonly Permission[];
+  /** One line for the OpenAPI document and the browsable page. */
+  readonly summary?: string;
+}
+
+/** A custom action the app's handler answers. */
+export interface HandlerAction extends ActionDeclaration {
+  /** On one record (true) or on the list (false). */
+  readonly detail: boolean;
+  readonly method: Method;
   /**
    * A POST, PUT or PATCH action's body. `false`: none (Conduit's `POST …/favorite` sends none), so
    * none is parsed or required. A serializer, or fields by the names clients send
@@ -70,14 +83,44 @@ export interface CustomAction {
    * something other than the collection's records.
    */
   readonly envelope?: boolean;
-  /** Checks in place of the collection's for the built-in action of the same method and shape. */
-  readonly permissions?: readonly Permission[];
-  /** One line for the OpenAPI document and the browsable page. */
-  readonly summary?: string;
   /** The JSON result's schema, for the OpenAPI document. */
   readonly response?: JsonSchema;
+  readonly where?: never;
   handler(context: CustomActionContext): unknown;
 }
+
+/**
+ * Conditions in the query language's vocabulary, as `recordStore` takes them
+ * (`{ status: 'active', stock__lt: 5 }`: a field and optionally `__` and one of its lookups, each
+ * value of the field's type, `null` alone meaning "is null"), or a function of the request
+ * answering them, for conditions that depend on the caller (`({ user }) => ({ owner_id: user?.id ?? null })`).
+ */
+export type ActionWhere = Row | ((context: RequestContext) => Row | Promise<Row>);
+
+/**
+ * A list action answering a page of the collection's own records (DRF's `@action(detail=False)`
+ * that returns `paginate_queryset(filter_queryset(...))`): exactly what the collection's list
+ * answers (its filters, search, ordering, `fields`, pagination, counts, ETag, envelope, browsable
+ * page), narrowed by `where`, within the collection's scope. No handler: the list answers.
+ */
+export interface WhereAction extends ActionDeclaration {
+  readonly detail: false;
+  readonly method: 'GET';
+  /** What the action's records meet besides the list's own filters and the scope. */
+  readonly where: ActionWhere;
+  readonly handler?: never;
+  readonly body?: never;
+  readonly unknownFields?: never;
+  readonly mediaType?: never;
+  readonly envelope?: never;
+  readonly response?: never;
+}
+
+/**
+ * A collection's own endpoint: a handler's (any shape and method), or a filtered page of its list
+ * (`where`, on the list with GET only).
+ */
+export type CustomAction = HandlerAction | WhereAction;
 
 /** What a custom action's body carries: a serializer's writable fields (as its create takes them), or fields by name. */
 export type ActionBody = Serializer | Readonly<Record<string, Field>>;
@@ -96,14 +139,55 @@ const withBody: ReadonlySet<Method> = new Set(['POST', 'PUT', 'PATCH']);
 /** Whether the action reads a body: it answers a method that has one, and does not declare `body: false`. */
 export const takesBody = (action: CustomAction): boolean => withBody.has(action.method) && action.body !== false;
 
-export function assertCustomActions(collection: string, actions: Readonly<Record<string, CustomAction>>): void {
+/** Refuses, at start-up, actions that could never answer: a bad name or path, a body that cannot apply, a `where` that is no conditions over `fields`. */
+export function assertCustomActions(collection: string, actions: Readonly<Record<string, CustomAction>>, fields: Readonly<Record<string, Field>>): void {
   for (const name of Object.keys(actions)) {
-    const { path = name, detail } = actions[name]!;
+    const action = actions[name]!;
+    const { path = name, detail } = action;
     if (!NAME.test(name)) throw new Error(`${collection}: action name "${name}" must match ${NAME}.`);
     if (!NAME.test(path)) throw new Error(`${collection}: action path "${path}" must match ${NAME}.`);
     // The list's `bulk/` path is the router's, for bulk create.
     if (path === 'bulk' && !detail) throw new Error(`${collection}: "bulk" is the bulk create's path; name the action otherwise.`);
-    declaredBody(collection, name, actions[name]!);
+    if (action.where !== undefined) whereFilters(collection, name, action, fields);
+    else if (typeof action.handler !== 'function') throw new Error(`${collection}: action "${name}" needs a handler, or a where (a list GET action answering a page of the list).`);
+    declaredBody(collection, name, action);
+  }
+}
+
+/** What a where action's declaration may not say: it answers the list's page, as the list would. */
+const notForWhere = ['handler', 'body', 'unknownFields', 'mediaType', 'envelope', 'response'] as const;
+
+/**
+ * A where action's conditions for a request, as filters over `fields` (the collection's). Checked
+ * here once when they are fixed (thrown at start-up); a function's answer is checked at each
+ * request, where a bad one is the app's bug: thrown, a 500 whose log says what it answered.
+ */
+export function whereFilters(collection: string, name: string, action: WhereAction, fields: Readonly<Record<string, Field>>): (context: RequestContext) => MaybePromise<readonly Filter[]> {
+  const declaration = `${collection}: action "${name}"`;
+  if (action.detail !== false || action.method !== 'GET') throw new Error(`${declaration}: only a list GET action (detail: false, method: 'GET') answers a page of the list, so only it may have a where.`);
+  const refused = notForWhere.filter((key) => action[key] !== undefined);
+  if (refused.length > 0) throw new Error(`${declaration}: has a where, so it answers the list's page itself; ${refused.join(', ')} cannot apply.`);
+  const { where } = action;
+  if (typeof where !== 'function') {
+    const filters = conditionsOver(`${declaration}: where`, collection, fields, where);
+    return () => filters;
+  }
+  const checked = (answer: unknown): readonly Filter[] => conditionsOver(`${declaration}: its where answered`, collection, fields, answer);
+  return (context) => {
+    const answer = where(context);
+    return isPending(answer) ? Promise.resolve(answer).then(checked) : checked(answer);
+  };
+}
+
+/** `where` as filters; anything else (no object, an undefined value, an unknown field or lookup) thrown, said as `what`. */
+function conditionsOver(what: string, collection: string, fields: Readonly<Record<string, Field>>, where: unknown): readonly Filter[] {
+  if (!isPlainObject(where)) throw new Error(`${what} ${describe(where)}, not conditions (an object of field or field__lookup → value).`);
+  const unset = Object.keys(where).filter((key) => where[key] === undefined);
+  if (unset.length > 0) throw new Error(`${what} undefined for ${unset.join(', ')} (null means "is null").`);
+  try {
+    return filtersOf(collection, fields, where);
+  } catch (error) {
+    throw new Error(`${what}: ${(error as Error).message}.`);
   }
 }
 

@@ -34,7 +34,8 @@ export function assertScope(name: string, scope: unknown): void {
   }
 }
 
-const describe = (value: unknown): string =>
+/** What a value that should have been conditions is, for a message. */
+export const describe = (value: unknown): string =>
   value === null ? 'null' : Array.isArray(value) ? 'an array' : typeof value === 'object' ? `an object (${Object.prototype.toString.call(value)})` : typeof value;
 
 /** A scope's answer is not conditions: thrown, so the request fails closed (a 500 whose log names the collection). */
@@ -45,7 +46,8 @@ class ScopeRefused extends Error {
   }
 }
 
-const isPlainObject = (value: unknown): value is Record<string, unknown> => {
+/** An object literal's kind (not an array, a Date, a Map...): what conditions are written as. */
+export const isPlainObject = (value: unknown): value is Record<string, unknown> => {
   if (typeof value !== 'object' || value === null) return false;
   const prototype = Object.getPrototypeOf(value) as unknown;
   return prototype === Object.prototype || prototype === null;

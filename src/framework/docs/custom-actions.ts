@@ -1,14 +1,17 @@
-/** What the OpenAPI document says of a custom action: its path's parameters, body, answers and errors. */
+/** What the OpenAPI document says of a custom action: its path's parameters, body, answers and errors (a where action's: its list's). */
 import type { FastifySchema } from 'fastify';
 import type { Collection } from '../declare/collection.js';
 import { declaredBody, takesBody, type CustomAction } from '../declare/custom-action.js';
-import { actionBodySchema, errorResponses, operationId } from './openapi.js';
+import { actionBodySchema, actionSchema, errorResponses, operationId } from './openapi.js';
 
-export function customActionSchema(collection: Collection, name: string, declared: CustomAction): FastifySchema {
+/** `scoped`: the app's restricted tables, as actionSchema takes them. */
+export function customActionSchema(collection: Collection, name: string, declared: CustomAction, scoped: ReadonlySet<string>): FastifySchema {
+  const id = operationId(collection.name, name);
+  // A where action answers the list's page: the list's parameters, headers and answers, under its own name.
+  if (declared.where !== undefined) return { ...actionSchema(collection, 'list', scoped), summary: declared.summary ?? `${name} (a page of the list)`, operationId: id };
   const success = declared.mediaType
     ? { description: declared.summary ?? name, content: { [declared.mediaType]: { schema: { type: 'string' } } } }
     : { description: declared.summary ?? name, ...declared.response };
-  const id = operationId(collection.name, name);
   const withBody = takesBody(declared);
   const declaredAs = declaredBody(collection.name, name, declared);
   const body = declaredAs

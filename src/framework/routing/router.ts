@@ -143,7 +143,7 @@ function customActionEndpoints(runtime: ApiRuntime, collection: Collection): Map
     const endpoints = byPath.get(path) ?? {};
     if (endpoints[declared.method]) throw new Error(`${collection.name}: two actions answer ${declared.method} ${path}.`);
     const route = customRoute(collection, name, declared);
-    const schema = customActionSchema(collection, name, declared);
+    const schema = customActionSchema(collection, name, declared, runtime.visibility.restricted);
     endpoints[declared.method] = {
       handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
       schema: withPathParameters(collection, {

@@ -19,6 +19,11 @@ import { Page, type PageLink, type PageModel } from './page.js';
 export interface BrowsableContext {
   readonly collection?: Collection;
   readonly action?: Action;
+  /**
+   * A custom action's page: shown as the action it stands for (a list's controls and links), but
+   * without the forms and extra actions of its collection's own paths, which its path does not answer.
+   */
+  readonly custom?: boolean;
   /** The API's root path, e.g. /api/v1/. */
   readonly root: string;
   readonly loginUrl?: string;
@@ -108,10 +113,10 @@ export function renderPage(
         ? { previous: (record.previous as string | null) ?? null, next: (record.next as string | null) ?? null }
         : undefined,
     controls: collection && action === 'list' ? listControls(collection, request) : undefined,
-    form: collection && succeeded ? recordForm(collection, action, record) : undefined,
-    allowDelete: collection !== undefined && action === 'retrieve' && succeeded && collection.builtInActions.has('destroy'),
-    extraActions: collection && succeeded ? extraActions(collection, action, path) : undefined,
-    nested: action === 'retrieve' && succeeded ? context.nested?.map((name) => ({ label: name, href: `${path}${name}/` })) : undefined,
+    form: collection && succeeded && !context.custom ? recordForm(collection, action, record) : undefined,
+    allowDelete: collection !== undefined && action === 'retrieve' && succeeded && !context.custom && collection.builtInActions.has('destroy'),
+    extraActions: collection && succeeded && !context.custom ? extraActions(collection, action, path) : undefined,
+    nested: action === 'retrieve' && succeeded && !context.custom ? context.nested?.map((name) => ({ label: name, href: `${path}${name}/` })) : undefined,
   };
   return `<!doctype html>\n${renderToString(h(Page, { model }))}`;
 }
