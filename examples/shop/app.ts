@@ -64,6 +64,8 @@ const productSerializer = serializer(Product, { fields: ['sku', 'name', 'price',
 const products = (database: Database): RecordStore => recordStore(database, productSerializer, { name: 'product' });
 
 const managers = [hasPermission('shop.manage')];
+/** Below this many in stock, a product is listed at /products/low-stock/. */
+const LOW_STOCK = 5;
 
 const productCollection = collection('products', {
   serializer: productSerializer,
@@ -75,6 +77,8 @@ const productCollection = collection('products', {
   orderingFields: ['sku', 'name', 'price', 'stock'],
   defaultOrdering: ['sku'],
   actions: {
+    // A page of the list, its filters, ordering and pagination included.
+    'low-stock': { detail: false, method: 'GET', where: { stock__lt: LOW_STOCK }, summary: `Products with fewer than ${LOW_STOCK} in stock.` },
     restock: {
       detail: true,
       method: 'POST',

@@ -109,6 +109,23 @@ describe('restock', () => {
   });
 });
 
+describe('low stock', () => {
+  it('lists the products with fewer than 5 in stock, as a page of the list its filters narrow', async () => {
+    const [low, enough, empty] = [await product(4), await product(5), await product(0, '9.00')];
+    const page = await call(alice, 'GET', 'products/low-stock/?ordering=-stock&page_size=100');
+    expect(page.status).toBe(200);
+    const listed = page.json.results.map((row: { sku: string }) => row.sku);
+    expect(listed).toEqual(expect.arrayContaining([low, empty]));
+    expect(listed).not.toContain(enough);
+    expect(page.json.results.every((row: { stock: number }) => row.stock < 5)).toBe(true);
+    expect(page.json.count).toBe(listed.length);
+    expect((await call(alice, 'GET', 'products/low-stock/?price__gte=9')).json.results.map((row: { sku: string }) => row.sku)).toEqual([empty]);
+    // A query string narrows the page, never widens it.
+    expect((await call(alice, 'GET', 'products/low-stock/?stock__gte=5')).json).toMatchObject({ count: 0, results: [] });
+    expect((await call(undefined, 'GET', 'products/low-stock/')).status).toBe(401);
+  });
+});
+
 describe('orders', () => {
   it('are made with {} for the caller, seen by them alone, and by shop.view_all_orders', async () => {
     const made = await call(alice, 'POST', 'orders/', {});
