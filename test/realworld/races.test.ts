@@ -30,6 +30,13 @@ describe('concurrent same-title creates', () => {
     for (const reply of replies) expect(expectArticle(reply, 201).tagList).toEqual(['race-a', 'race-b']);
   });
 
+  it('titles that may want one slug ("Twin", "Twin 2") at once: all 201, distinct slugs', async () => {
+    const author = await register(call, 'twins');
+    const replies = await atOnce(10, (i) => call('POST', '/articles', { token: author.token, body: { article: { title: i % 2 === 0 ? 'Twin' : 'Twin 2', description: 'd', body: 'b' } } }));
+    expect(statuses(replies)).toEqual({ 201: 10 });
+    expect(new Set(replies.map((reply) => expectArticle(reply, 201).slug)).size).toBe(10);
+  });
+
   it('10 renames to one title at once: all 200, 10 distinct slugs', async () => {
     const author = await register(call, 'renamer');
     const created: Article[] = [];

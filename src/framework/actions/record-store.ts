@@ -74,7 +74,7 @@ export interface RecordStore {
    * (Django's `get_or_create(defaults=set, **where)`), and whether this call made it. Race-free
    * where a unique constraint covers `where`'s fields: the record is stored by
    * `INSERT … ON CONFLICT DO NOTHING`, and when a concurrent call stored it first, that one is read
-   * and answered (`created: false`); no statement fails, so a transaction it runs in goes on.
+   * and answered (`created: false`); a unique clash fails no statement, so a transaction it runs in goes on.
    * `where` names fields, not lookups (its values make the new record). The new record's values
    * are checked as `create`'s body is where the serializer writes the field (the values looked up
    * by are the checked ones), else stored as given (as `create`'s `set`), and by the model's
