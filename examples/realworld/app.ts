@@ -16,6 +16,7 @@ import {
   isAuthenticated,
   isOwner,
   joinTable,
+  lockFor,
   MalformedPathId,
   model,
   recordStore,
@@ -134,33 +135,26 @@ const tagRecord = serializer(Tag, { name: 'TagRecord', fields: ['id', 'name'] })
 
 /**
  * A tag for each name the article's body sends that no tag has yet, so that the article's `tag_list`
- * (which names tags, and refuses a name no tag has) can link it to them. Made before the article's
- * write and apart from it: a tag a racing request made first is found rather than made twice, and
- * one made for an article then refused is no article's, which GET /tags leaves out.
+ * (which names tags, and refuses a name no tag has) can link it to them. Made in the article's
+ * transaction, so a refused article leaves no tag behind; a tag a concurrent request is making is
+ * waited for and found (getOrCreate, on the unique name), never made twice. In one order (sorted):
+ * two articles making the same new tags wait for each other rather than each hold one the other needs.
  */
 async function makeTags(database: Database, names: unknown): Promise<void> {
   if (!Array.isArray(names)) return;
   const store = recordStore(database, tagRecord, { name: 'tag' });
-  const exists = async (name: unknown) => (await store.list({ name }, ['id'])).length > 0;
-  for (const name of names) {
-    if (await exists(name)) continue;
-    try {
-      await store.create({ name });
-    } catch (error) {
-      if (!(await exists(name))) throw error;
-    }
-  }
+  for (const name of [...new Set(names.map(String))].sort()) await store.getOrCreate({ name });
 }
 
 /**
  * Makes the row `where` exist (`present`) or not, idempotently as Conduit's favourite and follow are:
- * twice is once. Answers how many rows that added (1, 0, or minus those removed).
+ * twice is once, whatever runs at once (a unique constraint covers `where`, so getOrCreate makes it
+ * once; deleting what is gone deletes nothing). Answers how many rows this call added (1, 0, or
+ * minus those it removed).
  */
 async function makePresent(store: RecordStore, where: Row, present: boolean): Promise<number> {
-  const existing = await store.list(where, ['id']);
-  if (present && existing.length === 0) await store.create(where);
-  if (!present) for (const row of existing) await store.delete(row.id as number);
-  return (present ? 1 : 0) - existing.length;
+  if (present) return (await store.getOrCreate(where)).created ? 1 : 0;
+  return -(await store.deleteMatching(where));
 }
 
 // ---- articles -----------------------------------------------------------------------------------
@@ -191,13 +185,21 @@ const SAME_TITLE_LIMIT = 100;
 const RESERVED_SLUGS: ReadonlySet<string> = new Set(['feed']);
 
 /**
+ * What every slug that `slug` may become shares (`top-10-2` → `top`): freeSlug numbers a taken slug
+ * (`top-2`), and a title may end in numbers itself ("Top 10" → `top-10`, a slug "Top" may choose).
+ */
+const stemOf = (slug: string): string => slug.replace(/(-\d+)+$/, '');
+
+/**
  * The title's slug, or `slug-2`, `slug-3`… when an article (other than `own`) has it or a path of the
- * API's would shadow it. Read just before the write: of two articles racing for one slug, the later
- * write is refused (422, the slug is unique) and its client sends it again.
+ * API's would shadow it. In the write's transaction (the articles' `hooks.inTransaction`), under a
+ * lock on the slug's stem held until it commits: of concurrent writes that may choose one slug, each
+ * reads the slugs once the one before it has stored its own, so all get slugs of their own.
  */
 async function freeSlug(database: Database, title: unknown, own?: unknown): Promise<string> {
   const store = recordStore(database, slugRecord, { name: 'article' });
   const base = slugify(String(title));
+  await lockFor(database, `articles.slug ${stemOf(base)}`);
   for (let n = 1; n <= SAME_TITLE_LIMIT; n += 1) {
     const slug = n === 1 ? base : `${base}-${n}`;
     if (RESERVED_SLUGS.has(slug)) continue;
@@ -212,7 +214,9 @@ const favoriteRecord = serializer(Favorite, { fields: ['id', 'article_id', 'user
 async function setFavorite(database: Database, user: AuthUser, record: Row, favorited: boolean): Promise<Row> {
   const store = recordStore(database, favoriteRecord, { name: 'favorite' });
   const change = await makePresent(store, { article_id: record.id, user_id: user.id }, favorited);
-  return articleSerializer.render({ ...record, favorited, favorites_count: Number(record.favorites_count) + change }, { user });
+  // The count as read before, with this change; at least the caller's own favourite when it is there (another request may have made it meanwhile).
+  const count = Math.max(Number(record.favorites_count) + change, favorited ? 1 : 0);
+  return articleSerializer.render({ ...record, favorited, favorites_count: count }, { user });
 }
 
 const articles = collection('articles', {
@@ -230,6 +234,8 @@ const articles = collection('articles', {
     destroy: [isOwner('author_id')],
   },
   hooks: {
+    // The hooks' reads and writes (new tags, the slug's lock) commit or roll back with the article.
+    inTransaction: true,
     // The slug is the title's, and follows it (the spec's endpoints page); the author is the caller; new tag names become tags.
     beforeCreate: async ({ user, values, database }) => {
       await makeTags(database, values.tag_list);

@@ -30,10 +30,10 @@ export type { Model, ModelRules, RecordUpdate, UpdateRules } from './declare/mod
 export { allowAny, anyOf, hasPermission, isAuthenticated, isOwner, readActions } from './declare/permissions.js';
 export type { Action, Permission, PermissionContext } from './declare/permissions.js';
 export { parseRecordId } from './declare/record-id.js';
-export { recordStore } from './actions/record-store.js';
+export { lockFor, recordStore } from './actions/record-store.js';
 export { F, increment, FieldExpression, Increment, type Operand } from '../core/expressions.js';
 export { inTransaction } from '../store/writes.js';
-export type { GetOptions, RecordId, RecordStore, RecordStoreOptions } from './actions/record-store.js';
+export type { GetOptions, GotOrCreated, RecordId, RecordStore, RecordStoreOptions } from './actions/record-store.js';
 export { Serializer, serializer } from './declare/serializer.js';
 export { computed } from './declare/computed.js';
 export { joinTable, relations } from './declare/relations.js';

@@ -177,14 +177,46 @@ function refusing<T>(database: Database, model: Model, values: Row, driverValues
   });
 }
 
-/** A new record, as `selection` reads it. */
-export function createRecord(database: Database, model: Model, selection: Selection, values: Row): Promise<Row> {
+/** A new record, as `selection` reads it; `ifAbsent`: none (undefined) where a unique constraint finds its values taken. */
+function inserted(database: Database, model: Model, selection: Selection, values: Row, ifAbsent: boolean): Promise<Row | undefined> {
   const driverValues = toDriverValues(model, values);
   const columns = Object.keys(driverValues);
-  const query = writeQuery(selection, `insert ${columns.join(',')}`, columns.length, (database, placeholders) =>
-    storeDatabase(database).db.insertInto(model.table).values(bound(columns, placeholders)) as unknown as Returnable,
-  );
-  return refusing(database, model, values, driverValues, () => writtenRow(database, selection, query, Object.values(driverValues)) as Promise<Row>);
+  const query = writeQuery(selection, `${ifAbsent ? 'insert-if-absent' : 'insert'} ${columns.join(',')}`, columns.length, (database, placeholders) => {
+    const insert = storeDatabase(database).db.insertInto(model.table).values(bound(columns, placeholders));
+    return (ifAbsent ? insert.onConflict((conflict) => conflict.doNothing()) : insert) as unknown as Returnable;
+  });
+  return refusing(database, model, values, driverValues, () => writtenRow(database, selection, query, Object.values(driverValues)));
+}
+
+/** A new record, as `selection` reads it. */
+export const createRecord = (database: Database, model: Model, selection: Selection, values: Row): Promise<Row> =>
+  inserted(database, model, selection, values, false) as Promise<Row>;
+
+/**
+ * A new record, unless a unique constraint finds its values taken (by a record stored or being
+ * stored by a transaction not yet ended, which it waits for): then undefined, by one
+ * `INSERT … ON CONFLICT DO NOTHING`, which fails no transaction it runs in. Other refusals (a check,
+ * a missing reference) are thrown as createRecord's.
+ */
+export const createIfAbsent = (database: Database, model: Model, selection: Selection, values: Row): Promise<Row | undefined> =>
+  inserted(database, model, selection, values, true);
+
+/**
+ * `work`, inside a transaction behind a savepoint, so that a statement of it that fails is undone
+ * alone: a PostgreSQL transaction refuses every later statement once one has failed.
+ */
+export async function savepointed<T>(database: Database, work: () => Promise<T>): Promise<T> {
+  const { db } = storeDatabase(database);
+  if (!db.isTransaction) return work();
+  await sql`savepoint restfold_write`.execute(db);
+  try {
+    const result = await work();
+    await sql`release savepoint restfold_write`.execute(db);
+    return result;
+  } catch (error) {
+    await sql`rollback to savepoint restfold_write`.execute(db);
+    throw error;
+  }
 }
 
 /** New records, each made by `create` (createRecord, and what the caller writes with it), in order, all or none (a refusal carries the refused record's index). */

@@ -90,6 +90,12 @@ export interface DialectCapabilities {
    * turns foreign keys off, which a transaction would ignore).
    */
   readonly migrationLock: RawBuilder<unknown> | undefined;
+  /**
+   * A lock on `key` (bound, never SQL), held until the transaction it is taken in ends, so that a
+   * check for absence and the write after it run one transaction at a time per key. Undefined where
+   * a write transaction already excludes every other (SQLite's begin IMMEDIATE).
+   */
+  readonly namedLock: ((key: string) => RawBuilder<unknown>) | undefined;
   /** The columns of every table (of the current schema), as `check` compares them with the declarations. */
   liveColumns<DB>(db: Kysely<DB>): Promise<LiveColumn[]>;
   /** The named indexes of every table (of the current schema), beside those keys and unique constraints make. */

@@ -78,6 +78,8 @@ export const postgresCapabilities: DialectCapabilities = {
   // taken on one server connection and released (in vain) on another. The key is the one Kysely's
   // Migrator locks (a session lock, which earlier releases took), so the two wait for each other.
   migrationLock: sql`SELECT pg_advisory_xact_lock(3853314791062309107)`,
+  // Transaction-scoped for the same reason; hashtextextended gives the key's 64 bits of the lock space.
+  namedLock: (key) => sql`SELECT pg_advisory_xact_lock(hashtextextended(${key}, 0))`,
   async liveColumns(db) {
     const { rows } = await sql<ColumnRow>`
       SELECT c.table_name AS "table", c.column_name AS "column", c.udt_name, c.character_maximum_length AS length,

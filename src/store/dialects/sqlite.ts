@@ -67,6 +67,7 @@ export const sqliteCapabilities: DialectCapabilities = {
   estimatesRowCounts: false,
   hasSchemas: false,
   migrationLock: undefined,
+  namedLock: undefined,
   async liveColumns(db) {
     const { rows } = await sql<ColumnRow>`
       SELECT m.name AS "table", p.name AS "column", p.type AS type, p."notnull" AS "notnull", p.dflt_value,
