@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `DATABASE_URL=postgres://… node bench/index-cost.mjs [--rows 100000] [--inserts 4000] [--rounds 3]`
+ * `DATABASE_URL=postgres://… node bench/index-cost.mjs [--rows 100000] [--inserts 20000] [--rounds 5]`
  *
  * What each kind of index a declaration brings costs a write, on PostgreSQL: a table shaped as the
  * service's `articles` (title, a body of the benchmark's length, author, creation time) is filled
@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 
 const { values: options } = parseArgs({
-  options: { rows: { type: 'string', default: '100000' }, inserts: { type: 'string', default: '4000' }, rounds: { type: 'string', default: '5' } },
+  options: { rows: { type: 'string', default: '100000' }, inserts: { type: 'string', default: '20000' }, rounds: { type: 'string', default: '5' } },
 });
 if (!process.env.DATABASE_URL?.startsWith('postgres')) throw new Error('Set DATABASE_URL to a PostgreSQL database on this machine.');
 const rows = Number(options.rows);
