@@ -60,6 +60,8 @@ export interface Database {
   stillReferenced(error: unknown): string[] | undefined;
   /** Whether an error means the database cannot be reached right now. */
   isUnavailable(error: unknown): boolean;
+  /** The read replicas beside this primary (DATABASE_REPLICA_URLS: store/replicas.ts); none without them. */
+  readonly replicas?: ReplicaSet;
   /**
    * Compiled SQL run straight on the driver (a cached SQLite statement, a pooled connection's
    * named or unnamed statement), without Kysely's executor: for the hot fixed-shape queries. Outside any
@@ -67,6 +69,29 @@ export interface Database {
    */
   run(sql: string, parameters: readonly unknown[]): Promise<Row[]>;
   close(): Promise<void>;
+}
+
+/** A replica as /readyz and the metrics report it: whether reads go to it, and why not. */
+export interface ReplicaStatus {
+  /** host:port/database, without the credentials. */
+  readonly name: string;
+  readonly state: 'in use' | 'lagging' | 'unreachable' | 'not a standby';
+  /** How far behind the primary it was seen to be, in milliseconds (null: not known). */
+  readonly lagMillis: number | null;
+}
+
+/**
+ * Read replicas (store/replicas.ts). A WAL position is the primary's, as a bigint; a user's last
+ * write's position travels with the query that finds their credential (store/write-positions.ts).
+ */
+export interface ReplicaSet {
+  /** A replica in use that has replayed past `position` (null: any in use); undefined: none, read the primary. */
+  pick(position: bigint | null): Database | undefined;
+  /** A replica that failed to answer: skipped until it answers a poll again. */
+  failed(replica: Database): void;
+  /** Keeps, on the primary, the position every write of this user so far has committed before. */
+  noteWrite(userId: number): Promise<void>;
+  status(): readonly ReplicaStatus[];
 }
 
 /** A Database as the store uses it: the Kysely handle its queries are built on, and the dialect's answers and SQL pieces. */

@@ -4,21 +4,31 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import type { FastifyInstance } from 'fastify';
-import { openDatabase, type Database } from '../../store/database.js';
+import { openDatabase, type Database, type DatabaseOptions } from '../../store/database.js';
+import { openReplicated } from '../../store/replicas.js';
 import { buildApp } from './app.js';
 import { migrateApp, type AppDefinition } from './definition.js';
 import { repliesSent } from './plugins/request-identity.js';
 import type { Config } from './config.js';
 import { assertSchemaMatches } from './schema.js';
 
+const poolOptions = (config: Config): DatabaseOptions => ({
+  maxConnections: config.maxConnections,
+  maxIdleConnections: config.maxIdleConnections,
+  connectionWaitMillis: config.connectionWaitMs,
+  preparedStatements: config.preparedStatements,
+});
+
+/** The primary alone: what migrations, `check` and the other commands use. */
 export function openConfiguredDatabase(config: Config): Database {
-  return openDatabase(config.databaseUrl, {
-    maxConnections: config.maxConnections,
-    maxIdleConnections: config.maxIdleConnections,
-    connectionWaitMillis: config.connectionWaitMs,
-    preparedStatements: config.preparedStatements,
-  });
+  return openDatabase(config.databaseUrl, poolOptions(config));
 }
+
+/** What `serve` reads and writes: the primary, with its replicas beside it when DATABASE_REPLICA_URLS names some. Every replica gets a pool of the primary's size. */
+const openServedDatabase = (config: Config): Promise<Database> =>
+  config.replicaUrls.length === 0
+    ? Promise.resolve(openConfiguredDatabase(config))
+    : openReplicated(config.databaseUrl, config.replicaUrls, { ...poolOptions(config), maxLagMillis: config.replicaMaxLagMs, pollMillis: config.replicaPollMs });
 
 /**
  * Garbage collection tuned for a request server rather than a browser tab (measured in
@@ -39,7 +49,7 @@ function tuneGarbageCollection(): void {
 
 export async function serve(definition: AppDefinition, config: Config): Promise<FastifyInstance> {
   tuneGarbageCollection();
-  const database = openConfiguredDatabase(config);
+  const database = await openServedDatabase(config);
   const applied = await migrateApp(database, definition);
   // A table or column the declarations name but the database lacks would be a 500 on the first write: refuse now.
   await assertSchemaMatches(database, definition);
