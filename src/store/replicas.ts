@@ -120,7 +120,7 @@ export async function openReplicated(url: string, replicaUrls: readonly string[]
           return;
         }
         replica.reachable = true;
-        // A server out of recovery (promoted) replays nothing: its writes are not the primary's.
+        // A server out of recovery (failed over to) replays nothing: its writes are not the primary's.
         replica.standby = replayed !== null;
         if (replayed === null) return;
         replica.replayed = walPosition(replayed);
