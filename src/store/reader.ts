@@ -24,6 +24,7 @@ import { findScopedRecord, readList, type ListPlan, type ListRead } from './list
 import { findRecord, findRecordAlongside, readCompanion, type Companion, type RecordId } from './records.js';
 import { readsRestricted, restrictedTo } from './visibility.js';
 import { currentUserRow, type IssuedCredential, type UserRow } from './accounts/users.js';
+import { conflictsWithRecovery } from './replicas.js';
 import { positionedCompanion, positionIn } from './write-positions.js';
 
 export interface RequestReader {
@@ -102,10 +103,12 @@ class Reader implements RequestReader {
     return row;
   }
 
-  async currentUser(credential: IssuedCredential): Promise<UserRow | undefined> {
-    const row = await currentUserRow(this.database, credential, this.replicas !== undefined);
-    if (row && this.replicas) this.writtenAt = positionIn(row as unknown as Row);
-    return row;
+  currentUser(credential: IssuedCredential): Promise<UserRow | undefined> {
+    if (!this.replicas) return currentUserRow(this.database, credential);
+    return currentUserRow(this.database, credential, true).then((row) => {
+      if (row) this.writtenAt = positionIn(row as unknown as Row);
+      return row;
+    });
   }
 
   authenticated(user: boolean): void {
@@ -144,11 +147,15 @@ class Reader implements RequestReader {
     return this.replica && visibility ? restrictedTo(this.replica, visibility) : this.replica;
   }
 
-  /** `read` on the replica; where it cannot be reached, skipped from now on and the read made on the primary. */
+  /**
+   * `read` on the replica; made again on the primary where the replica cannot be reached (then
+   * skipped until a poll sees it again) or cancelled it for a conflict with what it replays.
+   */
   private onReplica<T>(replica: Database, read: (database: Database) => Promise<T>): Promise<T> {
     return read(replica).catch((error: unknown) => {
-      if (!replica.isUnavailable(error)) throw error;
-      this.replicas!.failed(this.replica!);
+      const unavailable = replica.isUnavailable(error);
+      if (!unavailable && !conflictsWithRecovery(error)) throw error;
+      if (unavailable) this.replicas!.failed(this.replica!);
       this.reading = 'primary';
       return read(this.database);
     });

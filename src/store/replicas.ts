@@ -1,7 +1,7 @@
 /**
  * PostgreSQL read replicas beside the primary (DATABASE_REPLICA_URLS): what a request reads outside
  * a write may be read from a replica that is in use, which the poll below decides. Every
- * `pollMillis`, on one connection of its own per server (never per request), the primary's WAL
+ * `pollMillis`, on one connection per server (never per request), the primary's WAL
  * position is sampled, and each replica's replayed position read: a replica is as fresh as the
  * latest sample it has replayed past, and its lag is how long ago that sample was taken. Measured
  * so, by positions and this process's clock alone, the lag is neither fooled by an idle primary
@@ -59,6 +59,16 @@ class Probe {
   }
 }
 
+/**
+ * A standby cancels a query whose rows the WAL it replays removes (a recovery conflict, with
+ * hot_standby_feedback off): SQLSTATE 40001, or 40P01 for a buffer pin deadlock. Nothing the query
+ * asked was wrong: it is asked of the primary instead.
+ */
+export const conflictsWithRecovery = (error: unknown): boolean => {
+  const { code } = (error ?? {}) as { code?: string };
+  return code === '40001' || code === '40P01';
+};
+
 interface Replica {
   readonly name: string;
   readonly database: StoreDatabase;
@@ -77,19 +87,20 @@ interface Sample {
   readonly at: number;
 }
 
-/** A URL's servers and database, without its credentials, to name a replica in /readyz and metrics. */
+/** A URL's servers and database, without its credentials or parameters, to name a replica in /readyz and metrics. */
 const nameOf = (url: string): string => {
-  const parsed = new URL(url);
-  return `${parsed.host}${parsed.pathname}`;
+  const [, authority = '', path = ''] = /^[a-z]+:\/\/([^/?#]*)([^?#]*)/i.exec(url) ?? [];
+  return `${authority.slice(authority.lastIndexOf('@') + 1)}${path}`;
 };
 
 /**
- * The primary of `url`, with `replicaUrls` beside it (`replicas`): every replica a pool of the
- * same size. Resolves once the write-positions table exists and a first poll has run, so the
- * replicas serve from the first request; closing the primary closes them and ends the poll.
+ * `primary`, with `replicaUrls` beside it (`replicas`): every replica a pool of
+ * the same size. Resolves once the write-positions table exists and a first poll has run, so the
+ * replicas serve from the first request; closing the primary closes them and ends the poll. A
+ * replica serves only once it has replayed what the primary had written by then: opened after the
+ * migrations, no read meets a table or column the replica has not made yet.
  */
-export async function openReplicated(url: string, replicaUrls: readonly string[], options: ReplicaOptions): Promise<Database> {
-  const primary = openStoreDatabase(url, options);
+export async function withReplicas(primary: Database, replicaUrls: readonly string[], options: ReplicaOptions): Promise<Database> {
   const replicas: Replica[] = replicaUrls.map((replicaUrl) => ({
     name: nameOf(replicaUrl),
     database: openStoreDatabase(replicaUrl, options),
@@ -99,16 +110,18 @@ export async function openReplicated(url: string, replicaUrls: readonly string[]
     reachable: false,
     standby: true,
   }));
-  const primaryProbe = new Probe(url, Math.max(options.pollMillis, 1000));
   /** The primary's positions over the last maxLag (and a poll or two more), oldest first. */
   const samples: Sample[] = [];
   const lagOf = (replica: Replica): number => performance.now() - replica.freshAsOf;
-  const inUse = (replica: Replica): boolean => replica.reachable && replica.standby && lagOf(replica) <= options.maxLagMillis;
+  /** The primary's position at the first poll: replicas serve once past it. */
+  let floor = -1n;
+  const inUse = (replica: Replica): boolean => replica.reachable && replica.standby && replica.replayed >= floor && lagOf(replica) <= options.maxLagMillis;
 
   async function poll(): Promise<void> {
     const at = performance.now();
-    const position = await primaryProbe.value('select pg_current_wal_lsn()::text as value').catch(() => null);
-    if (position !== null) samples.push({ position: walPosition(position), at });
+    // On the primary's pool, which follows it through a failover (a connection of its own would not).
+    const position = await primary.run('select pg_current_wal_lsn()::text as position', []).then(([row]) => row?.position as string, () => undefined);
+    if (position) samples.push({ position: walPosition(position), at });
     while (samples.length > 1 && samples[0]!.at < at - options.maxLagMillis - 2 * options.pollMillis) samples.shift();
     await Promise.all(
       replicas.map(async (replica) => {
@@ -139,6 +152,7 @@ export async function openReplicated(url: string, replicaUrls: readonly string[]
   };
   await createWritePositions(primary);
   await poll();
+  floor = samples.at(-1)?.position ?? floor;
   schedule();
 
   let next = 0;
@@ -171,7 +185,6 @@ export async function openReplicated(url: string, replicaUrls: readonly string[]
     async close() {
       closed = true;
       clearTimeout(timer);
-      primaryProbe.close();
       for (const replica of replicas) replica.probe.close();
       await Promise.all([primary.close(), ...replicas.map((replica) => replica.database.close())]);
     },

@@ -12,6 +12,7 @@ import { appendFileSync, copyFileSync, readdirSync, readFileSync, rmSync } from 
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, onPostgres, type TestDatabase } from '../support/database.js';
+import { runCli } from '../support/spawned-server.js';
 import { eventually, get, send, sleep, spawnServer, userWithToken, type SpawnedServer } from '../postgres/spawned.js';
 
 const REPLICA_PORT = 5440;
@@ -186,6 +187,15 @@ describe('read replicas (a streaming replica of the local cluster)', () => {
       await resumeReplay();
     }
     await eventually(() => replicaState(strict, 'in use'), 'the replica in use again', 10);
+  });
+
+  it('connects through a failover list to the host that accepts writes, passing the standby listed first', () => {
+    const listed = database.url.replace(`127.0.0.1:${new URL(database.url).port}`, `127.0.0.1:${REPLICA_PORT},127.0.0.1:${new URL(database.url).port}`);
+    expect(listed).toContain(`127.0.0.1:${REPLICA_PORT},`);
+    const migrate = (url: string) => runCli(['migrate'], { PATH: process.env.PATH!, DATABASE_URL: url, LOG_LEVEL: 'silent' });
+    // Without target_session_attrs the standby answers, and a migration's writes fail there.
+    expect(migrate(listed).status).toBe(1);
+    expect(migrate(`${listed}&target_session_attrs=read-write`)).toMatchObject({ status: 0 });
   });
 
   it('serves every read while the replica is stopped, and says so in /readyz', async () => {
