@@ -172,6 +172,28 @@ describe('read replicas (a streaming replica of the local cluster)', () => {
     }
   });
 
+  it('ends a session and a deactivated user\'s JWT at once while the replica is paused', async () => {
+    const user = await userWithToken(database.url, 'sessioned');
+    const credentials = { username: 'sessioned', password: 'pw-123456' };
+    const { session } = (await send(lenient.port, 'POST', '/api/v1/auth/login/', { body: credentials })).json as { session: string };
+    const { access } = (await send(strict.port, 'POST', '/api/v1/auth/jwt/', { body: credentials })).json as { access: string };
+    await pauseReplay();
+    try {
+      for (const server of [lenient, strict]) {
+        expect((await get(server.port, '/api/v1/articles/', session)).status).toBe(200);
+        expect((await get(server.port, '/api/v1/articles/', access)).status).toBe(200);
+      }
+      expect((await send(strict.port, 'POST', '/api/v1/auth/logout/', { token: session })).status).toBe(204);
+      await onPrimary((client) => client.query(`update ${database.schema}.users set is_active = false where id = $1`, [user.id]));
+      for (const server of [lenient, strict]) {
+        expect((await get(server.port, '/api/v1/articles/', session)).status).toBe(401);
+        expect((await get(server.port, '/api/v1/articles/', access)).status).toBe(401);
+      }
+    } finally {
+      await resumeReplay();
+    }
+  });
+
   it('skips a replica paused past the lag limit: the primary answers, fresh', async () => {
     await pauseReplay();
     try {
