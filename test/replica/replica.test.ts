@@ -128,7 +128,7 @@ describe('read replicas (a streaming replica of the local cluster)', () => {
     // A backend reports its statistics at most once a second, and an idle one after up to ten more.
     await eventually(async () => ((await scansOf(onReplica, database.schema!, 'articles')) - replicaBefore >= 100 ? true : undefined), 'the replica\'s scans', 30);
     expect((await scansOf(onPrimary, database.schema!, 'articles')) - primaryBefore).toBeLessThan(10);
-  });
+  }, 45_000);
 
   it('shows a client its own write at once, on every process, while others read a paused replica', async () => {
     await pauseReplay();
