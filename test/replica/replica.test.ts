@@ -158,7 +158,7 @@ describe('read replicas (a streaming replica of the local cluster)', () => {
     await Promise.all(Array.from({ length: 5 }, () => client(100)));
     expect(statuses.length).toBe(500);
     expect(statuses.filter((status) => status !== 200)).toEqual([]);
-  });
+  }, 60_000);
 
   it('refuses a revoked token at once while the replica is paused', async () => {
     const revoked = await userWithToken(database.url, 'revoked');
