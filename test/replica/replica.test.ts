@@ -1,8 +1,8 @@
 /**
  * Read replicas against a real streaming replica: a second cluster on REPLICA_PORT, made by
- * pg_basebackup from the local cluster and dropped afterwards. Two served processes share the
- * primary and the replica, one lenient (a replica lagging up to ten minutes stays in use, so a
- * paused replica shows what it serves) and one strict (one second). It needs the local cluster to
+ * pg_basebackup from the local cluster and dropped afterwards. Two served instances share the
+ * primary and the replica: a lenient one of two workers (a replica lagging up to ten minutes stays
+ * in use, so a paused replica shows what it serves) and a strict one (one second). It needs the local cluster to
  * accept replication connections from 127.0.0.1: a `host replication` line is added to its
  * pg_hba.conf (and the configuration reloaded) when it has none. scripts/test.js runs it alone, and
  * only where a local cluster and pg_createcluster exist.
@@ -79,7 +79,7 @@ const replicaState = async (server: SpawnedServer, state: string) => {
 
 describe('read replicas (a streaming replica of the local cluster)', () => {
   let database: TestDatabase;
-  /** Replicas lagging up to ten minutes in use; lags of one second. */
+  /** Two workers, replicas lagging up to ten minutes in use; one process, lags of one second. */
   let lenient: SpawnedServer;
   let strict: SpawnedServer;
   let writer: { id: number; token: string };
@@ -97,7 +97,7 @@ describe('read replicas (a streaming replica of the local cluster)', () => {
     replicaUrl.port = String(REPLICA_PORT);
     const env = { DATABASE_URL: database.url, DATABASE_REPLICA_URLS: replicaUrl.toString(), METRICS: 'true' };
     [lenient, strict] = await Promise.all([
-      spawnServer({ ...env, DATABASE_REPLICA_MAX_LAG_MS: '600000' }),
+      spawnServer({ ...env, DATABASE_REPLICA_MAX_LAG_MS: '600000', WORKERS: '2' }),
       spawnServer({ ...env, DATABASE_REPLICA_MAX_LAG_MS: '1000' }),
     ]);
     await eventually(() => replicaState(strict, 'in use'), 'the replica in use');
@@ -145,7 +145,7 @@ describe('read replicas (a streaming replica of the local cluster)', () => {
     }
   });
 
-  it('never answers a create\'s immediate read by the same client with a 404 (500 tries, across two processes)', async () => {
+  it('never answers a create\'s immediate read by the same client with a 404 (500 tries, across three processes)', async () => {
     const statuses: number[] = [];
     const client = async (tries: number) => {
       for (let i = 0; i < tries; i++) {
