@@ -13,7 +13,7 @@
  * records and lists from a replica, once it knows whose request it is (`authenticated`): an
  * anonymous one from any replica in use, a user's from one that has replayed past the user's last
  * write, whose position the credential's query read from the primary alongside (write-positions.ts).
- * The credential's query itself, and what it carries along, read the primary; so does every
+ * The credential's query itself, and the record it carries along, read the primary; so does every
  * statement run on `database` (writes, transactions, the accounts' lookups). A replica that fails
  * to answer is skipped and the read made on the primary.
  */
@@ -59,6 +59,9 @@ const sameRead = (a: RecordRead | undefined, selection: Selection, id: RecordId)
 /** Where the reads go: not yet known (before authentication), the primary, or replicas past a user's last write (null: any). */
 type Reading = 'unknown' | 'primary' | { readonly after: bigint | null };
 
+const readRecord = (database: Database, selection: Selection, id: RecordId, scope: RecordScope | undefined): Promise<Row | undefined> =>
+  scope ? findScopedRecord(database, selection, id, scope) : findRecord(database, selection, id);
+
 /** One per request: a class, whose methods all requests share. */
 class Reader implements RequestReader {
   private announced: RecordRead | undefined;
@@ -85,7 +88,12 @@ class Reader implements RequestReader {
 
   // Not async: every authenticated request passes here, and the read's promise needs no wrapper.
   companion(companion: Companion): Promise<Row | undefined> {
-    if (this.replicas) return this.positionedCompanion(companion);
+    if (this.replicas) return this.positionedCompanion(positionedCompanion(companion));
+    return this.alongside(companion);
+  }
+
+  /** The companion's row, with the announced read carried along where there is one. */
+  private alongside(companion: Companion): Promise<Row | undefined> {
     const read = this.announced;
     if (!read) return readCompanion(this.database, companion);
     this.announced = undefined;
@@ -95,10 +103,13 @@ class Reader implements RequestReader {
     });
   }
 
-  /** The companion read with its user's write position, which is kept for choosing a replica; the announced record is read later, from one. */
+  /**
+   * The companion read with its user's write position, kept for choosing a replica. An announced
+   * record still rides along, on the primary: inside a statement the primary runs anyway it costs
+   * a primary-key lookup, where a replica's read would cost a round trip more (docs/deploying.md).
+   */
   private async positionedCompanion(companion: Companion): Promise<Row | undefined> {
-    this.announced = undefined;
-    const row = await readCompanion(this.database, positionedCompanion(companion));
+    const row = await this.alongside(companion);
     if (row) this.writtenAt = positionIn(row);
     return row;
   }
@@ -119,16 +130,17 @@ class Reader implements RequestReader {
   }
 
   record(selection: Selection, id: RecordId, scope?: RecordScope): Promise<Row | undefined> {
-    const replica = this.replicaFor();
-    if (replica) return this.onReplica(replica, (database) => (scope ? findScopedRecord(database, selection, id, scope) : findRecord(database, selection, id)));
-    if (scope) return findScopedRecord(this.database, selection, id, scope);
     const { answered } = this;
     // An answer read before the request's visibility was known holds only where the record reaches no restricted table.
     const restricted = this.database.visibility?.restricted;
-    if (!sameRead(answered, selection, id) || (restricted && readsRestricted(selection, restricted))) return findRecord(this.database, selection, id);
-    // Once: a later read in the same request (after a write, say) sees the database as it is then.
-    this.answered = undefined;
-    return Promise.resolve(answered!.row);
+    if (!scope && sameRead(answered, selection, id) && !(restricted && readsRestricted(selection, restricted))) {
+      // Once: a later read in the same request (after a write, say) sees the database as it is then.
+      this.answered = undefined;
+      return Promise.resolve(answered!.row);
+    }
+    const replica = this.replicaFor();
+    if (replica) return this.onReplica(replica, (database) => readRecord(database, selection, id, scope));
+    return readRecord(this.database, selection, id, scope);
   }
 
   list(plan: ListPlan): Promise<ListRead> {
