@@ -61,11 +61,11 @@ function variantsComparison(results, workers) {
 
 export function writeSection(run) {
   // A run of some scenarios only must not replace the table of a run of them all.
-  const key = `${run.db}:${run.rows}:w${run.workers}${run.only.length > 0 ? `:${run.only.join(',')}` : ''}`;
+  const key = `${run.db}:${run.rows}:w${run.workers}${run.only.length > 0 ? `:${run.only.join(',')}` : ''}${run.replica ? ':replica' : ''}`;
   const { machine, seeded } = run;
   const section = [
     `<!-- bench:${key} -->`,
-    `## ${DATABASES[run.db]}, ${number(run.rows)} users and articles, ${run.workers} worker(s)${run.only.length > 0 ? `, scenarios ${run.only.join(', ')} only` : ''}`,
+    `## ${DATABASES[run.db]}, ${number(run.rows)} users and articles, ${run.workers} worker(s)${run.only.length > 0 ? `, scenarios ${run.only.join(', ')} only` : ''}${run.replica ? ', with a read replica' : ''}`,
     '',
     ...(run.note ? [`> ${run.note}`, ''] : []),
     `Measured ${new Date().toISOString().slice(0, 16).replace('T', ' ')} UTC on ${machine.cores} cores (${machine.cpu}), Node ${machine.node}; ` +

@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 /**
  * `npm run bench -- [--db sqlite|postgres] [--rows N] [--duration S] [--connections C] [--workers W] [--compare-workers W2]
- *   [--only a,c,e,g,i] [--settle S] [--floor] [--pooler-url URL]`
+ *   [--only a,c,e,g,i] [--settle S] [--floor] [--pooler-url URL] [--replica-url URL]`
  *
  * Seeds a fresh database through bench/seed.mjs, then, one server at a time:
  * the baseline (bench/baseline/server.mjs) for (a), (c), (e), (g), (i), and
  * Restfold as `npm start` runs it for (a)-(i); on PostgreSQL (b) again without
  * the trigram indexes, and the baseline's scenarios also in pooler mode
  * (DB_PREPARED_STATEMENTS=false), directly and, with --pooler-url, through that
- * transaction pooler; with --compare-workers, the baseline's scenarios also
+ * transaction pooler; with --replica-url (a streaming replica of --pg-url's server), every scenario
+ * also on Restfold reading from it (DATABASE_REPLICA_URLS); with --compare-workers, the baseline's scenarios also
  * with that many workers; with --floor, also by the baseline's answers served
  * through Fastify (bench/baseline/fastify.mjs): what Restfold's own layers cost lies between it and Restfold.
  * Compared scenarios alternate between servers --rounds times (median kept),
@@ -44,6 +45,8 @@ const { values: options } = parseArgs({
     'pg-url': { type: 'string', default: process.env.BENCH_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres' },
     // A transaction pooler in front of --pg-url's server (PgBouncer, say), passing every database through by name.
     'pooler-url': { type: 'string', default: process.env.BENCH_POOLER_URL ?? '' },
+    // A streaming replica of --pg-url's server, which has every database it has.
+    'replica-url': { type: 'string', default: process.env.BENCH_REPLICA_URL ?? '' },
     note: { type: 'string', default: '' },
     // Only these scenarios (keys, comma-separated); their table gets a section of its own.
     only: { type: 'string', default: '' },
@@ -91,13 +94,15 @@ async function freshDatabase() {
   };
 }
 
-/** The database's URL with the pooler's host, port and credentials (the pooler passes databases through by name). */
-function throughPooler(databaseUrl, poolerUrl) {
+/** The database's URL on another server's host, port and credentials (a pooler passing databases through by name, a replica). */
+function onServerOf(databaseUrl, serverUrl) {
   const url = new URL(databaseUrl);
-  const pooler = new URL(poolerUrl);
-  for (const part of ['hostname', 'port', 'username', 'password']) url[part] = pooler[part];
+  const server = new URL(serverUrl);
+  for (const part of ['hostname', 'port', 'username', 'password']) url[part] = server[part];
   return url.toString();
 }
+
+const WITH_REPLICA = 'restfold, reading a replica';
 
 function runToEnd(command, args, env) {
   return new Promise((resolve, reject) => {
@@ -179,7 +184,8 @@ async function main() {
 
     // Pooler mode: no named statements, as a transaction pooler needs (docs/databases.md).
     const unnamed = { ...serverEnv, DB_PREPARED_STATEMENTS: 'false' };
-    const pooled = options['pooler-url'] && { ...unnamed, DATABASE_URL: throughPooler(database.url, options['pooler-url']) };
+    const pooled = options['pooler-url'] && { ...unnamed, DATABASE_URL: onServerOf(database.url, options['pooler-url']) };
+    const replicated = options['replica-url'] && { ...serverEnv, DATABASE_REPLICA_URLS: onServerOf(database.url, options['replica-url']) };
     const servers = {
       baseline: () => startServer(['bench/baseline/server.mjs'], { DATABASE_URL: database.url }),
       // What pooler mode costs the bare driver too: PostgreSQL parses and plans every unnamed statement.
@@ -189,6 +195,7 @@ async function main() {
       ...(pooled && { 'restfold, pooler mode, through the pooler': () => startServer(['dist/cli.js', 'serve'], pooled) }),
       ...(options.floor && { 'fastify floor': () => startServer(['bench/baseline/fastify.mjs'], { DATABASE_URL: database.url }) }),
       ...(compared && { [`restfold, ${compared} workers`]: () => startServer(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: compared }) }),
+      ...(replicated && { [WITH_REPLICA]: () => startServer(['dist/cli.js', 'serve'], replicated) }),
     };
     /** One scenario on a fresh server of the given kind. */
     const measureOn = async (kind, scenario) => {
@@ -205,7 +212,7 @@ async function main() {
     for (const scenario of list) {
       // The compared scenarios alternate between servers, `rounds` times, so a drift in the machine's
       // speed (a shared VM's is large) reaches both sides; each side keeps its median round.
-      const kinds = scenario.baseline ? Object.keys(servers) : ['restfold'];
+      const kinds = scenario.baseline ? Object.keys(servers) : ['restfold', ...(replicated ? [WITH_REPLICA] : [])];
       const measured = new Map(kinds.map((kind) => [kind, []]));
       for (let round = 0; round < (scenario.baseline ? rounds : 1); round++) {
         for (const kind of kinds) measured.get(kind).push(await measureOn(kind, scenario));
@@ -232,6 +239,7 @@ async function main() {
       warmup: WARMUP,
       workers: options.workers,
       only,
+      replica: Boolean(replicated),
       settle,
       note: options.note,
       machine: { cores: availableParallelism(), cpu: cpus()[0]?.model ?? 'unknown', node: process.version },

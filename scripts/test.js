@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `npm test`: build, type-check, lint, then the suites: everything on SQLite,
 // the API, crash and RealWorld (Conduit) suites again on PostgreSQL when TEST_DATABASE_URL is set, the
-// PgBouncer suite when TEST_PGBOUNCER_URL (transaction mode) or TEST_PGBOUNCER_SESSION_URL is set too, and the
+// read-replica suite on a local cluster, the PgBouncer suite when TEST_PGBOUNCER_URL (transaction mode) or TEST_PGBOUNCER_SESSION_URL is set too, and the
 // Redis suites when TEST_REDIS_URL is set. Skipped suites are named, with why.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -45,10 +45,18 @@ if (process.env.TEST_DATABASE_URL) {
   vitest('tests on PostgreSQL', ['test/api', 'test/postgres', 'test/crash', 'test/realworld', '--exclude', poolLimits], { RESTFOLD_TEST_DB: 'postgres' });
   // Restarting the cluster takes it from every suite, so this one runs alone, and only on a local cluster.
   const local = ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(process.env.TEST_DATABASE_URL).hostname);
-  if (local && existsSync('/etc/postgresql') && spawnSync('pg_lsclusters', [], { stdio: 'ignore' }).status === 0) {
+  const localCluster = local && existsSync('/etc/postgresql') && spawnSync('pg_lsclusters', [], { stdio: 'ignore' }).status === 0;
+  if (localCluster) {
     vitest('PostgreSQL restarted under load', ['test/postgres-restart'], { RESTFOLD_TEST_DB: 'postgres' });
   } else {
     skipped.push('PostgreSQL restart under load (test/postgres-restart): needs a local cluster and pg_ctlcluster');
+  }
+  // A streaming replica made from the local cluster (a second cluster, created and dropped by the suite): alone too.
+  const commands = ['pg_createcluster', 'pg_basebackup', 'runuser'].every((name) => spawnSync('sh', ['-c', `command -v ${name}`], { stdio: 'ignore' }).status === 0);
+  if (localCluster && commands) {
+    vitest('PostgreSQL read replica', ['test/replica'], { RESTFOLD_TEST_DB: 'postgres' });
+  } else {
+    skipped.push('PostgreSQL read replica (test/replica): needs a local cluster, pg_createcluster, pg_basebackup and runuser');
   }
   // Through PgBouncer in front of the same cluster, in transaction and in session mode.
   const poolers = { TEST_PGBOUNCER_URL: 'transaction', TEST_PGBOUNCER_SESSION_URL: 'session' };
@@ -56,7 +64,7 @@ if (process.env.TEST_DATABASE_URL) {
   if (unset.length < 2) vitest('tests through PgBouncer', ['test/pgbouncer'], { RESTFOLD_TEST_DB: 'postgres' });
   for (const [name, mode] of unset) skipped.push(`PgBouncer ${mode} mode (test/pgbouncer): ${name} is not set`);
 } else {
-  skipped.push('PostgreSQL suites (test/api on PostgreSQL, test/postgres, test/postgres-restart, test/pgbouncer): TEST_DATABASE_URL is not set');
+  skipped.push('PostgreSQL suites (test/api on PostgreSQL, test/postgres, test/postgres-restart, test/replica, test/pgbouncer): TEST_DATABASE_URL is not set');
 }
 
 const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

@@ -75,6 +75,8 @@ function singletonId(singleton: Singleton, context: RequestContext): string {
   return String(id);
 }
 
+const READ_ONLY_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
+
 /**
  * Every action of a collection, built-in or custom, through the stages in SPEC's order; `route`
  * says which action runs at the end (actions/index.ts, actions/custom.ts).
@@ -82,11 +84,13 @@ function singletonId(singleton: Singleton, context: RequestContext): string {
 export async function dispatch(request: FastifyRequest, reply: FastifyReply, runtime: ApiRuntime, collection: Collection, route: ActionRoute): Promise<FastifyReply> {
   varyByRequester(reply, runtime);
   const { action } = route;
-  const reader = requestReader(runtime.database);
+  // A GET or HEAD writes nothing (a custom action's code writes on the primary all the same): its reads may go to a replica.
+  const reader = requestReader(runtime.database, READ_ONLY_METHODS.has(request.method));
   const id = collection.singleton ? undefined : collection.recordKey.segmentIn(request.params);
   route.announce?.(reader, id, request.url, runtime.visibility.restricted);
   const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
   request.user = user;
+  reader.authenticated(user !== null);
 
   const permissions = permissionsFor(runtime, collection, action, route.permissions);
   const allowed = checkPermissions(permissions, { user, action });

@@ -60,6 +60,8 @@ export interface Database {
   stillReferenced(error: unknown): string[] | undefined;
   /** Whether an error means the database cannot be reached right now. */
   isUnavailable(error: unknown): boolean;
+  /** The read replicas beside this primary (DATABASE_REPLICA_URLS: store/replicas.ts); none without them. */
+  readonly replicas?: ReplicaSet;
   /**
    * Compiled SQL run straight on the driver (a cached SQLite statement, a pooled connection's
    * named or unnamed statement), without Kysely's executor: for the hot fixed-shape queries. Outside any
@@ -67,6 +69,29 @@ export interface Database {
    */
   run(sql: string, parameters: readonly unknown[]): Promise<Row[]>;
   close(): Promise<void>;
+}
+
+/** A replica as /readyz and the metrics report it: whether reads go to it, and why not. */
+export interface ReplicaStatus {
+  /** host:port/database, without the credentials. */
+  readonly name: string;
+  readonly state: 'in use' | 'lagging' | 'unreachable' | 'not a standby';
+  /** How far behind the primary it was seen to be, in milliseconds (null: not known). */
+  readonly lagMillis: number | null;
+}
+
+/**
+ * Read replicas (store/replicas.ts). A WAL position is the primary's, as a bigint; a user's last
+ * write's position travels with the query that finds their credential (store/write-positions.ts).
+ */
+export interface ReplicaSet {
+  /** A replica in use that has replayed past `position` (null: any in use); undefined: none, read the primary. */
+  pick(position: bigint | null): Database | undefined;
+  /** A replica that failed to answer: skipped until it answers a poll again. */
+  failed(replica: Database): void;
+  /** Keeps, on the primary, the position every write of this user so far has committed before. */
+  noteWrite(userId: number): Promise<void>;
+  status(): readonly ReplicaStatus[];
 }
 
 /** A Database as the store uses it: the Kysely handle its queries are built on, and the dialect's answers and SQL pieces. */
@@ -271,10 +296,13 @@ const UNAVAILABLE_CODES = /^(08|57P0[1-3]|53300)/;
 const UNAVAILABLE_ERRNOS = new Set(['ECONNREFUSED', 'ECONNRESET', 'ENOTFOUND', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH']);
 
 function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
-  const { writable } = checkPostgresUrl(url);
+  const { writable, hosts } = checkPostgresUrl(url);
   const max = options.maxConnections ?? 25;
+  // libpq's failover list: the host new connections go to, moved on by failOver.
+  const current = { index: 0 };
   const pool = new pg.Pool({
-    connectionString: url,
+    connectionString: hosts[0],
+    ...(hosts.length > 1 && { Client: hostsClient(hosts, current) }),
     // The URL's own application_name, if any, wins (it is parsed over these settings).
     application_name: 'restfold',
     // Run before the pool hands a new connection out: timestamps then arrive in UTC, which
@@ -297,6 +325,7 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
   // fails on its own, and pg-pool drops the broken client when it is released.
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
+  if (hosts.length > 1) failOver(pool, hosts.length, current);
   const prepared = options.preparedStatements ?? true;
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: prepared ? withNamedStatements(pool) : withUnnamedStatements(pool) }) });
   return {
@@ -500,25 +529,65 @@ async function refuseReadOnly(client: pg.ClientBase): Promise<void> {
 const WRITABLE_ATTRS = new Set(['read-write', 'primary']);
 
 /**
- * What a URL asks of its connections that pg does not do itself: refused, naming why, where
- * Restfold cannot do it either, rather than ignored or failed as an invalid URL. Several hosts
- * (libpq's failover list) are refused; target_session_attrs=read-write (or primary) is done, by
- * checking each new connection.
+ * What a URL asks of its connections that pg does not do itself, done here or refused, naming
+ * why, rather than ignored or failed as an invalid URL. Several hosts (libpq's failover list,
+ * `postgres://user@db1:5432,db2:5433/app`) become one URL per host, tried in turn (failOver);
+ * target_session_attrs=read-write (or primary) is done by checking each new connection.
  */
-function checkPostgresUrl(url: string): { writable: boolean } {
-  const authority = /^[a-z]+:\/\/([^/?#]*)/i.exec(url)?.[1] ?? '';
-  // After the user and password, which the message must not show.
-  const hosts = authority.slice(authority.lastIndexOf('@') + 1);
-  if (hosts.includes(',')) {
-    throw new Error(
-      `DATABASE_URL names several hosts (${hosts}): Restfold connects to one. Name one that always reaches the primary (a DNS name or proxy your failover moves, or a pooler in front); see docs/databases.md.`,
-    );
-  }
+function checkPostgresUrl(url: string): { writable: boolean; hosts: string[] } {
+  const [, scheme, authority = '', rest] = /^([a-z]+:\/\/)([^/?#]*)(.*)$/is.exec(url) ?? [];
+  const at = authority.lastIndexOf('@') + 1;
+  const hosts = authority.slice(at).includes(',') ? authority.slice(at).split(',').map((host) => `${scheme}${authority.slice(0, at)}${host}${rest}`) : [url];
   const query = url.indexOf('?');
   const attrs = query < 0 ? null : new URLSearchParams(url.slice(query + 1).replace(/#.*$/, '')).get('target_session_attrs');
-  if (attrs === null || attrs === 'any') return { writable: false };
-  if (WRITABLE_ATTRS.has(attrs)) return { writable: true };
+  if (attrs === null || attrs === 'any') return { writable: false, hosts };
+  if (WRITABLE_ATTRS.has(attrs)) return { writable: true, hosts };
   throw new Error(`DATABASE_URL: target_session_attrs=${attrs} is not supported: Restfold writes, so it connects to a server that accepts writes (read-write, primary) or to any.`);
+}
+
+/** A pg Client for the `current` one of `hosts` (one URL per host of libpq's list). */
+function hostsClient(hosts: readonly string[], current: { readonly index: number }): typeof pg.Client {
+  return class extends pg.Client {
+    constructor(config: pg.ClientConfig) {
+      super({ ...config, connectionString: hosts[current.index] });
+    }
+  };
+}
+
+/** Errors that say a host is not the one to use: it cannot be reached, is shutting down or starting, or does not accept writes (target_session_attrs). */
+const WRONG_HOST = /^(08|57P0[1-3])|^(ECONNREFUSED|ECONNRESET|ENOTFOUND|ETIMEDOUT|EHOSTUNREACH|EAI_AGAIN)$/;
+const wrongHost = (error: unknown): boolean => {
+  const { code, message } = (error ?? {}) as { code?: string; message?: string };
+  return error instanceof ReadOnlyServer || WRONG_HOST.test(code ?? '') || /Connection terminated|connection timeout/.test(message ?? '');
+};
+
+/**
+ * libpq's failover, which pg lacks: a new connection goes to the current host; where that host is
+ * wrong (wrongHost), the next one in the list becomes current and is tried, once round the list,
+ * so connections move to whichever server accepts them, and stay there until it fails in turn.
+ * The pool's own `query` takes connections through the same `connect`.
+ */
+function failOver(pool: pg.Pool, count: number, current: { index: number }): void {
+  const connect = pool.connect.bind(pool) as () => Promise<pg.PoolClient>;
+  const attempt = (left: number): Promise<pg.PoolClient> => {
+    const tried = current.index;
+    return connect().catch((error: unknown) => {
+      if (left <= 1 || !wrongHost(error)) throw error;
+      // Another connection may have moved on already: only the first to fail on a host moves past it.
+      if (current.index === tried) current.index = (tried + 1) % count;
+      return attempt(left - 1);
+    });
+  };
+  const withFailover = (callback?: (error: Error | undefined, client?: pg.PoolClient, done?: () => void) => void) => {
+    const connected = attempt(count);
+    if (!callback) return connected;
+    connected.then(
+      (client) => callback(undefined, client, () => client.release()),
+      (error: Error) => callback(error),
+    );
+    return undefined;
+  };
+  pool.connect = withFailover as typeof pool.connect;
 }
 
 const INT8 = 20;

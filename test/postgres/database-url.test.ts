@@ -1,7 +1,8 @@
 /**
  * What a PostgreSQL URL asks of its connections beyond what pg does itself: libpq's several-host
- * failover list is refused by name (rather than failing as an invalid URL), and so is a
- * target_session_attrs Restfold cannot honour; read-write is honoured, each new connection checked.
+ * failover list is tried host by host (test/replica/replica.test.ts shows it passing a standby for
+ * the primary), a target_session_attrs Restfold cannot honour is refused by name, and read-write
+ * is honoured, each new connection checked.
  */
 import { describe, expect, it } from 'vitest';
 import { runCli } from '../support/spawned-server.js';
@@ -10,10 +11,10 @@ import { createTestDatabase, testDialect } from '../support/database.js';
 const migrate = (url: string) => runCli(['migrate'], { PATH: process.env.PATH, DATABASE_URL: url, LOG_LEVEL: 'silent' });
 
 describe('DATABASE_URL settings Restfold cannot honour', () => {
-  it('refuses several hosts, naming them and not the password', () => {
-    const run = migrate('postgres://app:s3cret@db1:5432,db2:5432/shop?target_session_attrs=read-write');
+  it('fails when no host of the list answers, without showing the password', () => {
+    const run = migrate('postgres://app:s3cret@127.0.0.1:1,127.0.0.1:2/shop?target_session_attrs=read-write');
     expect(run.status).toBe(1);
-    expect(run.stderr).toContain('DATABASE_URL names several hosts (db1:5432,db2:5432): Restfold connects to one.');
+    expect(run.stderr).toContain('ECONNREFUSED 127.0.0.1:2');
     expect(run.stderr).not.toContain('s3cret');
   });
 
@@ -36,6 +37,19 @@ describe.runIf(testDialect === 'postgres')('target_session_attrs=read-write', ()
       const refused = migrate(url.toString());
       expect(refused.status).toBe(1);
       expect(refused.stderr).toContain('does not accept writes');
+    } finally {
+      await database.drop();
+    }
+  });
+});
+
+describe.runIf(testDialect === 'postgres')('several hosts (libpq failover list)', () => {
+  it('connects to the first host of the list that answers', async () => {
+    const database = await createTestDatabase();
+    try {
+      const { host } = new URL(database.url);
+      // Nothing listens on port 1: the next host is tried.
+      expect(migrate(database.url.replace(host, `127.0.0.1:1,${host}`))).toMatchObject({ status: 0 });
     } finally {
       await database.drop();
     }

@@ -37,6 +37,18 @@ describe('configuration from the environment', () => {
     expect(loadConfig({ WORKERS: '4' })).toMatchObject({ maxConnections: 25, maxIdleConnections: 5 });
   });
 
+  it('reads DATABASE_REPLICA_URLS beside a PostgreSQL DATABASE_URL only, with the lag limit and poll interval', () => {
+    expect(loadConfig({})).toMatchObject({ replicaUrls: [], replicaMaxLagMs: 1000, replicaPollMs: 100 });
+    const primary = 'postgres://app@db1/app';
+    expect(loadConfig({ DATABASE_URL: primary, DATABASE_REPLICA_URLS: ' postgres://app@r1/app, postgresql://app@r2/app ', DATABASE_REPLICA_MAX_LAG_MS: '250' })).toMatchObject({
+      replicaUrls: ['postgres://app@r1/app', 'postgresql://app@r2/app'],
+      replicaMaxLagMs: 250,
+    });
+    expect(() => loadConfig({ DATABASE_REPLICA_URLS: 'postgres://app@r1/app' })).toThrow('DATABASE_REPLICA_URLS needs a PostgreSQL DATABASE_URL');
+    expect(() => loadConfig({ DATABASE_URL: primary, DATABASE_REPLICA_URLS: 'sqlite:./copy.sqlite3' })).toThrow('each URL must start with postgres://');
+    expect(() => loadConfig({ DATABASE_URL: primary, DATABASE_REPLICA_POLL_MS: '5' })).toThrow('DATABASE_REPLICA_POLL_MS must be an integer >= 10');
+  });
+
   it('prepares statements unless DB_PREPARED_STATEMENTS=false (behind a transaction pooler)', () => {
     expect(loadConfig({}).preparedStatements).toBe(true);
     expect(loadConfig({ DB_PREPARED_STATEMENTS: 'false' }).preparedStatements).toBe(false);

@@ -28,6 +28,7 @@ import { browsableContext, collections } from './plugins/collections.js';
 import { corsPolicy } from './plugins/cors.js';
 import { errors, frameworkErrors } from './plugins/errors.js';
 import { health } from './plugins/health.js';
+import { readYourWrites } from './plugins/read-your-writes.js';
 import { httpProtocol, httpServerOptions } from './plugins/http-server.js';
 import { requestIdentity, requestIdentityOptions } from './plugins/request-identity.js';
 import { securityHeaders } from './plugins/security-headers.js';
@@ -94,6 +95,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   await app.register(allowedHosts, { allowedHosts: config.allowedHosts });
   await app.register(errors, { isDatabaseUnavailable: database.isUnavailable, page });
   await app.register(health, { database });
+  if (database.replicas) await app.register(readYourWrites, { replicas: database.replicas });
   await app.register(securityHeaders);
   await app.register(corsPolicy, { origins: config.corsOrigins });
   await app.register(browsableAssets);

@@ -19,6 +19,11 @@ export interface Config {
   readonly connectionWaitMs: number;
   /** Named statements prepared once per connection (DB_PREPARED_STATEMENTS); false behind a transaction pooler. */
   readonly preparedStatements: boolean;
+  /** PostgreSQL read replicas of DATABASE_URL (DATABASE_REPLICA_URLS, comma-separated); none when empty (docs/deploying.md). */
+  readonly replicaUrls: readonly string[];
+  /** A replica further behind than this is skipped (DATABASE_REPLICA_MAX_LAG_MS), and how often that is measured (DATABASE_REPLICA_POLL_MS). */
+  readonly replicaMaxLagMs: number;
+  readonly replicaPollMs: number;
   /** undefined: generate one and keep it in the data folder (see secrets.ts). */
   readonly secretKey: string | undefined;
   readonly auth: readonly AuthKind[];
@@ -120,6 +125,15 @@ export const workerCount = (workers: number): number => (workers === 0 ? availab
 export const shares = (total: number, count: number): number[] =>
   Array.from({ length: count }, (_, index) => Math.floor(total / count) + (index < total % count ? 1 : 0));
 
+/** DATABASE_REPLICA_URLS: PostgreSQL URLs beside a PostgreSQL DATABASE_URL. */
+function replicaUrls(env: Env, databaseUrl: string): string[] {
+  const urls = (env.DATABASE_REPLICA_URLS ?? '').split(',').map((url) => url.trim()).filter(Boolean);
+  if (urls.length === 0) return urls;
+  if (!/^postgres(ql)?:\/\//.test(databaseUrl)) throw new Error('DATABASE_REPLICA_URLS needs a PostgreSQL DATABASE_URL (postgres://).');
+  if (!urls.every((url) => /^postgres(ql)?:\/\//.test(url))) throw new Error('DATABASE_REPLICA_URLS: each URL must start with postgres://.');
+  return urls;
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const auth = (env.AUTH ?? 'token,jwt,session')
     .split(',')
@@ -136,10 +150,14 @@ export function loadConfig(env: Env = process.env): Config {
   if (headersTimeoutMs > requestTimeoutMs) throw new Error('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS.');
   const workers = integer(env, 'WORKERS', 1, 0);
   const maxBodyBytes = integer(env, 'MAX_BODY_BYTES', 1_048_576, 1);
+  const databaseUrl = env.DATABASE_URL || 'sqlite:./data/restfold.sqlite3';
   return {
     port: integer(env, 'PORT', 8000, 0),
     host: env.HOST || '127.0.0.1',
-    databaseUrl: env.DATABASE_URL || 'sqlite:./data/restfold.sqlite3',
+    databaseUrl,
+    replicaUrls: replicaUrls(env, databaseUrl),
+    replicaMaxLagMs: integer(env, 'DATABASE_REPLICA_MAX_LAG_MS', 1000, 1),
+    replicaPollMs: integer(env, 'DATABASE_REPLICA_POLL_MS', 100, 10),
     // Both for the whole service, shared among its workers (cluster.ts): connections past what
     // PostgreSQL has cores for only queue there (docs/performance.md: workers share the pool).
     maxConnections: integer(env, 'DB_MAX_CONNECTIONS', 25, 1),

@@ -1,6 +1,6 @@
 /**
  * Prometheus metrics (prom-client): requests by route and status, their
- * latency, throttle rejections, and the database pool. Off unless
+ * latency, throttle rejections, the database pool, and read replicas in use and their lag. Off unless
  * METRICS=true; with METRICS_PORT they are served on that port only, never on
  * the public one.
  */
@@ -34,6 +34,30 @@ function createMetrics(app: FastifyInstance, database: Database): Registry {
       for (const [state, value] of Object.entries(stats)) this.set({ state }, value);
     },
   });
+
+  const { replicas } = database;
+  if (replicas) {
+    new Gauge({
+      name: 'restfold_db_replica_in_use',
+      help: 'Whether reads go to the read replica (1), or it is skipped (0): see the state label',
+      labelNames: ['replica', 'state'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const { name, state } of replicas.status()) this.set({ replica: name, state }, state === 'in use' ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'restfold_db_replica_lag_seconds',
+      help: 'How far behind the primary the read replica was last seen (absent: not known)',
+      labelNames: ['replica'],
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const { name, lagMillis } of replicas.status()) if (lagMillis !== null) this.set({ replica: name }, lagMillis / 1000);
+      },
+    });
+  }
 
   app.addHook('onResponse', (request, reply, done) => {
     // The route pattern, not the path, so ids do not multiply the series.

@@ -4,21 +4,34 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import type { FastifyInstance } from 'fastify';
-import { openDatabase, type Database } from '../../store/database.js';
+import { openDatabase, type Database, type DatabaseOptions } from '../../store/database.js';
+import { withReplicas } from '../../store/replicas.js';
 import { buildApp } from './app.js';
 import { migrateApp, type AppDefinition } from './definition.js';
 import { repliesSent } from './plugins/request-identity.js';
 import type { Config } from './config.js';
 import { assertSchemaMatches } from './schema.js';
 
+const poolOptions = (config: Config): DatabaseOptions => ({
+  maxConnections: config.maxConnections,
+  maxIdleConnections: config.maxIdleConnections,
+  connectionWaitMillis: config.connectionWaitMs,
+  preparedStatements: config.preparedStatements,
+});
+
+/** The primary alone: what migrations, `check` and the other commands use. */
 export function openConfiguredDatabase(config: Config): Database {
-  return openDatabase(config.databaseUrl, {
-    maxConnections: config.maxConnections,
-    maxIdleConnections: config.maxIdleConnections,
-    connectionWaitMillis: config.connectionWaitMs,
-    preparedStatements: config.preparedStatements,
-  });
+  return openDatabase(config.databaseUrl, poolOptions(config));
 }
+
+/**
+ * What `serve` reads and writes once migrated: the primary, with its replicas beside it when
+ * DATABASE_REPLICA_URLS names some (each a pool of the primary's size).
+ */
+const withConfiguredReplicas = (primary: Database, config: Config): Promise<Database> =>
+  config.replicaUrls.length === 0
+    ? Promise.resolve(primary)
+    : withReplicas(primary, config.replicaUrls, { ...poolOptions(config), maxLagMillis: config.replicaMaxLagMs, pollMillis: config.replicaPollMs });
 
 /**
  * Garbage collection tuned for a request server rather than a browser tab (measured in
@@ -39,10 +52,12 @@ function tuneGarbageCollection(): void {
 
 export async function serve(definition: AppDefinition, config: Config): Promise<FastifyInstance> {
   tuneGarbageCollection();
-  const database = openConfiguredDatabase(config);
-  const applied = await migrateApp(database, definition);
+  const primary = openConfiguredDatabase(config);
+  const applied = await migrateApp(primary, definition);
   // A table or column the declarations name but the database lacks would be a 500 on the first write: refuse now.
-  await assertSchemaMatches(database, definition);
+  await assertSchemaMatches(primary, definition);
+  // Migrated and checked on the primary alone; the replicas replay it.
+  const database = await withConfiguredReplicas(primary, config);
   const app = await buildApp(definition, { database, config });
   if (applied.length > 0) app.log.info({ migrations: applied }, 'migrations applied');
   app.addHook('onClose', async () => {

@@ -4,6 +4,7 @@
  */
 import type { Database } from '../../store/database.js';
 import type { Companion } from '../../store/records.js';
+import type { RequestReader } from '../../store/reader.js';
 import { activeUserBy, currentUserRow, type IssuedCredential, type UserRow } from '../../store/accounts/users.js';
 import { listPermissions } from '../../store/accounts/permissions.js';
 import { verifyAgainstDummy, verifyPassword } from './passwords.js';
@@ -57,9 +58,10 @@ export interface UserQuery extends Companion {
 /**
  * The credential's user, when it is active and the credential still current (issued under the
  * user's version, or kept by the change that moved it on; credential.id is AuthUser.credentialId); else undefined.
+ * Read on the primary; through the request's `reader` when authenticating one (which keeps what it needs of the row).
  */
-export async function findCurrentUser(database: Database, credential: IssuedCredential): Promise<AuthUser | undefined> {
-  const row = await currentUserRow(database, credential);
+export async function findCurrentUser(database: Database, credential: IssuedCredential, reader?: RequestReader): Promise<AuthUser | undefined> {
+  const row = await (reader ? reader.currentUser(credential) : currentUserRow(database, credential));
   return row && toAuthUser(database, row, credential.id);
 }
 

@@ -5,7 +5,8 @@
 import type { Model } from '../../core/model.js';
 import type { Row } from '../../core/rows.js';
 import { storeDatabase, transaction, type Database } from '../database.js';
-import { insertRecord, type RecordId } from '../records.js';
+import { insertRecord, type RecordId, type RowQuery } from '../records.js';
+import { withWritePosition } from '../write-positions.js';
 import { grantPermissions } from './permissions.js';
 
 /** The columns a query finding a user selects. */
@@ -31,10 +32,11 @@ export interface IssuedCredential {
 
 /**
  * The credential's user, when it is active and the credential still current (issued under the
- * user's version, or kept by the change that moved it on); else undefined. One read.
+ * user's version, or kept by the change that moved it on); else undefined. One read; `positioned`:
+ * with the user's last write's position (store/write-positions.ts).
  */
-export async function currentUserRow(database: Database, credential: IssuedCredential): Promise<UserRow | undefined> {
-  const row = await storeDatabase(database).db
+export async function currentUserRow(database: Database, credential: IssuedCredential, positioned = false): Promise<UserRow | undefined> {
+  const query = storeDatabase(database).db
     .selectFrom('users')
     .select(USER_COLUMNS)
     .where('id', '=', credential.userId)
@@ -43,8 +45,8 @@ export async function currentUserRow(database: Database, credential: IssuedCrede
       credential.id === undefined
         ? eb('credentials_version', '=', credential.version)
         : eb.or([eb('credentials_version', '=', credential.version), eb('credentials_kept', '=', credential.id)]),
-    )
-    .executeTakeFirst();
+    ) as unknown as RowQuery;
+  const row = await (positioned ? withWritePosition(database, query) : query).executeTakeFirst();
   return row as UserRow | undefined;
 }
 

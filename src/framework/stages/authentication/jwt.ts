@@ -16,6 +16,7 @@ import { randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
 import { advanceRefreshFamily, endRefreshFamily, startRefreshFamily } from '../../../store/accounts/refresh-families.js';
 import type { Database } from '../../../store/database.js';
+import type { RequestReader } from '../../../store/reader.js';
 import { authenticationFailed } from '../../base/errors.js';
 import type { Authenticator } from './index.js';
 import { findCurrentUser, type AuthUser } from '../../base/auth-user.js';
@@ -90,7 +91,7 @@ export function jwtCredentials(database: Database, settings: JwtSettings): JwtCr
   }
 
   /** A valid, unexpired token of `type` and its user, active and for whom the token is still current; else 401. */
-  async function verify(token: string, type: TokenType): Promise<{ user: AuthUser; payload: JWTPayload }> {
+  async function verify(token: string, type: TokenType, reader?: RequestReader): Promise<{ user: AuthUser; payload: JWTPayload }> {
     let payload;
     try {
       ({ payload } = await jwtVerify(token, key, { algorithms: [ALGORITHM], requiredClaims: ['exp', 'sub'] }));
@@ -102,7 +103,7 @@ export function jwtCredentials(database: Database, settings: JwtSettings): JwtCr
     // Tokens from before credential versions carry none: they were issued under version 0.
     const version = payload.ver ?? 0;
     const valid = Number.isSafeInteger(userId) && userId > 0 && Number.isSafeInteger(version);
-    const user = valid ? await findCurrentUser(database, { userId, version: version as number, id: payload.jti }) : undefined;
+    const user = valid ? await findCurrentUser(database, { userId, version: version as number, id: payload.jti }, reader) : undefined;
     if (!user) throw authenticationFailed('Invalid or expired token.');
     return { user, payload };
   }
@@ -110,9 +111,9 @@ export function jwtCredentials(database: Database, settings: JwtSettings): JwtCr
   return {
     authenticator: {
       kind: 'jwt',
-      async authenticate(credential) {
+      async authenticate(credential, _request, reader) {
         if (credential.scheme !== 'bearer' || !jwtShape.test(credential.value)) return undefined;
-        return (await verify(credential.value, 'access')).user;
+        return (await verify(credential.value, 'access', reader)).user;
       },
     },
     access: (user) => sign(user, 'access'),

@@ -7,6 +7,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { Database } from '../../../store/database.js';
+import type { RequestReader } from '../../../store/reader.js';
 import { authenticationFailed, permissionDenied } from '../../base/errors.js';
 import { constantTimeEqual, credentialShape, hashOf, newCredential } from './credentials.js';
 import type { Authenticator, Credential } from './index.js';
@@ -40,10 +41,10 @@ export function sessionCredentials(database: Database, store: SessionStore, life
     return value;
   }
 
-  async function userOf(id: string, credential: Credential, request: FastifyRequest): Promise<AuthUser> {
+  async function userOf(id: string, credential: Credential, request: FastifyRequest, reader?: RequestReader): Promise<AuthUser> {
     const idHash = hashOf(id);
     const stored = await store.load(idHash);
-    const user = stored && (await findCurrentUser(database, { userId: stored.userId, version: stored.version ?? 0, id: idHash }));
+    const user = stored && (await findCurrentUser(database, { userId: stored.userId, version: stored.version ?? 0, id: idHash }, reader));
     if (!stored || !user) throw authenticationFailed('Invalid or expired session.');
     // The browsable page renders it for its own forms; other origins cannot read the page.
     if (credential.scheme === 'cookie') request.csrfToken = stored.csrfToken;
@@ -58,9 +59,9 @@ export function sessionCredentials(database: Database, store: SessionStore, life
 
   const authenticator: Authenticator = {
     kind: 'session',
-    async authenticate(credential, request) {
+    async authenticate(credential, request, reader) {
       const id = sessionIdOf(credential, request);
-      return id === undefined ? undefined : userOf(id, credential, request);
+      return id === undefined ? undefined : userOf(id, credential, request, reader);
     },
   };
 
