@@ -24,6 +24,7 @@ import {
 } from '../../src/framework/index.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
+import { statusCounts } from '../support/replies.js';
 
 const STOCK: ConstraintFacts = { name: 'products_stock_not_negative', check: { stock__gte: 0 }, field: 'stock', message: 'Stock cannot go below zero.' };
 
@@ -119,8 +120,6 @@ const newProduct = async (sku: string, stock: number): Promise<number> => {
   return reply.json.id as number;
 };
 const stored = async (id: number) => (await api.request('GET', `/api/v1/products/${id}/`, { token: alice.token })).json;
-const statuses = (replies: readonly { status: number }[]): Record<number, number> =>
-  replies.reduce<Record<number, number>>((counts, { status }) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {});
 
 describe('atomic updates from a hook', () => {
   it('30 concurrent lines against a stock of 5: 5 created, 25 refused naming the quantity, stock 0', async () => {
@@ -129,7 +128,7 @@ describe('atomic updates from a hook', () => {
       Array.from({ length: 30 }, () => api.request('POST', '/api/v1/lines/', { token: alice.token, body: { product_id: id, quantity: 1 } })),
     );
 
-    expect(statuses(replies)).toEqual({ 201: 5, 400: 25 });
+    expect(statusCounts(replies)).toEqual({ 201: 5, 400: 25 });
     for (const reply of replies.filter(({ status }) => status === 400)) {
       expect(reply.json).toMatchObject({ code: 'validation_failed', details: { quantity: ['Not enough stock.'] } });
     }
@@ -168,7 +167,7 @@ describe('atomic updates from a custom action', () => {
     const replies = await Promise.all(
       Array.from({ length: 20 }, () => api.request('POST', `/api/v1/products/${id}/restock/`, { token: alice.token, body: { quantity: 1 } })),
     );
-    expect(statuses(replies)).toEqual({ 200: 20 });
+    expect(statusCounts(replies)).toEqual({ 200: 20 });
     expect(await stored(id)).toMatchObject({ stock: 23 });
   });
 });
@@ -179,7 +178,7 @@ describe('locked reads', () => {
     const replies = await Promise.all(
       Array.from({ length: 12 }, () => api.request('POST', '/api/v1/reservations/', { token: alice.token, body: { product_id: id, quantity: 1 } })),
     );
-    expect(statuses(replies)).toEqual({ 201: 4, 400: 8 });
+    expect(statusCounts(replies)).toEqual({ 201: 4, 400: 8 });
     expect(await stored(id)).toMatchObject({ stock: 0 });
   });
 

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import shop from '../../examples/shop/app.js';
 import migrations from '../../examples/shop/migrations/index.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
+import { statusCounts } from '../support/replies.js';
 
 let api: TestApi;
 let manager: TestUser;
@@ -44,8 +45,6 @@ const newOrder = async (user: TestUser): Promise<number> => {
   return reply.json.id as number;
 };
 const line = (user: TestUser, order: number, sku: string, quantity = 1) => call(user, 'POST', `orders/${order}/lines/`, { product: sku, quantity });
-const statuses = (replies: readonly { status: number }[]): Record<number, number> =>
-  replies.reduce<Record<number, number>>((counts, { status }) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {});
 
 describe('products', () => {
   it('are made and changed by shop.manage, read by any signed-in user, by SKU', async () => {
@@ -94,7 +93,7 @@ describe('restock', () => {
   it('adds up under concurrency: 20 restocks of 1 add 20', async () => {
     const sku = await product(3);
     const replies = await Promise.all(Array.from({ length: 20 }, () => call(manager, 'POST', `products/${sku}/restock/`, { quantity: 1 })));
-    expect(statuses(replies)).toEqual({ 200: 20 });
+    expect(statusCounts(replies)).toEqual({ 200: 20 });
     expect(replies[0]!.json).toMatchObject({ sku });
     expect(await stockOf(sku)).toBe(23);
   });
@@ -194,7 +193,7 @@ describe('order lines', () => {
     const sku = await product(5);
     const orders = await Promise.all([alice, bob].map(newOrder));
     const replies = await Promise.all(Array.from({ length: 30 }, (_, n) => line(n % 2 ? bob : alice, orders[n % 2]!, sku)));
-    expect(statuses(replies)).toEqual({ 201: 5, 400: 25 });
+    expect(statusCounts(replies)).toEqual({ 201: 5, 400: 25 });
     for (const reply of replies.filter(({ status }) => status === 400)) expect(reply.json.details).toHaveProperty('quantity');
     expect(await stockOf(sku)).toBe(0);
     const counts = await Promise.all([alice, bob].map(async (user, n) => (await call(user, 'GET', `orders/${orders[n]}/lines/`)).json.count as number));
@@ -205,7 +204,7 @@ describe('order lines', () => {
     const sku = await product(100, '1.00');
     const order = await newOrder(alice);
     const replies = await Promise.all(Array.from({ length: 12 }, () => line(alice, order, sku)));
-    expect(statuses(replies)).toEqual({ 201: 12 });
+    expect(statusCounts(replies)).toEqual({ 201: 12 });
     expect((await call(alice, 'GET', `orders/${order}/`)).json).toMatchObject({ total: '12.00' });
     expect(await stockOf(sku)).toBe(88);
   });

@@ -22,6 +22,7 @@ import {
 } from '../../src/framework/index.js';
 import { startApi, type Reply, type TestApi, type TestUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
+import { statusCounts } from '../support/replies.js';
 
 /** Labels: a unique name, and a unique code; creates refuse a reserved name. */
 const Label = model(
@@ -106,8 +107,6 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
-const statuses = (replies: readonly Reply[]): Record<number, number> =>
-  replies.reduce<Record<number, number>>((counts, { status }) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {});
 const atOnce = (count: number, request: (index: number) => Promise<Reply>): Promise<Reply[]> => Promise.all(Array.from({ length: count }, (_, index) => request(index)));
 const pinsOf = (labelId: unknown) => pins(api.database).list({ label_id: labelId }, ['id']);
 
@@ -146,7 +145,7 @@ describe('recordStore.getOrCreate', () => {
   it('10 concurrent pins of one label by one user: all 200, one created, one pin stored', async () => {
     const { id } = await labels(api.database).create({ name: 'popular' });
     const replies = await atOnce(10, () => api.request('POST', `/api/v1/labels/${id}/pin/`, { token: alice.token }));
-    expect(statuses(replies)).toEqual({ 200: 10 });
+    expect(statusCounts(replies)).toEqual({ 200: 10 });
     expect(replies.filter((reply) => reply.json.created)).toHaveLength(1);
     expect(await pinsOf(id)).toHaveLength(1);
   });
@@ -173,7 +172,7 @@ describe('recordStore.deleteMatching', () => {
   it('20 pins and unpins of one label by one user at once: all 200, at most one pin stored', async () => {
     const { id } = await labels(api.database).create({ name: 'fickle' });
     const replies = await atOnce(20, (i) => api.request(i % 2 === 0 ? 'POST' : 'DELETE', `/api/v1/labels/${id}/pin/`, { token: alice.token }));
-    expect(statuses(replies)).toEqual({ 200: 20 });
+    expect(statusCounts(replies)).toEqual({ 200: 20 });
     expect((await pinsOf(id)).length).toBeLessThanOrEqual(1);
   });
 });
@@ -186,7 +185,7 @@ describe('lockFor', () => {
 
   it('makes a check for absence and the write after it safe: 10 concurrent bookings of one show get seats 1 to 10', async () => {
     const replies = await atOnce(10, () => api.request('POST', '/api/v1/bookings/', { token: alice.token, body: { show: 'premiere' } }));
-    expect(statuses(replies)).toEqual({ 201: 10 });
+    expect(statusCounts(replies)).toEqual({ 201: 10 });
     expect(replies.map((reply) => reply.json.seat as number).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
 });

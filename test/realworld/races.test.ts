@@ -8,12 +8,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { createArticle, expectArticle, expectProfile, register, useConduit, type Article, type Reply } from './support.js';
+import { statusCounts } from '../support/replies.js';
 
 const call = useConduit();
 
 /** How many replies had each status: `{ 200: 20 }`, shown whole when one differs. */
-const statuses = (replies: readonly Reply[]): Record<number, number> =>
-  replies.reduce<Record<number, number>>((counts, { status }) => ({ ...counts, [status]: (counts[status] ?? 0) + 1 }), {});
 
 /** `count` requests made by `request(index)`, all sent at once. */
 const atOnce = (count: number, request: (index: number) => Promise<Reply>): Promise<Reply[]> => Promise.all(Array.from({ length: count }, (_, index) => request(index)));
@@ -24,7 +23,7 @@ describe('concurrent same-title creates', () => {
     // New tags, named in either order: each is made once, and no two creates wait for each other's.
     const article = (i: number) => ({ title: 'Concurrent Dragons', description: 'again', body: 'and again', tagList: i % 2 === 0 ? ['race-b', 'race-a'] : ['race-a', 'race-b'] });
     const replies = await atOnce(10, (i) => call('POST', '/articles', { token: author.token, body: { article: article(i) } }));
-    expect(statuses(replies)).toEqual({ 201: 10 });
+    expect(statusCounts(replies)).toEqual({ 201: 10 });
     const slugs = replies.map((reply) => expectArticle(reply, 201).slug);
     expect(new Set(slugs).size).toBe(10);
     for (const slug of slugs) expect(slug).toMatch(/^concurrent-dragons(-\d+)?$/);
@@ -34,7 +33,7 @@ describe('concurrent same-title creates', () => {
   it('titles that may want one slug ("Twin", "Twin 2") at once: all 201, distinct slugs', async () => {
     const author = await register(call, 'twins');
     const replies = await atOnce(10, (i) => call('POST', '/articles', { token: author.token, body: { article: { title: i % 2 === 0 ? 'Twin' : 'Twin 2', description: 'd', body: 'b' } } }));
-    expect(statuses(replies)).toEqual({ 201: 10 });
+    expect(statusCounts(replies)).toEqual({ 201: 10 });
     expect(new Set(replies.map((reply) => expectArticle(reply, 201).slug)).size).toBe(10);
   });
 
@@ -43,7 +42,7 @@ describe('concurrent same-title creates', () => {
     const created: Article[] = [];
     for (let i = 0; i < 10; i++) created.push(await createArticle(call, author, { title: `Draft ${i}` }));
     const replies = await atOnce(10, (i) => call('PUT', `/articles/${created[i]!.slug}`, { token: author.token, body: { article: { title: 'Final Title' } } }));
-    expect(statuses(replies)).toEqual({ 200: 10 });
+    expect(statusCounts(replies)).toEqual({ 200: 10 });
     const slugs = replies.map((reply) => expectArticle(reply).slug);
     expect(new Set(slugs).size).toBe(10);
     for (const slug of slugs) expect(slug).toMatch(/^final-title(-\d+)?$/);
@@ -56,7 +55,7 @@ describe('concurrent favourites', () => {
     const fan = await register(call, 'eagerfan');
     const { slug } = await createArticle(call, author, { title: 'Favourite me' });
     const replies = await atOnce(10, () => call('POST', `/articles/${slug}/favorite`, { token: fan.token }));
-    expect(statuses(replies)).toEqual({ 200: 10 });
+    expect(statusCounts(replies)).toEqual({ 200: 10 });
     for (const reply of replies) expect(expectArticle(reply)).toMatchObject({ favorited: true, favoritesCount: 1 });
     expect(expectArticle(await call('GET', `/articles/${slug}`, { token: fan.token }))).toMatchObject({ favorited: true, favoritesCount: 1 });
   });
@@ -66,7 +65,7 @@ describe('concurrent favourites', () => {
     const fan = await register(call, 'fickle');
     const { slug } = await createArticle(call, author, { title: 'Love me, love me not' });
     const replies = await atOnce(20, (i) => call(i % 2 === 0 ? 'POST' : 'DELETE', `/articles/${slug}/favorite`, { token: fan.token }));
-    expect(statuses(replies)).toEqual({ 200: 20 });
+    expect(statusCounts(replies)).toEqual({ 200: 20 });
     replies.forEach((reply, i) => expect(expectArticle(reply).favorited).toBe(i % 2 === 0));
     const { favorited, favoritesCount } = expectArticle(await call('GET', `/articles/${slug}`, { token: fan.token }));
     expect(favoritesCount).toBe(favorited ? 1 : 0);
@@ -78,7 +77,7 @@ describe('concurrent follows', () => {
     await register(call, 'celebrity');
     const follower = await register(call, 'keenfollower');
     const replies = await atOnce(10, () => call('POST', '/profiles/celebrity/follow', { token: follower.token }));
-    expect(statuses(replies)).toEqual({ 200: 10 });
+    expect(statusCounts(replies)).toEqual({ 200: 10 });
     for (const reply of replies) expect(expectProfile(reply).following).toBe(true);
     expect(expectProfile(await call('GET', '/profiles/celebrity', { token: follower.token })).following).toBe(true);
   });
@@ -87,7 +86,7 @@ describe('concurrent follows', () => {
     await register(call, 'starlet');
     const follower = await register(call, 'waverer');
     const replies = await atOnce(20, (i) => call(i % 2 === 0 ? 'POST' : 'DELETE', '/profiles/starlet/follow', { token: follower.token }));
-    expect(statuses(replies)).toEqual({ 200: 20 });
+    expect(statusCounts(replies)).toEqual({ 200: 20 });
     replies.forEach((reply, i) => expect(expectProfile(reply).following).toBe(i % 2 === 0));
   });
 });
