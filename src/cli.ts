@@ -13,6 +13,7 @@ import { dirname, extname, join, resolve } from 'node:path';
 import { createToken, revokeUserTokens } from './framework/stages/authentication/token.js';
 import { AdminInputError, createUser, grantPermissions, listPermissions, revokePermissions, userNamed } from './framework/app/admin.js';
 import { serveWorkers } from './framework/app/cluster.js';
+import { migrateFramework } from './framework/app/definition.js';
 import { writeNewApp } from './scaffold.js';
 import {
   appBaseline,
@@ -65,7 +66,9 @@ index.* nor _helper.*), run in name order after the framework's. makemigrations
 writes them there, with an index.* listing them for an app that would rather
 import them: an app that passes defineApp({ migrations }) gets exactly those,
 and the folder is not read. A compiled app (dist/app.js) reads the .js files
-compiled beside it; run makemigrations on its source.
+compiled beside it; run makemigrations on its source. The accounts' commands
+(createuser, token, permissions) need --app only for an app with a user model
+of its own (User.extend); without it they migrate the framework's tables alone.
 Settings come from the environment (DATABASE_URL, PORT, ...; see README).`;
 
 class UsageError extends Error {}
@@ -191,10 +194,11 @@ async function readStdin(): Promise<string> {
 }
 
 /** Opens the database, migrates it, and runs `work` with the names of the migrations just applied. */
-async function withDatabase<T>(config: Config, app: AppDefinition, work: (database: Database, applied: AppliedMigrations) => Promise<T>): Promise<T> {
+async function withDatabase<T>(config: Config, app: AppDefinition | undefined, work: (database: Database, applied: AppliedMigrations) => Promise<T>): Promise<T> {
   const database = openConfiguredDatabase(config);
   try {
-    return await work(database, await migrateFrameworkAndApp(database, app));
+    const applied = app ? await migrateFrameworkAndApp(database, app) : { framework: await migrateFramework(database), app: [] };
+    return await work(database, applied);
   } finally {
     await database.close();
   }
@@ -230,6 +234,9 @@ async function main(argv: string[]): Promise<void> {
   loadDotEnv();
   const config = loadConfig();
   const app = await loadApp(values.app);
+  // The accounts' commands touch the framework's tables: given no --app, they migrate those alone, as
+  // the example service's migrations have no place in the database of an app served with --app.
+  const accountsApp = values.app === undefined ? undefined : app;
   const username = (): string => {
     if (!values.username) throw new UsageError('--username is required.');
     return values.username;
@@ -274,7 +281,7 @@ async function main(argv: string[]): Promise<void> {
         throw new UsageError('Give --password or --password-stdin, not both.');
       }
       const password = values['password-stdin'] ? await readStdin() : values.password;
-      const id = await withDatabase(config, app, (database) =>
+      const id = await withDatabase(config, accountsApp, (database) =>
         createUser(database, {
           username: username(),
           password,
@@ -288,14 +295,14 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'token': {
       if (subcommand === 'create') {
-        const token = await withDatabase(config, app, async (database) =>
+        const token = await withDatabase(config, accountsApp, async (database) =>
           createToken(database, await userNamed(database, username())),
         );
         console.log(token);
         return;
       }
       if (subcommand === 'revoke') {
-        const count = await withDatabase(config, app, async (database) =>
+        const count = await withDatabase(config, accountsApp, async (database) =>
           revokeUserTokens(database, await userNamed(database, username())),
         );
         console.log(`Revoked ${count} token(s) of "${values.username}".`);
@@ -307,7 +314,7 @@ async function main(argv: string[]): Promise<void> {
       const names = positionals.slice(2);
       if (subcommand === 'list') {
         if (names.length > 0) throw new UsageError('"permissions list" takes no names.');
-        const held = await withDatabase(config, app, async (database) =>
+        const held = await withDatabase(config, accountsApp, async (database) =>
           listPermissions(database, await userNamed(database, username())),
         );
         for (const name of held) console.log(name);
@@ -315,7 +322,7 @@ async function main(argv: string[]): Promise<void> {
       }
       if (subcommand === 'add' || subcommand === 'remove') {
         if (names.length === 0) throw new UsageError(`Name at least one permission to ${subcommand}.`);
-        await withDatabase(config, app, async (database) => {
+        await withDatabase(config, accountsApp, async (database) => {
           const id = await userNamed(database, username());
           if (subcommand === 'add') {
             await grantPermissions(database, id, names);

@@ -12,8 +12,9 @@ function served(app: string, users: Readonly<Record<string, readonly string[]>>)
   beforeAll(async () => {
     server = await startServer({ appArgs: ['--app', app] });
     for (const [username, permissions] of Object.entries(users)) {
-      server.cli(['createuser', '--username', username, '--password', `${username}-pass`, ...permissions.flatMap((name) => ['--permission', name])]);
-      tokens[username] = server.cli(['token', 'create', '--username', username]).trim();
+      // As the READMEs run them: the accounts' commands need no --app.
+      server.cli(['createuser', '--username', username, '--password', `${username}-pass`, ...permissions.flatMap((name) => ['--permission', name])], undefined, false);
+      tokens[username] = server.cli(['token', 'create', '--username', username], undefined, false).trim();
     }
   }, 120_000);
   afterAll(() => server?.stop());

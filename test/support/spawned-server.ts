@@ -22,7 +22,8 @@ export interface SpawnedServer {
   readonly url: string;
   readonly folder: string;
   /** Runs `restfold <args>` on the server's database; throws with its stderr unless it exits 0. */
-  cli(args: readonly string[], input?: string): string;
+  /** `restfold <args>` on the server's database, with its `--app` (or, `withApp` false, without: as a README's account commands run). */
+  cli(args: readonly string[], input?: string, withApp?: boolean): string;
   stop(): Promise<void>;
 }
 
@@ -113,8 +114,8 @@ export async function startServer(options: { appArgs?: readonly string[]; env?: 
   return {
     url,
     folder,
-    cli(args, input) {
-      const run = runCli([...args, ...appArgs], env, input);
+    cli(args, input, withApp = true) {
+      const run = runCli([...args, ...(withApp ? appArgs : [])], env, input);
       if (run.status !== 0) throw new Error(`restfold ${args.join(' ')} exited ${run.status}: ${run.stderr}`);
       return run.stdout;
     },

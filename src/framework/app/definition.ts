@@ -75,9 +75,12 @@ export interface AppliedMigrations {
 
 /** The framework's migrations (generated from its declarations: store/accounts/migrations/), then the app's. */
 export async function migrateFrameworkAndApp(database: Database, definition: AppDefinition): Promise<AppliedMigrations> {
-  const framework = await migrate(database, 'restfold', accountMigrations);
+  const framework = await migrateFramework(database);
   return { framework, app: await migrate(database, 'app', definition.migrations ?? {}) };
 }
+
+/** The framework's own migrations alone (its accounts' tables): what the accounts' commands need. */
+export const migrateFramework = (database: Database): Promise<string[]> => migrate(database, 'restfold', accountMigrations);
 
 /** migrateFrameworkAndApp's names in the order they ran. */
 export async function migrateApp(database: Database, definition: AppDefinition): Promise<string[]> {
