@@ -40,6 +40,8 @@ export interface TestApi {
   readonly app: FastifyInstance;
   /** The store's view of the app's database: tests reach under the API through its Kysely handle. */
   readonly database: StoreDatabase;
+  /** The app's DATABASE_URL (another app may be started on it: `startApi`'s `databaseUrl`). */
+  readonly databaseUrl: string;
   request(method: string, url: string, options?: RequestOptions): Promise<Reply>;
   /** A user with a token; the password is PASSWORD. */
   user(username: string, options?: { permissions?: string[]; superuser?: boolean; active?: boolean }): Promise<TestUser>;
@@ -66,9 +68,11 @@ export async function startApi(
     logStream?: NodeJS.WritableStream;
     /** The database as the app sees it (wrapped to watch the statements it sends, say). */
     appDatabase?: (database: StoreDatabase) => StoreDatabase;
+    /** Another app's database (already migrated, and left to it to drop), in place of a fresh one: two processes of one service. */
+    databaseUrl?: string;
   } = {},
 ): Promise<TestApi> {
-  const testDatabase = await createTestDatabase();
+  const testDatabase = options.databaseUrl ? { url: options.databaseUrl, drop: async () => {} } : await createTestDatabase();
   const config = loadConfig({
     THROTTLE_ANON: 'off',
     THROTTLE_USER: 'off',
@@ -77,13 +81,14 @@ export async function startApi(
     LOG_LEVEL: 'silent',
     ...env, DATABASE_URL: testDatabase.url });
   const database = openStoreDatabase(config.databaseUrl);
-  await migrateApp(database, definition);
+  if (!options.databaseUrl) await migrateApp(database, definition);
   const app = await buildApp(definition, { database: options.appDatabase?.(database) ?? database, config, logStream: options.logStream });
   await app.ready();
 
   return {
     app,
     database,
+    databaseUrl: testDatabase.url,
     async request(method, url, options = {}) {
       const headers: Record<string, string> = { ...options.headers };
       if (options.token) headers.authorization = `Bearer ${options.token}`;

@@ -9,6 +9,7 @@ import type { AuthKind } from '../stages/authentication/index.js';
 import { parseAllowedHosts } from '../base/hosts.js';
 import { parseTrustProxy, type TrustProxy } from '../base/proxy.js';
 import { parseRate, type Rate } from '../stages/throttling.js';
+import type { LiveLimits } from '../actions/live/hub.js';
 
 export interface Config {
   readonly port: number;
@@ -56,6 +57,13 @@ export interface Config {
   /** Serve Prometheus metrics (METRICS=true); on METRICS_PORT alone when that is set. */
   readonly metrics: boolean;
   readonly metricsPort: number | undefined;
+  /** Live changes' streams (LIVE_*, docs/your-own-collections.md, Live changes). */
+  readonly live: LiveLimits;
+  /**
+   * PostgreSQL without Redis: the direct (or session-pooled) connection live changes are heard on
+   * (LIVE_DATABASE_URL); by default DATABASE_URL, which must then not go through a transaction pooler.
+   */
+  readonly liveDatabaseUrl: string;
 }
 
 const AUTH_KINDS: readonly AuthKind[] = ['token', 'jwt', 'session'];
@@ -136,10 +144,11 @@ export function loadConfig(env: Env = process.env): Config {
   if (headersTimeoutMs > requestTimeoutMs) throw new Error('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS.');
   const workers = integer(env, 'WORKERS', 1, 0);
   const maxBodyBytes = integer(env, 'MAX_BODY_BYTES', 1_048_576, 1);
+  const databaseUrl = env.DATABASE_URL || 'sqlite:./data/restfold.sqlite3';
   return {
     port: integer(env, 'PORT', 8000, 0),
     host: env.HOST || '127.0.0.1',
-    databaseUrl: env.DATABASE_URL || 'sqlite:./data/restfold.sqlite3',
+    databaseUrl,
     // Both for the whole service, shared among its workers (cluster.ts): connections past what
     // PostgreSQL has cores for only queue there (docs/performance.md: workers share the pool).
     maxConnections: integer(env, 'DB_MAX_CONNECTIONS', 25, 1),
@@ -172,5 +181,14 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
     metrics: boolean(env, 'METRICS', false),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1) : undefined,
+    live: {
+      heartbeatMs: integer(env, 'LIVE_HEARTBEAT_MS', 15_000, 1),
+      queueBytes: integer(env, 'LIVE_QUEUE_BYTES', 1_048_576, 1),
+      retryMs: integer(env, 'LIVE_RETRY_MS', 3000, 0),
+      maxStreams: integer(env, 'LIVE_MAX_STREAMS', 1000, 0),
+      maxStreamsPerUser: integer(env, 'LIVE_MAX_STREAMS_PER_USER', 5, 0),
+      retained: integer(env, 'LIVE_RETAINED', 10_000, 0),
+    },
+    liveDatabaseUrl: env.LIVE_DATABASE_URL || databaseUrl,
   };
 }
