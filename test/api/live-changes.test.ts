@@ -130,8 +130,12 @@ describe('live changes', () => {
     await ready(stream, alice);
     const refused = await api.request('POST', '/api/v1/items/', { token: alice.token, body: { text: 'boom' } });
     expect(refused.status).toBe(409);
-    const { id } = await create(alice, { text: 'after' });
-    expect(await stream.next()).toMatchObject({ event: 'created', data: { id, text: 'after' } });
+    const { id } = await create(alice, { text: 'kept' });
+    expect(await stream.next()).toMatchObject({ event: 'created', data: { id, text: 'kept' } });
+    // An update rolled back: told before its commit, the record read again would arrive unchanged, as an update.
+    expect((await api.request('PATCH', `/api/v1/items/${id}/`, { token: alice.token, body: { text: 'boom' } })).status).toBe(409);
+    const after = await create(alice, { text: 'after' });
+    expect(await stream.next()).toMatchObject({ event: 'created', data: { id: after.id, text: 'after' } });
     closeAll();
   });
 

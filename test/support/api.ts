@@ -68,7 +68,7 @@ export async function startApi(
     logStream?: NodeJS.WritableStream;
     /** The database as the app sees it (wrapped to watch the statements it sends, say). */
     appDatabase?: (database: StoreDatabase) => StoreDatabase;
-    /** Another app's database (already migrated, and left to it to drop), in place of a fresh one: two processes of one service. */
+    /** A database of the caller's (another app's, say: two processes of one service), in place of a fresh one; left to the caller to drop. */
     databaseUrl?: string;
   } = {},
 ): Promise<TestApi> {
@@ -81,7 +81,7 @@ export async function startApi(
     LOG_LEVEL: 'silent',
     ...env, DATABASE_URL: testDatabase.url });
   const database = openStoreDatabase(config.databaseUrl);
-  if (!options.databaseUrl) await migrateApp(database, definition);
+  await migrateApp(database, definition);
   const app = await buildApp(definition, { database: options.appDatabase?.(database) ?? database, config, logStream: options.logStream });
   await app.ready();
 

@@ -1,7 +1,7 @@
 /**
  * An app for the live changes tests: items private to their owner (the scope), filtered by status,
  * with a hook that writes a second item through recordStore in the write's transaction ("twin"),
- * one that fails after the write ("boom"), and an action that hands an item to another user
+ * one that fails after a create or an update ("boom"), and an action that hands an item to another user
  * through recordStore (out of its owner's scope, into the other's).
  */
 import { ApiError, collection, defineApp, fields, model, recordStore, serializer, type AppDefinition } from '../../src/framework/index.js';
@@ -29,6 +29,9 @@ export const items = collection('items', {
     inTransaction: true,
     async afterCreate({ record, database }) {
       if (record.text === 'twin') await store(database).create({ text: 'twin of', status: record.status }, { owner_id: record.owner_id });
+      if (record.text === 'boom') throw new ApiError(409, 'validation_failed', 'The hook refused it after the write.');
+    },
+    afterUpdate({ record }) {
       if (record.text === 'boom') throw new ApiError(409, 'validation_failed', 'The hook refused it after the write.');
     },
   },
