@@ -1,11 +1,11 @@
 /**
  * Notifications between processes through the database itself (PostgreSQL's LISTEN/NOTIFY), where
- * its dialect has them: live changes cross processes this way when no Redis is configured. A
- * notification is sent by one statement on any connection, after the write committed; it is heard
- * on a connection of its own, held for the process's life, which must be a direct (or session)
- * connection: a transaction pooler hands each transaction another server connection, and a LISTEN
- * would be lost with it. The channel is named after the connection's schema, so that apps in
- * different schemas of one database hear only their own.
+ * its dialect has them: live changes cross processes this way when no Redis is configured. Each
+ * process holds one connection of its own for them, which listens and sends (`pg_notify`, after
+ * the write committed), so that they take nothing from the pool the requests share. It must be a
+ * direct (or session) connection: a transaction pooler hands each transaction another server
+ * connection, and a LISTEN would be lost with it. The channel is named after the connection's
+ * schema, so that apps in different schemas of one database hear only their own.
  */
 import pg from 'pg';
 import { storeDatabase, type Database } from './database.js';
@@ -14,8 +14,8 @@ import { storeDatabase, type Database } from './database.js';
 const RECONNECT_MS = 1000;
 
 export interface Listening {
-  /** The channel its process sends on (`notify`). */
-  readonly channel: string;
+  /** Sends `payload` (at most 8000 bytes: PostgreSQL's limit) to every process listening, this one included. */
+  notify(payload: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -30,13 +30,14 @@ export interface ListenHandlers {
 /** Whether `database` can carry notifications between processes. */
 export const notifies = (database: Database): boolean => storeDatabase(database).capabilities.notifies;
 
-/** Listens on `url` (a direct connection) for the channel of its schema. */
-export async function listen(url: string, handlers: ListenHandlers): Promise<Listening> {
+/** Listens for the channel of its schema on `url` (a direct connection), by default the one `database` was opened with. */
+export async function listen(database: Database, url: string | undefined, handlers: ListenHandlers): Promise<Listening> {
+  const connectionString = url ?? storeDatabase(database).url;
   let closed = false;
   let client: pg.Client | undefined;
   let channel = '';
   const connect = async (): Promise<void> => {
-    const connecting = new pg.Client({ connectionString: url, application_name: 'restfold-listen' });
+    const connecting = new pg.Client({ connectionString, application_name: 'restfold-listen' });
     connecting.on('notification', ({ channel: heardOn, payload }) => {
       if (heardOn === channel && payload !== undefined) handlers.heard(payload);
     });
@@ -64,17 +65,13 @@ export async function listen(url: string, handlers: ListenHandlers): Promise<Lis
   };
   await connect();
   return {
-    get channel() {
-      return channel;
+    async notify(payload) {
+      if (!client) throw new Error('The connection live changes are sent on is lost; connecting again.');
+      await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
     },
     async close() {
       closed = true;
       await client?.end();
     },
   };
-}
-
-/** Sends `payload` on `channel` (at most 8000 bytes: PostgreSQL's limit), from outside any transaction. */
-export async function notify(database: Database, channel: string, payload: string): Promise<void> {
-  await database.run('SELECT pg_notify($1, $2)', [channel, payload]);
 }

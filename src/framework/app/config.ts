@@ -61,9 +61,9 @@ export interface Config {
   readonly live: LiveLimits;
   /**
    * PostgreSQL without Redis: the direct (or session-pooled) connection live changes are heard on
-   * (LIVE_DATABASE_URL); by default DATABASE_URL, which must then not go through a transaction pooler.
+   * (LIVE_DATABASE_URL); by default the database's own URL, which must then not go through a transaction pooler.
    */
-  readonly liveDatabaseUrl: string;
+  readonly liveDatabaseUrl: string | undefined;
 }
 
 const AUTH_KINDS: readonly AuthKind[] = ['token', 'jwt', 'session'];
@@ -144,11 +144,10 @@ export function loadConfig(env: Env = process.env): Config {
   if (headersTimeoutMs > requestTimeoutMs) throw new Error('HEADERS_TIMEOUT_MS must not exceed REQUEST_TIMEOUT_MS.');
   const workers = integer(env, 'WORKERS', 1, 0);
   const maxBodyBytes = integer(env, 'MAX_BODY_BYTES', 1_048_576, 1);
-  const databaseUrl = env.DATABASE_URL || 'sqlite:./data/restfold.sqlite3';
   return {
     port: integer(env, 'PORT', 8000, 0),
     host: env.HOST || '127.0.0.1',
-    databaseUrl,
+    databaseUrl: env.DATABASE_URL || 'sqlite:./data/restfold.sqlite3',
     // Both for the whole service, shared among its workers (cluster.ts): connections past what
     // PostgreSQL has cores for only queue there (docs/performance.md: workers share the pool).
     maxConnections: integer(env, 'DB_MAX_CONNECTIONS', 25, 1),
@@ -189,6 +188,6 @@ export function loadConfig(env: Env = process.env): Config {
       maxStreamsPerUser: integer(env, 'LIVE_MAX_STREAMS_PER_USER', 5, 0),
       retained: integer(env, 'LIVE_RETAINED', 10_000, 0),
     },
-    liveDatabaseUrl: env.LIVE_DATABASE_URL || databaseUrl,
+    liveDatabaseUrl: env.LIVE_DATABASE_URL || undefined,
   };
 }

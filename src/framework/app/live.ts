@@ -3,7 +3,7 @@
  * change (store/changes.ts: table, kind, ids) reaches the LiveHub of every process serving the app,
  * through what the deployment already runs. With REDIS_URL, Redis pub/sub (a connection of its own
  * subscribes); else, where the database carries notifications (PostgreSQL), LISTEN/NOTIFY, heard on
- * LIVE_DATABASE_URL (a direct connection: not through a transaction pooler); else (SQLite) this
+ * LIVE_DATABASE_URL, on a connection of its own (a direct one: not through a transaction pooler); else (SQLite) this
  * process alone. Each process sends its changes one after another, in commit order. When the channel
  * was lost and is back, changes may have been missed: every stream is told to refetch (`reset`).
  */
@@ -11,7 +11,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { tellingChanges, type Change } from '../../store/changes.js';
 import type { Database } from '../../store/database.js';
-import { listen, notifies, notify } from '../../store/notifications.js';
+import { listen, notifies } from '../../store/notifications.js';
 import { closeRedis } from '../base/redis.js';
 import type { Collection } from '../declare/collection.js';
 import { LiveHub } from '../actions/live/hub.js';
@@ -53,8 +53,8 @@ async function overRedis(app: FastifyInstance, hub: LiveHub, redis: Redis, prefi
   return (change) => redis.publish(channel, sent(change));
 }
 
-async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Database, url: string): Promise<Send> {
-  const listening = await listen(url, {
+async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Database, url: string | undefined): Promise<Send> {
+  const listening = await listen(database, url, {
     heard: (text) => {
       const change = received(text);
       if (change) hub.receive(change);
@@ -65,7 +65,7 @@ async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Databa
   app.addHook('onClose', () => listening.close());
   return async ({ table, kind, ids }) => {
     for (let start = 0; start < ids.length; start += IDS_PER_NOTIFICATION) {
-      await notify(database, listening.channel, sent({ table, kind, ids: ids.slice(start, start + IDS_PER_NOTIFICATION) }));
+      await listening.notify(sent({ table, kind, ids: ids.slice(start, start + IDS_PER_NOTIFICATION) }));
     }
   };
 }
