@@ -27,17 +27,28 @@ export interface ListenHandlers {
   failed(error: Error): void;
 }
 
+/**
+ * The URL with its application name (the URL's, else `restfold`) ending in `-listen`: the
+ * connection is one per process beside the pool (DB_MAX_CONNECTIONS counts the pool's), and tells
+ * itself apart in pg_stat_activity.
+ */
+function listenerUrl(url: string): string {
+  const tagged = new URL(url);
+  tagged.searchParams.set('application_name', `${tagged.searchParams.get('application_name') ?? 'restfold'}-listen`);
+  return tagged.toString();
+}
+
 /** Whether `database` can carry notifications between processes. */
 export const notifies = (database: Database): boolean => storeDatabase(database).capabilities.notifies;
 
 /** Listens for the channel of its schema on `url` (a direct connection), by default the one `database` was opened with. */
 export async function listen(database: Database, url: string | undefined, handlers: ListenHandlers): Promise<Listening> {
-  const connectionString = url ?? storeDatabase(database).url;
+  const connectionString = listenerUrl(url ?? storeDatabase(database).url ?? '');
   let closed = false;
   let client: pg.Client | undefined;
   let channel = '';
   const connect = async (): Promise<void> => {
-    const connecting = new pg.Client({ connectionString, application_name: 'restfold-listen' });
+    const connecting = new pg.Client({ connectionString });
     connecting.on('notification', ({ channel: heardOn, payload }) => {
       if (heardOn === channel && payload !== undefined) handlers.heard(payload);
     });
