@@ -183,6 +183,26 @@ describe('live changes', () => {
     closeAll();
   });
 
+  it('streams a nested collection under its parent record, within the parent\'s scope', async () => {
+    const first = await create(alice, { text: 'first' });
+    const second = await create(alice, { text: 'second' });
+    const under = (item: { id: number }) => `${base}${item.id}/notes/`;
+    expect((await openEvents(`${under(first)}events/`, { authorization: `Bearer ${bob.token}` })).status).toBe(404);
+    const stream = await openEvents(`${under(first)}events/`, { authorization: `Bearer ${alice.token}` });
+    streams.push(stream);
+    const note = async (item: { id: number }, text: string) => {
+      const reply = await api.request('POST', `/api/v1/items/${item.id}/notes/`, { token: alice.token, body: { text } });
+      expect(reply.status, reply.body).toBe(201);
+      return reply.json as { id: number };
+    };
+    const ready = await note(first, 'ready');
+    expect(await stream.next()).toMatchObject({ event: 'created', data: { id: ready.id, item_id: first.id } });
+    await note(second, 'elsewhere');
+    const here = await note(first, 'here');
+    expect(await stream.next()).toMatchObject({ event: 'created', data: { id: here.id, text: 'here' } });
+    closeAll();
+  });
+
   it('limits the streams one user holds (429), and ends every stream on close with a retry hint', async () => {
     const held = [await subscribe(bob), await subscribe(bob), await subscribe(bob), await subscribe(bob)];
     const refused = await openEvents(`${base}events/`, { authorization: `Bearer ${bob.token}` });

@@ -2,7 +2,7 @@
  * An app for the live changes tests: items private to their owner (the scope), filtered by status,
  * with a hook that writes a second item through recordStore in the write's transaction ("twin"),
  * one that fails after a create or an update ("boom"), and an action that hands an item to another user
- * through recordStore (out of its owner's scope, into the other's).
+ * through recordStore (out of its owner's scope, into the other's); and notes nested under items.
  */
 import { ApiError, collection, defineApp, fields, model, recordStore, serializer, type AppDefinition } from '../../src/framework/index.js';
 import { withGeneratedMigrations } from './migrations.js';
@@ -45,4 +45,17 @@ export const items = collection('items', {
   },
 });
 
-export const liveItemsApp: AppDefinition = withGeneratedMigrations(defineApp({ collections: [items] }));
+export const Note = model('live_notes', {
+  id: fields.id(),
+  text: fields.string({ maxLength: 100 }),
+  item_id: fields.foreignKey('live_items'),
+});
+
+/** Notes on an item, streamed under it (`/items/{parent}/notes/events/`), within the item's scope. */
+export const notes = collection('notes', {
+  serializer: serializer(Note, { fields: ['id', 'text', 'item_id'], readOnly: ['item_id'] }),
+  parent: { collection: items, field: 'item_id' },
+  live: true,
+});
+
+export const liveItemsApp: AppDefinition = withGeneratedMigrations(defineApp({ collections: [items, notes] }));
