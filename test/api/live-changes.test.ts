@@ -15,7 +15,8 @@ const streams: EventStreamClient[] = [];
 
 beforeAll(async () => {
   // A small queue, so that a stalled subscriber is dropped after a few large events.
-  api = await startApi({ LIVE_QUEUE_BYTES: '65536', LIVE_MAX_STREAMS_PER_USER: '4' }, liveItemsApp);
+  // Heartbeats every 50 ms, so that a test sees them on an idle stream.
+  api = await startApi({ LIVE_QUEUE_BYTES: '65536', LIVE_MAX_STREAMS_PER_USER: '4', LIVE_HEARTBEAT_MS: '50' }, liveItemsApp);
   base = `http://127.0.0.1:${await api.listen()}/api/v1/items/`;
   alice = await api.user('alice');
   bob = await api.user('bob');
@@ -56,6 +57,13 @@ describe('live changes', () => {
     const stream = await subscribe(alice);
     expect(stream.status).toBe(200);
     expect(stream.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    await ready(stream, alice);
+    closeAll();
+  });
+
+  it('keeps an idle stream alive with heartbeat comments, which are no events', async () => {
+    const stream = await subscribe(alice);
+    await stream.comments(2);
     await ready(stream, alice);
     closeAll();
   });
@@ -213,5 +221,25 @@ describe('live changes', () => {
     await closing;
     expect(ends.map((rest) => rest.length)).toEqual([0, 1, 1, 1]);
     expect(held.every((stream) => stream.retries.length === 2)).toBe(true);
+  });
+});
+
+describe('the example service', () => {
+  let service: TestApi;
+  afterAll(() => service?.close());
+
+  it('streams articles to any signed-in user, as they may list them', async () => {
+    service = await startApi();
+    const url = `http://127.0.0.1:${await service.listen()}/api/v1/articles/events/`;
+    expect((await openEvents(url)).status).toBe(401);
+    const [writer, reader] = [await service.user('writer'), await service.user('reader')];
+    const stream = await openEvents(url, { authorization: `Bearer ${reader.token}` });
+    streams.push(stream);
+    // Seeded once its reader's own article arrives; then another user's arrives too.
+    const own = await service.request('POST', '/api/v1/articles/', { token: reader.token, body: { title: 'Mine' } });
+    expect(await stream.next()).toMatchObject({ event: 'created', data: { id: own.json.id } });
+    const theirs = await service.request('POST', '/api/v1/articles/', { token: writer.token, body: { title: 'Theirs' } });
+    expect(await stream.next()).toMatchObject({ event: 'created', data: { id: theirs.json.id, title: 'Theirs', author: { username: 'writer' } } });
+    closeAll();
   });
 });

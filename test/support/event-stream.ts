@@ -21,6 +21,8 @@ export interface EventStreamClient {
   ended(timeoutMs?: number): Promise<StreamEvent[]>;
   /** Every `retry:` value received. */
   readonly retries: number[];
+  /** Resolves once `count` comments (heartbeats) have arrived. */
+  comments(count: number, timeoutMs?: number): Promise<void>;
   close(): void;
 }
 
@@ -30,6 +32,7 @@ export async function openEvents(url: string, headers: Record<string, string> = 
   const response = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
   const queued: StreamEvent[] = [];
   const retries: number[] = [];
+  let comments = 0;
   let waiting: (() => void) | undefined;
   let done = false;
   const wake = () => {
@@ -43,7 +46,10 @@ export async function openEvents(url: string, headers: Record<string, string> = 
     const data: string[] = [];
     for (const line of block.split('\n')) {
       const colon = line.indexOf(':');
-      if (colon === 0) continue;
+      if (colon === 0) {
+        comments += 1;
+        continue;
+      }
       const [field, value] = colon < 0 ? [line, ''] : [line.slice(0, colon), line.slice(colon + 1).replace(/^ /, '')];
       if (field === 'event') event = value;
       else if (field === 'id') id = value;
@@ -98,6 +104,7 @@ export async function openEvents(url: string, headers: Record<string, string> = 
       if (!event) throw new Error('The stream ended before another event.');
       return event;
     },
+    comments: (count, timeoutMs = TIMEOUT_MS) => until(() => comments >= count, timeoutMs, `${count} comments`),
     async ended(timeoutMs = TIMEOUT_MS) {
       await until(() => done, timeoutMs, 'end of the stream');
       return queued.splice(0);
