@@ -224,6 +224,35 @@ describe('live changes', () => {
   });
 });
 
+describe("a process's limits", () => {
+  let limited: TestApi;
+  afterAll(() => limited?.close());
+
+  it('refuses a stream past LIVE_MAX_STREAMS (503), and ends each after LIVE_MAX_AGE_MS, to be resumed', async () => {
+    limited = await startApi({ LIVE_MAX_STREAMS: '1', LIVE_MAX_AGE_MS: '1500', LIVE_RETRY_MS: '10' }, liveItemsApp);
+    const url = `http://127.0.0.1:${await limited.listen()}/api/v1/items/events/`;
+    const carol = await limited.user('carol');
+    const authorization = `Bearer ${carol.token}`;
+    const first = await openEvents(url, { authorization });
+    streams.push(first);
+    const refused = await openEvents(url, { authorization });
+    expect(refused.status).toBe(503);
+    expect(refused.headers.get('retry-after')).toBe('1');
+    const created = await limited.request('POST', '/api/v1/items/', { token: carol.token, body: { text: 'one' } });
+    const seen = await first.next();
+    expect(seen).toMatchObject({ event: 'created', data: { id: created.json.id } });
+    // Ended by its age, with the retry hint; its place is free again, and the client resumes.
+    expect(await first.ended()).toEqual([]);
+    expect(first.retries).toEqual([10, 10]);
+    await limited.request('PATCH', `/api/v1/items/${created.json.id}/`, { token: carol.token, body: { text: 'two' } });
+    const again = await openEvents(url, { authorization, 'last-event-id': seen.id! });
+    streams.push(again);
+    expect(again.status).toBe(200);
+    expect(await again.next()).toMatchObject({ event: 'updated', data: { id: created.json.id, text: 'two' } });
+    closeAll();
+  });
+});
+
 describe('the example service', () => {
   let service: TestApi;
   afterAll(() => service?.close());

@@ -184,6 +184,7 @@ export function loadConfig(env: Env = process.env): Config {
       heartbeatMs: integer(env, 'LIVE_HEARTBEAT_MS', 15_000, 1),
       queueBytes: integer(env, 'LIVE_QUEUE_BYTES', 1_048_576, 1),
       retryMs: integer(env, 'LIVE_RETRY_MS', 3000, 0),
+      maxAgeMs: integer(env, 'LIVE_MAX_AGE_MS', 600_000, 1),
       maxStreams: integer(env, 'LIVE_MAX_STREAMS', 1000, 0),
       maxStreamsPerUser: integer(env, 'LIVE_MAX_STREAMS_PER_USER', 5, 0),
       retained: integer(env, 'LIVE_RETAINED', 10_000, 0),

@@ -15,6 +15,12 @@ export interface StreamLimits {
   readonly queueBytes: number;
   /** The reconnection delay a closing stream asks of its client (`retry:`). */
   readonly retryMs: number;
+  /**
+   * How long a stream lives before it is ended (with `retry:`): its subscriber comes back with
+   * Last-Event-ID, authenticated and scoped afresh, so a revoked credential or a changed right
+   * holds on a stream within this long.
+   */
+  readonly maxAgeMs: number;
 }
 
 /** A field's value on one line: a line break in it would end the field (JSON has none outside strings, where they are escaped). */
@@ -22,6 +28,7 @@ const line = (value: string): string => value.replace(/[\r\n]/g, ' ');
 
 export class EventStream {
   private readonly heartbeat: NodeJS.Timeout;
+  private readonly expiry: NodeJS.Timeout;
   private closed = false;
 
   /** `headers`: the response's (Vary, the request id) beside the stream's own. `onClose`: once, however it ends. */
@@ -40,7 +47,10 @@ export class EventStream {
     });
     response.write(`retry: ${limits.retryMs}\n\n`);
     this.heartbeat = setInterval(() => this.write(': heartbeat\n\n'), limits.heartbeatMs).unref();
+    this.expiry = setTimeout(() => this.end(), limits.maxAgeMs).unref();
     response.on('close', () => this.finish());
+    // A write racing the socket's end must not become an unhandled error.
+    response.on('error', () => this.finish());
   }
 
   /** An event: `event`, `id` (for Last-Event-ID) and its data as JSON. */
@@ -74,6 +84,7 @@ export class EventStream {
     if (this.closed) return;
     this.closed = true;
     clearInterval(this.heartbeat);
+    clearTimeout(this.expiry);
     this.onClose(this);
   }
 }
