@@ -165,7 +165,9 @@ export class LiveHub {
     for (const subscriber of this.listening) {
       if (subscriber.subscription.table !== change.table) continue;
       const { group } = subscriber.subscription;
-      groups.set(group, [...(groups.get(group) ?? []), subscriber]);
+      const members = groups.get(group);
+      if (members) members.push(subscriber);
+      else groups.set(group, [subscriber]);
     }
     for (const members of groups.values()) await this.tell(members, entries, false);
   }
