@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { openEvents, type EventStreamClient } from '../support/event-stream.js';
-import { liveItemsApp } from '../support/live-items.js';
+import { collection, serializer } from '../../src/framework/index.js';
+import { Item, liveItemsApp } from '../support/live-items.js';
 
 let api: TestApi;
 let base: string;
@@ -47,6 +48,15 @@ async function ready(stream: EventStreamClient, user: TestUser): Promise<void> {
 }
 
 describe('live changes', () => {
+  it('are declared on a collection with a list, and a number of ids to track', () => {
+    const declared = (options: object) => () => collection('declared', { serializer: serializer(Item, { fields: ['id', 'text'] }), ...options });
+    expect(declared({ live: true, builtInActions: ['retrieve'] })).toThrow(/need the list action/);
+    expect(declared({ live: true, singleton: () => 1 })).toThrow(/need the list action/);
+    expect(declared({ live: { track: -1 } })).toThrow(/live.track/);
+    expect(declared({ live: { track: 10 } })().live).toEqual({ track: 10 });
+    expect(declared({})().live).toBeUndefined();
+  });
+
   it('streams text/event-stream through the pipeline: anonymous is 401, another media type 406, an unknown filter 400', async () => {
     const anonymous = await openEvents(`${base}events/`);
     expect(anonymous.status).toBe(401);

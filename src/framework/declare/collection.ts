@@ -147,9 +147,8 @@ export interface LiveOptions {
 
 const DEFAULT_TRACK = 1000;
 
-function liveOptions(name: string, { live, singleton }: CollectionOptions): Required<LiveOptions> | undefined {
+function liveOptions(name: string, { live }: CollectionOptions): Required<LiveOptions> | undefined {
   if (!live) return undefined;
-  if (singleton) throw new Error(`${name}: a singleton has no list, so no live changes.`);
   const track = live === true ? DEFAULT_TRACK : (live.track ?? DEFAULT_TRACK);
   if (!Number.isInteger(track) || track < 0) throw new Error(`${name}: live.track must be a whole number of record ids.`);
   return { track };
