@@ -1,8 +1,11 @@
 /**
- * A Server-Sent Events client for tests of live streams, over fetch's streaming body (inject
+ * A Server-Sent Events client for tests of live streams, over a connection of its own (node:http
+ * without an agent: closing it closes the connection, where fetch's pool may open another; inject
  * cannot stream): events are parsed as they arrive, and `next` waits for the next one, failing
  * after a timeout rather than hanging.
  */
+import http from 'node:http';
+
 export interface StreamEvent {
   readonly event: string;
   readonly id: string | undefined;
@@ -14,7 +17,7 @@ const TIMEOUT_MS = 10_000;
 
 export interface EventStreamClient {
   readonly status: number;
-  readonly headers: Headers;
+  readonly headers: http.IncomingHttpHeaders;
   /** The next event not yet taken (comments and `retry:` lines are not events). */
   next(timeoutMs?: number): Promise<StreamEvent>;
   /** Resolves once the server has ended the stream (or dropped it), with the events not yet taken. */
@@ -28,8 +31,14 @@ export interface EventStreamClient {
 
 /** Opens `url` as EventSource would; `read: false` opens it and never reads (a stalled client). */
 export async function openEvents(url: string, headers: Record<string, string> = {}, { read = true } = {}): Promise<EventStreamClient> {
-  const controller = new AbortController();
-  const response = await fetch(url, { headers: { accept: 'text/event-stream', ...headers }, signal: controller.signal });
+  let request: http.ClientRequest | undefined;
+  const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
+    request = http.get(url, { headers: { accept: 'text/event-stream', ...headers }, agent: false }, resolve);
+    request.on('error', reject);
+  });
+  const ok = response.statusCode === 200;
+  // A stalled client reads nothing: the socket's buffers fill, and the server's queue grows.
+  if (!read) response.pause();
   const queued: StreamEvent[] = [];
   const retries: number[] = [];
   let comments = 0;
@@ -58,30 +67,31 @@ export async function openEvents(url: string, headers: Record<string, string> = 
     }
     if (data.length > 0) queued.push({ event, id, data: JSON.parse(data.join('\n')) });
   };
-  const pump = async () => {
-    if (!response.body) return;
-    const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  const pump = (): void => {
     let buffer = '';
-    try {
-      for (;;) {
-        const { value, done: finished } = await reader.read();
-        if (finished) break;
-        buffer += value;
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          parse(buffer.slice(0, end));
-          buffer = buffer.slice(end + 2);
-        }
-        wake();
+    response.setEncoding('utf8');
+    response.on('data', (chunk: string) => {
+      buffer += chunk;
+      let end: number;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        parse(buffer.slice(0, end));
+        buffer = buffer.slice(end + 2);
       }
-    } catch {
-      // Dropped by the server, or closed here: either way the stream is over.
-    }
-    done = true;
-    wake();
+      wake();
+    });
+    // Ended by the server, dropped by it, or closed here: either way the stream is over.
+    response.on('close', () => {
+      done = true;
+      wake();
+    });
+    response.on('error', () => undefined);
+    response.resume();
   };
   const until = (ready: () => boolean, timeoutMs: number, what: string): Promise<void> => {
-    if (!read && !pumping) pumping = pump();
+    if (!pumping) {
+      pumping = true;
+      pump();
+    }
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`No ${what} within ${timeoutMs} ms (received: ${JSON.stringify(queued.map(({ event, data }) => [event, data?.id]))})`)), timeoutMs);
       const check = () => {
@@ -93,9 +103,13 @@ export async function openEvents(url: string, headers: Record<string, string> = 
       check();
     });
   };
-  let pumping = read && response.ok ? pump() : undefined;
+  let pumping = false;
+  if (read && ok) {
+    pumping = true;
+    pump();
+  }
   return {
-    status: response.status,
+    status: response.statusCode ?? 0,
     headers: response.headers,
     retries,
     async next(timeoutMs = TIMEOUT_MS) {
@@ -109,6 +123,6 @@ export async function openEvents(url: string, headers: Record<string, string> = 
       await until(() => done, timeoutMs, 'end of the stream');
       return queued.splice(0);
     },
-    close: () => controller.abort(),
+    close: () => request?.destroy(),
   };
 }

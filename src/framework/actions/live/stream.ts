@@ -83,6 +83,8 @@ export class EventStream {
   private finish(): void {
     if (this.closed) return;
     this.closed = true;
+    // Ended otherwise than by end() (the client left, an error): the connection is closed too, never left half-open.
+    if (!this.response.writableEnded) this.response.destroy();
     clearInterval(this.heartbeat);
     clearTimeout(this.expiry);
     this.onClose(this);
