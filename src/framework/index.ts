@@ -9,7 +9,7 @@ export type { AppContext, AppDefinition, AppliedMigrations } from './app/definit
 export { requirePermissions, throttleRequest } from './routing/app-routes.js';
 export { collection } from './declare/collection.js';
 export type { ActionBody, ActionWhere, CustomAction, CustomActionContext, HandlerAction, WhereAction } from './declare/custom-action.js';
-export type { AutomaticIndexes, BulkDelete, Collection, CollectionOptions, Pagination, Singleton } from './declare/collection.js';
+export type { AutomaticIndexes, BulkDelete, Collection, CollectionOptions, LiveOptions, Pagination, Singleton } from './declare/collection.js';
 export type { Parent } from './declare/collection.js';
 export type { ErrorResponse, ExceptionHandler, TrailingSlash } from './base/style.js';
 export type { RouterDefinition } from './routing/routers.js';

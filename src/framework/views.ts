@@ -30,6 +30,7 @@ import type { VisibilityPlan } from './stages/scope/visibility.js';
 import type { Throttle } from './stages/throttling.js';
 import { requestCredentials, type CredentialSetup } from './actions/credentials.js';
 import { isPending } from '../core/maybe-promise.js';
+import type { LiveHub } from './actions/live/hub.js';
 
 export interface ApiRuntime {
   readonly database: Database;
@@ -48,6 +49,8 @@ export interface ApiRuntime {
   readonly credentials: CredentialSetup;
   /** The URLs of the records a collection renders (set by the router for each collection it mounts). */
   readonly links?: RecordLinks;
+  /** The process's live streams, when a collection has `live` (actions/live/hub.ts). */
+  readonly live?: LiveHub;
 }
 
 /**

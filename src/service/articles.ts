@@ -32,6 +32,8 @@ export const articles = collection('articles', {
   filterFields: ['author_id', 'title', 'created_at'],
   orderingFields: ['created_at', 'title'],
   bulkCreate: { max: 100 },
+  // `/articles/events/`: any user who may list the articles may follow their changes live.
+  live: true,
   countModes: ['estimated', 'none'],
   // One author's articles, newest first, ties by id as the list query breaks them: the page is read in
   // index order and the count is an index-only scan of the filtered part (docs/performance.md).

@@ -103,6 +103,8 @@ export interface StoreDatabase extends Database {
   like(column: Expression<unknown>, pattern: string, insensitive: boolean): RawBuilder<SqlBool>;
   /** A timestamp column's UTC calendar day, comparable with `YYYY-MM-DD` text. */
   utcDay(column: Expression<unknown>): RawBuilder<unknown>;
+  /** PostgreSQL: the URL it was opened with, for a connection of its own beside the pool (notifications.ts). */
+  readonly url?: string;
   /** Whether a JSON column holds an object with the (bound) key `key`; arrays' elements are no keys. */
   jsonHasKey(column: Expression<unknown>, key: string): RawBuilder<SqlBool>;
   /** Whether the JSON document is an array with this string among its elements. */
@@ -330,6 +332,7 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
   const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: prepared ? withNamedStatements(pool) : withUnnamedStatements(pool) }) });
   return {
     db,
+    url,
     dialect: 'postgres',
     capabilities: postgresCapabilities,
     // The pool's own checkout and release, without Kysely's connection wrapper. Outside any

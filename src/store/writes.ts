@@ -18,6 +18,7 @@ import { constraintRefusal } from '../core/constraints.js';
 import { clashDetails, RecordProtected, RecordRefused } from '../core/refused.js';
 import { keyOf, relatedReads, type Row, type Selection } from '../core/rows.js';
 import { storeDatabase, transaction, type Database, type Tables } from './database.js';
+import { committedChanges, noteChange } from './changes.js';
 import { findScopedRecord, matching, type Matching } from './list.js';
 import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
 import { compileConditions, visibleRow } from './filters.js';
@@ -32,9 +33,13 @@ export type WriteCheck = (row: Row, database: Database) => MaybePromise<void>;
 /** Writes of the caller's own, through `transaction`, in the transaction of the write of `row`. */
 export type BeforeWrite = (row: Row, transaction: Database) => Promise<void>;
 
-/** `work` in a transaction: the one already open on `database`, else a new one, committed when `work` resolves. */
+/**
+ * `work` in a transaction: the one already open on `database`, else a new one, committed when `work`
+ * resolves, and its writes' changes told then (store/changes.ts).
+ */
 export function inTransaction<T>(database: Database, work: (transaction: Database) => Promise<T>): Promise<T> {
-  return storeDatabase(database).db.isTransaction ? work(database) : transaction(database, work);
+  if (storeDatabase(database).db.isTransaction) return work(database);
+  return committedChanges(database, (within) => transaction(database, (opened) => work(within(opened))));
 }
 
 /** An INSERT or UPDATE, ready for its RETURNING clause. */
@@ -185,7 +190,10 @@ function inserted(database: Database, model: Model, selection: Selection, values
     const insert = storeDatabase(database).db.insertInto(model.table).values(bound(columns, placeholders));
     return (ifAbsent ? insert.onConflict((conflict) => conflict.doNothing()) : insert) as unknown as Returnable;
   });
-  return refusing(database, model, values, driverValues, () => writtenRow(database, selection, query, Object.values(driverValues)));
+  return refusing(database, model, values, driverValues, () => writtenRow(database, selection, query, Object.values(driverValues))).then((row) => {
+    if (row) noteChange(database, model.table, 'created', [row.id as RecordId]);
+    return row;
+  });
 }
 
 /** A new record, as `selection` reads it. */
@@ -294,7 +302,10 @@ export function updateRecord(
       driverValues,
       () => writtenRow(database, selection, update(version !== undefined), [...Object.values(driverValues), id, ...(version === undefined ? [] : [version])]),
       kept,
-    );
+    ).then((row) => {
+      if (row) noteChange(database, model.table, 'updated', [row.id as RecordId]);
+      return row;
+    });
   const empty = Object.keys(values).length === 0;
   if (!guard) return empty ? findRecord(database, selection, id) : changed(database);
   const locked = () =>
@@ -333,10 +344,15 @@ async function blockingTables(database: Database, table: string, deleted: (eb: W
   return blocking;
 }
 
-/** A DELETE's statement, refused by a restricting foreign key as RecordProtected naming the tables that still refer to its records. */
-async function deleting(database: Database, table: string, deleted: (eb: Where) => Expression<SqlBool>): Promise<bigint> {
+/**
+ * A DELETE's statement, refused by a restricting foreign key as RecordProtected naming the tables
+ * that still refer to its records; how many it deleted (their ids returned, for the change it makes).
+ */
+async function deleting(database: Database, table: string, deleted: (eb: Where) => Expression<SqlBool>): Promise<number> {
   try {
-    return (await storeDatabase(database).db.deleteFrom(table).where(deleted).executeTakeFirst()).numDeletedRows;
+    const rows = await storeDatabase(database).db.deleteFrom(table).where(deleted).returning('id').execute();
+    noteChange(database, table, 'deleted', rows.map((row: Row) => row.id as RecordId));
+    return rows.length;
   } catch (error) {
     const named = database.stillReferenced(error);
     if (named === undefined) throw error;
@@ -349,7 +365,7 @@ async function deleting(database: Database, table: string, deleted: (eb: Where) 
  * (a restricting foreign key refuses them all); how many were.
  */
 export async function deleteMatching(database: Database, source: ListSource, query: Matching): Promise<number> {
-  return Number(await deleting(database, source.selection.table, (eb) => matching(database, source, query, eb)));
+  return deleting(database, source.selection.table, (eb) => matching(database, source, query, eb));
 }
 
 /**
@@ -364,7 +380,7 @@ export async function deleteRecord(
   check?: WriteCheck,
   scope?: RecordScope,
 ): Promise<boolean> {
-  const remove = async (database: Database) => (await deleting(database, selection.table, (eb) => eb(keyOf(selection), '=', id))) > 0n;
+  const remove = async (database: Database) => (await deleting(database, selection.table, (eb) => eb(keyOf(selection), '=', id))) > 0;
   if (!check && !scope) return remove(database);
   return inTransaction(
     database,
@@ -428,5 +444,9 @@ export function updateMatching(database: Database, model: Model, conditions: rea
     .updateTable(model.table)
     .set(set)
     .where((eb) => eb.and(compileConditions(database, model.fields, model.table, conditions, eb)));
-  return refusing(database, model, changes, plain, async () => Number((await statement.executeTakeFirst()).numUpdatedRows));
+  return refusing(database, model, changes, plain, async () => {
+    const rows = await statement.returning('id').execute();
+    noteChange(database, model.table, 'updated', rows.map((row: Row) => row.id as RecordId));
+    return rows.length;
+  });
 }

@@ -188,8 +188,8 @@ let writer: TestUser;
 const call = (method: string, path: string, url: string, options?: CallOptions) => proxy.call(method, path, url, options);
 
 beforeAll(async () => {
-  // Throttling on, so the RateLimit-* headers are there to be checked.
-  api = await startApi({ THROTTLE_ANON: '1000/min', THROTTLE_USER: '1000/min', THROTTLE_LOGIN: '1000/min' });
+  // Throttling on, so the RateLimit-* headers are there to be checked; live streams ended at once by their age, so a request answers.
+  api = await startApi({ THROTTLE_ANON: '1000/min', THROTTLE_USER: '1000/min', THROTTLE_LOGIN: '1000/min', LIVE_MAX_AGE_MS: '1' });
   proxy = new Proxy(api, (await api.request('GET', '/api/v1/schema/')).json);
   admin = await api.user('root', { superuser: true });
   writer = await api.user('writer');
@@ -304,6 +304,13 @@ describe('every operation, answered as the document says', () => {
     await call('delete', detail, url, { user: writer });
     await call('delete', detail, url, { user: writer });
     await call('get', detail, url, { user: writer });
+  });
+
+  it('the articles\' live stream: text/event-stream, or 401 and 406 in the error envelope', async () => {
+    const events = '/api/v1/articles/events/';
+    expect((await call('get', events, `${events}?search=live&fields=id,title`, { user: writer })).body).toContain('retry:');
+    expect((await call('get', events, events)).status).toBe(401);
+    expect((await call('get', events, events, { user: writer, headers: { accept: 'application/json' } })).status).toBe(406);
   });
 
   it('the tags collection', async () => {

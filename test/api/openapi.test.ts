@@ -48,6 +48,7 @@ describe('the OpenAPI document', () => {
       'get /api/v1/users/': 'usersList',
       'patch /api/v1/users/{id}/': 'usersPartialUpdate',
       'post /api/v1/articles/bulk/': 'articlesBulkCreate',
+      'get /api/v1/articles/events/': 'articlesEvents',
       'get /api/posts/{id}': 'postsRetrieve',
       'get /healthz': 'healthCheck',
     });
@@ -167,6 +168,11 @@ describe('the OpenAPI document', () => {
     expect(create.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/UserCreate' });
     const bulkCreated = document.paths['/api/v1/articles/bulk/'].post.responses['201'].content['application/json'].schema;
     expect(bulkCreated).toMatchObject({ type: 'array', items: { $ref: '#/components/schemas/Article' } });
+    // The live stream: Server-Sent Events, with the list's filters and Last-Event-ID.
+    const events = document.paths['/api/v1/articles/events/'].get;
+    expect(Object.keys(events.responses['200'].content)).toEqual(['text/event-stream']);
+    expect(events.parameters.map(({ name }: { name: string }) => name)).toEqual(expect.arrayContaining(['author_id', 'search', 'fields', 'Last-Event-ID']));
+    expect(events.parameters.map(({ name }: { name: string }) => name)).not.toContain('page');
     expect(document.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
 
     expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['jwt', 'session', 'sessionId', 'token']);

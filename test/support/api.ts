@@ -40,6 +40,8 @@ export interface TestApi {
   readonly app: FastifyInstance;
   /** The store's view of the app's database: tests reach under the API through its Kysely handle. */
   readonly database: StoreDatabase;
+  /** The app's DATABASE_URL (another app may be started on it: `startApi`'s `databaseUrl`). */
+  readonly databaseUrl: string;
   request(method: string, url: string, options?: RequestOptions): Promise<Reply>;
   /** A user with a token; the password is PASSWORD. */
   user(username: string, options?: { permissions?: string[]; superuser?: boolean; active?: boolean }): Promise<TestUser>;
@@ -66,9 +68,11 @@ export async function startApi(
     logStream?: NodeJS.WritableStream;
     /** The database as the app sees it (wrapped to watch the statements it sends, say). */
     appDatabase?: (database: StoreDatabase) => StoreDatabase;
+    /** A database of the caller's (another app's, say: two processes of one service), in place of a fresh one; left to the caller to drop. */
+    databaseUrl?: string;
   } = {},
 ): Promise<TestApi> {
-  const testDatabase = await createTestDatabase();
+  const testDatabase = options.databaseUrl ? { url: options.databaseUrl, drop: async () => {} } : await createTestDatabase();
   const config = loadConfig({
     THROTTLE_ANON: 'off',
     THROTTLE_USER: 'off',
@@ -84,6 +88,7 @@ export async function startApi(
   return {
     app,
     database,
+    databaseUrl: testDatabase.url,
     async request(method, url, options = {}) {
       const headers: Record<string, string> = { ...options.headers };
       if (options.token) headers.authorization = `Bearer ${options.token}`;

@@ -33,6 +33,7 @@ import { httpProtocol, httpServerOptions } from './plugins/http-server.js';
 import { requestIdentity, requestIdentityOptions } from './plugins/request-identity.js';
 import { securityHeaders } from './plugins/security-headers.js';
 import { closeRedis, connectRedis } from '../base/redis.js';
+import { liveChanges } from './live.js';
 import { visibilityPlan } from '../stages/scope/visibility.js';
 import { createPasswordThrottle, createThrottle, memoryCounterStore, redisCounterStore } from '../stages/throttling.js';
 
@@ -60,7 +61,7 @@ function assertThrottledCollectionsExist(definition: AppDefinition): void {
 }
 
 export async function buildApp(definition: AppDefinition, context: AppContext): Promise<FastifyInstance> {
-  const { database, config } = context;
+  const { config } = context;
   assertThrottledCollectionsExist(definition);
   assertRelationsDeclared(definition);
   const credentialKeywords = definition.credentialKeywords ?? DEFAULT_KEYWORDS;
@@ -78,6 +79,8 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   app.decorateRequest('user', null);
   app.decorateRequest('csrfToken', undefined);
   const redis = config.redisUrl ? await sharedRedis(app, config.redisUrl) : undefined;
+  // With a live collection, every write goes through a database that tells the live streams what it changed.
+  const { database, hub } = await liveChanges(app, styled, context.database, config, redis);
   const counters = redis ? redisCounterStore(redis, config.redisKeyPrefix) : memoryCounterStore();
   const keys = signingKeys(await resolveSecretKey(config, app.log));
   await app.register(cookie, { secret: keys.cookie });
@@ -105,7 +108,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   if (definition.routes) {
     await app.register(async (instance) => {
       if (definition.authenticateRoutes !== false) authenticateAppRoutes(instance, database, auth.authenticators, auth.sessionCookie);
-      await definition.routes!(instance, context);
+      await definition.routes!(instance, { ...context, database });
     });
   }
   await app.register(collections, {
@@ -121,6 +124,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       page,
       visibility: visibilityPlan(styled, tables),
       credentials: credentialSetup(definition.userModel ?? User, passwordThrottle, auth.issue),
+      live: hub,
     },
   });
   return app;

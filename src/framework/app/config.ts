@@ -9,6 +9,7 @@ import type { AuthKind } from '../stages/authentication/index.js';
 import { parseAllowedHosts } from '../base/hosts.js';
 import { parseTrustProxy, type TrustProxy } from '../base/proxy.js';
 import { parseRate, type Rate } from '../stages/throttling.js';
+import type { LiveLimits } from '../actions/live/hub.js';
 
 export interface Config {
   readonly port: number;
@@ -61,6 +62,13 @@ export interface Config {
   /** Serve Prometheus metrics (METRICS=true); on METRICS_PORT alone when that is set. */
   readonly metrics: boolean;
   readonly metricsPort: number | undefined;
+  /** Live changes' streams (LIVE_*, docs/your-own-collections.md, Live changes). */
+  readonly live: LiveLimits;
+  /**
+   * PostgreSQL without Redis: the direct (or session-pooled) connection live changes are heard on
+   * (LIVE_DATABASE_URL); by default the database's own URL, which must then not go through a transaction pooler.
+   */
+  readonly liveDatabaseUrl: string | undefined;
 }
 
 const AUTH_KINDS: readonly AuthKind[] = ['token', 'jwt', 'session'];
@@ -190,5 +198,15 @@ export function loadConfig(env: Env = process.env): Config {
     corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
     metrics: boolean(env, 'METRICS', false),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1) : undefined,
+    live: {
+      heartbeatMs: integer(env, 'LIVE_HEARTBEAT_MS', 15_000, 1),
+      queueBytes: integer(env, 'LIVE_QUEUE_BYTES', 1_048_576, 1),
+      retryMs: integer(env, 'LIVE_RETRY_MS', 3000, 0),
+      maxAgeMs: integer(env, 'LIVE_MAX_AGE_MS', 600_000, 1),
+      maxStreams: integer(env, 'LIVE_MAX_STREAMS', 1000, 0),
+      maxStreamsPerUser: integer(env, 'LIVE_MAX_STREAMS_PER_USER', 5, 0),
+      retained: integer(env, 'LIVE_RETAINED', 10_000, 0),
+    },
+    liveDatabaseUrl: env.LIVE_DATABASE_URL || undefined,
   };
 }

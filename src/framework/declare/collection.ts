@@ -128,6 +128,30 @@ export interface CollectionOptions {
    * create; nothing chosen (an anonymous caller) is 401, an id of no record 404.
    */
   singleton?: Singleton;
+  /**
+   * Live changes: `GET /<name>/events/` streams the changes to the records each subscriber may list,
+   * as Server-Sent Events, with the list's permissions, scope and filters (docs/your-own-collections.md,
+   * Live changes). `true`, or the options.
+   */
+  live?: boolean | LiveOptions;
+}
+
+export interface LiveOptions {
+  /**
+   * How many record ids a stream remembers having shown its subscriber (default 1000), so that a
+   * record leaving what they may see arrives as `deleted` and one entering as `created`. Past it,
+   * a record they cannot see when it changes arrives as `deleted` with its id alone.
+   */
+  readonly track?: number;
+}
+
+const DEFAULT_TRACK = 1000;
+
+function liveOptions(name: string, { live }: CollectionOptions): Required<LiveOptions> | undefined {
+  if (!live) return undefined;
+  const track = live === true ? DEFAULT_TRACK : (live.track ?? DEFAULT_TRACK);
+  if (!Number.isInteger(track) || track < 0) throw new Error(`${name}: live.track must be a whole number of record ids.`);
+  return { track };
 }
 
 /** What a DELETE on a collection's list path may delete: what its filters select, or (`all`) with none, everything in scope. */
@@ -232,6 +256,8 @@ export interface Collection {
   readonly namedFilters: Readonly<Record<string, string>>;
   /** Set for a singleton resource (CollectionOptions.singleton). */
   readonly singleton: Singleton | undefined;
+  /** Set when the collection streams its changes (`/<name>/events/`). */
+  readonly live: Required<LiveOptions> | undefined;
 }
 
 const RESOURCE_NAME = /^[a-z][a-z0-9_-]*$/;
@@ -337,6 +363,7 @@ export function collection(name: string, options: CollectionOptions): Collection
   if (options.createStatus !== undefined && options.createStatus !== 200 && options.createStatus !== 201) throw new Error(`${name}: createStatus must be 200 or 201.`);
   // Declarations of how an action answers, for an action left out.
   if (options.bulkCreate && !served.has('create')) throw new Error(`${name}: bulkCreate needs the create action.`);
+  if (options.live && !served.has('list')) throw new Error(`${name}: live changes are streamed with the list's rules: they need the list action.`);
   if (options.createStatus !== undefined && !served.has('create')) throw new Error(`${name}: createStatus needs the create action.`);
   if (options.bulkDelete !== undefined) assertBulkDelete(name, options.bulkDelete, served, options.hooks ?? {});
   if (options.put !== undefined && !served.has('update')) throw new Error(`${name}: put needs the update action.`);
@@ -360,7 +387,7 @@ export function collection(name: string, options: CollectionOptions): Collection
   assertCustomActions(name, actions, filterable);
   if (options.parent) assertParent(name, serializer, options.parent);
   // `/<name>/bulk/` and the list actions' paths take these segments from records' key values.
-  const taken = [...(options.bulkCreate ? ['bulk'] : []), ...Object.entries(actions).flatMap(([name, action]) => (action.detail ? [] : [action.path ?? name]))];
+  const taken = [...(options.bulkCreate ? ['bulk'] : []), ...(options.live ? ['events'] : []), ...Object.entries(actions).flatMap(([name, action]) => (action.detail ? [] : [action.path ?? name]))];
   return {
     name,
     serializer,
@@ -387,6 +414,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     namedFilters: options.filters ?? {},
     recordKey: recordKey(name, serializer.model, options.lookupField ?? 'id', taken),
     singleton: options.singleton,
+    live: liveOptions(name, options),
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
   };

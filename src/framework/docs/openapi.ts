@@ -259,7 +259,7 @@ const notModifiedResponse = { description: 'Not modified (If-None-Match matched 
 const bulkBody = (collection: Collection, single: JsonSchema): JsonSchema => ({ type: 'array', items: single, minItems: 1, maxItems: collection.bulkCreateMax ?? 0 });
 
 /** What the document calls each route of a collection: the actions, bulk create (its own path), and bulk delete (DELETE on the list path). */
-export type DocumentedAction = Action | 'bulk_create' | 'bulk_destroy';
+export type DocumentedAction = Action | 'bulk_create' | 'bulk_destroy' | 'events';
 
 const SUMMARIES: Record<DocumentedAction, string> = {
   list: 'List',
@@ -270,7 +270,19 @@ const SUMMARIES: Record<DocumentedAction, string> = {
   partial_update: 'Update part of',
   destroy: 'Delete',
   bulk_destroy: 'Delete several',
+  events: 'Stream the changes of',
 };
+
+const LAST_EVENT_ID = { 'Last-Event-ID': { type: 'string', description: 'The id of the last event received: the stream resumes after it, or answers `reset` when it cannot.' } };
+
+/** What a live collection's stream answers (see actions/events.ts). */
+const eventStream = (serializer: Serializer): JsonSchema => ({
+  description:
+    'Server-Sent Events, one per changed record the list would show: `event: created` or `updated` with the record as the list renders it ' +
+    `(${serializer.name}, or its subset for fields/omit), \`deleted\` with \`{"id": …}\`, \`reset\` when the client must fetch the list again; ` +
+    '`id:` for Last-Event-ID; comments as heartbeats; `retry:` before the server closes it.',
+  content: { 'text/event-stream': { schema: { type: 'string' } } },
+});
 
 /** The list's parameters that select records (filters, search), without those that order or page them, or choose fields. */
 function matchingQuerySchema(collection: Collection): JsonSchema {
@@ -291,7 +303,7 @@ export const operationId = (...words: string[]): string =>
 
 /** The route schema of one collection action (`scoped`: the app's restricted tables, see recordSchema). */
 export function actionSchema(collection: Collection, action: DocumentedAction, scoped: ReadonlySet<string>): FastifySchema {
-  const serializer = collection.serializerFor(action === 'bulk_create' ? 'create' : action === 'bulk_destroy' ? 'destroy' : action);
+  const serializer = collection.serializerFor(action === 'bulk_create' ? 'create' : action === 'bulk_destroy' ? 'destroy' : action === 'events' ? 'list' : action);
   const record = recordSchema(serializer, scoped);
   // A PUT that updates partially reads as PATCH does.
   const mode = action === 'update' ? collection.putMode : action;
@@ -302,6 +314,17 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
   // Every response past the throttling stage carries the RateLimit-* headers; the statuses before it may too.
   const throttled = (responses: Record<string, JsonSchema>) => withHeaders(responses, RATE_LIMIT_HEADERS);
   switch (action) {
+    case 'events': {
+      // The list's filters and search, and its fields/omit; no paging, ordering or format (only text/event-stream is served).
+      const { properties, ...query } = matchingQuerySchema(collection);
+      const selecting = Object.entries(properties as Record<string, JsonSchema>).filter(([name]) => name !== 'format');
+      return {
+        ...base,
+        querystring: { ...query, properties: { ...Object.fromEntries(selecting), ...fieldSelectionParameters(serializer) } },
+        headers: requestHeaders(LAST_EVENT_ID),
+        response: throttled({ 200: eventStream(serializer), ...errorResponses(reads) }),
+      };
+    }
     case 'list': {
       const { maxPageSize } = collection.queryRules;
       const page =

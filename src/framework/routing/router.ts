@@ -14,6 +14,7 @@ import { envelopedSchema } from '../docs/envelopes.js';
 import { customActionSchema } from '../docs/custom-actions.js';
 import { builtInRoute } from '../actions/index.js';
 import { customRoute } from '../actions/custom.js';
+import { eventsRoute } from '../actions/events.js';
 import { notFound } from '../base/errors.js';
 import { refuseOtherMethods } from './method-not-allowed.js';
 import { actionSchema, ANONYMOUS, credentialsFor, errorResponses, operationId } from '../docs/openapi.js';
@@ -210,6 +211,16 @@ function bulkDeleteEndpoint(runtime: ApiRuntime, collection: Collection): Endpoi
   };
 }
 
+/** A live collection's stream of changes (`/<name>/events/`), through the pipeline with the list's permissions. */
+function eventsEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
+  if (!runtime.live) throw new Error(`${collection.name}: live changes need the app's live hub.`);
+  const route = eventsRoute(runtime.live);
+  return {
+    handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
+    schema: withPathParameters(collection, { ...actionSchema(collection, 'events', runtime.visibility.restricted), ...documentedCredentials(runtime, collection, 'list') }),
+  };
+}
+
 /** The collections' endpoints, and with `root` the API root listing them. */
 export function mountCollections(instance: FastifyInstance, runtime: ApiRuntime, collections: readonly Collection[], root = true): void {
   const names = new Set<string>();
@@ -233,6 +244,7 @@ export function mountCollections(instance: FastifyInstance, runtime: ApiRuntime,
       else absent(instance, path);
     }
     if (collection.bulkCreateMax !== undefined) resource(instance, `${listPath(collection)}bulk/`, { POST: bulkCreateEndpoint(own, collection) });
+    if (collection.live) resource(instance, `${listPath(collection)}events/`, { GET: eventsEndpoint(own, collection) });
     for (const [path, endpoints] of customActionEndpoints(own, collection)) resource(instance, path, endpoints);
   }
   if (!root) return;

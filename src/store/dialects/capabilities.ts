@@ -63,6 +63,8 @@ export interface DialectCapabilities {
    * save one. SQLite answers in-process: there a merged read only costs more.
    */
   readonly mergesRoundTrips: boolean;
+  /** Whether a notification sent on one connection reaches listeners on others, in other processes (PostgreSQL's NOTIFY): how live changes cross processes without Redis. */
+  readonly notifies: boolean;
   /** Whether a WITH clause may hold an INSERT, UPDATE or DELETE (a write and a read of its row in one statement). */
   readonly supportsModifyingCte: boolean;
   /** SELECT … FOR UPDATE (SQLite transactions already exclude other writers). */

@@ -67,6 +67,7 @@ export const postgresCapabilities: DialectCapabilities = {
     altersColumnsInPlace: true,
   },
   mergesRoundTrips: true,
+  notifies: true,
   supportsModifyingCte: true,
   supportsRowLocks: true,
   // The int8 type parser (database.ts) reads text beyond 2^53 already.

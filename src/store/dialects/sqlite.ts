@@ -55,6 +55,7 @@ export const sqliteCapabilities: DialectCapabilities = {
     altersColumnsInPlace: false,
   },
   mergesRoundTrips: false,
+  notifies: false,
   supportsModifyingCte: false,
   supportsRowLocks: false,
   // In-process: a transaction is no round trip, and SQLite's already excludes other writers.

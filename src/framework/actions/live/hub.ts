@@ -1,0 +1,219 @@
+/**
+ * A process's live streams (docs/your-own-collections.md, Live changes). Every committed change,
+ * from this process or another (app/live.ts carries them), passes here in the order it arrives,
+ * one at a time: its records get event ids and a place in the ring, then each stream of the table
+ * hears of them as its subscriber may see them. Streams reading the same way (the same scope,
+ * filters and fields) share one statement per change, which reads the changed records through
+ * their list's conditions; each subscriber's event is then rendered for them.
+ *
+ * Whether a change is a `created`, an `updated` or a `deleted` for a subscriber is decided by what
+ * the stream has told them: each stream remembers the ids of the records it has shown (seeded, as
+ * it opens, with those its subscriber may see then), at most `track` of them. A changed record they
+ * may see is `created` when not among them, else `updated`; one they may no longer see, or deleted,
+ * is `deleted` (its id alone) when among them, else nothing. Where the stream cannot know (more
+ * records than `track`, or changes replayed after Last-Event-ID, which its remembered ids predate),
+ * a record they cannot see arrives as `deleted` unless the change created it: a client never keeps
+ * a record it may no longer see, at the price of sometimes hearing an id it never saw.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { stringifyJson } from '../../../core/json.js';
+import type { Row } from '../../../core/rows.js';
+import type { Change } from '../../../store/changes.js';
+import type { RecordId } from '../../../store/records.js';
+import { ApiError } from '../../base/errors.js';
+import { ChangeRing, type ChangeEntry } from './ring.js';
+import { EventStream, type StreamLimits } from './stream.js';
+
+export interface LiveLimits extends StreamLimits {
+  /** Streams open at once on the process (503 past it). */
+  readonly maxStreams: number;
+  /** Streams open at once for one user (anonymous: one client address) on the process (429 past it). */
+  readonly maxStreamsPerUser: number;
+  /** Record changes kept for Last-Event-ID (the ring). */
+  readonly retained: number;
+}
+
+/** What a stream reads and renders for its subscriber (actions/events.ts builds it from the request). */
+export interface Subscription {
+  readonly table: string;
+  /** Subscriptions reading the same way share a key, and a statement per change. */
+  readonly group: string;
+  /** How many ids the stream remembers (LiveOptions.track). */
+  readonly track: number;
+  /** Who it counts against for maxStreamsPerUser. */
+  readonly owner: string;
+  /** The Last-Event-ID the client resumes after, if any. */
+  readonly lastEventId: string | undefined;
+  /** The records among `ids` the subscriber may see, as their list reads them (one statement). */
+  read(ids: readonly RecordId[]): Promise<Row[]>;
+  /** The ids of the records the subscriber may see, at most `limit` + 1 (more than `limit`: too many to remember). */
+  visibleIds(limit: number): Promise<RecordId[]>;
+  /** A record as the subscriber's list renders it. */
+  render(row: Row): unknown;
+}
+
+interface Subscriber {
+  readonly subscription: Subscription;
+  readonly stream: EventStream;
+  /** The ids told of (see above); null past `track`. */
+  known: Set<string> | null;
+}
+
+const keyOf = (id: unknown): string => String(id);
+
+/** Ids read per statement: a bulk write's change may name more than a statement may bind. */
+const READ_BATCH = 500;
+
+export class LiveHub {
+  private readonly ring: ChangeRing;
+  /** Every open stream's subscriber; the ones seeded (hearing changes) are in `listening`. */
+  private readonly open = new Map<EventStream, Subscriber>();
+  private readonly listening = new Set<Subscriber>();
+  private readonly owners = new Map<string, number>();
+  /** The changes and joins, one after another. */
+  private queue: Promise<void> = Promise.resolve();
+  private closing = false;
+  /** Sends a committed change to every process, this one included (set by app/live.ts; by default, this process only). */
+  publish: (change: Change) => void = (change) => this.receive(change);
+
+  constructor(
+    readonly limits: LiveLimits,
+    private readonly log: FastifyBaseLogger,
+  ) {
+    this.ring = new ChangeRing(limits.retained);
+  }
+
+  /**
+   * A new stream for `subscription`, refused past the limits (before anything is sent); `start`
+   * begins the response and returns its stream, which calls the function it is given once closed.
+   */
+  subscribe(subscription: Subscription, start: (closed: (stream: EventStream) => void) => EventStream): void {
+    const { owner } = subscription;
+    if (this.closing || this.open.size >= this.limits.maxStreams) {
+      throw new ApiError(503, 'service_unavailable', 'This server holds as many live streams as it may; try again shortly.', undefined, { 'Retry-After': String(Math.ceil(this.limits.retryMs / 1000)) });
+    }
+    const held = this.owners.get(owner) ?? 0;
+    if (held >= this.limits.maxStreamsPerUser) {
+      throw new ApiError(429, 'throttled', `At most ${this.limits.maxStreamsPerUser} live streams may be open at once; close one first.`);
+    }
+    this.owners.set(owner, held + 1);
+    const stream = start((closed) => this.leave(closed));
+    const subscriber: Subscriber = { subscription, stream, known: null };
+    this.open.set(stream, subscriber);
+    this.enqueue(() => this.join(subscriber));
+  }
+
+  /** A change committed somewhere: told, in arrival order, to the streams of its table. */
+  receive(change: Change): void {
+    this.enqueue(() => this.deliver(change));
+  }
+
+  /** Changes may have been missed (the channel between processes was lost): every stream is told to refetch. */
+  reset(): void {
+    this.enqueue(async () => {
+      for (const subscriber of this.listening) await this.reseed(subscriber, true);
+    });
+  }
+
+  /** Ends every stream, each asking its client to come back (`retry:`), and refuses new ones. */
+  close(): void {
+    this.closing = true;
+    for (const stream of this.open.keys()) stream.end();
+  }
+
+  private enqueue(task: () => Promise<void>): void {
+    this.queue = this.queue.then(task).catch((error: unknown) => this.log.error({ err: error }, 'live changes: a change could not be delivered'));
+  }
+
+  private leave(stream: EventStream): void {
+    const subscriber = this.open.get(stream);
+    if (!subscriber) return;
+    this.open.delete(stream);
+    this.listening.delete(subscriber);
+    const { owner } = subscriber.subscription;
+    const held = (this.owners.get(owner) ?? 1) - 1;
+    if (held === 0) this.owners.delete(owner);
+    else this.owners.set(owner, held);
+  }
+
+  /** Seeds the stream's remembered ids, replays what it missed (or tells it to refetch), then lets it hear changes. */
+  private async join(subscriber: Subscriber): Promise<void> {
+    if (!subscriber.stream.open) return;
+    const { lastEventId, table } = subscriber.subscription;
+    const missed = lastEventId === undefined ? [] : this.ring.since(lastEventId, table);
+    await this.reseed(subscriber, missed === undefined);
+    if (missed && missed.length > 0) await this.tell([subscriber], missed, true);
+    if (subscriber.stream.open) this.listening.add(subscriber);
+  }
+
+  /** The ids the subscriber may see now, remembered; with `reset`, the client is told to refetch its list. */
+  private async reseed(subscriber: Subscriber, reset: boolean): Promise<void> {
+    const { track } = subscriber.subscription;
+    try {
+      const ids = await subscriber.subscription.visibleIds(track);
+      subscriber.known = ids.length > track ? null : new Set(ids.map(keyOf));
+    } catch (error) {
+      this.dropAfter(error, [subscriber]);
+      return;
+    }
+    if (reset) subscriber.stream.send('reset', undefined, '{}');
+  }
+
+  private async deliver(change: Change): Promise<void> {
+    const entries = this.ring.add(change.table, change.kind, change.ids);
+    const groups = new Map<string, Subscriber[]>();
+    for (const subscriber of this.listening) {
+      if (subscriber.subscription.table !== change.table) continue;
+      const { group } = subscriber.subscription;
+      const members = groups.get(group);
+      if (members) members.push(subscriber);
+      else groups.set(group, [subscriber]);
+    }
+    for (const members of groups.values()) await this.tell(members, entries, false);
+  }
+
+  /** Tells `members` (who read alike) of `entries`: their records read once, each decided per subscriber. */
+  private async tell(members: readonly Subscriber[], entries: readonly ChangeEntry[], replayed: boolean): Promise<void> {
+    const ids = [...new Set(entries.filter(({ kind }) => kind !== 'deleted').map(({ id }) => id))];
+    const rows: Row[] = [];
+    try {
+      for (let start = 0; start < ids.length; start += READ_BATCH) rows.push(...(await members[0]!.subscription.read(ids.slice(start, start + READ_BATCH))));
+    } catch (error) {
+      this.dropAfter(error, members);
+      return;
+    }
+    const byId = new Map(rows.map((row) => [keyOf(row.id), row]));
+    for (const subscriber of members) {
+      for (const entry of entries) this.decide(subscriber, entry, byId.get(keyOf(entry.id)), replayed);
+    }
+  }
+
+  private decide(subscriber: Subscriber, entry: ChangeEntry, row: Row | undefined, replayed: boolean): void {
+    const { stream, subscription } = subscriber;
+    const key = keyOf(entry.id);
+    const known = replayed ? null : subscriber.known;
+    const id = this.ring.eventId(entry);
+    if (row) {
+      const kind = known ? (known.has(key) ? 'updated' : 'created') : entry.kind === 'created' ? 'created' : 'updated';
+      this.remember(subscriber, key);
+      stream.send(kind, id, stringifyJson(subscription.render(row)));
+      return;
+    }
+    const told = known ? known.has(key) : entry.kind !== 'created';
+    subscriber.known?.delete(key);
+    if (told) stream.send('deleted', id, stringifyJson({ id: entry.id }));
+  }
+
+  private remember(subscriber: Subscriber, key: string): void {
+    const { known } = subscriber;
+    if (!known || known.has(key)) return;
+    known.add(key);
+    if (known.size > subscriber.subscription.track) subscriber.known = null;
+  }
+
+  /** Streams whose read failed (the database unreachable): ended, so their clients come back with Last-Event-ID and miss nothing. */
+  private dropAfter(error: unknown, members: readonly Subscriber[]): void {
+    this.log.warn({ err: error }, 'live changes: a stream could not read its records, and was closed');
+    for (const { stream } of members) stream.end();
+  }
+}

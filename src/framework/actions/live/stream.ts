@@ -1,0 +1,92 @@
+/**
+ * One Server-Sent Events response: events written as the protocol frames them, a comment every
+ * heartbeat so that proxies keep an idle stream open, and a bound on what waits to be sent. What
+ * Node has not yet handed to the socket (its writable buffer) is the subscriber's queue: when more
+ * than `queueBytes` waits there as the next event comes, the subscriber is not reading, and its
+ * stream is dropped (the socket destroyed), so a slow client costs at most that much memory and one
+ * event, never the process.
+ */
+import type { ServerResponse } from 'node:http';
+
+export interface StreamLimits {
+  /** Between comments on an idle stream. */
+  readonly heartbeatMs: number;
+  /** What may wait for a slow subscriber before it is dropped. */
+  readonly queueBytes: number;
+  /** The reconnection delay a closing stream asks of its client (`retry:`). */
+  readonly retryMs: number;
+  /**
+   * How long a stream lives before it is ended (with `retry:`): its subscriber comes back with
+   * Last-Event-ID, authenticated and scoped afresh, so a revoked credential or a changed right
+   * holds on a stream within this long.
+   */
+  readonly maxAgeMs: number;
+}
+
+/** A field's value on one line: a line break in it would end the field (JSON has none outside strings, where they are escaped). */
+const line = (value: string): string => value.replace(/[\r\n]/g, ' ');
+
+export class EventStream {
+  private readonly heartbeat: NodeJS.Timeout;
+  private readonly expiry: NodeJS.Timeout;
+  private closed = false;
+
+  /** `headers`: the response's (Vary, the request id) beside the stream's own. `onClose`: once, however it ends. */
+  constructor(
+    private readonly response: ServerResponse,
+    headers: Record<string, string | string[] | number | undefined>,
+    private readonly limits: StreamLimits,
+    private readonly onClose: (stream: EventStream) => void,
+  ) {
+    response.writeHead(200, {
+      ...headers,
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-cache, no-transform',
+      // nginx buffers responses unless told not to.
+      'X-Accel-Buffering': 'no',
+    });
+    response.write(`retry: ${limits.retryMs}\n\n`);
+    this.heartbeat = setInterval(() => this.write(': heartbeat\n\n'), limits.heartbeatMs).unref();
+    this.expiry = setTimeout(() => this.end(), limits.maxAgeMs).unref();
+    response.on('close', () => this.finish());
+    // A write racing the socket's end must not become an unhandled error.
+    response.on('error', () => this.finish());
+  }
+
+  /** An event: `event`, `id` (for Last-Event-ID) and its data as JSON. */
+  send(event: string, id: string | undefined, data: string): void {
+    this.write(`${id === undefined ? '' : `id: ${line(id)}\n`}event: ${event}\ndata: ${line(data)}\n\n`);
+  }
+
+  /** Ends the stream, with `retry:` telling the client when to come back. */
+  end(): void {
+    if (this.closed) return;
+    this.response.end(`retry: ${this.limits.retryMs}\n\n`);
+    this.finish();
+  }
+
+  get open(): boolean {
+    return !this.closed;
+  }
+
+  /** Written, unless more than `queueBytes` still waits from before: then the subscriber is not reading, and is dropped. */
+  private write(text: string): void {
+    if (this.closed) return;
+    if (this.response.writableLength > this.limits.queueBytes) {
+      this.response.destroy();
+      this.finish();
+      return;
+    }
+    this.response.write(text);
+  }
+
+  private finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    // Ended otherwise than by end() (the client left, an error): the connection is closed too, never left half-open.
+    if (!this.response.writableEnded) this.response.destroy();
+    clearInterval(this.heartbeat);
+    clearTimeout(this.expiry);
+    this.onClose(this);
+  }
+}

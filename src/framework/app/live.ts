@@ -1,0 +1,98 @@
+/**
+ * Live changes across processes (docs/your-own-collections.md, Live changes): every committed write's
+ * change (store/changes.ts: table, kind, ids) reaches the LiveHub of every process serving the app,
+ * through what the deployment already runs. With REDIS_URL, Redis pub/sub (a connection of its own
+ * subscribes); else, where the database carries notifications (PostgreSQL), LISTEN/NOTIFY, heard on
+ * LIVE_DATABASE_URL, on a connection of its own (a direct one: not through a transaction pooler); else (SQLite) this
+ * process alone. Each process sends its changes one after another, in commit order. When the channel
+ * was lost and is back, changes may have been missed: every stream is told to refetch (`reset`).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Redis } from 'ioredis';
+import { tellingChanges, type Change } from '../../store/changes.js';
+import type { Database } from '../../store/database.js';
+import { listen, notifies } from '../../store/notifications.js';
+import { closeRedis } from '../base/redis.js';
+import type { Collection } from '../declare/collection.js';
+import { LiveHub } from '../actions/live/hub.js';
+import type { Config } from './config.js';
+
+/** Ids per notification: PostgreSQL takes at most 8000 bytes in one. */
+const IDS_PER_NOTIFICATION = 100;
+
+const KINDS = new Set(['created', 'updated', 'deleted']);
+
+/** A change as another process sent it (JSON), or undefined when it is none. */
+function received(text: string): Change | undefined {
+  try {
+    const change = JSON.parse(text) as Change;
+    return typeof change.table === 'string' && KINDS.has(change.kind) && Array.isArray(change.ids) ? change : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** As JSON carries it: a bigint id as its digits. */
+const sent = (change: Change): string => JSON.stringify({ ...change, ids: change.ids.map((id) => (typeof id === 'bigint' ? String(id) : id)) });
+
+type Send = (change: Change) => Promise<unknown>;
+
+async function overRedis(app: FastifyInstance, hub: LiveHub, redis: Redis, prefix: string): Promise<Send> {
+  const channel = `${prefix}changes`;
+  const subscriber = redis.duplicate();
+  subscriber.on('error', (error: Error) => app.log.warn({ err: error }, 'live changes: redis subscriber error'));
+  await subscriber.connect();
+  await subscriber.subscribe(channel);
+  subscriber.on('message', (_channel: string, text: string) => {
+    const change = received(text);
+    if (change) hub.receive(change);
+  });
+  // Ready again after a reconnection: what was published meanwhile was not heard.
+  subscriber.on('ready', () => hub.reset());
+  app.addHook('onClose', () => closeRedis(subscriber));
+  return (change) => redis.publish(channel, sent(change));
+}
+
+async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Database, url: string | undefined): Promise<Send> {
+  const listening = await listen(database, url, {
+    heard: (text) => {
+      const change = received(text);
+      if (change) hub.receive(change);
+    },
+    resumed: () => hub.reset(),
+    failed: (error) => app.log.warn({ err: error }, 'live changes: the listening connection failed'),
+  });
+  app.addHook('onClose', () => listening.close());
+  return async ({ table, kind, ids }) => {
+    for (let start = 0; start < ids.length; start += IDS_PER_NOTIFICATION) {
+      await listening.notify(sent({ table, kind, ids: ids.slice(start, start + IDS_PER_NOTIFICATION) }));
+    }
+  };
+}
+
+/**
+ * The app's hub when a collection is live, with the database its writes go through, which tells
+ * the hub's carrier of every committed change; else none, and the database as it was.
+ */
+export async function liveChanges(app: FastifyInstance, collections: readonly Collection[], database: Database, config: Config, redis: Redis | undefined): Promise<{ database: Database; hub?: LiveHub }> {
+  if (!collections.some(({ live }) => live)) return { database };
+  const hub = new LiveHub(config.live, app.log);
+  const send = redis
+    ? await overRedis(app, hub, redis, config.redisKeyPrefix)
+    : notifies(database)
+      ? await overPostgres(app, hub, database, config.liveDatabaseUrl)
+      : undefined;
+  if (send) {
+    // One after another, so that another process hears this one's changes in commit order.
+    let sending: Promise<unknown> = Promise.resolve();
+    hub.publish = (change) => {
+      sending = sending.then(() => send(change)).catch((error: unknown) => app.log.warn({ err: error }, 'live changes: a change could not be sent'));
+    };
+  }
+  // Streams would keep the server's close waiting: they end first, asking their clients to come back.
+  app.addHook('preClose', (done) => {
+    hub.close();
+    done();
+  });
+  return { database: tellingChanges(database, (change) => hub.publish(change)), hub };
+}

@@ -1,0 +1,42 @@
+/** Live changes between two processes over PostgreSQL's LISTEN/NOTIFY (no Redis), and the listening connection's loss. */
+import { randomBytes } from 'node:crypto';
+import { afterAll, describe, expect, it } from 'vitest';
+import { startApi, type TestApi } from '../support/api.js';
+import { createTestDatabase, onPostgres, withApplicationName, type TestDatabase } from '../support/database.js';
+import { openEvents } from '../support/event-stream.js';
+import { liveItemsApp } from '../support/live-items.js';
+import { liveAcrossProcesses } from '../support/live-processes.js';
+
+const databases: TestDatabase[] = [];
+const fresh = async (): Promise<string> => {
+  const database = await createTestDatabase();
+  databases.push(database);
+  return database.url;
+};
+afterAll(() => Promise.all(databases.map((database) => database.drop())));
+
+describe('live changes over LISTEN/NOTIFY', () => {
+  liveAcrossProcesses({}, fresh);
+
+  let api: TestApi | undefined;
+  afterAll(() => api?.close());
+
+  it('tells every stream to refetch once its lost listening connection is back, then delivers again', async () => {
+    // The app's connections carry this name; its listening one, the name and `-listen`.
+    const name = `live_${randomBytes(4).toString('hex')}`;
+    api = await startApi({}, liveItemsApp, { databaseUrl: withApplicationName(await fresh(), name) });
+    const alice = await api.user('alice');
+    const stream = await openEvents(`http://127.0.0.1:${await api.listen()}/api/v1/items/events/`, { authorization: `Bearer ${alice.token}` });
+    const create = async (text: string) => (await api!.request('POST', '/api/v1/items/', { token: alice.token, body: { text } })).json as { id: number };
+    const ready = await create('ready');
+    expect(await stream.next()).toMatchObject({ event: 'created', data: { id: ready.id } });
+    const { rows } = await onPostgres((client) =>
+      client.query('SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = $1', [`${name}-listen`]),
+    );
+    expect(rows).toEqual([{ ended: true }]);
+    expect(await stream.next()).toMatchObject({ event: 'reset', data: {} });
+    const after = await create('after');
+    expect(await stream.next()).toMatchObject({ event: 'created', data: { id: after.id } });
+    stream.close();
+  });
+});
