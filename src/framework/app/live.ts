@@ -20,22 +20,40 @@ import type { Config } from './config.js';
 /** Ids per notification: PostgreSQL takes at most 8000 bytes in one. */
 const IDS_PER_NOTIFICATION = 100;
 
+/**
+ * Changes waiting to be sent, at most: writes faster than the carrier takes them would otherwise
+ * queue without bound. Past it changes are dropped, and every process's streams told to refetch.
+ */
+const MAX_WAITING = 10_000;
+
 const KINDS = new Set(['created', 'updated', 'deleted']);
 
-/** A change as another process sent it (JSON), or undefined when it is none. */
-function received(text: string): Change | undefined {
+/** What a process sends: a change, or that changes were dropped and every stream must refetch. */
+export type Message = Change | { readonly reset: true };
+
+/** A message as another process sent it (JSON), or undefined when it is none. */
+function received(text: string): Message | undefined {
   try {
-    const change = JSON.parse(text) as Change;
-    return typeof change.table === 'string' && KINDS.has(change.kind) && Array.isArray(change.ids) ? change : undefined;
+    const message = JSON.parse(text) as Partial<Change> & { reset?: unknown };
+    if (message.reset === true) return { reset: true };
+    return typeof message.table === 'string' && KINDS.has(message.kind!) && Array.isArray(message.ids) ? (message as Change) : undefined;
   } catch {
     return undefined;
   }
 }
 
-/** As JSON carries it: a bigint id as its digits. */
-const sent = (change: Change): string => JSON.stringify({ ...change, ids: change.ids.map((id) => (typeof id === 'bigint' ? String(id) : id)) });
+/** The hub hears a message: a change, or a reset. */
+const hear = (hub: LiveHub, message: Message | undefined): void => {
+  if (!message) return;
+  if ('reset' in message) hub.reset();
+  else hub.receive(message);
+};
 
-type Send = (change: Change) => Promise<unknown>;
+/** As JSON carries it: a bigint id as its digits. */
+const sent = (message: Message): string =>
+  JSON.stringify('reset' in message ? message : { ...message, ids: message.ids.map((id) => (typeof id === 'bigint' ? String(id) : id)) });
+
+export type Send = (message: Message) => Promise<unknown>;
 
 async function overRedis(app: FastifyInstance, hub: LiveHub, redis: Redis, prefix: string): Promise<Send> {
   const channel = `${prefix}changes`;
@@ -43,10 +61,7 @@ async function overRedis(app: FastifyInstance, hub: LiveHub, redis: Redis, prefi
   subscriber.on('error', (error: Error) => app.log.warn({ err: error }, 'live changes: redis subscriber error'));
   await subscriber.connect();
   await subscriber.subscribe(channel);
-  subscriber.on('message', (_channel: string, text: string) => {
-    const change = received(text);
-    if (change) hub.receive(change);
-  });
+  subscriber.on('message', (_channel: string, text: string) => hear(hub, received(text)));
   // Ready again after a reconnection: what was published meanwhile was not heard.
   subscriber.on('ready', () => hub.reset());
   app.addHook('onClose', () => closeRedis(subscriber));
@@ -55,18 +70,47 @@ async function overRedis(app: FastifyInstance, hub: LiveHub, redis: Redis, prefi
 
 async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Database, url: string | undefined): Promise<Send> {
   const listening = await listen(database, url, {
-    heard: (text) => {
-      const change = received(text);
-      if (change) hub.receive(change);
-    },
+    heard: (text) => hear(hub, received(text)),
     resumed: () => hub.reset(),
     failed: (error) => app.log.warn({ err: error }, 'live changes: the listening connection failed'),
   });
   app.addHook('onClose', () => listening.close());
-  return async ({ table, kind, ids }) => {
+  return async (message) => {
+    if ('reset' in message) return listening.notify(sent(message));
+    const { table, kind, ids } = message;
     for (let start = 0; start < ids.length; start += IDS_PER_NOTIFICATION) {
       await listening.notify(sent({ table, kind, ids: ids.slice(start, start + IDS_PER_NOTIFICATION) }));
     }
+  };
+}
+
+/**
+ * `send` for each change in commit order, one after another (so that another process hears this
+ * one's changes in that order), at most MAX_WAITING of them waiting; a send that fails is `failed`'s.
+ */
+export function inOrder(send: Send, failed: (error: unknown) => void): (change: Change) => void {
+  const waiting: Message[] = [];
+  let dropped = false;
+  let draining = false;
+  const drain = async (): Promise<void> => {
+    draining = true;
+    for (let message = waiting.shift(); message; message = waiting.shift()) {
+      try {
+        await send(message);
+      } catch (error) {
+        failed(error);
+      }
+      if (waiting.length === 0 && dropped) {
+        dropped = false;
+        waiting.push({ reset: true });
+      }
+    }
+    draining = false;
+  };
+  return (change) => {
+    if (waiting.length >= MAX_WAITING) dropped = true;
+    else waiting.push(change);
+    if (!draining) void drain();
   };
 }
 
@@ -82,13 +126,7 @@ export async function liveChanges(app: FastifyInstance, collections: readonly Co
     : notifies(database)
       ? await overPostgres(app, hub, database, config.liveDatabaseUrl)
       : undefined;
-  if (send) {
-    // One after another, so that another process hears this one's changes in commit order.
-    let sending: Promise<unknown> = Promise.resolve();
-    hub.publish = (change) => {
-      sending = sending.then(() => send(change)).catch((error: unknown) => app.log.warn({ err: error }, 'live changes: a change could not be sent'));
-    };
-  }
+  if (send) hub.publish = inOrder(send, (error) => app.log.warn({ err: error }, 'live changes: a change could not be sent'));
   // Streams would keep the server's close waiting: they end first, asking their clients to come back.
   app.addHook('preClose', (done) => {
     hub.close();
