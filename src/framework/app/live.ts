@@ -68,7 +68,12 @@ async function overRedis(app: FastifyInstance, hub: LiveHub, redis: Redis, prefi
   return (change) => redis.publish(channel, sent(change));
 }
 
-async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Database, url: string | undefined): Promise<Send> {
+async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Database, config: Config): Promise<Send> {
+  const url = config.liveDatabaseUrl;
+  // Unnamed statements say a transaction pooler is in front, which would lose the LISTEN silently.
+  if (!url && !config.preparedStatements) {
+    app.log.warn('live changes: DB_PREPARED_STATEMENTS=false says a transaction pooler serves DATABASE_URL, and a LISTEN through one is lost: set LIVE_DATABASE_URL to a direct connection, or REDIS_URL');
+  }
   const listening = await listen(database, url, {
     heard: (text) => hear(hub, received(text)),
     resumed: () => hub.reset(),
@@ -124,7 +129,7 @@ export async function liveChanges(app: FastifyInstance, collections: readonly Co
   const send = redis
     ? await overRedis(app, hub, redis, config.redisKeyPrefix)
     : notifies(database)
-      ? await overPostgres(app, hub, database, config.liveDatabaseUrl)
+      ? await overPostgres(app, hub, database, config)
       : undefined;
   if (send) hub.publish = inOrder(send, (error) => app.log.warn({ err: error }, 'live changes: a change could not be sent'));
   // Streams would keep the server's close waiting: they end first, asking their clients to come back.
