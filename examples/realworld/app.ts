@@ -290,6 +290,8 @@ const comments = collection('comments', {
   pagination: 'limit_offset',
   pageSize: 100,
   maxPageSize: 100,
+  // GET /api/articles/:slug/comments/events: new and deleted comments as they happen (Server-Sent Events).
+  live: true,
 });
 
 // ---- users, login and the current user ----------------------------------------------------------

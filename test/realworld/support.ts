@@ -59,7 +59,8 @@ export type Call = (method: string, path: string, options?: CallOptions) => Prom
  * Throttling is off: the suite sends more anonymous requests, and registers and logs in more often,
  * a minute than the default rates (THROTTLE_SIGNUP counts each registration, THROTTLE_LOGIN each login) allow.
  */
-export function useConduit(): Call {
+/** The Conduit app served for the calling test file: a caller, and the server's own URL (for what a caller cannot read, a stream). */
+export function useConduit(): Call & { readonly url: () => string } {
   let server: SpawnedServer | undefined;
   let database: TestDatabase | undefined;
   beforeAll(async () => {
@@ -74,7 +75,7 @@ export function useConduit(): Call {
     await server?.stop();
     await database?.drop();
   });
-  return async (method, path, options = {}) => {
+  const call: Call = async (method, path, options = {}) => {
     if (!server) throw new Error('the Conduit app is not running');
     const { token, authorization = token === undefined ? undefined : `Token ${token}`, body } = options;
     const response = await fetch(`${server.url}/api${path}`, {
@@ -89,6 +90,7 @@ export function useConduit(): Call {
     const json = response.headers.get('content-type')?.startsWith('application/json') && text ? JSON.parse(text) : undefined;
     return { status: response.status, headers: response.headers, text, json };
   };
+  return Object.assign(call, { url: () => server!.url });
 }
 
 // ---- the spec's schemas -------------------------------------------------------------------------
