@@ -116,3 +116,22 @@ document.getElementById('list-controls')?.addEventListener('submit', (event) => 
   const search = query.toString();
   window.location.assign(window.location.pathname + (search ? `?${search}` : ''));
 });
+
+// A live list (a collection declared `live`): the list shown is read again whenever its stream
+// says a record changed, a burst of changes once.
+const live = document.getElementById('live');
+if (live && 'EventSource' in window) {
+  const body = document.getElementById('response-body');
+  let pending;
+  const reread = async () => {
+    const { response, text } = await send('GET', location.href);
+    if (response.ok) body.textContent = JSON.stringify(JSON.parse(text), null, 2);
+  };
+  const source = new EventSource(live.dataset.url);
+  for (const kind of ['created', 'updated', 'deleted', 'reset']) {
+    source.addEventListener(kind, () => {
+      clearTimeout(pending);
+      pending = setTimeout(reread, 200);
+    });
+  }
+}

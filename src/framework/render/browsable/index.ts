@@ -45,6 +45,17 @@ function breadcrumbs(request: FastifyRequest, root: string): PageLink[] {
   return crumbs;
 }
 
+/** Query parameters that choose a page, which a stream of changes has none of. */
+const PAGING = ['page', 'page_size', 'cursor', 'limit', 'offset'];
+
+/** The stream of a live list's changes, with the list's own filters. */
+function eventsUrl(request: FastifyRequest, path: string): string {
+  const query = new URLSearchParams(request.url.split('?')[1] ?? '');
+  for (const name of PAGING) query.delete(name);
+  const events = path.endsWith('/') ? `${path}events/` : `${path}/events`;
+  return query.size > 0 ? `${events}?${query.toString()}` : events;
+}
+
 /** The collection's custom actions on the list (`list`) or on the record shown (`retrieve`), as links. */
 function extraActions(collection: Collection, action: Action | undefined, path: string): PageLink[] | undefined {
   if (action !== 'list' && action !== 'retrieve') return undefined;
@@ -117,6 +128,7 @@ export function renderPage(
     allowDelete: collection !== undefined && action === 'retrieve' && succeeded && !context.custom && collection.builtInActions.has('destroy'),
     extraActions: collection && succeeded && !context.custom ? extraActions(collection, action, path) : undefined,
     nested: action === 'retrieve' && succeeded && !context.custom ? context.nested?.map((name) => ({ label: name, href: `${path}${name}/` })) : undefined,
+    live: collection?.live && action === 'list' && succeeded && !context.custom ? eventsUrl(request, path) : undefined,
   };
   return `<!doctype html>\n${renderToString(h(Page, { model }))}`;
 }

@@ -53,6 +53,8 @@ export interface PageModel {
   readonly extraActions?: readonly PageLink[];
   /** The collections nested under the record shown. */
   readonly nested?: readonly PageLink[];
+  /** A live collection's list: the stream of its changes, on which the page reads the list again. */
+  readonly live?: string;
 }
 
 /** A line of links (the custom actions, the nested collections); nothing when there are none. */
@@ -281,6 +283,11 @@ export function Page(props: { model: PageModel }) {
             <button type="button" id="delete" class="danger" data-url={model.path}>
               Delete
             </button>
+          )}
+          {model.live && (
+            <p class="live" id="live" data-url={model.live}>
+              Live: the list below is read again as its records change.
+            </p>
           )}
           <div class="response">
             <div class="request-line">
