@@ -6,6 +6,7 @@ import { createTestDatabase, onPostgres, withApplicationName, type TestDatabase 
 import { openEvents } from '../support/event-stream.js';
 import { liveItemsApp } from '../support/live-items.js';
 import { liveAcrossProcesses } from '../support/live-processes.js';
+import { startServer } from '../support/spawned-server.js';
 
 const databases: TestDatabase[] = [];
 const fresh = async (): Promise<string> => {
@@ -39,4 +40,32 @@ describe('live changes over LISTEN/NOTIFY', () => {
     expect(await stream.next()).toMatchObject({ event: 'created', data: { id: after.id } });
     stream.close();
   });
+});
+
+describe('live changes across the workers of one server', () => {
+  it('reach a stream on one worker from writes every worker answers (WORKERS=2)', async () => {
+    const server = await startServer({ env: { DATABASE_URL: await fresh(), WORKERS: '2', THROTTLE_USER: 'off', THROTTLE_ANON: 'off' } });
+    try {
+      server.cli(['createuser', '--username', 'writer', '--password', 'writer-pass']);
+      const token = server.cli(['token', 'create', '--username', 'writer']).trim();
+      const headers = { authorization: `Bearer ${token}` };
+      const stream = await openEvents(`${server.url}/api/v1/articles/events/`, headers);
+      // Each create on a connection of its own, which the cluster hands to either worker in turn.
+      const titles = Array.from({ length: 6 }, (_, n) => `across workers ${n}`);
+      for (const title of titles) {
+        const reply = await fetch(`${server.url}/api/v1/articles/`, {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json', connection: 'close' },
+          body: JSON.stringify({ title, body: 'One of six.' }),
+        });
+        expect(reply.status).toBe(201);
+      }
+      const heard = [];
+      while (heard.length < titles.length) heard.push(await stream.next());
+      expect(heard.map((event) => [event.event, event.data.title])).toEqual(titles.map((title) => ['created', title]));
+      stream.close();
+    } finally {
+      await server.stop();
+    }
+  }, 60_000);
 });
