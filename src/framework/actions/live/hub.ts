@@ -12,8 +12,9 @@
  * may see is `created` when not among them, else `updated`; one they may no longer see, or deleted,
  * is `deleted` (its id alone) when among them, else nothing. Where the stream cannot know (more
  * records than `track`, or changes replayed after Last-Event-ID, which its remembered ids predate),
- * a record they cannot see arrives as `deleted` unless the change created it: a client never keeps
- * a record it may no longer see, at the price of sometimes hearing an id it never saw.
+ * the id of a record they cannot see is never sent, as it may be another's (the scope holds on this
+ * path too): a replay that met one ends with `reset`, so the client refetches its list; past `track`
+ * such a change is not told.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { stringifyJson } from '../../../core/json.js';
@@ -184,11 +185,14 @@ export class LiveHub {
     }
     const byId = new Map(rows.map((row) => [keyOf(row.id), row]));
     for (const subscriber of members) {
-      for (const entry of entries) this.decide(subscriber, entry, byId.get(keyOf(entry.id)), replayed);
+      let unsure = false;
+      for (const entry of entries) unsure = this.decide(subscriber, entry, byId.get(keyOf(entry.id)), replayed) || unsure;
+      if (unsure && replayed) subscriber.stream.send('reset', undefined, '{}');
     }
   }
 
-  private decide(subscriber: Subscriber, entry: ChangeEntry, row: Row | undefined, replayed: boolean): void {
+  /** Tells the subscriber of one record's change; true when it may have seen a record it can no longer see, and cannot be told which. */
+  private decide(subscriber: Subscriber, entry: ChangeEntry, row: Row | undefined, replayed: boolean): boolean {
     const { stream, subscription } = subscriber;
     const key = keyOf(entry.id);
     const known = replayed ? null : subscriber.known;
@@ -197,11 +201,11 @@ export class LiveHub {
       const kind = known ? (known.has(key) ? 'updated' : 'created') : entry.kind === 'created' ? 'created' : 'updated';
       this.remember(subscriber, key);
       stream.send(kind, id, stringifyJson(subscription.render(row)));
-      return;
+      return false;
     }
-    const told = known ? known.has(key) : entry.kind !== 'created';
-    subscriber.known?.delete(key);
-    if (told) stream.send('deleted', id, stringifyJson({ id: entry.id }));
+    if (!known) return entry.kind !== 'created';
+    if (known.delete(key)) stream.send('deleted', id, stringifyJson({ id: entry.id }));
+    return false;
   }
 
   private remember(subscriber: Subscriber, key: string): void {
