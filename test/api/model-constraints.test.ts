@@ -9,12 +9,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   appState,
-  buildApp,
   collection,
   declaredSchemaDifferences,
   defineApp,
   fields,
-  loadConfig,
   migrateApp,
   model,
   planMigration,
@@ -24,8 +22,8 @@ import {
   type Migrations,
 } from '../../src/framework/index.js';
 import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
-import { createToken } from '../../src/framework/stages/authentication/token.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { servedRelease } from '../support/served-release.js';
 
 let testDatabase: TestDatabase;
 let database: StoreDatabase;
@@ -81,27 +79,7 @@ async function evolve(definition: AppDefinition): Promise<readonly string[]> {
 }
 
 /** Requests to `definition` served by a server of its own (on connections opened after the migration), as a signed-in user. */
-async function served(definition: AppDefinition) {
-  const config = loadConfig({ DATABASE_URL: testDatabase.url, LOG_LEVEL: 'silent', THROTTLE_ANON: 'off', THROTTLE_USER: 'off' });
-  const serving = openStoreDatabase(testDatabase.url);
-  const app = await buildApp({ ...definition, migrations }, { database: serving, config });
-  const user = await database.db
-    .insertInto('users')
-    .values({ username: `u${Math.random().toString(36).slice(2, 10)}`, password: 'x', date_joined: new Date().toISOString() })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const authorization = `Bearer ${await createToken(database, Number(user.id))}`;
-  return {
-    request: async (method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown) => {
-      const reply = await app.inject({ method, url, headers: { authorization }, ...(body !== undefined && { payload: body as object }) });
-      return { status: reply.statusCode, json: reply.json() };
-    },
-    close: async () => {
-      await app.close();
-      await serving.close();
-    },
-  };
-}
+const served = (definition: AppDefinition) => servedRelease(testDatabase.url, database, { ...definition, migrations });
 
 const stored = async (): Promise<Record<string, unknown>[]> => database.db.selectFrom('products').select(['sku', 'status', 'stock']).orderBy('id').execute();
 

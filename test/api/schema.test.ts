@@ -10,12 +10,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   appState,
-  buildApp,
   collection,
   declaredSchemaDifferences,
   defineApp,
   fields,
-  loadConfig,
   migrateApp,
   model,
   operations,
@@ -28,10 +26,10 @@ import {
 } from '../../src/framework/index.js';
 import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
 import { expectedColumn } from '../../src/store/schema/drift.js';
-import { createToken } from '../../src/framework/stages/authentication/token.js';
 import { Article } from '../../src/service/articles.js';
 import { users } from '../../src/service/users.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
+import { servedRelease } from '../support/served-release.js';
 
 /** `migrations` with the next one generated from `definition`'s declarations; its changes, one line each. */
 function generate(definition: AppDefinition, migrations: Migrations, renames: Renames = {}): { migrations: Migrations; changes: readonly string[] } {
@@ -68,31 +66,8 @@ async function liveColumns(table: string) {
   return Object.fromEntries(columns.map((column) => [column.column, column]));
 }
 
-/**
- * Requests to `definition` served on the test database by a user of its own, as a server started
- * after the migration would: on connections of its own (a connection's prepared statements are of the tables before it).
- */
-async function served(definition: AppDefinition) {
-  const config = loadConfig({ DATABASE_URL: testDatabase.url, LOG_LEVEL: 'silent', THROTTLE_ANON: 'off', THROTTLE_USER: 'off' });
-  const serving = openStoreDatabase(testDatabase.url);
-  const app = await buildApp(definition, { database: serving, config });
-  const user = await database.db
-    .insertInto('users')
-    .values({ username: `u${Math.random().toString(36).slice(2, 10)}`, password: 'x', date_joined: new Date().toISOString() })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  const authorization = `Bearer ${await createToken(database, Number(user.id))}`;
-  return {
-    request: async (method: 'GET' | 'POST' | 'PATCH', url: string, body?: unknown) => {
-      const reply = await app.inject({ method, url, headers: { authorization }, ...(body !== undefined && { payload: body as object }) });
-      return { status: reply.statusCode, json: reply.json() };
-    },
-    close: async () => {
-      await app.close();
-      await serving.close();
-    },
-  };
-}
+/** Requests to `definition` served by a server of its own, started after the migration. */
+const served = (definition: AppDefinition) => servedRelease(testDatabase.url, database, definition);
 
 const Shelf = model('shelves', { id: fields.id(), name: fields.string({ maxLength: 40, unique: true }) });
 const everyKind: Record<string, Field> = {
