@@ -6,7 +6,7 @@
  * PostgreSQL the requests run at once on parallel connections; on SQLite its write transactions
  * run one at a time, and the answers must be the same.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   collection,
   defineApp,
@@ -22,7 +22,7 @@ import {
   type Database,
   type RecordStore,
 } from '../../src/framework/index.js';
-import { startApi, type TestApi, type TestUser } from '../support/api.js';
+import { servedWithUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 import { statusCounts } from '../support/replies.js';
 
@@ -105,27 +105,20 @@ const app = withGeneratedMigrations(
   }),
 );
 
-let api: TestApi;
-let alice: TestUser;
-
-beforeAll(async () => {
-  api = await startApi({}, app);
-  alice = await api.user('alice');
-});
-afterAll(() => api.close());
+const served = servedWithUser(app, 'alice');
 
 const newProduct = async (sku: string, stock: number): Promise<number> => {
-  const reply = await api.request('POST', '/api/v1/products/', { token: alice.token, body: { sku, stock } });
+  const reply = await served.api.request('POST', '/api/v1/products/', { token: served.user.token, body: { sku, stock } });
   expect(reply.status).toBe(201);
   return reply.json.id as number;
 };
-const stored = async (id: number) => (await api.request('GET', `/api/v1/products/${id}/`, { token: alice.token })).json;
+const stored = async (id: number) => (await served.api.request('GET', `/api/v1/products/${id}/`, { token: served.user.token })).json;
 
 describe('atomic updates from a hook', () => {
   it('30 concurrent lines against a stock of 5: 5 created, 25 refused naming the quantity, stock 0', async () => {
     const id = await newProduct('A1', 5);
     const replies = await Promise.all(
-      Array.from({ length: 30 }, () => api.request('POST', '/api/v1/lines/', { token: alice.token, body: { product_id: id, quantity: 1 } })),
+      Array.from({ length: 30 }, () => served.api.request('POST', '/api/v1/lines/', { token: served.user.token, body: { product_id: id, quantity: 1 } })),
     );
 
     expect(statusCounts(replies)).toEqual({ 201: 5, 400: 25 });
@@ -133,13 +126,13 @@ describe('atomic updates from a hook', () => {
       expect(reply.json).toMatchObject({ code: 'validation_failed', details: { quantity: ['Not enough stock.'] } });
     }
     expect(await stored(id)).toMatchObject({ stock: 0, sold: 5 });
-    const lines = await api.database.db.selectFrom('lines').select('id').where('product_id', '=', id).execute();
+    const lines = await served.api.database.db.selectFrom('lines').select('id').where('product_id', '=', id).execute();
     expect(lines).toHaveLength(5);
   });
 
   it('takes a larger quantity whole or not at all', async () => {
     const id = await newProduct('A2', 5);
-    const take = (quantity: number) => api.request('POST', '/api/v1/lines/', { token: alice.token, body: { product_id: id, quantity } });
+    const take = (quantity: number) => served.api.request('POST', '/api/v1/lines/', { token: served.user.token, body: { product_id: id, quantity } });
     expect((await take(3)).status).toBe(201);
     expect((await take(3)).status).toBe(400);
     expect((await take(2)).status).toBe(201);
@@ -148,14 +141,14 @@ describe('atomic updates from a hook', () => {
 
   it('rolls the decrement back with the line when the line is refused after it, and refuses a product that does not exist', async () => {
     const id = await newProduct('A3', 5);
-    const take = (note: string) => api.request('POST', '/api/v1/lines/', { token: alice.token, body: { product_id: id, quantity: 2, note } });
+    const take = (note: string) => served.api.request('POST', '/api/v1/lines/', { token: served.user.token, body: { product_id: id, quantity: 2, note } });
     expect((await take('first')).status).toBe(201);
     // The hook takes the stock, then the line's INSERT clashes on its note: both are undone.
     const clash = await take('first');
     expect(clash.status).toBe(400);
     expect(clash.json.details).toHaveProperty('note');
     expect(await stored(id)).toMatchObject({ stock: 3, sold: 2 });
-    const missing = await api.request('POST', '/api/v1/lines/', { token: alice.token, body: { product_id: id + 1000, quantity: 1 } });
+    const missing = await served.api.request('POST', '/api/v1/lines/', { token: served.user.token, body: { product_id: id + 1000, quantity: 1 } });
     expect(missing.status).toBe(400);
     expect(missing.json.details).toHaveProperty('quantity');
   });
@@ -165,7 +158,7 @@ describe('atomic updates from a custom action', () => {
   it('20 concurrent restocks of 1 add 20', async () => {
     const id = await newProduct('B1', 3);
     const replies = await Promise.all(
-      Array.from({ length: 20 }, () => api.request('POST', `/api/v1/products/${id}/restock/`, { token: alice.token, body: { quantity: 1 } })),
+      Array.from({ length: 20 }, () => served.api.request('POST', `/api/v1/products/${id}/restock/`, { token: served.user.token, body: { quantity: 1 } })),
     );
     expect(statusCounts(replies)).toEqual({ 200: 20 });
     expect(await stored(id)).toMatchObject({ stock: 23 });
@@ -176,7 +169,7 @@ describe('locked reads', () => {
   it('makes a read-check-write safe: 12 concurrent reservations against a stock of 4 leave 4 stored and stock 0', async () => {
     const id = await newProduct('C1', 4);
     const replies = await Promise.all(
-      Array.from({ length: 12 }, () => api.request('POST', '/api/v1/reservations/', { token: alice.token, body: { product_id: id, quantity: 1 } })),
+      Array.from({ length: 12 }, () => served.api.request('POST', '/api/v1/reservations/', { token: served.user.token, body: { product_id: id, quantity: 1 } })),
     );
     expect(statusCounts(replies)).toEqual({ 201: 4, 400: 8 });
     expect(await stored(id)).toMatchObject({ stock: 0 });
@@ -184,15 +177,15 @@ describe('locked reads', () => {
 
   it('is refused outside a transaction, and allowed in one inTransaction opens', async () => {
     const id = await newProduct('C2', 1);
-    await expect(products(api.database).get(id, { lock: true })).rejects.toThrow(/transaction/);
-    const read = await inTransaction(api.database, (transaction) => products(transaction).get(id, { lock: true }));
+    await expect(products(served.api.database).get(id, { lock: true })).rejects.toThrow(/transaction/);
+    const read = await inTransaction(served.api.database, (transaction) => products(transaction).get(id, { lock: true }));
     expect(read).toMatchObject({ id, stock: 1 });
   });
 });
 
 describe('recordStore with the filter vocabulary', () => {
   it('lists and updates by lookups, and counts what it changed', async () => {
-    const store = products(api.database);
+    const store = products(served.api.database);
     for (const [sku, stock] of [['D1', 1], ['D2', 4], ['D3', 9]] as const) await store.create({ sku, stock });
     const low = await store.list({ sku__startswith: 'D', stock__lt: 5 }, ['sku']);
     expect(low.map((row) => row.sku)).toEqual(['D1', 'D2']);
@@ -204,14 +197,14 @@ describe('recordStore with the filter vocabulary', () => {
   });
 
   it('refuses a change that breaks a declared constraint as a 400 naming the field, and changes nothing', async () => {
-    const store = products(api.database);
+    const store = products(served.api.database);
     const { id } = await store.create({ sku: 'E1', stock: 2 });
     await expect(store.updateMatching({ id }, { stock: increment(-3) })).rejects.toMatchObject({ status: 400, details: { stock: ['Stock cannot go below zero.'] } });
     expect(await store.get(id as number)).toMatchObject({ stock: 2 });
   });
 
   it('checks plain values as a PATCH body, and refuses expressions over what is not a numeric field', async () => {
-    const store = products(api.database);
+    const store = products(served.api.database);
     const { id } = await store.create({ sku: 'F1', stock: 2 });
     await expect(store.updateMatching({ id }, { sku: 'x'.repeat(30) })).rejects.toMatchObject({ status: 400, details: { sku: [expect.any(String)] } });
     expect(await store.updateMatching({ id }, { sku: 'F2' })).toBe(1);
@@ -227,7 +220,7 @@ describe('recordStore with the filter vocabulary', () => {
 
 describe("recordStore and the model's rules", () => {
   it("applies the model's create rules, and refuses an atomic update of a model whose update rules run per record", async () => {
-    const store = gadgets(api.database);
+    const store = gadgets(served.api.database);
     await expect(store.create({ code: 'reserved' })).rejects.toMatchObject({ status: 400, details: { code: ['This code is reserved.'] } });
     const { id } = await store.create({ code: 'free' });
     await expect(store.updateMatching({ id }, { count: increment(1) })).rejects.toThrow(/update rules/);

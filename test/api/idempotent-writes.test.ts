@@ -6,7 +6,7 @@
  * once on parallel connections; on SQLite its write transactions run one at a time, and the
  * answers must be the same.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   collection,
   defineApp,
@@ -20,7 +20,7 @@ import {
   type Database,
   type RecordStore,
 } from '../../src/framework/index.js';
-import { startApi, type Reply, type TestApi, type TestUser } from '../support/api.js';
+import { servedWithUser, type Reply } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 import { statusCounts } from '../support/replies.js';
 
@@ -98,21 +98,14 @@ const app = withGeneratedMigrations(
   }),
 );
 
-let api: TestApi;
-let alice: TestUser;
-
-beforeAll(async () => {
-  api = await startApi({}, app);
-  alice = await api.user('alice');
-});
-afterAll(() => api.close());
+const served = servedWithUser(app, 'alice');
 
 const atOnce = (count: number, request: (index: number) => Promise<Reply>): Promise<Reply[]> => Promise.all(Array.from({ length: count }, (_, index) => request(index)));
-const pinsOf = (labelId: unknown) => pins(api.database).list({ label_id: labelId }, ['id']);
+const pinsOf = (labelId: unknown) => pins(served.api.database).list({ label_id: labelId }, ['id']);
 
 describe('recordStore.getOrCreate', () => {
   it('creates the record the first time, with `set`, and finds it after, `set` unused', async () => {
-    const store = labels(api.database);
+    const store = labels(served.api.database);
     const first = await store.getOrCreate({ name: 'urgent' }, { color: 'red' });
     expect(first).toEqual({ record: { id: expect.any(Number), name: 'urgent', code: null, color: 'red' }, created: true });
     const again = await store.getOrCreate({ name: 'urgent' }, { color: 'blue' });
@@ -121,7 +114,7 @@ describe('recordStore.getOrCreate', () => {
   });
 
   it("checks the new record as create's body is, and by the model's create rules", async () => {
-    const store = labels(api.database);
+    const store = labels(served.api.database);
     await expect(store.getOrCreate({ name: 'x'.repeat(21) })).rejects.toMatchObject({ status: 400, details: { name: [expect.any(String)] } });
     await expect(store.getOrCreate({ name: 'reserved' })).rejects.toMatchObject({ status: 400, details: { name: ['This name is reserved.'] } });
     await expect(store.getOrCreate({ name__startswith: 'u' })).rejects.toThrow(/not by name__startswith/);
@@ -129,13 +122,13 @@ describe('recordStore.getOrCreate', () => {
   });
 
   it("answers a clash on another unique field with create's 400, and fails no transaction it runs in", async () => {
-    const store = labels(api.database);
+    const store = labels(served.api.database);
     await store.create({ name: 'first', code: 'C1' });
     const refusal = await store.create({ name: 'second', code: 'C1' }).catch((error: unknown) => error);
     expect(refusal).toMatchObject({ status: 400, details: { code: [expect.any(String)] } });
     await expect(store.getOrCreate({ name: 'second' }, { code: 'C1' })).rejects.toEqual(refusal);
     // In a transaction the refusal is caught, and the transaction goes on to commit what it writes after it.
-    await inTransaction(api.database, async (transaction) => {
+    await inTransaction(served.api.database, async (transaction) => {
       await expect(labels(transaction).getOrCreate({ name: 'second' }, { code: 'C1' })).rejects.toMatchObject({ status: 400 });
       await labels(transaction).getOrCreate({ name: 'second' }, { code: 'C2' });
     });
@@ -143,8 +136,8 @@ describe('recordStore.getOrCreate', () => {
   });
 
   it('10 concurrent pins of one label by one user: all 200, one created, one pin stored', async () => {
-    const { id } = await labels(api.database).create({ name: 'popular' });
-    const replies = await atOnce(10, () => api.request('POST', `/api/v1/labels/${id}/pin/`, { token: alice.token }));
+    const { id } = await labels(served.api.database).create({ name: 'popular' });
+    const replies = await atOnce(10, () => served.api.request('POST', `/api/v1/labels/${id}/pin/`, { token: served.user.token }));
     expect(statusCounts(replies)).toEqual({ 200: 10 });
     expect(replies.filter((reply) => reply.json.created)).toHaveLength(1);
     expect(await pinsOf(id)).toHaveLength(1);
@@ -153,7 +146,7 @@ describe('recordStore.getOrCreate', () => {
 
 describe('recordStore.deleteMatching', () => {
   it('deletes what its conditions select, lookups too, and answers how many', async () => {
-    const store = labels(api.database);
+    const store = labels(served.api.database);
     for (const name of ['tmp-a', 'tmp-b', 'tmp-c', 'kept']) await store.create({ name });
     expect(await store.deleteMatching({ name__startswith: 'tmp-', name__in: ['tmp-a', 'tmp-b', 'kept'] })).toBe(2);
     expect((await store.list({ name__in: ['tmp-a', 'tmp-b', 'tmp-c', 'kept'] }, ['name'])).map((row) => row.name)).toEqual(['kept', 'tmp-c']);
@@ -161,17 +154,17 @@ describe('recordStore.deleteMatching', () => {
   });
 
   it('refuses no conditions, and a record others still refer to (400, protected), deleting nothing', async () => {
-    const store = labels(api.database);
+    const store = labels(served.api.database);
     await expect(store.deleteMatching({})).rejects.toThrow(/at least one/);
     const { id } = await store.create({ name: 'held' });
-    await pins(api.database).create({ owner: 'bob', label_id: id });
+    await pins(served.api.database).create({ owner: 'bob', label_id: id });
     await expect(store.deleteMatching({ id })).rejects.toMatchObject({ status: 400, code: 'protected' });
     expect(await store.list({ id }, ['id'])).toHaveLength(1);
   });
 
   it('20 pins and unpins of one label by one user at once: all 200, at most one pin stored', async () => {
-    const { id } = await labels(api.database).create({ name: 'fickle' });
-    const replies = await atOnce(20, (i) => api.request(i % 2 === 0 ? 'POST' : 'DELETE', `/api/v1/labels/${id}/pin/`, { token: alice.token }));
+    const { id } = await labels(served.api.database).create({ name: 'fickle' });
+    const replies = await atOnce(20, (i) => served.api.request(i % 2 === 0 ? 'POST' : 'DELETE', `/api/v1/labels/${id}/pin/`, { token: served.user.token }));
     expect(statusCounts(replies)).toEqual({ 200: 20 });
     expect((await pinsOf(id)).length).toBeLessThanOrEqual(1);
   });
@@ -179,12 +172,12 @@ describe('recordStore.deleteMatching', () => {
 
 describe('lockFor', () => {
   it('is refused outside a transaction, and taken in one inTransaction opens', async () => {
-    await expect(lockFor(api.database, 'anything')).rejects.toThrow(/transaction/);
-    await expect(inTransaction(api.database, (transaction) => lockFor(transaction, 'anything'))).resolves.toBeUndefined();
+    await expect(lockFor(served.api.database, 'anything')).rejects.toThrow(/transaction/);
+    await expect(inTransaction(served.api.database, (transaction) => lockFor(transaction, 'anything'))).resolves.toBeUndefined();
   });
 
   it('makes a check for absence and the write after it safe: 10 concurrent bookings of one show get seats 1 to 10', async () => {
-    const replies = await atOnce(10, () => api.request('POST', '/api/v1/bookings/', { token: alice.token, body: { show: 'premiere' } }));
+    const replies = await atOnce(10, () => served.api.request('POST', '/api/v1/bookings/', { token: served.user.token, body: { show: 'premiere' } }));
     expect(statusCounts(replies)).toEqual({ 201: 10 });
     expect(replies.map((reply) => reply.json.seat as number).sort((a, b) => a - b)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
   });
