@@ -12,8 +12,9 @@ const SAFE_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 export const readYourWrites = appWide<{ readonly replicas: ReplicaSet }>('read-your-writes', async (app, { replicas }) => {
   // onSend: before the client can have the answer, and so before it can ask for what it wrote.
-  app.addHook('onSend', async (request, _reply, payload) => {
-    if (!request.user || SAFE_METHODS.has(request.method)) return payload;
+  app.addHook('onSend', async (request, reply, payload) => {
+    // A refused request wrote nothing that committed: no statement on the primary for it (a flood of bad writes costs none).
+    if (!request.user || SAFE_METHODS.has(request.method) || reply.statusCode >= 400) return payload;
     try {
       await replicas.noteWrite(request.user.id);
     } catch (error) {
