@@ -100,7 +100,8 @@ export interface StoreDatabase extends Database {
   /** What the store asks of the dialect, rather than its name. */
   readonly capabilities: DialectCapabilities;
   /** `column LIKE pattern`, where pattern uses `%` and `_` and escapes with `\`; `insensitive` folds case. */
-  like(column: Expression<unknown>, pattern: string, insensitive: boolean): RawBuilder<SqlBool>;
+  /** `pattern`: a string, or what stands in for one (a placeholder). */
+  like(column: Expression<unknown>, pattern: unknown, insensitive: boolean): RawBuilder<SqlBool>;
   /** A timestamp column's UTC calendar day, comparable with `YYYY-MM-DD` text. */
   utcDay(column: Expression<unknown>): RawBuilder<unknown>;
   /** PostgreSQL: the URL it was opened with, for a connection of its own beside the pool (notifications.ts). */

@@ -9,6 +9,7 @@ import { Day, type Field } from '../core/fields.js';
 import type { Across, Filter, RecordScope, Reference, ScopeCondition } from '../core/list-query.js';
 import { storeExpressionOf } from './conditions.js';
 import { escapeLike, storeDatabase, type Database, type Tables } from './database.js';
+import { lift } from './placeholder.js';
 import { withinOf } from './visibility.js';
 
 type Where = ExpressionBuilder<Tables, string>;
@@ -82,9 +83,13 @@ function compileReference(database: Database, { reference }: Reference, table: s
  */
 const DAYS_AS_RANGES = 16;
 
+/** The LIKE pattern of a value found anywhere in a text. */
+export const containing = (text: string): string => `%${escapeLike(text)}%`;
+
 function compileFilter(database: Database, field: Field, column: string, filter: Filter, eb: Where): Expression<SqlBool> {
   const ref = sql.ref(column);
-  const bind = (value: unknown): unknown => field.toDriver(value);
+  // Through lift: a value may be a placeholder of a list's shape, bound as the query runs (store/list-shape.ts).
+  const bind = (value: unknown): unknown => lift(value, (known) => field.toDriver(known));
   const compare = (operator: '=' | '>' | '>=' | '<' | '<=', value: unknown): Expression<SqlBool> => {
     if (value instanceof Day) {
       // A bare date: exact means the whole day; the other comparisons use its start.
@@ -93,22 +98,22 @@ function compileFilter(database: Database, field: Field, column: string, filter:
     }
     return eb(ref, operator, bind(value));
   };
-  const like = (pattern: string, insensitive: boolean): Expression<SqlBool> => storeDatabase(database).like(ref, pattern, insensitive);
-  const text = (): string => escapeLike(filter.value as string);
+  const like = (pattern: (text: string) => string, insensitive: boolean): Expression<SqlBool> =>
+    storeDatabase(database).like(ref, lift(filter.value, pattern), insensitive);
 
   switch (filter.lookup) {
     case 'exact':
       return compare('=', filter.value);
     case 'iexact':
-      return like(text(), true);
+      return like(escapeLike, true);
     case 'contains':
-      return like(`%${text()}%`, false);
+      return like(containing, false);
     case 'icontains':
-      return like(`%${text()}%`, true);
+      return like(containing, true);
     case 'startswith':
-      return like(`${text()}%`, false);
+      return like((text) => `${escapeLike(text)}%`, false);
     case 'endswith':
-      return like(`%${text()}`, false);
+      return like((text) => `%${escapeLike(text)}`, false);
     case 'gt':
       return compare('>', filter.value);
     case 'gte':

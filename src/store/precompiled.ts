@@ -2,20 +2,16 @@
  * Queries built and compiled once, then run with new values: the hot,
  * fixed-shape queries (a record by id, a credential by hash, a write of the
  * same columns) skip Kysely's per-call building and compiling, and its
- * executor. Values stand in as placeholders while the query is built, so the
- * compiled SQL and the order of its parameters are Kysely's own. Inside a
- * transaction a query is built with its values and run by Kysely; so is one
- * whose build reads a restricted table for a request (its conditions are that
- * request's: see store/visibility.ts).
+ * executor. Values stand in as placeholders while the query is built
+ * (store/placeholder.ts), so the compiled SQL and the order of its parameters
+ * are Kysely's own. Inside a transaction a query is built with its values and
+ * run by Kysely; so is one whose build reads a restricted table for a request
+ * (its conditions are that request's: see store/visibility.ts).
  */
 import type { CompiledQuery, Compilable } from 'kysely';
 import { storeDatabase, type Database } from './database.js';
+import { Placeholder } from './placeholder.js';
 import { consulting } from './visibility.js';
-
-/** Stands in for the query's `index`th argument while it is built. */
-export class Placeholder {
-  constructor(readonly index: number) {}
-}
 
 /** A query builder, run by Kysely. */
 interface Executable<R> {
@@ -64,7 +60,8 @@ export function precompiled<R>(
       if (consulted) found = 'per request';
       else {
         const query = built.compile();
-        const valuesInOrder = query.parameters.length === count && query.parameters.every((parameter, index) => parameter instanceof Placeholder && parameter.index === index);
+        const valuesInOrder =
+          query.parameters.length === count && query.parameters.every((parameter, index) => parameter instanceof Placeholder && parameter.plain && parameter.index === index);
         found = { query, valuesInOrder };
       }
       kept.set(database.dialect, found);
@@ -72,7 +69,7 @@ export function precompiled<R>(
     if (found === 'per request') return withValues(database, values);
     const { query } = found;
     // The values themselves where they are the parameters: no copy per query.
-    const parameters = found.valuesInOrder ? values : query.parameters.map((parameter) => (parameter instanceof Placeholder ? values[parameter.index] : parameter));
+    const parameters = found.valuesInOrder ? values : query.parameters.map((parameter) => (parameter instanceof Placeholder ? parameter.valueIn(values) : parameter));
     return database.run(query.sql, parameters) as Promise<R[]>;
   };
 }

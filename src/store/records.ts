@@ -11,7 +11,8 @@ import type { Model } from '../core/model.js';
 import { keyOf, type Aggregate, type Batch, type NumericAggregate, type Row, type Selection } from '../core/rows.js';
 import { storeDatabase, type Database, type Tables } from './database.js';
 import { compileConditions, visibleRow } from './filters.js';
-import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
+import type { Placeholder } from './placeholder.js';
+import { precompiled, type Precompiled } from './precompiled.js';
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a select over run-time tables has no static row type
 export type RowQuery = SelectQueryBuilder<Tables, string, {}>;

@@ -20,7 +20,8 @@ import { keyOf, relatedReads, type Row, type Selection } from '../core/rows.js';
 import { storeDatabase, transaction, type Database, type Tables } from './database.js';
 import { committedChanges, noteChange } from './changes.js';
 import { findScopedRecord, matching, type Matching } from './list.js';
-import { precompiled, type Placeholder, type Precompiled } from './precompiled.js';
+import type { Placeholder } from './placeholder.js';
+import { precompiled, type Precompiled } from './precompiled.js';
 import { compileConditions, visibleRow } from './filters.js';
 import { assembleRow, findRecord, fromSelection, recordExists, returnedColumns, selectColumns, toDriverValues, versionOf, withBatches, type RecordId, type RowQuery } from './records.js';
 

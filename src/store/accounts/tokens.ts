@@ -1,6 +1,6 @@
 /** API tokens, stored by the hash of their key only. */
 import { storeDatabase, type Database } from '../database.js';
-import type { Placeholder } from '../precompiled.js';
+import type { Placeholder } from '../placeholder.js';
 import type { Companion, RowQuery } from '../records.js';
 import { ACTIVE, USER_COLUMNS } from './users.js';
 
