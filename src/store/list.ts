@@ -6,11 +6,15 @@
  */
 import { setImmediate } from 'node:timers/promises';
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
+import { cached } from '../core/cache.js';
 import type { Lookup } from '../core/fields.js';
 import { firstRow, type CountMode, type Keyset, type ListQuery, type ListSource, type Ordering, type RecordScope } from '../core/list-query.js';
 import type { Row, Selection } from '../core/rows.js';
-import { compileConditions } from './filters.js';
-import { escapeLike, storeDatabase, type Database, type Tables } from './database.js';
+import { compileConditions, containing } from './filters.js';
+import { storeDatabase, type Database, type Tables } from './database.js';
+import { shapeOf } from './list-shape.js';
+import { lift } from './placeholder.js';
+import { precompiled, type Precompiled } from './precompiled.js';
 import { assembleRecord, assembleRow, attachBatches, fromSelection, selectColumns, selectRecord, withBatches, type RecordId, type RowQuery } from './records.js';
 
 type Where = ExpressionBuilder<Tables, string>;
@@ -20,9 +24,51 @@ const countQuery = (database: Database, source: ListSource, query: ListQuery) =>
     .where((eb) => matching(database, source, query, eb))
     .select((eb) => eb.fn.countAll().as('count'));
 
+/** A list's statements compiled once per shape (store/list-shape.ts), by the selection they read; at most this many shapes of each. */
+const statements = new WeakMap<Selection, Map<string, Precompiled<Row>>>();
+const LIST_SHAPES = 256;
+
+/** A number per object a key names by identity. */
+const identities = new WeakMap<object, number>();
+let given = 0;
+const identity = (object: object | undefined): number | '' => {
+  if (!object) return '';
+  let id = identities.get(object);
+  if (id === undefined) identities.set(object, (id = ++given));
+  return id;
+};
+
+/**
+ * The rows of the statement `build` makes of the query and `extra` values (a page's limit and
+ * offset, a keyset's boundary), compiled once for the query's shape and `kind`, which must name
+ * everything else `build` makes its SQL of. A query of no shape is built as it comes.
+ */
+function shapedRows(
+  database: Database,
+  source: ListSource,
+  kind: string,
+  query: ListQuery,
+  extra: readonly unknown[],
+  build: (database: Database, query: ListQuery, extra: readonly unknown[]) => RowQuery,
+): Promise<Row[]> {
+  const shape = shapeOf(query);
+  if (!shape) return build(database, query, extra).execute();
+  let compiled = statements.get(source.selection);
+  if (!compiled) statements.set(source.selection, (compiled = new Map()));
+  // The rest of the source: its filters by identity (named ones make a source of their own), the fields searched where there are terms.
+  const searched = query.search.length > 0 ? source.searchFields.join(',') : '';
+  const key = `${kind}|${identity(source.fields)}.${identity(source.across)}|${searched}|${shape.key}`;
+  const values = [...shape.values, ...extra];
+  const bound = shape.values.length;
+  const statement = cached(compiled, key, LIST_SHAPES, () =>
+    precompiled((database, ...standIns) => build(database, shape.query(standIns), standIns.slice(bound)), values.length),
+  );
+  return statement(database, values);
+}
+
 async function countRecords(database: Database, source: ListSource, query: ListQuery): Promise<number> {
-  const row = await countQuery(database, source, query).executeTakeFirstOrThrow();
-  return Number(row.count);
+  const [row] = await shapedRows(database, source, 'count', query, [], (database, query) => countQuery(database, source, query) as unknown as RowQuery);
+  return Number(row!.count);
 }
 
 /**
@@ -69,18 +115,18 @@ function gatherMatches(database: Database, query: ListQuery, matches: number | u
 
 const MATCHES = 'matches';
 
-/** The query's matching rows, unordered, and where their columns are named: the table, or its gathered matches. */
-function matchingRows(database: Database, source: ListSource, query: ListQuery, matches: number | undefined): { rows: RowQuery; selection: Selection; from: string } {
+/** What a page reads: the source's selection, and where its matches are gathered first (gatherMatches), the ordering's columns, which it is sorted by outside them. */
+const pageSelection = (source: ListSource, query: ListQuery, gather: boolean): Selection =>
+  gather ? withColumns(source.selection, query.ordering.map(({ field }) => field)) : source.selection;
+
+/** The query's matching rows, unordered, and where their columns are named: the table, or its matches gathered first. */
+function matchingRows(database: Database, source: ListSource, query: ListQuery, gather: boolean): { rows: RowQuery; from: string } {
   const where = (eb: Where) => matching(database, source, query, eb);
-  if (!gatherMatches(database, query, matches)) {
-    const { selection } = source;
-    return { rows: selectColumns(database, fromSelection(database, selection), selection).where(where), selection, from: selection.table };
-  }
-  // The page is sorted outside the gathered rows, so the ordering's columns are gathered too.
-  const selection = withColumns(source.selection, query.ordering.map(({ field }) => field));
-  const gathered = selectColumns(database, fromSelection(database, selection), selection).where(where);
-  const rows = storeDatabase(database).db.with((cte) => cte(MATCHES).materialized(), () => gathered).selectFrom(MATCHES).selectAll();
-  return { rows: rows as unknown as RowQuery, selection, from: MATCHES };
+  const selection = pageSelection(source, query, gather);
+  const rows = selectColumns(database, fromSelection(database, selection), selection).where(where);
+  if (!gather) return { rows, from: selection.table };
+  const gathered = storeDatabase(database).db.with((cte) => cte(MATCHES).materialized(), () => rows).selectFrom(MATCHES).selectAll();
+  return { rows: gathered as unknown as RowQuery, from: MATCHES };
 }
 
 /** Rows in the query's ordering, ties by id ascending, their columns named under `from`. */
@@ -103,18 +149,20 @@ function inOrder(rows: RowQuery, source: ListSource, ordering: readonly Ordering
   return ordered.orderBy(sql.ref(`${from}.id`), 'asc');
 }
 
-/** The query's page, unread; `extra` more rows past it. `matches`: how many records match, when known. */
-function pageQuery(database: Database, source: ListSource, query: ListQuery, extra: number, matches: number | undefined): { page: RowQuery; selection: Selection } {
-  const { rows, selection, from } = matchingRows(database, source, query, matches);
-  const page = inOrder(rows, source, query.ordering, from)
-    .limit(query.pageSize + extra)
-    .offset(firstRow(query));
-  return { page, selection };
+/** The query's matching rows in its ordering, `limit` of them from `offset` on (values, or what stands in for them), unread. */
+function pageQuery(database: Database, source: ListSource, query: ListQuery, [limit, offset]: readonly unknown[], gather: boolean): RowQuery {
+  const { rows, from } = matchingRows(database, source, query, gather);
+  return inOrder(rows, source, query.ordering, from)
+    .limit(limit as number)
+    .offset(offset as number);
 }
 
+/** The query's page; `extra` more rows past it. `matches`: how many records match, when known. */
 async function readPage(database: Database, source: ListSource, query: ListQuery, extra: number, matches: number | undefined): Promise<Row[]> {
-  const { page, selection } = pageQuery(database, source, query, extra, matches);
-  const rows = await page.execute();
+  const gather = gatherMatches(database, query, matches);
+  const window = [query.pageSize + extra, firstRow(query)];
+  const rows = await shapedRows(database, source, gather ? 'gathered page' : 'page', query, window, (database, query, window) => pageQuery(database, source, query, window, gather));
+  const selection = pageSelection(source, query, gather);
   return rows.map((row) => assembleRow(row, selection));
 }
 
@@ -144,12 +192,14 @@ const PAGE = '_page';
 async function countedPage(database: Database, source: ListSource, query: ListQuery): Promise<{ count: number; rows: Row[] }> {
   // The page's ordering columns go with it, to keep its order outside.
   const paged = { ...source, selection: withColumns(source.selection, query.ordering.map(({ field }) => field)) };
-  const { page, selection } = pageQuery(database, paged, query, 0, undefined);
-  const counted = storeDatabase(database).db
-    .selectFrom(page.as(PAGE))
-    .select(countQuery(database, source, query).as(COUNT))
-    .selectAll(PAGE) as unknown as RowQuery;
-  const rows: Row[] = await inOrder(counted, source, query.ordering, PAGE).execute();
+  const rows = await shapedRows(database, source, 'counted page', query, [query.pageSize, firstRow(query)], (database, query, window) => {
+    const counted = storeDatabase(database).db
+      .selectFrom(pageQuery(database, paged, query, window, false).as(PAGE))
+      .select(countQuery(database, source, query).as(COUNT))
+      .selectAll(PAGE) as unknown as RowQuery;
+    return inOrder(counted, source, query.ordering, PAGE);
+  });
+  const { selection } = paged;
   // Past the end at an offset (not a page number, which is refused) the count is still the answer's.
   if (rows.length === 0) return { count: query.offset ? await countRecords(database, source, query) : 0, rows };
   const count = Number(rows[0]![COUNT]);
@@ -170,37 +220,36 @@ function withColumns(selection: Selection, columns: readonly string[]): Selectio
  * OFFSET to scan past. Backwards pages come out in reverse order.
  */
 async function pageByKeyset(database: Database, source: ListSource, query: ListQuery, keyset: Keyset | undefined, limit: number): Promise<Row[]> {
-  const { table } = source.selection;
+  const backwards = keyset?.backwards === true;
   const order = [...query.ordering, { field: 'id', descending: false }].map(({ field, descending }) => ({
-    ref: sql.ref(`${table}.${field}`),
+    ref: sql.ref(`${source.selection.table}.${field}`),
     field,
-    descending: keyset?.backwards ? !descending : descending,
+    descending: backwards ? !descending : descending,
   }));
   // The boundary of the next page needs the ordering values, whether or not the serializer shows them.
   const selection = withColumns(source.selection, order.map(({ field }) => field));
-  let page = selectColumns(database, fromSelection(database, selection), selection).where((eb) => {
-    const conditions = [matching(database, source, query, eb)];
-    if (keyset) {
-      const [first] = order;
-      // Implied by what follows, but an index can seek to it: without it both databases scan the
-      // index from its start and filter, so reading a whole list by keyset would be quadratic.
-      conditions.push(eb(first!.ref, first!.descending ? '<=' : '>=', keyset.boundary[0]));
-      // (a, b, id) after (x, y, z): a > x, or a = x and b > y, or a = x and b = y and id > z (per direction).
-      conditions.push(
-        eb.or(
-          order.map(({ ref, descending }, index) =>
-            eb.and([
-              ...order.slice(0, index).map((earlier, position) => eb(earlier.ref, '=', keyset.boundary[position])),
-              eb(ref, descending ? '<' : '>', keyset.boundary[index]),
-            ]),
+  const kind = keyset ? (backwards ? 'keyset page back' : 'keyset page') : 'first keyset page';
+  const rows = await shapedRows(database, source, kind, query, [limit, ...(keyset?.boundary ?? [])], (database, query, [limit, ...boundary]) => {
+    const page = selectColumns(database, fromSelection(database, selection), selection).where((eb) => {
+      const conditions = [matching(database, source, query, eb)];
+      if (keyset) {
+        const [first] = order;
+        // Implied by what follows, but an index can seek to it: without it both databases scan the
+        // index from its start and filter, so reading a whole list by keyset would be quadratic.
+        conditions.push(eb(first!.ref, first!.descending ? '<=' : '>=', boundary[0]));
+        // (a, b, id) after (x, y, z): a > x, or a = x and b > y, or a = x and b = y and id > z (per direction).
+        conditions.push(
+          eb.or(
+            order.map(({ ref, descending }, index) =>
+              eb.and([...order.slice(0, index).map((earlier, position) => eb(earlier.ref, '=', boundary[position])), eb(ref, descending ? '<' : '>', boundary[index])]),
+            ),
           ),
-        ),
-      );
-    }
-    return eb.and(conditions);
+        );
+      }
+      return eb.and(conditions);
+    });
+    return order.reduce((ordered, { ref, descending }) => ordered.orderBy(ref, descending ? 'desc' : 'asc'), page).limit(limit as number);
   });
-  for (const { ref, descending } of order) page = page.orderBy(ref, descending ? 'desc' : 'asc');
-  const rows = await page.limit(limit).execute();
   return rows.map((row) => assembleRow(row, selection));
 }
 
@@ -328,7 +377,7 @@ export function matching(database: Database, source: ListSource, query: Matching
   const conditions = compileConditions(database, source.fields, table, [...query.filters, ...(query.scope ?? [])], eb, source.across);
   for (const term of query.search) {
     conditions.push(
-      eb.or(source.searchFields.map((name) => storeDatabase(database).like(sql.ref(`${table}.${name}`), `%${escapeLike(term)}%`, true))),
+      eb.or(source.searchFields.map((name) => storeDatabase(database).like(sql.ref(`${table}.${name}`), lift(term, containing), true))),
     );
   }
   return eb.and(conditions);
