@@ -5,8 +5,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { openEvents, type EventStreamClient } from '../support/event-stream.js';
-import { collection, serializer } from '../../src/framework/index.js';
-import { Item, liveItemsApp } from '../support/live-items.js';
+import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
+import { Item, items, liveItemsApp } from '../support/live-items.js';
+import { withGeneratedMigrations } from '../support/migrations.js';
 
 let api: TestApi;
 let base: string;
@@ -263,6 +264,34 @@ describe("a process's limits", () => {
     streams.push(again);
     expect(again.status).toBe(200);
     expect(await again.next()).toMatchObject({ event: 'updated', data: { id: created.json.id, text: 'two' } });
+    closeAll();
+  });
+});
+
+describe('a table no stream is of', () => {
+  const Memo = model('live_memos', { id: fields.id(), text: fields.string({ maxLength: 100 }) });
+  const app = withGeneratedMigrations(defineApp({ collections: [items, collection('memos', { serializer: serializer(Memo, { fields: ['id', 'text'] }) })] }));
+  let served: TestApi;
+  afterAll(() => served?.close());
+
+  it('takes no place in the changes a stream resumes from', async () => {
+    // Three changes retained: the memos written meanwhile would push out what Alice missed, were they kept.
+    served = await startApi({ LIVE_RETAINED: '3' }, app);
+    const url = `http://127.0.0.1:${await served.listen()}/api/v1/items/events/`;
+    const [dana, root] = [await served.user('dana'), await served.user('root', { superuser: true })];
+    const authorization = `Bearer ${dana.token}`;
+    const [first, watcher] = [await openEvents(url, { authorization }), await openEvents(url, { authorization })];
+    streams.push(first, watcher);
+    const created = await served.request('POST', '/api/v1/items/', { token: dana.token, body: { text: 'seen' } });
+    const seen = await first.next();
+    expect(seen).toMatchObject({ event: 'created', data: { id: created.json.id } });
+    first.close();
+    for (let memo = 0; memo < 5; memo++) expect((await served.request('POST', '/api/v1/memos/', { token: root.token, body: { text: `memo ${memo}` } })).status).toBe(201);
+    const missed = await served.request('POST', '/api/v1/items/', { token: dana.token, body: { text: 'missed' } });
+    for (const id of [created.json.id, missed.json.id]) expect(await watcher.next()).toMatchObject({ event: 'created', data: { id } });
+    const resumed = await openEvents(url, { authorization, 'last-event-id': seen.id! });
+    streams.push(resumed);
+    expect(await resumed.next()).toMatchObject({ event: 'created', data: { id: missed.json.id } });
     closeAll();
   });
 });

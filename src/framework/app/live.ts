@@ -137,5 +137,8 @@ export async function liveChanges(app: FastifyInstance, collections: readonly Co
     hub.close();
     done();
   });
-  return { database: tellingChanges(database, (change) => hub.publish(change)), hub };
+  // Streams are of the live collections' tables: another table's change would cost every write a
+  // message to every process, and take a place in the ring from the changes streams replay.
+  const tables = new Set(collections.filter(({ live }) => live).map(({ serializer }) => serializer.model.table));
+  return { database: tellingChanges(database, (change) => tables.has(change.table) && hub.publish(change)), hub };
 }
