@@ -90,6 +90,22 @@ async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Databa
 }
 
 /**
+ * `message`, with the changes of its table and kind that wait right behind it taken into it (up to
+ * IDS_PER_NOTIFICATION ids): under load one message carries many writes, where each cost a round
+ * trip of its own, and the order of the ids is the order of the writes.
+ */
+function gathered(message: Message, waiting: Message[]): Message {
+  if ('reset' in message) return message;
+  const ids = [...message.ids];
+  for (let next = waiting[0]; next && !('reset' in next) && next.table === message.table && next.kind === message.kind; next = waiting[0]) {
+    if (ids.length + next.ids.length > IDS_PER_NOTIFICATION) break;
+    ids.push(...next.ids);
+    waiting.shift();
+  }
+  return ids.length === message.ids.length ? message : { ...message, ids };
+}
+
+/**
  * `send` for each change in commit order, one after another (so that another process hears this
  * one's changes in that order), at most MAX_WAITING of them waiting; a send that fails is `failed`'s.
  */
@@ -101,7 +117,7 @@ export function inOrder(send: Send, failed: (error: unknown) => void): (change: 
     draining = true;
     for (let message = waiting.shift(); message; message = waiting.shift()) {
       try {
-        await send(message);
+        await send(gathered(message, waiting));
       } catch (error) {
         failed(error);
       }
