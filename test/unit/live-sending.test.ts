@@ -32,7 +32,7 @@ const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
 describe('sending changes to the other processes', () => {
   it('sends them one after another, in the order they were committed, those of one table and kind waiting together as one', async () => {
     const carrier = slowCarrier();
-    const publish = inOrder(carrier.send, () => undefined);
+    const { publish } = inOrder(carrier.send, () => undefined);
     for (const id of [1, 2, 3]) publish(change(id));
     publish(change(2, 'updated'));
     publish(change(4));
@@ -53,7 +53,7 @@ describe('sending changes to the other processes', () => {
 
   it('sends at most 100 ids in one message', async () => {
     const carrier = slowCarrier();
-    const publish = inOrder(carrier.send, () => undefined);
+    const { publish } = inOrder(carrier.send, () => undefined);
     for (let id = 1; id <= 251; id += 1) publish(change(id));
     carrier.open();
     await settled();
@@ -63,7 +63,7 @@ describe('sending changes to the other processes', () => {
 
   it('keeps at most 10 000 waiting, and follows those it dropped with a reset', async () => {
     const carrier = slowCarrier();
-    const publish = inOrder(carrier.send, () => undefined);
+    const { publish } = inOrder(carrier.send, () => undefined);
     for (let id = 1; id <= 10_050; id += 1) publish(change(id));
     carrier.open();
     await settled();
@@ -77,7 +77,7 @@ describe('sending changes to the other processes', () => {
   it('goes on after a send fails', async () => {
     const sent: Message[] = [];
     const failures: unknown[] = [];
-    const publish = inOrder(async (message) => {
+    const { publish } = inOrder(async (message) => {
       if ('ids' in message && message.ids[0] === 1) throw new Error('connection terminated');
       sent.push(message);
     }, (error) => failures.push(error));
@@ -86,5 +86,18 @@ describe('sending changes to the other processes', () => {
     await settled();
     expect(sent).toEqual([change(2)]);
     expect(failures).toEqual([new Error('connection terminated')]);
+  });
+
+  it('tells when every change waiting has been sent (a closing process waits for it)', async () => {
+    const carrier = slowCarrier();
+    const { publish, sent } = inOrder(carrier.send, () => undefined);
+    let done = false;
+    for (const id of [1, 2, 3]) publish(change(id));
+    void sent().then(() => (done = true));
+    await settled();
+    expect(done).toBe(false);
+    carrier.open();
+    await sent();
+    expect(ids(carrier.sent)).toEqual([1, 2, 3]);
   });
 });

@@ -7,6 +7,7 @@
  * process alone. Each process sends its changes one after another, in commit order. When the channel
  * was lost and is back, changes may have been missed: every stream is told to refetch (`reset`).
  */
+import { setTimeout } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { tellingChanges, type Change } from '../../store/changes.js';
@@ -25,6 +26,9 @@ const IDS_PER_NOTIFICATION = 100;
  * queue without bound. Past it changes are dropped, and every process's streams told to refetch.
  */
 const MAX_WAITING = 10_000;
+
+/** How long a closing process goes on sending the changes it committed before it closes the carrier. */
+const CLOSE_SENDING_MS = 5_000;
 
 const KINDS = new Set(['created', 'updated', 'deleted']);
 
@@ -55,7 +59,13 @@ const sent = (message: Message): string =>
 
 export type Send = (message: Message) => Promise<unknown>;
 
-async function overRedis(app: FastifyInstance, hub: LiveHub, redis: Redis, prefix: string): Promise<Send> {
+/** What carries the changes between processes: how one is sent, and how the carrier is closed. */
+interface Carrier {
+  readonly send: Send;
+  close(): Promise<unknown>;
+}
+
+async function overRedis(app: FastifyInstance, hub: LiveHub, redis: Redis, prefix: string): Promise<Carrier> {
   const channel = `${prefix}changes`;
   const subscriber = redis.duplicate();
   subscriber.on('error', (error: Error) => app.log.warn({ err: error }, 'live changes: redis subscriber error'));
@@ -64,11 +74,10 @@ async function overRedis(app: FastifyInstance, hub: LiveHub, redis: Redis, prefi
   subscriber.on('message', (_channel: string, text: string) => hear(hub, received(text)));
   // Ready again after a reconnection: what was published meanwhile was not heard.
   subscriber.on('ready', () => hub.reset());
-  app.addHook('onClose', () => closeRedis(subscriber));
-  return (change) => redis.publish(channel, sent(change));
+  return { send: (change) => redis.publish(channel, sent(change)), close: () => closeRedis(subscriber) };
 }
 
-async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Database, config: Config): Promise<Send> {
+async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Database, config: Config): Promise<Carrier> {
   const url = config.liveDatabaseUrl;
   // Unnamed statements say a transaction pooler is in front, which would lose the LISTEN silently.
   if (!url && !config.preparedStatements) {
@@ -79,14 +88,14 @@ async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Databa
     resumed: () => hub.reset(),
     failed: (error) => app.log.warn({ err: error }, 'live changes: the listening connection failed'),
   });
-  app.addHook('onClose', () => listening.close());
-  return async (message) => {
+  const send: Send = async (message) => {
     if ('reset' in message) return listening.notify(sent(message));
     const { table, kind, ids } = message;
     for (let start = 0; start < ids.length; start += IDS_PER_NOTIFICATION) {
       await listening.notify(sent({ table, kind, ids: ids.slice(start, start + IDS_PER_NOTIFICATION) }));
     }
   };
+  return { send, close: () => listening.close() };
 }
 
 /**
@@ -106,13 +115,15 @@ function gathered(message: Message, waiting: Message[]): Message {
 }
 
 /**
- * `send` for each change in commit order, one after another (so that another process hears this
- * one's changes in that order), at most MAX_WAITING of them waiting; a send that fails is `failed`'s.
+ * `publish`: `send` for each change in commit order, one after another (so that another process
+ * hears this one's changes in that order), at most MAX_WAITING of them waiting; a send that fails
+ * is `failed`'s. `sent`: settles once none is waiting or being sent.
  */
-export function inOrder(send: Send, failed: (error: unknown) => void): (change: Change) => void {
+export function inOrder(send: Send, failed: (error: unknown) => void): { publish(change: Change): void; sent(): Promise<void> } {
   const waiting: Message[] = [];
   let dropped = false;
   let draining = false;
+  let sending: Promise<void> = Promise.resolve();
   const drain = async (): Promise<void> => {
     draining = true;
     for (let message = waiting.shift(); message; message = waiting.shift()) {
@@ -128,10 +139,13 @@ export function inOrder(send: Send, failed: (error: unknown) => void): (change: 
     }
     draining = false;
   };
-  return (change) => {
-    if (waiting.length >= MAX_WAITING) dropped = true;
-    else waiting.push(change);
-    if (!draining) void drain();
+  return {
+    publish(change) {
+      if (waiting.length >= MAX_WAITING) dropped = true;
+      else waiting.push(change);
+      if (!draining) sending = drain();
+    },
+    sent: () => sending,
   };
 }
 
@@ -142,12 +156,20 @@ export function inOrder(send: Send, failed: (error: unknown) => void): (change: 
 export async function liveChanges(app: FastifyInstance, collections: readonly Collection[], database: Database, config: Config, redis: Redis | undefined): Promise<{ database: Database; hub?: LiveHub }> {
   if (!collections.some(({ live }) => live)) return { database };
   const hub = new LiveHub(config.live, app.log);
-  const send = redis
+  const carrier = redis
     ? await overRedis(app, hub, redis, config.redisKeyPrefix)
     : notifies(database)
       ? await overPostgres(app, hub, database, config)
       : undefined;
-  if (send) hub.publish = inOrder(send, (error) => app.log.warn({ err: error }, 'live changes: a change could not be sent'));
+  if (carrier) {
+    const changes = inOrder(carrier.send, (error) => app.log.warn({ err: error }, 'live changes: a change could not be sent'));
+    hub.publish = (change) => changes.publish(change);
+    // A process stopped under writes (a deploy) still tells the others what it committed, for a while at most.
+    app.addHook('onClose', async () => {
+      await Promise.race([changes.sent(), setTimeout(CLOSE_SENDING_MS, undefined, { ref: false })]);
+      await carrier.close();
+    });
+  }
   // Streams would keep the server's close waiting: they end first, asking their clients to come back.
   app.addHook('preClose', (done) => {
     hub.close();
