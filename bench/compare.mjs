@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node bench/compare.mjs --against DIR|baseline|floor|workers:N|pooler [--scenario c|a|e|g|i] [--slots 20] [--slot-seconds 1.5]`
+ * `node bench/compare.mjs --against DIR|baseline|floor|workers:N|pooler [--scenario c|a|e|g|i] [--slots 20] [--slot-seconds 1.5] [--profile DIR]`
  *
  * CPU per request and throughput of this checkout's build (dist/) against another build (DIR: the
  * dist/ of another checkout, a git worktree say), the baseline, the baseline served by Fastify (floor:
@@ -13,10 +13,15 @@
  * few per cent can be read from where `npm run bench`'s one-server-at-a-time rounds cannot. Where
  * PostgreSQL runs on this machine, also the CPU its processes spent per request (every database's:
  * keep the machine otherwise quiet), so a gap can be told to lie in the server or in the database.
+ * With `--profile DIR`, both servers run under `node --cpu-prof`, writing their profiles to
+ * DIR/this and DIR/other (for bench/profile-summary.mjs), and each one's profiled time per request
+ * (warm-up included) is printed by layer (bench/layers.mjs), side by side.
  */
 import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
+import { layersOf } from './layers.mjs';
 import { headersFor, scenarios } from './scenarios.mjs';
 import { cpuTicksOf, startServer, warmUp } from './servers.mjs';
 
@@ -26,6 +31,7 @@ const { values: options } = parseArgs({
     scenario: { type: 'string', default: 'c' },
     slots: { type: 'string', default: '20' },
     'slot-seconds': { type: 'string', default: '1.5' },
+    profile: { type: 'string' },
   },
 });
 if (!options.against || !process.env.DATABASE_URL) throw new Error('Set DATABASE_URL (seeded by npm run bench:seed) and pass --against DIR|baseline|floor|workers:N|pooler.');
@@ -33,14 +39,17 @@ const slotSeconds = Number(options['slot-seconds']);
 const TICKS_PER_SECOND = 100;
 
 const serverEnv = { DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: 'warn', THROTTLE_ANON: 'off', THROTTLE_USER: 'off' };
+const profiles = options.profile;
 /** The baseline (over node:http or Fastify), a build's dist/, or `workers:N` or pooler mode of this one. */
-function start(against) {
-  if (against === 'baseline') return startServer(['bench/baseline/server.mjs'], serverEnv);
-  if (against === 'floor') return startServer(['bench/baseline/fastify.mjs'], serverEnv);
-  if (against === 'pooler') return startServer(['dist/cli.js', 'serve'], { ...serverEnv, DB_PREPARED_STATEMENTS: 'false' });
+function start(against, side) {
+  const node = profiles ? ['--cpu-prof', `--cpu-prof-dir=${join(profiles, side)}`] : [];
+  const serve = (args, env = serverEnv) => startServer([...node, ...args], env);
+  if (against === 'baseline') return serve(['bench/baseline/server.mjs']);
+  if (against === 'floor') return serve(['bench/baseline/fastify.mjs']);
+  if (against === 'pooler') return serve(['dist/cli.js', 'serve'], { ...serverEnv, DB_PREPARED_STATEMENTS: 'false' });
   const workers = /^workers:(\d+)$/.exec(against)?.[1];
-  if (workers) return startServer(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: workers });
-  return startServer([`${against}/cli.js`, 'serve'], serverEnv);
+  if (workers) return serve(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: workers });
+  return serve([`${against}/cli.js`, 'serve']);
 }
 /** CPU time of this machine's PostgreSQL processes so far, by pid, in clock ticks. */
 function databaseTicks() {
@@ -62,8 +71,8 @@ function databaseTicks() {
 const ticksSince = (before, after) => [...after].reduce((sum, [pid, ticks]) => sum + ticks - (before.get(pid) ?? 0), 0);
 
 const servers = [
-  { name: 'this build', slots: [], ...(await start('dist')) },
-  { name: options.against, slots: [], ...(await start(options.against)) },
+  { name: 'this build', slots: [], warmUpRequests: 0, ...(await start('dist', 'this')) },
+  { name: options.against, slots: [], warmUpRequests: 0, ...(await start(options.against, 'other')) },
 ];
 
 try {
@@ -95,7 +104,7 @@ try {
       ],
     });
 
-  for (const server of servers) await warmUp((seconds) => load(server, seconds), server.workers, 3);
+  for (const server of servers) server.warmUpRequests = (await warmUp((seconds) => load(server, seconds), server.workers, 3)).requests.total;
   for (let slot = 0; slot < Number(options.slots); slot++) {
     // Alternate which side goes first, so neither always follows the other's load.
     for (const server of slot % 2 === 0 ? servers : [...servers].reverse()) {
@@ -121,4 +130,20 @@ try {
   console.log(`this build / ${options.against}, median of ${options.slots} slots: CPU per request ${ratios(micros)}, req/s ${ratios((slot) => slot.rps)}`);
 } finally {
   await Promise.all(servers.map((server) => server.stop()));
+}
+if (profiles) {
+  // Each side's profiled time (self, by layer) over every request it answered, the warm-up's included.
+  const sides = servers.map((server, index) => {
+    const dir = join(profiles, index === 0 ? 'this' : 'other');
+    const [file] = readdirSync(dir).sort().reverse();
+    const { layers, interval } = layersOf(JSON.parse(readFileSync(join(dir, file), 'utf8')));
+    const requests = server.warmUpRequests + server.slots.reduce((sum, slot) => sum + slot.requests, 0);
+    return { layers, perRequest: (count) => (count * interval) / requests };
+  });
+  const names = [...new Set(sides.flatMap(({ layers }) => [...layers.keys()]))].sort((a, b) => (sides[0].layers.get(b) ?? 0) - (sides[0].layers.get(a) ?? 0));
+  const cell = (side, name) => side.perRequest(side.layers.get(name) ?? 0).toFixed(1);
+  const sum = (side) => side.perRequest([...side.layers.values()].reduce((total, count) => total + count, 0)).toFixed(1);
+  console.log(`\n| profiled µs per request, by layer | ${servers.map(({ name }) => name).join(' | ')} |\n|---|--:|--:|`);
+  for (const name of names) console.log(`| ${name} | ${sides.map((side) => cell(side, name)).join(' | ')} |`);
+  console.log(`| all but idle | ${sides.map(sum).join(' | ')} |`);
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 /**
  * `node bench/profile-summary.mjs FILE.cpuprofile`: where a `node --cpu-prof`
- * profile spent its time, by package or source file and by function (self time).
+ * profile spent its time, by layer, by package or source file and by function (self time).
  */
 import { readFileSync } from 'node:fs';
+import { layersOf } from './layers.mjs';
 
 const profile = JSON.parse(readFileSync(process.argv[2], 'utf8'));
 const interval = (profile.endTime - profile.startTime) / profile.samples.length;
@@ -48,11 +49,13 @@ for (const [id, count] of samples) {
 }
 const ours = new Map([...inclusive].filter(([name]) => / dist\//.test(name)));
 
-const top = (map, n) =>
+const top = (map, n, of = total) =>
   [...map.entries()]
     .sort((a, b) => b[1] - a[1])
     .slice(0, n)
-    .map(([name, count]) => `${((100 * count) / total).toFixed(1).padStart(5)} %  ${name}`)
+    .map(([name, count]) => `${((100 * count) / of).toFixed(1).padStart(5)} %  ${name}`)
     .join('\n');
+const { layers } = layersOf(profile);
+const busy = [...layers.values()].reduce((sum, count) => sum + count, 0);
 
-console.log(`${total} samples, ${((total * interval) / 1e6).toFixed(1)} s\n\nSelf time by place:\n${top(byPlace, 15)}\n\nSelf time by function:\n${top(byFunction, 25)}\n\nTotal time of the project's own functions (with their callees):\n${top(ours, 25)}`);
+console.log(`${total} samples, ${((total * interval) / 1e6).toFixed(1)} s\n\nSelf time by layer, of the time not idle:\n${top(layers, 20, busy)}\n\nSelf time by place:\n${top(byPlace, 15)}\n\nSelf time by function:\n${top(byFunction, 25)}\n\nTotal time of the project's own functions (with their callees):\n${top(ours, 25)}`);

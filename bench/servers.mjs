@@ -53,7 +53,7 @@ export const WARMUP = { requestsPerWorker: 10_000, limitSeconds: 20 };
  * Warms a server of `workers` processes up: `drive(seconds)` starts one load run (autocannon's
  * instance), stopped once each worker is warm and `minSeconds` have passed, or at the limit. One run,
  * not several: a run's end hangs up on the requests in flight, which the server and the database
- * then finish unwatched.
+ * then finish unwatched. Answers the run's result.
  */
 export async function warmUp(drive, workers, minSeconds) {
   const started = Date.now();
@@ -63,7 +63,7 @@ export async function warmUp(drive, workers, minSeconds) {
   run.on('response', () => {
     if (++answered >= target && Date.now() - started >= minSeconds * 1000) run.stop();
   });
-  await run;
+  return run;
 }
 
 /** The machine's CPU time so far, busy and in all, in clock ticks (/proc/stat's first line). */
