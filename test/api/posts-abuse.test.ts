@@ -217,8 +217,14 @@ describe('posts: a list that fails before its first byte', () => {
       },
       transformResult: async ({ result }) => result,
     };
+    // Reads fail whichever way they are sent: built by Kysely, or compiled once and run by `run`.
     api = await startApi({}, undefined, {
-      appDatabase: (database) => ({ ...database, db: database.db.withPlugin(failing), isUnavailable: (error) => error === outage }),
+      appDatabase: (database) => ({
+        ...database,
+        db: database.db.withPlugin(failing),
+        run: (text, parameters) => (/^(select|with)\b/.test(text) ? Promise.reject(outage) : database.run(text, parameters)),
+        isUnavailable: (error) => error === outage,
+      }),
     });
     const reply = await api.app.inject({ method: 'GET', url: '/api/posts' });
     expect(reply.statusCode).toBe(503);
