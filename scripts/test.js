@@ -64,7 +64,7 @@ if (process.env.TEST_DATABASE_URL) {
   const poolers = {
     TEST_PGBOUNCER_URL: 'transaction',
     TEST_PGBOUNCER_SESSION_URL: 'session',
-    TEST_PGBOUNCER_PREPARED_URL: 'transaction mode with max_prepared_statements (1.21+)',
+    TEST_PGBOUNCER_PREPARED_URL: 'named-statement transaction (1.21+, max_prepared_statements)',
   };
   const unset = Object.entries(poolers).filter(([name]) => !process.env[name]);
   if (unset.length < Object.keys(poolers).length) vitest('tests through PgBouncer', ['test/pgbouncer'], { RESTFOLD_TEST_DB: 'postgres' });
