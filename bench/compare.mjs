@@ -12,8 +12,9 @@
  * per cent over minutes on a shared VM, reaches both alike; a slot's CPU is read from /proc. Prints
  * each side's CPU per request and req/s, and the medians of the per-slot ratios, which a change of a
  * few per cent can be read from where `npm run bench`'s one-server-at-a-time rounds cannot. Where
- * PostgreSQL runs on this machine, also the CPU its processes spent per request (every database's:
- * keep the machine otherwise quiet), so a gap can be told to lie in the server or in the database;
+ * PostgreSQL runs on this machine, also the CPU its processes spent per request (the cluster's own
+ * and the benchmark database's backends: other databases' load is left out, not their share of the
+ * cores), so a gap can be told to lie in the server or in the database;
  * and where PgBouncer runs here, the CPU its processes spent per request (every one's).
  */
 import { readdirSync, readFileSync } from 'node:fs';
@@ -45,7 +46,14 @@ function start(against) {
   if (workers) return startServer(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: workers });
   return startServer([`${against}/cli.js`, 'serve'], serverEnv);
 }
-/** CPU time of this machine's processes of `command` (postgres, pgbouncer) so far, by pid, in clock ticks. */
+/** The database both servers read: PostgreSQL's backends serving others (other sessions' tests) are not counted. */
+const benchDatabase = new URL(process.env.DATABASE_URL).pathname.slice(1);
+/** A PostgreSQL backend's title names its user, database and client; the cluster's own processes (WAL writer, checkpointer) name none. */
+const BACKEND_TITLE = /^postgres: [^:]+: \S+ (\S+) (?:\S+\(\d+\)|\[local\])/;
+/**
+ * CPU time so far, by pid, in clock ticks, of this machine's processes of `command` (postgres, pgbouncer):
+ * PostgreSQL's own and its backends serving the benchmark's database.
+ */
 function processTicks(command) {
   const ticks = new Map();
   for (const pid of readdirSync('/proc')) {
@@ -53,6 +61,8 @@ function processTicks(command) {
     try {
       const [name, rest] = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ');
       if (!name.endsWith(`(${command}`)) continue;
+      const backend = command === 'postgres' && BACKEND_TITLE.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+      if (backend && backend[1] !== benchDatabase) continue;
       const fields = rest.split(' ');
       ticks.set(pid, Number(fields[11]) + Number(fields[12]));
     } catch {
