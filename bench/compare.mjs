@@ -41,7 +41,9 @@ function start(against) {
   if (against === 'baseline') return startServer(['bench/baseline/server.mjs'], serverEnv);
   if (against === 'floor') return startServer(['bench/baseline/fastify.mjs'], serverEnv);
   if (against === 'pooler') return startServer(['dist/cli.js', 'serve'], { ...serverEnv, DB_PREPARED_STATEMENTS: 'false' });
-  if (against.startsWith('url:')) return startServer(['dist/cli.js', 'serve'], { ...serverEnv, DATABASE_URL: against.slice('url:'.length) });
+  // Live changes listen on DATABASE_URL, as the other side does: a LISTEN through a transaction pooler
+  // is lost, and the side whose listener hears nothing would be spared the work the other does.
+  if (against.startsWith('url:')) return startServer(['dist/cli.js', 'serve'], { ...serverEnv, DATABASE_URL: against.slice('url:'.length), LIVE_DATABASE_URL: serverEnv.DATABASE_URL });
   const workers = /^workers:(\d+)$/.exec(against)?.[1];
   if (workers) return startServer(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: workers });
   return startServer([`${against}/cli.js`, 'serve'], serverEnv);
