@@ -1,18 +1,21 @@
 #!/usr/bin/env node
 /**
- * `node bench/compare.mjs --against DIR|baseline|floor|workers:N|pooler [--scenario c|a|e|g|i] [--slots 20] [--slot-seconds 1.5] [--profile DIR]`
+ * `node bench/compare.mjs --against DIR|baseline|floor|workers:N|pooler|url:URL [--scenario c|a|e|g|i] [--slots 20] [--slot-seconds 1.5] [--profile DIR]`
  *
  * CPU per request and throughput of this checkout's build (dist/) against another build (DIR: the
  * dist/ of another checkout, a git worktree say), the baseline, the baseline served by Fastify (floor:
- * bench/baseline/fastify.mjs), this build with WORKERS=N, or this build in pooler mode (pooler:
- * DB_PREPARED_STATEMENTS=false, every statement sent unnamed as behind a transaction pooler), on
- * the database at DATABASE_URL, filled by `npm run bench:seed` first. Both servers run at once and
+ * bench/baseline/fastify.mjs), this build with WORKERS=N, this build in pooler mode (pooler:
+ * DB_PREPARED_STATEMENTS=false, every statement sent unnamed as behind a transaction pooler), or this
+ * build on another URL to the same data (url:URL, a pooler in front of it say), on the database at
+ * DATABASE_URL, filled by `npm run bench:seed` first. Both servers run at once and
  * the load (50 connections) moves from one to the other every slot, so the machine's drift, tens of
  * per cent over minutes on a shared VM, reaches both alike; a slot's CPU is read from /proc. Prints
  * each side's CPU per request and req/s, and the medians of the per-slot ratios, which a change of a
  * few per cent can be read from where `npm run bench`'s one-server-at-a-time rounds cannot. Where
- * PostgreSQL runs on this machine, also the CPU its processes spent per request (every database's:
- * keep the machine otherwise quiet), so a gap can be told to lie in the server or in the database.
+ * PostgreSQL runs on this machine, also the CPU its processes spent per request (the cluster's own
+ * and the benchmark database's backends: other databases' load is left out, not their share of the
+ * cores), so a gap can be told to lie in the server or in the database;
+ * and where PgBouncer runs here, the CPU its processes spent per request (every one's).
  * With `--profile DIR`, both servers run under `node --cpu-prof`, writing their profiles to
  * DIR/this and DIR/other (for bench/profile-summary.mjs), and each one's profiled time per request
  * (warm-up included) is printed by layer (bench/layers.mjs), side by side.
@@ -34,31 +37,43 @@ const { values: options } = parseArgs({
     profile: { type: 'string' },
   },
 });
-if (!options.against || !process.env.DATABASE_URL) throw new Error('Set DATABASE_URL (seeded by npm run bench:seed) and pass --against DIR|baseline|floor|workers:N|pooler.');
+if (!options.against || !process.env.DATABASE_URL) throw new Error('Set DATABASE_URL (seeded by npm run bench:seed) and pass --against DIR|baseline|floor|workers:N|pooler|url:URL.');
 const slotSeconds = Number(options['slot-seconds']);
 const TICKS_PER_SECOND = 100;
 
 const serverEnv = { DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: 'warn', THROTTLE_ANON: 'off', THROTTLE_USER: 'off' };
 const profiles = options.profile;
-/** The baseline (over node:http or Fastify), a build's dist/, or `workers:N` or pooler mode of this one. */
+/** The baseline (over node:http or Fastify), a build's dist/, or `workers:N`, pooler mode or another URL of this one. */
 function start(against, side) {
   const node = profiles ? ['--cpu-prof', `--cpu-prof-dir=${join(profiles, side)}`] : [];
   const serve = (args, env = serverEnv) => startServer([...node, ...args], env);
   if (against === 'baseline') return serve(['bench/baseline/server.mjs']);
   if (against === 'floor') return serve(['bench/baseline/fastify.mjs']);
   if (against === 'pooler') return serve(['dist/cli.js', 'serve'], { ...serverEnv, DB_PREPARED_STATEMENTS: 'false' });
+  // Live changes listen on DATABASE_URL, as the other side does: a LISTEN through a transaction pooler
+  // is lost, and the side whose listener hears nothing would be spared the work the other does.
+  if (against.startsWith('url:')) return serve(['dist/cli.js', 'serve'], { ...serverEnv, DATABASE_URL: against.slice('url:'.length), LIVE_DATABASE_URL: serverEnv.DATABASE_URL });
   const workers = /^workers:(\d+)$/.exec(against)?.[1];
   if (workers) return serve(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: workers });
   return serve([`${against}/cli.js`, 'serve']);
 }
-/** CPU time of this machine's PostgreSQL processes so far, by pid, in clock ticks. */
-function databaseTicks() {
+/** The database both servers read: PostgreSQL's backends serving others (other sessions' tests) are not counted. */
+const benchDatabase = new URL(process.env.DATABASE_URL).pathname.slice(1);
+/** A PostgreSQL backend's title names its user, database and client; the cluster's own processes (WAL writer, checkpointer) name none. */
+const BACKEND_TITLE = /^postgres: [^:]+: \S+ (\S+) (?:\S+\(\d+\)|\[local\])/;
+/**
+ * CPU time so far, by pid, in clock ticks, of this machine's processes of `command` (postgres, pgbouncer):
+ * PostgreSQL's own and its backends serving the benchmark's database.
+ */
+function processTicks(command) {
   const ticks = new Map();
   for (const pid of readdirSync('/proc')) {
     if (!/^\d+$/.test(pid)) continue;
     try {
       const [name, rest] = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ');
-      if (!name.endsWith('(postgres')) continue;
+      if (!name.endsWith(`(${command}`)) continue;
+      const backend = command === 'postgres' && BACKEND_TITLE.exec(readFileSync(`/proc/${pid}/cmdline`, 'utf8'));
+      if (backend && backend[1] !== benchDatabase) continue;
       const fields = rest.split(' ');
       ticks.set(pid, Number(fields[11]) + Number(fields[12]));
     } catch {
@@ -109,12 +124,12 @@ try {
     // Alternate which side goes first, so neither always follows the other's load.
     for (const server of slot % 2 === 0 ? servers : [...servers].reverse()) {
       const before = cpuTicksOf(server.pid);
-      const databaseBefore = databaseTicks();
+      const [databaseBefore, poolerBefore] = [processTicks('postgres'), processTicks('pgbouncer')];
       const result = await load(server, slotSeconds);
       if (result.non2xx || result.errors) throw new Error(`${server.name}: ${result.non2xx} non-2xx, ${result.errors} errors.`);
       const ticks = cpuTicksOf(server.pid) - before;
-      const database = ticksSince(databaseBefore, databaseTicks());
-      server.slots.push({ ticks, database, requests: result.requests.total, rps: result.requests.total / slotSeconds });
+      const [database, pooler] = [ticksSince(databaseBefore, processTicks('postgres')), ticksSince(poolerBefore, processTicks('pgbouncer'))];
+      server.slots.push({ ticks, database, pooler, requests: result.requests.total, rps: result.requests.total / slotSeconds });
     }
   }
 
@@ -123,8 +138,8 @@ try {
   const total = (slots, key) => slots.reduce((sum, slot) => sum + slot[key], 0);
   for (const { name, slots } of servers) {
     const requests = total(slots, 'requests');
-    const database = total(slots, 'database') ? `, ${micros({ ticks: total(slots, 'database'), requests }).toFixed(1)} µs of PostgreSQL's` : '';
-    console.log(`${name}: ${micros({ ticks: total(slots, 'ticks'), requests }).toFixed(1)} µs of CPU per request${database}, ${(requests / (slots.length * slotSeconds)).toFixed(0)} req/s`);
+    const spent = (key, whose) => (total(slots, key) ? `, ${micros({ ticks: total(slots, key), requests }).toFixed(1)} µs of ${whose}` : '');
+    console.log(`${name}: ${micros({ ticks: total(slots, 'ticks'), requests }).toFixed(1)} µs of CPU per request${spent('database', "PostgreSQL's")}${spent('pooler', "PgBouncer's")}, ${(requests / (slots.length * slotSeconds)).toFixed(0)} req/s`);
   }
   const ratios = (of) => median(servers[0].slots.map((slot, index) => of(slot) / of(servers[1].slots[index]))).toFixed(3);
   console.log(`this build / ${options.against}, median of ${options.slots} slots: CPU per request ${ratios(micros)}, req/s ${ratios((slot) => slot.rps)}`);

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // `npm test`: build, type-check, lint, then the suites: everything on SQLite,
 // the API, crash and RealWorld (Conduit) suites again on PostgreSQL when TEST_DATABASE_URL is set, the
-// read-replica suite on a local cluster, the PgBouncer suite when TEST_PGBOUNCER_URL (transaction mode) or TEST_PGBOUNCER_SESSION_URL is set too, and the
+// read-replica suite on a local cluster, the PgBouncer suite when TEST_PGBOUNCER_URL (transaction mode), TEST_PGBOUNCER_SESSION_URL
+// or TEST_PGBOUNCER_PREPARED_URL (transaction mode carrying named statements) is set too, and the
 // Redis suites when TEST_REDIS_URL is set. Skipped suites are named, with why.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -58,10 +59,15 @@ if (process.env.TEST_DATABASE_URL) {
   } else {
     skipped.push('PostgreSQL read replica (test/replica): needs a local cluster, pg_createcluster, pg_basebackup and runuser');
   }
-  // Through PgBouncer in front of the same cluster, in transaction and in session mode.
-  const poolers = { TEST_PGBOUNCER_URL: 'transaction', TEST_PGBOUNCER_SESSION_URL: 'session' };
+  // Through PgBouncer in front of the same cluster, in transaction and in session mode, and in
+  // transaction mode carrying named statements (PgBouncer 1.21+).
+  const poolers = {
+    TEST_PGBOUNCER_URL: 'transaction',
+    TEST_PGBOUNCER_SESSION_URL: 'session',
+    TEST_PGBOUNCER_PREPARED_URL: 'named-statement transaction (1.21+, max_prepared_statements)',
+  };
   const unset = Object.entries(poolers).filter(([name]) => !process.env[name]);
-  if (unset.length < 2) vitest('tests through PgBouncer', ['test/pgbouncer'], { RESTFOLD_TEST_DB: 'postgres' });
+  if (unset.length < Object.keys(poolers).length) vitest('tests through PgBouncer', ['test/pgbouncer'], { RESTFOLD_TEST_DB: 'postgres' });
   for (const [name, mode] of unset) skipped.push(`PgBouncer ${mode} mode (test/pgbouncer): ${name} is not set`);
 } else {
   skipped.push('PostgreSQL suites (test/api on PostgreSQL, test/postgres, test/postgres-restart, test/replica, test/pgbouncer): TEST_DATABASE_URL is not set');

@@ -2,7 +2,7 @@
  * DATABASE_URL → a Kysely instance, and the few places where SQLite and
  * PostgreSQL differ (case-insensitive matching, constraint errors, outages).
  */
-import { hash } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -408,10 +408,13 @@ const PATTERN_MATCH = /\bI?LIKE\b/i;
  * of this process's statements: once PostgreSQL refuses one because a migration changed what it
  * returns (isStalePlan), the generation moves on, so every statement is prepared afresh under a new
  * name on every connection, before it too could be refused. The old ones are closed in time as the
- * connection's least recently run (NamedStatement).
+ * connection's least recently run (NamedStatement). The first generation's names are every
+ * process's; a later one is random, this process's own: behind a pooler that shares statements
+ * between processes by text (which carries the name), a process that goes stale after another has
+ * moved on (and another migration since) must not be handed that one's statement, stale in turn.
  */
 const statementNames = new (class {
-  private generation = 0;
+  private generation = '0';
   private readonly names = new Map<string, string>();
 
   of(text: string): string {
@@ -423,7 +426,7 @@ const statementNames = new (class {
   /** `name` went stale: a new generation, unless one has begun since it was named. */
   stale(name: string): void {
     if (!name.startsWith(`rf_${this.generation}_`)) return;
-    this.generation += 1;
+    this.generation = randomBytes(4).toString('hex');
     this.names.clear();
   }
 })();

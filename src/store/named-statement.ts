@@ -15,6 +15,11 @@
  * A connection holds at most STATEMENTS_PER_CONNECTION named statements: the least recently run one
  * is closed (the protocol's DEALLOCATE) in the same round trip that prepares a new one, so however
  * many shapes requests make (a PATCH's set of columns is one), a backend's plans stay bounded.
+ *
+ * Named statements also run behind a transaction pooler that carries them from one server
+ * connection to the next (PgBouncer 1.21+, max_prepared_statements): it prepares each text once per
+ * server connection under a name of its own, answers Close itself and bounds a server connection's
+ * statements by its own count (docs/databases.md).
  */
 import type pg from 'pg';
 import pgUtils from 'pg/lib/utils.js';
@@ -228,7 +233,12 @@ export class NamedStatement extends ShapedStatement {
       }
       prepared.set(name, known);
       if (protocol.parsedStatements[name] === undefined && protocol.submittedNamedStatements[name] === undefined) {
-        protocol.parse({ text, name });
+        // Closed first: a pooler that carries named statements (PgBouncer's max_prepared_statements)
+        // keeps a name whose Parse the server refused, and drops a client that parses it again.
+        protocol.close({ type: 'S', name });
+        // The name in the text: such a pooler shares statements between its clients by their text,
+        // so one renamed after a stale plan (isStalePlan) must differ from the stale one to be prepared afresh.
+        protocol.parse({ text: `${text}\n-- ${name}`, name });
         protocol.submittedNamedStatements[name] = text;
       }
       protocol.bind({ statement: name, values });

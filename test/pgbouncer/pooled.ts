@@ -2,7 +2,8 @@
  * The PgBouncer suite's ground: a fresh database on TEST_DATABASE_URL's cluster, reached directly
  * (to set up and to look) and through a PgBouncer in front of that cluster (TEST_PGBOUNCER_URL in
  * transaction mode, TEST_PGBOUNCER_SESSION_URL in session mode; `.ci/run` starts both, passing every
- * database through by name). A database, not a schema, per suite: PgBouncer refuses the `options`
+ * database through by name; TEST_PGBOUNCER_PREPARED_URL in transaction mode carrying named statements,
+ * which needs PgBouncer 1.21 or later and which `.ci/run` starts where one is installed). A database, not a schema, per suite: PgBouncer refuses the `options`
  * startup parameter the other suites choose their schema with. Also: PgBouncer's admin console,
  * and a mixed load of every kind of request the service makes statements for.
  */
@@ -16,6 +17,7 @@ import { send, type HttpReply } from '../postgres/spawned.js';
 
 export const transactionPooler = process.env.TEST_PGBOUNCER_URL;
 export const sessionPooler = process.env.TEST_PGBOUNCER_SESSION_URL;
+export const preparedPooler = process.env.TEST_PGBOUNCER_PREPARED_URL;
 
 export interface PooledDatabase {
   /** Straight to PostgreSQL. */
