@@ -7,11 +7,15 @@
  * connection, and a LISTEN would be lost with it. The channel is named after the connection's
  * schema, so that apps in different schemas of one database hear only their own.
  */
+import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { storeDatabase, type Database } from './database.js';
 
 /** After losing the listening connection, how long before connecting again. */
 const RECONNECT_MS = 1000;
+
+/** How long a notification sent through the pool may take to reach the listening connection before it is taken as lost. */
+const PROBE_MS = 5000;
 
 export interface Listening {
   /** Sends `payload` (at most 8000 bytes: PostgreSQL's limit) to every process listening, this one included. */
@@ -25,6 +29,11 @@ export interface ListenHandlers {
   /** Listening again after the connection was lost: what was sent meanwhile was not heard. */
   resumed(): void;
   failed(error: Error): void;
+  /**
+   * A notification sent through the pool (`database`'s connections) did not reach the listening
+   * connection: a transaction pooler stands between, where a LISTEN is lost with its server connection.
+   */
+  unheard(): void;
 }
 
 /**
@@ -47,10 +56,15 @@ export async function listen(database: Database, url: string | undefined, handle
   let closed = false;
   let client: pg.Client | undefined;
   let channel = '';
+  // A payload of this process's own (no other process's message looks like it): is a notification sent through the pool heard?
+  const probe = `probe:${randomUUID()}`;
+  let probeHeard: () => void = () => undefined;
   const connect = async (): Promise<void> => {
     const connecting = new pg.Client({ connectionString });
     connecting.on('notification', ({ channel: heardOn, payload }) => {
-      if (heardOn === channel && payload !== undefined) handlers.heard(payload);
+      if (heardOn !== channel || payload === undefined) return;
+      if (payload === probe) probeHeard();
+      else handlers.heard(payload);
     });
     connecting.on('error', (error) => {
       handlers.failed(error);
@@ -75,6 +89,14 @@ export async function listen(database: Database, url: string | undefined, handle
     });
   };
   await connect();
+  // Not awaited: start-up goes on, and the warning follows if it must.
+  void new Promise<boolean>((resolve) => {
+    probeHeard = () => resolve(true);
+    setTimeout(() => resolve(false), PROBE_MS).unref();
+    database.run('SELECT pg_notify($1, $2)', [channel, probe]).catch(() => resolve(true));
+  }).then((heard) => {
+    if (!heard && !closed) handlers.unheard();
+  });
   return {
     async notify(payload) {
       if (!client) throw new Error('The connection live changes are sent on is lost; connecting again.');

@@ -137,4 +137,10 @@ describe.runIf(preparedPooler)('through PgBouncer in transaction mode with max_p
       await store.close();
     }
   });
+
+  it('warns, on each server, that live changes through it reach no other process: a LISTEN through a transaction pooler is lost', async () => {
+    // Started minutes ago, with the service's live articles and no LIVE_DATABASE_URL or REDIS_URL.
+    expect(servers).toHaveLength(2);
+    for (const server of servers) expect(server.output()).toContain('a notification sent through DATABASE_URL did not reach the listening connection');
+  });
 });

@@ -28,6 +28,9 @@ describe.runIf(sessionPooler)('through PgBouncer in session mode, with named sta
       const { unexpected, requests } = await mixedLoad([server.port], { username: 'mixed', password: 'pw-123456' }, 8, 2);
       expect(unexpected).toEqual([]);
       expect(requests).toBe(8 * 2 * 19);
+      // A session keeps its LISTEN: the notification each process sent itself at start-up was heard.
+      expect(server.output()).toContain('Server listening');
+      expect(server.output()).not.toContain('did not reach the listening connection');
     } finally {
       await server.stop();
     }

@@ -87,6 +87,8 @@ async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Databa
     heard: (text) => hear(hub, received(text)),
     resumed: () => hub.reset(),
     failed: (error) => app.log.warn({ err: error }, 'live changes: the listening connection failed'),
+    unheard: () =>
+      app.log.warn('live changes: a notification sent through DATABASE_URL did not reach the listening connection, so other processes will not hear this one\'s changes: a transaction pooler loses a LISTEN; set LIVE_DATABASE_URL to a direct connection, or REDIS_URL'),
   });
   const send: Send = async (message) => {
     if ('reset' in message) return listening.notify(sent(message));
