@@ -15,7 +15,7 @@ import { storeDatabase, type Database, type Tables } from './database.js';
 import { shapeOf } from './list-shape.js';
 import { lift } from './placeholder.js';
 import { precompiled, type Precompiled } from './precompiled.js';
-import { assembleRecord, assembleRow, attachBatches, fromSelection, selectColumns, selectRecord, withBatches, type RecordId, type RowQuery } from './records.js';
+import { assembleRecord, assembleRow, attachBatches, fromSelection, LIST_SHAPES, selectColumns, selectRecord, withBatches, type RecordId, type RowQuery } from './records.js';
 
 type Where = ExpressionBuilder<Tables, string>;
 
@@ -24,9 +24,8 @@ const countQuery = (database: Database, source: ListSource, query: ListQuery) =>
     .where((eb) => matching(database, source, query, eb))
     .select((eb) => eb.fn.countAll().as('count'));
 
-/** A list's statements compiled once per shape (store/list-shape.ts), by the selection they read; at most this many shapes of each. */
+/** A list's statements compiled once per shape (store/list-shape.ts), by the selection they read; at most LIST_SHAPES of each. */
 const statements = new WeakMap<Selection, Map<string, Precompiled<Row>>>();
-const LIST_SHAPES = 256;
 
 /** A number per object a key names by identity. */
 const identities = new WeakMap<object, number>();

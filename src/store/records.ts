@@ -413,8 +413,8 @@ export async function insertRecord(database: Database, model: Model, values: Row
 }
 
 const listQueries = new WeakMap<Selection, Map<string, Precompiled<Row>>>();
-/** Past this many shapes per selection the compiled lists are dropped (user code could make shapes without end). */
-const LIST_SHAPES = 100;
+/** Past this many shapes per selection the compiled lists are dropped (user code and requests could make shapes without end). */
+export const LIST_SHAPES = 100;
 
 /**
  * Every record whose fields equal `where`, in `ordering` order, unpaged (for small fixed lists).
