@@ -67,8 +67,16 @@ export interface Database {
    * named or unnamed statement), without Kysely's executor: for the hot fixed-shape queries. Outside any
    * transaction (on SQLite it waits for one that is open, as Kysely does).
    */
-  run(sql: string, parameters: readonly unknown[]): Promise<Row[]>;
+  run(sql: string, parameters: readonly unknown[], options?: RunOptions): Promise<Row[]>;
   close(): Promise<void>;
+}
+
+export interface RunOptions {
+  /**
+   * A read that may scan many rows (a list page, a count): on SQLite it runs on a reader thread,
+   * as Kysely's reads do (sqlite-readers.ts), where a point read stays on the server's connection.
+   */
+  readonly scans?: boolean;
 }
 
 /** A replica as /readyz and the metrics report it: whether reads go to it, and why not. */
@@ -167,9 +175,10 @@ function openSqlite(path: string): StoreDatabase {
     db,
     dialect: 'sqlite',
     capabilities: sqliteCapabilities,
-    async run(text, parameters) {
-      // One connection: while a transaction holds it, Kysely's queue is the way in.
+    async run(text, parameters, options) {
+      // One connection: while a transaction holds it, Kysely's queue is the way in (which sends reads to the readers).
       if (connection.inTransaction) return (await db.executeQuery<Row>(CompiledQuery.raw(text, [...parameters]))).rows;
+      if (options?.scans && readers) return (await readers.read(text, parameters)) as Row[];
       const statement = statements.prepare(text);
       if (statement.reader) return statement.all(parameters) as Row[];
       statement.run(parameters);
@@ -218,7 +227,8 @@ class ImmediateSqliteDialect extends SqliteDialect {
 /**
  * SQLite with every read outside a transaction sent to a reader thread (see sqlite-readers.ts); the
  * hot point reads that skip Kysely (store/precompiled.ts: a record by id, a credential) stay on the
- * server's connection, where they cost less than a message to a thread. A read inside a transaction
+ * server's connection, where they cost less than a message to a thread; a list's, which may scan,
+ * go to a thread too (RunOptions). A read inside a transaction
  * stays on the server's connection too, to see the transaction's own writes. A read sent away does
  * not take Kysely's one connection: it waits for no other statement and holds none up. Each read
  * sees every write committed before it starts, so a client that reads after its write was

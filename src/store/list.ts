@@ -27,6 +27,9 @@ const countQuery = (database: Database, source: ListSource, query: ListQuery) =>
 /** A list's statements compiled once per shape (store/list-shape.ts), by the selection they read; at most LIST_SHAPES of each. */
 const statements = new WeakMap<Selection, Map<string, Precompiled<Row>>>();
 
+/** A list's statements may read many rows: on SQLite, off the event loop (sqlite-readers.ts). */
+const SCANS = { scans: true };
+
 /** A number per object a key names by identity. */
 const identities = new WeakMap<object, number>();
 let given = 0;
@@ -60,7 +63,7 @@ function shapedRows(
   const values = [...shape.values, ...extra];
   const bound = shape.values.length;
   const statement = cached(compiled, key, LIST_SHAPES, () =>
-    precompiled((database, ...standIns) => build(database, shape.query(standIns), standIns.slice(bound)), values.length),
+    precompiled((database, ...standIns) => build(database, shape.query(standIns), standIns.slice(bound)), values.length, SCANS),
   );
   return statement(database, values);
 }

@@ -9,7 +9,7 @@
  * (its conditions are that request's: see store/visibility.ts).
  */
 import type { CompiledQuery, Compilable } from 'kysely';
-import { storeDatabase, type Database } from './database.js';
+import { storeDatabase, type Database, type RunOptions } from './database.js';
 import { Placeholder } from './placeholder.js';
 import { consulting } from './visibility.js';
 
@@ -32,11 +32,12 @@ type Kept<R> = Compiled<R> | 'per request';
 
 /**
  * `build` receives one placeholder per value it declares (or `count`, when it takes them as a rest
- * parameter); the compiled query is kept per dialect.
+ * parameter); the compiled query is kept per dialect, and run with `options`.
  */
 export function precompiled<R>(
   build: (database: Database, ...placeholders: Placeholder[]) => Compilable<R>,
   count = build.length - 1,
+  options?: RunOptions,
 ): Precompiled<R> {
   const compiled = new Map<string, Kept<R>>();
   // Kept apart for requests, by the app's restricted tables: what a request may not see is not known to a build without them.
@@ -70,6 +71,6 @@ export function precompiled<R>(
     const { query } = found;
     // The values themselves where they are the parameters: no copy per query.
     const parameters = found.valuesInOrder ? values : query.parameters.map((parameter) => (parameter instanceof Placeholder ? parameter.valueIn(values) : parameter));
-    return database.run(query.sql, parameters) as Promise<R[]>;
+    return database.run(query.sql, parameters, options) as Promise<R[]>;
   };
 }

@@ -222,7 +222,7 @@ describe('posts: a list that fails before its first byte', () => {
       appDatabase: (database) => ({
         ...database,
         db: database.db.withPlugin(failing),
-        run: (text, parameters) => (/^(select|with)\b/.test(text) ? Promise.reject(outage) : database.run(text, parameters)),
+        run: (text, parameters, options) => (/^(select|with)\b/.test(text) ? Promise.reject(outage) : database.run(text, parameters, options)),
         isUnavailable: (error) => error === outage,
       }),
     });

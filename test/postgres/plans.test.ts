@@ -68,8 +68,8 @@ describe.runIf(testDialect === 'postgres')('query plans on PostgreSQL', () => {
     const recorded: StoreDatabase = {
       ...database,
       db: database.db.withPlugin(recorder),
-      run: async (text, parameters) => {
-        const rows = await database.run(text, parameters);
+      run: async (text, parameters, options) => {
+        const rows = await database.run(text, parameters, options);
         sent.push({ sql: text, parameters });
         return rows;
       },

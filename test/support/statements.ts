@@ -20,8 +20,8 @@ export function recording(sent: string[]): (database: StoreDatabase) => StoreDat
     return {
       ...database,
       db: database.db.withPlugin(recorder),
-      run: async (text, parameters) => {
-        const rows = await database.run(text, parameters);
+      run: async (text, parameters, options) => {
+        const rows = await database.run(text, parameters, options);
         sent.push(text);
         return rows;
       },
