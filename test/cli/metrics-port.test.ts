@@ -17,7 +17,7 @@ async function until(check: () => Promise<boolean>): Promise<void> {
 
 it('serves metrics on METRICS_PORT and not on the public port', async () => {
   const directory = mkdtempSync(join(tmpdir(), 'restfold-metrics-'));
-  const port = 20_000 + Math.floor(Math.random() * 20_000);
+  const port = 20_000 + Math.floor(Math.random() * 12_000); // below Linux's ephemeral ports (32768 on), which outgoing connections take
   const metricsPort = port + 1;
   const server = spawn('node', ['dist/cli.js', 'serve'], {
     cwd: root,

@@ -12,7 +12,7 @@ const root = join(import.meta.dirname, '..', '..');
 let server: ChildProcess;
 let directory: string;
 let env: NodeJS.ProcessEnv;
-const port = 20_000 + Math.floor(Math.random() * 20_000);
+const port = 20_000 + Math.floor(Math.random() * 12_000); // below Linux's ephemeral ports (32768 on), which outgoing connections take
 
 async function waitUntilServing(): Promise<void> {
   for (let attempt = 0; attempt < 100; attempt++) {
