@@ -5,7 +5,7 @@
  * With --check, exits 1 naming what changed when the declarations have no migration yet.
  */
 import { fileURLToPath } from 'node:url';
-import { frameworkState } from '../dist/framework/app/schema.js';
+import { frameworkState } from '../dist/framework/app/declared-schema.js';
 import { planMigration, writeMigration } from '../dist/framework/app/makemigrations.js';
 import migrations from '../dist/store/accounts/migrations/index.js';
 

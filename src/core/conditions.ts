@@ -10,7 +10,7 @@ export interface Filter {
 
 /**
  * A condition the filter vocabulary cannot say, built by the store (`storeCondition` in
- * store/conditions.ts) from its own expression builder: opaque to the core and the framework.
+ * store/conditions/store-condition.ts) from its own expression builder: opaque to the core and the framework.
  */
 export interface StoreCondition {
   readonly storeCondition: unknown;

@@ -140,7 +140,7 @@ function durationText(total: number): string {
 // --- decimal -----------------------------------------------------------------------------------
 
 export interface DecimalOptions extends CommonOptions<string>, RangeOptions<number | string> {
-  /** Significant digits in all (at most 15: see the column comment in store/dialects/sqlite.ts). */
+  /** Significant digits in all (at most 15: see the column comment in store/dialects/sqlite/capabilities.ts). */
   digits: number;
   /** Digits after the decimal point (at most `digits`). */
   places: number;

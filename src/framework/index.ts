@@ -6,7 +6,7 @@ export { defineApp, migrateApp, migrateFrameworkAndApp } from './app/definition.
 // The types an app's own routes need, so that an app never installs Fastify to write them.
 export type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteHandlerMethod } from 'fastify';
 export type { AppContext, AppDefinition, AppliedMigrations } from './app/definition.js';
-export { requirePermissions, throttleRequest } from './routing/app-routes.js';
+export { requirePermissions, throttleRequest } from './toolkit/app-routes.js';
 export { collection } from './declare/collection.js';
 export type { ActionBody, ActionWhere, CustomAction, CustomActionContext, HandlerAction, WhereAction } from './declare/custom-action.js';
 export type { AutomaticIndexes, BulkDelete, Collection, CollectionOptions, LiveOptions, Pagination, Singleton } from './declare/collection.js';
@@ -27,13 +27,13 @@ export type { BigintOptions, ChoiceOptions, ChoiceStringOptions, DecimalOptions,
 export { fields } from './declare/fields.js';
 export { model } from './declare/model.js';
 export type { Model, ModelRules, RecordUpdate, UpdateRules } from './declare/model.js';
-export { allowAny, anyOf, hasPermission, isAuthenticated, isOwner, readActions } from './declare/permissions.js';
-export type { Action, Permission, PermissionContext } from './declare/permissions.js';
+export { allowAny, anyOf, hasPermission, isAuthenticated, isOwner, readActions } from './declare/permission-classes.js';
+export type { Action, Permission, PermissionContext } from './declare/permission-classes.js';
 export { parseRecordId } from './declare/record-id.js';
-export { lockFor, recordStore } from './actions/record-store.js';
+export { lockFor, recordStore } from './toolkit/record-store.js';
 export { F, increment, FieldExpression, Increment, type Operand } from '../core/expressions.js';
-export { inTransaction } from '../store/writes.js';
-export type { GetOptions, GotOrCreated, RecordId, RecordStore, RecordStoreOptions } from './actions/record-store.js';
+export { inTransaction } from '../store/write/writes.js';
+export type { GetOptions, GotOrCreated, RecordId, RecordStore, RecordStoreOptions } from './toolkit/record-store.js';
 export { Serializer, serializer } from './declare/serializer.js';
 export { computed } from './declare/computed.js';
 export { joinTable, relations } from './declare/relations.js';
@@ -43,21 +43,21 @@ export type { NestedField, ObjectContext, ObjectErrors, ObjectValidator, Seriali
 export type { RequestContext, Scope, ScopeConditions } from './declare/scope.js';
 export type { CommitEvent, CreateEvent, DeleteEvent, HookContext, Hooks, UpdateEvent, Written } from './declare/hooks.js';
 export type { Condition, Filter } from '../core/list-query.js';
-export { storeCondition } from '../store/conditions.js';
-export type { StoreExpression } from '../store/conditions.js';
+export { storeCondition } from '../store/conditions/store-condition.js';
+export type { StoreExpression } from '../store/conditions/store-condition.js';
 export type { Row } from '../core/rows.js';
 export { serve, openConfiguredDatabase } from './app/server.js';
 export { mountSimpleRoutes, readJsonBody, sendJsonArray } from './routing/simple-routes.js';
 export type { SimpleEndpoint, SimpleHandler, SimpleMethod, SimpleRoutes } from './routing/simple-routes.js';
 export { ANONYMOUS, errorResponses, inputSchema, recordSchema, textErrorResponses } from './docs/openapi.js';
-export { User } from './declare/users/model.js';
-export type { UserModel, UserModelOptions } from './declare/users/model.js';
+export { User } from './declare/users/user-model.js';
+export type { UserModel, UserModelOptions } from './declare/users/user-model.js';
 export type { CredentialCheck, Credentials } from './declare/credentials.js';
 export type { AuthUser } from './base/auth-user.js';
-export { openDatabase } from '../store/database.js';
-export type { Database, Dialect } from '../store/database.js';
+export { openDatabase } from '../store/connection/database.js';
+export type { Database, Dialect } from '../store/connection/database.js';
 export { migration, operations } from '../store/schema/operations.js';
-export type { Migration, MigrationStep, Migrations, Operation, SqlTypes } from '../store/migrations.js';
+export type { Migration, MigrationStep, Migrations, Operation, SqlTypes } from '../store/schema/migrations.js';
 export type {
   CheckConstraint,
   Column,
@@ -72,7 +72,7 @@ export type {
   TableFacts,
   UniqueConstraint,
 } from '../core/schema.js';
-export { appBaseline, appState, assertSchemaMatches, declaredSchemaDifferences, SchemaMismatch } from './app/schema.js';
+export { appBaseline, appState, assertSchemaMatches, declaredSchemaDifferences, SchemaMismatch } from './app/declared-schema.js';
 export { planMigration, writeMigration } from './app/makemigrations.js';
 export { loadMigrations } from './app/migration-folder.js';
 export type { MigrationFolder, MigrationPlan, Renames } from './app/makemigrations.js';

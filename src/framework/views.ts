@@ -7,9 +7,9 @@
  * decide, in their order, whether anything is shown.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Database } from '../store/database.js';
-import { requestReader } from '../store/reader.js';
-import { unrestricted } from '../store/visibility.js';
+import type { Database } from '../store/connection/database.js';
+import { requestReader } from '../store/read/reader.js';
+import { unrestricted } from '../store/conditions/visibility.js';
 import type { ActionRequest, ActionResult, ActionRoute } from './actions/request.js';
 import { authenticate, type Authenticator } from './stages/authentication/index.js';
 import type { BrowsableContext } from './render/browsable/index.js';
@@ -21,14 +21,14 @@ import { wrapResult } from './render/envelopes.js';
 import { negotiate } from './stages/negotiation.js';
 import { parseJsonBody, unwrapBody } from './stages/parsers.js';
 import { queryParameters } from './base/query-string.js';
-import type { Action, Permission } from './declare/permissions.js';
+import type { Action, Permission } from './declare/permission-classes.js';
 import { checkPermissions } from './stages/permissions.js';
 import { renderResult } from './render/renderers.js';
 import { RecordRefused } from '../core/refused.js';
 import { requestScope } from './stages/scope/index.js';
-import type { VisibilityPlan } from './stages/scope/visibility.js';
+import type { VisibilityPlan } from './stages/scope/plan.js';
 import type { Throttle } from './stages/throttling.js';
-import { requestCredentials, type CredentialSetup } from './actions/credentials.js';
+import { requestCredentials, type CredentialSetup } from './toolkit/credential-store.js';
 import { isPending } from '../core/maybe-promise.js';
 import type { LiveHub } from './actions/live/hub.js';
 

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, expect, it } from 'vitest';
 import conduit from '../../examples/realworld/app.js';
 import { buildApp, declaredSchemaDifferences, loadConfig, migrateApp } from '../../src/framework/index.js';
 import { hashPassword } from '../../src/framework/base/passwords.js';
-import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/connection/database.js';
 import { PASSWORD } from '../support/api.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 

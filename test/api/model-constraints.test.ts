@@ -21,7 +21,7 @@ import {
   type ConstraintFacts,
   type Migrations,
 } from '../../src/framework/index.js';
-import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/connection/database.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 import { servedRelease } from '../support/served-release.js';
 

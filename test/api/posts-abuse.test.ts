@@ -9,7 +9,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { KyselyPlugin } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineApp, sendJsonArray } from '../../src/framework/index.js';
-import type { StoreDatabase } from '../../src/store/database.js';
+import type { StoreDatabase } from '../../src/store/connection/database.js';
 import { startApi, type TestApi } from '../support/api.js';
 import { withPublicNotes } from './pipeline-support.js';
 

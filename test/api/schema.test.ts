@@ -24,7 +24,7 @@ import {
   type Migrations,
   type Renames,
 } from '../../src/framework/index.js';
-import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/connection/database.js';
 import { expectedColumn } from '../../src/store/schema/drift.js';
 import { Article } from '../../src/service/articles.js';
 import { users } from '../../src/service/users.js';

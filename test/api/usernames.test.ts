@@ -2,8 +2,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { releaseAccountMigrations as accountMigrations } from '../../src/store/accounts/release-migrations.js';
 import { migrateApp } from '../../src/framework/index.js';
-import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
-import { migrate } from '../../src/store/migrations.js';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/connection/database.js';
+import { migrate } from '../../src/store/schema/migrations.js';
 import service from '../../src/service/app.js';
 import { PASSWORD, startApi, type TestApi } from '../support/api.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';

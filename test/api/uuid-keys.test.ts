@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
-import { declaredSchemaDifferences } from '../../src/framework/app/schema.js';
+import { declaredSchemaDifferences } from '../../src/framework/app/declared-schema.js';
 import { servedWithUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 

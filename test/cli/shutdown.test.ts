@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, expect, it } from 'vitest';
-import { openStoreDatabase } from '../../src/store/database.js';
+import { openStoreDatabase } from '../../src/store/connection/database.js';
 import { sleep, spawnServer, userWithToken } from '../postgres/spawned.js';
 
 const folder = mkdtempSync(join(tmpdir(), 'restfold-shutdown-'));

@@ -6,7 +6,7 @@ import { afterAll, expect, it } from 'vitest';
 import { migrateApp, openDatabase } from '../../src/framework/index.js';
 import { authenticate } from '../../src/framework/stages/authentication/index.js';
 import { tokenAuthentication } from '../../src/framework/stages/authentication/token.js';
-import { requestReader } from '../../src/store/reader.js';
+import { requestReader } from '../../src/store/read/reader.js';
 import service from '../../src/service/app.js';
 
 const root = join(import.meta.dirname, '..', '..');

@@ -9,8 +9,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import accountMigrations from '../../src/store/accounts/migrations/index.js';
 import service from '../../src/service/app.js';
-import { openStoreDatabase } from '../../src/store/database.js';
-import { STATEMENTS_PER_CONNECTION } from '../../src/store/named-statement.js';
+import { openStoreDatabase } from '../../src/store/connection/database.js';
+import { STATEMENTS_PER_CONNECTION } from '../../src/store/dialects/postgres/named-statement.js';
 import { onPostgres } from '../support/database.js';
 import { get, sleep, spawnServer, userWithToken, type SpawnedServer } from '../postgres/spawned.js';
 import { migrateCli, mixedLoad, onAdminConsole, pgbouncerSetting, pooledDatabase, preparedPooler, servedThrough, type PooledDatabase } from './pooled.js';

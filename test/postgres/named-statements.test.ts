@@ -7,8 +7,8 @@
  */
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStoreDatabase, storeDatabase, transaction, type StoreDatabase } from '../../src/store/database.js';
-import { STATEMENTS_PER_CONNECTION } from '../../src/store/named-statement.js';
+import { openStoreDatabase, storeDatabase, transaction, type StoreDatabase } from '../../src/store/connection/database.js';
+import { STATEMENTS_PER_CONNECTION } from '../../src/store/dialects/postgres/named-statement.js';
 import { createTestDatabase, testDialect, type TestDatabase } from '../support/database.js';
 
 const READ = 'select id, code, note, blank, big, at, tags from named_things where id = $1';

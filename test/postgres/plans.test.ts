@@ -9,7 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import { CompiledQuery, sql, type KyselyPlugin } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, loadConfig, migrateApp } from '../../src/framework/index.js';
-import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/connection/database.js';
 import { createToken } from '../../src/framework/stages/authentication/token.js';
 import service from '../../src/service/app.js';
 import { createTestDatabase, testDialect, type TestDatabase } from '../support/database.js';

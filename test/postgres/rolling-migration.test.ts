@@ -23,7 +23,7 @@ import {
   type Migrations,
 } from '../../src/framework/index.js';
 import { createToken } from '../../src/framework/stages/authentication/token.js';
-import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/connection/database.js';
 import { createTestDatabase, testDialect, type TestDatabase } from '../support/database.js';
 import { generatedMigrations } from '../support/migrations.js';
 

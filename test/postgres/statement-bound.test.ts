@@ -7,8 +7,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, collection, defineApp, fields, loadConfig, migrateApp, model, serializer } from '../../src/framework/index.js';
 import { createToken } from '../../src/framework/stages/authentication/token.js';
-import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
-import { STATEMENTS_PER_CONNECTION } from '../../src/store/named-statement.js';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/connection/database.js';
+import { STATEMENTS_PER_CONNECTION } from '../../src/store/dialects/postgres/named-statement.js';
 import { createTestDatabase, testDialect, type TestDatabase } from '../support/database.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 

@@ -7,7 +7,7 @@
 import { sql } from 'kysely';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/connection/database.js';
 import { createTestDatabase, testDialect, type TestDatabase } from '../support/database.js';
 
 const viaDate = pg.types.getTypeParser(1184, 'text') as (text: string) => Date;

@@ -6,7 +6,7 @@
  * on every path, and nothing stays prepared on the server.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openStoreDatabase, storeDatabase, transaction, type StoreDatabase } from '../../src/store/database.js';
+import { openStoreDatabase, storeDatabase, transaction, type StoreDatabase } from '../../src/store/connection/database.js';
 import { createTestDatabase, testDialect, type TestDatabase } from '../support/database.js';
 
 const READ = 'select id, code, note, blank, big, at, tags from unnamed_things where id = $1';

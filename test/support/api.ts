@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { buildApp, loadConfig, migrateApp, type AppDefinition } from '../../src/framework/index.js';
-import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/connection/database.js';
 import { createToken } from '../../src/framework/stages/authentication/token.js';
 import { grantPermissions } from '../../src/framework/app/admin.js';
 import { hashPassword } from '../../src/framework/base/passwords.js';

@@ -1,5 +1,5 @@
 /** Another writer, for tests of concurrent writes: a change made right after the app's next read of a table. */
-import type { StoreDatabase } from '../../src/store/database.js';
+import type { StoreDatabase } from '../../src/store/connection/database.js';
 
 export interface Interloper {
   /** Makes `change` once, right after the app's next read of the table. */

@@ -5,7 +5,7 @@
  */
 import { buildApp, loadConfig, type AppDefinition } from '../../src/framework/index.js';
 import { createToken } from '../../src/framework/stages/authentication/token.js';
-import { openStoreDatabase, type StoreDatabase } from '../../src/store/database.js';
+import { openStoreDatabase, type StoreDatabase } from '../../src/store/connection/database.js';
 
 export async function servedRelease(url: string, database: StoreDatabase, definition: AppDefinition) {
   const config = loadConfig({ DATABASE_URL: url, LOG_LEVEL: 'silent', THROTTLE_ANON: 'off', THROTTLE_USER: 'off' });

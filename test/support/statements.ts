@@ -1,6 +1,6 @@
 /** The statements an app sends to its database, recorded (for tests that count round trips). */
 import type { KyselyPlugin } from 'kysely';
-import type { StoreDatabase } from '../../src/store/database.js';
+import type { StoreDatabase } from '../../src/store/connection/database.js';
 
 /** `database` with every statement the app sends pushed onto `sent`: precompiled ones through `run`, the rest through Kysely. */
 export function recording(sent: string[]): (database: StoreDatabase) => StoreDatabase {

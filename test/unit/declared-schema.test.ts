@@ -7,7 +7,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { appState, collection, defineApp, fields, model, planMigration, serializer, type CollectionOptions } from '../../src/framework/index.js';
-import { frameworkState } from '../../src/framework/app/schema.js';
+import { frameworkState } from '../../src/framework/app/declared-schema.js';
 import service from '../../src/service/app.js';
 import accountMigrations from '../../src/store/accounts/migrations/index.js';
 import shop from '../../examples/shop/app.js';

@@ -16,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 const SRC = resolve(dirname(fileURLToPath(import.meta.url)), '../../src');
 const EXAMPLES = resolve(SRC, '../examples');
 
-/** Every module under src/, as its path from src/ (`store/list.ts`). */
+/** Every module under src/, as its path from src/ (`store/read/list.ts`). */
 function modules(directory = SRC): string[] {
   return readdirSync(directory, { withFileTypes: true }).flatMap((entry) => {
     const path = join(directory, entry.name);
@@ -76,6 +76,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['framework/base'],
   ['framework/declare'],
   ['framework/stages'],
+  ['framework/toolkit'],
   ['framework/actions'],
   ['framework/render'],
   ['framework/docs'],
@@ -217,8 +218,8 @@ function kyselyReachedFrom(program: ts.Program, entry: string, allowed: Readonly
 describe('the layers depend one way: framework → store → core', () => {
   it('reads the imports it judges', () => {
     // A reader that found nothing would pass every rule below.
-    expect(graph.get('store/list.ts')).toMatchObject({
-      modules: expect.arrayContaining(['store/records.ts', 'core/list-query.ts']),
+    expect(graph.get('store/read/list.ts')).toMatchObject({
+      modules: expect.arrayContaining(['store/read/records.ts', 'core/list-query.ts']),
       packages: expect.arrayContaining(['kysely']),
     });
     expect(graph.get('framework/app/app.ts')?.packages).toContain('fastify');
@@ -301,4 +302,51 @@ describe('the layers depend one way: framework → store → core', () => {
   it('compares dialect names nowhere outside the store: the store asks its dialect for capabilities', () => {
     expect(dialectTests([...all.filter((module) => layer(module) !== 'store').map((module) => join('src', module)), ...exampleFiles()])).toEqual([]);
   });
+
+  it('names each file for one thing: a name two files share is one of the twins listed, whose folders tell them apart', () => {
+    expect(sharedNames(all)).toEqual(TWINS);
+  });
+
+  it('finds a new twin planted among the modules', () => {
+    expect(sharedNames([...all, 'framework/actions/capabilities.ts'])).not.toEqual(TWINS);
+  });
 });
+
+/** Each file name more than one module under src/ has, with those modules (sorted). */
+function sharedNames(modules: readonly string[]): Record<string, string[]> {
+  const byName = new Map<string, string[]>();
+  for (const module of modules) {
+    const name = module.split('/').at(-1)!;
+    byName.set(name, [...(byName.get(name) ?? []), module]);
+  }
+  return Object.fromEntries([...byName].filter(([, paths]) => paths.length > 1).map(([name, paths]) => [name, paths.sort()]).sort(([a], [b]) => a.localeCompare(b)));
+}
+
+/**
+ * The file names several modules may share, because their folders say what each is: a folder's
+ * entry (`index.ts`), one migration per app, one capabilities file per dialect (as Kysely's), the
+ * core's vocabulary and the declarations an app makes of it, an auth kind's endpoints and its
+ * credential check, a collection's action and the store's read, the framework's assembly and an app.
+ */
+const TWINS: Record<string, string[]> = {
+  '0001_initial.ts': ['service/migrations/0001_initial.ts', 'store/accounts/migrations/0001_initial.ts'],
+  'app.ts': ['framework/app/app.ts', 'service/app.ts'],
+  'capabilities.ts': ['store/dialects/capabilities.ts', 'store/dialects/postgres/capabilities.ts', 'store/dialects/sqlite/capabilities.ts'],
+  'envelopes.ts': ['framework/docs/envelopes.ts', 'framework/render/envelopes.ts'],
+  'fields.ts': ['core/fields.ts', 'framework/declare/fields.ts'],
+  'index.ts': [
+    'framework/actions/index.ts',
+    'framework/index.ts',
+    'framework/render/browsable/index.ts',
+    'framework/stages/authentication/index.ts',
+    'framework/stages/scope/index.ts',
+    'service/migrations/index.ts',
+    'store/accounts/migrations/index.ts',
+  ],
+  'jwt.ts': ['framework/routing/auth/jwt.ts', 'framework/stages/authentication/jwt.ts'],
+  'list.ts': ['framework/actions/list.ts', 'store/read/list.ts'],
+  'model.ts': ['core/model.ts', 'framework/declare/model.ts'],
+  'session.ts': ['framework/routing/auth/session.ts', 'framework/stages/authentication/session.ts'],
+  'token.ts': ['framework/routing/auth/token.ts', 'framework/stages/authentication/token.ts'],
+  'users.ts': ['service/users.ts', 'store/accounts/users.ts'],
+};

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseListQuery } from '../../src/framework/stages/list-query.js';
+import { parseListQuery } from '../../src/framework/stages/list-params.js';
 import { ApiError } from '../../src/framework/base/errors.js';
 import { fields } from '../../src/framework/declare/fields.js';
 import type { QueryRules } from '../../src/framework/declare/collection.js';

@@ -1,9 +1,9 @@
-/** A list query's shape: what its SQL depends on, apart from the values it binds (store/list-shape.ts). */
+/** A list query's shape: what its SQL depends on, apart from the values it binds (store/statements/list-shape.ts). */
 import { describe, expect, it } from 'vitest';
 import { Day } from '../../src/core/fields.js';
 import type { ListQuery } from '../../src/core/list-query.js';
-import { storeCondition } from '../../src/store/conditions.js';
-import { shapeOf } from '../../src/store/list-shape.js';
+import { storeCondition } from '../../src/store/conditions/store-condition.js';
+import { shapeOf } from '../../src/store/statements/list-shape.js';
 
 const query = (parts: Partial<ListQuery>): ListQuery => ({ page: 1, pageSize: 20, search: [], ordering: [], filters: [], ...parts });
 

@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { inOrder, type Message } from '../../src/framework/app/live.js';
-import type { Change } from '../../src/store/changes.js';
+import type { Change } from '../../src/store/changes/changes.js';
 
 const change = (id: number, kind: Change['kind'] = 'created', table = 'articles'): Change => ({ table, kind, ids: [id] });
 const ids = (sent: Message[]): unknown[] => sent.flatMap((message) => ('ids' in message ? message.ids : ['reset']));

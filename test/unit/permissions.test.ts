@@ -1,5 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { allowAny, anyOf, hasPermission, isAuthenticated, isOwner, readActions, type Action, type Permission } from '../../src/framework/declare/permissions.js';
+import { allowAny, anyOf, hasPermission, isAuthenticated, isOwner, readActions, type Action, type Permission } from '../../src/framework/declare/permission-classes.js';
 import { checkObjectPermissions, checkPermissions } from '../../src/framework/stages/permissions.js';
 import { ApiError } from '../../src/framework/base/errors.js';
 import type { AuthUser } from '../../src/framework/base/auth-user.js';

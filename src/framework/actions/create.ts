@@ -2,8 +2,8 @@
  * create: one record from the body, or several from an array (the collection's `bulkCreateMax`),
  * validated, passed to the hooks and stored; 201 with its Location, or the collection's status.
  */
-import type { Database } from '../../store/database.js';
-import { createRecord, createRecords } from '../../store/writes.js';
+import type { Database } from '../../store/connection/database.js';
+import { createRecord, createRecords } from '../../store/write/writes.js';
 import { RecordRefused } from '../../core/refused.js';
 import { pathEnd } from '../base/style.js';
 import { strongEtag } from '../stages/conditional.js';
@@ -14,7 +14,7 @@ import { absoluteLink } from '../base/hosts.js';
 import type { Row, Selection } from '../../core/rows.js';
 import type { WriteContext } from '../declare/serializer.js';
 import { isPending } from '../../core/maybe-promise.js';
-import { fromTable } from './credentials.js';
+import { fromTable } from '../toolkit/credential-store.js';
 import { committed, hookEvent, inScope, selectionOf, shownRefusal, writeContext, written, type ActionRequest, type ActionResult } from './request.js';
 
 /** A new record's values: its fields, then the whole object, validated (the before-create hook runs with the write: see stored). */

@@ -6,8 +6,8 @@
  */
 import { isJsonObject, stringifyJson } from '../../core/json.js';
 import { isPending } from '../../core/maybe-promise.js';
-import type { RecordId } from '../../store/records.js';
-import { unrestricted } from '../../store/visibility.js';
+import type { RecordId } from '../../store/read/records.js';
+import { unrestricted } from '../../store/conditions/visibility.js';
 import type { Collection } from '../declare/collection.js';
 import { declaredBody, standsFor, takesBody, whereFilters, type CustomAction, type DeclaredBody, type HandlerAction, type WhereAction } from '../declare/custom-action.js';
 import { API_MEDIA_TYPES, type MediaType } from '../stages/negotiation.js';

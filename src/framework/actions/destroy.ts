@@ -1,12 +1,12 @@
 /** destroy: the record the path names, or on the list path the records its filters select (`bulkDelete`). */
-import type { Database } from '../../store/database.js';
-import { deleteMatching, deleteRecord } from '../../store/writes.js';
+import type { Database } from '../../store/connection/database.js';
+import { deleteMatching, deleteRecord } from '../../store/write/writes.js';
 import { notFound, validationFailed } from '../base/errors.js';
 import { written as hooked } from '../declare/hooks.js';
 import { PAGING_PARAMETERS } from './limit-offset.js';
-import { parseListQuery } from '../stages/list-query.js';
+import { parseListQuery } from '../stages/list-params.js';
 import type { Row } from '../../core/rows.js';
-import { fromTable } from './credentials.js';
+import { fromTable } from '../toolkit/credential-store.js';
 import { committed, guard, hookEvent, pathKey, selectionOf, shownRefusal, type ActionRequest, type ActionResult } from './request.js';
 
 /** Whether a delete must see the record first: to compare its ETag, to check a permission on it, or to show it to a hook. */

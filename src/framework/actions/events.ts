@@ -8,12 +8,12 @@
  */
 import type { Filter, ScopeCondition } from '../../core/list-query.js';
 import type { Selection } from '../../core/rows.js';
-import { readList } from '../../store/list.js';
-import type { RecordId } from '../../store/records.js';
+import { readList } from '../../store/read/list.js';
+import type { RecordId } from '../../store/read/records.js';
 import type { Collection } from '../declare/collection.js';
 import { chosenFields } from '../declare/serializer.js';
 import type { MediaType } from '../stages/negotiation.js';
-import { parseListQuery } from '../stages/list-query.js';
+import { parseListQuery } from '../stages/list-params.js';
 import { LIMIT_OFFSET_PARAMETERS } from './limit-offset.js';
 import { selectionOf, type ActionRequest, type ActionResult, type ActionRoute } from './request.js';
 import type { LiveHub, Subscription } from './live/hub.js';

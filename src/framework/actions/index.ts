@@ -3,7 +3,7 @@
  * destroy), each in a file of its own, as the pipeline (views.ts) runs them.
  */
 import type { Collection } from '../declare/collection.js';
-import type { Action } from '../declare/permissions.js';
+import type { Action } from '../declare/permission-classes.js';
 import { API_MEDIA_TYPES } from '../stages/negotiation.js';
 import { announceRecord, type ActionRequest, type ActionResult, type ActionRoute } from './request.js';
 import { list } from './list.js';

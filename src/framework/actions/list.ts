@@ -3,13 +3,13 @@
  * or every one of them when the collection is unpaginated.
  */
 import type { Filter, ListQuery } from '../../core/list-query.js';
-import type { ListPlan } from '../../store/list.js';
+import type { ListPlan } from '../../store/read/list.js';
 import { weakEtag } from '../stages/conditional.js';
 import { validationFailed } from '../base/errors.js';
 import { absoluteUrl } from '../base/hosts.js';
 import { LIMIT_OFFSET_PARAMETERS, parseWindow, windowPage } from './limit-offset.js';
 import { paginate, preferredCount } from './pagination.js';
-import { invalidPage, parseListQuery } from '../stages/list-query.js';
+import { invalidPage, parseListQuery } from '../stages/list-params.js';
 import type { Row, Selection } from '../../core/rows.js';
 import { chosenFields, type Serializer } from '../declare/serializer.js';
 import { boundaryOf, cursorAt, decodeCursor, encodeCursor, orderingKey } from './cursor.js';

@@ -4,27 +4,27 @@
  * guards, scope re-read and hooks' context; a result written once for its ETag.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Database } from '../../store/database.js';
+import type { Database } from '../../store/connection/database.js';
 import { stringifyJson } from '../../core/json.js';
 import type { RecordScope } from '../../core/list-query.js';
-import { readList } from '../../store/list.js';
-import { readsRestricted, unrestricted } from '../../store/visibility.js';
-import type { RequestReader } from '../../store/reader.js';
-import type { RecordId } from '../../store/records.js';
-import type { WriteCheck } from '../../store/writes.js';
+import { readList } from '../../store/read/list.js';
+import { readsRestricted, unrestricted } from '../../store/conditions/visibility.js';
+import type { RequestReader } from '../../store/read/reader.js';
+import type { RecordId } from '../../store/read/records.js';
+import type { WriteCheck } from '../../store/write/writes.js';
 import type { AuthUser } from '../base/auth-user.js';
 import type { Collection } from '../declare/collection.js';
 import { assertMatches, strongEtag } from '../stages/conditional.js';
 import { ApiError, notFound, permissionDenied } from '../base/errors.js';
 import type { CommitEvent, HookContext } from '../declare/hooks.js';
-import { type Action, type Permission } from '../declare/permissions.js';
+import { type Action, type Permission } from '../declare/permission-classes.js';
 import { checkObjectPermissions } from '../stages/permissions.js';
 import type { MediaType } from '../stages/negotiation.js';
 import type { Row, Selection } from '../../core/rows.js';
 import type { Serializer, WriteContext } from '../declare/serializer.js';
 import type { RecordLinks } from '../declare/computed.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
-import { fromTable, type RequestCredentials } from './credentials.js';
+import { fromTable, type RequestCredentials } from '../toolkit/credential-store.js';
 
 export interface ActionRequest {
   readonly request: FastifyRequest;

@@ -2,11 +2,11 @@
  * update and partial_update: the record the path names, read and checked, changed by the body's
  * fields (all of them, or those sent) and the hooks, conditionally on it being unchanged.
  */
-import type { Database } from '../../store/database.js';
+import type { Database } from '../../store/connection/database.js';
 import type { RecordScope } from '../../core/list-query.js';
-import { unrestricted } from '../../store/visibility.js';
-import type { RecordId } from '../../store/records.js';
-import { updateRecord, type WriteCheck } from '../../store/writes.js';
+import { unrestricted } from '../../store/conditions/visibility.js';
+import type { RecordId } from '../../store/read/records.js';
+import { updateRecord, type WriteCheck } from '../../store/write/writes.js';
 import { strongEtag } from '../stages/conditional.js';
 import { notFound } from '../base/errors.js';
 import { prepared, written as hooked } from '../declare/hooks.js';
@@ -15,7 +15,7 @@ import type { UpdateRules } from '../declare/model.js';
 import type { Row } from '../../core/rows.js';
 import type { WriteMode } from '../declare/serializer.js';
 import { isPending } from '../../core/maybe-promise.js';
-import { fromTable } from './credentials.js';
+import { fromTable } from '../toolkit/credential-store.js';
 import {
   assertCurrent,
   committed,

@@ -2,13 +2,13 @@
  * Administration used by the CLI: users and their named permissions, checked
  * by the same field declarations the API uses.
  */
-import type { Database } from '../../store/database.js';
-import * as permissions from '../../store/accounts/permissions.js';
+import type { Database } from '../../store/connection/database.js';
+import * as permissions from '../../store/accounts/user-permissions.js';
 import { insertUser, userIdByName } from '../../store/accounts/users.js';
 import { FieldError } from '../../core/fields.js';
-import { User, type UserModel } from '../declare/users/model.js';
+import { User, type UserModel } from '../declare/users/user-model.js';
 
-export { listPermissions } from '../../store/accounts/permissions.js';
+export { listPermissions } from '../../store/accounts/user-permissions.js';
 
 export interface NewUser {
   username: string;

@@ -6,27 +6,27 @@
 import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import { assertRelationsDeclared, filterableTables } from './schema.js';
+import { assertRelationsDeclared, filterableTables } from './declared-schema.js';
 import type { AppContext, AppDefinition } from './definition.js';
 import { withNamedFilters } from '../declare/named-filters.js';
-import { RESERVED_PARAMETERS } from '../stages/list-query.js';
+import { RESERVED_PARAMETERS } from '../stages/list-params.js';
 import { LIMIT_OFFSET_PARAMETERS } from '../actions/limit-offset.js';
-import { authenticateAppRoutes } from '../routing/app-routes.js';
+import { authenticateAppRoutes } from '../toolkit/app-routes.js';
 import type { AuthUser } from '../base/auth-user.js';
 import { resolveSecretKey, signingKeys } from './secrets.js';
 import { loginCheck } from '../routing/auth/login.js';
 import { authenticationFor } from './authentication.js';
-import { credentialSetup } from '../actions/credentials.js';
+import { credentialSetup } from '../toolkit/credential-store.js';
 import { browsableAssets } from '../render/browsable/index.js';
 import { assertKeywords, DEFAULT_KEYWORDS, endOf } from '../base/style.js';
 import { mountedRouters, withAppDefaults, type MountedRouter } from '../routing/routers.js';
-import { User } from '../declare/users/model.js';
+import { User } from '../declare/users/user-model.js';
 import { registerOpenApi } from '../docs/openapi.js';
-import { allowAny, isAuthenticated, readActions } from '../declare/permissions.js';
+import { allowAny, isAuthenticated, readActions } from '../declare/permission-classes.js';
 import { allowedHosts } from './plugins/allowed-hosts.js';
 import { browsableContext, collections } from './plugins/collections.js';
 import { corsPolicy } from './plugins/cors.js';
-import { errors, frameworkErrors } from './plugins/errors.js';
+import { errors, frameworkErrors } from './plugins/error-replies.js';
 import { health } from './plugins/health.js';
 import { readYourWrites } from './plugins/read-your-writes.js';
 import { httpProtocol, httpServerOptions } from './plugins/http-server.js';
@@ -34,7 +34,7 @@ import { requestIdentity, requestIdentityOptions } from './plugins/request-ident
 import { securityHeaders } from './plugins/security-headers.js';
 import { closeRedis, connectRedis } from '../base/redis.js';
 import { liveChanges } from './live.js';
-import { visibilityPlan } from '../stages/scope/visibility.js';
+import { visibilityPlan } from '../stages/scope/plan.js';
 import { createPasswordThrottle, createThrottle, memoryCounterStore, redisCounterStore } from '../stages/throttling.js';
 
 

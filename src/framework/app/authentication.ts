@@ -4,7 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import type { Database } from '../../store/database.js';
+import type { Database } from '../../store/connection/database.js';
 import type { Config } from './config.js';
 import type { AuthKind, Authenticator } from '../stages/authentication/index.js';
 import { jwtCredentials } from '../stages/authentication/jwt.js';

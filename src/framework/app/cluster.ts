@@ -11,7 +11,7 @@
 import cluster, { type Worker } from 'node:cluster';
 import { migrateApp, type AppDefinition } from './definition.js';
 import { shares, workerCount, type Config } from './config.js';
-import { assertSchemaMatches } from './schema.js';
+import { assertSchemaMatches } from './declared-schema.js';
 import { openConfiguredDatabase, serve } from './server.js';
 
 const LEVELS: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };

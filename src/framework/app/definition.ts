@@ -3,14 +3,14 @@
  * in order: the framework's, then its own.
  */
 import type { FastifyInstance } from 'fastify';
-import type { Database } from '../../store/database.js';
+import type { Database } from '../../store/connection/database.js';
 import accountMigrations from '../../store/accounts/migrations/index.js';
-import { migrate, type Migrations } from '../../store/migrations.js';
+import { migrate, type Migrations } from '../../store/schema/migrations.js';
 import type { RouterDefinition } from '../routing/routers.js';
 import type { ExceptionHandler } from '../base/style.js';
 import type { Collection, Envelope, Pagination } from '../declare/collection.js';
 import type { Model } from '../declare/model.js';
-import type { UserModel } from '../declare/users/model.js';
+import type { UserModel } from '../declare/users/user-model.js';
 import { assertScope } from '../declare/scope.js';
 import type { BucketRates } from '../stages/throttling.js';
 import type { Config } from './config.js';

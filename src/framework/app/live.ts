@@ -1,6 +1,6 @@
 /**
  * Live changes across processes (docs/your-own-collections.md, Live changes): every committed write's
- * change (store/changes.ts: table, kind, ids) reaches the LiveHub of every process serving the app,
+ * change (store/changes/changes.ts: table, kind, ids) reaches the LiveHub of every process serving the app,
  * through what the deployment already runs. With REDIS_URL, Redis pub/sub (a connection of its own
  * subscribes); else, where the database carries notifications (PostgreSQL), LISTEN/NOTIFY, heard on
  * LIVE_DATABASE_URL, on a connection of its own (a direct one: not through a transaction pooler); else (SQLite) this
@@ -10,9 +10,9 @@
 import { setTimeout } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
-import { tellingChanges, type Change } from '../../store/changes.js';
-import type { Database } from '../../store/database.js';
-import { listen, notifies } from '../../store/notifications.js';
+import { tellingChanges, type Change } from '../../store/changes/changes.js';
+import type { Database } from '../../store/connection/database.js';
+import { listen, notifies } from '../../store/changes/notifications.js';
 import { closeRedis } from '../base/redis.js';
 import type { Collection } from '../declare/collection.js';
 import { LiveHub } from '../actions/live/hub.js';

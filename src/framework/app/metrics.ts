@@ -7,7 +7,7 @@
 import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
-import type { Database } from '../../store/database.js';
+import type { Database } from '../../store/connection/database.js';
 import type { Config } from './config.js';
 
 function createMetrics(app: FastifyInstance, database: Database): Registry {

@@ -4,13 +4,13 @@
  */
 import { setFlagsFromString } from 'node:v8';
 import type { FastifyInstance } from 'fastify';
-import { openDatabase, type Database, type DatabaseOptions } from '../../store/database.js';
-import { withReplicas } from '../../store/replicas.js';
+import { openDatabase, type Database, type DatabaseOptions } from '../../store/connection/database.js';
+import { withReplicas } from '../../store/connection/replicas.js';
 import { buildApp } from './app.js';
 import { migrateApp, type AppDefinition } from './definition.js';
 import { repliesSent } from './plugins/request-identity.js';
 import type { Config } from './config.js';
-import { assertSchemaMatches } from './schema.js';
+import { assertSchemaMatches } from './declared-schema.js';
 
 const poolOptions = (config: Config): DatabaseOptions => ({
   maxConnections: config.maxConnections,

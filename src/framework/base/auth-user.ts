@@ -2,11 +2,11 @@
  * Who a request is made by, and the ways every authentication kind finds
  * them: by one query, by an issued credential, by username and password.
  */
-import type { Database } from '../../store/database.js';
-import type { Companion } from '../../store/records.js';
-import type { RequestReader } from '../../store/reader.js';
+import type { Database } from '../../store/connection/database.js';
+import type { Companion } from '../../store/read/records.js';
+import type { RequestReader } from '../../store/read/reader.js';
 import { activeUserBy, currentUserRow, type IssuedCredential, type UserRow } from '../../store/accounts/users.js';
-import { listPermissions } from '../../store/accounts/permissions.js';
+import { listPermissions } from '../../store/accounts/user-permissions.js';
 import { verifyAgainstDummy, verifyPassword } from './passwords.js';
 
 /** Who a request is made by, once authenticated. */

@@ -10,10 +10,10 @@ import { automaticIndex, type IndexFacts } from '../../core/schema.js';
 import { assertCustomActions, type CustomAction } from './custom-action.js';
 import type { Hooks } from './hooks.js';
 import { recordKey, type RecordKey } from './record-key.js';
-import { actions as allActions, type Action, type Permission } from './permissions.js';
+import { actions as allActions, type Action, type Permission } from './permission-classes.js';
 import { relatedFilter } from './relations.js';
 import { assertScope, whereConditions, type RequestContext, type Scope, type ScopeConditions } from './scope.js';
-import type { RecordId } from '../../store/records.js';
+import type { RecordId } from '../../store/read/records.js';
 import type { ObjectValidator, Serializer, WriteMode } from './serializer.js';
 
 export type Pagination = 'page' | 'limit_offset' | 'cursor' | 'none';

@@ -9,11 +9,11 @@ import type { FastifyRequest } from 'fastify';
 import type { JsonSchema } from '../../core/fields.js';
 import type { Aggregate, AggregateValue, NumericAggregate, Row } from '../../core/rows.js';
 import type { Table } from '../../core/model.js';
-import type { JoinColumns } from '../../store/join-rows.js';
+import type { JoinColumns } from '../../store/read/join-rows.js';
 import type { AuthUser } from '../base/auth-user.js';
 import type { Credentials } from './credentials.js';
 import { whereConditions, type ScopeConditions } from './scope.js';
-import { User } from './users/model.js';
+import { User } from './users/user-model.js';
 
 /** What a computed value may look at beside the row. */
 export interface RenderContext {

@@ -1,6 +1,6 @@
 /**
  * What an app's own code (a custom action, a hook, a computed field) checks passwords and issues
- * credentials with; the framework hands one to each request (actions/credentials.ts).
+ * credentials with; the framework hands one to each request (toolkit/credential-store.ts).
  */
 import type { Row } from '../../core/rows.js';
 import type { AuthUser } from '../base/auth-user.js';

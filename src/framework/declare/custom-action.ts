@@ -13,12 +13,12 @@ import type { Filter } from '../../core/list-query.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
 import { filtersOf } from '../../core/where.js';
 import type { Row } from '../../core/rows.js';
-import type { Database } from '../../store/database.js';
-import type { RecordId } from '../../store/records.js';
+import type { Database } from '../../store/connection/database.js';
+import type { RecordId } from '../../store/read/records.js';
 import type { RecordLinks } from './computed.js';
 import type { Credentials } from './credentials.js';
 import type { Model } from './model.js';
-import type { Action, Permission } from './permissions.js';
+import type { Action, Permission } from './permission-classes.js';
 import { describe, isPlainObject, type RequestContext } from './scope.js';
 import { Serializer } from './serializer.js';
 

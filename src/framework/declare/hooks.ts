@@ -7,8 +7,8 @@
  */
 import type { MaybePromise } from '../../core/maybe-promise.js';
 import type { Row } from '../../core/rows.js';
-import type { Database } from '../../store/database.js';
-import { inTransaction } from '../../store/writes.js';
+import type { Database } from '../../store/connection/database.js';
+import { inTransaction } from '../../store/write/writes.js';
 import type { RequestContext } from './scope.js';
 import type { Credentials } from './credentials.js';
 

@@ -4,10 +4,10 @@ import type { Field, JsonSchema } from '../../core/fields.js';
 import type { TableFacts } from '../../core/schema.js';
 import type { Row } from '../../core/rows.js';
 import type { MaybePromise } from '../../core/maybe-promise.js';
-import type { Database } from '../../store/database.js';
-import type { RecordId } from '../../store/records.js';
+import type { Database } from '../../store/connection/database.js';
+import type { RecordId } from '../../store/read/records.js';
 import type { AuthUser } from '../base/auth-user.js';
-import type { Permission } from './permissions.js';
+import type { Permission } from './permission-classes.js';
 
 /** An update of one record, as its model's rules see it. */
 export interface RecordUpdate {

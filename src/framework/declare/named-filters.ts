@@ -6,7 +6,7 @@
  * `filters: { author: 'author_id__username', favorited: 'favorites__user_id__username', tag: 'tags__name' }`.
  * A path may end in a lookup (`tag_list__has_element`); the parameter then always applies it. Paths
  * are resolved once, at start-up, against the app's models: the store matches them with an EXISTS
- * over the related rows (store/filters.ts), every value bound.
+ * over the related rows (store/conditions/filters.ts), every value bound.
  */
 import type { Field, Lookup } from '../../core/fields.js';
 import { lookups as LOOKUPS } from '../../core/fields.js';

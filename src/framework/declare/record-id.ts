@@ -1,6 +1,6 @@
 /** Record ids in paths: a collection's detail id, and a simple route's id. */
 import { FieldError, parseInteger64 } from '../../core/fields.js';
-import type { RecordId } from '../../store/records.js';
+import type { RecordId } from '../../store/read/records.js';
 import { ApiError, MalformedPathId } from '../base/errors.js';
 
 /** A detail path's id: a positive 64-bit integer (digits only, no leading zero), else undefined. */

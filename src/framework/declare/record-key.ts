@@ -7,7 +7,7 @@
 import { FieldError, type JsonSchema } from '../../core/fields.js';
 import type { Model } from '../../core/model.js';
 import type { Row, Selection } from '../../core/rows.js';
-import type { RecordId } from '../../store/records.js';
+import type { RecordId } from '../../store/read/records.js';
 import { ApiError, notFound, validationFailed } from '../base/errors.js';
 import { idOf, invalidId } from './record-id.js';
 

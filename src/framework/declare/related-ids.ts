@@ -3,7 +3,7 @@
  * anything reads the records they name.
  */
 import { FieldError, fields, type Field, type JsonSchema } from '../../core/fields.js';
-import type { RecordId } from '../../store/records.js';
+import type { RecordId } from '../../store/read/records.js';
 
 /** The most ids one write may set, as the query language's `in` takes at most 1000 values. */
 export const MAX_RELATED_IDS = 1000;

@@ -3,7 +3,7 @@
  * reverse accessors and `ManyToManyField`): a reverse relation lists the ids of the records of
  * another table that name this one; a many-to-many lists, and is written as, the ids of the
  * records a join table links it to (or their slugs). Ids are read in the page's own statement (an
- * aggregate per record, see store/records.ts); nested records and slugs in one statement per
+ * aggregate per record, see store/read/records.ts); nested records and slugs in one statement per
  * relation for the whole page (a batch); so a list stays a fixed number of queries. Both filter by
  * a related id (`tags=3`, `tags__in=3,4`), or slug, through EXISTS. Filters across a nested
  * foreign key (`author__username=alice`) are declared here too.
@@ -13,10 +13,10 @@ import type { Across } from '../../core/list-query.js';
 import { table, type Table } from '../../core/model.js';
 import { RecordRefused } from '../../core/refused.js';
 import { keyOf, type Row, type Selection } from '../../core/rows.js';
-import type { Database } from '../../store/database.js';
-import { idWhere, idsWhere, missingIds, replaceJoinRows } from '../../store/join-rows.js';
-import { findRecord, type RecordId } from '../../store/records.js';
-import { inTransaction } from '../../store/writes.js';
+import type { Database } from '../../store/connection/database.js';
+import { idWhere, idsWhere, missingIds, replaceJoinRows } from '../../store/read/join-rows.js';
+import { findRecord, type RecordId } from '../../store/read/records.js';
+import { inTransaction } from '../../store/write/writes.js';
 import { checkRequestingUser, type JoinTable, type Relation, type Serializer, type SlugField, type SlugKey, type WriteContext } from './serializer.js';
 import { MAX_RELATED_IDS, relatedId, relatedIdsSchema } from './related-ids.js';
 

@@ -13,7 +13,7 @@ import type { AuthUser } from '../base/auth-user.js';
 import { aggregatesFor, type ComputedField, type RenderContext } from './computed.js';
 import type { Model } from './model.js';
 import { parseRelatedIds, parseRelatedSlugs } from './related-ids.js';
-import type { JoinColumns } from '../../store/join-rows.js';
+import type { JoinColumns } from '../../store/read/join-rows.js';
 import type { Across } from '../../core/list-query.js';
 import type { Table } from '../../core/model.js';
 
@@ -116,7 +116,7 @@ export interface Relation {
   readonly slugs?: SlugField;
   /** Set on a reverse or many-to-many relation shown nested: how each related record renders (read-only). */
   readonly serializer?: Serializer;
-  /** How the nested records are read: a statement per page (see store/records.ts attachBatches). */
+  /** How the nested records are read: a statement per page (see store/read/records.ts attachBatches). */
   readonly batch?: Omit<Batch, 'name'>;
 }
 

@@ -11,9 +11,9 @@ import { DEFAULT_KEYWORDS } from '../base/style.js';
 import type { AuthKind } from '../stages/authentication/index.js';
 import type { Collection } from '../declare/collection.js';
 import type { JsonSchema } from '../../core/fields.js';
-import type { Action, Permission } from '../declare/permissions.js';
+import type { Action, Permission } from '../declare/permission-classes.js';
 import { PAGING_PARAMETERS } from '../actions/limit-offset.js';
-import { RESERVED_PARAMETERS } from '../stages/list-query.js';
+import { RESERVED_PARAMETERS } from '../stages/list-params.js';
 import { relationSchema } from '../declare/relations.js';
 import type { Serializer, WriteMode } from '../declare/serializer.js';
 

@@ -8,7 +8,7 @@
 import { stringifyJson, isJsonObject } from '../../core/json.js';
 import type { ActionResult } from '../actions/request.js';
 import type { Envelope } from '../declare/collection.js';
-import type { Action } from '../declare/permissions.js';
+import type { Action } from '../declare/permission-classes.js';
 
 /** What the page of a list says, by its key in the default style. */
 export const PAGE_KEYS = ['count', 'next', 'previous'] as const;

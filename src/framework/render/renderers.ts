@@ -11,7 +11,7 @@ import { notModified, pageEtag } from '../stages/conditional.js';
 import { notFound, toApiError, type ApiError } from '../base/errors.js';
 import type { MediaType } from '../stages/negotiation.js';
 import type { Collection } from '../declare/collection.js';
-import type { Action } from '../declare/permissions.js';
+import type { Action } from '../declare/permission-classes.js';
 
 /**
  * The result as `mediaType`, or 304 when a read's If-None-Match holds that representation's ETag.

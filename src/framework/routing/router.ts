@@ -23,7 +23,7 @@ import { absoluteLink, absoluteUrl } from '../base/hosts.js';
 import { queryParameters } from '../base/query-string.js';
 import { recordLinks } from '../render/record-links.js';
 import { renderResult } from '../render/renderers.js';
-import type { Action, Permission } from '../declare/permissions.js';
+import type { Action, Permission } from '../declare/permission-classes.js';
 import { dispatch, permissionsFor, type ApiRuntime } from '../views.js';
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;

@@ -8,7 +8,7 @@
  */
 import { Readable } from 'node:stream';
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, onRequestAsyncHookHandler } from 'fastify';
-import type { Database } from '../../store/database.js';
+import type { Database } from '../../store/connection/database.js';
 import { notFound } from '../base/errors.js';
 import { decodeJson, rawBody } from '../stages/parsers.js';
 import { renderErrorsWith, renderTextError } from '../render/renderers.js';

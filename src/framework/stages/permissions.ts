@@ -6,7 +6,7 @@
 import type { Row } from '../../core/rows.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
 import { notAuthenticated, permissionDenied, type ApiError } from '../base/errors.js';
-import { passesRecord, passesRequest, type Check, type Permission, type PermissionContext } from '../declare/permissions.js';
+import { passesRecord, passesRequest, type Check, type Permission, type PermissionContext } from '../declare/permission-classes.js';
 
 /**
  * Whether every one of `permissions` passes `check`, in order, stopping at the first that fails.

@@ -2,7 +2,7 @@
  * JWT refresh families: one row per live login, whose generation the latest
  * refresh token carries (see framework/authentication/jwt.ts).
  */
-import { storeDatabase, type Database } from '../database.js';
+import { storeDatabase, type Database } from '../connection/database.js';
 
 /** A new family at generation 0; expired families are swept here, at login, as sessions are. */
 export async function startRefreshFamily(database: Database, family: string, userId: number, expiresAt: Date): Promise<void> {

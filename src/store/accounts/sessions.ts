@@ -1,5 +1,5 @@
 /** Sessions kept in the database, by the hash of their id. */
-import { storeDatabase, type Database } from '../database.js';
+import { storeDatabase, type Database } from '../connection/database.js';
 
 export interface SessionRow {
   readonly userId: number;

@@ -1,7 +1,7 @@
 /** API tokens, stored by the hash of their key only. */
-import { storeDatabase, type Database } from '../database.js';
-import type { Placeholder } from '../placeholder.js';
-import type { Companion, RowQuery } from '../records.js';
+import { storeDatabase, type Database } from '../connection/database.js';
+import type { Placeholder } from '../statements/placeholder.js';
+import type { Companion, RowQuery } from '../read/records.js';
 import { ACTIVE, USER_COLUMNS } from './users.js';
 
 /** `version`: the credential version the token is issued under; the user's current one when not given. */

@@ -4,10 +4,10 @@
  */
 import type { Model } from '../../core/model.js';
 import type { Row } from '../../core/rows.js';
-import { storeDatabase, transaction, type Database } from '../database.js';
-import { insertRecord, type RecordId, type RowQuery } from '../records.js';
-import { withWritePosition } from '../write-positions.js';
-import { grantPermissions } from './permissions.js';
+import { storeDatabase, transaction, type Database } from '../connection/database.js';
+import { insertRecord, type RecordId, type RowQuery } from '../read/records.js';
+import { withWritePosition } from '../connection/write-positions.js';
+import { grantPermissions } from './user-permissions.js';
 
 /** The columns a query finding a user selects. */
 export const USER_COLUMNS = ['id', 'username', 'is_superuser', 'credentials_version'] as const;
@@ -33,7 +33,7 @@ export interface IssuedCredential {
 /**
  * The credential's user, when it is active and the credential still current (issued under the
  * user's version, or kept by the change that moved it on); else undefined. One read; `positioned`:
- * with the user's last write's position (store/write-positions.ts).
+ * with the user's last write's position (store/connection/write-positions.ts).
  */
 export async function currentUserRow(database: Database, credential: IssuedCredential, positioned = false): Promise<UserRow | undefined> {
   const query = storeDatabase(database).db

@@ -6,7 +6,7 @@
  */
 import { sql, type ColumnDefinitionBuilder, type Expression, type Kysely, type SqlBool } from 'kysely';
 import type { Column, IndexState, SchemaState, TableState } from '../../core/schema.js';
-import type { Tables } from '../database.js';
+import type { Tables } from '../connection/database.js';
 import type { DialectCapabilities, SqlTypes } from '../dialects/capabilities.js';
 import { conditionSql } from './condition.js';
 import type { Migration, Operation } from './operations.js';

@@ -4,7 +4,7 @@
  * database has beyond them is its own affair.
  */
 import type { Column, SchemaState } from '../../core/schema.js';
-import { storeDatabase, type Database } from '../database.js';
+import { storeDatabase, type Database } from '../connection/database.js';
 import type { LiveColumn, SqlTypes } from '../dialects/capabilities.js';
 import { sqlType } from './compile.js';
 

@@ -6,7 +6,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Column, IndexState, RowCondition, SchemaState } from '../../core/schema.js';
-import type { Tables } from '../database.js';
+import type { Tables } from '../connection/database.js';
 import type { SqlTypes } from '../dialects/capabilities.js';
 
 /** A hand-written step: any SQL through Kysely, with the dialect's column types. */

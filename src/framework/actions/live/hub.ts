@@ -19,8 +19,8 @@
 import type { FastifyBaseLogger } from 'fastify';
 import { stringifyJson } from '../../../core/json.js';
 import type { Row } from '../../../core/rows.js';
-import type { Change } from '../../../store/changes.js';
-import type { RecordId } from '../../../store/records.js';
+import type { Change } from '../../../store/changes/changes.js';
+import type { RecordId } from '../../../store/read/records.js';
 import { ApiError } from '../../base/errors.js';
 import { ChangeRing, type ChangeEntry } from './ring.js';
 import { EventStream, type StreamLimits } from './stream.js';

@@ -4,8 +4,8 @@
  * oldest dropped first. Ids count up from 1 in one process's life; `epoch` tells its lives apart.
  */
 import { randomBytes } from 'node:crypto';
-import type { ChangeKind } from '../../../store/changes.js';
-import type { RecordId } from '../../../store/records.js';
+import type { ChangeKind } from '../../../store/changes/changes.js';
+import type { RecordId } from '../../../store/read/records.js';
 
 /** One record's change, as streams send it. */
 export interface ChangeEntry {

@@ -4,7 +4,7 @@
  */
 import { hostCheck } from '../../base/hosts.js';
 import { appWide } from '../../base/app-wide.js';
-import { renderEarlyError } from './errors.js';
+import { renderEarlyError } from './error-replies.js';
 import { HEALTH_PATHS } from './health.js';
 
 export const allowedHosts = appWide<{ readonly allowedHosts: readonly string[] }>('allowed-hosts', async (app, options) => {

@@ -1,6 +1,6 @@
 /** The health endpoints: /healthz (the process is up) and /readyz (the database is reachable; with replicas, which are in use). */
-import type { Database } from '../../../store/database.js';
-import { ping } from '../../../store/ping.js';
+import type { Database } from '../../../store/connection/database.js';
+import { ping } from '../../../store/connection/ping.js';
 import { ANONYMOUS, errorResponses, operationId } from '../../docs/openapi.js';
 import { appWide } from '../../base/app-wide.js';
 

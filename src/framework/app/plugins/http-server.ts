@@ -8,7 +8,7 @@ import { enforceBodyRate } from '../../base/body-rate.js';
 import type { Config } from '../config.js';
 import { fastifyTrustProxy } from '../../base/proxy.js';
 import { appWide } from '../../base/app-wide.js';
-import { MAX_URL_LENGTH } from './errors.js';
+import { MAX_URL_LENGTH } from './error-replies.js';
 
 /** A socket silent this long mid-request (a client that stopped reading, say) is closed. */
 const SOCKET_IDLE_TIMEOUT_MS = 60_000;

@@ -1,10 +1,10 @@
 /**
  * Read-your-writes with read replicas (docs/deploying.md): before a user's request that may have
  * written is answered, the primary's WAL position, past everything it committed, is kept as that
- * user's (store/write-positions.ts), so their next reads, on any process, go to a replica only
+ * user's (store/connection/write-positions.ts), so their next reads, on any process, go to a replica only
  * once it has replayed past it. Registered only where the database has replicas.
  */
-import type { ReplicaSet } from '../../../store/database.js';
+import type { ReplicaSet } from '../../../store/connection/database.js';
 import { appWide } from '../../base/app-wide.js';
 
 /** Methods that write nothing (a custom action's code aside, which a GET should not run writes in). */

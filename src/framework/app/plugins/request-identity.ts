@@ -10,7 +10,7 @@ import { LogController, type FastifyInstance, type FastifyRequest, type FastifyS
 import type { Config } from '../config.js';
 import { lazyChildLogger } from '../../base/request-logger.js';
 import { appWide } from '../../base/app-wide.js';
-import { MAX_URL_LENGTH, uriTooLong } from './errors.js';
+import { MAX_URL_LENGTH, uriTooLong } from './error-replies.js';
 
 declare module 'fastify' {
   interface FastifyRequest {

@@ -11,7 +11,7 @@ import type { AuthUser } from '../../base/auth-user.js';
 import { permissionDenied, validationFailed } from '../../base/errors.js';
 import type { ModelRules, RecordUpdate } from '../model.js';
 import { verifyPassword } from '../../base/passwords.js';
-import { readActions, type Permission } from '../permissions.js';
+import { readActions, type Permission } from '../permission-classes.js';
 
 const CURRENT_PASSWORD = 'current_password';
 const MAX_PASSWORD_LENGTH = 4096;

@@ -11,7 +11,7 @@ import { h } from 'preact';
 import { renderToString } from 'preact-render-to-string';
 import { pathEnd } from '../../base/style.js';
 import type { Collection } from '../../declare/collection.js';
-import type { Action } from '../../declare/permissions.js';
+import type { Action } from '../../declare/permission-classes.js';
 import { appWide } from '../../base/app-wide.js';
 import { queryParameters } from '../../base/query-string.js';
 import { Page, type PageLink, type PageModel } from './page.js';

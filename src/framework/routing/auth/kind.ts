@@ -1,6 +1,6 @@
 /** One authentication kind as the app assembles it: its stage's Authenticator and the endpoints that hand out and take back its credentials. */
 import type { FastifyInstance } from 'fastify';
-import type { Database } from '../../../store/database.js';
+import type { Database } from '../../../store/connection/database.js';
 import type { AuthUser } from '../../base/auth-user.js';
 import type { Authenticator } from '../../stages/authentication/index.js';
 

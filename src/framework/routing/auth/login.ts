@@ -4,7 +4,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { JsonSchema } from '../../../core/fields.js';
-import type { Database } from '../../../store/database.js';
+import type { Database } from '../../../store/connection/database.js';
 import { validationFailed, throwIfInvalid } from '../../base/errors.js';
 import { RATE_LIMIT_HEADERS, withHeaders } from '../../docs/openapi.js';
 import { parseJsonBody } from '../../stages/parsers.js';

@@ -1,9 +1,9 @@
 /** `POST <prefix>/auth/token/` hands out an API token; `DELETE` on it, with the token, revokes it. */
-import type { Database } from '../../../store/database.js';
+import type { Database } from '../../../store/connection/database.js';
 import { styleOf } from '../../base/style.js';
 import { authenticationFailed, notAuthenticated } from '../../base/errors.js';
 import { ANONYMOUS, errorResponses } from '../../docs/openapi.js';
-import { authorizationCredential } from '../../stages/authentication/credentials.js';
+import { authorizationCredential } from '../../stages/authentication/opaque-credentials.js';
 import { createToken, revokeToken, tokenAuthentication, tokenShape } from '../../stages/authentication/token.js';
 import { resource } from '../router.js';
 import type { AuthenticationKind } from './kind.js';

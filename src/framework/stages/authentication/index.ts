@@ -5,11 +5,11 @@
  */
 import type { FastifyRequest } from 'fastify';
 import type { UserRow } from '../../../store/accounts/users.js';
-import type { RequestReader } from '../../../store/reader.js';
+import type { RequestReader } from '../../../store/read/reader.js';
 import { styleOf } from '../../base/style.js';
 import { authenticationFailed } from '../../base/errors.js';
 import { toAuthUser, type AuthUser, type UserQuery } from '../../base/auth-user.js';
-import { authorizationCredential } from './credentials.js';
+import { authorizationCredential } from './opaque-credentials.js';
 
 export type AuthKind = 'token' | 'jwt' | 'session';
 

@@ -15,8 +15,8 @@
 import { randomUUID } from 'node:crypto';
 import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
 import { advanceRefreshFamily, endRefreshFamily, startRefreshFamily } from '../../../store/accounts/refresh-families.js';
-import type { Database } from '../../../store/database.js';
-import type { RequestReader } from '../../../store/reader.js';
+import type { Database } from '../../../store/connection/database.js';
+import type { RequestReader } from '../../../store/read/reader.js';
 import { authenticationFailed } from '../../base/errors.js';
 import type { Authenticator } from './index.js';
 import { findCurrentUser, type AuthUser } from '../../base/auth-user.js';

@@ -4,7 +4,7 @@
  * keyed by a hash of their id, so a leaked store holds no usable session.
  */
 import { loadSession, removeSession, saveSession } from '../../../store/accounts/sessions.js';
-import type { Database } from '../../../store/database.js';
+import type { Database } from '../../../store/connection/database.js';
 
 export interface StoredSession {
   readonly userId: number;

@@ -6,10 +6,10 @@
  * never an Authorization header).
  */
 import type { FastifyRequest } from 'fastify';
-import type { Database } from '../../../store/database.js';
-import type { RequestReader } from '../../../store/reader.js';
+import type { Database } from '../../../store/connection/database.js';
+import type { RequestReader } from '../../../store/read/reader.js';
 import { authenticationFailed, permissionDenied } from '../../base/errors.js';
-import { constantTimeEqual, credentialShape, hashOf, newCredential } from './credentials.js';
+import { constantTimeEqual, credentialShape, hashOf, newCredential } from './opaque-credentials.js';
 import type { Authenticator, Credential } from './index.js';
 import type { SessionStore } from './session-store.js';
 import { findCurrentUser, type AuthUser } from '../../base/auth-user.js';

@@ -4,8 +4,8 @@
  * lets secret scanners find leaked ones).
  */
 import { deleteToken, deleteUserTokens, insertToken, tokenUserQuery } from '../../../store/accounts/tokens.js';
-import type { Database } from '../../../store/database.js';
-import { credentialShape, hashOf, newCredential } from './credentials.js';
+import type { Database } from '../../../store/connection/database.js';
+import { credentialShape, hashOf, newCredential } from './opaque-credentials.js';
 import { userQueryAuthenticator, type Authenticator } from './index.js';
 
 const PREFIX = 'rf_';

@@ -10,13 +10,13 @@ import type { FastifyRequest } from 'fastify';
 import type { RecordScope } from '../../../core/list-query.js';
 import { isPending, type MaybePromise } from '../../../core/maybe-promise.js';
 import type { Row, Selection } from '../../../core/rows.js';
-import type { RequestReader } from '../../../store/reader.js';
-import type { RecordId } from '../../../store/records.js';
+import type { RequestReader } from '../../../store/read/reader.js';
+import type { RecordId } from '../../../store/read/records.js';
 import { PARENT_PARAMETER } from '../../declare/paths.js';
 import type { Collection } from '../../declare/collection.js';
 import { notFound } from '../../base/errors.js';
 import { narrowedBy, type RequestContext } from '../../declare/scope.js';
-import { requestViews, type RequestViews, type VisibilityPlan } from './visibility.js';
+import { requestViews, type RequestViews, type VisibilityPlan } from './plan.js';
 
 /** What a request to a collection reaches: its scope, and the values its path sets on a create. */
 export interface RequestScope {

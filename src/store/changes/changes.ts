@@ -1,0 +1,50 @@
+/**
+ * What a database's writes changed, told after they commit (live changes, docs/your-own-collections.md):
+ * a change names the table, the rows' ids and what happened to them, never their values, so whoever
+ * hears of it reads the rows again and sees committed data only. A database opened by openDatabase
+ * tells no one; `tellingChanges` gives a copy that tells `listener`. A write outside a transaction is
+ * told once its statement has run (it committed); one inside a transaction that inTransaction
+ * opened, once that transaction commits, and never when it rolls back.
+ */
+import type { Database } from '../connection/database.js';
+import type { RecordId } from '../read/records.js';
+
+export type ChangeKind = 'created' | 'updated' | 'deleted';
+
+export interface Change {
+  readonly table: string;
+  readonly kind: ChangeKind;
+  readonly ids: readonly RecordId[];
+}
+
+export type ChangeListener = (change: Change) => void;
+
+/** The database as the store carries its listener: the copies a transaction or a request makes keep it. */
+type Telling = Database & { readonly changes?: ChangeListener };
+
+/** `database`, its committed writes told to `listener`. */
+export const tellingChanges = (database: Database, listener: ChangeListener): Database => ({ ...database, changes: listener }) as Telling;
+
+/** A write's change: told now, or kept until its transaction commits (see committedChanges). */
+export function noteChange(database: Database, table: string, kind: ChangeKind, ids: readonly RecordId[]): void {
+  if (ids.length > 0) (database as Telling).changes?.({ table, kind, ids });
+}
+
+/**
+ * `run`'s transaction, whose changes are told after it commits: `within` gives the transaction's
+ * database a listener that keeps them. Each attempt starts afresh (a transaction run again after a
+ * stale plan keeps only its last attempt's changes).
+ */
+export function committedChanges<T>(database: Database, run: (within: (transaction: Database) => Database) => Promise<T>): Promise<T> {
+  const listener = (database as Telling).changes;
+  if (!listener) return run((transaction) => transaction);
+  let kept: Change[] = [];
+  const within = (transaction: Database): Database => {
+    kept = [];
+    return tellingChanges(transaction, (change) => kept.push(change));
+  };
+  return run(within).then((result) => {
+    for (const change of kept) listener(change);
+    return result;
+  });
+}

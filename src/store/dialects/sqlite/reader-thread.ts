@@ -1,0 +1,56 @@
+/**
+ * A SQLite reader thread: runs the reads it is sent, one at a time, on a read-only connection of
+ * its own to the same file (WAL lets it read beside the server's writes, and each statement reads
+ * what was committed when it starts), so a long scan holds this thread, not the server's event
+ * loop. See sqlite-readers.ts for the server's side.
+ */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
+import { parentPort, workerData } from 'node:worker_threads';
+import SQLite from 'better-sqlite3';
+import { cached } from '../../../core/cache.js';
+import { registerLikeFunctions } from './functions.js';
+
+export interface ReadRequest {
+  readonly sql: string;
+  readonly parameters: readonly unknown[];
+}
+
+export type ReadResponse = { readonly rows: unknown[] } | { readonly error: { readonly message: string; readonly code?: string } };
+
+/**
+ * Where cores are short, a scan here must not take them from the event loop: this thread runs at
+ * the lowest priority (nice 19), so it takes what the loop leaves; with a core to itself it runs
+ * as fast as ever. Linux alone schedules threads apart (a thread id given to setpriority);
+ * elsewhere, or where the system refuses, it keeps the process's priority.
+ */
+function lowerPriority(): void {
+  try {
+    const thread = Number(readlinkSync('/proc/thread-self').split('/').pop());
+    setPriority(thread, 19);
+  } catch {
+    // Not Linux, or not allowed: the same priority as the event loop.
+  }
+}
+
+/** As the server's own connection keeps them: a list runs the same few SQL texts over and over. */
+const STATEMENTS_KEPT = 500;
+
+if (parentPort) {
+  const port = parentPort;
+  const connection = new SQLite((workerData as { path: string }).path, { readonly: true, fileMustExist: true });
+  connection.pragma('busy_timeout = 5000');
+  lowerPriority();
+  registerLikeFunctions(connection);
+  const statements = new Map<string, SQLite.Statement>();
+  port.on('message', ({ sql, parameters }: ReadRequest) => {
+    let response: ReadResponse;
+    try {
+      response = { rows: cached(statements, sql, STATEMENTS_KEPT, () => connection.prepare(sql)).all(parameters) };
+    } catch (error) {
+      const { message, code } = error as { message: string; code?: string };
+      response = { error: { message, code } };
+    }
+    port.postMessage(response);
+  });
+}

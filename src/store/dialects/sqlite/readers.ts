@@ -1,0 +1,112 @@
+/**
+ * Every read outside a transaction that Kysely runs (lists, counts, searches, lookups on JSON,
+ * filters across relations) runs on a reader thread, so that however long one takes on a large
+ * table the server keeps answering (better-sqlite3 runs each statement synchronously, and SQLite
+ * offers it no way to pause one). Only for a database file: an in-memory one cannot be opened
+ * twice. A few threads, started as reads need them, each running one read at a time; reads past
+ * them wait in a bounded queue, and a thread that dies is replaced.
+ */
+import { existsSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import SQLite from 'better-sqlite3';
+import type { ReadRequest, ReadResponse } from './reader-thread.js';
+
+export interface SqliteReaders {
+  read(sql: string, parameters: readonly unknown[]): Promise<unknown[]>;
+  close(): Promise<void>;
+}
+
+const READER = new URL('./sqlite-reader.js', import.meta.url);
+
+/** Threads at most: two at least, so that one client's slow reads leave a thread to everyone else's; one per core up to four. */
+const READER_THREADS = Math.min(4, Math.max(2, availableParallelism()));
+/**
+ * Reads waiting for a thread at most; past it a read fails as a busy database does (503). Each
+ * request waits on one read at a time, so this is well above what the open connections can ask.
+ */
+const READS_QUEUED = 1024;
+
+interface Waiting {
+  readonly request: ReadRequest;
+  readonly resolve: (rows: unknown[]) => void;
+  readonly reject: (error: Error) => void;
+}
+
+/** A thread and the read it runs, if any. */
+interface Thread {
+  readonly worker: Worker;
+  running?: Waiting;
+}
+
+/**
+ * The readers for the database file at `path`, or undefined where reads stay on the event loop:
+ * in memory, or run from the TypeScript sources (tests in process), where a thread has no
+ * compiled script to start.
+ */
+export function sqliteReaders(path: string): SqliteReaders | undefined {
+  if (path === ':memory:' || path === '' || !existsSync(fileURLToPath(READER))) return undefined;
+  const threads = new Set<Thread>();
+  const idle: Thread[] = [];
+  const queue: Waiting[] = [];
+  let closed = false;
+
+  const dispatch = (thread: Thread) => {
+    const next = queue.shift();
+    if (!next) {
+      thread.running = undefined;
+      // Idle, it keeps no process alive.
+      thread.worker.unref();
+      idle.push(thread);
+      return;
+    }
+    thread.running = next;
+    thread.worker.ref();
+    thread.worker.postMessage(next.request);
+  };
+  const stopped = (thread: Thread, error: Error) => {
+    if (!threads.delete(thread)) return;
+    const index = idle.indexOf(thread);
+    if (index >= 0) idle.splice(index, 1);
+    thread.running?.reject(error);
+    // The reads still waiting get a new thread.
+    if (queue.length > 0 && !closed) dispatch(start());
+  };
+  const start = (): Thread => {
+    const thread: Thread = { worker: new Worker(READER, { workerData: { path } }) };
+    threads.add(thread);
+    thread.worker.on('message', (response: ReadResponse) => {
+      const running = thread.running;
+      if (!running) return;
+      if ('rows' in response) running.resolve(response.rows);
+      // The driver's own error class, so callers tell a busy or missing database as they do on the event loop.
+      else running.reject(new SQLite.SqliteError(response.error.message, response.error.code ?? 'SQLITE_ERROR'));
+      dispatch(thread);
+    });
+    thread.worker.on('error', (error) => stopped(thread, error));
+    thread.worker.on('exit', () => stopped(thread, new Error('The SQLite reader thread stopped.')));
+    return thread;
+  };
+
+  return {
+    read(sql, parameters) {
+      if (closed) return Promise.reject(new Error('The database is closed.'));
+      if (queue.length >= READS_QUEUED) return Promise.reject(new SQLite.SqliteError('Too many reads are waiting for a reader thread.', 'SQLITE_BUSY'));
+      return new Promise<unknown[]>((resolve, reject) => {
+        queue.push({ request: { sql, parameters }, resolve, reject });
+        const free = idle.pop() ?? (threads.size < READER_THREADS ? start() : undefined);
+        if (free) dispatch(free);
+      });
+    },
+    async close() {
+      closed = true;
+      // Anything still running or waiting fails, not hangs.
+      const error = new Error('The database is closed.');
+      for (const waiting of queue.splice(0)) waiting.reject(error);
+      const running = [...threads];
+      for (const thread of running) stopped(thread, error);
+      await Promise.all(running.map((thread) => thread.worker.terminate()));
+    },
+  };
+}
