@@ -22,6 +22,9 @@ describe('metrics', () => {
     expect(reply.body).toContain('restfold_throttled_total{route="/api/v1/users/:id/"} 1');
     expect(reply.body).toMatch(/restfold_http_request_duration_seconds_count\{method="GET",route="\/api\/v1\/users\/:id\/",status="200"\} 2/);
     expect(reply.body).toContain('restfold_process_resident_memory_bytes');
+    // The user's record read was compiled once, in this process, and kept.
+    expect(Number(/restfold_compiled_statements\{event="compiled"\} (\d+)/.exec(reply.body)?.[1])).toBeGreaterThan(0);
+    expect(reply.body).toMatch(/restfold_compiled_statements\{event="dropped"\} \d+/);
     if (api.database.dialect === 'postgres') expect(reply.body).toMatch(/restfold_db_pool_connections\{state="total"\} \d+/);
   });
 });

@@ -319,7 +319,8 @@ function sharedNames(modules: readonly string[]): Record<string, string[]> {
     const name = module.split('/').at(-1)!;
     byName.set(name, [...(byName.get(name) ?? []), module]);
   }
-  return Object.fromEntries([...byName].filter(([, paths]) => paths.length > 1).map(([name, paths]) => [name, paths.sort()]).sort(([a], [b]) => a.localeCompare(b)));
+  const shared = [...byName].filter(([, paths]) => paths.length > 1).sort(([a], [b]) => a.localeCompare(b));
+  return Object.fromEntries(shared.map(([name, paths]) => [name, paths.sort()]));
 }
 
 /**

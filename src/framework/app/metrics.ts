@@ -1,6 +1,6 @@
 /**
  * Prometheus metrics (prom-client): requests by route and status, their
- * latency, throttle rejections, the database pool, and read replicas in use and their lag. Off unless
+ * latency, throttle rejections, the database pool, the compiled statements, and read replicas in use and their lag. Off unless
  * METRICS=true; with METRICS_PORT they are served on that port only, never on
  * the public one.
  */
@@ -8,6 +8,7 @@ import { createServer, type Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { Database } from '../../store/connection/database.js';
+import { compiledStatementCounts } from '../../store/statements/compiled.js';
 import type { Config } from './config.js';
 
 function createMetrics(app: FastifyInstance, database: Database): Registry {
@@ -32,6 +33,19 @@ function createMetrics(app: FastifyInstance, database: Database): Registry {
       const stats = database.poolStats();
       if (!stats) return;
       for (const [state, value] of Object.entries(stats)) this.set({ state }, value);
+    },
+  });
+
+  new Gauge({
+    name: 'restfold_compiled_statements',
+    help: 'Statements the store compiled once and kept, dropped past its bound per selection, or built per request (they read a restricted table), since start',
+    labelNames: ['event'],
+    registers: [registry],
+    collect() {
+      const { compiled, dropped, perRequest } = compiledStatementCounts();
+      this.set({ event: 'compiled' }, compiled);
+      this.set({ event: 'dropped' }, dropped);
+      this.set({ event: 'per_request' }, perRequest);
     },
   });
 

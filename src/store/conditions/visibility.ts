@@ -3,34 +3,17 @@
  * request's database carries the rows it may see (core's Visibility), and every statement built
  * over a restricted table asks `withinOf` for that table's scopes, whatever path built it: a
  * nested record's join, an aggregate's or a batch's subquery, a filter across a relation, the check
- * of a written key. A query compiled once and kept (precompiled.ts) is kept only where its build
- * asked for no restricted table's scopes, which are the request's own.
+ * of a written key. A statement compiled once and kept (../statements/compiled.ts) is kept only where its
+ * build asked for no restricted table's scopes, which are the request's own.
  */
 import type { RecordScope, Visibility } from '../../core/list-query.js';
 import { relatedReads, type Selection } from '../../core/rows.js';
 import type { Database } from '../connection/database.js';
 
-/** Whether a build in progress (see consulting) asked for a restricted table's scopes. */
-let consulted = false;
-
 /** The request's scopes of `table`: undefined where the database carries no visibility or the table is seen whole. */
 export function withinOf(database: Database, table: string): readonly RecordScope[] | undefined {
   const { visibility } = database;
-  if (!visibility?.restricted.has(table)) return undefined;
-  consulted = true;
-  return visibility.within(table);
-}
-
-/** What `build` returns, and whether it asked for a restricted table's scopes (then what it built holds for this request alone). */
-export function consulting<T>(build: () => T): { built: T; consulted: boolean } {
-  const outer = consulted;
-  consulted = false;
-  try {
-    const built = build();
-    return { built, consulted };
-  } finally {
-    consulted = outer;
-  }
+  return visibility?.restricted.has(table) ? visibility.within(table) : undefined;
 }
 
 /** The database as one request sees it: the same handle, carrying the request's visibility. */

@@ -226,7 +226,7 @@ class ImmediateSqliteDialect extends SqliteDialect {
 
 /**
  * SQLite with every read outside a transaction sent to a reader thread (see sqlite-readers.ts); the
- * hot point reads that skip Kysely (store/statements/precompiled.ts: a record by id, a credential) stay on the
+ * hot point reads that skip Kysely (store/statements/compiled.ts: a record by id, a credential) stay on the
  * server's connection, where they cost less than a message to a thread; a list's, which may scan,
  * go to a thread too (RunOptions). A read inside a transaction
  * stays on the server's connection too, to see the transaction's own writes. A read sent away does

@@ -6,7 +6,6 @@
  */
 import { setImmediate } from 'node:timers/promises';
 import { sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import { cached } from '../../core/cache.js';
 import type { Lookup } from '../../core/fields.js';
 import { firstRow, type CountMode, type Keyset, type ListQuery, type ListSource, type Ordering, type RecordScope } from '../../core/list-query.js';
 import type { Row, Selection } from '../../core/rows.js';
@@ -14,8 +13,8 @@ import { compileConditions, containing } from '../conditions/filters.js';
 import { storeDatabase, type Database, type Tables } from '../connection/database.js';
 import { shapeOf } from '../statements/list-shape.js';
 import { lift } from '../statements/placeholder.js';
-import { precompiled, type Precompiled } from '../statements/precompiled.js';
-import { assembleRecord, assembleRow, attachBatches, fromSelection, LIST_SHAPES, selectColumns, selectRecord, withBatches, type RecordId, type RowQuery } from './records.js';
+import { compiledStatement, identityOf } from '../statements/compiled.js';
+import { assembleRecord, assembleRow, attachBatches, fromSelection, selectColumns, selectRecord, withBatches, type RecordId, type RowQuery } from './records.js';
 
 type Where = ExpressionBuilder<Tables, string>;
 
@@ -24,21 +23,8 @@ const countQuery = (database: Database, source: ListSource, query: ListQuery) =>
     .where((eb) => matching(database, source, query, eb))
     .select((eb) => eb.fn.countAll().as('count'));
 
-/** A list's statements compiled once per shape (store/statements/list-shape.ts), by the selection they read; at most LIST_SHAPES of each. */
-const statements = new WeakMap<Selection, Map<string, Precompiled<Row>>>();
-
 /** A list's statements may read many rows: on SQLite, off the event loop (sqlite-readers.ts). */
 const SCANS = { scans: true };
-
-/** A number per object a key names by identity. */
-const identities = new WeakMap<object, number>();
-let given = 0;
-const identity = (object: object | undefined): number | '' => {
-  if (!object) return '';
-  let id = identities.get(object);
-  if (id === undefined) identities.set(object, (id = ++given));
-  return id;
-};
 
 /**
  * The rows of the statement `build` makes of the query and `extra` values (a page's limit and
@@ -55,16 +41,12 @@ function shapedRows(
 ): Promise<Row[]> {
   const shape = shapeOf(query);
   if (!shape) return build(database, query, extra).execute();
-  let compiled = statements.get(source.selection);
-  if (!compiled) statements.set(source.selection, (compiled = new Map()));
   // The rest of the source: its filters by identity (named ones make a source of their own), the fields searched where there are terms.
   const searched = query.search.length > 0 ? source.searchFields.join(',') : '';
-  const key = `${kind}|${identity(source.fields)}.${identity(source.across)}|${searched}|${shape.key}`;
+  const key = `${kind}|${identityOf(source.fields)}.${identityOf(source.across)}|${searched}|${shape.key}`;
   const values = [...shape.values, ...extra];
   const bound = shape.values.length;
-  const statement = cached(compiled, key, LIST_SHAPES, () =>
-    precompiled((database, ...standIns) => build(database, shape.query(standIns), standIns.slice(bound)), values.length, SCANS),
-  );
+  const statement = compiledStatement(source.selection, key, (database, ...standIns) => build(database, shape.query(standIns), standIns.slice(bound)), values.length, SCANS);
   return statement(database, values);
 }
 

@@ -3,7 +3,6 @@
  * declaration (checked in model()); every value is bound.
  */
 import { expressionBuilder, sql, type AliasedRawBuilder, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import { cached } from '../../core/cache.js';
 import { parseInteger64, type Field } from '../../core/fields.js';
 import type { Ordering } from '../../core/list-query.js';
 import { isPending } from '../../core/maybe-promise.js';
@@ -12,7 +11,7 @@ import { keyOf, type Aggregate, type Batch, type NumericAggregate, type Row, typ
 import { storeDatabase, type Database, type Tables } from '../connection/database.js';
 import { compileConditions, visibleRow } from '../conditions/filters.js';
 import type { Placeholder } from '../statements/placeholder.js';
-import { precompiled, type Precompiled } from '../statements/precompiled.js';
+import { compiledStatement, identityOf, type Compiled } from '../statements/compiled.js';
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a select over run-time tables has no static row type
 export type RowQuery = SelectQueryBuilder<Tables, string, {}>;
@@ -266,23 +265,12 @@ export function assembleRecord(row: Row, selection: Selection, dropped = VERSION
   return record;
 }
 
-type RecordById = Precompiled<Row>;
-const recordQueries = new WeakMap<Selection, { plain: RecordById; locked: RecordById }>();
-
-/** A selection's query of one record by id, built once (locked: FOR UPDATE of its own table, on PostgreSQL). */
-function recordQuery(selection: Selection, lock: boolean): RecordById {
-  let queries = recordQueries.get(selection);
-  if (!queries) {
-    const build = (locked: boolean) =>
-      precompiled((database, id) => {
-        const query = selectRecord(database, selection, id);
-        return locked && storeDatabase(database).capabilities.supportsRowLocks ? query.forUpdate(selection.table) : query;
-      });
-    queries = { plain: build(false), locked: build(true) };
-    recordQueries.set(selection, queries);
-  }
-  return lock ? queries.locked : queries.plain;
-}
+/** A selection's query of one record by id (locked: FOR UPDATE of its own table, on PostgreSQL). */
+const recordQuery = (selection: Selection, lock: boolean): Compiled<Row> =>
+  compiledStatement(selection, lock ? 'record locked' : 'record', (database, id) => {
+    const query = selectRecord(database, selection, id);
+    return lock && storeDatabase(database).capabilities.supportsRowLocks ? query.forUpdate(selection.table) : query;
+  });
 
 /** `lock` holds the row until the transaction ends (PostgreSQL; SQLite transactions already exclude other writers). */
 export async function findRecord(
@@ -311,18 +299,12 @@ export interface Companion {
   readonly values: readonly unknown[];
 }
 
-const companionQueries = new WeakMap<Companion['query'], Precompiled<Row>>();
-
-/** The companion's row alone (undefined: none), its query compiled once; the driver's promise chained, not wrapped. */
-export function readCompanion(database: Database, companion: Companion): Promise<Row | undefined> {
-  let query = companionQueries.get(companion.query);
-  if (!query) companionQueries.set(companion.query, (query = precompiled(companion.query, companion.values.length)));
-  return query(database, companion.values).then(([row]) => row);
-}
+/** The companion's row alone (undefined: none); the driver's promise chained, not wrapped. */
+export const readCompanion = (database: Database, companion: Companion): Promise<Row | undefined> =>
+  compiledStatement(companion.query, 'companion', companion.query, companion.values.length)(database, companion.values).then(([row]) => row);
 
 const COMPANION = '_companion';
 const RECORD = '_record';
-const pairedQueries = new WeakMap<Selection, WeakMap<Companion['query'], RecordById>>();
 /** The companion's columns in the paired row, and all that is not the record's (they and its version). */
 const companionColumns = new WeakMap<Companion['query'], { readonly columns: NestedColumns; readonly dropped: ReadonlySet<string> }>();
 
@@ -337,24 +319,18 @@ function companionColumnsOf(companion: Companion): { readonly columns: NestedCol
 }
 
 /** `companion LEFT JOIN record ON true`: no row when the companion finds none; the record's columns null when it is missing. */
-function pairedQuery(selection: Selection, companion: Companion): RecordById {
-  let bySelection = pairedQueries.get(selection);
-  if (!bySelection) pairedQueries.set(selection, (bySelection = new WeakMap()));
-  let query = bySelection.get(companion.query);
-  if (!query) {
-    query = precompiled(
-      (database, id, ...values) =>
-        storeDatabase(database).db
-          .selectFrom(companion.query(database, ...values).as(COMPANION))
-          .leftJoin(selectRecord(database, selection, id).as(RECORD), (join) => join.onTrue())
-          .select(companionColumnsOf(companion).columns.map(([column, key]) => sql.ref(`${COMPANION}.${column}`).as(key)))
-          .selectAll(RECORD) as unknown as RowQuery,
-      1 + companion.values.length,
-    );
-    bySelection.set(companion.query, query);
-  }
-  return query;
-}
+const pairedQuery = (selection: Selection, companion: Companion): Compiled<Row> =>
+  compiledStatement(
+    selection,
+    `paired ${identityOf(companion.query)}`,
+    (database, id, ...values) =>
+      storeDatabase(database).db
+        .selectFrom(companion.query(database, ...values).as(COMPANION))
+        .leftJoin(selectRecord(database, selection, id).as(RECORD), (join) => join.onTrue())
+        .select(companionColumnsOf(companion).columns.map(([column, key]) => sql.ref(`${COMPANION}.${column}`).as(key)))
+        .selectAll(RECORD) as unknown as RowQuery,
+    1 + companion.values.length,
+  );
 
 /**
  * One record by id and the companion's row, in one round trip: undefined when the companion finds
@@ -412,10 +388,6 @@ export async function insertRecord(database: Database, model: Model, values: Row
   return row.id as RecordId;
 }
 
-const listQueries = new WeakMap<Selection, Map<string, Precompiled<Row>>>();
-/** Past this many shapes per selection the compiled lists are dropped (user code and requests could make shapes without end). */
-export const LIST_SHAPES = 100;
-
 /**
  * Every record whose fields equal `where`, in `ordering` order, unpaged (for small fixed lists).
  * Each shape (which fields, which of them null, the ordering) is compiled once, as the routes that
@@ -431,11 +403,11 @@ export async function listRecords(
   // By name, so that { a, b } and { b, a } are one shape, and the values follow the same order.
   const conditions = Object.entries(toDriverValues(model, where)).sort(([a], [b]) => (a < b ? -1 : 1));
   const values = conditions.map(([, value]) => value).filter((value) => value !== null);
-  const shape = JSON.stringify([conditions.map(([name, value]) => [name, value === null]), ordering]);
-  let queries = listQueries.get(selection);
-  if (!queries) listQueries.set(selection, (queries = new Map()));
-  const query = cached(queries, shape, LIST_SHAPES, () =>
-    precompiled((database, ...placeholders) => {
+  const shape = `records ${JSON.stringify([conditions.map(([name, value]) => [name, value === null]), ordering])}`;
+  const query = compiledStatement(
+    selection,
+    shape,
+    (database, ...placeholders) => {
       let built = selectColumns(database, fromSelection(database, selection), selection);
       let next = 0;
       for (const [name, value] of conditions) {
@@ -446,7 +418,8 @@ export async function listRecords(
         built = built.orderBy(sql.ref(`${selection.table}.${field}`), descending ? 'desc' : 'asc');
       }
       return built;
-    }, values.length),
+    },
+    values.length,
   );
   return assembledRows(database, selection, await query(database, values));
 }

@@ -1,7 +1,7 @@
 /**
  * A list query's shape: what its statement's SQL depends on (which filters, lookups, search terms,
  * ordering), apart from the values it binds. Lists of one shape run one compiled statement
- * (store/statements/precompiled.ts) with their own values, so a page of the same filters skips building and
+ * (store/statements/compiled.ts) with their own values, so a page of the same filters skips building and
  * compiling its statement again.
  */
 import { Day, type Lookup } from '../../core/fields.js';

@@ -1,6 +1,6 @@
 /**
  * Stand-ins for a query's values while it is built once and compiled, to run again with new values
- * (store/statements/precompiled.ts). A value a build turns into a parameter (a LIKE pattern of a search term,
+ * (store/statements/compiled.ts). A value a build turns into a parameter (a LIKE pattern of a search term,
  * a field's driver form) is turned when the query runs: the build says how with `lift`.
  */
 

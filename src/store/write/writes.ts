@@ -9,7 +9,6 @@
  * not see every row of it (store/conditions/visibility.ts): a row it may not see is refused as a missing one is.
  */
 import { sql, type AliasedRawBuilder, type RawBuilder, type Compilable, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import { cached } from '../../core/cache.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
 import type { Filter, ListSource, RecordScope } from '../../core/list-query.js';
 import { asExpression, FieldExpression, isComputed, type Operand } from '../../core/expressions.js';
@@ -21,7 +20,7 @@ import { storeDatabase, transaction, type Database, type Tables } from '../conne
 import { committedChanges, noteChange } from '../changes/changes.js';
 import { findScopedRecord, matching, type Matching } from '../read/list.js';
 import type { Placeholder } from '../statements/placeholder.js';
-import { precompiled, type Precompiled } from '../statements/precompiled.js';
+import { compiledStatement, type Compiled } from '../statements/compiled.js';
 import { compileConditions, visibleRow } from '../conditions/filters.js';
 import { assembleRow, findRecord, fromSelection, recordExists, returnedColumns, selectColumns, toDriverValues, versionOf, withBatches, type RecordId, type RowQuery } from '../read/records.js';
 
@@ -66,10 +65,6 @@ function returningRow(database: Database, selection: Selection, write: Returnabl
   return selectColumns(database, fromSelection(database, selection, from as unknown as RowQuery), selection);
 }
 
-/** Past this many shapes (which columns a write sets) per selection, the compiled writes are dropped. */
-const WRITE_SHAPES = 100;
-const writeQueries = new WeakMap<Selection, Map<string, Precompiled<Row>>>();
-
 /**
  * A write of `columns` returning the row (returningRow), built and compiled once per shape: every
  * create of a collection sets the same columns, every PATCH of a field the same one. `build` gets
@@ -80,12 +75,8 @@ function writeQuery(
   shape: string,
   count: number,
   build: (database: Database, placeholders: readonly Placeholder[]) => Returnable,
-): Precompiled<Row> {
-  let queries = writeQueries.get(selection);
-  if (!queries) writeQueries.set(selection, (queries = new Map()));
-  return cached(queries, shape, WRITE_SHAPES, () =>
-    precompiled((database, ...placeholders) => returningRow(database, selection, build(database, placeholders)), count),
-  );
+): Compiled<Row> {
+  return compiledStatement(selection, shape, (database, ...placeholders) => returningRow(database, selection, build(database, placeholders)), count);
 }
 
 /** The columns' values bound to their placeholders. */
@@ -98,7 +89,7 @@ const bound = (columns: readonly string[], placeholders: readonly Placeholder[])
  * the row's own columns, and the rest is read after it. A record nesting or aggregating its own table
  * is read after it too: within one statement, that table is seen as it was before the write.
  */
-function writtenRow(database: Database, selection: Selection, query: Precompiled<Row>, values: readonly unknown[]): Promise<Row | undefined> {
+function writtenRow(database: Database, selection: Selection, query: Compiled<Row>, values: readonly unknown[]): Promise<Row | undefined> {
   // Chained rather than awaited: no async frame per write.
   return query(database, values).then(([row]) => {
     if (!row) return row;
