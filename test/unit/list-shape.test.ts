@@ -3,13 +3,13 @@ import { describe, expect, it } from 'vitest';
 import { Day } from '../../src/core/fields.js';
 import type { ListQuery } from '../../src/core/list-query.js';
 import { storeCondition } from '../../src/store/conditions/store-condition.js';
-import { shapeOf } from '../../src/store/statements/list-shape.js';
+import { listShapeOf } from '../../src/store/statements/list-shape.js';
 
 const query = (parts: Partial<ListQuery>): ListQuery => ({ page: 1, pageSize: 20, search: [], ordering: [], filters: [], ...parts });
 
-describe('shapeOf', () => {
+describe('listShapeOf', () => {
   it('binds every value and keys what chooses the SQL: fields, lookups, list lengths, isnull, terms, ordering', () => {
-    const shape = shapeOf(
+    const shape = listShapeOf(
       query({
         filters: [
           { field: 'rank', lookup: 'in', value: [1, 2] },
@@ -21,7 +21,7 @@ describe('shapeOf', () => {
       }),
     )!;
     expect(shape.values).toEqual([1, 2, 7, 'tea']);
-    const other = (parts: Partial<ListQuery>) => shapeOf(query({ ...parts }))!.key;
+    const other = (parts: Partial<ListQuery>) => listShapeOf(query({ ...parts }))!.key;
     expect(other({ filters: [{ field: 'rank', lookup: 'in', value: [1, 2, 3] }] })).not.toBe(other({ filters: [{ field: 'rank', lookup: 'in', value: [4, 5] }] }));
     expect(other({ filters: [{ field: 'note', lookup: 'isnull', value: true }] })).not.toBe(other({ filters: [{ field: 'note', lookup: 'isnull', value: false }] }));
     expect(other({ filters: [{ field: 'rank', lookup: 'gt', value: 1 }] })).not.toBe(other({ filters: [{ field: 'rank', lookup: 'gte', value: 1 }] }));
@@ -31,7 +31,7 @@ describe('shapeOf', () => {
   });
 
   it('rebuilds the query with stand-ins in place of its values, in their order', () => {
-    const shape = shapeOf(
+    const shape = listShapeOf(
       query({
         filters: [
           { field: 'rank', lookup: 'range', value: [1, 5] },
@@ -52,10 +52,10 @@ describe('shapeOf', () => {
 
   it('has none where a value chooses the SQL beyond its key (a bare date) or a condition is the store’s own', () => {
     const day = new Day(new Date('2026-01-01T00:00:00Z'), new Date('2026-01-02T00:00:00Z'));
-    expect(shapeOf(query({ filters: [{ field: 'at', lookup: 'exact', value: day }] }))).toBeUndefined();
-    expect(shapeOf(query({ filters: [{ field: 'at', lookup: 'in', value: [day] }] }))).toBeUndefined();
-    expect(shapeOf(query({ scope: [storeCondition((eb) => eb.lit(true))] }))).toBeUndefined();
+    expect(listShapeOf(query({ filters: [{ field: 'at', lookup: 'exact', value: day }] }))).toBeUndefined();
+    expect(listShapeOf(query({ filters: [{ field: 'at', lookup: 'in', value: [day] }] }))).toBeUndefined();
+    expect(listShapeOf(query({ scope: [storeCondition((eb) => eb.lit(true))] }))).toBeUndefined();
     const reference = { reference: { column: 'list_id', table: 'lists', within: [], nullable: false } };
-    expect(shapeOf(query({ scope: [reference] }))).toBeUndefined();
+    expect(listShapeOf(query({ scope: [reference] }))).toBeUndefined();
   });
 });

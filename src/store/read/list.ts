@@ -11,7 +11,7 @@ import { firstRow, type CountMode, type Keyset, type ListQuery, type ListSource,
 import type { Row, Selection } from '../../core/rows.js';
 import { compileConditions, containing } from '../conditions/filters.js';
 import { storeDatabase, type Database, type Tables } from '../connection/database.js';
-import { shapeOf } from '../statements/list-shape.js';
+import { listShapeOf } from '../statements/list-shape.js';
 import { lift } from '../statements/placeholder.js';
 import { compiledStatement, identityOf } from '../statements/compiled.js';
 import { assembleRecord, assembleRow, attachBatches, fromSelection, selectColumns, selectRecord, withBatches, type RecordId, type RowQuery } from './records.js';
@@ -39,7 +39,7 @@ function shapedRows(
   extra: readonly unknown[],
   build: (database: Database, query: ListQuery, extra: readonly unknown[]) => RowQuery,
 ): Promise<Row[]> {
-  const shape = shapeOf(query);
+  const shape = listShapeOf(query);
   if (!shape) return build(database, query, extra).execute();
   // The rest of the source: its filters by identity (named ones make a source of their own), the fields searched where there are terms.
   const searched = query.search.length > 0 ? source.searchFields.join(',') : '';

@@ -37,7 +37,7 @@ function filterKey(filter: Filter): string {
  * date is a range of a day), or a condition is the store's own (an expression, a reference
  * carrying another table's scopes): those are built for each query, as before.
  */
-export function shapeOf(query: ListQuery): ListShape | undefined {
+export function listShapeOf(query: ListQuery): ListShape | undefined {
   const conditions: readonly ScopeCondition[] = query.scope ? [...query.filters, ...query.scope] : query.filters;
   const values: unknown[] = [];
   const keys: string[] = [];

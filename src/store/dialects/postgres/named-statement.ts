@@ -58,7 +58,7 @@ interface ResultShape {
   readonly empty: Row;
 }
 
-const shapeOf = (fields: readonly Field[], typeParser: TypeParser): ResultShape => ({
+const resultShapeOf = (fields: readonly Field[], typeParser: TypeParser): ResultShape => ({
   typeParser,
   fields,
   // Defined, not assigned: a column named `__proto__` is a column, not the row's prototype.
@@ -248,7 +248,7 @@ export class NamedStatement extends ShapedStatement {
   }
 
   handleRowDescription({ fields }: RowDescription): void {
-    this.shape = shapeOf(fields, this.typeParser);
+    this.shape = resultShapeOf(fields, this.typeParser);
     this.prepared!.set(this.name, this.shape);
   }
 
@@ -288,8 +288,8 @@ export class UnnamedStatement extends ShapedStatement {
 
   handleRowDescription({ fields }: RowDescription): void {
     const { text, typeParser } = this;
-    let shape = cached(unnamedShapes, text, UNNAMED_SHAPES, () => shapeOf(fields, typeParser));
-    if (!describes(shape, fields, typeParser)) unnamedShapes.set(text, (shape = shapeOf(fields, typeParser)));
+    let shape = cached(unnamedShapes, text, UNNAMED_SHAPES, () => resultShapeOf(fields, typeParser));
+    if (!describes(shape, fields, typeParser)) unnamedShapes.set(text, (shape = resultShapeOf(fields, typeParser)));
     this.shape = shape;
   }
 }
