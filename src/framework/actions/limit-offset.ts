@@ -24,7 +24,8 @@ export function parseWindow(parameters: ReadonlyMap<string, string>, rules: Pick
   const details = emptyDetails();
   const limit = parameters.get('limit') ?? String(rules.pageSize);
   const offset = parameters.get('offset') ?? '0';
-  if (!/^[1-9]\d{0,15}$/.test(limit)) details.limit = ['A positive integer is required.'];
+  // Any positive integer, however long, is clamped (as page_size is): only the offset must be one the database can take.
+  if (!/^[1-9]\d*$/.test(limit)) details.limit = ['A positive integer is required.'];
   if (!/^\d{1,16}$/.test(offset) || !Number.isSafeInteger(Number(offset))) details.offset = ['A non-negative integer is required.'];
   throwIfInvalid(details, 'Invalid query parameters.');
   return { limit: Math.min(Number(limit), rules.maxPageSize), offset: Number(offset) };
