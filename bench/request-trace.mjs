@@ -14,7 +14,7 @@
  * modules are left out: the client (fetch) runs in this process too and would be counted with them.
  * R runs per request (default 3): a range is shown where they differ. `--list` prints each file's calls.
  *
- * SQLite's list reads run on reader threads (src/store/sqlite-readers.ts), isolates of their own:
+ * SQLite's list reads run on reader threads (src/store/dialects/sqlite/readers.ts), isolates of their own:
  * their coverage is taken too, through the inspector's NodeWorker domain, and counted with the rest.
  */
 import { randomBytes } from 'node:crypto';

@@ -8,7 +8,7 @@ import { unwrapBody } from '../../src/framework/stages/parsers.js';
 import { written, type ActionResult } from '../../src/framework/actions/request.js';
 import { strongEtag, weakEtag } from '../../src/framework/stages/conditional.js';
 import type { Envelope } from '../../src/framework/declare/collection.js';
-import type { Action } from '../../src/framework/declare/permissions.js';
+import type { Action } from '../../src/framework/declare/permission-classes.js';
 import { ApiError } from '../../src/framework/base/errors.js';
 
 const conduit: Envelope = { record: 'article', list: 'articles', count: 'articlesCount' };

@@ -6,12 +6,12 @@
  */
 import { describe, expect, it } from 'vitest';
 import { collection, defineApp, fields, joinTable, model, relations, serializer, User, type AppDefinition, type Scope } from '../../src/framework/index.js';
-import { filterableTables } from '../../src/framework/app/schema.js';
+import { filterableTables } from '../../src/framework/app/declared-schema.js';
 import { withAppDefaults } from '../../src/framework/routing/routers.js';
 import { withNamedFilters } from '../../src/framework/declare/named-filters.js';
-import { RESERVED_PARAMETERS } from '../../src/framework/stages/list-query.js';
+import { RESERVED_PARAMETERS } from '../../src/framework/stages/list-params.js';
 import { LIMIT_OFFSET_PARAMETERS } from '../../src/framework/actions/limit-offset.js';
-import { requestViews, visibilityPlan, type RequestViews, type VisibilityPlan } from '../../src/framework/stages/scope/visibility.js';
+import { requestViews, visibilityPlan, type RequestViews, type VisibilityPlan } from '../../src/framework/stages/scope/plan.js';
 import { isPending } from '../../src/core/maybe-promise.js';
 import type { AuthUser } from '../../src/framework/base/auth-user.js';
 
