@@ -13,9 +13,9 @@
  * SHAPES_PER_OWNER shapes an owner's statements are dropped and compiled again as asked. One place to
  * measure it: `compiledStatementCounts`.
  *
- * Inside a transaction a statement is built with its values and run by Kysely, as any query there;
- * so is one whose build read a restricted table's scopes for a request (its conditions are that
- * request's: see ../conditions/visibility.ts).
+ * Inside a transaction a compiled statement runs on the transaction's connection through Kysely's
+ * executor. One whose build read a restricted table's scopes for a request is built with its values
+ * each time (its conditions are that request's: see ../conditions/visibility.ts).
  */
 import type { CompiledQuery, Compilable } from 'kysely';
 import type { Visibility } from '../../core/list-query.js';
@@ -95,8 +95,6 @@ function compile<R>(build: Build<R>, count: number, options?: RunOptions): Compi
   const withValues = (database: Database, values: readonly unknown[]) => (build(database, ...(values as Placeholder[])) as unknown as Executable<R>).execute();
   // Not async: the driver's promise is handed on as it is, without one more layer per query.
   return (database, values) => {
-    // Inside a transaction the query must run on its connection: built with its values and run by Kysely, as any query there.
-    if (storeDatabase(database).db.isTransaction) return withValues(database, values);
     const { visibility } = database;
     let kept = compiled;
     if (visibility) {
@@ -124,6 +122,9 @@ function compile<R>(build: Build<R>, count: number, options?: RunOptions): Compi
     const { query } = found;
     // The values themselves where they are the parameters: no copy per query.
     const parameters = found.valuesInOrder ? values : query.parameters.map((parameter) => (parameter instanceof Placeholder ? parameter.valueIn(values) : parameter));
+    const { db } = storeDatabase(database);
+    // Inside a transaction the statement runs on the transaction's connection, through Kysely's executor.
+    if (db.isTransaction) return db.executeQuery<R>({ ...query, parameters }).then(({ rows }) => rows);
     return database.run(query.sql, parameters, options) as Promise<R[]>;
   };
 }
