@@ -1,14 +1,15 @@
 /** Users' named permissions. Names come checked by the caller. */
 import { storeDatabase, type Database } from '../connection/database.js';
+import { compiledStatement, type Build } from '../statements/compiled.js';
+import type { Placeholder } from '../statements/placeholder.js';
 
+const permissionsOf: Build<{ name: string }> = (database: Database, userId: Placeholder) =>
+  storeDatabase(database).db.selectFrom('user_permissions').select('name').where('user_id', '=', userId).orderBy('name');
+
+/** Read by every request that checks a named permission: compiled once. */
 export async function listPermissions(database: Database, userId: number): Promise<string[]> {
-  const rows = await storeDatabase(database).db
-    .selectFrom('user_permissions')
-    .select('name')
-    .where('user_id', '=', userId)
-    .orderBy('name')
-    .execute();
-  return rows.map((row) => row.name as string);
+  const rows = await compiledStatement(permissionsOf, 'permissions', permissionsOf)(database, [userId]);
+  return rows.map((row) => row.name);
 }
 
 /** Names the user holds already stay as they are. */
