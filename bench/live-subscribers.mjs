@@ -79,7 +79,8 @@ const server = await startServer(['dist/cli.js', 'serve'], {
   LOG_LEVEL: 'warn',
   THROTTLE_USER: 'off',
   THROTTLE_ANON: 'off',
-  MAX_CONNECTIONS: String(subscribers + 100),
+  // Streams may take at most half of the connections (LIVE_MAX_STREAMS), the rest stay for the writes.
+  MAX_CONNECTIONS: String(2 * (subscribers + 10)),
   LIVE_MAX_STREAMS: String(subscribers + 10),
   LIVE_MAX_STREAMS_PER_USER: String(subscribers + 10),
   LIVE_QUEUE_BYTES: String(16 * 1_048_576),

@@ -5,7 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { openEvents, type EventStreamClient } from '../support/event-stream.js';
-import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
+import { collection, defineApp, fields, hasPermission, model, serializer } from '../../src/framework/index.js';
+import { revokePermissions } from '../../src/framework/app/admin.js';
 import { Item, items, liveItemsApp } from '../support/live-items.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 
@@ -187,6 +188,36 @@ describe('live changes', () => {
     closeAll();
   });
 
+  it('gives event ids that count nobody\'s changes, and resumes after any of them', async () => {
+    const aliceStream = await subscribe(alice);
+    const bobStream = await subscribe(bob);
+    await ready(bobStream, bob);
+    const first = await create(alice, { text: 'before' });
+    const before = await aliceStream.next();
+    expect(before).toMatchObject({ event: 'created', data: { id: first.id } });
+    // Bob's private writes between two of Alice's events leave no trace in her ids.
+    for (let n = 0; n < 5; n++) await create(bob, { text: `bob ${n}` });
+    for (let n = 0; n < 5; n++) await bobStream.next();
+    const second = await create(alice, { text: 'after' });
+    const after = await aliceStream.next();
+    const third = await create(alice, { text: 'next' });
+    const next = await aliceStream.next();
+    const ids = [before.id!, after.id!, next.id!];
+    // Opaque: a sealed position, nothing in common between two ids (no process epoch, no counter).
+    for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{48}$/);
+    expect(new Set(ids.map((id) => id.slice(0, 8))).size).toBe(ids.length);
+    // Resuming after the first replays Alice's two later changes, and none of Bob's (no reset: none were hers).
+    const resumed = await subscribe(alice, '', { 'last-event-id': before.id! });
+    const replayed = [await resumed.next(), await resumed.next()];
+    expect([after.data.id, next.data.id]).toEqual([second.id, third.id]);
+    expect(replayed.map(({ event, data }) => [event, data.id])).toEqual([
+      ['created', second.id],
+      ['created', third.id],
+    ]);
+    await ready(resumed, alice);
+    closeAll();
+  });
+
   it('drops a subscriber that does not read, while another keeps receiving', async () => {
     const stalled = await openEvents(`${base}events/`, { authorization: `Bearer ${alice.token}` }, { read: false });
     streams.push(stalled);
@@ -264,6 +295,28 @@ describe("a process's limits", () => {
     streams.push(again);
     expect(again.status).toBe(200);
     expect(await again.next()).toMatchObject({ event: 'updated', data: { id: created.json.id, text: 'two' } });
+    closeAll();
+  });
+});
+
+describe('a permission removed while a stream is open', () => {
+  const gated = collection('gated', { serializer: serializer(Item, { fields: ['id', 'text'] }), live: true, permissions: { list: [hasPermission('gated.view')] } });
+  const app = withGeneratedMigrations(defineApp({ collections: [gated] }));
+  let served: TestApi;
+  afterAll(() => served?.close());
+
+  it('ends the stream within 5 s, with revoked, though no message tells its process (another process removed it)', async () => {
+    served = await startApi({}, app);
+    const url = `http://127.0.0.1:${await served.listen()}/api/v1/gated/events/`;
+    const erin = await served.user('erin', { permissions: ['gated.view'] });
+    const stream = await openEvents(url, { authorization: `Bearer ${erin.token}` });
+    streams.push(stream);
+    expect(stream.status).toBe(200);
+    // As `restfold permissions revoke` does, in a process of its own: straight on the database.
+    expect(await revokePermissions(served.database, erin.id, ['gated.view'])).toBe(1);
+    const rest = await stream.ended(5000);
+    expect(rest).toEqual([expect.objectContaining({ event: 'revoked', data: expect.objectContaining({ code: 'permission_denied' }) })]);
+    expect((await openEvents(url, { authorization: `Bearer ${erin.token}` })).status).toBe(403);
     closeAll();
   });
 });

@@ -5,7 +5,7 @@ import { startApi, type TestApi } from '../support/api.js';
 import { createTestDatabase, onPostgres, withApplicationName, type TestDatabase } from '../support/database.js';
 import { openEvents } from '../support/event-stream.js';
 import { liveItemsApp } from '../support/live-items.js';
-import { liveAcrossProcesses } from '../support/live-processes.js';
+import { liveAcrossProcesses, rightsAcrossWorkers } from '../support/live-processes.js';
 import { startServer } from '../support/spawned-server.js';
 
 const databases: TestDatabase[] = [];
@@ -40,6 +40,11 @@ describe('live changes over LISTEN/NOTIFY', () => {
     expect(await stream.next()).toMatchObject({ event: 'created', data: { id: after.id } });
     stream.close();
   });
+});
+
+describe('rights across the workers of one server, over LISTEN/NOTIFY', () => {
+  // Rechecked once a minute only: within 5 s, only the message between the workers ends the streams.
+  rightsAcrossWorkers({ LIVE_RECHECK_MS: '60000' }, fresh);
 });
 
 describe('live changes across the workers of one server', () => {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe } from 'vitest';
 import { createTestDatabase, testDialect } from '../support/database.js';
-import { liveAcrossProcesses } from '../support/live-processes.js';
+import { liveAcrossProcesses, rightsAcrossWorkers } from '../support/live-processes.js';
 
 const redisUrl = process.env.TEST_REDIS_URL;
 if (!redisUrl) throw new Error('test/redis needs TEST_REDIS_URL (e.g. redis://127.0.0.1:6379).');
@@ -30,4 +30,19 @@ async function sharedDatabase(): Promise<string> {
 describe('live changes over Redis', () => {
   // Both processes on one prefix, as one service's are.
   liveAcrossProcesses({ REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `test:${randomBytes(6).toString('hex')}:` }, sharedDatabase);
+});
+
+describe('rights across the workers of one server, over Redis', () => {
+  // Rechecked once a minute only: within 5 s, only the message between the workers ends the streams.
+  const env = { REDIS_URL: redisUrl, REDIS_KEY_PREFIX: `test:${randomBytes(6).toString('hex')}:`, LIVE_RECHECK_MS: '60000' };
+  rightsAcrossWorkers(env, async () => {
+    if (testDialect !== 'postgres') return undefined;
+    const database = await createTestDatabase();
+    const before = drop;
+    drop = async () => {
+      await before();
+      await database.drop();
+    };
+    return database.url;
+  });
 });

@@ -27,6 +27,15 @@ describe('configuration from the environment', () => {
     });
   });
 
+  it('keeps live streams to half of MAX_CONNECTIONS, the rest for ordinary requests, and refuses a setting above it', () => {
+    expect(loadConfig({}).live).toMatchObject({ maxStreams: 64, maxStreamsPerUser: 5, recheckMs: 2000 });
+    expect(loadConfig({ MAX_CONNECTIONS: '2000' }).live.maxStreams).toBe(1000);
+    expect(loadConfig({ MAX_BODY_BYTES: '65536' }).live.maxStreams).toBe(512);
+    expect(loadConfig({ LIVE_MAX_STREAMS: '10' }).live.maxStreams).toBe(10);
+    expect(() => loadConfig({ LIVE_MAX_STREAMS: '1000' })).toThrow(/LIVE_MAX_STREAMS must leave half of MAX_CONNECTIONS \(128\).*at most 64/);
+    expect(() => loadConfig({ LIVE_RECHECK_MS: '10' })).toThrow(/LIVE_RECHECK_MS/);
+  });
+
   it('splits the pool among the workers as evenly as it goes', () => {
     expect(shares(25, 1)).toEqual([25]);
     expect(shares(25, 2)).toEqual([13, 12]);

@@ -3,10 +3,15 @@ import { describe, expect, it } from 'vitest';
 import { ChangeRing } from '../../src/framework/actions/live/ring.js';
 
 describe('the ring of recent changes', () => {
-  it('gives each record of a change its own event id, counting up', () => {
+  it('gives each record of a change its own event id, opaque and never the same twice', () => {
     const ring = new ChangeRing(10);
-    const entries = ring.add('items', 'deleted', [4, 5]);
-    expect(entries.map((entry) => ring.eventId(entry))).toEqual([`${ring.epoch}-1`, `${ring.epoch}-2`]);
+    const [entry] = ring.add('items', 'deleted', [4]);
+    const ids = [ring.eventId(entry!), ring.eventId(entry!)];
+    expect(ids[0]).toMatch(/^[A-Za-z0-9_-]{48}$/);
+    expect(ids[0]).not.toBe(ids[1]);
+    // Sent to two subscribers, one position gives two ids, each of which resumes after it.
+    ring.add('items', 'created', [5]);
+    for (const id of ids) expect(ring.since(id, 'items')?.map(({ id: record }) => record)).toEqual([5]);
   });
 
   it('replays the table\'s entries after an id it still holds, and none for the newest', () => {
@@ -18,14 +23,18 @@ describe('the ring of recent changes', () => {
     expect(ring.since(ring.eventId(last!), 'items')).toEqual([]);
   });
 
-  it('cannot replay after an id older than what it retains, from another life, or not yet given: the client must refetch', () => {
+  it('cannot replay after an id older than what it retains, from another life, or altered: the client must refetch', () => {
     const ring = new ChangeRing(3);
-    const [oldest] = ring.add('items', 'created', [1]);
-    ring.add('items', 'created', [2, 3, 4, 5]);
+    const [oldest, second] = ring.add('items', 'created', [1, 2]);
+    ring.add('items', 'created', [3, 4, 5]);
     expect(ring.since(ring.eventId(oldest!), 'items')).toBeUndefined();
-    expect(ring.since(`${ring.epoch}-2`, 'items')?.map(({ id }) => id)).toEqual([3, 4, 5]);
-    expect(ring.since(`${new ChangeRing(3).epoch}-5`, 'items')).toBeUndefined();
-    expect(ring.since(`${ring.epoch}-6`, 'items')).toBeUndefined();
+    const kept = ring.eventId(second!);
+    expect(ring.since(kept, 'items')?.map(({ id }) => id)).toEqual([3, 4, 5]);
+    const other = new ChangeRing(3);
+    const [foreign] = other.add('items', 'created', [1, 2]);
+    expect(ring.since(other.eventId(foreign!), 'items')).toBeUndefined();
+    const altered = `${kept.slice(0, 20)}${kept[20] === 'A' ? 'B' : 'A'}${kept.slice(21)}`;
+    expect(ring.since(altered, 'items')).toBeUndefined();
     expect(ring.since('garbage', 'items')).toBeUndefined();
   });
 });

@@ -4,13 +4,18 @@
  * list does (views.ts: authentication, the list's permissions, throttling, negotiation, scope):
  * what a subscriber hears of is what their list would show them, the query string's filters and
  * search and `fields`/`omit` included. The stream then outlives the request: its response is taken
- * from Fastify (hijacked) and held by the process's LiveHub.
+ * from Fastify (hijacked) and held by the process's LiveHub, which checks its credential and the
+ * list's permissions again while it lives (`recheck`).
  */
+import type { FastifyRequest } from 'fastify';
 import type { Filter, ScopeCondition } from '../../core/list-query.js';
 import type { Selection } from '../../core/rows.js';
 import { readList } from '../../store/read/list.js';
 import type { RecordId } from '../../store/read/records.js';
+import type { AuthUser } from '../base/auth-user.js';
+import { ApiError, authenticationFailed } from '../base/errors.js';
 import type { Collection } from '../declare/collection.js';
+import { checkPermissions } from '../stages/permissions.js';
 import { chosenFields } from '../declare/serializer.js';
 import type { MediaType } from '../stages/negotiation.js';
 import { parseListQuery } from '../stages/list-params.js';
@@ -48,7 +53,28 @@ function groupKey(parts: Readonly<Record<string, unknown>>): string {
   return opaque ? `unshared ${++unshared}` : text;
 }
 
-async function subscribe(action: ActionRequest, hub: LiveHub): Promise<ActionResult> {
+/** The request's user as its credential names them now (the authentication stage run again on its headers). */
+export type Reauthenticate = (request: FastifyRequest) => Promise<AuthUser | null>;
+
+/**
+ * Whether the rights a stream opened with hold now: its credential names the same user, of the same
+ * standing (a superuser no longer one would be scoped otherwise), who passes the list's permissions;
+ * else the 401 or 403 its request would get.
+ */
+async function rightsNow(action: ActionRequest, reauthenticate: Reauthenticate): Promise<ApiError | undefined> {
+  const { user, request, permissions } = action;
+  try {
+    const now = await reauthenticate(request);
+    if (user && (now?.id !== user.id || now.isSuperuser !== user.isSuperuser)) return authenticationFailed('The credential no longer names the user the stream was opened for, as they stood.');
+    await checkPermissions(permissions, { user: now, action: 'list' });
+    return undefined;
+  } catch (error) {
+    if (error instanceof ApiError && (error.status === 401 || error.status === 403)) return error;
+    throw error;
+  }
+}
+
+async function subscribe(action: ActionRequest, hub: LiveHub, reauthenticate: Reauthenticate): Promise<ActionResult> {
   const { collection, parameters, request, reply, reader, user } = action;
   const { database } = reader;
   const byWindow = collection.pagination === 'limit_offset';
@@ -66,6 +92,8 @@ async function subscribe(action: ActionRequest, hub: LiveHub): Promise<ActionRes
     group: groupKey({ collection: collection.name, scope, filters, search, fields: parameters.get('fields'), omit: parameters.get('omit'), user: serializer.perUser || database.visibility ? user?.id : undefined }),
     track: collection.live!.track,
     owner: user ? `user ${String(user.id)}` : `address ${request.ip}`,
+    userId: user?.id,
+    recheck: () => rightsNow(action, reauthenticate),
     lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined,
     read: async (ids: readonly RecordId[]) => (await read({ source, query: among([{ field: 'id', lookup: 'in', value: ids }], ids.length) })).rows,
     visibleIds: async (limit: number) => (await read({ source: { ...source, selection: idSelection(collection) }, query: among([], limit + 1) })).rows.map((row) => row.id as RecordId),
@@ -79,12 +107,12 @@ async function subscribe(action: ActionRequest, hub: LiveHub): Promise<ActionRes
 }
 
 /** The stream of a live collection's changes, as the pipeline runs it: with the list's permissions. */
-export function eventsRoute(hub: LiveHub): ActionRoute {
+export function eventsRoute(hub: LiveHub, reauthenticate: Reauthenticate): ActionRoute {
   return {
     action: 'list',
     mediaTypes: EVENT_STREAM,
     takesBody: false,
     enveloped: false,
-    run: (action) => subscribe(action, hub),
+    run: (action) => subscribe(action, hub, reauthenticate),
   };
 }

@@ -80,12 +80,12 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   app.decorateRequest('csrfToken', undefined);
   const redis = config.redisUrl ? await sharedRedis(app, config.redisUrl) : undefined;
   // With a live collection, every write goes through a database that tells the live streams what it changed.
-  const { database, hub } = await liveChanges(app, styled, context.database, config, redis);
+  const { database, hub } = await liveChanges(app, styled, context.database, config, redis, (definition.userModel ?? User).table);
   const counters = redis ? redisCounterStore(redis, config.redisKeyPrefix) : memoryCounterStore();
   const keys = signingKeys(await resolveSecretKey(config, app.log));
   await app.register(cookie, { secret: keys.cookie });
   const passwordThrottle = createPasswordThrottle(counters, config.throttleLogin);
-  const auth = authenticationFor(database, config, keys.jwt, loginCheck(database, passwordThrottle), redis);
+  const auth = authenticationFor(database, config, keys.jwt, loginCheck(database, passwordThrottle), redis, (userId) => hub?.publishCredentials([userId]));
   const throttle = createThrottle(counters, { anonymous: config.throttleAnonymous, user: config.throttleUser, signup: config.throttleSignup }, definition.throttles);
   // Simple routes (mounted by the app's `routes`) that declare a throttle bucket count with the same counters.
   app.decorate('restfoldThrottle', throttle);

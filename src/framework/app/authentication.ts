@@ -12,7 +12,7 @@ import { SESSION_COOKIE, sessionCredentials } from '../stages/authentication/ses
 import { redisSessionStore } from '../stages/authentication/session-store-redis.js';
 import { databaseSessionStore } from '../stages/authentication/session-store.js';
 import { jwtKind } from '../routing/auth/jwt.js';
-import type { AuthenticationKind } from '../routing/auth/kind.js';
+import type { AuthenticationKind, CredentialEnded } from '../routing/auth/kind.js';
 import type { LoginCheck } from '../routing/auth/login.js';
 import { sessionKind } from '../routing/auth/session.js';
 import { tokenKind } from '../routing/auth/token.js';
@@ -31,10 +31,14 @@ export interface AuthSetup {
   issue(database: Database, userId: number): Promise<string>;
 }
 
-/** `jwtKey`: the key derived from SECRET_KEY for JWTs. `redis`: the app's connection when REDIS_URL is set (sessions then live there). */
-export function authenticationFor(database: Database, config: Config, jwtKey: Uint8Array, login: LoginCheck, redis: Redis | undefined): AuthSetup {
+/**
+ * `jwtKey`: the key derived from SECRET_KEY for JWTs. `redis`: the app's connection when REDIS_URL is
+ * set (sessions then live there). `ended`: told the user of a credential the endpoints end (a token
+ * revoked, a logout), so that their live streams are checked again.
+ */
+export function authenticationFor(database: Database, config: Config, jwtKey: Uint8Array, login: LoginCheck, redis: Redis | undefined, ended: CredentialEnded): AuthSetup {
   const build: Record<AuthKind, () => AuthenticationKind> = {
-    token: () => tokenKind(database, login),
+    token: () => tokenKind(database, login, ended),
     jwt: () =>
       jwtKind(
         jwtCredentials(database, {
@@ -52,6 +56,7 @@ export function authenticationFor(database: Database, config: Config, jwtKey: Ui
           config.sessionLifetime,
         ),
         login,
+        ended,
       ),
   };
   const kinds = config.auth.map((kind) => build[kind]());

@@ -126,6 +126,20 @@ export function loadDotEnv(path = '.env'): void {
 const BODY_MEMORY_BYTES = 128 * 1_048_576;
 const defaultConnectionCap = (maxBodyBytes: number): number => Math.min(1024, Math.max(64, Math.floor(BODY_MEMORY_BYTES / maxBodyBytes)));
 
+/**
+ * LIVE_MAX_STREAMS: each stream holds a client connection for as long as it lives, so streams may
+ * take at most half of MAX_CONNECTIONS (the default), and the other half stays for ordinary
+ * requests however many streams are asked for (SECURITY.md, live streams).
+ */
+function liveStreamCap(env: Env, maxClientConnections: number): number {
+  const most = Math.floor(maxClientConnections / 2);
+  const streams = integer(env, 'LIVE_MAX_STREAMS', most, 0);
+  if (streams > most) {
+    throw new Error(`LIVE_MAX_STREAMS must leave half of MAX_CONNECTIONS (${maxClientConnections}) to ordinary requests: at most ${most} (got ${streams}); raise MAX_CONNECTIONS for more streams.`);
+  }
+  return streams;
+}
+
 /** How many processes WORKERS asks for: 0 is one per CPU. */
 export const workerCount = (workers: number): number => (workers === 0 ? availableParallelism() : workers);
 
@@ -159,6 +173,7 @@ export function loadConfig(env: Env = process.env): Config {
   const workers = integer(env, 'WORKERS', 1, 0);
   const maxBodyBytes = integer(env, 'MAX_BODY_BYTES', 1_048_576, 1);
   const databaseUrl = env.DATABASE_URL || 'sqlite:./data/restfold.sqlite3';
+  const maxClientConnections = integer(env, 'MAX_CONNECTIONS', defaultConnectionCap(maxBodyBytes), 1);
   return {
     port: integer(env, 'PORT', 8000, 0),
     host: env.HOST || '127.0.0.1',
@@ -190,7 +205,7 @@ export function loadConfig(env: Env = process.env): Config {
     headersTimeoutMs,
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 1),
     maxBodyBytes,
-    maxClientConnections: integer(env, 'MAX_CONNECTIONS', defaultConnectionCap(maxBodyBytes), 1),
+    maxClientConnections,
     bodyMinBytesPerSecond: integer(env, 'BODY_MIN_BYTES_PER_SECOND', 1024, 1),
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 5000, 1),
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
@@ -203,7 +218,8 @@ export function loadConfig(env: Env = process.env): Config {
       queueBytes: integer(env, 'LIVE_QUEUE_BYTES', 1_048_576, 1),
       retryMs: integer(env, 'LIVE_RETRY_MS', 3000, 0),
       maxAgeMs: integer(env, 'LIVE_MAX_AGE_MS', 600_000, 1),
-      maxStreams: integer(env, 'LIVE_MAX_STREAMS', 1000, 0),
+      recheckMs: integer(env, 'LIVE_RECHECK_MS', 2000, 100),
+      maxStreams: liveStreamCap(env, maxClientConnections),
       maxStreamsPerUser: integer(env, 'LIVE_MAX_STREAMS_PER_USER', 5, 0),
       retained: integer(env, 'LIVE_RETAINED', 10_000, 0),
     },

@@ -6,6 +6,9 @@
  * LIVE_DATABASE_URL, on a connection of its own (a direct one: not through a transaction pooler); else (SQLite) this
  * process alone. Each process sends its changes one after another, in commit order. When the channel
  * was lost and is back, changes may have been missed: every stream is told to refetch (`reset`).
+ * The same carrier tells every process whose credentials or rights changed (a write to the users
+ * table, a token revoked, a session ended: `credentialsChanged`), and each checks those users'
+ * streams again.
  */
 import { setTimeout } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
@@ -14,6 +17,7 @@ import { tellingChanges, type Change } from '../../store/changes/changes.js';
 import type { Database } from '../../store/connection/database.js';
 import { listen, notifies } from '../../store/changes/notifications.js';
 import { closeRedis } from '../base/redis.js';
+import type { RecordId } from '../../store/read/records.js';
 import type { Collection } from '../declare/collection.js';
 import { LiveHub } from '../actions/live/hub.js';
 import type { Config } from './config.js';
@@ -32,14 +36,23 @@ const CLOSE_SENDING_MS = 5_000;
 
 const KINDS = new Set(['created', 'updated', 'deleted']);
 
-/** What a process sends: a change, or that changes were dropped and every stream must refetch. */
-export type Message = Change | { readonly reset: true };
+/** The users whose credentials or rights changed. */
+interface Credentials {
+  readonly credentials: readonly RecordId[];
+}
+
+/** What a process sends: a change, that changes were dropped and every stream must refetch, or that users' credentials changed. */
+export type Message = Change | { readonly reset: true } | Credentials;
+
+/** A message's ids, if it names any: its records', or its users'. */
+const idsOf = (message: Message): readonly RecordId[] | undefined => ('reset' in message ? undefined : 'credentials' in message ? message.credentials : message.ids);
 
 /** A message as another process sent it (JSON), or undefined when it is none. */
 function received(text: string): Message | undefined {
   try {
-    const message = JSON.parse(text) as Partial<Change> & { reset?: unknown };
+    const message = JSON.parse(text) as Partial<Change> & { reset?: unknown; credentials?: unknown };
     if (message.reset === true) return { reset: true };
+    if (Array.isArray(message.credentials)) return { credentials: message.credentials as RecordId[] };
     return typeof message.table === 'string' && KINDS.has(message.kind!) && Array.isArray(message.ids) ? (message as Change) : undefined;
   } catch {
     return undefined;
@@ -50,12 +63,13 @@ function received(text: string): Message | undefined {
 const hear = (hub: LiveHub, message: Message | undefined): void => {
   if (!message) return;
   if ('reset' in message) hub.reset();
+  else if ('credentials' in message) hub.credentialsChanged(message.credentials);
   else hub.receive(message);
 };
 
 /** As JSON carries it: a bigint id as its digits. */
 const sent = (message: Message): string =>
-  JSON.stringify('reset' in message ? message : { ...message, ids: message.ids.map((id) => (typeof id === 'bigint' ? String(id) : id)) });
+  JSON.stringify(message, (_name, value: unknown) => (typeof value === 'bigint' ? String(value) : value));
 
 export type Send = (message: Message) => Promise<unknown>;
 
@@ -91,10 +105,11 @@ async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Databa
       app.log.warn('live changes: a notification sent through DATABASE_URL did not reach the listening connection, so other processes will not hear this one\'s changes: a transaction pooler loses a LISTEN; set LIVE_DATABASE_URL to a direct connection, or REDIS_URL'),
   });
   const send: Send = async (message) => {
-    if ('reset' in message) return listening.notify(sent(message));
-    const { table, kind, ids } = message;
+    const ids = idsOf(message);
+    if (!ids) return listening.notify(sent(message));
     for (let start = 0; start < ids.length; start += IDS_PER_NOTIFICATION) {
-      await listening.notify(sent({ table, kind, ids: ids.slice(start, start + IDS_PER_NOTIFICATION) }));
+      const part = ids.slice(start, start + IDS_PER_NOTIFICATION);
+      await listening.notify(sent('credentials' in message ? { credentials: part } : { ...message, ids: part }));
     }
   };
   return { send, close: () => listening.close() };
@@ -106,9 +121,9 @@ async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Databa
  * trip of its own, and the order of the ids is the order of the writes.
  */
 function gathered(message: Message, waiting: Message[]): Message {
-  if ('reset' in message) return message;
+  if (!('table' in message)) return message;
   const ids = [...message.ids];
-  for (let next = waiting[0]; next && !('reset' in next) && next.table === message.table && next.kind === message.kind; next = waiting[0]) {
+  for (let next = waiting[0]; next && 'table' in next && next.table === message.table && next.kind === message.kind; next = waiting[0]) {
     if (ids.length + next.ids.length > IDS_PER_NOTIFICATION) break;
     ids.push(...next.ids);
     waiting.shift();
@@ -121,7 +136,7 @@ function gathered(message: Message, waiting: Message[]): Message {
  * hears this one's changes in that order), at most MAX_WAITING of them waiting; a send that fails
  * is `failed`'s. `sent`: settles once none is waiting or being sent.
  */
-export function inOrder(send: Send, failed: (error: unknown) => void): { publish(change: Change): void; sent(): Promise<void> } {
+export function inOrder(send: Send, failed: (error: unknown) => void): { publish(message: Message): void; sent(): Promise<void> } {
   const waiting: Message[] = [];
   let dropped = false;
   let draining = false;
@@ -142,9 +157,9 @@ export function inOrder(send: Send, failed: (error: unknown) => void): { publish
     draining = false;
   };
   return {
-    publish(change) {
+    publish(message) {
       if (waiting.length >= MAX_WAITING) dropped = true;
-      else waiting.push(change);
+      else waiting.push(message);
       if (!draining) sending = drain();
     },
     sent: () => sending,
@@ -153,9 +168,17 @@ export function inOrder(send: Send, failed: (error: unknown) => void): { publish
 
 /**
  * The app's hub when a collection is live, with the database its writes go through, which tells
- * the hub's carrier of every committed change; else none, and the database as it was.
+ * the hub's carrier of every committed change (and of the credentials a committed write to
+ * `usersTable` may have changed); else none, and the database as it was.
  */
-export async function liveChanges(app: FastifyInstance, collections: readonly Collection[], database: Database, config: Config, redis: Redis | undefined): Promise<{ database: Database; hub?: LiveHub }> {
+export async function liveChanges(
+  app: FastifyInstance,
+  collections: readonly Collection[],
+  database: Database,
+  config: Config,
+  redis: Redis | undefined,
+  usersTable: string,
+): Promise<{ database: Database; hub?: LiveHub }> {
   if (!collections.some(({ live }) => live)) return { database };
   const hub = new LiveHub(config.live, app.log);
   const carrier = redis
@@ -166,6 +189,7 @@ export async function liveChanges(app: FastifyInstance, collections: readonly Co
   if (carrier) {
     const changes = inOrder(carrier.send, (error) => app.log.warn({ err: error }, 'live changes: a change could not be sent'));
     hub.publish = (change) => changes.publish(change);
+    hub.publishCredentials = (userIds) => changes.publish({ credentials: userIds });
     // A process stopped under writes (a deploy) still tells the others what it committed, for a while at most.
     app.addHook('onClose', async () => {
       await Promise.race([changes.sent(), setTimeout(CLOSE_SENDING_MS, undefined, { ref: false })]);
@@ -180,5 +204,10 @@ export async function liveChanges(app: FastifyInstance, collections: readonly Co
   // Streams are of the live collections' tables: another table's change would cost every write a
   // message to every process, and take a place in the ring from the changes streams replay.
   const tables = new Set(collections.filter(({ live }) => live).map(({ serializer }) => serializer.model.table));
-  return { database: tellingChanges(database, (change) => tables.has(change.table) && hub.publish(change)), hub };
+  // A users row written (a password, is_active, is_superuser) may change what its user's streams may read.
+  const listener = (change: Change): void => {
+    if (tables.has(change.table)) hub.publish(change);
+    if (change.table === usersTable && change.kind !== 'created') hub.publishCredentials(change.ids);
+  };
+  return { database: tellingChanges(database, listener), hub };
 }

@@ -15,6 +15,8 @@ import { customActionSchema } from '../docs/custom-actions.js';
 import { builtInRoute } from '../actions/index.js';
 import { customRoute } from '../actions/custom.js';
 import { eventsRoute } from '../actions/events.js';
+import { authenticate } from '../stages/authentication/index.js';
+import { requestReader } from '../../store/read/reader.js';
 import { notFound } from '../base/errors.js';
 import { refuseOtherMethods } from './method-not-allowed.js';
 import { actionSchema, ANONYMOUS, credentialsFor, errorResponses, operationId } from '../docs/openapi.js';
@@ -214,7 +216,8 @@ function bulkDeleteEndpoint(runtime: ApiRuntime, collection: Collection): Endpoi
 /** A live collection's stream of changes (`/<name>/events/`), through the pipeline with the list's permissions. */
 function eventsEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
   if (!runtime.live) throw new Error(`${collection.name}: live changes need the app's live hub.`);
-  const route = eventsRoute(runtime.live);
+  // On the primary: a replica behind it could still hold a revoked credential.
+  const route = eventsRoute(runtime.live, (request) => authenticate(request, runtime.authenticators, runtime.sessionCookie, requestReader(runtime.database)));
   return {
     handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
     schema: withPathParameters(collection, { ...actionSchema(collection, 'events', runtime.visibility.restricted), ...documentedCredentials(runtime, collection, 'list') }),

@@ -15,6 +15,13 @@
  * the id of a record they cannot see is never sent, as it may be another's (the scope holds on this
  * path too): a replay that met one ends with `reset`, so the client refetches its list; past `track`
  * such a change is not told.
+ *
+ * A stream keeps its rights only while they hold: each authenticated stream is checked again every
+ * `recheckMs` (its request's credential authenticated anew, the list's permissions passed), and at
+ * once, before any later change reaches it, when a process says its user's credentials or rights
+ * changed (app/live.ts carries that as it carries changes) or when such a message may have been
+ * missed (reset). A stream that fails is sent `revoked`, with the error its request would now get,
+ * and ended.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import { stringifyJson } from '../../../core/json.js';
@@ -32,6 +39,8 @@ export interface LiveLimits extends StreamLimits {
   readonly maxStreamsPerUser: number;
   /** Record changes kept for Last-Event-ID (the ring). */
   readonly retained: number;
+  /** Between checks of an authenticated stream's credential and permissions. */
+  readonly recheckMs: number;
 }
 
 /** What a stream reads and renders for its subscriber (actions/events.ts builds it from the request). */
@@ -43,6 +52,13 @@ export interface Subscription {
   readonly track: number;
   /** Who it counts against for maxStreamsPerUser. */
   readonly owner: string;
+  /** The subscriber's user (undefined: anonymous): a change of their credentials or rights checks the stream again. */
+  readonly userId: number | undefined;
+  /**
+   * Whether the stream's rights still hold: undefined when they do, else the error (401 or 403) its
+   * request would get now. Rejects when it cannot tell (the database unreachable).
+   */
+  recheck(): Promise<ApiError | undefined>;
   /** The Last-Event-ID the client resumes after, if any. */
   readonly lastEventId: string | undefined;
   /** The records among `ids` the subscriber may see, as their list reads them (one statement). */
@@ -58,6 +74,10 @@ interface Subscriber {
   readonly stream: EventStream;
   /** The ids told of (see above); null past `track`. */
   known: Set<string> | null;
+  /** The recheck under way, if any. */
+  rechecking?: Promise<void>;
+  /** Rechecks an authenticated stream every recheckMs. */
+  timer?: NodeJS.Timeout;
 }
 
 const keyOf = (id: unknown): string => String(id);
@@ -76,6 +96,8 @@ export class LiveHub {
   private closing = false;
   /** Sends a committed change to every process, this one included (set by app/live.ts; by default, this process only). */
   publish: (change: Change) => void = (change) => this.receive(change);
+  /** Sends every process that these users' credentials or rights changed (set by app/live.ts; by default, this process only). */
+  publishCredentials: (userIds: readonly RecordId[]) => void = (userIds) => this.credentialsChanged(userIds);
 
   constructor(
     readonly limits: LiveLimits,
@@ -101,6 +123,7 @@ export class LiveHub {
     const stream = start((closed) => this.leave(closed));
     const subscriber: Subscriber = { subscription, stream, known: null };
     this.open.set(stream, subscriber);
+    if (subscription.userId !== undefined) subscriber.timer = setInterval(() => void this.recheck(subscriber, false), this.limits.recheckMs).unref();
     this.enqueue(() => this.join(subscriber));
   }
 
@@ -109,11 +132,22 @@ export class LiveHub {
     this.enqueue(() => this.deliver(change));
   }
 
-  /** Changes may have been missed (the channel between processes was lost): every stream is told to refetch. */
+  /**
+   * Changes may have been missed (the channel between processes was lost): every stream is told to
+   * refetch, and, as a change of credentials may have been missed too, checked again first.
+   */
   reset(): void {
     this.enqueue(async () => {
+      await this.recheckAll([...this.open.values()]);
       for (const subscriber of this.listening) await this.reseed(subscriber, true);
     });
+  }
+
+  /** These users' credentials or rights changed: their streams are checked again before any later change reaches them. */
+  credentialsChanged(userIds: readonly RecordId[]): void {
+    const users = new Set(userIds.map(keyOf));
+    const theirs = [...this.open.values()].filter(({ subscription }) => subscription.userId !== undefined && users.has(keyOf(subscription.userId)));
+    if (theirs.length > 0) this.enqueue(() => this.recheckAll(theirs));
   }
 
   /** Ends every stream, each asking its client to come back (`retry:`), and refuses new ones. */
@@ -131,6 +165,7 @@ export class LiveHub {
     if (!subscriber) return;
     this.open.delete(stream);
     this.listening.delete(subscriber);
+    clearInterval(subscriber.timer);
     const { owner } = subscriber.subscription;
     const held = (this.owners.get(owner) ?? 1) - 1;
     if (held === 0) this.owners.delete(owner);
@@ -213,6 +248,39 @@ export class LiveHub {
     if (!known || known.has(key)) return;
     known.add(key);
     if (known.size > subscriber.subscription.track) subscriber.known = null;
+  }
+
+  private async recheckAll(subscribers: readonly Subscriber[]): Promise<void> {
+    await Promise.all(subscribers.map((subscriber) => this.recheck(subscriber, true)));
+  }
+
+  /**
+   * Checks the stream's rights again; `fresh`: after any check under way (which may have read them
+   * before they changed), else that one stands for it. A stream whose rights are gone is sent
+   * `revoked`, then ended.
+   */
+  private recheck(subscriber: Subscriber, fresh: boolean): Promise<void> {
+    if (subscriber.rechecking && !fresh) return subscriber.rechecking;
+    const check = async (): Promise<void> => {
+      if (!subscriber.stream.open) return;
+      let refused: ApiError | undefined;
+      try {
+        refused = await subscriber.subscription.recheck();
+      } catch (error) {
+        // The database unreachable: the stream's reads fail as well, and nothing reaches it.
+        this.log.warn({ err: error }, 'live changes: a stream\'s credential could not be checked again');
+        return;
+      }
+      if (!refused || !subscriber.stream.open) return;
+      subscriber.stream.send('revoked', undefined, stringifyJson({ error: refused.message, code: refused.code }));
+      subscriber.stream.end();
+    };
+    const run = (subscriber.rechecking ?? Promise.resolve()).then(check);
+    subscriber.rechecking = run;
+    void run.finally(() => {
+      if (subscriber.rechecking === run) subscriber.rechecking = undefined;
+    });
+    return run;
   }
 
   /** Streams whose read failed (the database unreachable): ended, so their clients come back with Last-Event-ID and miss nothing. */

@@ -17,8 +17,8 @@ export interface StreamLimits {
   readonly retryMs: number;
   /**
    * How long a stream lives before it is ended (with `retry:`): its subscriber comes back with
-   * Last-Event-ID, authenticated and scoped afresh, so a revoked credential or a changed right
-   * holds on a stream within this long.
+   * Last-Event-ID, authenticated and scoped afresh (the credential and permissions are checked
+   * far more often, hub.ts; a scope that reads more than those, within this long).
    */
   readonly maxAgeMs: number;
 }

@@ -4,6 +4,9 @@ import type { Database } from '../../../store/connection/database.js';
 import type { AuthUser } from '../../base/auth-user.js';
 import type { Authenticator } from '../../stages/authentication/index.js';
 
+/** Told the user whose credential an endpoint just ended (their live streams are checked again: app/live.ts). */
+export type CredentialEnded = (userId: number) => void;
+
 export interface AuthenticationKind {
   readonly authenticator: Authenticator;
   /** Registers the kind's endpoints on the API instance (under `/auth/`). */

@@ -9,10 +9,10 @@ import { ANONYMOUS, errorResponses } from '../../docs/openapi.js';
 import { credentialOf } from '../../stages/authentication/index.js';
 import { SESSION_COOKIE, type SessionCredentials } from '../../stages/authentication/session.js';
 import { resource } from '../router.js';
-import type { AuthenticationKind } from './kind.js';
+import type { AuthenticationKind, CredentialEnded } from './kind.js';
 import { credentialsSchema, objectOf, passwordChecked, type LoginCheck } from './login.js';
 
-export function sessionKind(sessions: SessionCredentials, checkLogin: LoginCheck): AuthenticationKind {
+export function sessionKind(sessions: SessionCredentials, checkLogin: LoginCheck, ended: CredentialEnded): AuthenticationKind {
   async function login(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const user = await checkLogin(request, reply);
     request.user = user;
@@ -37,6 +37,7 @@ export function sessionKind(sessions: SessionCredentials, checkLogin: LoginCheck
     }
     request.user = current.user;
     await sessions.end(current.id);
+    ended(current.user.id);
     return reply.clearCookie(SESSION_COOKIE, { path: '/' }).status(204).send();
   }
 

@@ -6,10 +6,11 @@ import { ANONYMOUS, errorResponses } from '../../docs/openapi.js';
 import { authorizationCredential } from '../../stages/authentication/opaque-credentials.js';
 import { createToken, revokeToken, tokenAuthentication, tokenShape } from '../../stages/authentication/token.js';
 import { resource } from '../router.js';
-import type { AuthenticationKind } from './kind.js';
+import { requestReader } from '../../../store/read/reader.js';
+import type { AuthenticationKind, CredentialEnded } from './kind.js';
 import { credentialsSchema, objectOf, passwordChecked, type LoginCheck } from './login.js';
 
-export const tokenKind = (database: Database, login: LoginCheck): AuthenticationKind => ({
+export const tokenKind = (database: Database, login: LoginCheck, ended: CredentialEnded): AuthenticationKind => ({
   authenticator: tokenAuthentication,
   issue: (database, user) => createToken(database, user.id, user.credentialsVersion),
   mount(instance) {
@@ -40,7 +41,11 @@ export const tokenKind = (database: Database, login: LoginCheck): Authentication
         handler: async (request, reply) => {
           const token = authorizationCredential(request.headers.authorization ?? '', styleOf(request).credentialKeywords)?.credential;
           if (!token) throw notAuthenticated();
-          if (!tokenShape.test(token) || !(await revokeToken(database, token))) throw authenticationFailed('Invalid token.');
+          if (!tokenShape.test(token)) throw authenticationFailed('Invalid token.');
+          // Its user, if it still names one, has streams to check again once it is gone; a token that names none has no stream left either.
+          const user = await tokenAuthentication.authenticate({ scheme: 'bearer', value: token }, request, requestReader(database)).catch(() => undefined);
+          if (!(await revokeToken(database, token))) throw authenticationFailed('Invalid token.');
+          if (user) ended(user.id);
           return reply.status(204).send();
         },
       },
