@@ -47,22 +47,22 @@ class ScopeRefused extends Error {
   }
 }
 
-/** The scope's answer as conditions over the collection's fields (the condition language, core/conditions.ts), or ScopeRefused naming the key. */
-function conditionsOf(collection: string, fields: Readonly<Record<string, Field>>, answer: unknown): readonly Condition[] {
+/** Conditions over the collection's fields (the condition language, core/conditions.ts), or `refused(problem)` thrown, the problem naming the key. */
+function conditionsOf(fields: Readonly<Record<string, Field>>, answer: unknown, refused: (problem: string) => Error): readonly Condition[] {
   try {
     if (!Array.isArray(answer)) {
-      if (!isPlainObject(answer)) throw new ScopeRefused(collection, describe(answer));
+      if (!isPlainObject(answer)) throw refused(describe(answer));
       return parseConditions({ fields }, answer, 'code');
     }
     return answer.map((condition: unknown, index): Condition => {
       if (isPlainObject(condition) && typeof condition.storeCondition === 'function') return condition as unknown as Condition;
       if (!isPlainObject(condition) || typeof condition.field !== 'string' || typeof condition.lookup !== 'string' || !('value' in condition)) {
-        throw new ScopeRefused(collection, `${describe(condition)} as its condition #${index + 1}`);
+        throw refused(`${describe(condition)} as its condition #${index + 1}`);
       }
       return checkFilter({ fields }, condition as { field: string; lookup: string; value: unknown });
     });
   } catch (error) {
-    if (error instanceof ConditionError) throw new ScopeRefused(collection, error.message.replace(/\.$/, ''));
+    if (error instanceof ConditionError) throw refused(error.message.replace(/\.$/, ''));
     throw error;
   }
 }
@@ -73,11 +73,11 @@ function conditionsOf(collection: string, fields: Readonly<Record<string, Field>
  * nothing elsewhere. A declaration that is not conditions refuses to start.
  */
 export function whereConditions(collection: string, fields: Readonly<Record<string, Field>>, where: ScopeConditions): readonly Condition[] {
-  try {
-    return conditionsOf(collection, fields, where);
-  } catch (error) {
-    throw new Error(`${collection}: where must be conditions (an object of field or field__lookup → value, or a list of filters and storeConditions). ${(error as Error).message}`);
-  }
+  return conditionsOf(
+    fields,
+    where,
+    (problem) => new Error(`${collection}: where must be conditions (an object of field or field__lookup → value, or a list of filters and storeConditions), not ${problem}.`),
+  );
 }
 
 /** The request's scope of a collection, narrowed by its `where` (undefined when it has neither). */
@@ -103,7 +103,7 @@ export function scopeFor(collection: Scoped, context: RequestContext): MaybeProm
   const { scope } = collection;
   if (!scope) return undefined;
   const { fields } = collection.queryRules;
-  const scoped = (answer: unknown): RecordScope => ({ fields, conditions: conditionsOf(collection.name, fields, answer), across: collection.listSource.across });
+  const scoped = (answer: unknown): RecordScope => ({ fields, conditions: conditionsOf(fields, answer, (problem) => new ScopeRefused(collection.name, problem)), across: collection.listSource.across });
   const answer = scope(context);
   return isPending(answer) ? Promise.resolve(answer).then(scoped) : scoped(answer);
 }
