@@ -4,7 +4,7 @@
  * with a column, and a broken one turned into the refusal it declares.
  */
 import { clashDetails, RecordRefused } from './refused.js';
-import { splitLookup } from './where.js';
+import { splitKey } from './conditions.js';
 import type { Column, ConstraintFacts, ConstraintValue, FieldReference, RowCondition, UniqueConstraint } from './schema.js';
 
 /** The lookups a condition may use: those both databases evaluate alike in a CHECK or an index's WHERE. */
@@ -31,8 +31,10 @@ export function conditionTerms(condition: RowCondition): ConditionTerm[] {
   return Object.entries(condition).map(([key, value]): ConditionTerm => {
     if (key === 'not') return { kind: 'not', condition: value as RowCondition };
     if (key === 'or') return { kind: 'or', conditions: value as readonly RowCondition[] };
-    const { field, lookup } = splitLookup(key, LOOKUPS);
-    return { kind: 'compare', field, lookup: lookup ?? 'exact', value };
+    const { field, lookup } = splitKey(key);
+    // As everywhere in the condition language, a list under a bare field is `in`. A lookup outside
+    // LOOKUPS is refused at declaration (conditionProblem), so only those reach the migrations.
+    return { kind: 'compare', field, lookup: (key === field && Array.isArray(value) ? 'in' : lookup) as ConditionLookup, value };
   });
 }
 
@@ -55,6 +57,7 @@ function conditionProblem(condition: unknown, columns: Readonly<Record<string, C
     const column = columns[field];
     const where = `${field}${lookup === 'exact' ? '' : `__${lookup}`}`;
     if (!column) return `"${where}" names no field`;
+    if (!LOOKUPS.includes(lookup)) return `"${where}": a constraint compares with the lookups ${LOOKUPS.join(', ')}`;
     if (column.type === 'json') return `"${where}": a JSON field cannot be constrained`;
     const fits = (constant: unknown) => isConstant(constant) && (typeof constant === 'boolean') === (column.type === 'boolean');
     if (isFieldReference(value)) {
@@ -98,8 +101,8 @@ export function renameInCondition(condition: RowCondition, from: string, to: str
   const entries = Object.entries(condition).map(([key, value]) => {
     if (key === 'not') return [key, renameInCondition(value as RowCondition, from, to)];
     if (key === 'or') return [key, (value as RowCondition[]).map((inner) => renameInCondition(inner, from, to))];
-    const { field, lookup } = splitLookup(key, LOOKUPS);
-    const renamedKey = field === from ? `${to}${lookup ? `__${lookup}` : ''}` : key;
+    const { field } = splitKey(key);
+    const renamedKey = field === from ? `${to}${key.slice(field.length)}` : key;
     return [renamedKey, isFieldReference(value) && value.field === from ? { field: to } : value];
   });
   return Object.fromEntries(entries) as RowCondition;

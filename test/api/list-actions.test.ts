@@ -170,7 +170,7 @@ describe('a list action with where', () => {
 
   it('fails closed when its function answers no conditions it can apply: a 500 whose log says why', async () => {
     for (const [name, message] of [
-      ['misspelt', 'products: action "misspelt": its where answered: products has no field "stok".'],
+      ['misspelt', 'products: action "misspelt": its where answered: "stok__lt": Unknown filter field "stok". Allowed: id, name, stock, status, owner_id.'],
       ['dated', 'products: action "dated": its where answered an object ([object Date]), not conditions (an object of field or field__lookup → value).'],
     ]) {
       logged.length = 0;
@@ -228,9 +228,9 @@ describe('its declaration', () => {
     expect(declare({ csv: { ...lowStock, mediaType: 'text/csv' } })).toThrow('mediaType cannot apply');
     // @ts-expect-error -- neither a handler nor a where.
     expect(declare({ idle: { detail: false, method: 'GET' } })).toThrow('products: action "idle" needs a handler, or a where');
-    expect(declare({ typo: { ...lowStock, where: { stok__lt: 5 } } })).toThrow('products: action "typo": where: products has no field "stok".');
-    expect(declare({ unfit: { ...lowStock, where: { owner_id__icontains: 'a' } } })).toThrow('does not take the lookup "icontains"');
-    expect(declare({ unset: { ...lowStock, where: { status: undefined } } })).toThrow('where undefined for status (null means "is null")');
+    expect(declare({ typo: { ...lowStock, where: { stok__lt: 5 } } })).toThrow('products: action "typo": where: "stok__lt": Unknown filter field "stok". Allowed: id, name, stock, status, owner_id.');
+    expect(declare({ unfit: { ...lowStock, where: { owner_id__icontains: 'a' } } })).toThrow('"owner_id__icontains": Unknown lookup "icontains" for "owner_id". Allowed: exact, gt, gte, lt, lte, in, isnull, range.');
+    expect(declare({ unset: { ...lowStock, where: { status: undefined } } })).toThrow('where: "status": undefined is no value (null means "is null").');
     // @ts-expect-error -- conditions are an object.
     expect(declare({ listed: { ...lowStock, where: [{ field: 'stock', lookup: 'lt', value: 5 }] } })).toThrow('where an array, not conditions');
     expect(declare({ own: { ...lowStock } }, { singleton: () => 1 })).toThrow('actions with where (a page of the list)');

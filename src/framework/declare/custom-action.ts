@@ -11,7 +11,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Field, JsonSchema } from '../../core/fields.js';
 import type { Filter } from '../../core/list-query.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
-import { filtersOf } from '../../core/where.js';
+import { ConditionError, isPlainObject, parseConditions } from '../../core/conditions.js';
 import type { Row } from '../../core/rows.js';
 import type { Database } from '../../store/connection/database.js';
 import type { RecordId } from '../../store/read/records.js';
@@ -19,7 +19,7 @@ import type { RecordLinks } from './computed.js';
 import type { Credentials } from './credentials.js';
 import type { Model } from './model.js';
 import type { Action, Permission } from './permission-classes.js';
-import { describe, isPlainObject, type RequestContext } from './scope.js';
+import { describe, type RequestContext } from './scope.js';
 import { Serializer } from './serializer.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -90,9 +90,9 @@ export interface HandlerAction extends ActionDeclaration {
 }
 
 /**
- * Conditions in the query language's vocabulary, as `recordStore` takes them
- * (`{ status: 'active', stock__lt: 5 }`: a field and optionally `__` and one of its lookups, each
- * value of the field's type, `null` alone meaning "is null"), or a function of the request
+ * Conditions in the condition language, as scopes and `recordStore` take them
+ * (`{ status: 'active', stock__lt: 5, owner_id: [1, 2] }`: a field and optionally `__` and one of its
+ * lookups, each value of the field's type, an array alone meaning `in` and `null` "is null"), or a function of the request
  * answering them, for conditions that depend on the caller (`({ user }) => ({ owner_id: user?.id ?? null })`).
  */
 export type ActionWhere = Row | ((context: RequestContext) => Row | Promise<Row>);
@@ -169,25 +169,24 @@ export function whereFilters(collection: string, name: string, action: WhereActi
   if (refused.length > 0) throw new Error(`${declaration}: has a where, so it answers the list's page itself; ${refused.join(', ')} cannot apply.`);
   const { where } = action;
   if (typeof where !== 'function') {
-    const filters = conditionsOver(`${declaration}: where`, collection, fields, where);
+    const filters = conditionsOver(`${declaration}: where`, fields, where);
     return () => filters;
   }
-  const checked = (answer: unknown): readonly Filter[] => conditionsOver(`${declaration}: its where answered`, collection, fields, answer);
+  const checked = (answer: unknown): readonly Filter[] => conditionsOver(`${declaration}: its where answered`, fields, answer);
   return (context) => {
     const answer = where(context);
     return isPending(answer) ? Promise.resolve(answer).then(checked) : checked(answer);
   };
 }
 
-/** `where` as filters; anything else (no object, an undefined value, an unknown field or lookup) thrown, said as `what`. */
-function conditionsOver(what: string, collection: string, fields: Readonly<Record<string, Field>>, where: unknown): readonly Filter[] {
+/** `where` as filters (the condition language, core/conditions.ts); anything else (no object, an undefined value, an unknown field or lookup, a value not of its field's type) thrown, said as `what`. */
+function conditionsOver(what: string, fields: Readonly<Record<string, Field>>, where: unknown): readonly Filter[] {
   if (!isPlainObject(where)) throw new Error(`${what} ${describe(where)}, not conditions (an object of field or field__lookup → value).`);
-  const unset = Object.keys(where).filter((key) => where[key] === undefined);
-  if (unset.length > 0) throw new Error(`${what} undefined for ${unset.join(', ')} (null means "is null").`);
   try {
-    return filtersOf(collection, fields, where);
+    return parseConditions({ fields }, where, 'code');
   } catch (error) {
-    throw new Error(`${what}: ${(error as Error).message}.`);
+    if (error instanceof ConditionError) throw new Error(`${what}: ${error.message}`);
+    throw error;
   }
 }
 

@@ -7,7 +7,8 @@
  * answers anything but conditions fails closed: the request is a 500 naming the collection.
  */
 import type { Across, Condition, RecordScope } from '../../core/list-query.js';
-import { lookups, type Field } from '../../core/fields.js';
+import type { Field } from '../../core/fields.js';
+import { checkFilter, ConditionError, isPlainObject, parseConditions } from '../../core/conditions.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
 import type { AuthUser } from '../base/auth-user.js';
 
@@ -19,9 +20,9 @@ export interface RequestContext {
 }
 
 /**
- * Field → the value it must equal (null: is null; an array: one of its values), or a list of
- * conditions: filters `{ field, lookup, value }` of the query language, or `storeCondition`s. `{}`
- * and `[]` are no conditions: every record.
+ * Conditions in the condition language (core/conditions.ts, docs/query-language.md): field or
+ * `field__lookup` → value (null alone: is null; an array alone: one of its values), or a list of
+ * filters `{ field, lookup, value }` and `storeCondition`s. `{}` and `[]` are no conditions: every record.
  */
 export type ScopeConditions = Readonly<Record<string, unknown>> | readonly Condition[];
 
@@ -41,39 +42,29 @@ export const describe = (value: unknown): string =>
 /** A scope's answer is not conditions: thrown, so the request fails closed (a 500 whose log names the collection). */
 class ScopeRefused extends Error {
   constructor(collection: string, problem: string) {
-    super(`${collection}: its scope answered ${problem}; a scope answers conditions (an object of field → value, or a list of filters and storeConditions), so every record of the request was refused.`);
+    super(`${collection}: its scope answered ${problem}; a scope answers conditions (an object of field or field__lookup → value, or a list of filters and storeConditions), so every record of the request was refused.`);
     this.name = 'ScopeRefused';
   }
 }
 
-/** An object literal's kind (not an array, a Date, a Map...): what conditions are written as. */
-export const isPlainObject = (value: unknown): value is Record<string, unknown> => {
-  if (typeof value !== 'object' || value === null) return false;
-  const prototype = Object.getPrototypeOf(value) as unknown;
-  return prototype === Object.prototype || prototype === null;
-};
-
-/** One condition of a list, checked: a filter on one of the collection's fields with a known lookup, or a store condition. */
-function checkedCondition(collection: string, fields: Readonly<Record<string, Field>>, condition: unknown, index: number): Condition {
-  if (isPlainObject(condition) && typeof condition.storeCondition === 'function') return condition as unknown as Condition;
-  if (!isPlainObject(condition) || typeof condition.field !== 'string' || typeof condition.lookup !== 'string' || !('value' in condition)) {
-    throw new ScopeRefused(collection, `${describe(condition)} as its condition #${index + 1}`);
+/** Conditions over the collection's fields (the condition language, core/conditions.ts), or `refused(problem)` thrown, the problem naming the key. */
+function conditionsOf(fields: Readonly<Record<string, Field>>, answer: unknown, refused: (problem: string) => Error): readonly Condition[] {
+  try {
+    if (!Array.isArray(answer)) {
+      if (!isPlainObject(answer)) throw refused(describe(answer));
+      return parseConditions({ fields }, answer, 'code');
+    }
+    return answer.map((condition: unknown, index): Condition => {
+      if (isPlainObject(condition) && typeof condition.storeCondition === 'function') return condition as unknown as Condition;
+      if (!isPlainObject(condition) || typeof condition.field !== 'string' || typeof condition.lookup !== 'string' || !('value' in condition)) {
+        throw refused(`${describe(condition)} as its condition #${index + 1}`);
+      }
+      return checkFilter({ fields }, condition as { field: string; lookup: string; value: unknown });
+    });
+  } catch (error) {
+    if (error instanceof ConditionError) throw refused(error.message.replace(/\.$/, ''));
+    throw error;
   }
-  if (!Object.hasOwn(fields, condition.field)) throw new ScopeRefused(collection, `a condition on "${condition.field}", no field it filters`);
-  if (!(lookups as readonly string[]).includes(condition.lookup)) throw new ScopeRefused(collection, `the unknown lookup "${condition.lookup}"`);
-  if (condition.value === undefined) throw new ScopeRefused(collection, `undefined for "${condition.field}"`);
-  return condition as unknown as Condition;
-}
-
-/** The scope's answer as conditions over the collection's fields, or ScopeRefused. */
-function conditionsOf(collection: string, fields: Readonly<Record<string, Field>>, answer: unknown): readonly Condition[] {
-  if (Array.isArray(answer)) return answer.map((condition, index) => checkedCondition(collection, fields, condition, index));
-  if (!isPlainObject(answer)) throw new ScopeRefused(collection, describe(answer));
-  return Object.entries(answer).map(([field, value]): Condition => {
-    if (!Object.hasOwn(fields, field)) throw new ScopeRefused(collection, `"${field}", no field it filters`);
-    if (value === undefined) throw new ScopeRefused(collection, `undefined for "${field}" (null means "is null")`);
-    return value === null ? { field, lookup: 'isnull', value: true } : Array.isArray(value) ? { field, lookup: 'in', value } : { field, lookup: 'exact', value };
-  });
 }
 
 /**
@@ -82,11 +73,11 @@ function conditionsOf(collection: string, fields: Readonly<Record<string, Field>
  * nothing elsewhere. A declaration that is not conditions refuses to start.
  */
 export function whereConditions(collection: string, fields: Readonly<Record<string, Field>>, where: ScopeConditions): readonly Condition[] {
-  try {
-    return conditionsOf(collection, fields, where);
-  } catch (error) {
-    throw new Error(`${collection}: where must be conditions (an object of field → value, or a list of filters and storeConditions). ${(error as Error).message}`);
-  }
+  return conditionsOf(
+    fields,
+    where,
+    (problem) => new Error(`${collection}: where must be conditions (an object of field or field__lookup → value, or a list of filters and storeConditions), not ${problem}.`),
+  );
 }
 
 /** The request's scope of a collection, narrowed by its `where` (undefined when it has neither). */
@@ -112,7 +103,7 @@ export function scopeFor(collection: Scoped, context: RequestContext): MaybeProm
   const { scope } = collection;
   if (!scope) return undefined;
   const { fields } = collection.queryRules;
-  const scoped = (answer: unknown): RecordScope => ({ fields, conditions: conditionsOf(collection.name, fields, answer), across: collection.listSource.across });
+  const scoped = (answer: unknown): RecordScope => ({ fields, conditions: conditionsOf(fields, answer, (problem) => new ScopeRefused(collection.name, problem)), across: collection.listSource.across });
   const answer = scope(context);
   return isPending(answer) ? Promise.resolve(answer).then(scoped) : scoped(answer);
 }

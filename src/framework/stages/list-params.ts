@@ -5,21 +5,13 @@
  */
 import type { Filter, ListQuery, Ordering } from '../../core/list-query.js';
 import { ApiError, emptyDetails, type ErrorDetails, throwIfInvalid } from '../base/errors.js';
-import { FieldError, assertCleanText, type Field, type Lookup } from '../../core/fields.js';
+import { FieldError, assertCleanText } from '../../core/fields.js';
+import { ConditionError, MAX_TEXT_LENGTH, parseCondition, tooLong } from '../../core/conditions.js';
 import type { QueryRules } from '../declare/collection.js';
 
 export const RESERVED_PARAMETERS = ['page', 'page_size', 'search', 'ordering', 'format', 'fields', 'omit', 'cursor'] as const;
 
 const MAX_SEARCH_TERMS = 50;
-const MAX_IN_VALUES = 1000;
-/**
- * The longest search term or string filter value, in characters: on SQLite every row of a scan is
- * matched against it, so its length is work multiplied by the table's size.
- */
-const MAX_TEXT_LENGTH = 200;
-const TOO_LONG = `Ensure each value has no more than ${MAX_TEXT_LENGTH} characters.`;
-/** Counted in code points, as fields count their maxLength; `.length` bounds them from above. */
-const tooLong = (text: string): boolean => text.length > MAX_TEXT_LENGTH && [...text].length > MAX_TEXT_LENGTH;
 
 
 export const invalidPage = (): ApiError => new ApiError(404, 'not_found', 'Invalid page.');
@@ -86,53 +78,13 @@ function parseOrdering(text: string | undefined, rules: QueryRules, details: Err
   return ordering;
 }
 
+/** One parameter as a filter of the condition language (core/conditions.ts), text read by its field; a refusal goes under its name. */
 function parseFilter(name: string, text: string, rules: QueryRules, details: ErrorDetails): Filter | undefined {
-  const split = name.lastIndexOf('__');
-  const [fieldName, lookupName] =
-    rules.filters.has(name) || split === -1 ? [name, 'exact'] : [name.slice(0, split), name.slice(split + 2)];
-  const allowedLookups = rules.filters.get(fieldName);
-  if (!allowedLookups) {
-    details[name] = [`Unknown filter field "${fieldName}". Allowed: ${[...rules.filters.keys()].join(', ')}.`];
-    return undefined;
-  }
-  if (!allowedLookups.includes(lookupName as Lookup)) {
-    details[name] = [`Unknown lookup "${lookupName}" for "${fieldName}". Allowed: ${allowedLookups.join(', ')}.`];
-    return undefined;
-  }
-  const named = rules.named?.get(fieldName);
-  const lookup = named?.lookup ?? (lookupName as Lookup);
   try {
-    return { field: named?.field ?? fieldName, lookup, value: parseOperand(rules.fields[fieldName]!, lookup, text) };
+    return parseCondition(rules, name, text, 'text');
   } catch (error) {
-    if (!(error instanceof FieldError)) throw error;
-    details[name] = error.messages;
+    if (!(error instanceof ConditionError)) throw error;
+    details[name] = [...error.messages];
     return undefined;
   }
-}
-
-function parseOperand(field: Field, lookup: Lookup, text: string): unknown {
-  switch (lookup) {
-    case 'isnull':
-      if (text === 'true' || text === '1') return true;
-      if (text === 'false' || text === '0') return false;
-      throw new FieldError('Must be true or false.');
-    case 'in': {
-      const values = text.split(',');
-      if (values.length > MAX_IN_VALUES) throw new FieldError(`Give at most ${MAX_IN_VALUES} values.`);
-      return values.map((value) => parseValue(field, value));
-    }
-    case 'range': {
-      const bounds = text.split(',');
-      if (bounds.length !== 2) throw new FieldError('Give exactly two comma-separated bounds.');
-      return bounds.map((bound) => parseValue(field, bound));
-    }
-    default:
-      return parseValue(field, text);
-  }
-}
-
-/** One operand, parsed by its field; a string one at most MAX_TEXT_LENGTH long. */
-function parseValue(field: Field, text: string): unknown {
-  if ((field.valueType === 'string' || field.valueType === 'json') && tooLong(text)) throw new FieldError(TOO_LONG);
-  return field.parseText(text);
 }

@@ -12,7 +12,7 @@ import { recordsMatching } from '../../store/conditions/matching.js';
 import { findRecord, listRecords, type RecordId } from '../../store/read/records.js';
 import { createIfAbsent, createRecord, deleteMatching, deleteRecord, savepointed, updateMatching, updateRecord } from '../../store/write/writes.js';
 import { isComputed } from '../../core/expressions.js';
-import { exactOnly, filtersOf } from '../../core/where.js';
+import { ConditionError, parseConditions, type Filter } from '../../core/conditions.js';
 import { RecordProtected, RecordRefused } from '../../core/refused.js';
 import { ApiError, notFound, toApiError } from '../base/errors.js';
 import type { Ordering } from '../../core/list-query.js';
@@ -21,6 +21,19 @@ import type { Serializer, WriteContext } from '../declare/serializer.js';
 import { internalColumns } from '../declare/model.js';
 
 export type { RecordId };
+
+/**
+ * Filters that each say a field's one value (or that it is null) as the values a record store's
+ * compiled shapes take (store/read/records.ts's listRecords); undefined where any says more.
+ */
+function exactValues(filters: readonly Filter[]): Row | undefined {
+  const values: Row = {};
+  for (const { field, lookup, value } of filters) {
+    if (Object.hasOwn(values, field) || !(lookup === 'exact' || (lookup === 'isnull' && value === true))) return undefined;
+    values[field] = lookup === 'isnull' ? null : value;
+  }
+  return values;
+}
 
 /** Records read per query by `each`: large enough that round trips are few, small enough to hold. */
 const BATCH_SIZE = 200;
@@ -54,8 +67,9 @@ export interface GotOrCreated {
 
 /**
  * Records rendered by the serializer (JSON-ready, in its field order). `where`: conditions in the
- * query language's vocabulary, `{ status: 'active', stock__lt: 5 }` (values of the field's type;
- * `null` alone is `isnull`).
+ * condition language scopes and `where`s take (docs/query-language.md, Conditions),
+ * `{ status: 'active', stock__lt: 5, author_id: [1, 2] }` (values of the field's type; an array
+ * alone is `in`, `null` alone is `isnull`); one no database could run is an Error at the call.
  */
 export interface RecordStore {
   /** The record; 404 when there is none. */
@@ -176,6 +190,16 @@ export function recordStore(database: Database, serializer: Serializer, options:
     return { ...values, ...(await serializer.parseBody(Object.fromEntries(written.map((name) => [serializer.shown(name), values[name]])), mode, context)) };
   };
 
+  /** `where` in the condition language (core/conditions.ts) as filters; one it cannot run is thrown here, at the call, naming the table and the key. */
+  const filtersOf = (where: Row): Filter[] => {
+    try {
+      return parseConditions({ fields: model.fields }, where, 'code');
+    } catch (error) {
+      if (error instanceof ConditionError) throw new Error(`${model.table}: ${error.message}`);
+      throw error;
+    }
+  };
+
   const orderingOf = (ordering: readonly string[]): Ordering[] =>
     ordering.map((term) => {
       const field = term.replace(/^-/, '');
@@ -194,9 +218,11 @@ export function recordStore(database: Database, serializer: Serializer, options:
     get: async (id, { lock = false } = {}) => serializer.render(await load(id, lock)),
 
     async list(where, ordering) {
-      const rows = exactOnly(where)
-        ? await listRecords(database, model, selection, where, orderingOf(ordering))
-        : await recordsMatching(database, model, selection, filtersOf(model.table, model.fields, where), orderingOf(ordering));
+      const filters = filtersOf(where);
+      const values = exactValues(filters);
+      const rows = values
+        ? await listRecords(database, model, selection, values, orderingOf(ordering))
+        : await recordsMatching(database, model, selection, filters, orderingOf(ordering));
       return rows.map((row) => serializer.render(row));
     },
 
@@ -204,7 +230,7 @@ export function recordStore(database: Database, serializer: Serializer, options:
       const terms = orderingOf(ordering);
       const nullable = terms.filter(({ field }) => model.fields[field]!.nullable);
       if (nullable.length > 0) throw new Error(`${model.table}: cannot read in batches ordered by nullable ${nullable.map(({ field }) => field).join(', ')}`);
-      const filters = filtersOf(model.table, model.fields, where);
+      const filters = filtersOf(where);
       const source = { selection, fields: model.fields, searchFields: [] };
       for await (const rows of recordsInBatches(database, source, { filters, ordering: terms }, BATCH_SIZE)) {
         for (const row of rows) yield serializer.render(row);
@@ -218,8 +244,8 @@ export function recordStore(database: Database, serializer: Serializer, options:
     },
 
     async getOrCreate(where, set = {}) {
-      const named = Object.keys(where).filter((name) => !model.fields[name]);
-      if (named.length > 0) throw new Error(`${model.table}: getOrCreate looks up by fields' values, which make the new record, not by ${named.join(', ')}`);
+      const named = Object.keys(where).filter((name) => !model.fields[name] || Array.isArray(where[name]));
+      if (named.length > 0) throw new Error(`${model.table}: getOrCreate looks up by fields' values, which make the new record, not by ${named.join(', ')} (a lookup, or a list)`);
       const values = await checked({ ...where, ...set }, 'create');
       // By the values as checked, which are the ones stored.
       const match = Object.fromEntries(Object.keys(where).map((name) => [name, values[name]]));
@@ -265,7 +291,7 @@ export function recordStore(database: Database, serializer: Serializer, options:
       const plain = await checked(Object.fromEntries(Object.entries(changes).filter(([, value]) => !isComputed(value))), 'partial_update');
       const values = { ...plain, ...Object.fromEntries(computed) };
       // Started outside `writing`: a change or condition that could never apply throws as itself, not as a failed save.
-      const updated = updateMatching(database, model, filtersOf(model.table, model.fields, where), values);
+      const updated = updateMatching(database, model, filtersOf(where), values);
       return writing('save', () => updated);
     },
 
@@ -274,7 +300,7 @@ export function recordStore(database: Database, serializer: Serializer, options:
       assertOwnFields(Object.keys(where));
       const source = { selection, fields: model.fields, searchFields: [] };
       // Built outside `writing`: a condition that could never apply throws as itself.
-      const filters = filtersOf(model.table, model.fields, where);
+      const filters = filtersOf(where);
       return writing('delete', () => deleteMatching(database, source, { filters, search: [] }));
     },
   };

@@ -124,6 +124,8 @@ function compileFilter(database: Database, field: Field, column: string, filter:
       return compare('<=', filter.value);
     case 'in': {
       const values = filter.value as unknown[];
+      // One of no values: no row (an empty IN list is a syntax error on PostgreSQL).
+      if (values.length === 0) return sql<SqlBool>`1 = 0`;
       const days = values.filter((value) => value instanceof Day);
       if (days.length === 0) return eb(ref, 'in', values.map(bind));
       const conditions =
