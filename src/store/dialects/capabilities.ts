@@ -86,6 +86,8 @@ export interface DialectCapabilities {
    * into a double (which may round back onto a bound); PostgreSQL's numeric never rounds.
    */
   exactArithmetic(value: Expression<unknown>): RawBuilder<SqlBool>;
+  /** The exact sum of the products of `factors` (decimals, integers) over the rows, as PostgreSQL's numeric sums them: SQLite's sum() adds doubles. */
+  decimalSum(factors: readonly Expression<unknown>[]): RawBuilder<unknown>;
   /** Whether the planner's estimate of a query's rows can be read without running it (EXPLAIN). */
   readonly estimatesRowCounts: boolean;
   /** Whether tables live in one of several schemas, so the current one must be named. */

@@ -73,6 +73,7 @@ export const postgresCapabilities: DialectCapabilities = {
   // The int8 type parser (database.ts) reads text beyond 2^53 already.
   exactInteger: (column) => sql`${column}`,
   exactArithmetic: () => sql<SqlBool>`true`,
+  decimalSum: (factors) => sql`sum(${sql.join(factors, sql` * `)})`,
   rowVersion: (table) => sql<string>`${sql.ref(`${table}.xmin`)}::text`,
   estimatesRowCounts: true,
   hasSchemas: true,

@@ -64,6 +64,8 @@ export const sqliteCapabilities: DialectCapabilities = {
   // make every integer of its rows one): beyond 2^53 the column's own text is read instead, and as
   // SQLite's values are typed one by one, the rest stay integers with no work per row in JavaScript.
   exactArithmetic: (value) => sql<SqlBool>`typeof(${value}) = 'integer'`,
+  // Registered by the store (store/sqlite-functions.ts): each row's factors multiplied and added up as decimals.
+  decimalSum: (factors) => sql`decimal_sum(${sql.join(factors)})`,
   exactInteger: (column) =>
     sql`case when ${column} between ${sql.lit(Number.MIN_SAFE_INTEGER)} and ${sql.lit(Number.MAX_SAFE_INTEGER)} then ${column} else cast(${column} as text) end`,
   estimatesRowCounts: false,
