@@ -5,6 +5,7 @@
  * serializer, the query language and the migrations all read the same declaration.
  */
 import { randomUUID } from 'node:crypto';
+import { RE2JS } from 're2js';
 import { isPending } from './maybe-promise.js';
 import type { Column, ColumnType, OnDelete } from './schema.js';
 
@@ -448,8 +449,8 @@ export interface StringOptions extends CommonOptions<string> {
   minLength?: number;
   /**
    * What the text must contain (DRF's RegexValidator, which searches): anchor it (`^…$`) to match
-   * the whole text. A RegExp, or the text of one (compiled with the `u` flag); run only on text
-   * within `maxLength`, so declare one to bound what matching costs.
+   * the whole text. A RegExp, or the text of one (compiled with the `u` flag); matched by RE2 in
+   * linear time (a lookaround or backreference is refused), on text within `maxLength` only.
    */
   pattern?: RegExp | string;
   patternMessage?: string;
@@ -476,6 +477,23 @@ function compilePattern(pattern: unknown): RegExp {
     return new RegExp(pattern, 'u');
   } catch (error) {
     throw new Error(`pattern ${JSON.stringify(pattern)} is no regular expression: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Whether a text contains a match of `pattern`, found by RE2 (re2js), in time linear in the text: a
+ * backtracking RegExp can take exponential time on a pattern such as `^(a+)+$`, holding the event
+ * loop for every request. What RE2 cannot run in linear time (a lookaround, a backreference) is
+ * refused here, at start-up.
+ */
+function linearMatcher(pattern: RegExp): (text: string) => boolean {
+  const flags =
+    (pattern.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0) | (pattern.multiline ? RE2JS.MULTILINE : 0) | (pattern.dotAll ? RE2JS.DOTALL : 0);
+  try {
+    const compiled = RE2JS.compile(RE2JS.translateRegExp(pattern.source), flags);
+    return (text) => compiled.test(text);
+  } catch (error) {
+    throw new Error(`pattern ${String(pattern)} cannot be matched in linear time (no lookarounds or backreferences): ${(error as Error).message}`);
   }
 }
 
@@ -522,7 +540,8 @@ export function stringKind(kind: string, options: StringOptions, storage: Storag
   }
   if (pattern) {
     const message = options.patternMessage ?? 'This value does not match the required pattern.';
-    checks.push((value) => (pattern.test(value as string) ? undefined : message));
+    const matches = linearMatcher(pattern);
+    checks.push((value) => (matches(value as string) ? undefined : message));
   }
   const limits: FieldLimits = { ...(minLength && { minLength }), ...(pattern && { pattern }) };
   return {
