@@ -18,6 +18,7 @@ import { LIMIT_OFFSET_PARAMETERS } from './limit-offset.js';
 import { selectionOf, type ActionRequest, type ActionResult, type ActionRoute } from './request.js';
 import type { LiveHub, Subscription } from './live/hub.js';
 import { EventStream } from './live/stream.js';
+import { clientKey } from '../base/proxy.js';
 
 /** The one representation of a stream; EventSource asks for it, and anything else is 406. */
 const EVENT_STREAM = ['text/event-stream' as MediaType];
@@ -65,7 +66,7 @@ async function subscribe(action: ActionRequest, hub: LiveHub): Promise<ActionRes
     // Who reads matters where the selection or the rows a request sees depend on the user.
     group: groupKey({ collection: collection.name, scope, filters, search, fields: parameters.get('fields'), omit: parameters.get('omit'), user: serializer.perUser || database.visibility ? user?.id : undefined }),
     track: collection.live!.track,
-    owner: user ? `user ${String(user.id)}` : `address ${request.ip}`,
+    owner: user ? `user ${String(user.id)}` : `address ${clientKey(request)}`,
     lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined,
     read: async (ids: readonly RecordId[]) => (await read({ source, query: among([{ field: 'id', lookup: 'in', value: ids }], ids.length) })).rows,
     visibleIds: async (limit: number) => (await read({ source: { ...source, selection: idSelection(collection) }, query: among([], limit + 1) })).rows.map((row) => row.id as RecordId),
