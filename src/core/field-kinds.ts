@@ -6,6 +6,7 @@
  */
 import {
   FieldError,
+  INT64_RANGE,
   fields as plainFields,
   makeField,
   parseBodyInteger64,
@@ -179,12 +180,15 @@ function decimal(options: DecimalOptions): Field {
   };
   // PostgreSQL hands back numeric text at the declared scale; SQLite a double, whose digits to the declared places are the stored ones.
   const text = (stored: NonNullable<unknown>): string => (typeof stored === 'number' ? parseText(stored.toFixed(places)) : String(stored));
+  /** The largest value the column holds: `whole` nines, then `places`. */
+  const largest = `${'9'.repeat(whole) || '0'}${places ? `.${'9'.repeat(places)}` : ''}`;
   const pattern = `^-?\\d{0,${whole}}${places ? `(?:\\.\\d{0,${places}})?` : ''}$`;
   return makeField(
     withRange(
       {
         kind: 'decimal',
         valueType: 'number',
+        ranges: [{ min: `-${largest}`, max: largest, message: `Ensure that there are no more than ${whole} digits before the decimal point.` }],
         storage: { type: 'decimal', digits, places },
         schema: asNumber ? { type: 'number', multipleOf: 10 ** -places, maximum: 10 ** whole - 10 ** -places, minimum: -(10 ** whole - 10 ** -places) } : { type: 'string', format: 'decimal', pattern },
         parse(value) {
@@ -253,6 +257,7 @@ const bigint = (options: BigintOptions = {}): Field =>
       {
         kind: 'bigint',
         valueType: 'integer',
+        ranges: [INT64_RANGE],
         storage: { type: 'bigint' },
         // A string beyond 2^53, as JavaScript clients cannot hold those digits in a number.
         schema: { type: ['integer', 'string'], format: 'int64', pattern: '^-?\\d{1,19}$' },

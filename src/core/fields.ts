@@ -5,6 +5,7 @@
  * serializer, the query language and the migrations all read the same declaration.
  */
 import { randomUUID } from 'node:crypto';
+import { RE2JS } from 're2js';
 import { isPending } from './maybe-promise.js';
 import type { Column, ColumnType, OnDelete } from './schema.js';
 
@@ -86,6 +87,18 @@ export interface FieldLimits {
   readonly pattern?: RegExp;
 }
 
+/**
+ * A range a numeric field's values lie in, its ends inclusive, as decimal text (a bound left out is
+ * none), and the message for a value outside it: its kind's (a column's integers, a decimal's
+ * digits) or declared (minValue, maxValue). What a value computed by the database (an atomic
+ * update's expression) is checked against, as a body's value is by `parse` and `validate`.
+ */
+export interface ValueRange {
+  readonly min?: string;
+  readonly max?: string;
+  readonly message: string;
+}
+
 export interface Field {
   /**
    * For documents and forms: integer, string, text, email, boolean, timestamp, foreign_key, password,
@@ -110,6 +123,8 @@ export interface Field {
   readonly schema: JsonSchema;
   /** Declared limits on its values (minValue, maxValue, minLength, pattern); absent where none is. */
   readonly limits?: FieldLimits;
+  /** A numeric field's ranges, its kind's then declared ones (see ValueRange); absent where it has none. */
+  readonly ranges?: readonly ValueRange[];
   /** A JSON body value → the value to store; throws FieldError. */
   parse(value: unknown): unknown;
   /**
@@ -271,21 +286,29 @@ export function withRange<T>(kind: Kind, options: RangeOptions<T>, compare: (a: 
   const numeric = kind.valueType === 'integer' || kind.valueType === 'number';
   const schema: JsonSchema = { ...kind.schema };
   const checks: Check[] = [...(kind.checks ?? [])];
+  const lowMessage = low && `Ensure this value is greater than or equal to ${low.text}.`;
+  const highMessage = high && `Ensure this value is less than or equal to ${high.text}.`;
   if (low) {
-    const message = `Ensure this value is greater than or equal to ${low.text}.`;
+    const message = lowMessage!;
     checks.push((value) => (compare(value, low.value) < 0 ? message : undefined));
     // The tighter of the declared bound and the kind's own (a decimal's column).
     if (numeric) schema.minimum = Math.max(Number(low.text), (schema.minimum as number | undefined) ?? -Infinity);
     else schema['x-minimum'] = low.text;
   }
   if (high) {
-    const message = `Ensure this value is less than or equal to ${high.text}.`;
+    const message = highMessage!;
     checks.push((value) => (compare(value, high.value) > 0 ? message : undefined));
     if (numeric) schema.maximum = Math.min(Number(high.text), (schema.maximum as number | undefined) ?? Infinity);
     else schema['x-maximum'] = high.text;
   }
   const limits = { ...kind.limits, ...(low && { minValue: low.text }), ...(high && { maxValue: high.text }) };
-  return { ...kind, schema, checks, limits };
+  if (!numeric) return { ...kind, schema, checks, limits };
+  const ranges: ValueRange[] = [
+    ...(kind.ranges ?? []),
+    ...(low ? [{ min: low.text, message: lowMessage! }] : []),
+    ...(high ? [{ max: high.text, message: highMessage! }] : []),
+  ];
+  return { ...kind, schema, checks, limits, ranges };
 }
 
 export function makeField(kind: Kind, options: CommonOptions<never>): Field {
@@ -371,10 +394,16 @@ function parseBodyInteger(value: unknown, range: IntegerRange): number | bigint 
   return integer >= MIN_SAFE && integer <= MAX_SAFE ? Number(integer) : integer;
 }
 
+/** An integer range as the values a computed value is checked against. */
+const rangeOf = ({ min, max, message }: IntegerRange): ValueRange => ({ min: String(min), max: String(max), message });
+
 const INT32 = integerRange(-(2n ** 31n), 2n ** 31n - 1n, 'Ensure this value fits in 32 bits.');
 /** A 64-bit `fields.integer()` is rendered as a JSON number: it holds the integers a number holds exactly (fields.bigint goes beyond). */
 const SAFE = integerRange(MIN_SAFE, MAX_SAFE, `Ensure this value is between ${MIN_SAFE} and ${MAX_SAFE}.`);
 const INT64 = integerRange(MIN_BIGINT, MAX_BIGINT, 'Ensure this value fits in 64 bits.');
+
+/** A signed 64-bit integer column's range (fields.bigint's). */
+export const INT64_RANGE: ValueRange = rangeOf(INT64);
 
 const parseBodyInteger32 = (value: unknown): number => parseBodyInteger(value, INT32) as number;
 const parseBodySafeInteger = (value: unknown): number => parseBodyInteger(value, SAFE) as number;
@@ -384,6 +413,7 @@ export const parseBodyInteger64 = (value: unknown): number | bigint => parseBody
 const integerKind = (kind: string, type: ColumnType, schema: JsonSchema = {}): Kind => ({
   kind,
   valueType: 'integer',
+  ranges: [rangeOf(type === 'integer' ? INT32 : SAFE)],
   storage: { type },
   schema: type === 'integer' ? { type: 'integer', format: 'int32', ...schema } : { type: 'integer', format: 'int64', ...schema },
   parse: type === 'integer' ? parseBodyInteger32 : parseBodySafeInteger,
@@ -419,8 +449,8 @@ export interface StringOptions extends CommonOptions<string> {
   minLength?: number;
   /**
    * What the text must contain (DRF's RegexValidator, which searches): anchor it (`^…$`) to match
-   * the whole text. A RegExp, or the text of one (compiled with the `u` flag); run only on text
-   * within `maxLength`, so declare one to bound what matching costs.
+   * the whole text. A RegExp, or the text of one (compiled with the `u` flag); matched by RE2 in
+   * linear time (a lookaround or backreference is refused), on text within `maxLength` only.
    */
   pattern?: RegExp | string;
   patternMessage?: string;
@@ -447,6 +477,23 @@ function compilePattern(pattern: unknown): RegExp {
     return new RegExp(pattern, 'u');
   } catch (error) {
     throw new Error(`pattern ${JSON.stringify(pattern)} is no regular expression: ${(error as Error).message}`);
+  }
+}
+
+/**
+ * Whether a text contains a match of `pattern`, found by RE2 (re2js), in time linear in the text: a
+ * backtracking RegExp can take exponential time on a pattern such as `^(a+)+$`, holding the event
+ * loop for every request. What RE2 cannot run in linear time (a lookaround, a backreference) is
+ * refused here, at start-up.
+ */
+function linearMatcher(pattern: RegExp): (text: string) => boolean {
+  const flags =
+    (pattern.ignoreCase ? RE2JS.CASE_INSENSITIVE : 0) | (pattern.multiline ? RE2JS.MULTILINE : 0) | (pattern.dotAll ? RE2JS.DOTALL : 0);
+  try {
+    const compiled = RE2JS.compile(RE2JS.translateRegExp(pattern.source), flags);
+    return (text) => compiled.test(text);
+  } catch (error) {
+    throw new Error(`pattern ${String(pattern)} cannot be matched in linear time (no lookarounds or backreferences): ${(error as Error).message}`);
   }
 }
 
@@ -493,7 +540,8 @@ export function stringKind(kind: string, options: StringOptions, storage: Storag
   }
   if (pattern) {
     const message = options.patternMessage ?? 'This value does not match the required pattern.';
-    checks.push((value) => (pattern.test(value as string) ? undefined : message));
+    const matches = linearMatcher(pattern);
+    checks.push((value) => (matches(value as string) ? undefined : message));
   }
   const limits: FieldLimits = { ...(minLength && { minLength }), ...(pattern && { pattern }) };
   return {

@@ -52,6 +52,19 @@ describe('TRUST_PROXY as a hop count', () => {
   });
 });
 
+describe('IPv6 clients', () => {
+  it('counts the addresses of one /64 as one client, and an IPv4-mapped address as its IPv4', async () => {
+    api = await startApi({ THROTTLE_ANON: '1/min', TRUST_PROXY: '1' }, withPublicNotes());
+    expect(await read('10.0.0.2', '2001:db8:1:2::1')).toBe(200);
+    // Another address of the same /64 (a subscriber's network): the same window.
+    expect(await read('10.0.0.2', '2001:db8:1:2:aaaa:bbbb:cccc:dddd')).toBe(429);
+    // Another /64: its own.
+    expect(await read('10.0.0.2', '2001:db8:1:3::1')).toBe(200);
+    expect(await read('10.0.0.2', '203.0.113.9')).toBe(200);
+    expect(await read('10.0.0.2', '::ffff:203.0.113.9')).toBe(429);
+  });
+});
+
 describe('TRUST_PROXY as proxy addresses', () => {
   it('skips trusted proxies (addresses and CIDRs) from the right and counts the first other hop', async () => {
     api = await startApi({ THROTTLE_ANON: '1/min', TRUST_PROXY: '10.0.0.0/8, 192.0.2.7' }, withPublicNotes());

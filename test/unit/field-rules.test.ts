@@ -62,6 +62,20 @@ describe('lengths and patterns', () => {
     expect(await checked(code, 'aB')).toEqual(['Lower case only.']);
   });
 
+  it('run in linear time: a pattern a backtracking engine takes exponential time on answers at once', async () => {
+    const nested = fields.string({ pattern: /^(a+)+$/ });
+    expect(await checked(nested, `${'a'.repeat(10_000)}b`)).toEqual(['This value does not match the required pattern.']);
+    expect(await checked(nested, 'aaa')).toBe('aaa');
+    // Flags keep their meaning.
+    expect(await checked(fields.string({ pattern: /^ab$/i }), 'AB')).toBe('AB');
+    expect(await checked(fields.string({ pattern: '^\\p{L}+$' }), 'été')).toBe('été');
+  });
+
+  it('refuse at declaration what no linear-time engine runs: lookarounds, backreferences', () => {
+    expect(() => fields.string({ pattern: /(?<=a)b/ })).toThrow(/pattern \/\(\?<=a\)b\/ cannot be matched in linear time/);
+    expect(() => fields.string({ pattern: /(a)\1/ })).toThrow(/linear time/);
+  });
+
   it('keep a slug’s format part of parsing: refused wherever a slug names a record', () => {
     expect(() => fields.slug().parse('not a slug')).toThrow(FieldError);
     expect(fields.slug().validate).toBeUndefined();

@@ -23,6 +23,7 @@ import { LIMIT_OFFSET_PARAMETERS } from './limit-offset.js';
 import { selectionOf, type ActionRequest, type ActionResult, type ActionRoute } from './request.js';
 import type { LiveHub, Subscription } from './live/hub.js';
 import { EventStream } from './live/stream.js';
+import { clientKey } from '../base/proxy.js';
 
 /** The one representation of a stream; EventSource asks for it, and anything else is 406. */
 const EVENT_STREAM = ['text/event-stream' as MediaType];
@@ -91,7 +92,7 @@ async function subscribe(action: ActionRequest, hub: LiveHub, reauthenticate: Re
     // Who reads matters where the selection or the rows a request sees depend on the user.
     group: groupKey({ collection: collection.name, scope, filters, search, fields: parameters.get('fields'), omit: parameters.get('omit'), user: serializer.perUser || database.visibility ? user?.id : undefined }),
     track: collection.live!.track,
-    owner: user ? `user ${String(user.id)}` : `address ${request.ip}`,
+    owner: user ? `user ${String(user.id)}` : `address ${clientKey(request)}`,
     userId: user?.id,
     recheck: () => rightsNow(action, reauthenticate),
     lastEventId: typeof lastEventId === 'string' ? lastEventId : undefined,

@@ -1,7 +1,8 @@
 /**
  * Which proxies in front of the service are trusted (TRUST_PROXY), and so
  * which address a request comes from: the first hop, counted from the right
- * of `X-Forwarded-For`, that no trusted proxy wrote.
+ * of `X-Forwarded-For`, that no trusted proxy wrote; and which client that
+ * address stands for in per-client limits (an IPv6 /64 is one).
  */
 import { isIP } from 'node:net';
 import type { FastifyRequest } from 'fastify';
@@ -53,7 +54,47 @@ export function fastifyTrustProxy(trust: TrustProxy): false | string[] | ((addre
  * The client's address: the first untrusted hop when it is a plain IP address, the TCP peer
  * otherwise (garbage in X-Forwarded-For, or a zone index, must not become a fresh throttle key).
  */
-export function clientAddress(request: FastifyRequest): string {
+function clientAddress(request: FastifyRequest): string {
   const address = request.ip;
   return isIP(address) !== 0 && !address.includes('%') ? address : (request.socket.remoteAddress ?? '');
+}
+
+/**
+ * The client a request counts for in every limit kept per client address (throttles, the
+ * anonymous live streams' cap): its address (clientAddress) as addressKey names it.
+ */
+export const clientKey = (request: FastifyRequest): string => addressKey(clientAddress(request));
+
+/**
+ * An address → the client it stands for: IPv4 as it is; an IPv4-mapped IPv6 address
+ * (`::ffff:203.0.113.9`, how a dual-stack socket shows an IPv4 client) as its IPv4; any other IPv6
+ * by its /64 (`2001:db8:1:2::/64`), the least a network hands one subscriber, who could otherwise
+ * take a fresh address, and a fresh allowance, per request. Anything else as it is.
+ */
+export function addressKey(address: string): string {
+  if (isIP(address) !== 6) return address;
+  const groups = ipv6Groups(address);
+  const mapped = groups.slice(0, 5).every((group) => group === 0) && groups[5] === 0xffff;
+  if (mapped) return [groups[6]! >> 8, groups[6]! & 0xff, groups[7]! >> 8, groups[7]! & 0xff].join('.');
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.toString(16))
+    .join(':')}::/64`;
+}
+
+/** A valid IPv6 address (isIP's) → its eight 16-bit groups: `::` expanded, a trailing IPv4 as two groups. */
+function ipv6Groups(address: string): number[] {
+  const [head = '', tail] = address.split('::');
+  const parts = (text: string): number[] =>
+    text === ''
+      ? []
+      : text.split(':').flatMap((part) => {
+          if (!part.includes('.')) return [parseInt(part, 16)];
+          const [a, b, c, d] = part.split('.').map(Number) as [number, number, number, number];
+          return [(a << 8) | b, (c << 8) | d];
+        });
+  const left = parts(head);
+  if (tail === undefined) return left;
+  const right = parts(tail);
+  return [...left, ...Array<number>(8 - left.length - right.length).fill(0), ...right];
 }

@@ -3,6 +3,7 @@
  * here, after authentication and permissions, in the pipeline's order, then taken out of the
  * collection's envelope when it has one.
  */
+import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { FastifyRequest } from 'fastify';
 import { ApiError, emptyDetails, parseError, throwIfInvalid, validationFailed } from '../base/errors.js';
 import { assertCleanText, type FieldError } from '../../core/fields.js';
@@ -23,8 +24,37 @@ function isJson(contentType: string): boolean {
   return parameters.every((parameter) => !parameter.startsWith('charset=') || /^charset="?utf-8"?$/.test(parameter));
 }
 
-/** The bytes a request carried (empty when it carried none). */
-export const rawBody = (request: FastifyRequest): Buffer => (Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0));
+/** The decoders of the content codings a body may come in, each bounded by `maxOutputLength`. */
+const DECODERS: Readonly<Record<string, (bytes: Buffer, options: { maxOutputLength: number }) => Buffer>> = {
+  gzip: gunzipSync,
+  'x-gzip': gunzipSync,
+  deflate: inflateSync,
+  br: brotliDecompressSync,
+};
+
+/**
+ * The bytes a request carried (empty when it carried none), decoded where its Content-Encoding is
+ * gzip, deflate or br: decoded bytes past the body limit (MAX_BODY_BYTES) stop the decoder there,
+ * 413, so a small bomb never becomes a large buffer; bytes that are no such coding, 400; any other
+ * coding (or several), 415.
+ */
+export function rawBody(request: FastifyRequest): Buffer {
+  const bytes = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+  const header = request.headers['content-encoding'];
+  const coding = header?.trim().toLowerCase();
+  if (coding === undefined || coding === '' || coding === 'identity') return bytes;
+  const decode = Object.hasOwn(DECODERS, coding) ? DECODERS[coding] : undefined;
+  if (!decode) throw new ApiError(415, 'unsupported_media_type', `Unsupported Content-Encoding "${header}" in request. Send gzip, deflate, br or none.`);
+  const limit = request.routeOptions.bodyLimit ?? bytes.length;
+  try {
+    return decode(bytes, { maxOutputLength: limit });
+  } catch (error) {
+    if ((error as { code?: unknown }).code === 'ERR_BUFFER_TOO_LARGE') {
+      throw new ApiError(413, 'payload_too_large', `The decoded body is larger than ${limit} bytes.`);
+    }
+    throw parseError(`The body is not valid ${coding}.`);
+  }
+}
 
 /** The request's body as JSON, or 415 / 400 parse_error. */
 export function parseJsonBody(request: FastifyRequest): unknown {

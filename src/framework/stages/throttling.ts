@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis';
 import { redisUnavailable } from '../base/redis.js';
 import type { AuthUser } from '../base/auth-user.js';
 import { ApiError } from '../base/errors.js';
-import { clientAddress } from '../base/proxy.js';
+import { clientKey } from '../base/proxy.js';
 import type { MaybePromise } from '../../core/maybe-promise.js';
 
 export interface Rate {
@@ -243,7 +243,7 @@ export function createThrottle(store: CounterStore, rates: DefaultRates, bucketR
     const { anonymous, user: signedIn } = buckets.get(bucket) ?? rates;
     const rate = user ? signedIn : anonymous;
     if (!rate) return undefined;
-    const client = user ? `user:${user.id}` : `ip:${clientAddress(request)}`;
+    const client = user ? `user:${user.id}` : `ip:${clientKey(request)}`;
     return consume(store, request, reply, `${window}:${client}`, rate, weight);
   };
   return {
@@ -251,7 +251,7 @@ export function createThrottle(store: CounterStore, rates: DefaultRates, bucketR
     checkBucket: (request, reply, user, bucket) => count(request, reply, user, bucket, bucketWindow(bucket)) ?? UNCOUNTED,
     passwordWrites(request, reply, user, bucket, hashings) {
       if (user) return hashings > 1 ? count(request, reply, user, bucket, collectionWindow(bucket), hashings - 1) : undefined;
-      return rates.signup && hashings > 0 ? consume(store, request, reply, `signup:ip:${clientAddress(request)}`, rates.signup, hashings) : undefined;
+      return rates.signup && hashings > 0 ? consume(store, request, reply, `signup:ip:${clientKey(request)}`, rates.signup, hashings) : undefined;
     },
   };
 }
@@ -279,7 +279,7 @@ export function createPasswordThrottle(store: CounterStore, rate: Rate | null): 
   };
   const throttle = async (request: FastifyRequest, reply: FastifyReply, name: string | undefined): Promise<void> => {
     if (!rate) return;
-    await consume(store, request, reply, `login:ip:${clientAddress(request)}`, rate);
+    await consume(store, request, reply, `login:ip:${clientKey(request)}`, rate);
     if (name !== undefined) await account(request, reply, name);
   };
   return Object.assign(throttle, { account });

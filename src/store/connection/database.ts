@@ -15,7 +15,7 @@ import type { Dialect, DialectCapabilities } from '../dialects/capabilities.js';
 import { postgresCapabilities } from '../dialects/postgres/capabilities.js';
 import { sqliteCapabilities } from '../dialects/sqlite/capabilities.js';
 import { isStalePlan, NamedStatement, runOn, UnnamedStatement, type StatementResult } from '../dialects/postgres/named-statement.js';
-import { registerLikeFunctions } from '../dialects/sqlite/functions.js';
+import { registerSqlFunctions } from '../dialects/sqlite/functions.js';
 import { sqliteReaders, type SqliteReaders } from '../dialects/sqlite/readers.js';
 
 /** Tables are declared at run time, so the schema type is open. */
@@ -166,7 +166,7 @@ function openSqlite(path: string): StoreDatabase {
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
-  registerLikeFunctions(connection);
+  registerSqlFunctions(connection);
   const statements = withStatementCache(connection);
   const readers = sqliteReaders(path);
   const config = { database: statements };

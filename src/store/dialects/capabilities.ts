@@ -4,7 +4,7 @@
  * PostgreSQL is a question with an answer per dialect (sqlite.ts,
  * postgres.ts), never a comparison of dialect names.
  */
-import type { ColumnDefinitionBuilder, Expression, Kysely, RawBuilder } from 'kysely';
+import type { ColumnDefinitionBuilder, Expression, Kysely, RawBuilder, SqlBool } from 'kysely';
 import type { ColumnType, OnDelete } from '../../core/schema.js';
 
 export type Dialect = 'sqlite' | 'postgres';
@@ -81,6 +81,13 @@ export interface DialectCapabilities {
    * only (bigint fields), so other integers (ids, counts) are read as they are.
    */
   exactInteger(column: Expression<unknown>): RawBuilder<unknown>;
+  /**
+   * Whether integer arithmetic's result `value` is still exact: SQLite turns a result past 64 bits
+   * into a double (which may round back onto a bound); PostgreSQL's numeric never rounds.
+   */
+  exactArithmetic(value: Expression<unknown>): RawBuilder<SqlBool>;
+  /** The exact sum of the products of `factors` (decimals, integers) over the rows, as PostgreSQL's numeric sums them: SQLite's sum() adds doubles. */
+  decimalSum(factors: readonly Expression<unknown>[]): RawBuilder<unknown>;
   /** Whether the planner's estimate of a query's rows can be read without running it (EXPLAIN). */
   readonly estimatesRowCounts: boolean;
   /** Whether tables live in one of several schemas, so the current one must be named. */

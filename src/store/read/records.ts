@@ -85,20 +85,24 @@ function aggregateOf(database: Database, table: string, aggregate: Aggregate): R
     case 'ids':
       return sql<string | null>`(select string_agg(cast(${id} as text), ',' order by ${id}) ${rows})`;
     default:
-      return sql`(select ${numericAggregate(alias, aggregate)} ${rows})`;
+      return sql`(select ${numericAggregate(database, alias, aggregate)} ${rows})`;
   }
 }
 
 /**
  * sum, avg, min or max of the product of the `of` columns, or `default` where no row is. A product
  * of integers is taken as bigint (PostgreSQL's integer product would overflow at 2^31); an average
- * of decimals is rounded to their places on both databases.
+ * of decimals is rounded to their places on both databases, and a sum of them is exact on both.
  */
-function numericAggregate(alias: string, { kind, of = [], value, default: otherwise }: Aggregate): RawBuilder<unknown> {
+function numericAggregate(database: Database, alias: string, { kind, of = [], value, default: otherwise }: Aggregate): RawBuilder<unknown> {
   const factors = of.map((column, index) => (index === 0 && of.length > 1 && value?.type === 'integer' ? sql`cast(${sql.ref(`${alias}.${column}`)} as bigint)` : sql.ref(`${alias}.${column}`)));
   const product = sql.join(factors, sql` * `);
   const aggregated =
-    kind === 'avg' && value?.type === 'decimal' ? sql`round(avg(${product}), ${sql.lit(value.places)})` : sql`${sql.raw(AGGREGATE_FUNCTIONS[kind as NumericAggregate])}(${product})`;
+    kind === 'avg' && value?.type === 'decimal'
+      ? sql`round(avg(${product}), ${sql.lit(value.places)})`
+      : kind === 'sum' && value?.type === 'decimal'
+        ? storeDatabase(database).capabilities.decimalSum(factors)
+        : sql`${sql.raw(AGGREGATE_FUNCTIONS[kind as NumericAggregate])}(${product})`;
   return otherwise === undefined ? aggregated : sql`coalesce(${aggregated}, ${otherwise})`;
 }
 

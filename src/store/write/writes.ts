@@ -382,6 +382,9 @@ export async function deleteRecord(
 
 const noCheck: WriteCheck = () => undefined;
 
+const INT64_MAX = 2n ** 63n - 1n;
+const INT64_MIN = -(2n ** 63n);
+
 /**
  * An operand of an atomic update's expression → SQL: another numeric field of the row, or a bound
  * number. `integral` when the expression is set on an integer field: then its operands are integers.
@@ -393,7 +396,12 @@ function operandSql(model: Model, operand: Operand, integral: boolean): RawBuild
   // PostgreSQL would type the parameter as the integer column and refuse 1.5; SQLite would store it.
   const whole = typeof operand === 'bigint' || (typeof operand === 'number' ? Number.isInteger(operand) : /^-?\d+$/.test(operand));
   if (integral && !whole) throw new Error(`${model.table}: an update expression set on an integer field takes integers only, not ${String(operand)}`);
-  return sql`${operand}`;
+  if (!integral) return sql`${operand}`;
+  // Exact, and an integer to SQLite too (which binds a number as a double, and would round a cast one past 2^53).
+  if (typeof operand === 'number' ? !Number.isSafeInteger(operand) : BigInt(operand) < INT64_MIN || BigInt(operand) > INT64_MAX) {
+    throw new Error(`${model.table}: an update expression's integer is a safe integer, or a bigint (or its digits) of 64 bits, not ${String(operand)}`);
+  }
+  return sql`cast(${operand} as bigint)`;
 }
 
 /** An expression reads, and is set on, the row's own numeric fields only (integer ones for an integer field): no keys, no text. */
@@ -407,10 +415,10 @@ function assertNumeric(model: Model, field: string, integral = false): void {
 
 function expressionSql(model: Model, { field, terms }: FieldExpression, integral: boolean): RawBuilder<unknown> {
   assertNumeric(model, field, integral);
-  return terms.reduce<RawBuilder<unknown>>(
-    (left, { operator, operand }) => sql`(${left} ${sql.raw(operator)} ${operandSql(model, operand, integral)})`,
-    sql.ref(`${model.table}.${field}`),
-  );
+  const column = sql.ref(`${model.table}.${field}`);
+  // Worked out in numeric, exact on both (PostgreSQL's integer would overflow midway, and its range is checked after); a float stays one.
+  const start = model.fields[field]!.column.type === 'float' ? column : sql`cast(${column} as numeric)`;
+  return terms.reduce<RawBuilder<unknown>>((left, { operator, operand }) => sql`(${left} ${sql.raw(operator)} ${operandSql(model, operand, integral)})`, start);
 }
 
 /**
@@ -419,26 +427,66 @@ function expressionSql(model: Model, { field, terms }: FieldExpression, integral
  * the statement finds it (`F('stock').minus(q)`, `increment(1)`), so that concurrent updates add
  * up, and a condition on the stored values (`stock__gte: q`) is decided with the row locked by
  * the write itself. How many records it changed; a declared constraint refuses as RecordRefused.
+ * An expression's value must lie in its field's ranges (its kind's, declared ones: Field.ranges),
+ * compared exactly in the database: the records are read locked first, in the update's transaction,
+ * and a value outside refuses the whole update as RecordRefused naming the field; the UPDATE is
+ * conditional on the ranges too, so a record that comes to meet `conditions` meanwhile is never
+ * stored out of range. A decimal's value is rounded to its places, as PostgreSQL stores it.
  * Not async: a change or condition that could never apply (an expression over text) throws at once,
  * before any statement, as the programming error it is.
  */
 export function updateMatching(database: Database, model: Model, conditions: readonly Filter[], changes: Row): Promise<number> {
   const plain = toDriverValues(model, Object.fromEntries(Object.entries(changes).filter(([, value]) => !isComputed(value))));
   const set: Record<string, unknown> = { ...plain };
+  const bounds: { field: string; message: string; within: RawBuilder<SqlBool> }[] = [];
   for (const [field, value] of Object.entries(changes)) {
     if (!isComputed(value)) continue;
     assertNumeric(model, field);
-    set[field] = expressionSql(model, asExpression(field, value), model.fields[field]!.valueType === 'integer');
+    const declared = model.fields[field]!;
+    const computed = expressionSql(model, asExpression(field, value), declared.valueType === 'integer');
+    const places = declared.kind === 'decimal' ? declared.column.places : undefined;
+    const stored = places === undefined ? computed : sql`round(${computed}, ${sql.lit(places)})`;
+    set[field] = stored;
+    const exact = declared.valueType === 'integer' ? storeDatabase(database).capabilities.exactArithmetic(stored) : sql`1 = 1`;
+    for (const { min, max, message } of declared.ranges ?? []) {
+      const low = min === undefined ? sql`1 = 1` : sql`${stored} >= cast(${min} as numeric)`;
+      const high = max === undefined ? sql`1 = 1` : sql`${stored} <= cast(${max} as numeric)`;
+      bounds.push({ field, message, within: sql<SqlBool>`(${exact} and ${low} and ${high})` });
+    }
   }
   if (Object.keys(set).length === 0) throw new Error(`${model.table}: an update changes at least one field`);
-  const { db } = storeDatabase(database);
-  const statement = db
-    .updateTable(model.table)
-    .set(set)
-    .where((eb) => eb.and(compileConditions(database, model.fields, model.table, conditions, eb)));
-  return refusing(database, model, changes, plain, async () => {
-    const rows = await statement.returning('id').execute();
+  const selected = (eb: Where) => eb.and(compileConditions(database, model.fields, model.table, conditions, eb));
+  const update = async (database: Database): Promise<number> => {
+    const rows = await storeDatabase(database)
+      .db.updateTable(model.table)
+      .set(set)
+      .where((eb) => eb.and([selected(eb), ...bounds.map(({ within }) => within)]))
+      .returning('id')
+      .execute();
     noteChange(database, model.table, 'updated', rows.map((row: Row) => row.id as RecordId));
     return rows.length;
-  });
+  };
+  if (bounds.length === 0) return refusing(database, model, changes, plain, () => update(database));
+  return inTransaction(database, (transaction) =>
+    refusing(transaction, model, changes, plain, async () => {
+      const { db, capabilities } = storeDatabase(transaction);
+      // Each range's check over every record selected, those locked until the update (SQLite's write transaction excludes other writers already).
+      const checked = db
+        .selectFrom(model.table)
+        .select(bounds.map(({ within }, index) => sql<number>`case when ${within} then 1 else 0 end`.as(`within_${index}`)))
+        .where(selected);
+      const target = capabilities.supportsRowLocks ? checked.forUpdate() : checked;
+      const found: Row | undefined = await db
+        .selectFrom(target.as('target'))
+        .select(bounds.map((_, index) => sql<number>`min(${sql.ref(`target.within_${index}`)})`.as(`within_${index}`)))
+        .executeTakeFirst();
+      const outside = bounds.filter((_, index) => found !== undefined && Number(found[`within_${index}`] ?? 1) === 0);
+      if (outside.length > 0) {
+        const details: Record<string, string[]> = {};
+        for (const { field, message } of outside) (details[field] ??= []).push(message);
+        throw new RecordRefused(details);
+      }
+      return update(transaction);
+    }),
+  );
 }

@@ -1,5 +1,5 @@
 /** PostgreSQL's answers to the store's questions (see capabilities.ts). */
-import { sql } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import type { OnDelete } from '../../../core/schema.js';
 import type { DialectCapabilities, LiveColumn } from '../capabilities.js';
 
@@ -72,6 +72,8 @@ export const postgresCapabilities: DialectCapabilities = {
   supportsRowLocks: true,
   // The int8 type parser (database.ts) reads text beyond 2^53 already.
   exactInteger: (column) => sql`${column}`,
+  exactArithmetic: () => sql<SqlBool>`true`,
+  decimalSum: (factors) => sql`sum(${sql.join(factors, sql` * `)})`,
   rowVersion: (table) => sql<string>`${sql.ref(`${table}.xmin`)}::text`,
   estimatesRowCounts: true,
   hasSchemas: true,

@@ -1,5 +1,5 @@
 /** SQLite's answers to the store's questions (see capabilities.ts). */
-import { sql } from 'kysely';
+import { sql, type SqlBool } from 'kysely';
 import type { OnDelete } from '../../../core/schema.js';
 import type { DialectCapabilities, LiveColumn } from '../capabilities.js';
 
@@ -63,6 +63,9 @@ export const sqliteCapabilities: DialectCapabilities = {
   // better-sqlite3 reads every integer as a double (unless a statement asks for BigInts, which would
   // make every integer of its rows one): beyond 2^53 the column's own text is read instead, and as
   // SQLite's values are typed one by one, the rest stay integers with no work per row in JavaScript.
+  exactArithmetic: (value) => sql<SqlBool>`typeof(${value}) = 'integer'`,
+  // Registered by the store (store/sqlite-functions.ts): each row's factors multiplied and added up as decimals.
+  decimalSum: (factors) => sql`decimal_sum(${sql.join(factors)})`,
   exactInteger: (column) =>
     sql`case when ${column} between ${sql.lit(Number.MIN_SAFE_INTEGER)} and ${sql.lit(Number.MAX_SAFE_INTEGER)} then ${column} else cast(${column} as text) end`,
   estimatesRowCounts: false,

@@ -9,7 +9,7 @@ import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { cached } from '../../../core/cache.js';
-import { registerLikeFunctions } from './functions.js';
+import { registerSqlFunctions } from './functions.js';
 
 export interface ReadRequest {
   readonly sql: string;
@@ -41,7 +41,7 @@ if (parentPort) {
   const connection = new SQLite((workerData as { path: string }).path, { readonly: true, fileMustExist: true });
   connection.pragma('busy_timeout = 5000');
   lowerPriority();
-  registerLikeFunctions(connection);
+  registerSqlFunctions(connection);
   const statements = new Map<string, SQLite.Statement>();
   port.on('message', ({ sql, parameters }: ReadRequest) => {
     let response: ReadResponse;
