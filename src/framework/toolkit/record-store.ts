@@ -10,7 +10,8 @@ import { recordsInBatches } from '../../store/read/list.js';
 import { lockNamed } from '../../store/write/locks.js';
 import { recordsMatching } from '../../store/conditions/matching.js';
 import { findRecord, listRecords, type RecordId } from '../../store/read/records.js';
-import { createIfAbsent, createRecord, deleteMatching, deleteRecord, savepointed, updateMatching, updateRecord } from '../../store/write/writes.js';
+import { deleteMatching, insertRow, insertRowIfAbsent, savepointed, updateMatching } from '../../store/write/writes.js';
+import { createRecords, deleteRecord, updateRecord } from '../write/unit.js';
 import { isComputed } from '../../core/expressions.js';
 import { exactOnly, filtersOf } from '../../core/where.js';
 import { RecordProtected, RecordRefused } from '../../core/refused.js';
@@ -214,7 +215,8 @@ export function recordStore(database: Database, serializer: Serializer, options:
     async create(body, set = {}) {
       const values = { ...(await parse(body, 'create')), ...set };
       model.rules?.creates?.(values, null);
-      return serializer.render(await writing('save', () => createRecord(database, model, selection, values)));
+      const [row] = await writing('save', () => createRecords(database, { serializer, selection, context, records: [values] }));
+      return serializer.render(row!);
     },
 
     async getOrCreate(where, set = {}) {
@@ -228,14 +230,14 @@ export function recordStore(database: Database, serializer: Serializer, options:
       if (existing) return { record: serializer.render(existing), created: false };
       model.rules?.creates?.(values, null);
       for (let attempt = 1; ; attempt += 1) {
-        const row = await writing('save', () => createIfAbsent(database, model, selection, values));
+        const row = await writing('save', () => insertRowIfAbsent(database, model, selection, values));
         if (row) return { record: serializer.render(row), created: true };
         const stored = await found();
         if (stored) return { record: serializer.render(stored), created: false };
         // Taken by a record that is gone already (deleted meanwhile), or another unique field's values
         // are: the plain create tells which, behind a savepoint so that its refusal fails no transaction.
         try {
-          return { record: serializer.render(await savepointed(database, () => createRecord(database, model, selection, values))), created: true };
+          return { record: serializer.render(await savepointed(database, () => insertRow(database, model, selection, values))), created: true };
         } catch (error) {
           // `where`'s own fields clash again: a record made and deleted meanwhile, once more; looked for again.
           const again = error instanceof RecordRefused && error.clashing !== undefined && error.clashing.length > 0 && error.clashing.every((name) => name in where);
@@ -248,13 +250,13 @@ export function recordStore(database: Database, serializer: Serializer, options:
       await load(id);
       const values = { ...(await parse(readBody(), 'partial_update')), ...set };
       // Only the body's fields are written, so a concurrent save of other fields is not undone.
-      const row = await writing('save', () => updateRecord(database, model, selection, id, values));
+      const row = await writing('save', () => updateRecord(database, { serializer, selection, context, id, values }));
       if (!row) throw missing();
       return serializer.render(row);
     },
 
     async delete(id) {
-      if (!(await writing('delete', () => deleteRecord(database, selection, id)))) throw missing();
+      if (!(await writing('delete', () => deleteRecord(database, { model, selection, id })))) throw missing();
     },
 
     async updateMatching(where, changes) {
