@@ -32,7 +32,7 @@ export type { Action, Permission, PermissionContext } from './declare/permission
 export { parseRecordId } from './declare/record-id.js';
 export { lockFor, recordStore } from './toolkit/record-store.js';
 export { F, increment, FieldExpression, Increment, type Operand } from '../core/expressions.js';
-export { inTransaction } from '../store/write/writes.js';
+export { inTransaction } from './write/unit.js';
 export type { GetOptions, GotOrCreated, RecordId, RecordStore, RecordStoreOptions } from './toolkit/record-store.js';
 export { Serializer, serializer } from './declare/serializer.js';
 export { computed } from './declare/computed.js';

@@ -68,7 +68,8 @@ const inLayer = (name: string): string[] => all.filter((module) => layer(module)
  * src's layers, lowest first: a module may import its own layer's modules and those of the layers
  * beneath it, never one above. In the framework, each folder is a layer, `views.ts` (the one
  * pipeline) sits between what it runs and the routes that call it, and `index.ts` (the public API)
- * above the rest; the CLI and the scaffold it writes share the top.
+ * above the rest; the write unit shares the toolkit's layer (recordStore writes through it, and it marks
+ * the users records it hands to hooks as the toolkit's credentials know them); the CLI and the scaffold it writes share the top.
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['core'],
@@ -76,7 +77,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['framework/base'],
   ['framework/declare'],
   ['framework/stages'],
-  ['framework/toolkit'],
+  ['framework/toolkit', 'framework/write'],
   ['framework/actions'],
   ['framework/render'],
   ['framework/docs'],

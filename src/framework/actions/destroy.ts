@@ -1,13 +1,10 @@
 /** destroy: the record the path names, or on the list path the records its filters select (`bulkDelete`). */
-import type { Database } from '../../store/connection/database.js';
-import { deleteMatching, deleteRecord } from '../../store/write/writes.js';
+import { deleteMatching } from '../../store/write/writes.js';
 import { notFound, validationFailed } from '../base/errors.js';
-import { written as hooked } from '../declare/hooks.js';
+import { deleteRecord } from '../write/unit.js';
 import { PAGING_PARAMETERS } from './limit-offset.js';
 import { parseListQuery } from '../stages/list-params.js';
-import type { Row } from '../../core/rows.js';
-import { fromTable } from '../toolkit/credential-store.js';
-import { committed, guard, hookEvent, pathKey, selectionOf, shownRefusal, type ActionRequest, type ActionResult } from './request.js';
+import { guard, pathKey, selectionOf, shownRefusal, type ActionRequest, type ActionResult } from './request.js';
 
 /** Whether a delete must see the record first: to compare its ETag, to check a permission on it, or to show it to a hook. */
 const deleteReadsRecord = ({ request, permissions, collection: { hooks } }: ActionRequest): boolean =>
@@ -36,30 +33,20 @@ async function destroyMatching(action: ActionRequest): Promise<ActionResult> {
 export async function destroy(action: ActionRequest): Promise<ActionResult> {
   // The list path names no record: there, DELETE is the collection's bulk delete (the router mounts it only when declared).
   if (action.id === undefined) return destroyMatching(action);
+  const { collection, scope } = action;
   const id = pathKey(action);
-  const { hooks } = action.collection;
-  let existing: Row | undefined;
-  // In the locked read's transaction: the hook's reads see the record as it is deleted.
-  const seen = async (row: Row, database: Database): Promise<void> => {
-    existing = row;
-    fromTable(action.collection.serializer.model, row);
-    await hooks.beforeDelete?.({ ...hookEvent(action, database), existing: row });
-  };
   let deleted: boolean;
   try {
-    deleted = await hooked(
-      action.reader.database,
-      hooks.afterDelete !== undefined,
-      (database) => deleteRecord(database, selectionOf(action), id, deleteReadsRecord(action) ? guard(action, seen) : undefined, action.scope),
-      async (database, deleted) => {
-        if (deleted) await hooks.afterDelete?.({ ...hookEvent(action, database), existing: existing! });
-      },
-    );
+    deleted = await deleteRecord(action.reader.database, {
+      model: collection.serializer.model,
+      selection: selectionOf(action),
+      id,
+      // Only the lock's conditions are read of the scope: a delete reads no record back.
+      request: { writer: action, hooks: collection.hooks, within: scope && { scope, source: collection.listSource }, check: deleteReadsRecord(action) ? guard(action) : undefined },
+    });
   } catch (error) {
     throw shownRefusal(action, error);
   }
   if (!deleted) throw notFound();
-  const afterCommit = existing && committed(action, 'delete', existing);
-  if (afterCommit) await afterCommit;
   return { status: 204 };
 }

@@ -1,22 +1,19 @@
 /**
  * What an action gets (ActionRequest) and gives back (ActionResult), the route the pipeline runs it
  * by, and what several actions share: the record the path names, read and checked; a write's
- * guards, scope re-read and hooks' context; a result written once for its ETag.
+ * checks; a result written once for its ETag.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { Database } from '../../store/connection/database.js';
 import { stringifyJson } from '../../core/json.js';
 import type { RecordScope } from '../../core/list-query.js';
-import { readList } from '../../store/read/list.js';
-import { readsRestricted, unrestricted } from '../../store/conditions/visibility.js';
+import { readsRestricted } from '../../store/conditions/visibility.js';
 import type { RequestReader } from '../../store/read/reader.js';
 import type { RecordId } from '../../store/read/records.js';
-import type { WriteCheck } from '../../store/write/writes.js';
+import type { WriteCheck } from '../write/unit.js';
 import type { AuthUser } from '../base/auth-user.js';
 import type { Collection } from '../declare/collection.js';
 import { assertMatches, strongEtag } from '../stages/conditional.js';
-import { ApiError, notFound, permissionDenied } from '../base/errors.js';
-import type { CommitEvent, HookContext } from '../declare/hooks.js';
+import { ApiError, notFound } from '../base/errors.js';
 import { type Action, type Permission } from '../declare/permission-classes.js';
 import { checkObjectPermissions } from '../stages/permissions.js';
 import type { MediaType } from '../stages/negotiation.js';
@@ -140,50 +137,6 @@ export function writeContext({ user }: Pick<ActionRequest, 'user'>): WriteContex
     userId: user?.id ?? null,
     hasPermission: async (name) => (await user?.hasPermission(name)) ?? false,
   };
-}
-
-/** What hooks see; `database`: the write's (its transaction when it has one), which their credentials read and write through. */
-const requestContext = ({ user, parameters, credentials }: ActionRequest, database?: Database): HookContext => ({
-  user,
-  parameters,
-  credentials: database ? credentials.in(database) : credentials,
-});
-
-/**
- * A hook's context and `database`: the write's, as the app's own code sees it (every row, as
- * `recordStore` reads them); the framework's own statements keep to what the request may see.
- */
-export const hookEvent = (action: ActionRequest, database: Database): HookContext & { readonly database: Database } => {
-  const own = unrestricted(database);
-  return { ...requestContext(action, own), database: own };
-};
-
-/**
- * The written records read again through the scope, in the write's transaction (row-level
- * security's WITH CHECK): a record the request could not see is refused, and nothing is stored.
- */
-export async function inScope(action: ActionRequest, scope: RecordScope, database: Database, rows: Row[], refused = 'You may not create a record outside the ones you may see.'): Promise<Row[]> {
-  const { collection } = action;
-  const ids = { field: 'id', lookup: 'in', value: rows.map((row) => row.id) } as const;
-  const query = { page: 1, pageSize: rows.length, search: [], ordering: [], filters: [ids], scope: scope.conditions };
-  // As the create read them: with the lookup field, which Location names.
-  const source = { ...collection.listSource, selection: selectionOf(action) };
-  const { rows: again } = await readList(database, { source, query, paging: { by: 'number' }, count: 'none', estimateThreshold: 0 });
-  if (again.length < rows.length) throw permissionDenied(refused);
-  return again;
-}
-
-/** The after-commit hook: the write stands whatever it does, so its failure is logged, not answered. Nothing to wait for without one. */
-export function committed(action: ActionRequest, kind: CommitEvent['action'], record: Row): Promise<void> | undefined {
-  const { afterCommit } = action.collection.hooks;
-  if (!afterCommit) return undefined;
-  return (async () => {
-    try {
-      await afterCommit({ ...requestContext(action), action: kind, record });
-    } catch (error) {
-      action.request.log.error({ err: error }, `afterCommit hook of ${action.collection.name} failed`);
-    }
-  })();
 }
 
 /**

@@ -1,5 +1,6 @@
 /**
- * A collection's lifecycle hooks (DRF's `perform_create`, `perform_update`, `perform_destroy`).
+ * A collection's lifecycle hooks (DRF's `perform_create`, `perform_update`, `perform_destroy`),
+ * as an app declares them; the write unit (framework/write/unit.ts) runs them in their order.
  * Before-hooks run before the write, and may refuse it (throw an ApiError) or set server-side
  * values (return them), reading the database to choose them (a slug not yet taken); after-hooks
  * run in the write's transaction, so a throw rolls it back;
@@ -8,7 +9,6 @@
 import type { MaybePromise } from '../../core/maybe-promise.js';
 import type { Row } from '../../core/rows.js';
 import type { Database } from '../../store/connection/database.js';
-import { inTransaction } from '../../store/write/writes.js';
 import type { RequestContext } from './scope.js';
 import type { Credentials } from './credentials.js';
 
@@ -64,28 +64,4 @@ export interface Hooks {
   afterUpdate?(event: UpdateEvent & Written): MaybePromise<void>;
   afterDelete?(event: DeleteEvent & HookContext & Omit<Written, 'record'>): MaybePromise<void>;
   afterCommit?(event: CommitEvent): MaybePromise<void>;
-}
-
-/** The validated values with what a before-hook returned set over them (at once, without a promise, when there is no hook). */
-export function prepared(values: Row, before: MaybePromise<Row | void> | undefined): MaybePromise<Row> {
-  if (before === undefined) return values;
-  return Promise.resolve(before).then((set) => (set ? { ...values, ...set } : values));
-}
-
-/**
- * `write`, then `after` in the same transaction, when `transactional` (a transaction is opened
- * only then: a collection without after-hooks needs none around its write).
- */
-export function written<T>(
-  database: Database,
-  transactional: boolean,
-  write: (database: Database) => Promise<T>,
-  after: (database: Database, result: T) => Promise<void>,
-): Promise<T> {
-  if (!transactional) return write(database);
-  return inTransaction(database, async (transaction) => {
-    const result = await write(transaction);
-    await after(transaction, result);
-    return result;
-  });
 }

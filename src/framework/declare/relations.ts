@@ -8,16 +8,10 @@
  * a related id (`tags=3`, `tags__in=3,4`), or slug, through EXISTS. Filters across a nested
  * foreign key (`author__username=alice`) are declared here too.
  */
-import { FieldError, fields, type Field, type JsonSchema, type Lookup } from '../../core/fields.js';
+import { fields, type Field, type JsonSchema, type Lookup } from '../../core/fields.js';
 import type { Across } from '../../core/list-query.js';
 import { table, type Table } from '../../core/model.js';
-import { RecordRefused } from '../../core/refused.js';
-import { keyOf, type Row, type Selection } from '../../core/rows.js';
-import type { Database } from '../../store/connection/database.js';
-import { idWhere, idsWhere, missingIds, replaceJoinRows } from '../../store/read/join-rows.js';
-import { findRecord, type RecordId } from '../../store/read/records.js';
-import { inTransaction } from '../../store/write/writes.js';
-import { checkRequestingUser, type JoinTable, type Relation, type Serializer, type SlugField, type SlugKey, type WriteContext } from './serializer.js';
+import type { JoinTable, Relation, Serializer, SlugField } from './serializer.js';
 import { MAX_RELATED_IDS, relatedId, relatedIdsSchema } from './related-ids.js';
 
 /** How a reverse or many-to-many relation renders: as ids (default), or each related record by `serializer`, read-only. */
@@ -149,101 +143,3 @@ export function relatedFilter(serializer: Serializer, name: string): { field: Fi
   if (!nested || !field || field.writeOnly) return undefined;
   return { field, across: { table: nested.serializer.model.table, link: 'id', own: nested.source, column }, lookups: field.lookups };
 }
-
-/**
- * A slug → the id of the record it names, set as the foreign key; 400 on the relation when none
- * has it, or when the key may name only the requesting user (checked as for the key itself).
- */
-async function resolveSlug(database: Database, name: string, key: Field, slug: SlugKey, value: unknown, context: WriteContext): Promise<RecordId | null> {
-  if (value === null) return null;
-  const id = await idWhere(database, slug.target.table, slug.field, slug.target.fields[slug.field]!.toDriver(value));
-  if (id === undefined) throw new RecordRefused({ [name]: [`No ${slug.target.table} with ${slug.field} "${String(value)}".`] });
-  try {
-    await checkRequestingUser(key, id, context);
-  } catch (error) {
-    if (error instanceof FieldError) throw new RecordRefused({ [name]: error.messages });
-    throw error;
-  }
-  return id;
-}
-
-/**
- * `write` of the record's own values (slugs resolved to their keys first), then, for each
- * many-to-many the values set, its links replaced by the ids given, in one transaction: ids that
- * name no record refuse the whole write (400 naming them). The record is read again after, so it
- * shows its new links.
- */
-export function writeWithRelations<T extends Row | undefined>(
-  database: Database,
-  serializer: Serializer,
-  selection: Selection,
-  values: Row,
-  context: WriteContext,
-  write: (database: Database, own: Row) => Promise<T>,
-): Promise<T> {
-  // Values that set no relation are the record's own as they are: no copy, and no async frame around the write.
-  return setsRelation(serializer, values) ? writeLinked(database, serializer, selection, values, context, write) : write(database, values);
-}
-
-function setsRelation(serializer: Serializer, values: Row): boolean {
-  for (const name of serializer.relationInputs) if (name in values) return true;
-  return false;
-}
-
-async function writeLinked<T extends Row | undefined>(
-  database: Database,
-  serializer: Serializer,
-  selection: Selection,
-  values: Row,
-  context: WriteContext,
-  write: (database: Database, own: Row) => Promise<T>,
-): Promise<T> {
-  const own: Row = { ...values };
-  const links: [JoinTable, (database: Database) => Promise<RecordId[]>][] = [];
-  for (const name of serializer.relationInputs) {
-    if (!(name in own)) continue;
-    const { through, slug, slugs } = serializer.relations[name]!;
-    if (slug) own[slug.source] = await resolveSlug(database, name, serializer.model.fields[slug.source]!, slug, own[name], context);
-    else links.push([through!, slugs ? linkedBySlugs(name, slugs, own[name] as unknown[]) : linkedByIds(name, through!, own[name] as RecordId[])]);
-    delete own[name];
-  }
-  if (links.length === 0) return write(database, own);
-  return inTransaction(database, async (transaction) => {
-    const row = await write(transaction, own);
-    if (!row) return row;
-    const id = row.id as RecordId;
-    for (const [through, linked] of links) {
-      const ids = await linked(transaction);
-      try {
-        await replaceJoinRows(transaction, through, id, ids);
-      } catch (error) {
-        if (!transaction.missingReference(error)) throw error;
-        // A record named was deleted since it was found (PostgreSQL, read committed): refused as a missing one is.
-        await linked(database);
-        throw error;
-      }
-    }
-    // Found as `selection` finds records: by the collection's lookup field, which need not be the id.
-    return ((await findRecord(transaction, selection, row[keyOf(selection)] as RecordId)) ?? row) as T;
-  });
-}
-
-/** The ids a many-to-many's body gives, read back to refuse those of no record (400 naming them). */
-const linkedByIds =
-  (name: string, through: JoinTable, ids: readonly RecordId[]) =>
-  async (database: Database): Promise<RecordId[]> => {
-    const missing = await missingIds(database, through.target, ids);
-    if (missing.length > 0) throw new RecordRefused({ [name]: [`Invalid ${missing.length === 1 ? 'id' : 'ids'} ${missing.join(', ')}: no such ${through.target}.`] });
-    return [...ids];
-  };
-
-/** The ids of the records a many-to-many's slugs name (exactly), in one read; 400 naming the slugs no record has. */
-const linkedBySlugs =
-  (name: string, { target, field }: SlugField, slugs: readonly unknown[]) =>
-  async (database: Database): Promise<RecordId[]> => {
-    const declared = target.fields[field]!;
-    const found = await idsWhere(database, target.table, field, slugs.map((slug) => declared.toDriver(slug)));
-    const missing = slugs.filter((slug) => !found.has(String(declared.toDriver(slug))));
-    if (missing.length > 0) throw new RecordRefused({ [name]: [`No ${target.table} with ${field} ${missing.map((slug) => `"${String(slug)}"`).join(', ')}.`] });
-    return slugs.map((slug) => found.get(String(declared.toDriver(slug)))!);
-  };

@@ -10,7 +10,8 @@ import { recordsInBatches } from '../../store/read/list.js';
 import { lockNamed } from '../../store/write/locks.js';
 import { recordsMatching } from '../../store/conditions/matching.js';
 import { findRecord, listRecords, type RecordId } from '../../store/read/records.js';
-import { createIfAbsent, createRecord, deleteMatching, deleteRecord, savepointed, updateMatching, updateRecord } from '../../store/write/writes.js';
+import { deleteMatching, insertRow, insertRowIfAbsent, matchingUpdate, savepointed } from '../../store/write/writes.js';
+import { createRecords, deleteRecord, inTransaction, updateRecord } from '../write/unit.js';
 import { isComputed } from '../../core/expressions.js';
 import { ConditionError, parseConditions, type Filter } from '../../core/conditions.js';
 import { RecordProtected, RecordRefused } from '../../core/refused.js';
@@ -240,7 +241,8 @@ export function recordStore(database: Database, serializer: Serializer, options:
     async create(body, set = {}) {
       const values = { ...(await parse(body, 'create')), ...set };
       model.rules?.creates?.(values, null);
-      return serializer.render(await writing('save', () => createRecord(database, model, selection, values)));
+      const [row] = await writing('save', () => createRecords(database, { serializer, selection, context, records: [values] }));
+      return serializer.render(row!);
     },
 
     async getOrCreate(where, set = {}) {
@@ -254,14 +256,14 @@ export function recordStore(database: Database, serializer: Serializer, options:
       if (existing) return { record: serializer.render(existing), created: false };
       model.rules?.creates?.(values, null);
       for (let attempt = 1; ; attempt += 1) {
-        const row = await writing('save', () => createIfAbsent(database, model, selection, values));
+        const row = await writing('save', () => insertRowIfAbsent(database, model, selection, values));
         if (row) return { record: serializer.render(row), created: true };
         const stored = await found();
         if (stored) return { record: serializer.render(stored), created: false };
         // Taken by a record that is gone already (deleted meanwhile), or another unique field's values
         // are: the plain create tells which, behind a savepoint so that its refusal fails no transaction.
         try {
-          return { record: serializer.render(await savepointed(database, () => createRecord(database, model, selection, values))), created: true };
+          return { record: serializer.render(await savepointed(database, () => insertRow(database, model, selection, values))), created: true };
         } catch (error) {
           // `where`'s own fields clash again: a record made and deleted meanwhile, once more; looked for again.
           const again = error instanceof RecordRefused && error.clashing !== undefined && error.clashing.length > 0 && error.clashing.every((name) => name in where);
@@ -274,13 +276,13 @@ export function recordStore(database: Database, serializer: Serializer, options:
       await load(id);
       const values = { ...(await parse(readBody(), 'partial_update')), ...set };
       // Only the body's fields are written, so a concurrent save of other fields is not undone.
-      const row = await writing('save', () => updateRecord(database, model, selection, id, values));
+      const row = await writing('save', () => updateRecord(database, { serializer, selection, context, id, values }));
       if (!row) throw missing();
       return serializer.render(row);
     },
 
     async delete(id) {
-      if (!(await writing('delete', () => deleteRecord(database, selection, id)))) throw missing();
+      if (!(await writing('delete', () => deleteRecord(database, { model, selection, id })))) throw missing();
     },
 
     async updateMatching(where, changes) {
@@ -290,9 +292,10 @@ export function recordStore(database: Database, serializer: Serializer, options:
       // Fields the serializer writes are checked as a PATCH body's; the others are the code's own, as `update`'s `set`.
       const plain = await checked(Object.fromEntries(Object.entries(changes).filter(([, value]) => !isComputed(value))), 'partial_update');
       const values = { ...plain, ...Object.fromEntries(computed) };
-      // Started outside `writing`: a change or condition that could never apply throws as itself, not as a failed save.
-      const updated = updateMatching(database, model, filtersOf(where), values);
-      return writing('save', () => updated);
+      // Made outside `writing`: a change or condition that could never apply throws as itself, not as a failed save.
+      const update = matchingUpdate(database, model, filtersOf(where), values);
+      // Kept within the fields' ranges, it is checked and written in one transaction: the write unit's, or the one it joins.
+      return writing('save', () => (update.checksRanges ? inTransaction(database, update.run) : update.run(database)));
     },
 
     async deleteMatching(where) {

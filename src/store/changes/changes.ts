@@ -3,8 +3,8 @@
  * a change names the table, the rows' ids and what happened to them, never their values, so whoever
  * hears of it reads the rows again and sees committed data only. A database opened by openDatabase
  * tells no one; `tellingChanges` gives a copy that tells `listener`. A write outside a transaction is
- * told once its statement has run (it committed); one inside a transaction that inTransaction
- * opened, once that transaction commits, and never when it rolls back.
+ * told once its statement has run (it committed); one inside a transaction that the framework's write
+ * unit opened (heldChanges), once that transaction commits, and never when it rolls back.
  */
 import type { Database } from '../connection/database.js';
 import type { RecordId } from '../read/records.js';
@@ -25,26 +25,31 @@ type Telling = Database & { readonly changes?: ChangeListener };
 /** `database`, its committed writes told to `listener`. */
 export const tellingChanges = (database: Database, listener: ChangeListener): Database => ({ ...database, changes: listener }) as Telling;
 
-/** A write's change: told now, or kept until its transaction commits (see committedChanges). */
+/** A write's change: told now, or kept until its transaction commits (see heldChanges). */
 export function noteChange(database: Database, table: string, kind: ChangeKind, ids: readonly RecordId[]): void {
   if (ids.length > 0) (database as Telling).changes?.({ table, kind, ids });
 }
 
-/**
- * `run`'s transaction, whose changes are told after it commits: `within` gives the transaction's
- * database a listener that keeps them. Each attempt starts afresh (a transaction run again after a
- * stale plan keeps only its last attempt's changes).
- */
-export function committedChanges<T>(database: Database, run: (within: (transaction: Database) => Database) => Promise<T>): Promise<T> {
+/** A transaction's changes, held until it commits (see heldChanges). */
+export interface HeldChanges {
+  /** The transaction's database, keeping its writes' changes; each attempt starts afresh (a transaction run again after a stale plan keeps only its last attempt's). */
+  within(transaction: Database): Database;
+  /** Tells the changes kept, once the transaction committed. */
+  tell(): void;
+}
+
+/** What a transaction opened on `database` does with its writes' changes: held until it commits; undefined when no one listens. */
+export function heldChanges(database: Database): HeldChanges | undefined {
   const listener = (database as Telling).changes;
-  if (!listener) return run((transaction) => transaction);
+  if (!listener) return undefined;
   let kept: Change[] = [];
-  const within = (transaction: Database): Database => {
-    kept = [];
-    return tellingChanges(transaction, (change) => kept.push(change));
+  return {
+    within: (transaction) => {
+      kept = [];
+      return tellingChanges(transaction, (change) => kept.push(change));
+    },
+    tell: () => {
+      for (const change of kept) listener(change);
+    },
   };
-  return run(within).then((result) => {
-    for (const change of kept) listener(change);
-    return result;
-  });
 }

@@ -1,46 +1,31 @@
 /**
- * Writing records, each in as few statements as the database allows. A create is one
- * `INSERT … RETURNING`, its nested fields read in the same statement where a WITH clause may hold
- * the write; an update is one `UPDATE … RETURNING`, conditional on the row being as the caller saw
- * it where rows have versions, else after a locked read in the same transaction when the caller
- * must see the record first; a delete is one `DELETE`, after a locked read likewise. Foreign keys are checked by their
+ * Writing records: plain operations, each taking values and answering what it wrote, in as few
+ * statements as the database allows. A create is one `INSERT … RETURNING`, its nested fields read in
+ * the same statement where a WITH clause may hold the write; an update one `UPDATE … RETURNING`,
+ * or, conditional on the row's version as the caller saw it, one that answers nothing when the row
+ * moved on; a delete one `DELETE`; a locked read holds a record for the transaction it runs in.
+ * Which of them a write runs, in which transaction, and what it checks between them, is the
+ * framework's write unit (framework/write/unit.ts). Foreign keys are checked by their
  * constraints, not by reads beforehand: a refusal comes back as a RecordRefused naming the field. A
  * key naming a row of a restricted table is read first, in one statement, for a request that may
  * not see every row of it (store/conditions/visibility.ts): a row it may not see is refused as a missing one is.
  */
 import { sql, type AliasedRawBuilder, type RawBuilder, type Compilable, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
-import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
 import type { Filter, ListSource, RecordScope } from '../../core/list-query.js';
 import { asExpression, FieldExpression, isComputed, type Operand } from '../../core/expressions.js';
 import type { Model } from '../../core/model.js';
 import { constraintRefusal } from '../../core/constraints.js';
 import { clashDetails, RecordProtected, RecordRefused } from '../../core/refused.js';
 import { keyOf, relatedReads, type Row, type Selection } from '../../core/rows.js';
-import { storeDatabase, transaction, type Database, type Tables } from '../connection/database.js';
-import { committedChanges, noteChange } from '../changes/changes.js';
+import { storeDatabase, type Database, type Tables } from '../connection/database.js';
+import { noteChange } from '../changes/changes.js';
 import { findScopedRecord, matching, type Matching } from '../read/list.js';
 import type { Placeholder } from '../statements/placeholder.js';
 import { compiledStatement, type Compiled } from '../statements/compiled.js';
 import { compileConditions, visibleRow } from '../conditions/filters.js';
-import { assembleRow, findRecord, fromSelection, recordExists, returnedColumns, selectColumns, toDriverValues, versionOf, withBatches, type RecordId, type RowQuery } from '../read/records.js';
+import { assembleRow, findRecord, fromSelection, recordExists, returnedColumns, selectColumns, toDriverValues, withBatches, type RecordId, type RowQuery } from '../read/records.js';
 
 type Where = ExpressionBuilder<Tables, string>;
-
-/** The caller's look at a record about to be written (permissions, preconditions): it throws to refuse the write. */
-/** A check of the row about to be written; `database`: the one the write runs in (its transaction, once it has one). */
-export type WriteCheck = (row: Row, database: Database) => MaybePromise<void>;
-
-/** Writes of the caller's own, through `transaction`, in the transaction of the write of `row`. */
-export type BeforeWrite = (row: Row, transaction: Database) => Promise<void>;
-
-/**
- * `work` in a transaction: the one already open on `database`, else a new one, committed when `work`
- * resolves, and its writes' changes told then (store/changes/changes.ts).
- */
-export function inTransaction<T>(database: Database, work: (transaction: Database) => Promise<T>): Promise<T> {
-  if (storeDatabase(database).db.isTransaction) return work(database);
-  return committedChanges(database, (within) => transaction(database, (opened) => work(within(opened))));
-}
 
 /** An INSERT or UPDATE, ready for its RETURNING clause. */
 interface Returnable {
@@ -189,16 +174,16 @@ function inserted(database: Database, model: Model, selection: Selection, values
 }
 
 /** A new record, as `selection` reads it. */
-export const createRecord = (database: Database, model: Model, selection: Selection, values: Row): Promise<Row> =>
+export const insertRow = (database: Database, model: Model, selection: Selection, values: Row): Promise<Row> =>
   inserted(database, model, selection, values, false) as Promise<Row>;
 
 /**
  * A new record, unless a unique constraint finds its values taken (by a record stored or being
  * stored by a transaction not yet ended, which it waits for): then undefined, by one
  * `INSERT … ON CONFLICT DO NOTHING`, which fails no transaction it runs in. Other refusals (a check,
- * a missing reference) are thrown as createRecord's.
+ * a missing reference) are thrown as insertRow's.
  */
-export const createIfAbsent = (database: Database, model: Model, selection: Selection, values: Row): Promise<Row | undefined> =>
+export const insertRowIfAbsent = (database: Database, model: Model, selection: Selection, values: Row): Promise<Row | undefined> =>
   inserted(database, model, selection, values, true);
 
 /**
@@ -219,101 +204,51 @@ export async function savepointed<T>(database: Database, work: () => Promise<T>)
   }
 }
 
-/** New records, each made by `create` (createRecord, and what the caller writes with it), in order, all or none (a refusal carries the refused record's index). */
-export function createRecords(database: Database, records: readonly Row[], create: (database: Database, values: Row) => Promise<Row>): Promise<Row[]> {
-  return inTransaction(database, async (transaction) => {
-    const rows: Row[] = [];
-    for (const [index, values] of records.entries()) {
-      try {
-        rows.push(await create(transaction, values));
-      } catch (error) {
-        throw error instanceof RecordRefused ? new RecordRefused(error.details, index, error.clashing) : error;
-      }
-    }
-    return rows;
+/**
+ * The record locked until the transaction `database` is in ends (`SELECT … FOR UPDATE` on
+ * PostgreSQL; SQLite's write transactions already run one at a time); undefined when there is none,
+ * or it is outside `scope`.
+ */
+export const lockRecord = (database: Database, selection: Selection, id: RecordId, scope?: RecordScope): Promise<Row | undefined> =>
+  scope ? findScopedRecord(database, selection, id, scope, { lock: true }) : findRecord(database, selection, id, { lock: true });
+
+/** The UPDATE by key of `columns`; `versioned`: only of the row as it was at a version, bound after the key. */
+const updateQuery = (model: Model, selection: Selection, columns: readonly string[], versioned: boolean): Compiled<Row> =>
+  writeQuery(selection, `update ${columns.join(',')}${versioned ? ' versioned' : ''}`, columns.length + (versioned ? 2 : 1), (database, placeholders) => {
+    const [id, version] = placeholders.slice(columns.length);
+    const write = storeDatabase(database).db.updateTable(model.table).set(bound(columns, placeholders)).where(keyOf(selection), '=', id);
+    return (versioned ? write.where(storeDatabase(database).capabilities.rowVersion!(model.table), '=', version as unknown as string) : write) as unknown as Returnable;
+  });
+
+/** The UPDATE (conditional on `version` when given); `kept`: the record as stored, whose foreign keys an update may keep. */
+function updated(database: Database, model: Model, selection: Selection, id: RecordId, values: Row, kept: Row | undefined, version: string | undefined): Promise<Row | undefined> {
+  const driverValues = toDriverValues(model, values);
+  const query = updateQuery(model, selection, Object.keys(driverValues), version !== undefined);
+  const bindings = [...Object.values(driverValues), id, ...(version === undefined ? [] : [version])];
+  return refusing(database, model, values, driverValues, () => writtenRow(database, selection, query, bindings), kept).then((row) => {
+    if (row) noteChange(database, model.table, 'updated', [row.id as RecordId]);
+    return row;
   });
 }
 
-/** The locked record (undefined when there is none, or it is outside the scope), once `check` has seen it. */
-async function lockedRecord(database: Database, selection: Selection, id: RecordId, check: WriteCheck, scope?: RecordScope): Promise<Row | undefined> {
-  const row = scope
-    ? await findScopedRecord(database, selection, id, scope, { lock: true })
-    : await findRecord(database, selection, id, { lock: true });
-  if (row) await check(row, database);
-  return row;
-}
-
-/** What an update asks before it writes: the caller's checks, and what it read first. */
-export interface UpdateGuard {
-  readonly check: WriteCheck;
-  /** The record as the caller read it before (findRecord, or the request's reader, within `scope`), if it did. */
-  readonly seen?: Row;
-  /** What is left to check of `seen`, which the caller has looked at already (by default, `check`). */
-  readonly checkSeen?: WriteCheck;
-  /** The records the caller may reach: one outside it is not found (undefined). */
-  readonly scope?: RecordScope;
-  /** Writes of the caller's own, through `transaction`, in the update's transaction, after `check`. */
-  readonly alongside?: BeforeWrite;
+/**
+ * The record changed to `values` by one `UPDATE … RETURNING`, as `selection` reads it; undefined
+ * when there is none. `kept`: the record as stored (locked), whose foreign keys the update may keep
+ * unchecked. An empty change stores nothing: the record as it is (`kept`, else read).
+ */
+export function updateRow(database: Database, model: Model, selection: Selection, id: RecordId, values: Row, kept?: Row): Promise<Row | undefined> {
+  if (Object.keys(values).length > 0) return updated(database, model, selection, id, values, kept, undefined);
+  return kept ? Promise.resolve(kept) : findRecord(database, selection, id);
 }
 
 /**
- * The record changed to `values`, as `selection` reads it; undefined when there is none (or it is
- * outside the guard's scope: the record seen was read within it, the locked one is). Two
- * writers that checked the same version of the record cannot both succeed:
- * - where rows have versions and nothing is written alongside, the record the caller saw is
- *   checked, then written by one `UPDATE … WHERE id = … AND <version as seen>`, no transaction;
- *   should it match nothing (written or deleted meanwhile), the update takes the locked way:
- * - in one transaction, the record is read and locked, checked, the writes alongside made, and
- *   the record written.
- * Without a guard, one statement. An empty change stores nothing. Not async: the conditional way,
- * every PATCH's on PostgreSQL, chains the check's and the driver's promises with no frame around them.
+ * The record changed to `values` only if it is still at `version` (its row version when `seen` was
+ * read: store/read/records.ts's versionOf), by one `UPDATE … WHERE id = … AND <version> = …
+ * RETURNING`, no transaction; undefined when it is not (written or deleted since, or never there).
+ * `values` must set something.
  */
-export function updateRecord(
-  database: Database,
-  model: Model,
-  selection: Selection,
-  id: RecordId,
-  values: Row,
-  guard?: UpdateGuard,
-): Promise<Row | undefined> {
-  const driverValues = toDriverValues(model, values);
-  const columns = Object.keys(driverValues);
-  /** The UPDATE by key; `versioned`, only of the row as it was at that version. */
-  const update = (versioned: boolean) =>
-    writeQuery(selection, `update ${columns.join(',')}${versioned ? ' versioned' : ''}`, columns.length + (versioned ? 2 : 1), (database, placeholders) => {
-      const [id, version] = placeholders.slice(columns.length);
-      const write = storeDatabase(database).db.updateTable(model.table).set(bound(columns, placeholders)).where(keyOf(selection), '=', id);
-      return (versioned ? write.where(storeDatabase(database).capabilities.rowVersion!(model.table), '=', version as unknown as string) : write) as unknown as Returnable;
-    });
-  /** The UPDATE (conditional on `version` when given); `kept`: the record as stored, whose foreign keys an update may keep. */
-  const changed = (database: Database, kept?: Row, version?: string) =>
-    refusing(
-      database,
-      model,
-      values,
-      driverValues,
-      () => writtenRow(database, selection, update(version !== undefined), [...Object.values(driverValues), id, ...(version === undefined ? [] : [version])]),
-      kept,
-    ).then((row) => {
-      if (row) noteChange(database, model.table, 'updated', [row.id as RecordId]);
-      return row;
-    });
-  const empty = Object.keys(values).length === 0;
-  if (!guard) return empty ? findRecord(database, selection, id) : changed(database);
-  const locked = () =>
-    inTransaction(database, async (transaction) => {
-      const row = await lockedRecord(transaction, selection, id, guard.check, guard.scope);
-      if (!row) return undefined;
-      await guard.alongside?.(row, transaction);
-      return empty ? row : changed(transaction, row);
-    });
-  const version = guard.seen && !guard.alongside && !empty ? versionOf(guard.seen) : undefined;
-  if (version === undefined) return locked();
-  const write = (): Promise<Row | undefined> => changed(database, guard.seen, version).then((row) => row ?? locked());
-  // A check that answers at once (If-Match alone) costs no promise before the write.
-  const checked = (guard.checkSeen ?? guard.check)(guard.seen!, database);
-  return isPending(checked) ? checked.then(write) : write();
-}
+export const updateRowIfVersion = (database: Database, model: Model, selection: Selection, id: RecordId, values: Row, seen: Row, version: string): Promise<Row | undefined> =>
+  updated(database, model, selection, id, values, seen, version);
 
 /**
  * The tables whose rows keep the records of `table` that `deleted` selects from being deleted: the
@@ -361,26 +296,11 @@ export async function deleteMatching(database: Database, source: ListSource, que
 }
 
 /**
- * Whether the record existed (and is now gone). One statement; with `check` or `scope`, the record is
- * read and locked first, in a transaction, so that it sees the record that is deleted (and finds none outside the scope).
- * A foreign key that restricts the delete throws RecordProtected naming the tables that still refer to it.
+ * Whether the record existed (and is now gone): one `DELETE`. A foreign key that restricts it throws
+ * RecordProtected naming the tables that still refer to it.
  */
-export async function deleteRecord(
-  database: Database,
-  selection: Selection,
-  id: RecordId,
-  check?: WriteCheck,
-  scope?: RecordScope,
-): Promise<boolean> {
-  const remove = async (database: Database) => (await deleting(database, selection.table, (eb) => eb(keyOf(selection), '=', id))) > 0;
-  if (!check && !scope) return remove(database);
-  return inTransaction(
-    database,
-    async (transaction) => (await lockedRecord(transaction, selection, id, check ?? noCheck, scope)) !== undefined && remove(transaction),
-  );
-}
-
-const noCheck: WriteCheck = () => undefined;
+export const deleteRow = async (database: Database, selection: Selection, id: RecordId): Promise<boolean> =>
+  (await deleting(database, selection.table, (eb) => eb(keyOf(selection), '=', id))) > 0;
 
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
@@ -432,10 +352,16 @@ function expressionSql(model: Model, { field, terms }: FieldExpression, integral
  * and a value outside refuses the whole update as RecordRefused naming the field; the UPDATE is
  * conditional on the ranges too, so a record that comes to meet `conditions` meanwhile is never
  * stored out of range. A decimal's value is rounded to its places, as PostgreSQL stores it.
- * Not async: a change or condition that could never apply (an expression over text) throws at once,
- * before any statement, as the programming error it is.
+ * Made before it runs: a change or condition that could never apply (an expression over text)
+ * throws at once, before any statement, as the programming error it is. One whose ranges it checks
+ * runs in a transaction (`checksRanges`), which its caller opens.
  */
-export function updateMatching(database: Database, model: Model, conditions: readonly Filter[], changes: Row): Promise<number> {
+export interface MatchingUpdate {
+  readonly checksRanges: boolean;
+  run(database: Database): Promise<number>;
+}
+
+export function matchingUpdate(database: Database, model: Model, conditions: readonly Filter[], changes: Row): MatchingUpdate {
   const plain = toDriverValues(model, Object.fromEntries(Object.entries(changes).filter(([, value]) => !isComputed(value))));
   const set: Record<string, unknown> = { ...plain };
   const bounds: { field: string; message: string; within: RawBuilder<SqlBool> }[] = [];
@@ -466,9 +392,10 @@ export function updateMatching(database: Database, model: Model, conditions: rea
     noteChange(database, model.table, 'updated', rows.map((row: Row) => row.id as RecordId));
     return rows.length;
   };
-  if (bounds.length === 0) return refusing(database, model, changes, plain, () => update(database));
-  return inTransaction(database, (transaction) =>
-    refusing(transaction, model, changes, plain, async () => {
+  if (bounds.length === 0) return { checksRanges: false, run: (database) => refusing(database, model, changes, plain, () => update(database)) };
+  const run = (transaction: Database): Promise<number> => {
+    if (!storeDatabase(transaction).db.isTransaction) throw new Error(`${model.table}: an update kept within its fields' ranges runs in a transaction`);
+    return refusing(transaction, model, changes, plain, async () => {
       const { db, capabilities } = storeDatabase(transaction);
       // Each range's check over every record selected, those locked until the update (SQLite's write transaction excludes other writers already).
       const checked = db
@@ -487,6 +414,7 @@ export function updateMatching(database: Database, model: Model, conditions: rea
         throw new RecordRefused(details);
       }
       return update(transaction);
-    }),
-  );
+    });
+  };
+  return { checksRanges: true, run };
 }

@@ -1,0 +1,350 @@
+/**
+ * The write unit: the one place a write's transaction is opened and its steps run, in order, for
+ * the built-in create (one record or several), update and delete, and for the app's own writes
+ * (recordStore's, a custom action's, a hook's, which join the transaction they are given):
+ *
+ *   1. the transaction: opened where a step needs one (after-hooks, a scope re-read,
+ *      `hooks.inTransaction`, several records, many-to-many links, a locked read); joined where the
+ *      database given is in one already; none otherwise (one statement commits itself);
+ *   2. hooks before (an update's first, as its values choose the way it goes), then the model's checks;
+ *   3. lock: the record read FOR UPDATE, within the scope (a delete that must see its record, an
+ *      update on the locked way), then checks on it (object permissions, If-Match, validation again
+ *      where it changed since it was read), then the delete's before-hook, the model's `beforeStore`;
+ *   4. the statement (store/write/writes.ts: INSERT, UPDATE, UPDATE if the version is as seen,
+ *      DELETE), then the many-to-many links, and the record read again to show them;
+ *   5. the scope re-read: the written records read within the scope, refused (403) outside it;
+ *   6. hooks after, in the transaction;
+ *   7. commit, then the writes' changes told (store/changes/changes.ts);
+ *   8. afterCommit.
+ *
+ * An update whose record has a version (PostgreSQL's xmin) and writes nothing alongside is one
+ * conditional UPDATE on the version the request saw, with no transaction; on a miss (the record
+ * moved on) it goes the locked way. Validation, and so password hashing, happen before, outside.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import type { ListSource, RecordScope } from '../../core/list-query.js';
+import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
+import type { Table } from '../../core/model.js';
+import { RecordRefused } from '../../core/refused.js';
+import { keyOf, type Row, type Selection } from '../../core/rows.js';
+import { storeDatabase, transaction, type Database } from '../../store/connection/database.js';
+import { heldChanges } from '../../store/changes/changes.js';
+import { unrestricted } from '../../store/conditions/visibility.js';
+import { readList } from '../../store/read/list.js';
+import { findRecord, versionOf, type RecordId } from '../../store/read/records.js';
+import { deleteRow, insertRow, lockRecord, updateRow, updateRowIfVersion } from '../../store/write/writes.js';
+import type { AuthUser } from '../base/auth-user.js';
+import { ApiError, permissionDenied, validationFailed, type ErrorDetails } from '../base/errors.js';
+import type { CommitEvent, HookContext, Hooks } from '../declare/hooks.js';
+import type { UpdateRules } from '../declare/model.js';
+import type { Serializer, WriteContext } from '../declare/serializer.js';
+import { fromTable, type RequestCredentials } from '../toolkit/credential-store.js';
+import { ownValues, setsRelation, writeLinks } from './links.js';
+
+/**
+ * `work` in a transaction: the one already open on `database`, else a new one, committed when
+ * `work` resolves, and its writes' changes told then. The one place a transaction is opened.
+ */
+export function inTransaction<T>(database: Database, work: (transaction: Database) => Promise<T>): Promise<T> {
+  if (storeDatabase(database).db.isTransaction) return work(database);
+  const held = heldChanges(database);
+  if (!held) return transaction(database, work);
+  return transaction(database, (opened) => work(held.within(opened))).then((result) => {
+    held.tell();
+    return result;
+  });
+}
+
+/** A check of the record about to be written, in the database the write runs in: it throws to refuse. */
+export type WriteCheck = (row: Row, database: Database) => MaybePromise<void>;
+
+/** Who a request's write is for, as its hooks and the model's rules see them (an action's request is one). */
+export interface Writer {
+  readonly user: AuthUser | null;
+  readonly parameters: ReadonlyMap<string, string>;
+  readonly credentials: RequestCredentials;
+  /** The body as sent, where the model's update rules read their inputs. */
+  readonly body?: unknown;
+  readonly request: { readonly log: FastifyBaseLogger };
+  /** Named in the log when its afterCommit hook fails. */
+  readonly collection: { readonly name: string };
+}
+
+/** What a request's write carries beside its values: who makes it, its collection's hooks, and its scope. */
+export interface Requested {
+  readonly writer: Writer;
+  readonly hooks: Hooks;
+  /** The request's scope, and the list its written records are read again from (as the action reads them). */
+  readonly within?: { readonly scope: RecordScope; readonly source: ListSource };
+}
+
+/** The records a write is of: read back as `selection` reads them; `context` checks the keys its values set. */
+interface Target {
+  readonly serializer: Serializer;
+  readonly selection: Selection;
+  readonly context: WriteContext;
+}
+
+export interface CreateWrite extends Target {
+  /** Each record's validated values. */
+  readonly records: readonly Row[];
+  /** A bulk create: one transaction, each refusal under its record's index. */
+  readonly many?: boolean;
+  /** A request's create; absent for the app's own, which runs no hooks. */
+  readonly request?: Requested;
+}
+
+export interface UpdateWrite extends Target {
+  readonly id: RecordId;
+  /** The validated values. */
+  readonly values: Row;
+  /** A request's update; absent for the app's own, which is one UPDATE, with no hooks, rules or checks. */
+  readonly request?: UpdateRequest;
+}
+
+export interface UpdateRequest extends Requested {
+  /** The record as the request read it (within the scope, its object permissions checked). */
+  readonly existing: Row;
+  /** What is checked of the record as locked. */
+  readonly check: WriteCheck;
+  /** What is left to check of `existing` (If-Match), before the conditional UPDATE made on its version. */
+  checkSeen(row: Row): void;
+}
+
+export interface DeleteWrite {
+  readonly model: Table;
+  readonly selection: Selection;
+  readonly id: RecordId;
+  readonly request?: DeleteRequest;
+}
+
+export interface DeleteRequest extends Requested {
+  /** Given when the delete must see its record (to check it, or to show it to a hook): then locked and checked first. */
+  readonly check?: WriteCheck;
+}
+
+/** The validated values with what a before-hook returned set over them (at once, without a promise, when there is no hook). */
+function prepared(values: Row, before: MaybePromise<Row | void> | undefined): MaybePromise<Row> {
+  if (before === undefined) return values;
+  return Promise.resolve(before).then((set) => (set ? { ...values, ...set } : values));
+}
+
+/**
+ * A hook's context and `database`: the write's, as the app's own code sees it (every row, as
+ * `recordStore` reads them), which its credentials read and write through; the framework's own
+ * statements keep to what the request may see.
+ */
+function hookEvent({ user, parameters, credentials }: Writer, database: Database): HookContext & { readonly database: Database } {
+  const own = unrestricted(database);
+  return { user, parameters, credentials: credentials.in(own), database: own };
+}
+
+/** The after-commit hook, once per record: the write stands whatever it does, so its failure is logged, not answered. */
+async function committed({ writer }: Requested, afterCommit: NonNullable<Hooks['afterCommit']>, kind: CommitEvent['action'], records: readonly Row[]): Promise<void> {
+  const { user, parameters, credentials } = writer;
+  for (const record of records) {
+    try {
+      await afterCommit({ user, parameters, credentials, action: kind, record });
+    } catch (error) {
+      writer.request.log.error({ err: error }, `afterCommit hook of ${writer.collection.name} failed`);
+    }
+  }
+}
+
+const CREATED_OUTSIDE = 'You may not create a record outside the ones you may see.';
+const MOVED_OUT = 'You may not change a record so that it lies outside the ones you may see.';
+
+/**
+ * The written records read again through the scope, in the write's transaction (row-level
+ * security's WITH CHECK): a record the request could not see is refused, and nothing is stored.
+ */
+async function inScope(database: Database, { scope, source }: NonNullable<Requested['within']>, rows: readonly Row[], refused: string): Promise<Row[]> {
+  const ids = { field: 'id', lookup: 'in', value: rows.map((row) => row.id) } as const;
+  const query = { page: 1, pageSize: rows.length, search: [], ordering: [], filters: [ids], scope: scope.conditions };
+  const { rows: again } = await readList(database, { source, query, paging: { by: 'number' }, count: 'none', estimateThreshold: 0 });
+  if (again.length < rows.length) throw permissionDenied(refused);
+  return again;
+}
+
+/**
+ * `statement` of the record's own values (slugs resolved to their keys first), then, for each
+ * many-to-many the values set, its links replaced, in one transaction; the record read again after,
+ * so it shows its new links.
+ */
+async function linked<T extends Row | undefined>(
+  database: Database,
+  { serializer, selection, context }: Target,
+  values: Row,
+  statement: (database: Database, own: Row) => Promise<T>,
+): Promise<T> {
+  const { own, links } = await ownValues(database, serializer, values, context);
+  if (links.length === 0) return statement(database, own);
+  return inTransaction(database, async (transaction) => {
+    const row = await statement(transaction, own);
+    if (!row) return row;
+    await writeLinks(transaction, database, links, row.id as RecordId);
+    // Found as `selection` finds records: by the collection's lookup field, which need not be the id.
+    return ((await findRecord(transaction, selection, row[keyOf(selection)] as RecordId)) ?? row) as T;
+  });
+}
+
+/** Each record's errors under `<index>.<field>`. */
+export function atIndex(index: number, details: ErrorDetails | undefined): ErrorDetails {
+  return Object.fromEntries(Object.entries(details ?? {}).map(([field, messages]) => [`${index}.${field}`, messages]));
+}
+
+/** New records, all or none; each refusal of a bulk create carries the refused record's index. */
+export async function createRecords(database: Database, write: CreateWrite): Promise<Row[]> {
+  const { request, many = false } = write;
+  const hooks = request?.hooks;
+  const transactional = request?.within !== undefined || hooks?.afterCreate !== undefined || hooks?.inTransaction === true || many;
+  const rows = transactional ? await inTransaction(database, (transaction) => created(transaction, write)) : await created(database, write);
+  if (hooks?.afterCommit) await committed(request!, hooks.afterCommit, 'create', rows);
+  return rows;
+}
+
+async function created(database: Database, write: CreateWrite): Promise<Row[]> {
+  const { request, records, many, serializer, selection } = write;
+  const beforeCreate = request?.hooks.beforeCreate;
+  const values: Row[] = [];
+  for (let index = 0; index < records.length; index++) {
+    const row = records[index]!;
+    try {
+      const set = prepared(row, beforeCreate?.({ ...hookEvent(request!.writer, database), values: row }));
+      values.push(isPending(set) ? await set : set);
+    } catch (error) {
+      if (!many || !(error instanceof ApiError) || !error.details) throw error;
+      throw validationFailed(atIndex(index, error.details));
+    }
+  }
+  const stored: Row[] = [];
+  for (let index = 0; index < values.length; index++) {
+    const own = values[index]!;
+    try {
+      stored.push(
+        await (setsRelation(serializer, own)
+          ? linked(database, write, own, (database, own) => insertRow(database, serializer.model, selection, own))
+          : insertRow(database, serializer.model, selection, own)),
+      );
+    } catch (error) {
+      throw many && error instanceof RecordRefused ? new RecordRefused(error.details, index, error.clashing) : error;
+    }
+  }
+  const rows = request?.within ? await inScope(database, request.within, stored, CREATED_OUTSIDE) : stored;
+  fromTable(serializer.model, ...rows);
+  const afterCreate = request?.hooks.afterCreate;
+  if (afterCreate) for (const [index, record] of rows.entries()) await afterCreate({ ...hookEvent(request.writer, database), values: values[index]!, record });
+  return rows;
+}
+
+/**
+ * The record changed to the values; undefined when there is none (or it is outside the scope). Two
+ * writers that checked the same version of the record cannot both succeed (see the steps above).
+ */
+export async function updateRecord(database: Database, write: UpdateWrite): Promise<Row | undefined> {
+  const { request, serializer, selection, id, values } = write;
+  if (!request) {
+    return setsRelation(serializer, values)
+      ? linked(database, write, values, (database, own) => updateRow(database, serializer.model, selection, id, own))
+      : updateRow(database, serializer.model, selection, id, values);
+  }
+  const { hooks, within } = request;
+  // Whether the update may move the record out of the scope (a before-hook may set any field): then it is read again within it before it commits.
+  const checksScope = within !== undefined && (hooks.beforeUpdate !== undefined || mayLeave(within.scope, values));
+  const row =
+    hooks.afterUpdate !== undefined || hooks.inTransaction === true || checksScope
+      ? await inTransaction(database, (transaction) => updated(transaction, write, request, checksScope))
+      : await updated(database, write, request, checksScope);
+  if (row && hooks.afterCommit) await committed(request, hooks.afterCommit, 'update', [row]);
+  return row;
+}
+
+/** Whether the model's rules write alongside this update (beforeStore, for the fields it is called on). */
+const storesBefore = (rules: UpdateRules, values: Row): boolean => !rules.beforeStoreOn || rules.beforeStoreOn.some((field) => field in values);
+
+async function updated(database: Database, write: UpdateWrite, request: UpdateRequest, checksScope: boolean): Promise<Row | undefined> {
+  const { serializer } = write;
+  const { hooks, writer, existing, within } = request;
+  const { model } = serializer;
+  const set = prepared(write.values, hooks.beforeUpdate?.({ ...hookEvent(writer, database), values: write.values, existing }));
+  const values = isPending(set) ? await set : set;
+  const rules = model.rules?.updates;
+  let alongside: WriteCheck | undefined;
+  if (rules) {
+    // The model's rules get the record's id, whatever the path named it by.
+    const update = { id: existing.id as RecordId, values, body: writer.body as Row, user: writer.user, database: unrestricted(database), countPasswordCheck: writer.credentials.countOwnCheck };
+    const checked = rules.check(update);
+    if (isPending(checked)) await checked;
+    if (storesBefore(rules, values)) alongside = (row, database) => rules.beforeStore({ ...update, database: unrestricted(database) }, row);
+  }
+  const written = await (setsRelation(serializer, values)
+    ? linked(database, write, values, (database, own) => guarded(database, write, request, own, alongside))
+    : guarded(database, write, request, values, alongside));
+  const row = written && checksScope && mayLeave(within!.scope, values) ? (await inScope(database, within!, [written], MOVED_OUT))[0] : written;
+  if (!row) return undefined;
+  fromTable(model, row);
+  if (hooks.afterUpdate) await hooks.afterUpdate({ ...hookEvent(writer, database), values, existing, record: row });
+  return row;
+}
+
+/**
+ * The UPDATE of a request: conditional on the version of the record it saw, once what is left to
+ * check of it is, where the record has a version and nothing is written alongside; else, or when
+ * that matches nothing (written or deleted meanwhile), the locked way. Not async: the conditional
+ * way, every PATCH's on PostgreSQL, chains the driver's promise with no frame around it.
+ */
+function guarded(database: Database, write: UpdateWrite, request: UpdateRequest, values: Row, alongside: WriteCheck | undefined): Promise<Row | undefined> {
+  const { existing } = request;
+  const version = alongside || Object.keys(values).length === 0 ? undefined : versionOf(existing);
+  if (version === undefined) return locked(database, write, request, values, alongside);
+  request.checkSeen(existing);
+  return updateRowIfVersion(database, write.serializer.model, write.selection, write.id, values, existing, version).then(
+    (row) => row ?? locked(database, write, request, values, undefined),
+  );
+}
+
+/** In one transaction: the record read and locked (within the scope), checked, the writes alongside made, and the record written. */
+function locked(database: Database, { serializer, selection, id }: UpdateWrite, request: UpdateRequest, values: Row, alongside: WriteCheck | undefined): Promise<Row | undefined> {
+  return inTransaction(database, async (transaction) => {
+    const row = await lockRecord(transaction, selection, id, request.within?.scope);
+    if (!row) return undefined;
+    await request.check(row, transaction);
+    if (alongside) await alongside(row, transaction);
+    return updateRow(transaction, serializer.model, selection, id, values, row);
+  });
+}
+
+/**
+ * Whether writing `values` may take a record out of `scope`: a condition on a field they set or
+ * across a relation, or one only the database can judge (a store condition).
+ */
+const mayLeave = (scope: RecordScope, values: Row): boolean =>
+  scope.conditions.some((condition) =>
+    'reference' in condition ? condition.reference.column in values : 'storeCondition' in condition || condition.field in values || scope.across?.[condition.field] !== undefined,
+  );
+
+/**
+ * Whether the record existed (and is now gone). One DELETE; where the request must see the record
+ * (a check, a hook) or has a scope, the record is locked first (within the scope), checked and shown
+ * to the before-hook, then deleted, and the after-hook run, in one transaction.
+ */
+export async function deleteRecord(database: Database, { model, selection, id, request }: DeleteWrite): Promise<boolean> {
+  if (!request?.check && !request?.within) return deleteRow(database, selection, id);
+  const { check, hooks, writer, within } = request;
+  let existing: Row | undefined;
+  const deleted = await inTransaction(database, async (transaction) => {
+    const row = await lockRecord(transaction, selection, id, within?.scope);
+    if (!row) return false;
+    if (check) {
+      await check(row, transaction);
+      existing = row;
+      fromTable(model, row);
+      await hooks.beforeDelete?.({ ...hookEvent(writer, transaction), existing: row });
+    }
+    const gone = await deleteRow(transaction, selection, id);
+    if (gone && existing && hooks.afterDelete) await hooks.afterDelete({ ...hookEvent(writer, transaction), existing });
+    return gone;
+  });
+  if (deleted && existing && hooks.afterCommit) await committed(request, hooks.afterCommit, 'delete', [existing]);
+  return deleted;
+}
