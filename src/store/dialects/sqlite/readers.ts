@@ -18,7 +18,7 @@ export interface SqliteReaders {
   close(): Promise<void>;
 }
 
-const READER = new URL('./sqlite-reader.js', import.meta.url);
+const READER = new URL('./reader-thread.js', import.meta.url);
 
 /** Threads at most: two at least, so that one client's slow reads leave a thread to everyone else's; one per core up to four. */
 const READER_THREADS = Math.min(4, Math.max(2, availableParallelism()));
