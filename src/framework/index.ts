@@ -13,6 +13,7 @@ export type { AutomaticIndexes, BulkDelete, Collection, CollectionOptions, LiveO
 export type { Parent } from './declare/collection.js';
 export type { ErrorResponse, ExceptionHandler, TrailingSlash } from './base/style.js';
 export type { RouterDefinition } from './routing/routers.js';
+export type { VersionScheme, VersionsDeclaration } from './stages/versioning.js';
 export { drfExceptionHandler } from './render/drf-errors.js';
 export type { Envelope } from './declare/collection.js';
 export { loadConfig, loadDotEnv } from './app/config.js';

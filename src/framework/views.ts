@@ -1,7 +1,7 @@
 /**
  * The one pipeline (DRF's `dispatch`): every action of a collection, built-in or custom, passes
  * the stages (docs/contract.md) in order, here and nowhere else.
- *   authentication → permissions → throttling → negotiation → parsing → scope → action → rendering
+ *   versioning → authentication → permissions → throttling → negotiation → parsing → scope → action → rendering
  * Each request has one store reader, which every stage reads through. What the action will read is
  * announced to it first, so the reader may merge reads (docs/architecture.md); the stages still
  * decide, in their order, whether anything is shown.
@@ -13,7 +13,7 @@ import { unrestricted } from '../store/conditions/visibility.js';
 import type { ActionRequest, ActionResult, ActionRoute } from './actions/request.js';
 import { authenticate, type Authenticator } from './stages/authentication/index.js';
 import type { BrowsableContext } from './render/browsable/index.js';
-import type { Collection, Singleton } from './declare/collection.js';
+import { atVersion, type Collection, type Singleton } from './declare/collection.js';
 import type { RecordLinks } from './declare/computed.js';
 import { notAuthenticated, notFound } from './base/errors.js';
 import type { RequestContext } from './declare/scope.js';
@@ -29,6 +29,8 @@ import { requestScope } from './stages/scope/index.js';
 import type { VisibilityPlan } from './stages/scope/plan.js';
 import type { Throttle } from './stages/throttling.js';
 import { requestCredentials, type CredentialSetup } from './toolkit/credential-store.js';
+import { determineVersion, withoutVersion, type Versioning } from './stages/versioning.js';
+import { withVersionParameter } from './render/record-links.js';
 import { isPending } from '../core/maybe-promise.js';
 import type { LiveHub } from './actions/live/hub.js';
 
@@ -51,6 +53,10 @@ export interface ApiRuntime {
   readonly links?: RecordLinks;
   /** The process's live streams, when a collection has `live` (actions/live/hub.ts). */
   readonly live?: LiveHub;
+  /** How requests name the API's version, when the app declares versions (stages/versioning.ts). */
+  readonly versioning?: Versioning;
+  /** The version this router's mount serves, under the path scheme (its prefix holds it). */
+  readonly version?: string;
 }
 
 /**
@@ -87,22 +93,25 @@ const READ_ONLY_METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD']);
 export async function dispatch(request: FastifyRequest, reply: FastifyReply, runtime: ApiRuntime, collection: Collection, route: ActionRoute): Promise<FastifyReply> {
   varyByRequester(reply, runtime);
   const { action } = route;
+  // First, as DRF's initial() does: the version chooses the serializers, whose reads are announced.
+  const version = determineVersion(runtime.versioning, request, runtime.version);
+  const seen = atVersion(collection, version);
   // A GET or HEAD writes nothing (a custom action's code writes on the primary all the same): its reads may go to a replica.
   const reader = requestReader(runtime.database, READ_ONLY_METHODS.has(request.method));
   const id = collection.singleton ? undefined : collection.recordKey.segmentIn(request.params);
-  route.announce?.(reader, id, request.url, runtime.visibility.restricted);
+  route.announce?.(reader, id, request.url, runtime.visibility.restricted, seen);
   const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
   request.user = user;
   reader.authenticated(user !== null);
 
   const permissions = permissionsFor(runtime, collection, action, route.permissions);
-  const allowed = checkPermissions(permissions, { user, action });
+  const allowed = checkPermissions(permissions, { user, action, version });
   if (isPending(allowed)) await allowed;
 
   const counted = runtime.throttle.check(request, reply, user, collection.name);
   if (isPending(counted)) await counted;
 
-  const parameters = queryParameters(request.url);
+  const parameters = withoutVersion(queryParameters(request.url), runtime.versioning);
   const mediaType = negotiate(request, route.mediaTypes, parameters.get('format'));
 
   const envelope = route.enveloped ? collection.envelope : undefined;
@@ -111,7 +120,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   const hashings = route.bodySerializer?.hashingsIn(body) ?? 0;
   if (hashings > 0) await runtime.throttle.passwordWrites(request, reply, user, collection.name, hashings);
 
-  const context = { user, parameters };
+  const context = { user, parameters, version };
   const recordId = collection.singleton ? singletonId(collection.singleton, context) : id;
   // Pending only for a nested collection, whose parent is read, or a scope that answers later.
   const pending = requestScope(runtime.visibility, collection, request, reader, context);
@@ -121,26 +130,27 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
     reply,
     reader,
     cursorKey: runtime.cursorKey,
-    collection,
+    collection: seen,
     action,
     permissions,
     user,
     parameters,
+    version,
     id: recordId,
     body,
     scope,
     fromPath,
     credentials: requestCredentials(runtime.credentials, request, reply, unrestricted(reader.database)),
-    links: runtime.links,
+    links: runtime.links && version !== undefined && runtime.versioning?.scheme === 'query' ? withVersionParameter(runtime.links, runtime.versioning.param, version) : runtime.links,
   };
   let result: ActionResult;
   try {
     result = await route.run(actionRequest);
   } catch (error) {
     // What the database refused (a unique field taken, a slug naming nothing) under the names clients see.
-    throw error instanceof RecordRefused && error.index === undefined ? new RecordRefused(collection.serializerFor(action).refusalDetails(error)) : error;
+    throw error instanceof RecordRefused && error.index === undefined ? new RecordRefused(seen.serializerFor(action).refusalDetails(error)) : error;
   }
   if (reply.sent) return reply;
   const page = route.custom ? { ...runtime.page, custom: true } : runtime.page;
-  return renderResult(reply, mediaType, wrapResult(envelope, action, result), page, collection, action);
+  return renderResult(reply, mediaType, wrapResult(envelope, action, result), page, seen, action);
 }

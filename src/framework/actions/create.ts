@@ -19,7 +19,7 @@ async function creation(action: ActionRequest, body: unknown, context: WriteCont
   const parsed = serializer.parseBody(body, 'create', context);
   const values = { ...(isPending(parsed) ? await parsed : parsed), ...action.fromPath };
   action.collection.recordKey.assertReachable(values);
-  const validated = serializer.validateObject(values, { existing: undefined, user: action.user }, action.collection.validate);
+  const validated = serializer.validateObject(values, { existing: undefined, user: action.user, version: action.version }, action.collection.validate);
   if (validated) await validated;
   serializer.model.rules?.creates?.(values, action.user);
   return values;

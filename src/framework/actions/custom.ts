@@ -19,20 +19,20 @@ async function validBody({ serializer, kept }: DeclaredBody, body: unknown, acti
   const sent = kept && isJsonObject(body) ? Object.fromEntries(Object.entries(body).filter(([key]) => kept.has(key))) : body;
   const parsed = serializer.parseBody(sent, 'create', writeContext(action));
   const values = isPending(parsed) ? await parsed : parsed;
-  const validated = serializer.validateObject(values, { existing: undefined, user: action.user });
+  const validated = serializer.validateObject(values, { existing: undefined, user: action.user, version: action.version });
   if (validated) await validated;
   return values;
 }
 
 async function run(collection: Collection, declared: HandlerAction, body: DeclaredBody | undefined, action: ActionRequest): Promise<ActionResult> {
-  const { request, reply, user, parameters, credentials, links, fromPath } = action;
+  const { request, reply, user, parameters, version, credentials, links, fromPath } = action;
   const record = declared.detail ? (await loadRecord(action, collection.serializer)).row : undefined;
   // Judged after the record, as a collection's update judges its body after 404 and 403.
   const values = body ? await validBody(body, action.body, action) : action.body;
   const parent = collection.parent && (fromPath?.[collection.parent.field] as RecordId);
   // The handler is the app's own code: it reads and writes as the app, every row (as hooks do).
   const database = unrestricted(action.reader.database);
-  const result = await declared.handler({ user, parameters, request, reply, database, record, body: values, parent, credentials, links });
+  const result = await declared.handler({ user, parameters, version, request, reply, database, record, body: values, parent, credentials, links });
   if (declared.mediaType) return { status: reply.statusCode, body: String(result), type: `${declared.mediaType}; charset=utf-8` };
   return { status: reply.statusCode, body: result, json: stringifyJson(result) };
 }

@@ -85,12 +85,12 @@ async function subscribe(action: ActionRequest, hub: LiveHub, reauthenticate: Re
   const source = { ...collection.listSource, selection: selectionOf(action, serializer) };
   const among = (extra: readonly Filter[], pageSize: number) => ({ page: 1, pageSize, search, ordering: [], filters: [...filters, ...extra], scope });
   const read = (plan: Pick<Parameters<typeof readList>[1], 'source' | 'query'>) => readList(database, { ...plan, paging: { by: 'number' }, count: 'none', estimateThreshold: 0 });
-  const context = { user, request, links: action.links };
+  const context = { user, request, links: action.links, version: action.version };
   const lastEventId = request.headers['last-event-id'];
   const subscription: Subscription = {
     table: collection.serializer.model.table,
     // Who reads matters where the selection or the rows a request sees depend on the user.
-    group: groupKey({ collection: collection.name, scope, filters, search, fields: parameters.get('fields'), omit: parameters.get('omit'), user: serializer.perUser || database.visibility ? user?.id : undefined }),
+    group: groupKey({ collection: collection.name, version: action.version, scope, filters, search, fields: parameters.get('fields'), omit: parameters.get('omit'), user: serializer.perUser || database.visibility ? user?.id : undefined }),
     track: collection.live!.track,
     owner: user ? `user ${String(user.id)}` : `address ${clientKey(request)}`,
     userId: user?.id,

@@ -34,7 +34,7 @@ export function builtInRoute(collection: Collection, action: Action): ActionRout
     takesBody: actionsWithBody.has(action),
     enveloped: true,
     bodySerializer: actionsWithBody.has(action) ? serializer : undefined,
-    announce: readingFirst.has(action) ? (reader, id, url, restricted) => announceRecord(reader, id, url, collection, restricted, serializer) : undefined,
+    announce: readingFirst.has(action) ? (reader, id, url, restricted, seen) => announceRecord(reader, id, url, seen, restricted, seen.serializerFor(action)) : undefined,
     run: runAction[action],
   };
 }

@@ -44,8 +44,10 @@ export interface ActionRequest {
   /** Values the path sets on a create (a nested collection's foreign key to its parent). */
   readonly fromPath?: Row;
   readonly credentials: RequestCredentials;
-  /** The records' own URLs (`computed.url()`), as the request's router spells them. */
+  /** The records' own URLs (`computed.url()`), as the request's router and version spell them. */
   readonly links?: RecordLinks;
+  /** The API version the request asked for (the app's `versions`, DRF's `request.version`); undefined when it declares none. */
+  readonly version?: string;
 }
 
 export interface ActionResult {
@@ -77,8 +79,8 @@ export interface ActionRoute {
   readonly enveloped: boolean;
   /** The serializer whose password fields a body may set: each set password is a hash, throttled as a request. */
   readonly bodySerializer?: Serializer;
-  /** Tells the request's reader what the action will read, before the stages run (see announceRecord). */
-  announce?(reader: RequestReader, id: string | undefined, url: string, restricted: ReadonlySet<string>): void;
+  /** Tells the request's reader what the action will read, before the stages run (see announceRecord); `collection` as the request's version sees it. */
+  announce?(reader: RequestReader, id: string | undefined, url: string, restricted: ReadonlySet<string>, collection: Collection): void;
   run(request: ActionRequest): Promise<ActionResult>;
 }
 
@@ -104,7 +106,7 @@ export function shownRefusal(action: ActionRequest, error: unknown): unknown {
 
 /** The object-level permission checks on the record named by the path: a promise only when one answers later. */
 const checkRecord = (action: ActionRequest, row: Row): MaybePromise<void> =>
-  checkObjectPermissions(action.permissions, { user: action.user, action: action.action }, row);
+  checkObjectPermissions(action.permissions, { user: action.user, action: action.action, version: action.version }, row);
 
 /** The key the path names its record by (400 or 404 when no record can have it). */
 export function pathKey({ collection: { recordKey }, id = '' }: ActionRequest): RecordId {
@@ -132,10 +134,11 @@ export function loadRecord(action: ActionRequest, serializer?: Serializer): Prom
 }
 
 /** What a body's fields are parsed with: the requesting user, and what they may do. */
-export function writeContext({ user }: Pick<ActionRequest, 'user'>): WriteContext {
+export function writeContext({ user, version }: Pick<ActionRequest, 'user' | 'version'>): WriteContext {
   return {
     userId: user?.id ?? null,
     hasPermission: async (name) => (await user?.hasPermission(name)) ?? false,
+    version,
   };
 }
 

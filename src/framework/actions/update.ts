@@ -13,7 +13,7 @@ import { assertCurrent, guard, loadRecord, selectionOf, shownRefusal, writeConte
 
 /** Object validation of an update's values over a stored record: the serializer's `validate`, then the collection's. */
 const validateUpdate = (action: ActionRequest, fields: Row, existing: Row): Promise<void> | undefined =>
-  action.collection.serializerFor(action.action).validateObject(fields, { existing, user: action.user }, action.collection.validate);
+  action.collection.serializerFor(action.action).validateObject(fields, { existing, user: action.user, version: action.version }, action.collection.validate);
 
 /**
  * The update's object validation again, on the record it writes, where that is not the one

@@ -7,7 +7,7 @@ import cookie from '@fastify/cookie';
 import Fastify, { type FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { assertRelationsDeclared, filterableTables } from './declared-schema.js';
-import type { AppContext, AppDefinition } from './definition.js';
+import { appVersioning, type AppContext, type AppDefinition } from './definition.js';
 import { withNamedFilters } from '../declare/named-filters.js';
 import { RESERVED_PARAMETERS } from '../stages/list-params.js';
 import { LIMIT_OFFSET_PARAMETERS } from '../actions/limit-offset.js';
@@ -68,7 +68,8 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   assertKeywords(credentialKeywords);
   const tables = filterableTables(definition);
   const styled = withAppDefaults(definition.collections, definition).map((collection) => withNamedFilters(collection, tables, [...RESERVED_PARAMETERS, ...LIMIT_OFFSET_PARAMETERS]));
-  const routers = mountedRouters(definition.routers, styled);
+  const versioning = appVersioning(definition);
+  const routers = mountedRouters(definition.routers, styled, versioning);
   const [first] = routers as [MountedRouter];
   const app = Fastify({ ...requestIdentityOptions(config, context.logStream), ...httpServerOptions(config), frameworkErrors });
   app.decorate('restfoldStyle', { prefixes: routers.map(({ prefix }) => prefix), exceptionHandler: definition.exceptionHandler, credentialKeywords });
@@ -90,7 +91,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   // Simple routes (mounted by the app's `routes`) that declare a throttle bucket count with the same counters.
   app.decorate('restfoldThrottle', throttle);
   const end = endOf(first.trailingSlash);
-  await registerOpenApi(app, config.auth, { keywords: credentialKeywords, prefix: first.prefix, end });
+  const document = await registerOpenApi(app, config.auth, { keywords: credentialKeywords, prefix: first.prefix, end, pattern: first.pattern }, versioning);
 
   // The plugins, in the order a request meets their hooks (after the cookie parser's, above).
   const page = browsableContext(config.auth, first.prefix, end);
@@ -114,7 +115,9 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   await app.register(collections, {
     routers,
     mountAuthRoutes: auth.mountRoutes,
+    document,
     runtime: {
+      versioning,
       database,
       cursorKey: keys.cursor,
       authenticators: auth.authenticators,

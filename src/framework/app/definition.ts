@@ -13,6 +13,7 @@ import type { Model } from '../declare/model.js';
 import type { UserModel } from '../declare/users/user-model.js';
 import { assertScope } from '../declare/scope.js';
 import type { BucketRates } from '../stages/throttling.js';
+import { versioningOf, type Versioning, type VersionsDeclaration } from '../stages/versioning.js';
 import type { Config } from './config.js';
 
 export interface AppContext {
@@ -57,12 +58,30 @@ export interface AppDefinition {
   readonly exceptionHandler?: ExceptionHandler;
   /** The schemes `Authorization` accepts, for every authentication kind; the first is WWW-Authenticate's. Default `['Bearer', 'Token']`. */
   readonly credentialKeywords?: readonly string[];
+  /**
+   * How clients name the API's version, and which exist (DRF's versioning classes): the path
+   * (`/api/v{version}/…`), an Accept parameter or a query parameter (docs/your-own-collections.md, Versioning).
+   * Left out: no versions, and nothing of them in any path or answer.
+   */
+  readonly versions?: VersionsDeclaration;
 }
 
 /** The app, as declared; refused at once where a declaration cannot hold (a scope that is no function of the request). */
 export function defineApp(definition: AppDefinition): AppDefinition {
   for (const { name, scope } of definition.collections) assertScope(name, scope);
+  appVersioning(definition);
   return definition;
+}
+
+/** The app's versions, checked, and each version its serializers name one of them. */
+export function appVersioning(definition: AppDefinition): Versioning | undefined {
+  const versioning = definition.versions && versioningOf(definition.versions);
+  for (const { name, serializers } of definition.collections) {
+    for (const version of serializers.flatMap(({ versions }) => versions)) {
+      if (!versioning?.allowed.includes(version)) throw new Error(`${name}: a serializer's versions name "${version}", which is not among the app's versions.`);
+    }
+  }
+  return versioning;
 }
 
 /** The names of the migrations one migrateApp ran, by whose they are. */

@@ -419,3 +419,19 @@ export function collection(name: string, options: CollectionOptions): Collection
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
   };
 }
+
+const versionViews = new WeakMap<Collection, Map<string, Collection>>();
+
+/**
+ * The collection as a request of `version` sees it: each action's serializer that version's
+ * (Serializer.forVersion), made once per version. Its `serializer` stays the declared one, which
+ * says what may be filtered and ordered by and reads a custom action's record.
+ */
+export function atVersion(collection: Collection, version: string | undefined): Collection {
+  if (version === undefined || !collection.serializers.some(({ versions }) => versions.includes(version))) return collection;
+  let views = versionViews.get(collection);
+  if (!views) versionViews.set(collection, (views = new Map()));
+  let view = views.get(version);
+  if (!view) views.set(version, (view = { ...collection, serializerFor: (action) => collection.serializerFor(action).forVersion(version) }));
+  return view;
+}

@@ -24,6 +24,8 @@ export interface RenderContext {
   readonly request?: FastifyRequest;
   /** The URLs of the records of the router that serves the request; none outside a collection's routes. */
   readonly links?: RecordLinks;
+  /** The API version the request asked for (the app's `versions`, DRF's `request.version`); undefined when it declares none. */
+  readonly version?: string;
 }
 
 /** Records' own URLs, as the router serving a request spells them. */

@@ -14,6 +14,8 @@ export const readActions: ReadonlySet<Action> = new Set(['list', 'retrieve']);
 export interface PermissionContext {
   readonly user: AuthUser | null;
   readonly action: Action;
+  /** The API version the request asked for (the app's `versions`, DRF's `request.version`); undefined when it declares none. */
+  readonly version?: string;
 }
 
 export interface Permission {

@@ -17,6 +17,8 @@ export interface RequestContext {
   readonly user: AuthUser | null;
   /** The query string's parameters. */
   readonly parameters: ReadonlyMap<string, string>;
+  /** The API version the request asked for (the app's `versions`, DRF's `request.version`); undefined when it declares none. */
+  readonly version?: string;
 }
 
 /**

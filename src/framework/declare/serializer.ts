@@ -66,6 +66,12 @@ export interface SerializerOptions {
    * field or under `non_field_errors`, or nothing.
    */
   validate?: ObjectValidator;
+  /**
+   * The fields some versions of the API show (the app's `versions`), where not all of `fields`:
+   * `{ '1': ['id', 'title'] }`. A version named here renders, accepts in bodies and documents only
+   * those; any other version, `fields`. DRF's `get_serializer_class` choosing by `request.version`.
+   */
+  versions?: Record<string, string[]>;
 }
 
 /** Whole-object validation, on a serializer or a collection (see SerializerOptions.validate). */
@@ -79,6 +85,8 @@ export interface ObjectContext {
 /** The stored record, on an update; undefined on a create. */
   readonly existing: Row | undefined;
   readonly user: AuthUser | null;
+  /** The API version the request asked for (the app's `versions`); undefined when it declares none. */
+  readonly version?: string;
 }
 
 // ---- relation fields: a serializer's reverse, many-to-many and slug fields (declared with relations.ts) ----
@@ -129,6 +137,8 @@ export interface SlugField {
 export interface WriteContext extends DefaultContext {
   /** Whether the requesting user holds the named permission (false for anonymous requests). */
   hasPermission(name: string): Promise<boolean>;
+  /** The API version the request asked for (the app's `versions`); undefined when it declares none. */
+  readonly version?: string;
 }
 
 const UNKNOWN_FIELD = 'Unknown field.';
@@ -179,6 +189,10 @@ export class Serializer {
   private readonly renderers: readonly (readonly [string, (row: Row, context: RenderContext) => unknown])[];
   /** Whether a shown aggregate depends on the requesting user (the selection is then made per request). */
   readonly perUser: boolean;
+  /** The versions `versions` names: each shows fewer fields. */
+  readonly versions: readonly string[];
+  /** Each of those versions' serializer, made once. */
+  private readonly atVersions = new Map<string, Serializer>();
 
   constructor(model: Model, options: SerializerOptions) {
     this.model = model;
@@ -287,6 +301,20 @@ export class Serializer {
     const unwritable = [...this.writeOnly].filter((name) => !this.writable.includes(name));
     if (unwritable.length > 0) throw new Error(`${model.table}: writeOnly ${unwritable.join(', ')} must be writable fields of \`fields\`.`);
     this.renderers = this.fields.filter((name) => !this.writeOnly.has(name)).map((name) => [shownOf(name), this.rendererOf(name)] as const);
+    this.versions = Object.keys(options.versions ?? {});
+    for (const [version, names] of Object.entries(options.versions ?? {})) {
+      const unknown = names.filter((name) => !this.fields.includes(name));
+      if (unknown.length > 0) throw new Error(`${model.table}: version "${version}" shows ${unknown.join(', ')}, which are not among its fields.`);
+    }
+  }
+
+  /** The serializer of an API version: the same one, unless `versions` gives that version fewer fields. */
+  forVersion(version: string | undefined): Serializer {
+    const names = version === undefined ? undefined : this.options.versions?.[version];
+    if (!names) return this;
+    let own = this.atVersions.get(version!);
+    if (!own) this.atVersions.set(version!, (own = this.narrow(names, [])));
+    return own;
   }
 
   /** The name clients see the field under (its own, unless renamed). */
@@ -330,7 +358,7 @@ export class Serializer {
     }
     // Only the kept fields' new names: a nested record left out is not declared in the narrowed serializer.
     const rename = Object.fromEntries(fields.flatMap((name) => (this.shown(name) === name ? [] : [[name, this.shown(name)]])));
-    return new Serializer(this.model, { ...this.options, fields, nested, rename, writeOnly: [...this.writeOnly].filter((name) => fields.includes(name)) });
+    return new Serializer(this.model, { ...this.options, fields, nested, rename, writeOnly: [...this.writeOnly].filter((name) => fields.includes(name)), versions: undefined });
   }
 
   /** Dotted paths → top-level field → the paths below it (empty: the whole field). */

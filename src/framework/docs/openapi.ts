@@ -16,6 +16,8 @@ import { PAGING_PARAMETERS } from '../actions/limit-offset.js';
 import { RESERVED_PARAMETERS } from '../stages/list-params.js';
 import { relationSchema } from '../declare/relations.js';
 import type { Serializer, WriteMode } from '../declare/serializer.js';
+import type { Versioning } from '../stages/versioning.js';
+import { pageVersions, versionedDocuments, type DocumentOf } from './versions.js';
 
 const ERROR_SCHEMA_ID = 'ErrorEnvelope';
 const errorRef = { $ref: `${ERROR_SCHEMA_ID}#` };
@@ -496,21 +498,26 @@ const ASSETS = new URL('../../../static/', import.meta.url);
  * with interactive documentation of `documentPath` at DOCS_PREFIX (assets from
  * the installed package, nothing from a CDN). Route schemas are documentation
  * only (the app's HTTP protocol plugin turns Fastify's validation and response
- * serialization off). Register before any route.
+ * serialization off). Register before any route. An app with versions has a
+ * document per version (docs/versions.ts); the answer gives each version's.
  */
 export async function registerOpenApi(
   app: FastifyInstance,
   authKinds: readonly AuthKind[],
-  style: { readonly keywords: readonly string[]; readonly prefix: string; readonly end: string },
-): Promise<void> {
+  style: { readonly keywords: readonly string[]; readonly prefix: string; readonly end: string; readonly pattern?: string },
+  versioning?: Versioning,
+): Promise<DocumentOf> {
   app.addSchema(errorEnvelopeSchema);
   const documentPath = `${style.prefix}/schema${style.end}`;
-  await app.register(swagger, {
+  const documents = versionedDocuments(versioning);
+  for (const { version, decorator, transform } of documents.registered) await app.register(swagger, {
+    ...(decorator && { decorator }),
+    ...(transform && { transform }),
     openapi: {
       openapi: '3.1.0',
       info: {
         title: 'Restfold API',
-        version: '1',
+        version: version ?? '1',
         description: `Collections under ${style.prefix}, with JSON error envelopes; other routes document their own error bodies.`,
         license: { name: 'MIT', identifier: 'MIT' },
       },
@@ -523,11 +530,14 @@ export async function registerOpenApi(
   });
   // Built once at start-up, so a declaration the document cannot describe (two schemas under one name) stops it there.
   app.addHook('onReady', async () => {
-    app.swagger();
+    for (const version of versioning?.allowed ?? [undefined]) documents.of(app, version);
   });
   // Our own page script (static/api-docs.js): Swagger UI's base layout (no top bar, so no
-  // third-party logo, and no inline <style> the page's CSP refuses), reading `documentPath`.
-  const initializer = readFileSync(new URL('api-docs.js', ASSETS), 'utf8').replace('__DOCUMENT_PATH__', documentPath);
+  // third-party logo, and no inline <style> the page's CSP refuses), reading `documentPath`
+  // (or the document of the version the page's `?version=` names).
+  const initializer = readFileSync(new URL('api-docs.js', ASSETS), 'utf8')
+    .replace('__DOCUMENT_PATH__', documentPath)
+    .replace('__VERSIONS__', JSON.stringify(pageVersions(versioning, style)));
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
     theme: {
@@ -541,4 +551,5 @@ export async function registerOpenApi(
       },
     },
   });
+  return (version) => documents.of(app, version);
 }

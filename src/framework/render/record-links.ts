@@ -41,3 +41,14 @@ export function recordLinks(collection: Collection, routed: readonly Collection[
     },
   };
 }
+
+/**
+ * The links with the request's version in their query string (the query scheme's, as DRF's
+ * QueryParameterVersioning.reverse adds it), so a client following one stays on its version.
+ */
+export const withVersionParameter = (links: RecordLinks, param: string, version: string): RecordLinks => ({
+  recordUrl(request, table, row) {
+    const url = links.recordUrl(request, table, row);
+    return url === null ? null : `${url}?${new URLSearchParams({ [param]: version }).toString()}`;
+  },
+});

@@ -6,7 +6,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import { pathEnd } from '../base/style.js';
-import type { Collection } from '../declare/collection.js';
+import { atVersion, type Collection } from '../declare/collection.js';
+import type { VersionedRouteConfig } from '../docs/versions.js';
 import { detailPath, listPath, withPathParameters } from '../declare/paths.js';
 import type { CustomAction, Method } from '../declare/custom-action.js';
 import { customActionPath } from '../declare/paths.js';
@@ -34,6 +35,8 @@ export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<
 export interface Endpoint {
   readonly handler: Handler;
   readonly schema?: FastifySchema;
+  /** Its schema in each version's document, where the app has versions. */
+  readonly config?: VersionedRouteConfig;
 }
 
 /** Routes that only answer for the protocol (OPTIONS, 405, 308) stay out of the document. */
@@ -138,6 +141,19 @@ const documentedCredentials = (runtime: ApiRuntime, collection: Collection, acti
     action,
   );
 
+/**
+ * An endpoint's schema, built from the collection as each version sees it (its serializers'
+ * fields): a router mounted for one version (the path scheme's) documents that one; one serving
+ * every version documents each in its own document (docs/versions.ts), the default's by its own.
+ */
+function documented(runtime: ApiRuntime, collection: Collection, schemaOf: (seen: Collection) => FastifySchema): Pick<Endpoint, 'schema' | 'config'> {
+  const { versioning, version } = runtime;
+  if (!versioning) return { schema: schemaOf(collection) };
+  if (version !== undefined) return { schema: schemaOf(atVersion(collection, version)) };
+  const schemas = Object.fromEntries(versioning.allowed.map((each) => [each, schemaOf(atVersion(collection, each))]));
+  return { schema: schemas[versioning.default ?? versioning.allowed[0]!], config: { restfoldSchemas: schemas } };
+}
+
 /** Each custom action's endpoint, by path (one per method). */
 function customActionEndpoints(runtime: ApiRuntime, collection: Collection): Map<string, Partial<Record<Method, Endpoint>>> {
   const byPath = new Map<string, Partial<Record<Method, Endpoint>>>();
@@ -171,16 +187,13 @@ const detailActions: Partial<Record<Method, Action>> = {
 function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Partial<Record<Method, Action>>) {
   return Object.fromEntries(
     Object.entries(actions).filter(([, action]) => collection.builtInActions.has(action)).map(([method, action]): [string, Endpoint] => {
-      const { params, ...schema } = { ...envelopedSchema(collection.envelope, action, actionSchema(collection, action, runtime.visibility.restricted)), ...documentedCredentials(runtime, collection, action) };
+      const schemaOf = (seen: Collection): FastifySchema => {
+        const { params, ...schema } = { ...envelopedSchema(collection.envelope, action, actionSchema(seen, action, runtime.visibility.restricted)), ...documentedCredentials(runtime, collection, action) };
+        // A singleton's path names no record.
+        return withPathParameters(collection, collection.singleton || params === undefined ? schema : { ...schema, params });
+      };
       const route = builtInRoute(collection, action);
-      return [
-        method,
-        {
-          handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
-          // A singleton's path names no record.
-          schema: withPathParameters(collection, collection.singleton || params === undefined ? schema : { ...schema, params }),
-        },
-      ];
+      return [method, { handler: (request, reply) => dispatch(request, reply, runtime, collection, route), ...documented(runtime, collection, schemaOf) }];
     }),
   );
 }
@@ -194,7 +207,9 @@ function bulkCreateEndpoint(runtime: ApiRuntime, collection: Collection): Endpoi
   const route = builtInRoute(collection, 'create');
   return {
     handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
-    schema: withPathParameters(collection, { ...envelopedSchema(collection.envelope, 'bulk_create', actionSchema(collection, 'bulk_create', runtime.visibility.restricted)), ...documentedCredentials(runtime, collection, 'create') }),
+    ...documented(runtime, collection, (seen) =>
+      withPathParameters(collection, { ...envelopedSchema(collection.envelope, 'bulk_create', actionSchema(seen, 'bulk_create', runtime.visibility.restricted)), ...documentedCredentials(runtime, collection, 'create') }),
+    ),
   };
 }
 
@@ -209,7 +224,7 @@ function bulkDeleteEndpoint(runtime: ApiRuntime, collection: Collection): Endpoi
   const route = builtInRoute(collection, 'destroy');
   return {
     handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
-    schema: withPathParameters(collection, { ...actionSchema(collection, 'bulk_destroy', runtime.visibility.restricted), ...documentedCredentials(runtime, collection, 'destroy') }),
+    ...documented(runtime, collection, (seen) => withPathParameters(collection, { ...actionSchema(seen, 'bulk_destroy', runtime.visibility.restricted), ...documentedCredentials(runtime, collection, 'destroy') })),
   };
 }
 
@@ -220,7 +235,7 @@ function eventsEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
   const route = eventsRoute(runtime.live, (request) => authenticate(request, runtime.authenticators, runtime.sessionCookie, requestReader(runtime.database)));
   return {
     handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
-    schema: withPathParameters(collection, { ...actionSchema(collection, 'events', runtime.visibility.restricted), ...documentedCredentials(runtime, collection, 'list') }),
+    ...documented(runtime, collection, (seen) => withPathParameters(collection, { ...actionSchema(seen, 'events', runtime.visibility.restricted), ...documentedCredentials(runtime, collection, 'list') })),
   };
 }
 

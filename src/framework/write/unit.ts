@@ -62,6 +62,7 @@ export type WriteCheck = (row: Row, database: Database) => MaybePromise<void>;
 export interface Writer {
   readonly user: AuthUser | null;
   readonly parameters: ReadonlyMap<string, string>;
+  readonly version?: string;
   readonly credentials: RequestCredentials;
   /** The body as sent, where the model's update rules read their inputs. */
   readonly body?: unknown;
@@ -134,17 +135,17 @@ function prepared(values: Row, before: MaybePromise<Row | void> | undefined): Ma
  * `recordStore` reads them), which its credentials read and write through; the framework's own
  * statements keep to what the request may see.
  */
-function hookEvent({ user, parameters, credentials }: Writer, database: Database): HookContext & { readonly database: Database } {
+function hookEvent({ user, parameters, version, credentials }: Writer, database: Database): HookContext & { readonly database: Database } {
   const own = unrestricted(database);
-  return { user, parameters, credentials: credentials.in(own), database: own };
+  return { user, parameters, version, credentials: credentials.in(own), database: own };
 }
 
 /** The after-commit hook, once per record: the write stands whatever it does, so its failure is logged, not answered. */
 async function committed({ writer }: Requested, afterCommit: NonNullable<Hooks['afterCommit']>, kind: CommitEvent['action'], records: readonly Row[]): Promise<void> {
-  const { user, parameters, credentials } = writer;
+  const { user, parameters, version, credentials } = writer;
   for (const record of records) {
     try {
-      await afterCommit({ user, parameters, credentials, action: kind, record });
+      await afterCommit({ user, parameters, version, credentials, action: kind, record });
     } catch (error) {
       writer.request.log.error({ err: error }, `afterCommit hook of ${writer.collection.name} failed`);
     }

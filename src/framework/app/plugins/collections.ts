@@ -4,6 +4,9 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { endOf } from '../../base/style.js';
+import { notFound } from '../../base/errors.js';
+import { determineVersion, unknownPathVersion, type Versioning } from '../../stages/versioning.js';
+import type { DocumentOf } from '../../docs/versions.js';
 import type { MountedRouter } from '../../routing/routers.js';
 import type { AuthKind } from '../../stages/authentication/index.js';
 import type { BrowsableContext } from '../../render/browsable/index.js';
@@ -32,27 +35,61 @@ export interface CollectionsOptions {
   readonly routers: readonly MountedRouter[];
   /** Mounts the enabled authentication kinds' endpoints (under `/auth/`). */
   readonly mountAuthRoutes: (instance: FastifyInstance) => void;
+  /** The OpenAPI document of a version (registerOpenApi's). */
+  readonly document: DocumentOf;
 }
 
 export const collections = appWide<CollectionsOptions>('collections', async (app, options) => {
+  const [first] = options.routers;
+  const { versioning } = options.runtime;
   for (const [index, router] of options.routers.entries()) {
+    // The first router serves the authentication endpoints and the schema: under the path scheme, each of its versions' mounts.
+    const serves = index === 0 || (router.pattern !== undefined && router.pattern === first?.pattern);
     await app.register(
       async (api) => {
         const root = `${router.prefix}${endOf(router.trailingSlash)}`;
         api.decorate('restfoldTrailingSlash', router.trailingSlash);
         // Its error pages link to its own root (errors.ts).
         if (router.root) api.decorate('restfoldRoot', root);
+        if (router.version !== undefined) onlyInVersion(api, router.version);
         keepRawBodies(api);
-        if (index === 0) options.mountAuthRoutes(api);
-        mountCollections(api, { ...options.runtime, page: { ...options.runtime.page, root } }, router.collections, router.root);
-        if (index === 0) mountSchema(api, app);
+        if (serves) options.mountAuthRoutes(api);
+        const runtime = { ...options.runtime, page: { ...options.runtime.page, root }, version: router.version };
+        mountCollections(api, runtime, router.collections, router.root);
+        if (serves) mountSchema(api, options.document, versioning, router.version);
       },
       { prefix: router.prefix },
     );
   }
+  if (versioning) for (const pattern of new Set(options.routers.map((router) => router.pattern))) if (pattern) refuseUnknownVersions(app, pattern, versioning);
 });
 
-function mountSchema(api: FastifyInstance, app: FastifyInstance): void {
+/** The routes of a mount for one version (the path scheme's) are in that version's OpenAPI document only. */
+function onlyInVersion(api: FastifyInstance, version: string): void {
+  api.addHook('onRoute', (route) => {
+    route.config = { ...route.config, restfoldVersion: version };
+  });
+}
+
+/**
+ * A path under a versioned router's prefix whose version is not allowed: DRF's 404 (`/api/v9/…`).
+ * A known version's path that no route answers is the router's own 404.
+ */
+function refuseUnknownVersions(app: FastifyInstance, pattern: string, versioning: Versioning): void {
+  const url = pattern.replace('{version}', ':version');
+  for (const path of [url, `${url}/*`]) {
+    app.route({
+      method: app.supportedMethods,
+      url: path,
+      schema: { hide: true },
+      handler: async (request) => {
+        throw versioning.allowed.includes((request.params as { version: string }).version) ? notFound() : unknownPathVersion();
+      },
+    });
+  }
+}
+
+function mountSchema(api: FastifyInstance, document: DocumentOf, versioning: Versioning | undefined, mounted: string | undefined): void {
   resource(api, '/schema/', {
     GET: {
       schema: {
@@ -70,7 +107,8 @@ function mountSchema(api: FastifyInstance, app: FastifyInstance): void {
           ...errorResponses([]),
         },
       },
-      handler: async () => app.swagger(),
+      // The version's document: the mount's under the path scheme, else the one the request names.
+      handler: async (request) => document(determineVersion(versioning, request, mounted)),
     },
   });
 }
