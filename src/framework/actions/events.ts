@@ -81,7 +81,7 @@ async function subscribe(action: ActionRequest, hub: LiveHub, reauthenticate: Re
   const byWindow = collection.pagination === 'limit_offset';
   const { filters, search } = parseListQuery(parameters, collection.queryRules, byWindow ? LIMIT_OFFSET_PARAMETERS : []);
   const scope: readonly ScopeCondition[] | undefined = action.scope?.conditions;
-  const serializer = chosenFields(collection.serializerFor('list'), parameters);
+  const serializer = chosenFields(collection.serializerFor(action), parameters);
   const source = { ...collection.listSource, selection: selectionOf(action, serializer) };
   const among = (extra: readonly Filter[], pageSize: number) => ({ page: 1, pageSize, search, ordering: [], filters: [...filters, ...extra], scope });
   const read = (plan: Pick<Parameters<typeof readList>[1], 'source' | 'query'>) => readList(database, { ...plan, paging: { by: 'number' }, count: 'none', estimateThreshold: 0 });
