@@ -32,8 +32,8 @@ export interface CollectionOptions {
   serializers?: Partial<Readonly<Record<Action, Serializer>>>;
   /**
    * The serializer for each request, chosen from what it is (DRF's `get_serializer_class` reading
-   * `self.request`): `{ among: [staffEvents], choose: ({ action, user }) => (user?.isStaff ? staffEvents : undefined) }`.
-   * `choose` answers one of `among`, or undefined for the action's own (`serializers`, else `serializer`).
+   * `self.request`): `{ among: [staffEvents], choose: ({ action, user }) => (user?.isSuperuser ? staffEvents : undefined) }`.
+   * `choose` answers at once, one of `among`, or undefined for the action's own (`serializers`, else `serializer`).
    */
   chooseSerializer?: SerializerChoice;
   /**
