@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collection, defineApp, fields, model, serializer, type Serializer } from '../../src/framework/index.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
+import { openEvents } from '../support/event-stream.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 
 const Show = model('shows', {
@@ -32,6 +33,7 @@ const app = withGeneratedMigrations(
           // Staff (here, superusers) read and write the budget; lists stay short for them too.
           choose: ({ action, user }) => (user?.isSuperuser ? (action === 'list' ? staffList : staff) : undefined),
         },
+        live: true,
       }),
     ],
   }),
@@ -95,6 +97,23 @@ describe('a serializer chosen by the user and the action', () => {
     // The list's own serializer first.
     expect(refs(listed)).toEqual(['ShowSummary', 'ShowSummarySubset', 'ShowStaff', 'ShowStaffSubset', 'ShowStaffSummary', 'ShowStaffSummarySubset']);
     expect(Object.keys(components.schemas.ShowStaffCreate.properties)).toEqual(['title', 'budget', 'notes', 'id']);
+  });
+});
+
+describe('a live stream', () => {
+  it('renders each change with the serializer chosen for its subscriber', async () => {
+    const base = `http://127.0.0.1:${await api.listen()}/api/v1/shows/events/`;
+    // The clerk first: subscribers reading alike share one read of each change.
+    const clerkStream = await openEvents(base, { authorization: `Bearer ${clerk.token}` });
+    const adminStream = await openEvents(base, { authorization: `Bearer ${admin.token}` });
+    try {
+      const made = (await request('POST', '', admin, { title: 'Macbeth', budget: 300 })).json;
+      expect((await clerkStream.next()).data).toEqual({ id: made.id });
+      expect((await adminStream.next()).data).toEqual({ id: made.id, budget: 300 });
+    } finally {
+      clerkStream.close();
+      adminStream.close();
+    }
   });
 });
 

@@ -90,7 +90,17 @@ async function subscribe(action: ActionRequest, hub: LiveHub, reauthenticate: Re
   const subscription: Subscription = {
     table: collection.serializer.model.table,
     // Who reads matters where the selection or the rows a request sees depend on the user.
-    group: groupKey({ collection: collection.name, scope, filters, search, fields: parameters.get('fields'), omit: parameters.get('omit'), user: serializer.perUser || database.visibility ? user?.id : undefined }),
+    group: groupKey({
+      collection: collection.name,
+      // The serializer chosen for this request (chooseSerializer), by its name: one per schema in the document.
+      serializer: serializer.name,
+      scope,
+      filters,
+      search,
+      fields: parameters.get('fields'),
+      omit: parameters.get('omit'),
+      user: serializer.perUser || database.visibility ? user?.id : undefined,
+    }),
     track: collection.live!.track,
     owner: user ? `user ${String(user.id)}` : `address ${clientKey(request)}`,
     userId: user?.id,
