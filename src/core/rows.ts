@@ -33,6 +33,11 @@ export interface Aggregate {
   readonly value?: AggregateValue;
   /** sum, avg, min, max: the value where there is no related row (else null). */
   readonly default?: number;
+  /**
+   * `all`: every related row, whatever the request may see of the related table (Django's
+   * `annotate`, which knows no row-level security); by default only the rows it may see.
+   */
+  readonly visibility?: 'all';
 }
 
 export type NumericAggregate = 'sum' | 'avg' | 'min' | 'max';

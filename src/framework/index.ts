@@ -9,7 +9,7 @@ export type { AppContext, AppDefinition, AppliedMigrations } from './app/definit
 export { requirePermissions, throttleRequest } from './toolkit/app-routes.js';
 export { collection } from './declare/collection.js';
 export type { ActionBody, ActionWhere, CustomAction, CustomActionContext, HandlerAction, WhereAction } from './declare/custom-action.js';
-export type { AutomaticIndexes, BulkDelete, Collection, CollectionOptions, LiveOptions, Pagination, Singleton } from './declare/collection.js';
+export type { AutomaticIndexes, BulkDelete, Collection, CollectionOptions, LiveOptions, Pagination, SerializerChoice, SerializerContext, Singleton } from './declare/collection.js';
 export type { Parent } from './declare/collection.js';
 export type { ErrorResponse, ExceptionHandler, TrailingSlash } from './base/style.js';
 export type { RouterDefinition } from './routing/routers.js';
@@ -39,7 +39,7 @@ export { Serializer, serializer } from './declare/serializer.js';
 export { computed } from './declare/computed.js';
 export { joinTable, relations } from './declare/relations.js';
 export type { JoinTable, Relation } from './declare/serializer.js';
-export type { AggregateOptions, ComputedField, RecordLinks, RenderContext, Through } from './declare/computed.js';
+export type { AggregateOptions, AggregateVisibility, ComputedField, RecordLinks, RelatedOptions, RenderContext, Through } from './declare/computed.js';
 export type { NestedField, ObjectContext, ObjectErrors, ObjectValidator, SerializerOptions } from './declare/serializer.js';
 export type { RequestContext, Scope, ScopeConditions } from './declare/scope.js';
 export type { CommitEvent, CreateEvent, DeleteEvent, HookContext, Hooks, UpdateEvent, Written } from './declare/hooks.js';

@@ -117,7 +117,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   const envelope = route.enveloped ? collection.envelope : undefined;
   const body = route.takesBody ? unwrapBody(envelope, parseJsonBody(request)) : undefined;
   // Setting a password checks none, so it is not a login's to limit: a user's hashes count as requests, an anonymous client's as sign-ups.
-  const hashings = route.bodySerializer?.hashingsIn(body) ?? 0;
+  const hashings = route.bodySerializer?.({ action, user, version }, seen).hashingsIn(body) ?? 0;
   if (hashings > 0) await runtime.throttle.passwordWrites(request, reply, user, collection.name, hashings);
 
   const context = { user, parameters, version };
@@ -148,7 +148,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
     result = await route.run(actionRequest);
   } catch (error) {
     // What the database refused (a unique field taken, a slug naming nothing) under the names clients see.
-    throw error instanceof RecordRefused && error.index === undefined ? new RecordRefused(seen.serializerFor(action).refusalDetails(error)) : error;
+    throw error instanceof RecordRefused && error.index === undefined ? new RecordRefused(seen.serializerFor({ action, user, version }).refusalDetails(error)) : error;
   }
   if (reply.sent) return reply;
   const page = route.custom ? { ...runtime.page, custom: true } : runtime.page;

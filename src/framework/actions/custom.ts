@@ -12,11 +12,13 @@ import type { Collection } from '../declare/collection.js';
 import { declaredBody, standsFor, takesBody, whereFilters, type CustomAction, type DeclaredBody, type HandlerAction, type WhereAction } from '../declare/custom-action.js';
 import { API_MEDIA_TYPES, type MediaType } from '../stages/negotiation.js';
 import { list } from './list.js';
-import { announceRecord, loadRecord, writeContext, type ActionRequest, type ActionResult, type ActionRoute } from './request.js';
+import { announceRecord, assertWritable, loadRecord, writeContext, type ActionRequest, type ActionResult, type ActionRoute } from './request.js';
 
 /** The declared body's values: parsed, then checked as a whole, as a create's (400 `validation_failed`). */
 async function validBody({ serializer, kept }: DeclaredBody, body: unknown, action: ActionRequest): Promise<unknown> {
   const sent = kept && isJsonObject(body) ? Object.fromEntries(Object.entries(body).filter(([key]) => kept.has(key))) : body;
+  const refused = assertWritable(action, serializer, [sent], false);
+  if (refused) await refused;
   const parsed = serializer.parseBody(sent, 'create', writeContext(action));
   const values = isPending(parsed) ? await parsed : parsed;
   const validated = serializer.validateObject(values, { existing: undefined, user: action.user, version: action.version });
@@ -48,7 +50,7 @@ export function customRoute(collection: Collection, name: string, declared: Cust
     mediaTypes: declared.mediaType ? [declared.mediaType as MediaType] : API_MEDIA_TYPES,
     takesBody: takesBody(declared),
     enveloped: declared.envelope ?? true,
-    bodySerializer: body?.serializer,
+    bodySerializer: body && (() => body.serializer),
     announce: declared.detail ? (reader, id, url, restricted) => announceRecord(reader, id, url, collection, restricted, collection.serializer) : undefined,
     run: (action) => run(collection, declared, body, action),
   };

@@ -81,7 +81,7 @@ async function subscribe(action: ActionRequest, hub: LiveHub, reauthenticate: Re
   const byWindow = collection.pagination === 'limit_offset';
   const { filters, search } = parseListQuery(parameters, collection.queryRules, byWindow ? LIMIT_OFFSET_PARAMETERS : []);
   const scope: readonly ScopeCondition[] | undefined = action.scope?.conditions;
-  const serializer = chosenFields(collection.serializerFor('list'), parameters);
+  const serializer = chosenFields(collection.serializerFor(action), parameters);
   const source = { ...collection.listSource, selection: selectionOf(action, serializer) };
   const among = (extra: readonly Filter[], pageSize: number) => ({ page: 1, pageSize, search, ordering: [], filters: [...filters, ...extra], scope });
   const read = (plan: Pick<Parameters<typeof readList>[1], 'source' | 'query'>) => readList(database, { ...plan, paging: { by: 'number' }, count: 'none', estimateThreshold: 0 });
@@ -90,7 +90,18 @@ async function subscribe(action: ActionRequest, hub: LiveHub, reauthenticate: Re
   const subscription: Subscription = {
     table: collection.serializer.model.table,
     // Who reads matters where the selection or the rows a request sees depend on the user.
-    group: groupKey({ collection: collection.name, version: action.version, scope, filters, search, fields: parameters.get('fields'), omit: parameters.get('omit'), user: serializer.perUser || database.visibility ? user?.id : undefined }),
+    group: groupKey({
+      collection: collection.name,
+      version: action.version,
+      // The serializer chosen for this request (chooseSerializer), by its name: one per schema in the document.
+      serializer: serializer.name,
+      scope,
+      filters,
+      search,
+      fields: parameters.get('fields'),
+      omit: parameters.get('omit'),
+      user: serializer.perUser || database.visibility ? user?.id : undefined,
+    }),
     track: collection.live!.track,
     owner: user ? `user ${String(user.id)}` : `address ${clientKey(request)}`,
     userId: user?.id,

@@ -27,14 +27,18 @@ const readingFirst: ReadonlySet<Action> = new Set(['retrieve', 'update', 'partia
 
 /** A collection's built-in action as the pipeline runs it. */
 export function builtInRoute(collection: Collection, action: Action): ActionRoute {
-  const serializer = collection.serializerFor(action);
+  // A serializer chosen by the user cannot be known before authentication, when reads are announced.
+  const [serializer, ...others] = collection.serializersFor(action);
   return {
     action,
     mediaTypes: API_MEDIA_TYPES,
     takesBody: actionsWithBody.has(action),
     enveloped: true,
-    bodySerializer: actionsWithBody.has(action) ? serializer : undefined,
-    announce: readingFirst.has(action) ? (reader, id, url, restricted, seen) => announceRecord(reader, id, url, seen, restricted, seen.serializerFor(action)) : undefined,
+    bodySerializer: actionsWithBody.has(action) ? (context, seen) => seen.serializerFor(context) : undefined,
+    announce:
+      readingFirst.has(action) && others.length === 0
+        ? (reader, id, url, restricted, seen) => announceRecord(reader, id, url, seen, restricted, seen.serializerFor({ action, user: null }))
+        : undefined,
     run: runAction[action],
   };
 }

@@ -32,7 +32,7 @@ export async function list(action: ActionRequest, narrowing: readonly Filter[] =
   // Unpaginated: the whole list, read one record past the most it may hold.
   const whole = collection.pagination === 'none' && { page: 1, pageSize: collection.queryRules.maxPageSize };
   const query = { ...parsed, ...(window && { pageSize: window.limit, offset: window.offset }), ...whole, scope };
-  const serializer = chosenFields(collection.serializerFor('list'), parameters);
+  const serializer = chosenFields(collection.serializerFor(action), parameters);
   const source = { ...collection.listSource, selection: orderedBy(selectionOf(action, serializer), action, query) };
   const plan = { source, query, estimateThreshold: collection.estimateThreshold };
   if (collection.pagination === 'cursor') return listByCursor(action, serializer, plan);

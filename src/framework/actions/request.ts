@@ -11,9 +11,9 @@ import type { RequestReader } from '../../store/read/reader.js';
 import type { RecordId } from '../../store/read/records.js';
 import type { WriteCheck } from '../write/unit.js';
 import type { AuthUser } from '../base/auth-user.js';
-import type { Collection } from '../declare/collection.js';
+import type { Collection, SerializerContext } from '../declare/collection.js';
 import { assertMatches, strongEtag } from '../stages/conditional.js';
-import { ApiError, notFound } from '../base/errors.js';
+import { ApiError, emptyDetails, notAuthenticated, notFound, permissionDenied } from '../base/errors.js';
 import { type Action, type Permission } from '../declare/permission-classes.js';
 import { checkObjectPermissions } from '../stages/permissions.js';
 import type { MediaType } from '../stages/negotiation.js';
@@ -77,15 +77,15 @@ export interface ActionRoute {
   readonly takesBody: boolean;
   /** Whether the collection's envelope wraps its body and answer (a custom action may opt out). */
   readonly enveloped: boolean;
-  /** The serializer whose password fields a body may set: each set password is a hash, throttled as a request. */
-  readonly bodySerializer?: Serializer;
+  /** The serializer whose password fields a body may set, for the request (`collection` as its version sees it): each set password is a hash, throttled as a request. */
+  bodySerializer?(context: SerializerContext, collection: Collection): Serializer;
   /** Tells the request's reader what the action will read, before the stages run (see announceRecord); `collection` as the request's version sees it. */
   announce?(reader: RequestReader, id: string | undefined, url: string, restricted: ReadonlySet<string>, collection: Collection): void;
   run(request: ActionRequest): Promise<ActionResult>;
 }
 
 /** What the action reads of its records (its serializer's, or a narrowed one), for this request, found by the lookup field. */
-export const selectionOf = (action: ActionRequest, serializer = action.collection.serializerFor(action.action)): Selection =>
+export const selectionOf = (action: ActionRequest, serializer = action.collection.serializerFor(action)): Selection =>
   action.collection.recordKey.selection(serializer.selectionFor(action.user));
 
 /** A result whose JSON is written once, for both its ETag and the response (which may be a 304: see renderResult). */
@@ -101,7 +101,7 @@ export function written(status: number, body: unknown, tag: (json: string) => st
  */
 export function shownRefusal(action: ActionRequest, error: unknown): unknown {
   if (!(error instanceof ApiError) || !error.details) return error;
-  return new ApiError(error.status, error.code, error.message, action.collection.serializerFor(action.action).shownDetails(error.details), error.headers);
+  return new ApiError(error.status, error.code, error.message, action.collection.serializerFor(action).shownDetails(error.details), error.headers);
 }
 
 /** The object-level permission checks on the record named by the path: a promise only when one answers later. */
@@ -133,6 +133,32 @@ export function loadRecord(action: ActionRequest, serializer?: Serializer): Prom
   });
 }
 
+/**
+ * The records' fields the request may not write (the serializer's `writableBy`): 403, or 401 when
+ * anonymous, naming them in `details` (a bulk create's, `many`, under `<index>.<field>`), before
+ * anything is parsed. `existing`: the record an update writes.
+ */
+export function assertWritable(action: ActionRequest, serializer: Serializer, records: readonly unknown[], many: boolean, existing?: Row): Promise<void> | undefined {
+  return serializer.writableBy.size === 0 ? undefined : refuseWrites(action, serializer, records, many, existing);
+}
+
+async function refuseWrites(action: ActionRequest, serializer: Serializer, records: readonly unknown[], many: boolean, existing?: Row): Promise<void> {
+  const context = { user: action.user, action: action.action };
+  const details = emptyDetails();
+  const fields = new Set<string>();
+  for (const [index, record] of records.entries()) {
+    const pending = serializer.refusedWrites(record, context, existing);
+    const refused = isPending(pending) ? await pending : pending;
+    for (const [field, messages] of Object.entries(refused ?? {})) {
+      fields.add(field);
+      details[many ? `${index}.${field}` : field] = messages;
+    }
+  }
+  if (fields.size === 0) return;
+  const denied = action.user ? permissionDenied() : notAuthenticated();
+  throw new ApiError(denied.status, denied.code, `You do not have permission to set ${[...fields].join(', ')}.`, details, denied.headers);
+}
+
 /** What a body's fields are parsed with: the requesting user, and what they may do. */
 export function writeContext({ user, version }: Pick<ActionRequest, 'user' | 'version'>): WriteContext {
   return {
@@ -158,7 +184,7 @@ export const guard =
 
 /** If-Match against the record's ETag. */
 export const assertCurrent = (action: ActionRequest, row: Row): void =>
-  assertMatches(action.request, () => strongEtag(stringifyJson(action.collection.serializerFor(action.action).render(row, action))));
+  assertMatches(action.request, () => strongEtag(stringifyJson(action.collection.serializerFor(action).render(row, action))));
 
 /**
  * A detail read or update reads its record first: announced to the reader before authentication

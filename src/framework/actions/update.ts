@@ -9,11 +9,11 @@ import { updateRecord, type WriteCheck } from '../write/unit.js';
 import type { Row } from '../../core/rows.js';
 import type { WriteMode } from '../declare/serializer.js';
 import { isPending } from '../../core/maybe-promise.js';
-import { assertCurrent, guard, loadRecord, selectionOf, shownRefusal, writeContext, written, type ActionRequest, type ActionResult } from './request.js';
+import { assertCurrent, assertWritable, guard, loadRecord, selectionOf, shownRefusal, writeContext, written, type ActionRequest, type ActionResult } from './request.js';
 
 /** Object validation of an update's values over a stored record: the serializer's `validate`, then the collection's. */
 const validateUpdate = (action: ActionRequest, fields: Row, existing: Row): Promise<void> | undefined =>
-  action.collection.serializerFor(action.action).validateObject(fields, { existing, user: action.user, version: action.version }, action.collection.validate);
+  action.collection.serializerFor(action).validateObject(fields, { existing, user: action.user, version: action.version }, action.collection.validate);
 
 /**
  * The update's object validation again, on the record it writes, where that is not the one
@@ -23,7 +23,7 @@ const validateUpdate = (action: ActionRequest, fields: Row, existing: Row): Prom
  */
 function revalidation(action: ActionRequest, fields: Row, existing: Row): WriteCheck | undefined {
   const { validate } = action.collection;
-  const serializer = action.collection.serializerFor(action.action);
+  const serializer = action.collection.serializerFor(action);
   if (!serializer.validatesObjects(validate)) return undefined;
   const stored = (row: Row): string => JSON.stringify(serializer.storedFields(row), (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value));
   return async (row) => {
@@ -33,10 +33,12 @@ function revalidation(action: ActionRequest, fields: Row, existing: Row): WriteC
 
 export async function change(action: ActionRequest, mode: WriteMode): Promise<ActionResult> {
   const { collection, scope } = action;
-  const serializer = collection.serializerFor(action.action);
-  const selection = selectionOf(action);
+  const serializer = collection.serializerFor(action);
+  const selection = selectionOf(action, serializer);
   // 404 and 403 come before a body is judged; validation (which may hash a password) stays outside the transaction.
-  const { id, row: existing } = await loadRecord(action);
+  const { id, row: existing } = await loadRecord(action, serializer);
+  const refused = assertWritable(action, serializer, [action.body], false, existing);
+  if (refused) await refused;
   const context = writeContext(action);
   const parsed = serializer.parseBody(action.body, mode, context);
   const fields = isPending(parsed) ? await parsed : parsed;

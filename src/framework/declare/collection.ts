@@ -14,6 +14,7 @@ import { actions as allActions, type Action, type Permission } from './permissio
 import { relatedFilter } from './relations.js';
 import { assertScope, whereConditions, type RequestContext, type Scope, type ScopeConditions } from './scope.js';
 import type { RecordId } from '../../store/read/records.js';
+import type { AuthUser } from '../base/auth-user.js';
 import type { ObjectValidator, Serializer, WriteMode } from './serializer.js';
 
 export type Pagination = 'page' | 'limit_offset' | 'cursor' | 'none';
@@ -29,6 +30,12 @@ export interface CollectionOptions {
    * `{ list: articleListSerializer }`. Over the same model; custom actions read their record with `serializer`.
    */
   serializers?: Partial<Readonly<Record<Action, Serializer>>>;
+  /**
+   * The serializer for each request, chosen from what it is (DRF's `get_serializer_class` reading
+   * `self.request`): `{ among: [staffEvents], choose: ({ action, user }) => (user?.isSuperuser ? staffEvents : undefined) }`.
+   * `choose` answers at once, one of `among`, or undefined for the action's own (`serializers`, else `serializer`).
+   */
+  chooseSerializer?: SerializerChoice;
   /**
    * The built-in actions the collection serves (DRF's viewset mixins; `['list', 'retrieve']` is a
    * ReadOnlyModelViewSet). Default: all six. The others are absent: no route, no document, no form.
@@ -154,6 +161,22 @@ function liveOptions(name: string, { live }: CollectionOptions): Required<LiveOp
   return { track };
 }
 
+/** What a collection's serializer is chosen by (CollectionOptions.chooseSerializer): the request's action and user. */
+export interface SerializerContext {
+  /** The built-in action, or the one a custom action stands for. */
+  readonly action: Action;
+  readonly user: AuthUser | null;
+  /** The API version the request names, where the app declares versions. */
+  readonly version?: string;
+}
+
+/** A serializer chosen per request, among those declared (every one is known at start-up: the document, the forms, the scopes' plan). */
+export interface SerializerChoice {
+  readonly among: readonly Serializer[];
+  /** Called for each use within the request: answer from the context alone. */
+  readonly choose: (context: SerializerContext) => Serializer | undefined;
+}
+
 /** What a DELETE on a collection's list path may delete: what its filters select, or (`all`) with none, everything in scope. */
 export type BulkDelete = 'filtered' | 'all';
 
@@ -218,8 +241,13 @@ export interface QueryRules {
 export interface Collection {
   readonly name: string;
   readonly serializer: Serializer;
-  /** The serializer an action reads, validates and renders with: its own from `serializers`, else `serializer`. */
-  serializerFor(action: Action): Serializer;
+  /**
+   * The serializer a request reads, validates and renders with: the one `chooseSerializer` chooses
+   * for it, else the action's own from `serializers`, else `serializer`.
+   */
+  serializerFor(context: SerializerContext): Serializer;
+  /** Every serializer a request of `action` may get, the action's own first, each once. */
+  serializersFor(action: Action): readonly Serializer[];
   /** Every serializer of the collection, `serializer` first, each once. */
   readonly serializers: readonly Serializer[];
   /** The built-in actions it serves. */
@@ -288,6 +316,30 @@ function assertBulkDelete(name: string, bulkDelete: BulkDelete, served: Readonly
   if (!served.has('destroy')) throw new Error(`${name}: bulkDelete needs the destroy action.`);
   const seeing = (['beforeDelete', 'afterDelete', 'afterCommit'] as const).filter((hook) => hooks[hook] !== undefined);
   if (seeing.length > 0) throw new Error(`${name}: bulkDelete deletes in one statement, reading no record, so the ${seeing.join(' and ')} hooks could not see what it deletes; leave bulkDelete out or the hooks.`);
+}
+
+/**
+ * How a request's serializer is found: the choice's, checked to be one it declared (another would
+ * read tables the scopes' plan never saw), else the action's own, else the collection's.
+ */
+function chosenSerializers(
+  name: string,
+  serializer: Serializer,
+  own: Partial<Readonly<Record<Action, Serializer>>>,
+  choice: SerializerChoice | undefined,
+): (context: SerializerContext) => Serializer {
+  if (!choice) return ({ action }) => own[action] ?? serializer;
+  if (typeof choice.choose !== 'function' || !Array.isArray(choice.among)) throw new Error(`${name}: chooseSerializer needs \`among\` (the serializers it may choose) and \`choose\`, a function of the request.`);
+  const among = new Set(choice.among);
+  for (const chosen of among) {
+    if (chosen.model !== serializer.model) throw new Error(`${name}: chooseSerializer's serializer "${chosen.name}" is over "${chosen.model.table}", not "${serializer.model.table}".`);
+  }
+  return (context) => {
+    const chosen = choice.choose(context);
+    if (chosen === undefined) return own[context.action] ?? serializer;
+    if (!among.has(chosen)) throw new Error(`${name}: chooseSerializer chose the serializer "${chosen.name}", which is not among those it declared.`);
+    return chosen;
+  };
 }
 
 export function collection(name: string, options: CollectionOptions): Collection {
@@ -373,6 +425,8 @@ export function collection(name: string, options: CollectionOptions): Collection
     if (!served.has(action as Action)) throw new Error(`${name}: a serializer for ${action}, which builtInActions leaves out.`);
     if (own.model !== serializer.model) throw new Error(`${name}: the serializer for ${action} is over "${own.model.table}", not "${serializer.model.table}".`);
   }
+  const serializerFor = chosenSerializers(name, serializer, ownSerializers, options.chooseSerializer);
+  const among = options.chooseSerializer?.among ?? [];
   const automatic = options.automaticIndexes ?? {};
   const unknownIndexes = Object.keys(automatic).filter((kind) => !AUTOMATIC_INDEXES.includes(kind as AutomaticIndexes));
   if (unknownIndexes.length > 0) throw new Error(`${name}: automaticIndexes names ${unknownIndexes.join(', ')} (of ${AUTOMATIC_INDEXES.join(', ')}).`);
@@ -391,8 +445,9 @@ export function collection(name: string, options: CollectionOptions): Collection
   return {
     name,
     serializer,
-    serializerFor: (action) => ownSerializers[action] ?? serializer,
-    serializers: [...new Set([serializer, ...Object.values(ownSerializers)])],
+    serializerFor,
+    serializersFor: (action) => [...new Set([ownSerializers[action] ?? serializer, ...among])],
+    serializers: [...new Set([serializer, ...Object.values(ownSerializers), ...among])],
     builtInActions: served,
     putMode: options.put === 'partial' ? 'partial_update' : 'update',
     createStatus: options.createStatus ?? 201,

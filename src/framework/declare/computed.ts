@@ -49,32 +49,46 @@ export interface ComputedField {
   readonly recordUrl?: true;
 }
 
-/** Which related rows: those naming the requesting user in `requestingUser`; those naming the record's `on` column (default its id) in `via`. */
+/**
+ * Which related rows: those naming the requesting user in `requestingUser`; those naming the
+ * record's `on` column (default its id) in `via`; of those, the ones the request may see
+ * (`visibility: 'visible'`, the default) or every one (`'all'`, see docs/your-own-collections.md,
+ * Row-level security: a hole the app opens knowingly).
+ */
 export interface RelatedOptions {
   readonly requestingUser?: string;
   readonly on?: string;
+  readonly visibility?: AggregateVisibility;
 }
 
+/** Which related rows an aggregate counts: those the request may see, or all of them. */
+export type AggregateVisibility = 'visible' | 'all';
+
 /** Related rows: those of `table` whose column `via` names the record (or its `on` column). */
-const over = (kind: Aggregate['kind'], table: string, via: string, { requestingUser, on }: RelatedOptions = {}): NonNullable<ComputedField['aggregate']> => ({
-  kind,
-  table,
-  via,
-  ...(requestingUser && { requestingUser }),
-  ...(on && { on }),
-});
+function over(kind: Aggregate['kind'], table: string, via: string, { requestingUser, on, visibility = 'visible' }: RelatedOptions = {}): NonNullable<ComputedField['aggregate']> {
+  if (visibility !== 'visible' && visibility !== 'all') throw new Error(`computed.${kind} over ${table}: visibility is 'visible' or 'all'.`);
+  return {
+    kind,
+    table,
+    via,
+    ...(requestingUser && { requestingUser }),
+    ...(on && { on }),
+    ...(visibility === 'all' && { visibility }),
+  };
+}
 
 /**
  * What `sum`, `avg`, `min` and `max` aggregate: the related rows' field `of`, or the product of
  * several (`['quantity', 'unit_price']`); only rows meeting `where` (conditions as a collection's
  * `where`: `{ status: 'active' }`, or filters `{ field, lookup, value }`); `default`: the value where
- * no related row is (Django's `Sum(…, default=0)`), else null; `on` as RelatedOptions'.
+ * no related row is (Django's `Sum(…, default=0)`), else null; `on` and `visibility` as RelatedOptions'.
  */
 export interface AggregateOptions {
   readonly of: string | readonly string[];
   readonly where?: ScopeConditions;
   readonly default?: number;
   readonly on?: string;
+  readonly visibility?: AggregateVisibility;
 }
 
 /** A many-to-many's join table (relations.joinTable's): its `from` names the record, its `to` a related row. */
@@ -118,7 +132,7 @@ function numeric(kind: NumericAggregate, related: Table, via: string | Through, 
   return {
     schema: nullable ? { ...schema, type: [schema.type as string, 'null'] } : schema,
     aggregate: {
-      ...over(kind, related.table, typeof via === 'string' ? via : via.from, options.on ? { on: options.on } : {}),
+      ...over(kind, related.table, typeof via === 'string' ? via : via.from, { on: options.on, visibility: options.visibility }),
       of,
       value,
       ...(typeof via !== 'string' && { through: { table: via.table, to: via.to } }),

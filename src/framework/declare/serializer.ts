@@ -10,6 +10,7 @@ import type { Aggregate, Batch, Join, Row, Selection } from '../../core/rows.js'
 import { clashDetails, type RecordRefused } from '../../core/refused.js';
 import { emptyDetails, parseError, validationFailed, type ErrorDetails, throwIfInvalid } from '../base/errors.js';
 import type { AuthUser } from '../base/auth-user.js';
+import type { Permission, PermissionContext } from './permission-classes.js';
 import { aggregatesFor, type ComputedField, type RenderContext } from './computed.js';
 import type { Model } from './model.js';
 import { parseRelatedIds, parseRelatedSlugs } from './related-ids.js';
@@ -45,6 +46,13 @@ export interface SerializerOptions {
   hidden?: string[];
   /** Written, never rendered: no key in responses (DRF's `write_only=True`), where an API shows no null for a password. */
   writeOnly?: string[];
+  /**
+   * Fields only some requests may write, each with the permission that lets them (a permission
+   * class, as a collection's `permissions` take): `{ price: hasPermission('events.set_price') }`.
+   * Another request's body setting one is refused whole, 403 `details.<field>` (401 when anonymous),
+   * never dropped; an update sending the value the record already has writes nothing, and passes.
+   */
+  writableBy?: Record<string, Permission>;
   /** String fields the `search` parameter looks through. */
   search?: string[];
   nested?: Record<string, NestedField>;
@@ -160,6 +168,8 @@ export class Serializer {
   readonly readOnly: ReadonlySet<string>;
   readonly hidden: ReadonlySet<string>;
   readonly writeOnly: ReadonlySet<string>;
+  /** Writable fields only some requests may write, and the permission that lets them (SerializerOptions.writableBy). */
+  readonly writableBy: ReadonlyMap<string, Permission>;
   readonly search: readonly string[];
   readonly nested: Readonly<Record<string, NestedField>>;
   readonly computed: Readonly<Record<string, ComputedField>>;
@@ -300,6 +310,9 @@ export class Serializer {
     };
     const unwritable = [...this.writeOnly].filter((name) => !this.writable.includes(name));
     if (unwritable.length > 0) throw new Error(`${model.table}: writeOnly ${unwritable.join(', ')} must be writable fields of \`fields\`.`);
+    this.writableBy = new Map(Object.entries(options.writableBy ?? {}));
+    const unrestrictable = [...this.writableBy.keys()].filter((name) => !this.writable.includes(name) && !this.relationInputs.includes(name));
+    if (unrestrictable.length > 0) throw new Error(`${model.table}: writableBy ${unrestrictable.join(', ')} must be writable fields of \`fields\`.`);
     this.renderers = this.fields.filter((name) => !this.writeOnly.has(name)).map((name) => [shownOf(name), this.rendererOf(name)] as const);
     this.versions = Object.keys(options.versions ?? {});
     for (const [version, names] of Object.entries(options.versions ?? {})) {
@@ -358,7 +371,15 @@ export class Serializer {
     }
     // Only the kept fields' new names: a nested record left out is not declared in the narrowed serializer.
     const rename = Object.fromEntries(fields.flatMap((name) => (this.shown(name) === name ? [] : [[name, this.shown(name)]])));
-    return new Serializer(this.model, { ...this.options, fields, nested, rename, writeOnly: [...this.writeOnly].filter((name) => fields.includes(name)), versions: undefined });
+    return new Serializer(this.model, {
+      ...this.options,
+      fields,
+      nested,
+      rename,
+      writeOnly: [...this.writeOnly].filter((name) => fields.includes(name)),
+      writableBy: Object.fromEntries([...this.writableBy].filter(([name]) => fields.includes(name))),
+      versions: undefined,
+    });
   }
 
   /** Dotted paths → top-level field → the paths below it (empty: the whole field). */
@@ -535,6 +556,46 @@ export class Serializer {
     // The slug names a record: the target field's rules are for writing it, not for finding it.
     if (slug) return this.parseValue({ ...slug.target.fields[slug.field]!, nullable: this.model.fields[slug.source]!.nullable }, input[name], context, false);
     return slugs ? parseRelatedSlugs(slugs.target.fields[slugs.field]!, input[name], maxItems) : parseRelatedIds(input[name], maxItems);
+  }
+
+  /**
+   * The fields of `body` (by the names clients see) this request may not write (`writableBy`), each
+   * with its message; undefined when there are none. On an update, a field sent with the value
+   * `existing` has is no write of it; the permission is asked of that record too. At once unless a
+   * field is sent that some permission answers later.
+   */
+  refusedWrites(body: unknown, context: PermissionContext, existing?: Row): MaybePromise<ErrorDetails | undefined> {
+    if (this.writableBy.size === 0 || typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+    const sent = [...this.writableBy].filter(([name]) => {
+      const key = this.shown(name);
+      return this.sends(body as Row, name, key) && !(existing && this.keeps(name, (body as Row)[key], existing));
+    });
+    return sent.length === 0 ? undefined : this.refusals(sent, context, existing);
+  }
+
+  private async refusals(sent: readonly (readonly [string, Permission])[], context: PermissionContext, existing: Row | undefined): Promise<ErrorDetails | undefined> {
+    const details = emptyDetails();
+    for (const [name, permission] of sent) {
+      const allowed = (await permission.hasPermission(context)) && (!existing || ((await permission.hasObjectPermission?.(context, existing)) ?? true));
+      if (!allowed) details[this.shown(name)] = [`You may not set this field: it needs ${permission.description}.`];
+    }
+    return Object.keys(details).length > 0 ? details : undefined;
+  }
+
+  /** Whether `value`, sent for the model field `name`, is the value `existing` has (compared as both render). */
+  private keeps(name: string, value: unknown, existing: Row): boolean {
+    const field = this.model.fields[name];
+    if (!field || !(name in existing)) return false;
+    let parsed: unknown;
+    try {
+      parsed = value === null ? null : field.parse(value);
+    } catch {
+      return false;
+    }
+    // A value that answers later (a password's hash) is never the stored one.
+    if (isPending(parsed)) return false;
+    const rendered = (stored: unknown): string => JSON.stringify(stored === null ? null : field.render(stored), (_key, value: unknown) => (typeof value === 'bigint' ? String(value) : value));
+    return rendered(parsed) === rendered(existing[name]);
   }
 
   /** Whether an update must validate the record as a whole (its own `validate`, or the collection's: `also`). */

@@ -117,9 +117,12 @@ export function recordSchema(serializer: Serializer, scoped: ReadonlySet<string>
  * `?fields=` or `?omit=`, any of its fields (`<Name>Subset`, nothing required). A response schema
  * cannot depend on the query, so a validating proxy needs both; the whole one comes first.
  */
-const readSchema = (serializer: Serializer, scoped: ReadonlySet<string>): JsonSchema => ({
-  anyOf: [recordOf(serializer, scoped, false), recordOf(serializer, scoped, true)],
+const readSchema = (serializers: readonly Serializer[], scoped: ReadonlySet<string>): JsonSchema => ({
+  anyOf: serializers.flatMap((serializer) => [recordOf(serializer, scoped, false), recordOf(serializer, scoped, true)]),
 });
+
+/** The schema of each serializer a request may get (a collection's `chooseSerializer`): the one, or `anyOf` them. */
+const eitherOf = (schemas: readonly JsonSchema[]): JsonSchema => (schemas.length === 1 ? schemas[0]! : { anyOf: schemas });
 
 /** A record's schema (`subset`: as `?fields=` may narrow it, its nested records too, with no field required). */
 function recordOf(serializer: Serializer, scoped: ReadonlySet<string>, subset: boolean): JsonSchema {
@@ -169,7 +172,8 @@ function inputObject(serializer: Serializer, mode: WriteMode): JsonSchema {
   for (const name of serializer.writable) {
     const field = serializer.model.fields[name]!;
     // A hidden field sent as null counts as not sent, so a GET result can be sent back as it is.
-    properties[serializer.shown(name)] = serializer.hidden.has(name) ? { ...field.schema, type: [String(field.schema.type), 'null'], writeOnly: true } : field.schema;
+    const schema = serializer.hidden.has(name) ? { ...field.schema, type: [String(field.schema.type), 'null'], writeOnly: true } : field.schema;
+    properties[serializer.shown(name)] = writableBy(serializer, name, schema);
     const needed = field.required === 'always' ? mode !== 'partial_update' : field.required === 'create' && mode === 'create';
     if (needed) required.push(serializer.shown(name));
   }
@@ -178,12 +182,20 @@ function inputObject(serializer: Serializer, mode: WriteMode): JsonSchema {
   }
   // A many-to-many replaces the record's links and is never required (left out, they stay as they are); a slug sets its key.
   for (const name of serializer.relationInputs) {
-    properties[serializer.shown(name)] = relationSchema(serializer, name);
+    properties[serializer.shown(name)] = writableBy(serializer, name, relationSchema(serializer, name));
     const key = serializer.relations[name]!.slug?.source;
     if (key && mode !== 'partial_update' && serializer.model.fields[key]!.required === 'always') required.push(serializer.shown(name));
   }
   if (mode !== 'create') Object.assign(properties, serializer.model.rules?.updates?.inputs);
   return { type: 'object', properties, required, additionalProperties: false };
+}
+
+/** A body field's `schema`, saying who may write it where only some may (a serializer's `writableBy`): in words, and for machines. */
+function writableBy(serializer: Serializer, name: string, schema: JsonSchema): JsonSchema {
+  const permission = serializer.writableBy.get(name);
+  if (!permission) return schema;
+  const said = `Writing it needs ${permission.description}: a body sending it without is refused (403).`;
+  return { ...schema, description: schema.description ? `${String(schema.description)} ${said}` : said, 'x-restfold-writable-by': permission.description };
 }
 
 function listQuerySchema(collection: Collection): JsonSchema {
@@ -200,7 +212,7 @@ function listQuerySchema(collection: Collection): JsonSchema {
       description: `Comma-separated, "-" for descending. Allowed: ${ordering.join(', ') || '(none)'}. Ties by id.`,
     },
     format: { type: 'string', enum: ['json'], description: 'Force JSON (e.g. in a browser).' },
-    ...fieldSelectionParameters(collection.serializerFor('list')),
+    ...fieldSelectionParameters(collection.serializersFor('list')[0]!),
   };
   if (collection.pagination === 'cursor') {
     delete properties.page;
@@ -305,8 +317,10 @@ export const operationId = (...words: string[]): string =>
 
 /** The route schema of one collection action (`scoped`: the app's restricted tables, see recordSchema). */
 export function actionSchema(collection: Collection, action: DocumentedAction, scoped: ReadonlySet<string>): FastifySchema {
-  const serializer = collection.serializerFor(action === 'bulk_create' ? 'create' : action === 'bulk_destroy' ? 'destroy' : action === 'events' ? 'list' : action);
-  const record = recordSchema(serializer, scoped);
+  const serializers = collection.serializersFor(action === 'bulk_create' ? 'create' : action === 'bulk_destroy' ? 'destroy' : action === 'events' ? 'list' : action);
+  const serializer = serializers[0]!;
+  const record = eitherOf(serializers.map((each) => recordSchema(each, scoped)));
+  const input = (mode: WriteMode): JsonSchema => eitherOf(serializers.map((each) => inputSchema(each, mode)));
   // A PUT that updates partially reads as PATCH does.
   const mode = action === 'update' ? collection.putMode : action;
   const base = { tags: [collection.name], summary: `${SUMMARIES[mode]} ${collection.name}`, operationId: operationId(collection.name, action) };
@@ -331,7 +345,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
       const { maxPageSize } = collection.queryRules;
       const page =
         collection.pagination === 'none'
-          ? { description: `Every record selected, at most ${maxPageSize} (more is a 400: narrow the list with its filters)`, type: 'array', items: readSchema(serializer, scoped), maxItems: maxPageSize }
+          ? { description: `Every record selected, at most ${maxPageSize} (more is a 400: narrow the list with its filters)`, type: 'array', items: readSchema(serializers, scoped), maxItems: maxPageSize }
           : {
               description: 'A page of records',
               type: 'object',
@@ -340,7 +354,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
                 count: { type: ['integer', 'null'], description: 'Null when the client preferred no count (Prefer: count=none).' },
                 next: { type: ['string', 'null'], format: 'uri' },
                 previous: { type: ['string', 'null'], format: 'uri' },
-                results: { type: 'array', items: readSchema(serializer, scoped) },
+                results: { type: 'array', items: readSchema(serializers, scoped) },
               },
             };
       return {
@@ -351,7 +365,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
       };
     }
     case 'create': {
-      const single = inputSchema(serializer, 'create');
+      const single = input('create');
       if (collection.bulkCreateMax === undefined) return { ...base, body: single, response: throttled({ [collection.createStatus]: { ...record, ...created }, ...errorResponses(writes) }) };
       // The contract's array form (as bulk/ takes it): an array answers an array, so each is one of the two shapes.
       return {
@@ -365,7 +379,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
       return {
         ...base,
         description: `Up to ${collection.bulkCreateMax ?? 0} records, created all or none; errors are keyed "<index>.<field>".`,
-        body: bulkBody(collection, inputSchema(serializer, 'create')),
+        body: bulkBody(collection, input('create')),
         response: throttled({ [collection.createStatus]: { description: 'Created, in the order sent', type: 'array', items: record }, ...errorResponses(writes) }),
       };
     case 'retrieve':
@@ -374,7 +388,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
         params: collection.recordKey.params,
         querystring: { type: 'object', properties: fieldSelectionParameters(serializer) },
         headers: requestHeaders(IF_NONE_MATCH),
-        response: throttled({ 200: { description: 'The record', ...readSchema(serializer, scoped), headers: ETAG }, 304: notModifiedResponse, ...errorResponses(reads) }),
+        response: throttled({ 200: { description: 'The record', ...readSchema(serializers, scoped), headers: ETAG }, 304: notModifiedResponse, ...errorResponses(reads) }),
       };
     case 'update':
     case 'partial_update':
@@ -382,7 +396,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
         ...base,
         params: collection.recordKey.params,
         headers: requestHeaders(IF_MATCH),
-        body: inputSchema(serializer, action === 'update' ? collection.putMode : action),
+        body: input(action === 'update' ? collection.putMode : action),
         response: throttled({ 200: { description: 'The updated record', ...record, headers: ETAG }, ...errorResponses([...writes, 412]) }),
       };
     case 'destroy':

@@ -57,12 +57,14 @@ export function selectColumns(database: Database, query: RowQuery, selection: Se
 }
 
 /**
- * A correlated subquery over the related rows the request may see (served by an index on `via`).
+ * A correlated subquery over the related rows the request may see, or every one where the app
+ * declared so (`visibility: 'all'`) (served by an index on `via`).
  * Written in SQL both databases take alike: `string_agg` with ORDER BY is SQLite's since 3.44, as
  * PostgreSQL's.
  */
 function aggregateOf(database: Database, table: string, aggregate: Aggregate): RawBuilder<unknown> {
-  const { kind, table: related, via, on = 'id', column = 'id', where, through, filter } = aggregate;
+  const { kind, table: related, via, on = 'id', column = 'id', where, through, filter, visibility } = aggregate;
+  const seen = visibility === 'all' ? () => undefined : visibleRow;
   const alias = `related_${related}`;
   const id = sql.ref(`${alias}.${column}`);
   // A many-to-many's related rows are those its join table's rows naming the record link to; the link must be visible too.
@@ -72,8 +74,8 @@ function aggregateOf(database: Database, table: string, aggregate: Aggregate): R
     sql`${naming} = ${sql.ref(`${table}.${on}`)}`,
     ...(where ? [sql`${sql.ref(`${alias}.${where.column}`)} = ${where.value}`] : []),
     ...(filter ? compileConditions(database, filter.fields, alias, filter.conditions, expressionBuilder<Tables, string>()) : []),
-    ...(through ? [visibleRow(database, through.table, link!)] : []),
-    visibleRow(database, related, alias),
+    ...(through ? [seen(database, through.table, link!)] : []),
+    seen(database, related, alias),
   ].filter((condition) => condition !== undefined);
   const joined = through ? sql` join ${sql.table(through.table)} as ${sql.ref(link!)} on ${sql.ref(`${link!}.${through.to}`)} = ${sql.ref(`${alias}.id`)}` : sql``;
   const rows = sql`from ${sql.table(related)} as ${sql.ref(alias)}${joined} where ${sql.join(conditions, sql` and `)}`;

@@ -11,6 +11,7 @@ import { h } from 'preact';
 import { renderToString } from 'preact-render-to-string';
 import { pathEnd } from '../../base/style.js';
 import type { Collection } from '../../declare/collection.js';
+import type { AuthUser } from '../../base/auth-user.js';
 import type { Action } from '../../declare/permission-classes.js';
 import { appWide } from '../../base/app-wide.js';
 import { queryParameters } from '../../base/query-string.js';
@@ -65,16 +66,16 @@ function extraActions(collection: Collection, action: Action | undefined, path: 
 }
 
 /** The form of a list (create) or a record (update), with a button per write the collection serves; none without one. */
-function recordForm(collection: Collection, action: Action | undefined, record: Record<string, unknown> | undefined): PageModel['form'] {
+function recordForm(collection: Collection, action: Action | undefined, record: Record<string, unknown> | undefined, user: AuthUser | null): PageModel['form'] {
   const served = collection.builtInActions;
-  if (action === 'list') return served.has('create') ? { kind: 'create', serializer: collection.serializerFor('create'), buttons: [{ method: 'POST', label: 'Create' }] } : undefined;
+  if (action === 'list') return served.has('create') ? { kind: 'create', serializer: collection.serializerFor({ action: 'create', user }), buttons: [{ method: 'POST', label: 'Create' }] } : undefined;
   if (action !== 'retrieve') return undefined;
   const buttons = [
     ...(served.has('update') ? [{ method: 'PUT', label: collection.putMode === 'update' ? 'Replace (PUT)' : 'Update (PUT)' } as const] : []),
     ...(served.has('partial_update') ? [{ method: 'PATCH', label: 'Update (PATCH)' } as const] : []),
   ];
   if (buttons.length === 0) return undefined;
-  return { kind: 'edit', serializer: collection.serializerFor(served.has('update') ? 'update' : 'partial_update'), values: record, buttons };
+  return { kind: 'edit', serializer: collection.serializerFor({ action: served.has('update') ? 'update' : 'partial_update', user }), values: record, buttons };
 }
 
 function listControls(collection: Collection, request: FastifyRequest): PageModel['controls'] {
@@ -124,7 +125,7 @@ export function renderPage(
         ? { previous: (record.previous as string | null) ?? null, next: (record.next as string | null) ?? null }
         : undefined,
     controls: collection && action === 'list' ? listControls(collection, request) : undefined,
-    form: collection && succeeded && !context.custom ? recordForm(collection, action, record) : undefined,
+    form: collection && succeeded && !context.custom ? recordForm(collection, action, record, request.user ?? null) : undefined,
     allowDelete: collection !== undefined && action === 'retrieve' && succeeded && !context.custom && collection.builtInActions.has('destroy'),
     extraActions: collection && succeeded && !context.custom ? extraActions(collection, action, path) : undefined,
     nested: action === 'retrieve' && succeeded && !context.custom ? context.nested?.map((name) => ({ label: name, href: `${path}${name}/` })) : undefined,
