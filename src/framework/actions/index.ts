@@ -28,7 +28,7 @@ const readingFirst: ReadonlySet<Action> = new Set(['retrieve', 'update', 'partia
 /** A collection's built-in action as the pipeline runs it. */
 export function builtInRoute(collection: Collection, action: Action): ActionRoute {
   // A serializer chosen by the user cannot be known before authentication, when reads are announced.
-  const [serializer, ...others] = collection.serializersFor(action);
+  const chosenPerRequest = collection.serializersFor(action).length > 1;
   return {
     action,
     mediaTypes: API_MEDIA_TYPES,
@@ -36,7 +36,7 @@ export function builtInRoute(collection: Collection, action: Action): ActionRout
     enveloped: true,
     bodySerializer: actionsWithBody.has(action) ? (context, seen) => seen.serializerFor(context) : undefined,
     announce:
-      readingFirst.has(action) && others.length === 0
+      readingFirst.has(action) && !chosenPerRequest
         ? (reader, id, url, restricted, seen) => announceRecord(reader, id, url, seen, restricted, seen.serializerFor({ action, user: null }))
         : undefined,
     run: runAction[action],
