@@ -487,6 +487,13 @@ export function atVersion(collection: Collection, version: string | undefined): 
   let views = versionViews.get(collection);
   if (!views) versionViews.set(collection, (views = new Map()));
   let view = views.get(version);
-  if (!view) views.set(version, (view = { ...collection, serializerFor: (action) => collection.serializerFor(action).forVersion(version) }));
+  if (!view) {
+    view = {
+      ...collection,
+      serializerFor: (context) => collection.serializerFor(context).forVersion(version),
+      serializersFor: (action) => collection.serializersFor(action).map((serializer) => serializer.forVersion(version)),
+    };
+    views.set(version, view);
+  }
   return view;
 }
