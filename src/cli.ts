@@ -7,6 +7,7 @@
 import { parseArgs } from 'node:util';
 import { randomBytes } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { register } from 'node:module';
 import { createInterface } from 'node:readline/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { dirname, extname, join, resolve } from 'node:path';
@@ -83,8 +84,12 @@ type LoadedApp = AppDefinition & { readonly migrations: Migrations };
 async function loadApp(file: string | undefined): Promise<LoadedApp> {
   if (file && !existsSync(resolve(file))) throw new UsageError(`No app file at ${resolve(file)}.`);
   const url = file ? pathToFileURL(resolve(file)).href : new URL('./service/app.js', import.meta.url).href;
-  // TypeScript apps run as they are, with no build step: tsx's loader compiles them as Node imports them.
-  if (file && TYPESCRIPT.has(extname(file))) (await import('tsx/esm/api')).register();
+  // TypeScript apps run as they are, with no build step: tsx's loader compiles them as Node imports them,
+  // and ours (registered last, so asked first) has a .ts module load as an ES module in any package.
+  if (file && TYPESCRIPT.has(extname(file))) {
+    (await import('tsx/esm/api')).register();
+    register(new URL('./typescript-hooks.js', import.meta.url));
+  }
   let module: { default?: AppDefinition };
   try {
     module = (await import(url)) as { default?: AppDefinition };

@@ -44,7 +44,7 @@ Restfold is not on a registry: it is installed from the tarball \`npm pack\` wri
 of it, into this folder (or one above it, where Node finds it from here):
 
 \`\`\`sh
-npm init -y && npm pkg set type=module       # if this folder has no package.json yet
+npm init -y                                  # if this folder has no package.json yet
 npm install path/to/restfold-${version}.tgz
 npm install-scripts approve better-sqlite3 esbuild
 npm install-scripts deny restfold
@@ -54,7 +54,11 @@ npm 11 ends the install listing the packages whose install scripts \`allowScript
 \`package.json\` does not cover yet: better-sqlite3's (it builds the embedded database's native
 module), esbuild's (the compiler that runs \`app.ts\` as it is) and Restfold's own \`prepare\`, which
 builds a checkout of Restfold and has nothing to do in the tarball, shipped built. The last two
-commands record those decisions there. Then, from this folder:
+commands record those decisions there. \`app.ts\` runs as it is, an ES module whatever
+\`package.json\`'s "type" says; to type-check it, \`npm install --save-dev typescript @types/node\`
+and run \`npx tsc --noEmit --strict --module nodenext app.ts\`. An app on PostgreSQL alone can
+install with \`--omit=optional\`, which leaves out the embedded database's driver. Then, from
+this folder:
 
 \`\`\`sh
 npx restfold createuser --app app.ts --username me --password 'choose-a-password'

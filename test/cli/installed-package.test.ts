@@ -31,6 +31,7 @@ let app: string;
 const servers = new Set<ChildProcess>();
 let installLog: string;
 let prebuilds: string;
+let tarball: string;
 
 /** `command args` in the app's folder (or `cwd`), as its user would type it; throws with the output unless it exits 0. */
 function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = {}, cwd = app): { stdout: string; stderr: string } {
@@ -39,26 +40,42 @@ function run(command: string, args: readonly string[], env: NodeJS.ProcessEnv = 
   return result;
 }
 
-/** `npx restfold serve --app app.ts` in `cwd`, until `stop`. */
-async function serve(cwd: string, env: NodeJS.ProcessEnv): Promise<{ url: string; stop(): Promise<void> }> {
-  const server = spawn('npx', ['restfold', 'serve', '--app', 'app.ts'], {
+/**
+ * `npx restfold serve --app app.ts` in `cwd`, until `stop` (which signals npx's whole process
+ * group, so that nothing is left behind whatever the test did); `npx` is the process the user
+ * started, and `lines` what the server has written to standard output.
+ */
+async function serve(cwd: string, env: NodeJS.ProcessEnv): Promise<{ url: string; npx: ChildProcess; lines: string[]; stop(): Promise<void> }> {
+  const npx = spawn('npx', ['restfold', 'serve', '--app', 'app.ts'], {
     cwd,
     env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });
-  servers.add(server);
-  const exited = new Promise<void>((resolve) => server.once('exit', () => resolve()));
+  servers.add(npx);
+  const exited = new Promise<void>((resolve) => npx.once('exit', () => resolve()));
   const stop = async () => {
-    if (server.exitCode === null) process.kill(-server.pid!, 'SIGTERM');
+    try {
+      process.kill(-npx.pid!, 'SIGTERM');
+    } catch {
+      // the group is gone already
+    }
     await exited;
-    servers.delete(server);
+    servers.delete(npx);
   };
-  const url = await listeningUrl(server).catch(async (error: unknown) => {
+  const lines: string[] = [];
+  const url = await listeningUrl(npx, (line) => lines.push(line)).catch(async (error: unknown) => {
     await stop();
     throw error;
   });
-  return { url, stop };
+  return { url, npx, lines, stop };
+}
+
+/** Whether nothing listens at `url` any more, waiting up to 15 s for its server to finish stopping. */
+async function closes(url: string): Promise<boolean> {
+  const refused = () => fetch(url).then(() => false, () => true);
+  for (let attempt = 0; attempt < 150 && !(await refused()); attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
+  return refused();
 }
 
 /** The checkout's better-sqlite3 binary as the release archive prebuild-install would download. */
@@ -82,8 +99,9 @@ beforeAll(async () => {
   // What `npm run build` left in dist/ is what ships (the suites run after the build).
   const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--pack-destination', folder], { cwd: root, encoding: 'utf8' });
   if (packed.status !== 0) throw new Error(`npm pack failed: ${packed.stderr}`);
-  const tarball = join(folder, packed.stdout.trim().split('\n').at(-1)!);
-  writeFileSync(join(app, 'package.json'), '{ "name": "my-app", "private": true, "type": "module" }\n');
+  tarball = join(folder, packed.stdout.trim().split('\n').at(-1)!);
+  // As a user's folder starts: npm 11's `npm init -y` writes "type": "commonjs".
+  run('npm', ['init', '-y']);
   prebuilds = localPrebuild();
   const install = run('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], {
     npm_config_better_sqlite3_local_prebuilds: prebuilds,
@@ -93,7 +111,13 @@ beforeAll(async () => {
 }, 300_000);
 
 afterAll(() => {
-  for (const server of servers) if (server.exitCode === null) process.kill(-server.pid!, 'SIGTERM');
+  for (const server of servers) {
+    try {
+      process.kill(-server.pid!, 'SIGTERM');
+    } catch {
+      // the group is gone already
+    }
+  }
   if (folder) rmSync(folder, { recursive: true, force: true });
 });
 
@@ -130,21 +154,32 @@ describe('restfold installed from its tarball into a new folder', () => {
     expect(again.stderr).toContain('already holds app.ts, migrations, README.md');
   });
 
-  it("type-checks the app strictly against the installed package's types", () => {
-    const program = ts.createProgram([join(app, 'app.ts')], {
-      strict: true,
-      noEmit: true,
-      target: ts.ScriptTarget.ES2022,
-      module: ts.ModuleKind.NodeNext,
-      moduleResolution: ts.ModuleResolutionKind.NodeNext,
-      types: [],
-      skipLibCheck: true,
+  it("type-checks the app strictly against the installed package's types, and theirs, given @types/node as the docs say", () => {
+    const check = () =>
+      ts
+        .getPreEmitDiagnostics(
+          ts.createProgram([join(app, 'app.ts')], {
+            strict: true,
+            noEmit: true,
+            target: ts.ScriptTarget.ES2022,
+            module: ts.ModuleKind.NodeNext,
+            moduleResolution: ts.ModuleResolutionKind.NodeNext,
+            // As tsc run in the app's folder finds them (not the checkout's, this process's folder).
+            typeRoots: [join(app, 'node_modules', '@types')],
+          }),
+        )
+        .map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
+    // The types Restfold's own declare (and Fastify's, pg's, ...) name Node's: without them, no check passes.
+    expect(check().join('\n')).toContain("Cannot find module 'node:http'");
+    run('npm', ['install', '--save-dev', '@types/node@20', '--prefer-offline', '--no-audit', '--no-fund'], {
+      npm_config_better_sqlite3_local_prebuilds: prebuilds,
     });
-    const messages = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n'));
-    expect(messages).toEqual([]);
-  });
+    expect(check()).toEqual([]);
+  }, 120_000);
 
-  it('serves the TypeScript app with `npx restfold serve --app app.ts`: create and list over HTTP', async () => {
+  it('serves the TypeScript app with `npx restfold serve --app app.ts` from a CommonJS package: create and list over HTTP', async () => {
+    // app.ts has `import` and `export`; Node would load it as CommonJS, as package.json says.
+    expect(JSON.parse(readFileSync(join(app, 'package.json'), 'utf8')).type).toBe('commonjs');
     const env = { DATABASE_URL: DATABASE_URL(), SECRET_KEY: 'outside-the-checkout-secret-0123456789' };
     run('npx', ['restfold', 'createuser', '--app', 'app.ts', '--username', 'me', '--password', 'my-own-pass-1'], env);
     const token = run('npx', ['restfold', 'token', 'create', '--app', 'app.ts', '--username', 'me'], env).stdout.trim();
@@ -159,6 +194,20 @@ describe('restfold installed from its tarball into a new folder', () => {
     expect(await created.json()).toEqual(note);
     const listed = await fetch(`${url}/api/v1/notes/?done=false`, { headers });
     expect(await listed.json()).toEqual({ count: 1, next: null, previous: null, results: [note] });
+  }, 120_000);
+
+  it('stops the server when the `npx restfold serve` process is killed, as `kill PID` does', async () => {
+    const env = { DATABASE_URL: DATABASE_URL(), SECRET_KEY: 'outside-the-checkout-secret-0123456789' };
+    const { url, npx, lines, stop } = await serve(app, env);
+    onTestFinished(stop);
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+
+    // npx runs the server under `sh -c`: the signal reaches npm and the shell, not the server.
+    const exited = new Promise((resolve) => npx.once('exit', resolve));
+    process.kill(npx.pid!, 'SIGTERM');
+    await exited;
+    expect(await closes(`${url}/healthz`)).toBe(true);
+    expect(lines.some((line) => line.includes('"msg":"shutting down"'))).toBe(true);
   }, 120_000);
 });
 
@@ -217,5 +266,47 @@ describe.each(dialects)('a new app of the installed package on %s, changed only 
     } finally {
       await second.stop();
     }
+  }, 180_000);
+});
+
+describe('restfold installed with --omit=optional: an app on PostgreSQL alone, without the SQLite driver', () => {
+  let here: string;
+  const schema = `rf_installed_${randomBytes(6).toString('hex')}`;
+  beforeAll(() => {
+    here = join(folder, 'postgres-only');
+    mkdirSync(here);
+    run('npm', ['init', '-y'], {}, here);
+    // No local prebuild handed over: nothing is to build better-sqlite3.
+    run('npm', ['install', tarball, '--omit=optional', '--prefer-offline', '--no-audit', '--no-fund'], {}, here);
+    run('npx', ['restfold', 'new', '.'], {}, here);
+  }, 300_000);
+  afterAll(async () => {
+    if (process.env.TEST_DATABASE_URL) await onPostgres((client) => client.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`));
+  });
+
+  it('installs without better-sqlite3, and a sqlite: database, named or the default, fails saying how to install it', () => {
+    expect(existsSync(join(here, 'node_modules', 'better-sqlite3'))).toBe(false);
+    for (const DATABASE_URL of ['sqlite:./data/app.sqlite3', '']) {
+      const migrate = spawnSync('npx', ['restfold', 'migrate', '--app', 'app.ts'], { cwd: here, env: { ...process.env, DATABASE_URL }, encoding: 'utf8' });
+      expect(migrate.status).toBe(1);
+      expect(migrate.stderr).toContain('needs the driver better-sqlite3, an optional dependency of restfold that is not installed');
+      expect(migrate.stderr).toContain('run "npm install better-sqlite3", or set DATABASE_URL to a postgres:// URL');
+    }
+  });
+
+  it.runIf(process.env.TEST_DATABASE_URL)('migrates and serves the app on PostgreSQL', async () => {
+    await onPostgres((client) => client.query(`CREATE SCHEMA ${schema}`));
+    const url = new URL(process.env.TEST_DATABASE_URL!);
+    url.searchParams.set('options', `-c search_path=${schema}`);
+    const env = { DATABASE_URL: url.toString(), SECRET_KEY: 'postgres-only-secret-0123456789abcdef' };
+    const restfold = (...args: string[]) => run('npx', ['restfold', ...args, '--app', 'app.ts'], env, here).stdout;
+    expect(restfold('migrate')).toContain("Applied the app's migrations: 0001_initial");
+    restfold('createuser', '--username', 'me', '--password', 'my-own-pass-1');
+    const headers = { authorization: `Bearer ${restfold('token', 'create', '--username', 'me').trim()}`, 'content-type': 'application/json' };
+    const { url: served, stop } = await serve(here, env);
+    onTestFinished(stop);
+    const created = await fetch(`${served}/api/v1/notes/`, { method: 'POST', headers, body: JSON.stringify({ title: 'On PostgreSQL alone' }) });
+    expect(created.status).toBe(201);
+    expect((await (await fetch(`${served}/api/v1/notes/`, { headers })).json()).results).toMatchObject([{ title: 'On PostgreSQL alone' }]);
   }, 180_000);
 });

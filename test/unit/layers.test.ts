@@ -69,7 +69,7 @@ const inLayer = (name: string): string[] => all.filter((module) => layer(module)
  * beneath it, never one above. In the framework, each folder is a layer, `views.ts` (the one
  * pipeline) sits between what it runs and the routes that call it, and `index.ts` (the public API)
  * above the rest; the write unit shares the toolkit's layer (recordStore writes through it, and it marks
- * the users records it hands to hooks as the toolkit's credentials know them); the CLI and the scaffold it writes share the top.
+ * the users records it hands to hooks as the toolkit's credentials know them); the CLI, the scaffold it writes and its module hook for TypeScript apps share the top.
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['core'],
@@ -86,7 +86,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['framework/app'],
   ['framework/index.ts'],
   ['service'],
-  ['cli.ts', 'scaffold.ts'],
+  ['cli.ts', 'scaffold.ts', 'typescript-hooks.ts'],
 ];
 
 /** The rank of a module's layer in LAYERS; a module in no layer is an error, so a new folder must be placed. */

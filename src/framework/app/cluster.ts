@@ -4,7 +4,8 @@
  * the workers (each runs `serve`, whose migration check then finds nothing to do). A worker that dies after it was serving is
  * replaced; one that dies while starting stops the whole service, since a
  * start-up failure (a taken port, a bad setting) would only repeat. SIGTERM or
- * SIGINT to the primary asks every worker to stop gracefully, then exits.
+ * SIGINT to the primary (or, under npm, its parent process gone: onStopRequest)
+ * asks every worker to stop gracefully, then exits.
  * DB_MAX_CONNECTIONS and DB_MAX_IDLE_CONNECTIONS are the service's: each worker is given its share
  * (at least one connection), and a replacement the share of the worker it replaces.
  */
@@ -12,7 +13,7 @@ import cluster, { type Worker } from 'node:cluster';
 import { migrateApp, type AppDefinition } from './definition.js';
 import { shares, workerCount, type Config } from './config.js';
 import { assertSchemaMatches } from './declared-schema.js';
-import { openConfiguredDatabase, serve } from './server.js';
+import { onStopRequest, openConfiguredDatabase, serve } from './server.js';
 
 const LEVELS: Readonly<Record<string, number>> = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60, silent: Infinity };
 
@@ -79,8 +80,7 @@ export async function serveWorkers(definition: AppDefinition, config: Config): P
     }
     if (stopping && Object.keys(cluster.workers ?? {}).length === 0) process.exit(exitCode);
   });
-  process.once('SIGTERM', () => stop('SIGTERM', 0));
-  process.once('SIGINT', () => stop('SIGINT', 0));
+  onStopRequest((reason) => stop(reason, 0));
 
   log.info({ workers: count }, 'starting workers');
   for (let i = 0; i < count; i += 1) fork({ DB_MAX_CONNECTIONS: String(Math.max(1, connections[i]!)), DB_MAX_IDLE_CONNECTIONS: String(idle[i]!) });

@@ -1,6 +1,7 @@
 /**
  * Serving an application: open the database, migrate, check it against the declarations, listen, and on SIGTERM
- * or SIGINT stop accepting, finish what is in flight, close the pool, exit 0.
+ * or SIGINT (or, under npm, when the process npm started for it is gone) stop accepting, finish what is in
+ * flight, close the pool, exit 0.
  */
 import { setFlagsFromString } from 'node:v8';
 import type { FastifyInstance } from 'fastify';
@@ -80,7 +81,31 @@ export async function serve(definition: AppDefinition, config: Config): Promise<
       },
     );
   };
-  process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  onStopRequest(stop);
   return app;
+}
+
+/** How often a server looks for its parent process. */
+const PARENT_CHECK_MS = 1000;
+
+/**
+ * Calls `stop` once the process is told to stop: SIGTERM, SIGINT, or, under a package manager, its
+ * parent process gone. `npx restfold serve` (and an npm script without `exec`) runs the server
+ * under `sh -c` under npm: npm passes a SIGTERM on to the shell, which dies without passing it on,
+ * and the server, re-parented, would serve on with nobody to stop it. Node cannot ask the kernel
+ * for a signal when the parent dies, so the parent's id is checked instead. Only under a package
+ * manager (npm, npx, yarn and pnpm set npm_execpath), whose child lives as long as npm waits for
+ * it: a server started in the background by a script that then exits keeps serving. SIGHUP keeps
+ * Node's default (the process ends), so that `nohup`, which has it ignored, still works.
+ */
+export function onStopRequest(stop: (reason: string) => void): void {
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop(signal));
+  if (process.env.npm_execpath === undefined) return;
+  const parent = process.ppid;
+  const watch = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(watch);
+    stop('parent process exited');
+  }, PARENT_CHECK_MS);
+  watch.unref();
 }

@@ -5,7 +5,7 @@
 import { hash, randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
-import SQLite from 'better-sqlite3';
+import type SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type DatabaseConnection, type SqliteDialectConfig, type Driver, type QueryResult, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { cached } from '../../core/cache.js';
@@ -14,6 +14,7 @@ import type { Row } from '../../core/rows.js';
 import type { Dialect, DialectCapabilities } from '../dialects/capabilities.js';
 import { postgresCapabilities } from '../dialects/postgres/capabilities.js';
 import { sqliteCapabilities } from '../dialects/sqlite/capabilities.js';
+import { sqliteDriver } from '../dialects/sqlite/driver.js';
 import { isStalePlan, NamedStatement, runOn, UnnamedStatement, type StatementResult } from '../dialects/postgres/named-statement.js';
 import { registerSqlFunctions } from '../dialects/sqlite/functions.js';
 import { sqliteReaders, type SqliteReaders } from '../dialects/sqlite/readers.js';
@@ -155,13 +156,14 @@ function createOwnerOnly(path: string): void {
  * row: [] for either. An ON DELETE RESTRICT key fails as a trigger does, with the same message.
  */
 const foreignKeyFailed = (error: unknown): [] | undefined =>
-  error instanceof SQLite.SqliteError && /^SQLITE_CONSTRAINT_(FOREIGNKEY|TRIGGER)$/.test(error.code) && error.message === 'FOREIGN KEY constraint failed'
+  error instanceof sqliteDriver().SqliteError && /^SQLITE_CONSTRAINT_(FOREIGNKEY|TRIGGER)$/.test(error.code) && error.message === 'FOREIGN KEY constraint failed'
     ? []
     : undefined;
 
 function openSqlite(path: string): StoreDatabase {
   if (path !== ':memory:') createOwnerOnly(path);
-  const connection = new SQLite(path);
+  const Sqlite = sqliteDriver();
+  const connection = new Sqlite(path);
   connection.pragma('journal_mode = WAL');
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
@@ -200,7 +202,7 @@ function openSqlite(path: string): StoreDatabase {
     poolStats: () => undefined,
     missingReference: (error) => foreignKeyFailed(error),
     stillReferenced: (error) => foreignKeyFailed(error),
-    isUnavailable: (error) => error instanceof SQLite.SqliteError && /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN)/.test(error.code),
+    isUnavailable: (error) => error instanceof Sqlite.SqliteError && /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN)/.test(error.code),
     close: async () => {
       await readers?.close();
       await db.destroy();

@@ -10,7 +10,7 @@ import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
-import SQLite from 'better-sqlite3';
+import { sqliteDriver } from './driver.js';
 import type { ReadRequest, ReadResponse } from './reader-thread.js';
 
 export interface SqliteReaders {
@@ -81,7 +81,7 @@ export function sqliteReaders(path: string): SqliteReaders | undefined {
       if (!running) return;
       if ('rows' in response) running.resolve(response.rows);
       // The driver's own error class, so callers tell a busy or missing database as they do on the event loop.
-      else running.reject(new SQLite.SqliteError(response.error.message, response.error.code ?? 'SQLITE_ERROR'));
+      else running.reject(new (sqliteDriver().SqliteError)(response.error.message, response.error.code ?? 'SQLITE_ERROR'));
       dispatch(thread);
     });
     thread.worker.on('error', (error) => stopped(thread, error));
@@ -92,7 +92,7 @@ export function sqliteReaders(path: string): SqliteReaders | undefined {
   return {
     read(sql, parameters) {
       if (closed) return Promise.reject(new Error('The database is closed.'));
-      if (queue.length >= READS_QUEUED) return Promise.reject(new SQLite.SqliteError('Too many reads are waiting for a reader thread.', 'SQLITE_BUSY'));
+      if (queue.length >= READS_QUEUED) return Promise.reject(new (sqliteDriver().SqliteError)('Too many reads are waiting for a reader thread.', 'SQLITE_BUSY'));
       return new Promise<unknown[]>((resolve, reject) => {
         queue.push({ request: { sql, parameters }, resolve, reject });
         const free = idle.pop() ?? (threads.size < READER_THREADS ? start() : undefined);
