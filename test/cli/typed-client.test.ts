@@ -21,6 +21,7 @@ import { startApi, type TestApi } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 import { Note } from '../support/owned-notes.js';
 import { root, startServer, type SpawnedServer } from '../support/spawned-server.js';
+import { typeCheck } from '../support/type-check.js';
 
 let server: SpawnedServer;
 let token: string;
@@ -144,25 +145,6 @@ async function load(name: string, source: string, also: readonly string[] = []):
     writeFileSync(join(folder, `${file}.js`), ts.transpileModule(text, { compilerOptions: { module: ts.ModuleKind.ESNext, target: ts.ScriptTarget.ES2022 } }).outputText);
   }
   return (await import(pathToFileURL(join(folder, `${name}.js`)).href)) as Exercise;
-}
-
-/** The strict type-check a user's build would run; returns the lines (1-based) with errors, and the messages. */
-function typeCheck(file: string): { lines: number[]; messages: string[] } {
-  const program = ts.createProgram([file], {
-    strict: true,
-    noUncheckedIndexedAccess: true,
-    noEmit: true,
-    target: ts.ScriptTarget.ES2022,
-    module: ts.ModuleKind.NodeNext,
-    moduleResolution: ts.ModuleResolutionKind.NodeNext,
-    lib: ['lib.es2023.d.ts', 'lib.dom.d.ts'],
-    types: [],
-  });
-  const diagnostics = ts.getPreEmitDiagnostics(program);
-  return {
-    lines: [...new Set(diagnostics.map((d) => (d.file && d.start !== undefined ? d.file.getLineAndCharacterOfPosition(d.start).line + 1 : 0)))],
-    messages: diagnostics.map((d) => ts.flattenDiagnosticMessageText(d.messageText, '\n')),
-  };
 }
 
 describe('a client generated from /api/v1/schema/', () => {
