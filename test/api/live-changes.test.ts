@@ -385,6 +385,9 @@ describe('a stream at the path it names, as the document types its events', () =
       ['deleted', { id: created.id }],
     ]);
     for (const event of received) expect([documented({ ...event }), documented.errors], event.event).toEqual([true, null]);
+    // The browsable list reads the stream where it is.
+    const page = await served.request('GET', '/api/v1/events/', { token: user.token, headers: { accept: 'text/html' } });
+    expect(page.body).toContain('data-url="/api/v1/events/stream/');
     // The default path is a record's path here: a malformed id.
     expect((await served.request('GET', '/api/v1/events/events/', { token: user.token })).status).toBe(400);
     closeAll();
