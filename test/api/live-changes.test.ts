@@ -2,7 +2,6 @@
  * Live changes (docs/your-own-collections.md): `/items/events/` streams, over a real HTTP server,
  * the changes each subscriber's list would show, from every write path, after commit only.
  */
-import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { openEvents, type EventStreamClient } from '../support/event-stream.js';
@@ -349,47 +348,6 @@ describe('a table no stream is of', () => {
     const resumed = await openEvents(url, { authorization, 'last-event-id': seen.id! });
     streams.push(resumed);
     expect(await resumed.next()).toMatchObject({ event: 'created', data: { id: missed.json.id } });
-    closeAll();
-  });
-});
-
-describe('a stream at the path it names, as the document types its events', () => {
-  // A collection named `events`, whose stream would otherwise be /events/events/.
-  const Happening = model('live_happenings', { id: fields.id(), title: fields.string({ maxLength: 100 }) });
-  const app = withGeneratedMigrations(defineApp({ collections: [collection('events', { serializer: serializer(Happening, { fields: ['id', 'title'] }), live: { path: 'stream' } })] }));
-  let served: TestApi;
-  afterAll(() => served?.close());
-
-  it('serves and documents /events/stream/, and each event it sends is one the document describes', async () => {
-    served = await startApi({}, app);
-    const origin = `http://127.0.0.1:${await served.listen()}`;
-    const document = (await served.request('GET', '/api/v1/schema/')).json;
-    expect(Object.keys(document.paths).filter((path) => path.startsWith('/api/v1/events/'))).toEqual(['/api/v1/events/', '/api/v1/events/{id}/', '/api/v1/events/stream/']);
-    const media = document.paths['/api/v1/events/stream/'].get.responses['200'].content['text/event-stream'];
-    expect(media['x-itemSchema']).toEqual({ $ref: '#/components/schemas/LiveHappeningEvent' });
-    const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
-    ajv.addSchema(document, 'openapi.json');
-    const documented = ajv.compile({ $ref: 'openapi.json#/components/schemas/LiveHappeningEvent' });
-
-    const user = await served.user('root', { superuser: true });
-    const stream = await openEvents(`${origin}/api/v1/events/stream/`, { authorization: `Bearer ${user.token}` });
-    streams.push(stream);
-    expect(stream.status).toBe(200);
-    const created = (await served.request('POST', '/api/v1/events/', { token: user.token, body: { title: 'Launch' } })).json;
-    await served.request('PATCH', `/api/v1/events/${created.id}/`, { token: user.token, body: { title: 'Launch, moved' } });
-    await served.request('DELETE', `/api/v1/events/${created.id}/`, { token: user.token });
-    const received = [await stream.next(), await stream.next(), await stream.next()];
-    expect(received.map(({ event, data }) => [event, data])).toEqual([
-      ['created', { id: created.id, title: 'Launch' }],
-      ['updated', { id: created.id, title: 'Launch, moved' }],
-      ['deleted', { id: created.id }],
-    ]);
-    for (const event of received) expect([documented({ ...event }), documented.errors], event.event).toEqual([true, null]);
-    // The browsable list reads the stream where it is.
-    const page = await served.request('GET', '/api/v1/events/', { token: user.token, headers: { accept: 'text/html' } });
-    expect(page.body).toContain('data-url="/api/v1/events/stream/');
-    // The default path is a record's path here: a malformed id.
-    expect((await served.request('GET', '/api/v1/events/events/', { token: user.token })).status).toBe(400);
     closeAll();
   });
 });
