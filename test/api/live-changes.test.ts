@@ -55,7 +55,10 @@ describe('live changes', () => {
     expect(declared({ live: true, builtInActions: ['retrieve'] })).toThrow(/need the list action/);
     expect(declared({ live: true, singleton: () => 1 })).toThrow(/need the list action/);
     expect(declared({ live: { track: -1 } })).toThrow(/live.track/);
-    expect(declared({ live: { track: 10 } })().live).toEqual({ track: 10 });
+    expect(declared({ live: { track: 10 } })().live).toEqual({ track: 10, path: 'events' });
+    expect(declared({ live: { path: 'Changes/' } })).toThrow(/live.path "Changes\/" must match/);
+    expect(declared({ live: { path: 'bulk' }, bulkCreate: { max: 2 } })).toThrow(/live.path "bulk" is another route's path/);
+    expect(declared({ live: { path: 'recent' }, actions: { recent: { detail: false, method: 'GET', handler: () => [] } } })).toThrow(/live.path "recent"/);
     expect(declared({})().live).toBeUndefined();
   });
 

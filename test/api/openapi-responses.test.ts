@@ -284,10 +284,13 @@ describe('every operation, answered as the document says', () => {
     expect(many.json.map((article: { title: string }) => article.title)).toEqual(['Two', 'Three']);
     await call('post', bulk, bulk, { user: writer, body: [{ title: 'Four' }, {}] });
     await call('post', bulk, bulk, { body: [{ title: 'Five' }] });
-    // The collection's own POST takes an array too, and answers one.
-    const listed = await call('post', list, list, { user: writer, body: [{ title: 'Six' }, { title: 'Seven' }] });
-    expect(listed.json.map((article: { title: string }) => article.title)).toEqual(['Six', 'Seven']);
-    await call('post', list, list, { user: writer, body: [{ title: 'Eight' }, { title: 42 }] });
+    // The collection's own POST takes an array too (the contract), but the document says one record in, one out
+    // (so a generated create answers one record): a proxy refuses the array form there, which bulk/ takes.
+    const arrayForm = [{ title: 'Six' }, { title: 'Seven' }];
+    const sent = { method: 'POST', url: list, headers: { authorization: `Bearer ${writer.token}`, 'content-type': 'application/json' }, body: arrayForm };
+    expect(proxy.requestProblems('post', list, sent)).toEqual(['must be object']);
+    const listed = await api.request('POST', list, { token: writer.token, body: arrayForm });
+    expect([listed.status, listed.json.map((article: { title: string }) => article.title)]).toEqual([201, ['Six', 'Seven']]);
     const nested = await call('get', list, `${list}?fields=title,author.username&ordering=-id`, { user: writer });
     expect(nested.json.results[0]).toEqual({ title: 'Seven', author: { username: 'writer' } });
     await call('get', detail, `${url}?omit=author,body`, { user: writer });
@@ -453,8 +456,8 @@ describe('custom actions, answered as the document says', () => {
   });
 });
 
-describe('an enveloped collection’s array form, answered as the document says', () => {
-  it('wraps one record under its key, and an array under the list’s', async () => {
+describe('an enveloped collection’s creates, answered as the document says', () => {
+  it('wraps one record under its key, and bulk create’s array under the list’s', async () => {
     const enveloped = await startApi(
       {},
       withGeneratedMigrations(
@@ -475,9 +478,8 @@ describe('an enveloped collection’s array form, answered as the document says'
       const user = await enveloped.user('writer');
       const [list, bulk] = ['/api/v1/notes/', '/api/v1/notes/bulk/'];
       expect((await checked.call('post', list, list, { user, body: { note: { text: 'one' } } })).json).toEqual({ note: { id: 1, text: 'one' } });
-      expect((await checked.call('post', list, list, { user, body: { notes: [{ text: 'two' }, { text: 'three' }] } })).json.notes).toHaveLength(2);
-      await checked.call('post', list, list, { user, body: { notes: [{ text: 'x'.repeat(101) }] } });
-      await checked.call('post', bulk, bulk, { user, body: { notes: [{ text: 'four' }] } });
+      await checked.call('post', list, list, { user, body: { note: { text: 'x'.repeat(101) } } });
+      expect((await checked.call('post', bulk, bulk, { user, body: { notes: [{ text: 'two' }, { text: 'three' }] } })).json.notes).toHaveLength(2);
       await checked.call('post', bulk, bulk, { user, body: { notes: [] } });
       expect(checked.unseen((path) => path === list || path === bulk).filter((operation) => operation.startsWith('post'))).toEqual([]);
     } finally {

@@ -62,7 +62,8 @@ describe('the OpenAPI document', () => {
       expect(document.paths[path!][method!].security, operation).toEqual([]);
     }
     expect(document.paths['/api/v1/users/'].get.security).toBeUndefined();
-    expect(document.security).toEqual([{ token: [] }, { jwt: [] }, { session: [] }]);
+    // Each header credential as Bearer, or as DRF's Token.
+    expect(document.security).toEqual([{ token: [] }, { tokenAsToken: [] }, { jwt: [] }, { jwtAsToken: [] }, { session: [] }]);
   });
 
   it('documents the credential as optional where the checks let anonymous callers through (API_REQUIRE_AUTH=false reads)', async () => {
@@ -73,7 +74,7 @@ describe('the OpenAPI document', () => {
     const open = await startApi({ API_REQUIRE_AUTH: 'false' }, notes);
     try {
       const paths = (await open.request('GET', '/api/v1/schema/')).json.paths;
-      const optional = [{ token: [] }, { jwt: [] }, { session: [] }, {}];
+      const optional = [{ token: [] }, { tokenAsToken: [] }, { jwt: [] }, { jwtAsToken: [] }, { session: [] }, {}];
       expect(paths['/api/v1/notes/'].get.security).toEqual(optional);
       expect(paths['/api/v1/notes/{id}/'].get.security).toEqual(optional);
       expect(paths['/api/v1/notes/'].post.security).toBeUndefined();
@@ -154,16 +155,16 @@ describe('the OpenAPI document', () => {
     expect(parameters.fields.description).toContain('(UserSubset)');
     expect(schemas.Article.properties.author.$ref).toBe('#/components/schemas/UserSummary');
     expect(Object.keys(schemas.UserSummary.properties)).toEqual(['id', 'username']);
-    // The contract's array form of the collection's POST: one record, or an array answered as one.
+    // The collection's POST: one record in, one out, so a generated create answers one record (the array form is bulk/'s).
     const articleCreate = document.paths['/api/v1/articles/'].post;
-    expect(articleCreate.requestBody.content['application/json'].schema.oneOf).toEqual([
-      { $ref: '#/components/schemas/ArticleCreate' },
-      { type: 'array', items: { $ref: '#/components/schemas/ArticleCreate' }, minItems: 1, maxItems: 100 },
-    ]);
-    expect(articleCreate.responses['201'].content['application/json'].schema.oneOf).toEqual([
-      { $ref: '#/components/schemas/Article' },
-      { type: 'array', items: { $ref: '#/components/schemas/Article' } },
-    ]);
+    expect(articleCreate.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ArticleCreate' });
+    expect(articleCreate.responses['201'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Article' });
+    expect(document.paths['/api/v1/articles/bulk/'].post.requestBody.content['application/json'].schema).toEqual({
+      type: 'array',
+      items: { $ref: '#/components/schemas/ArticleCreate' },
+      minItems: 1,
+      maxItems: 100,
+    });
     // A collection without bulk create answers one record.
     expect(create.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/UserCreate' });
     const bulkCreated = document.paths['/api/v1/articles/bulk/'].post.responses['201'].content['application/json'].schema;
@@ -173,13 +174,30 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(events.responses['200'].content)).toEqual(['text/event-stream']);
     expect(events.parameters.map(({ name }: { name: string }) => name)).toEqual(expect.arrayContaining(['author_id', 'search', 'fields', 'Last-Event-ID']));
     expect(events.parameters.map(({ name }: { name: string }) => name)).not.toContain('page');
+    // Each event, by name and payload (as OpenAPI 3.2's itemSchema says it, an extension in 3.1), for a generated client to type.
+    const stream = events.responses['200'].content['text/event-stream'];
+    expect(stream['x-itemSchema']).toEqual({ $ref: '#/components/schemas/ArticleEvent' });
+    expect(stream.schema.contentSchema).toEqual({ type: 'array', items: { $ref: '#/components/schemas/ArticleEvent' } });
+    const record = { anyOf: [{ $ref: '#/components/schemas/Article' }, { $ref: '#/components/schemas/ArticleSubset' }] };
+    expect(schemas.ArticleEvent.oneOf.map(({ properties, required }: { properties: { event: { enum: string[] }; data: unknown }; required: string[] }) => [properties.event.enum, properties.data, required])).toEqual([
+      [['created'], record, ['event', 'data', 'id']],
+      [['updated'], record, ['event', 'data', 'id']],
+      [['deleted'], { type: 'object', required: ['id'], properties: { id: expect.objectContaining({ type: 'integer' }) } }, ['event', 'data', 'id']],
+      [['reset'], expect.objectContaining({ type: 'object', properties: {}, additionalProperties: false }), ['event', 'data']],
+      [['revoked'], expect.objectContaining({ $ref: '#/components/schemas/ErrorEnvelope' }), ['event', 'data']],
+    ]);
     expect(document.info.license).toEqual({ name: 'MIT', identifier: 'MIT' });
 
-    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['jwt', 'session', 'sessionId', 'token']);
-    // Bearer or DRF's Token keyword in the Authorization header: a `bearer` scheme would admit Bearer only.
-    expect(document.components.securitySchemes.token).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
-    // Logout takes the session's cookie, or its id in the header.
-    expect(document.paths['/api/v1/auth/logout/'].post.security).toEqual([{ session: [] }, { sessionId: [] }]);
+    const schemes = document.components.securitySchemes;
+    expect(Object.keys(schemes).sort()).toEqual(['jwt', 'jwtAsToken', 'session', 'sessionId', 'sessionIdAsToken', 'token', 'tokenAsToken']);
+    // Bearer as OpenAPI's bearer scheme (a generated client's `auth` option sends it); DRF's Token keyword as its own API key.
+    expect(schemes.token).toMatchObject({ type: 'http', scheme: 'bearer' });
+    expect(schemes.jwt).toMatchObject({ type: 'http', scheme: 'bearer', bearerFormat: 'JWT' });
+    expect(schemes.tokenAsToken).toMatchObject({ type: 'apiKey', in: 'header', name: 'Authorization' });
+    expect(schemes.tokenAsToken.description).toContain('`Authorization: Token <credential>`');
+    // Token revoke takes a token either way; logout the session's cookie, or its id in the header.
+    expect(document.paths['/api/v1/auth/token/'].delete.security).toEqual([{ token: [] }, { tokenAsToken: [] }]);
+    expect(document.paths['/api/v1/auth/logout/'].post.security).toEqual([{ session: [] }, { sessionId: [] }, { sessionIdAsToken: [] }]);
     expect(document.components.schemas.ErrorEnvelope.required).toEqual(['error', 'code']);
   });
 });

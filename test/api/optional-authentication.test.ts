@@ -115,7 +115,7 @@ describe('an endpoint open to anonymous callers', () => {
 
   it('is documented with an optional credential on the open operations only', async () => {
     const { paths } = (await api.request('GET', '/api/v1/schema/')).json;
-    const optional = [{ token: [] }, { jwt: [] }, { session: [] }, {}];
+    const optional = [{ token: [] }, { tokenAsToken: [] }, { jwt: [] }, { jwtAsToken: [] }, { session: [] }, {}];
     expect(paths['/api/v1/articles/'].get.security).toEqual(optional);
     expect(paths['/api/v1/articles/{id}/'].get.security).toEqual(optional);
     expect(paths['/api/v1/articles/'].post.security).toBeUndefined();

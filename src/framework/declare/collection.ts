@@ -7,7 +7,7 @@ import type { Field, Lookup } from '../../core/fields.js';
 import type { Across, Condition, ListSource, Ordering } from '../../core/list-query.js';
 import type { CountMode } from '../../core/list-query.js';
 import { automaticIndex, type IndexFacts } from '../../core/schema.js';
-import { assertCustomActions, type CustomAction } from './custom-action.js';
+import { assertCustomActions, PATH_SEGMENT, type CustomAction } from './custom-action.js';
 import type { Hooks } from './hooks.js';
 import { recordKey, type RecordKey } from './record-key.js';
 import { actions as allActions, type Action, type Permission } from './permission-classes.js';
@@ -136,7 +136,7 @@ export interface CollectionOptions {
    */
   singleton?: Singleton;
   /**
-   * Live changes: `GET /<name>/events/` streams the changes to the records each subscriber may list,
+   * Live changes: `GET /<name>/events/` (or the options' `path`) streams the changes to the records each subscriber may list,
    * as Server-Sent Events, with the list's permissions, scope and filters (docs/your-own-collections.md,
    * Live changes). `true`, or the options.
    */
@@ -150,15 +150,20 @@ export interface LiveOptions {
    * a record they cannot see when it changes arrives as `deleted` with its id alone.
    */
   readonly track?: number;
+  /** The stream's path segment under the list's path (default `events`): `stream` serves a collection named `events` at `/events/stream/`. */
+  readonly path?: string;
 }
 
 const DEFAULT_TRACK = 1000;
 
-function liveOptions(name: string, { live }: CollectionOptions): Required<LiveOptions> | undefined {
+function liveOptions(name: string, { live, bulkCreate, actions = {} }: CollectionOptions): Required<LiveOptions> | undefined {
   if (!live) return undefined;
-  const track = live === true ? DEFAULT_TRACK : (live.track ?? DEFAULT_TRACK);
+  const { track = DEFAULT_TRACK, path = 'events' } = live === true ? {} : live;
   if (!Number.isInteger(track) || track < 0) throw new Error(`${name}: live.track must be a whole number of record ids.`);
-  return { track };
+  if (typeof path !== 'string' || !PATH_SEGMENT.test(path)) throw new Error(`${name}: live.path "${String(path)}" must match ${PATH_SEGMENT}.`);
+  const listActions = Object.entries(actions).flatMap(([action, { detail, path: at }]) => (detail ? [] : [at ?? action]));
+  if ((bulkCreate && path === 'bulk') || listActions.includes(path)) throw new Error(`${name}: live.path "${path}" is another route's path under the list; choose another.`);
+  return { track, path };
 }
 
 /** What a collection's serializer is chosen by (CollectionOptions.chooseSerializer): the request's action and user. */
@@ -441,7 +446,8 @@ export function collection(name: string, options: CollectionOptions): Collection
   assertCustomActions(name, actions, filterable);
   if (options.parent) assertParent(name, serializer, options.parent);
   // `/<name>/bulk/` and the list actions' paths take these segments from records' key values.
-  const taken = [...(options.bulkCreate ? ['bulk'] : []), ...(options.live ? ['events'] : []), ...Object.entries(actions).flatMap(([name, action]) => (action.detail ? [] : [action.path ?? name]))];
+  const live = liveOptions(name, options);
+  const taken = [...(options.bulkCreate ? ['bulk'] : []), ...(live ? [live.path] : []), ...Object.entries(actions).flatMap(([name, action]) => (action.detail ? [] : [action.path ?? name]))];
   return {
     name,
     serializer,
@@ -469,7 +475,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     namedFilters: options.filters ?? {},
     recordKey: recordKey(name, serializer.model, options.lookupField ?? 'id', taken),
     singleton: options.singleton,
-    live: liveOptions(name, options),
+    live,
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
   };

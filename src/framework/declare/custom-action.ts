@@ -125,7 +125,7 @@ export type CustomAction = HandlerAction | WhereAction;
 /** What a custom action's body carries: a serializer's writable fields (as its create takes them), or fields by name. */
 export type ActionBody = Serializer | Readonly<Record<string, Field>>;
 
-const NAME = /^[a-z][a-z0-9_-]*$/;
+export const PATH_SEGMENT = /^[a-z][a-z0-9_-]*$/;
 
 /** The built-in action a custom one stands in for: whose permissions it takes by default, and its object checks. */
 export function standsFor({ detail, method }: CustomAction): Action {
@@ -144,8 +144,8 @@ export function assertCustomActions(collection: string, actions: Readonly<Record
   for (const name of Object.keys(actions)) {
     const action = actions[name]!;
     const { path = name, detail } = action;
-    if (!NAME.test(name)) throw new Error(`${collection}: action name "${name}" must match ${NAME}.`);
-    if (!NAME.test(path)) throw new Error(`${collection}: action path "${path}" must match ${NAME}.`);
+    if (!PATH_SEGMENT.test(name)) throw new Error(`${collection}: action name "${name}" must match ${PATH_SEGMENT}.`);
+    if (!PATH_SEGMENT.test(path)) throw new Error(`${collection}: action path "${path}" must match ${PATH_SEGMENT}.`);
     // The list's `bulk/` path is the router's, for bulk create.
     if (path === 'bulk' && !detail) throw new Error(`${collection}: "bulk" is the bulk create's path; name the action otherwise.`);
     if (action.where !== undefined) whereFilters(collection, name, action, fields);

@@ -43,9 +43,8 @@ export function envelopedSchema(envelope: Envelope | undefined, action: Document
 
 /**
  * A body's schema in the envelope, as wrapResult wraps the body: an array under `list`, anything
- * else under `record`; each of a `oneOf` of the two (a create that also takes an array) on its own.
+ * else under `record`.
  */
 function wrapped(envelope: Envelope, schema: JsonSchema): JsonSchema {
-  if (Array.isArray(schema.oneOf)) return { oneOf: (schema.oneOf as JsonSchema[]).map((one) => wrapped(envelope, one)) };
   return objectWith({ [schema.type === 'array' ? envelope.list : envelope.record]: schema });
 }

@@ -7,7 +7,6 @@ import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { readFileSync } from 'node:fs';
 import type { FastifyInstance, FastifySchema } from 'fastify';
-import { DEFAULT_KEYWORDS } from '../base/style.js';
 import type { AuthKind } from '../stages/authentication/index.js';
 import type { Collection } from '../declare/collection.js';
 import type { JsonSchema } from '../../core/fields.js';
@@ -269,9 +268,6 @@ const preferCount = (modes: readonly string[]): Record<string, JsonSchema> =>
 
 const notModifiedResponse = { description: 'Not modified (If-None-Match matched the ETag)', type: 'null', headers: ETAG };
 
-/** A bulk create's body: an array of creates, as many as the collection takes at once. */
-const bulkBody = (collection: Collection, single: JsonSchema): JsonSchema => ({ type: 'array', items: single, minItems: 1, maxItems: collection.bulkCreateMax ?? 0 });
-
 /** What the document calls each route of a collection: the actions, bulk create (its own path), and bulk delete (DELETE on the list path). */
 export type DocumentedAction = Action | 'bulk_create' | 'bulk_destroy' | 'events';
 
@@ -289,14 +285,50 @@ const SUMMARIES: Record<DocumentedAction, string> = {
 
 const LAST_EVENT_ID = { 'Last-Event-ID': { type: 'string', description: 'The id of the last event received: the stream resumes after it, or answers `reset` when it cannot.' } };
 
-/** What a live collection's stream answers (see actions/events.ts). */
-const eventStream = (serializer: Serializer): JsonSchema => ({
-  description:
-    'Server-Sent Events, one per changed record the list would show: `event: created` or `updated` with the record as the list renders it ' +
-    `(${serializer.name}, or its subset for fields/omit), \`deleted\` with \`{"id": …}\`, \`reset\` when the client must fetch the list again; ` +
-    '`id:` for Last-Event-ID; comments as heartbeats; `retry:` before the server closes it.',
-  content: { 'text/event-stream': { schema: { type: 'string' } } },
+/** One kind of a live stream's event: its name, its data (the JSON it carries, decoded), and its `id` where it has one. */
+const streamEvent = (name: string, data: JsonSchema, withId: boolean): JsonSchema => ({
+  type: 'object',
+  required: ['event', 'data', ...(withId ? ['id'] : [])],
+  properties: {
+    event: { type: 'string', const: name },
+    ...(withId && { id: { type: 'string', description: 'Send back as Last-Event-ID to resume after it.' } }),
+    data,
+  },
 });
+
+/**
+ * What a live collection's stream answers (see actions/events.ts): the stream as text, and each of its
+ * events (`<Name>Event`, one of its kinds) as OpenAPI 3.2's `itemSchema` says an item of a sequential media
+ * type; a 3.1 document says it as `x-itemSchema`, with `data` as the JSON it carries rather than its text, so
+ * a generated type reads as a client handles the event (docs/openapi.md, Live streams). The text's
+ * `contentSchema` (the events it decodes to, an annotation a validator does not apply) names it too, where
+ * tools that know no extension see it.
+ */
+function eventStream(serializers: readonly Serializer[], scoped: ReadonlySet<string>): JsonSchema {
+  const serializer = serializers[0]!;
+  const record = readSchema(serializers, scoped);
+  const events = named(`${serializer.name}Event`, {
+    oneOf: [
+      streamEvent('created', record, true),
+      streamEvent('updated', record, true),
+      streamEvent('deleted', { type: 'object', required: ['id'], properties: { id: serializer.model.fields.id!.schema } }, true),
+      streamEvent('reset', { type: 'object', properties: {}, additionalProperties: false, description: 'Fetch the list again.' }, false),
+      streamEvent('revoked', { ...errorRef, description: 'The error the stream\'s request would get now; the server closes the stream.' }, false),
+    ],
+  });
+  return {
+    description:
+      'Server-Sent Events, one per changed record the list would show: `event: created` or `updated` with the record as the list renders it ' +
+      `(${serializer.name}, or its subset for fields/omit), \`deleted\` with \`{"id": …}\`, \`reset\` when the client must fetch the list again, ` +
+      `\`revoked\` when its credential or permissions no longer hold; \`id:\` for Last-Event-ID; comments as heartbeats; \`retry:\` before the server closes it. Each event: ${serializer.name}Event.`,
+    content: {
+      'text/event-stream': {
+        schema: { type: 'string', contentMediaType: 'text/event-stream', contentSchema: { type: 'array', items: events } },
+        'x-itemSchema': events,
+      },
+    },
+  };
+}
 
 /** The list's parameters that select records (filters, search), without those that order or page them, or choose fields. */
 function matchingQuerySchema(collection: Collection): JsonSchema {
@@ -338,7 +370,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
         ...base,
         querystring: { ...query, properties: { ...Object.fromEntries(selecting), ...fieldSelectionParameters(serializer) } },
         headers: requestHeaders(LAST_EVENT_ID),
-        response: throttled({ 200: eventStream(serializer), ...errorResponses(reads) }),
+        response: throttled({ 200: eventStream(serializers, scoped), ...errorResponses(reads) }),
       };
     }
     case 'list': {
@@ -364,22 +396,20 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
         response: throttled({ 200: { ...page, headers: ETAG }, 304: notModifiedResponse, ...errorResponses(reads) }),
       };
     }
-    case 'create': {
-      const single = input('create');
-      if (collection.bulkCreateMax === undefined) return { ...base, body: single, response: throttled({ [collection.createStatus]: { ...record, ...created }, ...errorResponses(writes) }) };
-      // The contract's array form (as bulk/ takes it): an array answers an array, so each is one of the two shapes.
+    case 'create':
+      // One record in, one out, so a generated client types the create it calls as answering one record: the
+      // array form the contract also takes here is documented at bulk/ alone (docs/openapi.md, Bulk create).
       return {
         ...base,
-        description: `One record, or an array of up to ${collection.bulkCreateMax} created all or none (answered as an array), as POST ${collection.name}/bulk/ takes them.`,
-        body: { oneOf: [single, bulkBody(collection, single)] },
-        response: throttled({ [collection.createStatus]: { ...created, oneOf: [record, { type: 'array', items: record }] }, ...errorResponses(writes) }),
+        ...(collection.bulkCreateMax !== undefined && { description: `One record. For several, created all or none, POST ${collection.name}/bulk/.` }),
+        body: input('create'),
+        response: throttled({ [collection.createStatus]: { ...record, ...created }, ...errorResponses(writes) }),
       };
-    }
     case 'bulk_create':
       return {
         ...base,
         description: `Up to ${collection.bulkCreateMax ?? 0} records, created all or none; errors are keyed "<index>.<field>".`,
-        body: bulkBody(collection, input('create')),
+        body: { type: 'array', items: input('create'), minItems: 1, maxItems: collection.bulkCreateMax ?? 0 },
         response: throttled({ [collection.createStatus]: { description: 'Created, in the order sent', type: 'array', items: record }, ...errorResponses(writes) }),
       };
     case 'retrieve':
@@ -416,28 +446,44 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
   }
 }
 
-/** How the credential is sent: the default keywords' sentence, or the app's own. */
-function sentAs(keywords: readonly string[]): string {
-  if (keywords.join() === DEFAULT_KEYWORDS.join()) return 'Sent as `Authorization: Bearer <credential>`, or `Authorization: Token <credential>` as Django REST Framework clients send it.';
-  return `Sent as ${keywords.map((keyword) => `\`Authorization: ${keyword} <credential>\``).join(', or ')}.`;
+const isBearer = (keyword: string): boolean => keyword.toLowerCase() === 'bearer';
+
+/**
+ * A header credential's schemes, one per keyword (`[name, keyword]`), Bearer's first: the first under
+ * the kind's own name, each other `<kind>As<Keyword>` (`tokenAsToken`).
+ */
+function headerSchemeNames(kind: string, keywords: readonly string[]): [string, string][] {
+  const ordered = [...keywords].sort((a, b) => Number(isBearer(b)) - Number(isBearer(a)));
+  return ordered.map((keyword, index) => [index === 0 ? kind : operationId(kind, 'as', keyword), keyword]);
 }
 
 /**
- * The schemes of the enabled kinds, with the paths of the first router (`prefix`, `end`). A header
- * credential is OpenAPI's `bearer` where Bearer is the only keyword; otherwise (DRF's `Token` beside
- * it, Conduit's alone) an API key in the Authorization header, which says the keywords to send: a
- * `bearer` scheme admits `Bearer` only, so a validating proxy would refuse the others the service takes.
- * `sessionId` is the session's id sent that way, which logout takes in place of the cookie.
+ * A header credential's schemes (see headerSchemeNames). `Bearer` is OpenAPI's `http`/`bearer`, so a
+ * generated client's standard `auth` option (hey-api's `auth: () => token`) sends `Bearer <token>`;
+ * another keyword (DRF's `Token`) is an API key in the Authorization header whose value is the whole
+ * header, keyword included: a `bearer` scheme admits `Bearer` only, so a validating proxy would refuse
+ * the others the service takes unless each has a scheme of its own.
+ */
+function headerSchemes(kind: string, keywords: readonly string[], about: string, bearerFormat?: string): Record<string, JsonSchema> {
+  return Object.fromEntries(
+    headerSchemeNames(kind, keywords).map(([name, keyword]) => {
+      const drf = keyword === 'Token' ? ', as Django REST Framework clients send it' : '';
+      const description = `${about} Sent as \`Authorization: ${keyword} <credential>\`${drf}.`;
+      if (isBearer(keyword)) return [name, { type: 'http', scheme: 'bearer', ...(bearerFormat && { bearerFormat }), description }];
+      return [name, { type: 'apiKey', in: 'header', name: 'Authorization', description: `${description} The API key is the whole header, keyword included.` }];
+    }),
+  );
+}
+
+/**
+ * The schemes of the enabled kinds, with the paths of the first router (`prefix`, `end`).
+ * `sessionId` is the session's id sent in the Authorization header, which logout takes in place of the cookie.
  */
 function securitySchemes(authKinds: readonly AuthKind[], keywords: readonly string[], prefix: string, end: string) {
-  const header = (about: string, bearerFormat?: string): JsonSchema =>
-    keywords.length === 1 && keywords[0]!.toLowerCase() === 'bearer'
-      ? { type: 'http', scheme: 'bearer', ...(bearerFormat && { bearerFormat }), description: `${about} ${sentAs(keywords)}` }
-      : { type: 'apiKey', in: 'header', name: 'Authorization', description: `${about} ${sentAs(keywords)}` };
   const login = `POST ${prefix}/auth/login${end}`;
   const schemes: Record<AuthKind, Record<string, JsonSchema>> = {
-    token: { token: header(`An API token from POST ${prefix}/auth/token${end}.`) },
-    jwt: { jwt: header(`An access token from POST ${prefix}/auth/jwt${end}.`, 'JWT') },
+    token: headerSchemes('token', keywords, `An API token from POST ${prefix}/auth/token${end}.`),
+    jwt: headerSchemes('jwt', keywords, `An access token from POST ${prefix}/auth/jwt${end}.`, 'JWT'),
     session: {
       session: {
         type: 'apiKey',
@@ -445,10 +491,32 @@ function securitySchemes(authKinds: readonly AuthKind[], keywords: readonly stri
         name: 'restfold_session',
         description: `From ${login}; unsafe methods need X-CSRF-Token. The session id also works as a ${keywords.join(' or ')} credential.`,
       },
-      sessionId: header(`The session id from ${login}, in place of its cookie.`),
+      ...headerSchemes('sessionId', keywords, `The session id from ${login}, in place of its cookie.`),
     },
   };
   return Object.assign({}, ...authKinds.map((kind) => schemes[kind]));
+}
+
+type Requirement = Record<string, string[]>;
+
+/**
+ * Each requirement naming a header credential (`{token: []}`, as routes declare them) followed by
+ * its other keywords' schemes (`{tokenAsToken: []}`), in the document's default and every operation's.
+ */
+function withKeywordSchemes(document: Record<string, unknown>, keywords: readonly string[]): Record<string, unknown> {
+  const expand = (requirements: Requirement[]): Requirement[] =>
+    requirements.flatMap((requirement) => {
+      const [kind, ...more] = Object.keys(requirement);
+      if (kind === undefined || more.length > 0 || !['token', 'jwt', 'sessionId'].includes(kind)) return [requirement];
+      return headerSchemeNames(kind, keywords).map(([name]) => ({ [name]: requirement[kind]! }));
+    });
+  const paths = Object.fromEntries(
+    Object.entries((document.paths ?? {}) as Record<string, Record<string, { security?: Requirement[] }>>).map(([path, item]) => [
+      path,
+      Object.fromEntries(Object.entries(item).map(([method, operation]) => [method, operation.security ? { ...operation, security: expand(operation.security) } : operation])),
+    ]),
+  );
+  return { ...document, paths, ...(document.security !== undefined && { security: expand(document.security as Requirement[]) }) };
 }
 
 /** For a route schema: the operation needs no credential (the document's default is that it needs one). */
@@ -540,7 +608,8 @@ export async function registerOpenApi(
       security: authKinds.map((kind) => ({ [kind]: [] })),
     },
     refResolver: { buildLocalReference: (json, _baseUri, _fragment, index) => String(json.$id ?? `def-${index}`) },
-    transformObject: (built) => withNamedComponents(('openapiObject' in built ? built.openapiObject : built.swaggerObject) as Record<string, unknown>),
+    transformObject: (built) =>
+      withKeywordSchemes(withNamedComponents(('openapiObject' in built ? built.openapiObject : built.swaggerObject) as Record<string, unknown>), style.keywords),
   });
   // Built once at start-up, so a declaration the document cannot describe (two schemas under one name) stops it there.
   app.addHook('onReady', async () => {

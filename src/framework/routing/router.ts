@@ -228,7 +228,7 @@ function bulkDeleteEndpoint(runtime: ApiRuntime, collection: Collection): Endpoi
   };
 }
 
-/** A live collection's stream of changes (`/<name>/events/`), through the pipeline with the list's permissions. */
+/** A live collection's stream of changes (`/<name>/events/`, or its `live.path`), through the pipeline with the list's permissions. */
 function eventsEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
   if (!runtime.live) throw new Error(`${collection.name}: live changes need the app's live hub.`);
   // On the primary: a replica behind it could still hold a revoked credential.
@@ -262,7 +262,7 @@ export function mountCollections(instance: FastifyInstance, runtime: ApiRuntime,
       else absent(instance, path);
     }
     if (collection.bulkCreateMax !== undefined) resource(instance, `${listPath(collection)}bulk/`, { POST: bulkCreateEndpoint(own, collection) });
-    if (collection.live) resource(instance, `${listPath(collection)}events/`, { GET: eventsEndpoint(own, collection) });
+    if (collection.live) resource(instance, `${listPath(collection)}${collection.live.path}/`, { GET: eventsEndpoint(own, collection) });
     for (const [path, endpoints] of customActionEndpoints(own, collection)) resource(instance, path, endpoints);
   }
   if (!root) return;

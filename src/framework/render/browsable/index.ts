@@ -50,10 +50,10 @@ function breadcrumbs(request: FastifyRequest, root: string): PageLink[] {
 const PAGING = ['page', 'page_size', 'cursor', 'limit', 'offset'];
 
 /** The stream of a live list's changes, with the list's own filters. */
-function eventsUrl(request: FastifyRequest, path: string): string {
+function eventsUrl(request: FastifyRequest, path: string, segment: string): string {
   const query = new URLSearchParams(request.url.split('?')[1] ?? '');
   for (const name of PAGING) query.delete(name);
-  const events = path.endsWith('/') ? `${path}events/` : `${path}/events`;
+  const events = path.endsWith('/') ? `${path}${segment}/` : `${path}/${segment}`;
   return query.size > 0 ? `${events}?${query.toString()}` : events;
 }
 
@@ -129,7 +129,7 @@ export function renderPage(
     allowDelete: collection !== undefined && action === 'retrieve' && succeeded && !context.custom && collection.builtInActions.has('destroy'),
     extraActions: collection && succeeded && !context.custom ? extraActions(collection, action, path) : undefined,
     nested: action === 'retrieve' && succeeded && !context.custom ? context.nested?.map((name) => ({ label: name, href: `${path}${name}/` })) : undefined,
-    live: collection?.live && action === 'list' && succeeded && !context.custom ? eventsUrl(request, path) : undefined,
+    live: collection?.live && action === 'list' && succeeded && !context.custom ? eventsUrl(request, path, collection.live.path) : undefined,
   };
   return `<!doctype html>\n${renderToString(h(Page, { model }))}`;
 }
