@@ -14,6 +14,8 @@ export type { Parent } from './declare/collection.js';
 export type { ErrorResponse, ExceptionHandler, TrailingSlash } from './base/style.js';
 export type { RouterDefinition } from './routing/routers.js';
 export { drfExceptionHandler } from './render/drf-errors.js';
+export { csvRenderer } from './render/csv.js';
+export type { Renderer, RenderInput } from './declare/renderer.js';
 export type { Envelope } from './declare/collection.js';
 export { loadConfig, loadDotEnv } from './app/config.js';
 export type { Config } from './app/config.js';

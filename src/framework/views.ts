@@ -17,13 +17,12 @@ import type { Collection, Singleton } from './declare/collection.js';
 import type { RecordLinks } from './declare/computed.js';
 import { notAuthenticated, notFound } from './base/errors.js';
 import type { RequestContext } from './declare/scope.js';
-import { wrapResult } from './render/envelopes.js';
 import { negotiate } from './stages/negotiation.js';
-import { parseJsonBody, unwrapBody } from './stages/parsers.js';
+import { parseRecordBody } from './stages/parsers.js';
 import { queryParameters } from './base/query-string.js';
 import type { Action, Permission } from './declare/permission-classes.js';
 import { checkPermissions } from './stages/permissions.js';
-import { renderResult } from './render/renderers.js';
+import { renderResult, rendererFor } from './render/renderers.js';
 import { RecordRefused } from '../core/refused.js';
 import { requestScope } from './stages/scope/index.js';
 import type { VisibilityPlan } from './stages/scope/plan.js';
@@ -106,7 +105,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   const mediaType = negotiate(request, route.mediaTypes, parameters.get('format'));
 
   const envelope = route.enveloped ? collection.envelope : undefined;
-  const body = route.takesBody ? unwrapBody(envelope, parseJsonBody(request)) : undefined;
+  const body = route.takesBody ? parseRecordBody(request, envelope, (form) => formBody(collection, route, form)) : undefined;
   // Setting a password checks none, so it is not a login's to limit: a user's hashes count as requests, an anonymous client's as sign-ups.
   const hashings = route.bodySerializer?.hashingsIn(body) ?? 0;
   if (hashings > 0) await runtime.throttle.passwordWrites(request, reply, user, collection.name, hashings);
@@ -132,6 +131,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
     fromPath,
     credentials: requestCredentials(runtime.credentials, request, reply, unrestricted(reader.database)),
     links: runtime.links,
+    wholeLists: rendererFor(mediaType, collection)?.lists === 'all',
   };
   let result: ActionResult;
   try {
@@ -142,5 +142,12 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   }
   if (reply.sent) return reply;
   const page = route.custom ? { ...runtime.page, custom: true } : runtime.page;
-  return renderResult(reply, mediaType, wrapResult(envelope, action, result), page, collection, action);
+  return renderResult(reply, mediaType, result, page, collection, action, envelope);
+}
+
+/** A form's fields as the body JSON would carry, read by the serializer that validates it (strings, where none does). */
+function formBody(collection: Collection, route: ActionRoute, form: URLSearchParams): unknown {
+  if (!route.bodySerializer) return Object.fromEntries(form);
+  const mode = route.custom || route.action === 'create' ? 'create' : route.action === 'update' ? collection.putMode : 'partial_update';
+  return route.bodySerializer.formBody(form, mode);
 }

@@ -4,7 +4,6 @@
  */
 import type { Collection } from '../declare/collection.js';
 import type { Action } from '../declare/permission-classes.js';
-import { API_MEDIA_TYPES } from '../stages/negotiation.js';
 import { announceRecord, type ActionRequest, type ActionResult, type ActionRoute } from './request.js';
 import { list } from './list.js';
 import { retrieve } from './retrieve.js';
@@ -30,7 +29,7 @@ export function builtInRoute(collection: Collection, action: Action): ActionRout
   const serializer = collection.serializerFor(action);
   return {
     action,
-    mediaTypes: API_MEDIA_TYPES,
+    mediaTypes: collection.representations,
     takesBody: actionsWithBody.has(action),
     enveloped: true,
     bodySerializer: actionsWithBody.has(action) ? serializer : undefined,

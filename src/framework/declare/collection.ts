@@ -15,6 +15,7 @@ import { relatedFilter } from './relations.js';
 import { assertScope, whereConditions, type RequestContext, type Scope, type ScopeConditions } from './scope.js';
 import type { RecordId } from '../../store/read/records.js';
 import type { ObjectValidator, Serializer, WriteMode } from './serializer.js';
+import { API_REPRESENTATIONS, assertRenderers, type Renderer, type Representation } from './renderer.js';
 
 export type Pagination = 'page' | 'limit_offset' | 'cursor' | 'none';
 
@@ -134,6 +135,13 @@ export interface CollectionOptions {
    * Live changes). `true`, or the options.
    */
   live?: boolean | LiveOptions;
+  /**
+   * Representations beside JSON and the browsable page, negotiated as they are (`Accept`,
+   * `?format=`): `[csvRenderer]` (CSV, as DRF's rest_framework_csv), or the app's own,
+   * `{ mediaType: 'application/x-ndjson', format: 'ndjson', lists: 'all', render }`
+   * (declare/renderer.ts, docs/your-own-collections.md).
+   */
+  renderers?: readonly Renderer[];
 }
 
 export interface LiveOptions {
@@ -258,6 +266,10 @@ export interface Collection {
   readonly singleton: Singleton | undefined;
   /** Set when the collection streams its changes (`/<name>/events/`). */
   readonly live: Required<LiveOptions> | undefined;
+  /** The app's own renderers (CollectionOptions.renderers). */
+  readonly renderers: readonly Renderer[];
+  /** What its actions may answer in: the API's representations, then its own renderers'. */
+  readonly representations: readonly Representation[];
 }
 
 const RESOURCE_NAME = /^[a-z][a-z0-9_-]*$/;
@@ -383,6 +395,8 @@ export function collection(name: string, options: CollectionOptions): Collection
     ...(automatic.search === false ? [] : serializer.search.map((field) => ({ columns: [field], trigram: true }))),
     ...(options.indexes ?? []),
   ];
+  const renderers = options.renderers ?? [];
+  assertRenderers(name, renderers);
   const actions = options.actions ?? {};
   assertCustomActions(name, actions, filterable);
   if (options.parent) assertParent(name, serializer, options.parent);
@@ -415,6 +429,8 @@ export function collection(name: string, options: CollectionOptions): Collection
     recordKey: recordKey(name, serializer.model, options.lookupField ?? 'id', taken),
     singleton: options.singleton,
     live: liveOptions(name, options),
+    renderers,
+    representations: [...API_REPRESENTATIONS, ...renderers.map(({ mediaType, format }) => ({ mediaType, format }))],
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
   };

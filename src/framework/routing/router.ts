@@ -20,7 +20,7 @@ import { requestReader } from '../../store/read/reader.js';
 import { notFound } from '../base/errors.js';
 import { refuseOtherMethods } from './method-not-allowed.js';
 import { actionSchema, ANONYMOUS, credentialsFor, errorResponses, operationId } from '../docs/openapi.js';
-import { API_MEDIA_TYPES, negotiate } from '../stages/negotiation.js';
+import { API_REPRESENTATIONS, negotiate } from '../stages/negotiation.js';
 import { absoluteLink, absoluteUrl } from '../base/hosts.js';
 import { queryParameters } from '../base/query-string.js';
 import { recordLinks } from '../render/record-links.js';
@@ -264,7 +264,7 @@ export function mountCollections(instance: FastifyInstance, runtime: ApiRuntime,
         },
       },
       handler: async (request, reply) => {
-        const mediaType = negotiate(request, API_MEDIA_TYPES, queryParameters(request.url).get('format'));
+        const mediaType = negotiate(request, API_REPRESENTATIONS, queryParameters(request.url).get('format'));
         const root = absoluteUrl(request).pathname.replace(/\/?$/, '/');
         // A nested collection has no URL of its own: its parent's records lead to it; nor has one without list or create.
         const topLevel = collections.filter(({ parent, builtInActions }) => !parent && (builtInActions.has('list') || builtInActions.has('create')));
