@@ -57,6 +57,13 @@ export interface CollectionOptions {
   defaultOrdering?: readonly string[];
   pageSize?: number;
   maxPageSize?: number;
+  /**
+   * The longest text a filter's value may be, in characters. Default: a string field compared whole
+   * (`exact`, `in`, `gte`...) takes any value it can hold (its maxLength, at least 200; unbounded
+   * without one, but for the query string's own limit); a pattern (`icontains`...) at most 200
+   * (docs/query-language.md). Set, it bounds them all: the example service's 200 (SPEC).
+   */
+  maxFilterLength?: number;
   /** Counts a client may prefer over the exact one (`Prefer: count=estimated` or `count=none`). */
   countModes?: readonly ('estimated' | 'none')[];
   /** Below this many estimated records, `count=estimated` counts exactly (default 10 000). */
@@ -221,6 +228,8 @@ export interface QueryRules {
   readonly defaultOrdering: readonly Ordering[];
   readonly pageSize: number;
   readonly maxPageSize: number;
+  /** CollectionOptions.maxFilterLength. */
+  readonly maxFilterLength?: number;
 }
 
 export interface Collection {
@@ -361,6 +370,8 @@ export function collection(name: string, options: CollectionOptions): Collection
   const pageSize = options.pageSize ?? 20;
   const maxPageSize = options.maxPageSize ?? 100;
   if (pageSize < 1 || maxPageSize < pageSize) throw new Error(`${name}: need 1 <= pageSize <= maxPageSize.`);
+  const { maxFilterLength } = options;
+  if (maxFilterLength !== undefined && (!Number.isInteger(maxFilterLength) || maxFilterLength < 1)) throw new Error(`${name}: maxFilterLength must be a whole number of characters, at least 1.`);
 
   const permissions = options.permissions;
   if (options.singleton) assertSingleton(name, options);
@@ -410,7 +421,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     builtInActions: served,
     putMode: options.put === 'partial' ? 'partial_update' : 'update',
     createStatus: options.createStatus ?? 201,
-    queryRules: { fields: filterable, filters, ordering, defaultOrdering, pageSize, maxPageSize },
+    queryRules: { fields: filterable, filters, ordering, defaultOrdering, pageSize, maxPageSize, maxFilterLength },
     listSource: { selection: serializer.selection, fields: filterable, searchFields: serializer.search, across },
     pagination: options.pagination,
     envelope: options.envelope,
