@@ -123,6 +123,8 @@ function absent(instance: FastifyInstance, url: string): void {
  */
 export function resource(instance: FastifyInstance, url: string, endpoints: Partial<Record<Method, Endpoint>>): void {
   const bare = url.slice(0, -1);
+  // A router at the server's root (prefix ''): its root is `/`, which has no other spelling.
+  if (instance.prefix === '' && bare === '') return answer(instance, url, endpoints, false);
   const slash = instance.restfoldTrailingSlash ?? 'required';
   if (slash !== 'absent') answer(instance, url, endpoints, false);
   if (slash !== 'required') answer(instance, bare, endpoints, slash === 'optional');
@@ -273,6 +275,8 @@ export function mountCollections(instance: FastifyInstance, runtime: ApiRuntime,
       },
     },
   });
+  // At the server's root (prefix '') the app's own not-found handler is this one (renderers.ts).
+  if (instance.prefix === '') return;
   instance.setNotFoundHandler(async () => {
     throw notFound();
   });

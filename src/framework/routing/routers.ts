@@ -30,7 +30,7 @@ export interface MountedRouter {
   readonly root: boolean;
 }
 
-const PREFIX = /^(\/[A-Za-z0-9._~-]+)+$/;
+const PREFIX = /^(\/[A-Za-z0-9._~-]+)*$/;
 
 /** The routers (one at /api/v1 by default), each prefix checked and its collections found by name; a wrong name stops start-up. */
 export function mountedRouters(routers: readonly RouterDefinition[] | undefined, collections: readonly Collection[]): MountedRouter[] {
