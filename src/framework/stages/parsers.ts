@@ -13,8 +13,8 @@ import { isJsonObject } from '../../core/json.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-const unsupportedMediaType = (type: string): ApiError =>
-  new ApiError(415, 'unsupported_media_type', `Unsupported media type "${type}" in request. Send application/json or application/x-www-form-urlencoded.`);
+const unsupportedMediaType = (type: string, accepted = 'application/json'): ApiError =>
+  new ApiError(415, 'unsupported_media_type', `Unsupported media type "${type}" in request. Send ${accepted}.`);
 
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -80,8 +80,9 @@ export function parseJsonBody(request: FastifyRequest): unknown {
  */
 export function parseRecordBody(request: FastifyRequest, envelope: Envelope | undefined, fromForm: (form: URLSearchParams) => unknown): unknown {
   const contentType = request.headers['content-type'];
-  if (contentType === undefined || !isForm(contentType)) return unwrapBody(envelope, parseJsonBody(request));
-  return fromForm(parseForm(rawBody(request)));
+  if (contentType !== undefined && isForm(contentType)) return fromForm(parseForm(rawBody(request)));
+  if (contentType !== undefined && !isJson(contentType)) throw unsupportedMediaType(contentType, `application/json or ${FORM}`);
+  return unwrapBody(envelope, parseJsonBody(request));
 }
 
 /** A form's bytes → its fields: UTF-8, percent-decoded; NUL or a lone surrogate in a value is 400 naming its key. */
