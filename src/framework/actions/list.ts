@@ -37,7 +37,7 @@ export async function list(action: ActionRequest, narrowing: readonly Filter[] =
   const source = { ...collection.listSource, selection: orderedBy(selectionOf(action, serializer), action, query) };
   const plan = { source, query, estimateThreshold: collection.estimateThreshold };
   if (action.wholeLists && !PAGING_PARAMETERS.some((name) => parameters.has(name))) {
-    return { status: 200, records: everyRecord(action, serializer, { ...plan, query: { ...parsed, scope } }), fields: serializer.shownFields };
+    return { status: 200, records: await everyRecord(action, serializer, { ...plan, query: { ...parsed, scope } }), fields: serializer.shownFields };
   }
   if (collection.pagination === 'cursor') return listByCursor(action, serializer, plan);
   if (whole) return wholeList(action, serializer, plan);
@@ -62,23 +62,28 @@ const STREAM_BATCH = 500;
  * all held at once), through the request's reader: its scope, filters, search and ordering. By
  * keyset where the ordering's fields can bound one (not nullable, not computed), which reads each
  * batch from an index; else by page number. Not one snapshot: a record written meanwhile may be
- * missed or, by page number, seen twice, as a client paging through would.
+ * missed or, by page number, seen twice, as a client paging through would. The first batch is read
+ * before the answer starts, so that a failure to read (an outage: 503) is still answered whole.
  */
-async function* everyRecord(action: ActionRequest, serializer: Serializer, plan: Omit<ListPlan, 'paging' | 'count'>): AsyncGenerator<Row> {
+async function everyRecord(action: ActionRequest, serializer: Serializer, plan: Omit<ListPlan, 'paging' | 'count'>): Promise<AsyncIterable<Row>> {
   const { reader, collection } = action;
   const { fields } = collection.queryRules;
   const { ordering } = plan.query;
   const byKeyset = ordering.every(({ field }) => fields[field] !== undefined && !fields[field].nullable);
   const key = orderingKey(ordering);
   const context = listContext(action);
-  let from: Keyset | undefined;
-  for (let page = 1; ; page += 1) {
-    const query = { ...plan.query, page: byKeyset ? 1 : page, pageSize: STREAM_BATCH };
-    const { rows, hasMore } = await reader.list({ ...plan, query, paging: byKeyset ? { by: 'keyset', from } : { by: 'number' }, count: 'none' });
-    for (const row of rows) yield serializer.render(row, context);
-    if (!hasMore) return;
-    if (byKeyset) from = { boundary: boundaryOf({ ordering: key, ...cursorAt(rows.at(-1)!, ordering, fields, 'next') }, ordering, fields), backwards: false };
-  }
+  const batch = (page: number, from: Keyset | undefined) =>
+    reader.list({ ...plan, query: { ...plan.query, page, pageSize: STREAM_BATCH }, paging: byKeyset ? { by: 'keyset', from } : { by: 'number' }, count: 'none' });
+  const first = await batch(1, undefined);
+  return (async function* () {
+    let { rows, hasMore } = first;
+    for (let page = 2; ; page += 1) {
+      for (const row of rows) yield serializer.render(row, context);
+      if (!hasMore) return;
+      const from = byKeyset ? { boundary: boundaryOf({ ordering: key, ...cursorAt(rows.at(-1)!, ordering, fields, 'next') }, ordering, fields), backwards: false } : undefined;
+      ({ rows, hasMore } = await batch(byKeyset ? 1 : page, from));
+    }
+  })();
 }
 
 /**
