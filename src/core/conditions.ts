@@ -38,6 +38,8 @@ export interface ConditionVocabulary {
   readonly filters?: ReadonlyMap<string, readonly Lookup[]>;
   /** Names standing for another filter (an app's named filters): one value, matched by the filter it names. */
   readonly named?: ReadonlyMap<string, { readonly field: string; readonly lookup: Lookup }>;
+  /** The longest a query string's text operand may be, in characters, whatever its field holds (a collection's `maxFilterLength`). */
+  readonly maxFilterLength?: number;
 }
 
 /** A condition refused: the key it was written under, and why (a query string's 400 puts these under the key). */
@@ -65,15 +67,29 @@ export function splitKey(key: string, isName?: (name: string) => boolean): { rea
 
 const MAX_IN_VALUES = 1000;
 /**
- * The longest string operand of a query string, in characters: on SQLite every row of a scan is
- * matched against it, so its length is work multiplied by the table's size.
+ * The longest pattern (and search term, and JSON operand) of a query string, in characters: every
+ * row of a scan is matched against it, so its length is work multiplied by the table's size.
  */
 export const MAX_TEXT_LENGTH = 200;
 /** Counted in code points, as fields count their maxLength; `.length` bounds them from above. */
-export const tooLong = (text: string): boolean => text.length > MAX_TEXT_LENGTH && [...text].length > MAX_TEXT_LENGTH;
+export const tooLong = (text: string, longest = MAX_TEXT_LENGTH): boolean => text.length > longest && [...text].length > longest;
 
 /** Lookups whose operand is text matched as a pattern (or a JSON key or element): a string, never a list. */
 const TEXT_LOOKUPS: ReadonlySet<Lookup> = new Set(['iexact', 'contains', 'icontains', 'startswith', 'endswith', 'has_key', 'has_element']);
+
+/**
+ * The longest text operand `lookup` takes on `field` from a query string (undefined: no bound but
+ * the query string's own). A pattern's, and a JSON field's, is MAX_TEXT_LENGTH (each row scanned
+ * is matched against it); a string compared whole (`exact`, `in`, `gt`, `range`...) may be any
+ * value the field holds: its maxLength, at least MAX_TEXT_LENGTH, none for a field without one.
+ * The vocabulary's `maxFilterLength` bounds them all.
+ */
+function longestOperand(vocabulary: ConditionVocabulary, field: Field, lookup: Lookup): number | undefined {
+  const own = field.valueType === 'string' && !TEXT_LOOKUPS.has(lookup) ? (field.schema.maxLength as number | undefined) : MAX_TEXT_LENGTH;
+  const longest = own === undefined ? undefined : Math.max(own, MAX_TEXT_LENGTH);
+  const { maxFilterLength } = vocabulary;
+  return maxFilterLength === undefined ? longest : Math.min(longest ?? maxFilterLength, maxFilterLength);
+}
 
 /** Whether code's non-string operand is of the field's type (the value its driver parameter is made from). */
 const OF_TYPE: Readonly<Record<Field['valueType'], (value: unknown) => boolean>> = {
@@ -98,9 +114,9 @@ function codeValue(field: Field, value: unknown): unknown {
   return value;
 }
 
-/** One of a query string's operands, parsed by its field; a string one at most MAX_TEXT_LENGTH long. */
-function textValue(field: Field, text: string): unknown {
-  if ((field.valueType === 'string' || field.valueType === 'json') && tooLong(text)) throw new FieldError(`Ensure each value has no more than ${MAX_TEXT_LENGTH} characters.`);
+/** One of a query string's operands, parsed by its field; a string one at most `longest` long (longestOperand). */
+function textValue(field: Field, text: string, longest: number | undefined): unknown {
+  if ((field.valueType === 'string' || field.valueType === 'json') && longest !== undefined && tooLong(text, longest)) throw new FieldError(`Ensure each value has no more than ${longest} characters.`);
   return field.parseText(text);
 }
 
@@ -108,7 +124,7 @@ const describeValue = (value: unknown): string =>
   value === null ? 'null' : Array.isArray(value) ? 'An array' : value instanceof Date ? 'A Date' : typeof value === 'object' ? 'An object' : JSON.stringify(typeof value === 'bigint' ? String(value) : value) ?? typeof value;
 
 /** A query string's operand for `lookup`: `in` a comma-separated list, `range` two bounds, `isnull` true or false. */
-function textOperand(field: Field, lookup: Lookup, text: string): unknown {
+function textOperand(field: Field, lookup: Lookup, text: string, longest: number | undefined): unknown {
   switch (lookup) {
     case 'isnull':
       if (text === 'true' || text === '1') return true;
@@ -117,15 +133,15 @@ function textOperand(field: Field, lookup: Lookup, text: string): unknown {
     case 'in': {
       const values = text.split(',');
       if (values.length > MAX_IN_VALUES) throw new FieldError(`Give at most ${MAX_IN_VALUES} values.`);
-      return values.map((value) => textValue(field, value));
+      return values.map((value) => textValue(field, value, longest));
     }
     case 'range': {
       const bounds = text.split(',');
       if (bounds.length !== 2) throw new FieldError('Give exactly two comma-separated bounds.');
-      return bounds.map((bound) => textValue(field, bound));
+      return bounds.map((bound) => textValue(field, bound, longest));
     }
     default:
-      return textValue(field, text);
+      return textValue(field, text, longest);
   }
 }
 
@@ -170,7 +186,7 @@ export function parseCondition(vocabulary: ConditionVocabulary, key: string, val
   try {
     if (implied === 'isnull') return { field: target?.field ?? name, lookup, value: true };
     if (origin === 'text' && typeof value !== 'string') throw new FieldError('A query parameter is text.');
-    return { field: target?.field ?? name, lookup, value: origin === 'text' ? textOperand(field, lookup, value as string) : codeOperand(field, lookup, value) };
+    return { field: target?.field ?? name, lookup, value: origin === 'text' ? textOperand(field, lookup, value as string, longestOperand(vocabulary, field, lookup)) : codeOperand(field, lookup, value) };
   } catch (error) {
     if (error instanceof FieldError) throw new ConditionError(key, error.messages);
     throw error;

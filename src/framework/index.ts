@@ -15,6 +15,8 @@ export type { ErrorResponse, ExceptionHandler, TrailingSlash } from './base/styl
 export type { RouterDefinition } from './routing/routers.js';
 export type { VersionScheme, VersionsDeclaration } from './stages/versioning.js';
 export { drfExceptionHandler } from './render/drf-errors.js';
+export { csvRenderer } from './render/csv.js';
+export type { Renderer, RenderInput } from './declare/renderer.js';
 export type { Envelope } from './declare/collection.js';
 export { loadConfig, loadDotEnv } from './app/config.js';
 export type { Config } from './app/config.js';

@@ -14,16 +14,16 @@ import type { ActionRequest, ActionResult, ActionRoute } from './actions/request
 import { authenticate, type Authenticator } from './stages/authentication/index.js';
 import type { BrowsableContext } from './render/browsable/index.js';
 import { atVersion, type Collection, type Singleton } from './declare/collection.js';
+import type { Serializer } from './declare/serializer.js';
 import type { RecordLinks } from './declare/computed.js';
 import { notAuthenticated, notFound } from './base/errors.js';
 import type { RequestContext } from './declare/scope.js';
-import { wrapResult } from './render/envelopes.js';
 import { negotiate } from './stages/negotiation.js';
-import { parseJsonBody, unwrapBody } from './stages/parsers.js';
+import { parseRecordBody } from './stages/parsers.js';
 import { queryParameters } from './base/query-string.js';
 import type { Action, Permission } from './declare/permission-classes.js';
 import { checkPermissions } from './stages/permissions.js';
-import { renderResult } from './render/renderers.js';
+import { renderResult, rendererFor } from './render/renderers.js';
 import { RecordRefused } from '../core/refused.js';
 import { requestScope } from './stages/scope/index.js';
 import type { VisibilityPlan } from './stages/scope/plan.js';
@@ -115,9 +115,10 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   const mediaType = negotiate(request, route.mediaTypes, parameters.get('format'));
 
   const envelope = route.enveloped ? collection.envelope : undefined;
-  const body = route.takesBody ? unwrapBody(envelope, parseJsonBody(request)) : undefined;
+  const bodySerializer = route.bodySerializer?.({ action, user, version }, seen);
+  const body = route.takesBody ? parseRecordBody(request, envelope, (form) => formBody(seen, route, bodySerializer, form)) : undefined;
   // Setting a password checks none, so it is not a login's to limit: a user's hashes count as requests, an anonymous client's as sign-ups.
-  const hashings = route.bodySerializer?.({ action, user, version }, seen).hashingsIn(body) ?? 0;
+  const hashings = bodySerializer?.hashingsIn(body) ?? 0;
   if (hashings > 0) await runtime.throttle.passwordWrites(request, reply, user, collection.name, hashings);
 
   const context = { user, parameters, version };
@@ -142,6 +143,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
     fromPath,
     credentials: requestCredentials(runtime.credentials, request, reply, unrestricted(reader.database)),
     links: runtime.links && version !== undefined && runtime.versioning?.scheme === 'query' ? withVersionParameter(runtime.links, runtime.versioning.param, version) : runtime.links,
+    wholeLists: rendererFor(mediaType, collection)?.lists === 'all',
   };
   let result: ActionResult;
   try {
@@ -152,5 +154,12 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   }
   if (reply.sent) return reply;
   const page = route.custom ? { ...runtime.page, custom: true } : runtime.page;
-  return renderResult(reply, mediaType, wrapResult(envelope, action, result), page, seen, action);
+  return renderResult(reply, mediaType, result, page, seen, action, envelope);
+}
+
+/** A form's fields as the body JSON would carry, read by the serializer that validates it (strings, where none does). */
+function formBody(collection: Collection, route: ActionRoute, serializer: Serializer | undefined, form: URLSearchParams): unknown {
+  if (!serializer) return Object.fromEntries(form);
+  const mode = route.custom || route.action === 'create' ? 'create' : route.action === 'update' ? collection.putMode : 'partial_update';
+  return serializer.formBody(form, mode);
 }

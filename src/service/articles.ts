@@ -31,6 +31,8 @@ export const articles = collection('articles', {
   }),
   filterFields: ['author_id', 'title', 'created_at'],
   orderingFields: ['created_at', 'title'],
+  // SPEC: a string filter value longer than 200 characters is 400 (an app's filters take any value the field holds).
+  maxFilterLength: 200,
   bulkCreate: { max: 100 },
   // `/articles/events/`: any user who may list the articles may follow their changes live.
   live: true,

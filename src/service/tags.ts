@@ -13,6 +13,8 @@ export const tags = collection('tags', {
   serializer: serializer(Tag, { fields: ['id', 'name'], readOnly: ['id'], search: ['name'] }),
   filterFields: ['name'],
   orderingFields: ['name'],
+  // SPEC: a string filter value longer than 200 characters is 400 (an app's filters take any value the field holds).
+  maxFilterLength: 200,
   // Any signed-in user may add a tag; renaming or removing one, which others may use, takes a permission.
   permissions: {
     list: [isAuthenticated],

@@ -17,6 +17,8 @@ export const users = collection('users', {
   serializer: userSerializer,
   filterFields: ['id', 'username', 'email', 'is_active', 'date_joined'],
   orderingFields: ['id', 'username', 'email', 'date_joined'],
+  // SPEC: a string filter value longer than 200 characters is 400 (an app's filters take any value the field holds).
+  maxFilterLength: 200,
   countModes: ['estimated', 'none'],
   // Active users by date joined, ties by id (as articles_author_id_created_at_idx: docs/performance.md).
   indexes: [{ name: 'users_is_active_date_joined_idx', columns: ['is_active', 'date_joined desc', 'id'] }],

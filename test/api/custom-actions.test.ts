@@ -162,8 +162,11 @@ describe('a custom action’s declared body', () => {
       code: 'validation_failed',
       details: { at: ['This field is required.'], channel: [expect.stringContaining('10')], repeat: [expect.any(String)], extra: ['Unknown field.'] },
     });
-    const form = await schedule(note, 'at=2031-01-01', alice.token, { 'content-type': 'application/x-www-form-urlencoded' });
-    expect(form).toMatchObject({ status: 415, json: { code: 'unsupported_media_type' } });
+    const text = await schedule(note, 'at=2031-01-01', alice.token, { 'content-type': 'text/plain' });
+    expect(text).toMatchObject({ status: 415, json: { code: 'unsupported_media_type' } });
+    // An HTML form's fields are read by the declared fields' kinds, as a collection's are.
+    const form = await schedule(note, 'at=2031-01-01T00:00:00Z&channel=news&repeat=3', alice.token, { 'content-type': 'application/x-www-form-urlencoded' });
+    expect(form).toMatchObject({ status: 200, json: { body: { at: '2031-01-01T00:00:00.000Z', channel: 'news', repeat: 3 } } });
     expect(await schedule(note, [{ channel: 'news' }])).toMatchObject({ status: 400, json: { code: 'parse_error' } });
     expect(await schedule(note, '{')).toMatchObject({ status: 400, json: { code: 'parse_error' } });
   });

@@ -22,8 +22,14 @@ const app = withGeneratedMigrations(
     collections: [
       collection('notes', {
         serializer: serializer(notes, { fields: ['id', 'title', 'body', 'summary', 'data'], readOnly: ['id'] }),
-        filterFields: { title: ['exact'], body: ['exact', 'in'], summary: ['exact'], data: ['has_key', 'isnull'] },
+        filterFields: { title: ['exact'], body: ['exact', 'in', 'icontains'], summary: ['exact'], data: ['has_key', 'isnull'] },
         orderingFields: ['title', 'body', 'summary'],
+      }),
+      // As the example service's (SPEC): every string filter value at most 200 characters.
+      collection('capped', {
+        serializer: serializer(notes, { name: 'Capped', fields: ['id', 'title', 'body', 'summary'], readOnly: ['id'] }),
+        filterFields: { body: ['exact'], summary: ['exact'] },
+        maxFilterLength: 200,
       }),
     ],
   }),
@@ -53,14 +59,15 @@ beforeAll(async () => {
 });
 afterAll(() => api.close());
 
+const ids = (reply: { status: number; body: string; json: { results: { id: number }[] } }) => {
+  expect(reply.status, reply.body.slice(0, 300)).toBe(200);
+  return reply.json.results.map((note) => note.id);
+};
+
 describe('long text', () => {
   // A filter value is at most 200 characters (docs/query-language.md): the long values are found
   // by ordering, and an exact filter among them finds the short one, never a long one by its prefix.
   const values = { a: incompressible(3000, 1), b: incompressible(100_000, 2), c: incompressible(3000, 3), d: incompressible(100_000, 4), e: incompressible(5000, 5) };
-  const ids = (reply: { status: number; body: string; json: { results: { id: number }[] } }) => {
-    expect(reply.status, reply.body.slice(0, 300)).toBe(200);
-    return reply.json.results.map((note) => note.id);
-  };
 
   it('is created, changed, filtered exactly and ordered by, in text and in a long string', async () => {
     const first = await request('POST', '/api/v1/notes/', { title: 'b', body: values.a, summary: values.a });
@@ -87,6 +94,32 @@ describe('long text', () => {
     expect(bySummary).toEqual([values.c, values.e, 'draft'].sort().reverse());
 
     for (const id of [first.json.id, second.json.id, short.json.id]) expect((await request('DELETE', `/api/v1/notes/${id}/`)).status).toBe(204);
+  });
+});
+
+describe('a filter on long text', () => {
+  const refusal = (reply: { status: number; json: { details?: Record<string, string[]> } }, parameter: string) => {
+    expect(reply.status).toBe(400);
+    return reply.json.details?.[parameter];
+  };
+
+  it('takes any value the field holds, compared whole; a pattern at most 200 characters', async () => {
+    const body = incompressible(3000, 7);
+    const summary = incompressible(4000, 8);
+    const note = await request('POST', '/api/v1/notes/', { title: 'whole', body, summary });
+    const other = await request('POST', '/api/v1/notes/', { title: 'other', body: `${body}x`, summary: summary.slice(0, 3999) });
+    expect(ids(await request('GET', `/api/v1/notes/?body=${body}`))).toEqual([note.json.id]);
+    expect(ids(await request('GET', `/api/v1/notes/?summary=${summary}`))).toEqual([note.json.id]);
+    expect(ids(await request('GET', `/api/v1/notes/?body__in=x,${body}`))).toEqual([note.json.id]);
+    // Longer than the field may hold: refused, naming its length; no pattern past 200 characters (each row scanned is matched against it).
+    expect(refusal(await request('GET', `/api/v1/notes/?summary=${'x'.repeat(5001)}`), 'summary')).toEqual(['Ensure each value has no more than 5000 characters.']);
+    expect(refusal(await request('GET', `/api/v1/notes/?title=${'x'.repeat(201)}`), 'title')).toEqual(['Ensure each value has no more than 200 characters.']);
+    expect(refusal(await request('GET', `/api/v1/notes/?body__icontains=${body.slice(0, 201)}`), 'body__icontains')).toEqual(['Ensure each value has no more than 200 characters.']);
+    expect(ids(await request('GET', `/api/v1/notes/?body__icontains=${body.slice(0, 200)}`)).sort()).toEqual([note.json.id, other.json.id].sort());
+    // A collection's maxFilterLength bounds them all.
+    expect(refusal(await request('GET', `/api/v1/capped/?body=${body}`), 'body')).toEqual(['Ensure each value has no more than 200 characters.']);
+    expect((await request('GET', `/api/v1/capped/?summary=${'x'.repeat(200)}`)).status).toBe(200);
+    for (const id of [note.json.id, other.json.id]) expect((await request('DELETE', `/api/v1/notes/${id}/`)).status).toBe(204);
   });
 });
 

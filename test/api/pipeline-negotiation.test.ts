@@ -88,9 +88,14 @@ describe('parsing: request bodies', () => {
     expect((await create(newUser(), 'Application/JSON; charset="UTF-8"')).status).toBe(201);
   });
 
+  it("accepts an HTML form's fields, as SPEC's parsers take them", async () => {
+    const form = new URLSearchParams(JSON.parse(newUser()) as Record<string, string>).toString();
+    expect((await create(form, 'application/x-www-form-urlencoded')).status).toBe(201);
+  });
+
   it.each([
     ['text/plain', 'text/plain'],
-    ['a form', 'application/x-www-form-urlencoded'],
+    ['a form in another charset', 'application/x-www-form-urlencoded; charset=latin1'],
     ['multipart', 'multipart/form-data; boundary=x'],
     ['JSON in another charset', 'application/json; charset=latin1'],
     ['no Content-Type', undefined],

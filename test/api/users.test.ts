@@ -216,7 +216,7 @@ describe('users: bodies', () => {
     const reply = await api.request('POST', '/api/v1/users/', {
       token: admin.token,
       body: 'username=a',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { 'content-type': 'text/plain' },
     });
     expect(reply.status).toBe(415);
     expect(reply.json.code).toBe('unsupported_media_type');

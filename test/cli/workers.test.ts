@@ -135,7 +135,7 @@ describe('WORKERS', () => {
     const server = startServer({ WORKERS: '2' });
     await server.waitFor(isListening);
     const migrated = server.lines.findIndex((line) => line.msg === 'migrated');
-    expect(server.lines[migrated]).toMatchObject({ role: 'primary', applied: expect.arrayContaining(['0002_posts_published_default']) });
+    expect(server.lines[migrated]).toMatchObject({ role: 'primary', applied: expect.arrayContaining(['restfold.0001_initial', 'app.0002_posts_published_default']) });
     expect(server.lines.findIndex(isListening)).toBeGreaterThan(migrated);
     server.child.kill('SIGTERM');
     expect(await server.exited).toBe(0);

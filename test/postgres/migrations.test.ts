@@ -42,8 +42,9 @@ describe.runIf(testDialect === 'postgres')('migrations on PostgreSQL', () => {
     }));
     const expected = [...Object.keys(accountMigrations), ...Object.keys(service.migrations ?? {})].sort();
     expect([...applied.restfold, ...applied.app].map((row) => row.name).sort()).toEqual(expected);
-    // Each server logs what it applied: together, every migration exactly once.
+    // Each server logs what it applied, each named with its app: together, every migration exactly once.
     const logged = servers.flatMap((server) => migrationsLogged(server.output()));
-    expect(logged.sort()).toEqual(expected);
+    const named = [...Object.keys(accountMigrations).map((name) => `restfold.${name}`), ...Object.keys(service.migrations ?? {}).map((name) => `app.${name}`)];
+    expect(logged.sort()).toEqual(named.sort());
   });
 });

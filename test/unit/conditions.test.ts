@@ -98,7 +98,8 @@ describe('what it refuses, under the key', () => {
     ['text: a field it does not filter', 'text', queryString, { published: 'true' }, 'published', 'Unknown filter field "published". Allowed: author_id, title, writer.'],
     ['text: a named filter takes one value', 'text', queryString, { writer__in: 'a,b' }, 'writer__in', 'Unknown lookup "in" for "writer". Allowed: exact.'],
     ['text: no integer', 'text', queryString, { author_id: 'x' }, 'author_id', 'A valid integer is required.'],
-    ['text: too long a string', 'text', queryString, { title: 'x'.repeat(201) }, 'title', 'no more than 200 characters'],
+    ['text: a string longer than its field holds', 'text', queryString, { title: 'x'.repeat(301) }, 'title', 'no more than 300 characters'],
+    ['text: too long a pattern', 'text', queryString, { title__icontains: 'x'.repeat(201) }, 'title__icontains', 'no more than 200 characters'],
     ['text: too many values', 'text', queryString, { author_id__in: Array.from({ length: 1001 }, (_, i) => i).join(',') }, 'author_id__in', 'at most 1000 values'],
   ])('%s', (_name, origin, vocabulary, input, key, message) => {
     let refused: unknown;

@@ -169,11 +169,17 @@ describe('parseListQuery', () => {
       expect(details({ search: Array(51).fill('a').join(' ') })).toEqual({ search: ['Use at most 50 search terms.'] });
     });
 
-    it('refuses a search term or string filter value over 200 characters, counted in code points', () => {
-      expect(parse({ search: '😀'.repeat(200), title: 'x'.repeat(200) }).filters).toHaveLength(1);
+    it('refuses a search term or pattern over 200 characters, and a value longer than its field holds, counted in code points', () => {
+      expect(parse({ search: '😀'.repeat(200), title: 'x'.repeat(300), title__icontains: 'x'.repeat(200) }).filters).toHaveLength(2);
       expect(details({ search: 'x'.repeat(201) })).toEqual({ search: ['Ensure each search term has no more than 200 characters.'] });
-      expect(details({ title: 'x'.repeat(201) })).toEqual({ title: ['Ensure each value has no more than 200 characters.'] });
-      expect(details({ title__in: `a,${'😀'.repeat(201)}` })).toEqual({ title__in: ['Ensure each value has no more than 200 characters.'] });
+      expect(details({ title: 'x'.repeat(301) })).toEqual({ title: ['Ensure each value has no more than 300 characters.'] });
+      expect(details({ title__icontains: 'x'.repeat(201) })).toEqual({ title__icontains: ['Ensure each value has no more than 200 characters.'] });
+      expect(details({ title__in: `a,${'😀'.repeat(301)}` })).toEqual({ title__in: ['Ensure each value has no more than 300 characters.'] });
+    });
+
+    it("bounds every string value by the collection's maxFilterLength", () => {
+      const capped = { ...rules, maxFilterLength: 10 };
+      expect(() => parseListQuery(new Map([['title', 'x'.repeat(11)]]), capped)).toThrow(expect.objectContaining({ details: { title: ['Ensure each value has no more than 10 characters.'] } }));
     });
 
     it('refuses an `in` list of more than 1000 values', () => {

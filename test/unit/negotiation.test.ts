@@ -1,17 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import type { FastifyRequest } from 'fastify';
-import { API_MEDIA_TYPES, negotiate, preferredMediaType, type MediaType } from '../../src/framework/stages/negotiation.js';
+import { API_REPRESENTATIONS, negotiate, preferredMediaType, type MediaType } from '../../src/framework/stages/negotiation.js';
+import type { Representation } from '../../src/framework/declare/renderer.js';
 import { ApiError } from '../../src/framework/base/errors.js';
 
 /** What negotiation reads of a request: its Accept header, and its URL for `format=`. */
 const request = (accept?: string, url = '/api/books/'): FastifyRequest =>
   ({ url, headers: accept === undefined ? {} : { accept } }) as unknown as FastifyRequest;
 
-const chosen = (accept: string | undefined, format?: string, available: readonly MediaType[] = API_MEDIA_TYPES): MediaType =>
+const chosen = (accept: string | undefined, format?: string, available: readonly Representation[] = API_REPRESENTATIONS): MediaType =>
   negotiate(request(accept), available, format);
 
 /** The 406 negotiation answers with. */
-function refusal(accept: string | undefined, format?: string, available: readonly MediaType[] = API_MEDIA_TYPES): ApiError {
+function refusal(accept: string | undefined, format?: string, available: readonly Representation[] = API_REPRESENTATIONS): ApiError {
   try {
     chosen(accept, format, available);
   } catch (error) {
@@ -53,7 +54,7 @@ describe('negotiate', () => {
 
   it('refuses an Accept header it cannot satisfy with 406, naming the available types', () => {
     expect(refusal('application/xml').message).toBe('Could not satisfy the Accept header. Available: application/json, text/html.');
-    expect(refusal('text/html', undefined, ['application/json']).message).toBe('Could not satisfy the Accept header. Available: application/json.');
+    expect(refusal('text/html', undefined, [{ mediaType: 'application/json', format: 'json' }]).message).toBe('Could not satisfy the Accept header. Available: application/json.');
   });
 
   it('lets format= win over the Accept header', () => {
@@ -65,19 +66,19 @@ describe('negotiate', () => {
   it('refuses an unknown format, or one not available, with 406 naming the formats there are', () => {
     expect(refusal(undefined, 'xml').message).toBe('Unknown format "xml". Use format=json or format=html.');
     expect(refusal(undefined, '').message).toBe('Unknown format "". Use format=json or format=html.');
-    expect(refusal(undefined, 'html', ['application/json']).message).toBe('Unknown format "html". Use format=json.');
+    expect(refusal(undefined, 'html', [{ mediaType: 'application/json', format: 'json' }]).message).toBe('Unknown format "html". Use format=json.');
   });
 });
 
 describe('preferredMediaType', () => {
   it("negotiates from the request's own Accept and format=", () => {
-    expect(preferredMediaType(request('text/html'), API_MEDIA_TYPES)).toBe('text/html');
-    expect(preferredMediaType(request('text/html', '/api/books/?format=json'), API_MEDIA_TYPES)).toBe('application/json');
-    expect(preferredMediaType(request(undefined, '/api/books/?format=html'), API_MEDIA_TYPES)).toBe('text/html');
+    expect(preferredMediaType(request('text/html'), API_REPRESENTATIONS)).toBe('text/html');
+    expect(preferredMediaType(request('text/html', '/api/books/?format=json'), API_REPRESENTATIONS)).toBe('application/json');
+    expect(preferredMediaType(request(undefined, '/api/books/?format=html'), API_REPRESENTATIONS)).toBe('text/html');
   });
 
   it('falls back to JSON where negotiation fails, so an error can still be rendered', () => {
-    expect(preferredMediaType(request('application/xml'), API_MEDIA_TYPES)).toBe('application/json');
-    expect(preferredMediaType(request('text/html', '/api/books/?format=xml'), API_MEDIA_TYPES)).toBe('application/json');
+    expect(preferredMediaType(request('application/xml'), API_REPRESENTATIONS)).toBe('application/json');
+    expect(preferredMediaType(request('text/html', '/api/books/?format=xml'), API_REPRESENTATIONS)).toBe('application/json');
   });
 });

@@ -10,9 +10,11 @@ import type { RecordId } from '../../store/read/records.js';
 import { unrestricted } from '../../store/conditions/visibility.js';
 import type { Collection } from '../declare/collection.js';
 import { declaredBody, standsFor, takesBody, whereFilters, type CustomAction, type DeclaredBody, type HandlerAction, type WhereAction } from '../declare/custom-action.js';
-import { API_MEDIA_TYPES, type MediaType } from '../stages/negotiation.js';
+import { chosenFields } from '../declare/serializer.js';
+import { notFound } from '../base/errors.js';
+import { strongEtag } from '../stages/conditional.js';
 import { list } from './list.js';
-import { announceRecord, assertWritable, loadRecord, writeContext, type ActionRequest, type ActionResult, type ActionRoute } from './request.js';
+import { announceRecord, assertWritable, loadRecord, selectionOf, writeContext, written, type ActionRequest, type ActionResult, type ActionRoute } from './request.js';
 
 /** The declared body's values: parsed, then checked as a whole, as a create's (400 `validation_failed`). */
 async function validBody({ serializer, kept }: DeclaredBody, body: unknown, action: ActionRequest): Promise<unknown> {
@@ -36,7 +38,21 @@ async function run(collection: Collection, declared: HandlerAction, body: Declar
   const database = unrestricted(action.reader.database);
   const result = await declared.handler({ user, parameters, version, request, reply, database, record, body: values, parent, credentials, links });
   if (declared.mediaType) return { status: reply.statusCode, body: String(result), type: `${declared.mediaType}; charset=utf-8` };
+  if (declared.answers === 'record') return recordAnswer(action, collection, result);
   return { status: reply.statusCode, body: result, json: stringifyJson(result) };
+}
+
+/**
+ * A handler's record (`answers: 'record'`) as retrieve answers it: by the collection's serializer
+ * (what `record` is read with) narrowed by `fields=`, with its URL and ETag. A key is read anew
+ * through the scope, as retrieve reads the path's.
+ */
+async function recordAnswer(action: ActionRequest, collection: Collection, answer: unknown): Promise<ActionResult> {
+  const serializer = chosenFields(collection.serializer, action.parameters);
+  if (!isJsonObject(answer) && typeof answer !== 'string' && typeof answer !== 'number') throw new Error(`${collection.name}: an action answering a record returned ${typeof answer}, neither a row nor a key.`);
+  const row = isJsonObject(answer) ? answer : await action.reader.record(selectionOf(action, serializer), answer, action.scope);
+  if (!row) throw notFound();
+  return written(action.reply.statusCode, serializer.render(row, action), strongEtag);
 }
 
 /** The custom action `name` of `collection` as the pipeline runs it. */
@@ -47,7 +63,7 @@ export function customRoute(collection: Collection, name: string, declared: Cust
     action: standsFor(declared),
     custom: true,
     permissions: declared.permissions,
-    mediaTypes: declared.mediaType ? [declared.mediaType as MediaType] : API_MEDIA_TYPES,
+    mediaTypes: declared.mediaType ? [{ mediaType: declared.mediaType }] : collection.representations,
     takesBody: takesBody(declared),
     enveloped: declared.envelope ?? true,
     bodySerializer: body && (() => body.serializer),
@@ -63,7 +79,7 @@ function whereRoute(collection: Collection, name: string, declared: WhereAction)
     action: 'list',
     custom: true,
     permissions: declared.permissions,
-    mediaTypes: API_MEDIA_TYPES,
+    mediaTypes: collection.representations,
     takesBody: false,
     enveloped: true,
     run: async (action) => {

@@ -17,7 +17,6 @@ import { ApiError, authenticationFailed } from '../base/errors.js';
 import type { Collection } from '../declare/collection.js';
 import { checkPermissions } from '../stages/permissions.js';
 import { chosenFields } from '../declare/serializer.js';
-import type { MediaType } from '../stages/negotiation.js';
 import { parseListQuery } from '../stages/list-params.js';
 import { LIMIT_OFFSET_PARAMETERS } from './limit-offset.js';
 import { selectionOf, type ActionRequest, type ActionResult, type ActionRoute } from './request.js';
@@ -26,7 +25,7 @@ import { EventStream } from './live/stream.js';
 import { clientKey } from '../base/proxy.js';
 
 /** The one representation of a stream; EventSource asks for it, and anything else is 406. */
-const EVENT_STREAM = ['text/event-stream' as MediaType];
+const EVENT_STREAM = [{ mediaType: 'text/event-stream' }];
 
 const idsOnly = new WeakMap<Collection, Selection>();
 

@@ -4,7 +4,6 @@
  */
 import type { Collection } from '../declare/collection.js';
 import type { Action } from '../declare/permission-classes.js';
-import { API_MEDIA_TYPES } from '../stages/negotiation.js';
 import { announceRecord, type ActionRequest, type ActionResult, type ActionRoute } from './request.js';
 import { list } from './list.js';
 import { retrieve } from './retrieve.js';
@@ -31,7 +30,7 @@ export function builtInRoute(collection: Collection, action: Action): ActionRout
   const chosenPerRequest = collection.serializersFor(action).length > 1;
   return {
     action,
-    mediaTypes: API_MEDIA_TYPES,
+    mediaTypes: collection.representations,
     takesBody: actionsWithBody.has(action),
     enveloped: true,
     bodySerializer: actionsWithBody.has(action) ? (context, seen) => seen.serializerFor(context) : undefined,

@@ -1,8 +1,9 @@
 /**
  * list: a page of the records the request selects (by page number, limit and offset, or cursor),
- * or every one of them when the collection is unpaginated.
+ * or every one of them when the collection is unpaginated; or, for a renderer that takes whole
+ * lists (CSV), every one of them streamed in batches.
  */
-import type { Filter, ListQuery } from '../../core/list-query.js';
+import type { Filter, Keyset, ListQuery } from '../../core/list-query.js';
 import type { ListPlan } from '../../store/read/list.js';
 import { weakEtag } from '../stages/conditional.js';
 import { validationFailed } from '../base/errors.js';
@@ -35,6 +36,9 @@ export async function list(action: ActionRequest, narrowing: readonly Filter[] =
   const serializer = chosenFields(collection.serializerFor(action), parameters);
   const source = { ...collection.listSource, selection: orderedBy(selectionOf(action, serializer), action, query) };
   const plan = { source, query, estimateThreshold: collection.estimateThreshold };
+  if (action.wholeLists && !PAGING_PARAMETERS.some((name) => parameters.has(name))) {
+    return { status: 200, records: await everyRecord(action, serializer, { ...plan, query: { ...parsed, scope } }), fields: serializer.shownFields };
+  }
   if (collection.pagination === 'cursor') return listByCursor(action, serializer, plan);
   if (whole) return wholeList(action, serializer, plan);
   const mode = preferredCount(request, collection.countModes);
@@ -43,8 +47,43 @@ export async function list(action: ActionRequest, narrowing: readonly Filter[] =
   const context = listContext(action);
   const results = read.rows.map((row) => serializer.render(row, context));
   const body = window ? windowPage(request, window, read.count, read.hasMore, results) : paginate(request, query.page, read.count, read.hasMore, results);
-  const result = written(200, body, weakEtag);
+  const result = { ...written(200, body, weakEtag), fields: serializer.shownFields };
   return mode === 'exact' ? result : { ...result, headers: { ...result.headers, 'Preference-Applied': `count=${mode}` } };
+}
+
+/** The parameters that name a page, under any pagination: a request naming one gets that page, whatever renders it. */
+const PAGING_PARAMETERS = ['page', 'cursor', ...LIMIT_OFFSET_PARAMETERS];
+
+/** Records read per statement when a list is streamed whole. */
+const STREAM_BATCH = 500;
+
+/**
+ * Every record the list selects, read STREAM_BATCH at a time as the renderer asks for them (never
+ * all held at once), through the request's reader: its scope, filters, search and ordering. By
+ * keyset where the ordering's fields can bound one (not nullable, not computed), which reads each
+ * batch from an index; else by page number. Not one snapshot: a record written meanwhile may be
+ * missed or, by page number, seen twice, as a client paging through would. The first batch is read
+ * before the answer starts, so that a failure to read (an outage: 503) is still answered whole.
+ */
+async function everyRecord(action: ActionRequest, serializer: Serializer, plan: Omit<ListPlan, 'paging' | 'count'>): Promise<AsyncIterable<Row>> {
+  const { reader, collection } = action;
+  const { fields } = collection.queryRules;
+  const { ordering } = plan.query;
+  const byKeyset = ordering.every(({ field }) => fields[field] !== undefined && !fields[field].nullable);
+  const key = orderingKey(ordering);
+  const context = listContext(action);
+  const batch = (page: number, from: Keyset | undefined) =>
+    reader.list({ ...plan, query: { ...plan.query, page, pageSize: STREAM_BATCH }, paging: byKeyset ? { by: 'keyset', from } : { by: 'number' }, count: 'none' });
+  const first = await batch(1, undefined);
+  return (async function* () {
+    let { rows, hasMore } = first;
+    for (let page = 2; ; page += 1) {
+      for (const row of rows) yield serializer.render(row, context);
+      if (!hasMore) return;
+      const from = byKeyset ? { boundary: boundaryOf({ ordering: key, ...cursorAt(rows.at(-1)!, ordering, fields, 'next') }, ordering, fields), backwards: false } : undefined;
+      ({ rows, hasMore } = await batch(byKeyset ? 1 : page, from));
+    }
+  })();
 }
 
 /**
@@ -57,7 +96,7 @@ async function wholeList(action: ActionRequest, serializer: Serializer, plan: Om
   const max = plan.query.pageSize;
   if (hasMore) throw validationFailed({ non_field_errors: [`More than ${max} records match; this list answers at most ${max}. Narrow it with its filters.`] }, 'Too many records to list at once.');
   const context = listContext(action);
-  return written(200, rows.map((row) => serializer.render(row, context)), weakEtag);
+  return { ...written(200, rows.map((row) => serializer.render(row, context)), weakEtag), fields: serializer.shownFields };
 }
 
 /** The selection with the aggregates the ordering names, when `fields`/`omit` (or the list's own serializer) left them out. */
@@ -93,5 +132,5 @@ async function listByCursor(action: ActionRequest, serializer: Serializer, plan:
     previous: link(boundary?.previous, 'previous'),
     results: rows.map((row) => serializer.render(row, context)),
   };
-  return written(200, body, weakEtag);
+  return { ...written(200, body, weakEtag), fields: serializer.shownFields };
 }

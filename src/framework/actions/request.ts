@@ -16,7 +16,7 @@ import { assertMatches, strongEtag } from '../stages/conditional.js';
 import { ApiError, emptyDetails, notAuthenticated, notFound, permissionDenied } from '../base/errors.js';
 import { type Action, type Permission } from '../declare/permission-classes.js';
 import { checkObjectPermissions } from '../stages/permissions.js';
-import type { MediaType } from '../stages/negotiation.js';
+import type { Representation } from '../declare/renderer.js';
 import type { Row, Selection } from '../../core/rows.js';
 import type { Serializer, WriteContext } from '../declare/serializer.js';
 import type { RecordLinks } from '../declare/computed.js';
@@ -48,6 +48,11 @@ export interface ActionRequest {
   readonly links?: RecordLinks;
   /** The API version the request asked for (the app's `versions`, DRF's `request.version`); undefined when it declares none. */
   readonly version?: string;
+  /**
+   * Whether the negotiated renderer takes every record a list selects (Renderer's `lists: 'all'`,
+   * CSV's): the list then streams them, unless the request names a page.
+   */
+  readonly wholeLists?: boolean;
 }
 
 export interface ActionResult {
@@ -58,6 +63,10 @@ export interface ActionResult {
   readonly headers?: Readonly<Record<string, string>>;
   /** The media type the body is already written in (a custom action's own, `text/csv` say): sent as it is, never rendered. */
   readonly type?: string;
+  /** A list streamed whole (ActionRequest's `wholeLists`), in place of a body: its records as they are read and rendered. */
+  readonly records?: AsyncIterable<Row>;
+  /** The fields each record shows, in order (a streamed list's, which may have no record to show them). */
+  readonly fields?: readonly string[];
 }
 
 /**
@@ -72,7 +81,7 @@ export interface ActionRoute {
   /** A custom action's own checks, in place of the collection's for its built-in action. */
   readonly permissions?: readonly Permission[];
   /** What it answers in: the API's media types, or a custom action's own. */
-  readonly mediaTypes: readonly MediaType[];
+  readonly mediaTypes: readonly Representation[];
   /** Whether a body is read (and taken out of the collection's envelope). */
   readonly takesBody: boolean;
   /** Whether the collection's envelope wraps its body and answer (a custom action may opt out). */

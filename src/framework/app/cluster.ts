@@ -10,7 +10,7 @@
  * (at least one connection), and a replacement the share of the worker it replaces.
  */
 import cluster, { type Worker } from 'node:cluster';
-import { migrateApp, type AppDefinition } from './definition.js';
+import { appliedNames, migrateFrameworkAndApp, type AppDefinition } from './definition.js';
 import { shares, workerCount, type Config } from './config.js';
 import { assertSchemaMatches } from './declared-schema.js';
 import { onStopRequest, openConfiguredDatabase, serve } from './server.js';
@@ -36,7 +36,7 @@ export async function serveWorkers(definition: AppDefinition, config: Config): P
   const log = primaryLogger(config.logLevel);
   const database = openConfiguredDatabase(config);
   try {
-    log.info({ applied: await migrateApp(database, definition) }, 'migrated');
+    log.info({ applied: appliedNames(await migrateFrameworkAndApp(database, definition)) }, 'migrated');
     await assertSchemaMatches(database, definition);
   } finally {
     await database.close();

@@ -101,6 +101,13 @@ export async function migrateFrameworkAndApp(database: Database, definition: App
 /** The framework's own migrations alone (its accounts' tables): what the accounts' commands need. */
 export const migrateFramework = (database: Database): Promise<string[]> => migrate(database, 'restfold', accountMigrations);
 
+/**
+ * The migrations applied, in the order they ran, each named with the app it is of, as Django's
+ * `migrate` names them (`restfold.0001_initial`, `app.0001_initial`): the framework's and the
+ * app's have names in common.
+ */
+export const appliedNames = ({ framework, app }: AppliedMigrations): string[] => [...framework.map((name) => `restfold.${name}`), ...app.map((name) => `app.${name}`)];
+
 /** migrateFrameworkAndApp's names in the order they ran. */
 export async function migrateApp(database: Database, definition: AppDefinition): Promise<string[]> {
   const { framework, app } = await migrateFrameworkAndApp(database, definition);

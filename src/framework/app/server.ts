@@ -8,7 +8,7 @@ import type { FastifyInstance } from 'fastify';
 import { openDatabase, type Database, type DatabaseOptions } from '../../store/connection/database.js';
 import { withReplicas } from '../../store/connection/replicas.js';
 import { buildApp } from './app.js';
-import { migrateApp, type AppDefinition } from './definition.js';
+import { appliedNames, migrateFrameworkAndApp, type AppDefinition } from './definition.js';
 import { repliesSent } from './plugins/request-identity.js';
 import type { Config } from './config.js';
 import { assertSchemaMatches } from './declared-schema.js';
@@ -54,7 +54,7 @@ function tuneGarbageCollection(): void {
 export async function serve(definition: AppDefinition, config: Config): Promise<FastifyInstance> {
   tuneGarbageCollection();
   const primary = openConfiguredDatabase(config);
-  const applied = await migrateApp(primary, definition);
+  const applied = appliedNames(await migrateFrameworkAndApp(primary, definition));
   // A table or column the declarations name but the database lacks would be a 500 on the first write: refuse now.
   await assertSchemaMatches(primary, definition);
   // Migrated and checked on the primary alone; the replicas replay it.

@@ -16,6 +16,7 @@ import { assertScope, whereConditions, type RequestContext, type Scope, type Sco
 import type { RecordId } from '../../store/read/records.js';
 import type { AuthUser } from '../base/auth-user.js';
 import type { ObjectValidator, Serializer, WriteMode } from './serializer.js';
+import { API_REPRESENTATIONS, assertRenderers, type Renderer, type Representation } from './renderer.js';
 
 export type Pagination = 'page' | 'limit_offset' | 'cursor' | 'none';
 
@@ -63,6 +64,13 @@ export interface CollectionOptions {
   defaultOrdering?: readonly string[];
   pageSize?: number;
   maxPageSize?: number;
+  /**
+   * The longest text a filter's value may be, in characters. Default: a string field compared whole
+   * (`exact`, `in`, `gte`...) takes any value it can hold (its maxLength, at least 200; unbounded
+   * without one, but for the query string's own limit); a pattern (`icontains`...) at most 200
+   * (docs/query-language.md). Set, it bounds them all: the example service's 200 (SPEC).
+   */
+  maxFilterLength?: number;
   /** Counts a client may prefer over the exact one (`Prefer: count=estimated` or `count=none`). */
   countModes?: readonly ('estimated' | 'none')[];
   /** Below this many estimated records, `count=estimated` counts exactly (default 10 000). */
@@ -141,6 +149,13 @@ export interface CollectionOptions {
    * Live changes). `true`, or the options.
    */
   live?: boolean | LiveOptions;
+  /**
+   * Representations beside JSON and the browsable page, negotiated as they are (`Accept`,
+   * `?format=`): `[csvRenderer]` (CSV, as DRF's rest_framework_csv), or the app's own,
+   * `{ mediaType: 'application/x-ndjson', format: 'ndjson', lists: 'all', render }`
+   * (declare/renderer.ts, docs/your-own-collections.md).
+   */
+  renderers?: readonly Renderer[];
 }
 
 export interface LiveOptions {
@@ -241,6 +256,8 @@ export interface QueryRules {
   readonly defaultOrdering: readonly Ordering[];
   readonly pageSize: number;
   readonly maxPageSize: number;
+  /** CollectionOptions.maxFilterLength. */
+  readonly maxFilterLength?: number;
 }
 
 export interface Collection {
@@ -291,6 +308,10 @@ export interface Collection {
   readonly singleton: Singleton | undefined;
   /** Set when the collection streams its changes (`/<name>/events/`). */
   readonly live: Required<LiveOptions> | undefined;
+  /** The app's own renderers (CollectionOptions.renderers). */
+  readonly renderers: readonly Renderer[];
+  /** What its actions may answer in: the API's representations, then its own renderers'. */
+  readonly representations: readonly Representation[];
 }
 
 const RESOURCE_NAME = /^[a-z][a-z0-9_-]*$/;
@@ -406,6 +427,8 @@ export function collection(name: string, options: CollectionOptions): Collection
   const pageSize = options.pageSize ?? 20;
   const maxPageSize = options.maxPageSize ?? 100;
   if (pageSize < 1 || maxPageSize < pageSize) throw new Error(`${name}: need 1 <= pageSize <= maxPageSize.`);
+  const { maxFilterLength } = options;
+  if (maxFilterLength !== undefined && (!Number.isInteger(maxFilterLength) || maxFilterLength < 1)) throw new Error(`${name}: maxFilterLength must be a whole number of characters, at least 1.`);
 
   const permissions = options.permissions;
   if (options.singleton) assertSingleton(name, options);
@@ -442,6 +465,8 @@ export function collection(name: string, options: CollectionOptions): Collection
     ...(automatic.search === false ? [] : serializer.search.map((field) => ({ columns: [field], trigram: true }))),
     ...(options.indexes ?? []),
   ];
+  const renderers = options.renderers ?? [];
+  assertRenderers(name, renderers);
   const actions = options.actions ?? {};
   assertCustomActions(name, actions, filterable);
   if (options.parent) assertParent(name, serializer, options.parent);
@@ -457,7 +482,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     builtInActions: served,
     putMode: options.put === 'partial' ? 'partial_update' : 'update',
     createStatus: options.createStatus ?? 201,
-    queryRules: { fields: filterable, filters, ordering, defaultOrdering, pageSize, maxPageSize },
+    queryRules: { fields: filterable, filters, ordering, defaultOrdering, pageSize, maxPageSize, maxFilterLength },
     listSource: { selection: serializer.selection, fields: filterable, searchFields: serializer.search, across },
     pagination: options.pagination,
     envelope: options.envelope,
@@ -476,6 +501,8 @@ export function collection(name: string, options: CollectionOptions): Collection
     recordKey: recordKey(name, serializer.model, options.lookupField ?? 'id', taken),
     singleton: options.singleton,
     live,
+    renderers,
+    representations: [...API_REPRESENTATIONS, ...renderers.map(({ mediaType, format }) => ({ mediaType, format }))],
     permissionsFor: (action) =>
       permissions === undefined ? undefined : Array.isArray(permissions) ? permissions : (permissions as Partial<Record<Action, readonly Permission[]>>)[action],
   };

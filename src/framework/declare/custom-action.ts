@@ -85,6 +85,13 @@ export interface HandlerAction extends ActionDeclaration {
   readonly envelope?: boolean;
   /** The JSON result's schema, for the OpenAPI document. */
   readonly response?: JsonSchema;
+  /**
+   * `record`: the handler answers one of the collection's records, and the action answers it as
+   * retrieve does (`fields=` and `omit=`, the records' `url`, its ETag, its envelope): it returns
+   * a row of the collection's model, as `record` is (the one given, or changed:
+   * `{ ...record, starred: true }`), or a record's key, read anew through the scope (404 if none).
+   */
+  readonly answers?: 'record';
   readonly where?: never;
   handler(context: CustomActionContext): unknown;
 }
@@ -114,6 +121,7 @@ export interface WhereAction extends ActionDeclaration {
   readonly mediaType?: never;
   readonly envelope?: never;
   readonly response?: never;
+  readonly answers?: never;
 }
 
 /**
@@ -150,12 +158,14 @@ export function assertCustomActions(collection: string, actions: Readonly<Record
     if (path === 'bulk' && !detail) throw new Error(`${collection}: "bulk" is the bulk create's path; name the action otherwise.`);
     if (action.where !== undefined) whereFilters(collection, name, action, fields);
     else if (typeof action.handler !== 'function') throw new Error(`${collection}: action "${name}" needs a handler, or a where (a list GET action answering a page of the list).`);
+    if (action.answers !== undefined && action.answers !== 'record') throw new Error(`${collection}: action "${name}": answers must be 'record'.`);
+    if (action.answers !== undefined && action.mediaType !== undefined) throw new Error(`${collection}: action "${name}" answers a record, rendered as retrieve renders it: it cannot also answer ${action.mediaType}.`);
     declaredBody(collection, name, action);
   }
 }
 
 /** What a where action's declaration may not say: it answers the list's page, as the list would. */
-const notForWhere = ['handler', 'body', 'unknownFields', 'mediaType', 'envelope', 'response'] as const;
+const notForWhere = ['handler', 'body', 'unknownFields', 'mediaType', 'envelope', 'response', 'answers'] as const;
 
 /**
  * A where action's conditions for a request, as filters over `fields` (the collection's). Checked

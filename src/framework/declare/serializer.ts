@@ -14,6 +14,7 @@ import type { Permission, PermissionContext } from './permission-classes.js';
 import { aggregatesFor, type ComputedField, type RenderContext } from './computed.js';
 import type { Model } from './model.js';
 import { parseRelatedIds, parseRelatedSlugs } from './related-ids.js';
+import { formFieldValue, formListValue } from './form-values.js';
 import type { JoinColumns } from '../../store/read/join-rows.js';
 import type { Across } from '../../core/list-query.js';
 import type { Table } from '../../core/model.js';
@@ -333,6 +334,42 @@ export class Serializer {
   /** The name clients see the field under (its own, unless renamed). */
   shown(name: string): string {
     return this.shownNames.get(name) ?? name;
+  }
+
+  /** The names of a rendered record, in order (write-only fields are never rendered). */
+  get shownFields(): readonly string[] {
+    return this.renderers.map(([name]) => name);
+  }
+
+  /**
+   * An HTML form's fields → the body JSON would carry, for parseBody (form-values.ts). Values that
+   * read as no kind stay text, for parseBody to refuse with the errors a JSON body gets; unknown
+   * names pass through, for it to name. A JSON field's text that is no JSON: 400 naming it.
+   */
+  formBody(form: URLSearchParams, mode: WriteMode): Row {
+    const body: Row = {};
+    const details = emptyDetails();
+    for (const key of new Set(form.keys())) {
+      const name = this.fieldNames.get(key) ?? key;
+      const texts = form.getAll(key);
+      const relation = this.relationInputs.includes(name) ? this.relations[name]! : undefined;
+      const field = this.model.fields[name];
+      try {
+        if (relation?.slug) body[key] = texts.at(-1) === '' && this.model.fields[relation.slug.source]!.nullable ? null : texts.at(-1);
+        else if (relation) body[key] = formListValue(texts, relation.slugs !== undefined);
+        else body[key] = field && this.writable.includes(name) ? formFieldValue(field, texts) : texts.at(-1);
+      } catch (error) {
+        details[key] = fieldErrors(error);
+      }
+    }
+    throwIfInvalid(details);
+    // An unticked checkbox sends nothing: a boolean a whole form leaves out is false (DRF's BooleanField.default_empty_html).
+    if (mode !== 'partial_update') {
+      for (const name of this.writable) {
+        if (this.model.fields[name]!.valueType === 'boolean' && !this.hidden.has(name) && !form.has(this.shown(name))) body[this.shown(name)] = false;
+      }
+    }
+    return body;
   }
 
   /** Messages by field (a bulk create's under `<index>.<field>`) → by the names clients see. */

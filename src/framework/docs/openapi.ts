@@ -600,7 +600,7 @@ export async function registerOpenApi(
       info: {
         title: 'Restfold API',
         version: version ?? '1',
-        description: `Collections under ${style.prefix}, with JSON error envelopes; other routes document their own error bodies.`,
+        description: `Collections under ${style.prefix || '/'}, with JSON error envelopes; other routes document their own error bodies.`,
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: '/', description: 'This service' }],

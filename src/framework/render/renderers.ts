@@ -3,6 +3,7 @@
  * Surface A errors are the JSON envelope `{error, code, details?}`; simple
  * routes (Surface B) render the same errors as plain text.
  */
+import { Readable } from 'node:stream';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import type { ActionResult } from '../actions/request.js';
 import { challenged } from '../base/style.js';
@@ -10,14 +11,24 @@ import { renderPage, type BrowsableContext } from './browsable/index.js';
 import { notModified, pageEtag } from '../stages/conditional.js';
 import { notFound, toApiError, type ApiError } from '../base/errors.js';
 import type { MediaType } from '../stages/negotiation.js';
-import type { Collection } from '../declare/collection.js';
+import type { Collection, Envelope } from '../declare/collection.js';
 import type { Action } from '../declare/permission-classes.js';
+import type { Renderer } from '../declare/renderer.js';
+import { wrapResult } from './envelopes.js';
+
+/** The collection's renderer of a media type beside JSON and the page (its `renderers`: CSV, or the app's own). */
+export const rendererFor = (mediaType: MediaType, collection: Collection): Renderer | undefined =>
+  collection.renderers.find((renderer) => renderer.mediaType === mediaType);
 
 /**
  * The result as `mediaType`, or 304 when a read's If-None-Match holds that representation's ETag.
  * A page shows `collection` and `action` in `page`'s context, joined only when a page is rendered.
+ * JSON and the page show it in the collection's `envelope`; a renderer gets it bare.
  */
-export function renderResult(reply: FastifyReply, mediaType: MediaType, result: ActionResult, page: BrowsableContext, collection?: Collection, action?: Action): FastifyReply {
+export function renderResult(reply: FastifyReply, mediaType: MediaType, bare: ActionResult, page: BrowsableContext, collection?: Collection, action?: Action, envelope?: Envelope): FastifyReply {
+  const renderer = collection && action && rendererFor(mediaType, collection);
+  if (renderer) return sendRendered(reply, renderer, bare, collection.name, action!);
+  const result = action ? wrapResult(envelope, action, bare) : bare;
   const dataEtag = result.headers?.ETag;
   const etag = dataEtag && mediaType === 'text/html' ? pageEtag(dataEtag, reply.request) : dataEtag;
   reply.status(result.status);
@@ -32,6 +43,20 @@ export function renderResult(reply: FastifyReply, mediaType: MediaType, result: 
   }
   if (result.body === undefined) return reply.send();
   return reply.type('application/json; charset=utf-8').send(result.json ?? result.body);
+}
+
+/** The result in a renderer's media type: at once, or streamed as it renders (a list's every record). */
+function sendRendered(reply: FastifyReply, renderer: Renderer, result: ActionResult, collection: string, action: Action): FastifyReply {
+  // The JSON's validator names the JSON's bytes, not these: none is sent (nor is a 304 answered).
+  const headers = Object.entries(result.headers ?? {}).filter(([name]) => name !== 'ETag');
+  reply.status(result.status).headers(Object.fromEntries(headers));
+  if (result.type !== undefined) return reply.type(result.type).send(result.body);
+  if (result.body === undefined && result.records === undefined) return reply.send();
+  const { status, body, records, fields } = result;
+  const output = renderer.render({ status, body, records, fields, action, collection, request: reply.request });
+  reply.type(renderer.mediaType.startsWith('text/') ? `${renderer.mediaType}; charset=utf-8` : renderer.mediaType);
+  // Node's stream pauses the rendering while the client reads behind: a slow reader holds one chunk.
+  return reply.send(typeof output === 'string' || Buffer.isBuffer(output) ? output : Readable.from(output));
 }
 
 interface ErrorEnvelope {

@@ -21,7 +21,7 @@ import { requestReader } from '../../store/read/reader.js';
 import { notFound } from '../base/errors.js';
 import { refuseOtherMethods } from './method-not-allowed.js';
 import { actionSchema, ANONYMOUS, credentialsFor, errorResponses, operationId } from '../docs/openapi.js';
-import { API_MEDIA_TYPES, negotiate } from '../stages/negotiation.js';
+import { API_REPRESENTATIONS, negotiate } from '../stages/negotiation.js';
 import { absoluteLink, absoluteUrl } from '../base/hosts.js';
 import { queryParameters } from '../base/query-string.js';
 import { recordLinks } from '../render/record-links.js';
@@ -126,6 +126,8 @@ function absent(instance: FastifyInstance, url: string): void {
  */
 export function resource(instance: FastifyInstance, url: string, endpoints: Partial<Record<Method, Endpoint>>): void {
   const bare = url.slice(0, -1);
+  // A router at the server's root (prefix ''): its root is `/`, which has no other spelling.
+  if (instance.prefix === '' && bare === '') return answer(instance, url, endpoints, false);
   const slash = instance.restfoldTrailingSlash ?? 'required';
   if (slash !== 'absent') answer(instance, url, endpoints, false);
   if (slash !== 'required') answer(instance, bare, endpoints, slash === 'optional');
@@ -279,7 +281,7 @@ export function mountCollections(instance: FastifyInstance, runtime: ApiRuntime,
         },
       },
       handler: async (request, reply) => {
-        const mediaType = negotiate(request, API_MEDIA_TYPES, queryParameters(request.url).get('format'));
+        const mediaType = negotiate(request, API_REPRESENTATIONS, queryParameters(request.url).get('format'));
         const root = absoluteUrl(request).pathname.replace(/\/?$/, '/');
         // A nested collection has no URL of its own: its parent's records lead to it; nor has one without list or create.
         const topLevel = collections.filter(({ parent, builtInActions }) => !parent && (builtInActions.has('list') || builtInActions.has('create')));
@@ -288,6 +290,8 @@ export function mountCollections(instance: FastifyInstance, runtime: ApiRuntime,
       },
     },
   });
+  // At the server's root (prefix '') the app's own not-found handler is this one (renderers.ts).
+  if (instance.prefix === '') return;
   instance.setNotFoundHandler(async () => {
     throw notFound();
   });

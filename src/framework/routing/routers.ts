@@ -38,7 +38,7 @@ export interface MountedRouter {
   readonly pattern?: string;
 }
 
-const PREFIX = /^(\/[A-Za-z0-9._~-]+)+$/;
+const PREFIX = /^(\/[A-Za-z0-9._~-]+)*$/;
 const VERSION_PLACEHOLDER = '{version}';
 /** The one router of an app whose clients name the version in the path. */
 const VERSIONED_ROUTER: RouterDefinition = { prefix: '/api/v{version}' };

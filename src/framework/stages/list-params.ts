@@ -45,7 +45,7 @@ export function parseListQuery(parameters: ReadonlyMap<string, string>, rules: Q
   const requestedSize = positiveInteger(parameters.get('page_size') ?? String(rules.pageSize), 'page_size', details);
   const search = (parameters.get('search') ?? '').split(/\s+/).filter(Boolean);
   if (search.length > MAX_SEARCH_TERMS) details.search = [`Use at most ${MAX_SEARCH_TERMS} search terms.`];
-  else if (search.some(tooLong)) details.search = [`Ensure each search term has no more than ${MAX_TEXT_LENGTH} characters.`];
+  else if (search.some((term) => tooLong(term))) details.search = [`Ensure each search term has no more than ${MAX_TEXT_LENGTH} characters.`];
   const ordering = parseOrdering(parameters.get('ordering'), rules, details) ?? rules.defaultOrdering;
 
   throwIfInvalid(details, 'Invalid query parameters.');

@@ -1,31 +1,29 @@
 /**
  * Content negotiation: which representation the client accepts, among the
- * media types the API can render (the first is the default, for a missing
+ * ones the route can render (the first is the default, for a missing
  * Accept or one that takes anything). `format=<name>` in the query string
  * wins over the Accept header (a browser asking for JSON). Serving another
- * type is one entry in the API's media types plus its renderer.
+ * type is one representation plus its renderer: the API's own
+ * (declare/renderer.ts), or a collection's `renderers`.
  */
 import Negotiator from 'negotiator';
 import type { FastifyRequest } from 'fastify';
 import { ApiError } from '../base/errors.js';
 import { queryParameters } from '../base/query-string.js';
+import type { Representation } from '../declare/renderer.js';
 
-export type MediaType = 'application/json' | 'text/html';
+export type MediaType = string;
 
-// The API's representations: JSON first (for any type, or no Accept), the browsable page for browsers.
-export const API_MEDIA_TYPES: readonly MediaType[] = ['application/json', 'text/html'];
+export { API_REPRESENTATIONS } from '../declare/renderer.js';
 
 /** What to render an error as: the negotiated type, or JSON when negotiation itself fails. */
-export function preferredMediaType(request: FastifyRequest, available: readonly MediaType[]): MediaType {
+export function preferredMediaType(request: FastifyRequest, available: readonly Representation[]): MediaType {
   try {
     return negotiate(request, available, queryParameters(request.url).get('format'));
   } catch {
     return 'application/json';
   }
 }
-
-/** The `format=` name of each media type. */
-const FORMATS: Readonly<Record<MediaType, string>> = { 'application/json': 'json', 'text/html': 'html' };
 
 const notAcceptable = (message: string): ApiError => new ApiError(406, 'not_acceptable', message);
 
@@ -45,15 +43,18 @@ function weightsOnly(accept: string): string {
     .join(',');
 }
 
-export function negotiate(request: FastifyRequest, available: readonly MediaType[], format: string | undefined): MediaType {
+export function negotiate(request: FastifyRequest, available: readonly Representation[], format: string | undefined): MediaType {
+  const types = available.map(({ mediaType }) => mediaType);
   if (format !== undefined) {
-    const forced = available.find((type) => FORMATS[type] === format);
-    if (forced) return forced;
-    throw notAcceptable(`Unknown format "${format}". Use ${available.map((type) => `format=${FORMATS[type]}`).join(' or ')}.`);
+    const forced = available.find((representation) => representation.format === format);
+    if (forced) return forced.mediaType;
+    const named = available.flatMap((representation) => (representation.format ? [`format=${representation.format}`] : []));
+    throw notAcceptable(`Unknown format "${format}". Use ${named.join(' or ')}.`);
   }
   const accept = request.headers.accept?.trim();
-  if (!accept) return available[0]!;
-  const chosen = new Negotiator({ headers: { accept: weightsOnly(accept) } }).mediaType([...available]) as MediaType | undefined;
-  if (!chosen) throw notAcceptable(`Could not satisfy the Accept header. Available: ${available.join(', ')}.`);
-  return chosen;
+  if (!accept) return types[0]!;
+  const chosen = new Negotiator({ headers: { accept: weightsOnly(accept) } }).mediaType(types);
+  if (!chosen) throw notAcceptable(`Could not satisfy the Accept header. Available: ${types.join(', ')}.`);
+  // The negotiator answers in the case the client wrote; the route's own spelling is the one rendered.
+  return types.find((type) => type.toLowerCase() === chosen.toLowerCase()) ?? chosen;
 }

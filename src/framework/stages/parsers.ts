@@ -1,7 +1,8 @@
 /**
  * Request parsing. Bodies arrive as raw bytes (see router.ts) and are parsed
- * here, after authentication and permissions, in the pipeline's order, then taken out of the
- * collection's envelope when it has one.
+ * here, after authentication and permissions, in the pipeline's order: JSON (then taken out of
+ * the collection's envelope when it has one), or an HTML form's fields (DRF's JSONParser and
+ * FormParser), within the same limits.
  */
 import { brotliDecompressSync, gunzipSync, inflateSync } from 'node:zlib';
 import type { FastifyRequest } from 'fastify';
@@ -12,8 +13,16 @@ import { isJsonObject } from '../../core/json.js';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
-const unsupportedMediaType = (type: string): ApiError =>
-  new ApiError(415, 'unsupported_media_type', `Unsupported media type "${type}" in request. Send application/json.`);
+const unsupportedMediaType = (type: string, accepted = 'application/json'): ApiError =>
+  new ApiError(415, 'unsupported_media_type', `Unsupported media type "${type}" in request. Send ${accepted}.`);
+
+const FORM = 'application/x-www-form-urlencoded';
+
+/** Whether a Content-Type names an HTML form's fields, in UTF-8 (a form's charset is the page's: ours is UTF-8). */
+function isForm(contentType: string): boolean {
+  const [type = '', ...parameters] = contentType.split(';').map((part) => part.trim().toLowerCase());
+  return type === FORM && parameters.every((parameter) => !parameter.startsWith('charset=') || /^charset="?utf-8"?$/.test(parameter));
+}
 
 /** Whether a Content-Type names JSON in UTF-8 (the only charset JSON allows). */
 function isJson(contentType: string): boolean {
@@ -65,14 +74,40 @@ export function parseJsonBody(request: FastifyRequest): unknown {
   return decodeJson(bytes);
 }
 
-/** UTF-8 bytes → a JSON value; invalid UTF-8 or JSON throws parse_error with the parser's reason. */
-export function decodeJson(bytes: Buffer): unknown {
-  let text: string;
+/**
+ * A record's body: JSON taken out of the envelope, or an HTML form's fields read by `fromForm`
+ * (the serializer's, by each field's kind; a form is one record, never in an envelope).
+ */
+export function parseRecordBody(request: FastifyRequest, envelope: Envelope | undefined, fromForm: (form: URLSearchParams) => unknown): unknown {
+  const contentType = request.headers['content-type'];
+  if (contentType !== undefined && isForm(contentType)) return fromForm(parseForm(rawBody(request)));
+  if (contentType !== undefined && !isJson(contentType)) throw unsupportedMediaType(contentType, `application/json or ${FORM}`);
+  return unwrapBody(envelope, parseJsonBody(request));
+}
+
+/** A form's bytes → its fields: UTF-8, percent-decoded; NUL or a lone surrogate in a value is 400 naming its key. */
+function parseForm(bytes: Buffer): URLSearchParams {
+  const form = new URLSearchParams(utf8Text(bytes));
+  const details = emptyDetails();
+  for (const [key, value] of form) {
+    const messages = uncleanText(key) ?? uncleanText(value);
+    if (messages) details[key] = messages;
+  }
+  throwIfInvalid(details);
+  return form;
+}
+
+function utf8Text(bytes: Buffer): string {
   try {
-    text = utf8.decode(bytes);
+    return utf8.decode(bytes);
   } catch {
     throw parseError('The body is not valid UTF-8.');
   }
+}
+
+/** UTF-8 bytes → a JSON value; invalid UTF-8 or JSON throws parse_error with the parser's reason. */
+export function decodeJson(bytes: Buffer): unknown {
+  const text = utf8Text(bytes);
   let body: unknown;
   try {
     body = JSON.parse(text);

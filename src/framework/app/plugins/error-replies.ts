@@ -7,7 +7,7 @@ import type { FastifyReply, FastifyServerOptions } from 'fastify';
 import { challenged, handledError, isApiPath } from '../../base/style.js';
 import type { BrowsableContext } from '../../render/browsable/index.js';
 import { ApiError, parseError } from '../../base/errors.js';
-import { API_MEDIA_TYPES, preferredMediaType } from '../../stages/negotiation.js';
+import { API_REPRESENTATIONS, preferredMediaType } from '../../stages/negotiation.js';
 import { renderErrorsWith, renderHtmlError, renderJsonError, renderTextError } from '../../render/renderers.js';
 import { appWide } from '../../base/app-wide.js';
 
@@ -40,7 +40,7 @@ export const errors = appWide<ErrorsOptions>('errors', async (app, { isDatabaseU
   // A browser asking anything under the API prefix gets its error inside the browsable page.
   renderErrorsWith(app, isDatabaseUnavailable, (reply, error) => {
     if (!isApiPath(reply.request)) return renderJsonError(reply, error);
-    if (preferredMediaType(reply.request, API_MEDIA_TYPES) !== 'text/html') return renderApiError(reply, error);
+    if (preferredMediaType(reply.request, API_REPRESENTATIONS) !== 'text/html') return renderApiError(reply, error);
     // The router the request reached links to its own root (reply.server: the instance of its route, or of its not-found handler).
     return renderHtmlError(reply, error, { ...page, root: reply.server.restfoldRoot ?? page.root });
   });

@@ -2,7 +2,7 @@
  * The HTTP server beneath the app: its limits and timeouts (Fastify options,
  * fixed at construction), the methods it routes and how bodies are read and written.
  */
-import { METHODS, createServer } from 'node:http';
+import { METHODS, createServer, type IncomingMessage } from 'node:http';
 import type { FastifyServerOptions } from 'fastify';
 import { enforceBodyRate } from '../../base/body-rate.js';
 import type { Config } from '../config.js';
@@ -42,7 +42,40 @@ export function httpServerOptions(config: Config): FastifyServerOptions {
   };
 }
 
+/** How much of a refused body is read and thrown away, in body limits (docs/deploying.md). */
+const DRAINED_LIMITS = 16;
+
+/**
+ * The rest of a body refused (413) before it all came, read and thrown away, `most` bytes at most
+ * (then the connection is closed): closed at once, the socket would answer the bytes still coming
+ * with a reset, and a client still sending (Node's fetch among them) reports EPIPE or ECONNRESET,
+ * never the 413 it was sent. The whole request must still arrive within REQUEST_TIMEOUT_MS, at
+ * the body's minimum rate; nothing of it is kept.
+ */
+function drainRefused(request: IncomingMessage, most: number): void {
+  const { socket } = request;
+  let drained = 0;
+  const stop = (): void => {
+    socket.off('data', count);
+  };
+  const count = (chunk: Buffer): void => {
+    drained += chunk.length;
+    if (request.complete) stop();
+    else if (drained > most) socket.destroy();
+  };
+  socket.on('data', count);
+  socket.once('close', stop);
+}
+
 export const httpProtocol = appWide('http-protocol', async (app) => {
+  // Fastify closes the connection on a body over the limit while it is still arriving; it is drained instead, then kept or closed.
+  app.addHook('onSend', async (request, reply, payload) => {
+    if (reply.statusCode === 413 && !request.raw.complete) {
+      reply.removeHeader('connection');
+      drainRefused(request.raw, DRAINED_LIMITS * (app.initialConfig.bodyLimit ?? 0));
+    }
+    return payload;
+  });
   // Route schemas document the routes (OpenAPI); they neither check what comes in, which each stage
   // validates in its own order, nor filter what goes out, which is written by JSON.stringify
   // (collections send JSON they have already written, to hash it for the ETag; see docs/performance.md).
