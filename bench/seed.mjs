@@ -75,7 +75,7 @@ async function seed(url, { rows, posts = 100 }) {
       return { title: `Post ${i + 1}`, content: `The content of post ${i + 1}.`, published: i % 2, created_at: created, updated_at: created };
     });
 
-    // Fresh statistics for the planner, and (on PostgreSQL) a set visibility map, without which
+    // Fresh statistics for the planner, and (on PostgreSQL) a set scopes map, without which
     // an index-only scan still visits the table.
     await sql`${sql.raw(database.dialect === 'postgres' ? 'VACUUM ANALYZE' : 'ANALYZE')}`.execute(database.db);
     return {

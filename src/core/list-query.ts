@@ -68,14 +68,14 @@ export interface RecordScope {
 
 /**
  * Which rows of each table one request sees (row-level security's USING), carried by the
- * request's database: every statement the store builds over a restricted table, as a join, a
+ * request's database: every statement the store builds over a scoped table, as a join, a
  * subquery, a filter across a relation or a check of a written key, keeps to the table's scopes.
  */
-export interface Visibility {
+export interface TableScopes {
   /** The tables some request may not see whole (fixed for the app); every other one is seen whole. */
-  readonly restricted: ReadonlySet<string>;
-  /** A restricted table's scopes for this request, one of which each row it sees meets (undefined: every row). */
-  within(table: string): readonly RecordScope[] | undefined;
+  readonly scopedTables: ReadonlySet<string>;
+  /** A scoped table's scopes for this request, one of which each row it sees meets (undefined: every row). */
+  scopesOf(table: string): readonly RecordScope[] | undefined;
 }
 
 /** Where a cursor page starts: the boundary row's driver values (ordering fields, then id), and which way to read. */

@@ -9,7 +9,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../store/connection/database.js';
 import { requestReader } from '../store/read/reader.js';
-import { unrestricted } from '../store/conditions/visibility.js';
+import { unscoped } from '../store/conditions/table-scopes.js';
 import type { ActionRequest, ActionResult, ActionRoute } from './actions/request.js';
 import { authenticate, type Authenticator } from './stages/authentication/index.js';
 import type { BrowsableContext } from './render/browsable/index.js';
@@ -26,7 +26,7 @@ import { checkPermissions } from './stages/permissions.js';
 import { renderResult, rendererFor } from './render/renderers.js';
 import { RecordRefused } from '../core/refused.js';
 import { requestScope } from './stages/scope/index.js';
-import type { VisibilityPlan } from './stages/scope/plan.js';
+import type { ScopePlan } from './stages/scope/plan.js';
 import type { Throttle } from './stages/throttling.js';
 import { requestCredentials, type CredentialSetup } from './toolkit/credential-store.js';
 import { determineVersion, withoutVersion, type Versioning } from './stages/versioning.js';
@@ -46,7 +46,7 @@ export interface ApiRuntime {
   /** What the browsable page needs beyond the request (login URLs, the API root). */
   readonly page: BrowsableContext;
   /** Which tables requests may not see whole, and which scopes a request to each collection resolves. */
-  readonly visibility: VisibilityPlan;
+  readonly scopePlan: ScopePlan;
   /** What the app's code checks passwords and issues credentials with (Credentials). */
   readonly credentials: CredentialSetup;
   /** The URLs of the records a collection renders (set by the router for each collection it mounts). */
@@ -99,7 +99,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   // A GET or HEAD writes nothing (a custom action's code writes on the primary all the same): its reads may go to a replica.
   const reader = requestReader(runtime.database, READ_ONLY_METHODS.has(request.method));
   const id = collection.singleton ? undefined : collection.recordKey.segmentIn(request.params);
-  route.announce?.(reader, id, request.url, runtime.visibility.restricted, seen);
+  route.announce?.(reader, id, request.url, runtime.scopePlan.scopedTables, seen);
   const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
   request.user = user;
   reader.authenticated(user !== null);
@@ -124,7 +124,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   const context = { user, parameters, version };
   const recordId = collection.singleton ? singletonId(collection.singleton, context) : id;
   // Pending only for a nested collection, whose parent is read, or a scope that answers later.
-  const pending = requestScope(runtime.visibility, collection, request, reader, context);
+  const pending = requestScope(runtime.scopePlan, collection, request, reader, context);
   const { scope, fromPath } = isPending(pending) ? await pending : pending;
   const actionRequest: ActionRequest = {
     request,
@@ -141,7 +141,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
     body,
     scope,
     fromPath,
-    credentials: requestCredentials(runtime.credentials, request, reply, unrestricted(reader.database)),
+    credentials: requestCredentials(runtime.credentials, request, reply, unscoped(reader.database)),
     links: runtime.links && version !== undefined && runtime.versioning?.scheme === 'query' ? withVersionParameter(runtime.links, runtime.versioning.param, version) : runtime.links,
     wholeLists: rendererFor(mediaType, collection)?.lists === 'all',
   };

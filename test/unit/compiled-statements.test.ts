@@ -1,13 +1,13 @@
 /**
  * The store's one cache of compiled statements (store/statements/compiled.ts): one statement per
  * owner and shape, run with each call's values; one bound per owner; a build that reads a
- * restricted table's scopes for a request is never kept; and what it did, counted.
+ * scoped table's scopes for a request is never kept; and what it did, counted.
  */
 import { sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Visibility } from '../../src/core/list-query.js';
+import type { TableScopes } from '../../src/core/list-query.js';
 import { openStoreDatabase } from '../../src/store/connection/database.js';
-import { withinOf } from '../../src/store/conditions/visibility.js';
+import { scopesOf } from '../../src/store/conditions/table-scopes.js';
 import { compiledStatement, compiledStatementCounts, SHAPES_PER_OWNER } from '../../src/store/statements/compiled.js';
 import type { Placeholder } from '../../src/store/statements/placeholder.js';
 
@@ -47,24 +47,24 @@ describe('compiled statements', () => {
     expect(await again(database, [5])).toEqual([{ n: 5 }]);
   });
 
-  it('builds per request, never keeps, a statement whose build read a restricted table\'s scopes', async () => {
+  it('builds per request, never keeps, a statement whose build read a scoped table\'s scopes', async () => {
     const within: string[] = [];
-    const visibility: Visibility = { restricted: new Set(['notes']), within: (table) => (within.push(table), []) };
-    const request = { ...database, visibility };
+    const scopes: TableScopes = { scopedTables: new Set(['notes']), scopesOf: (table) => (within.push(table), []) };
+    const request = { ...database, scopes };
     const { perRequest } = compiledStatementCounts();
     let builds = 0;
     const statement = compiledStatement({}, 'reads notes', ((db: typeof database, value: Placeholder) => {
       builds++;
-      withinOf(db, 'notes');
+      scopesOf(db, 'notes');
       return db.db.selectNoFrom(sql<number>`${value}`.as('n'));
     }) as never);
     expect(await statement(request, [1])).toEqual([{ n: 1 }]);
     expect(await statement(request, [2])).toEqual([{ n: 2 }]);
     expect(compiledStatementCounts().perRequest).toBe(perRequest + 1);
-    // Once to learn it reads a restricted table, then with each request's values.
+    // Once to learn it reads a scoped table, then with each request's values.
     expect(builds).toBe(3);
     expect(within).toEqual(['notes', 'notes', 'notes']);
-    // The app's own code (no visibility) gets a kept statement of the same shape.
+    // The app's own code (no scopes) gets a kept statement of the same shape.
     expect(await statement(database, [3])).toEqual([{ n: 3 }]);
     expect(await statement(database, [4])).toEqual([{ n: 4 }]);
     expect(builds).toBe(4);

@@ -1,6 +1,6 @@
 /**
  * The scope plan (row-level security across tables): which tables an app's declarations make
- * restricted, which restricted tables and whose scopes a request to each collection reaches, and
+ * scopedTables, which scoped tables and whose scopes a request to each collection reaches, and
  * what one request evaluates of them. The API tests (test/api/private-notes*.test.ts) show what a
  * client sees of it; these pin the plan itself, table by table.
  */
@@ -11,15 +11,15 @@ import { withAppDefaults } from '../../src/framework/routing/routers.js';
 import { withNamedFilters } from '../../src/framework/declare/named-filters.js';
 import { RESERVED_PARAMETERS } from '../../src/framework/stages/list-params.js';
 import { LIMIT_OFFSET_PARAMETERS } from '../../src/framework/actions/limit-offset.js';
-import { requestViews, visibilityPlan, type RequestViews, type VisibilityPlan } from '../../src/framework/stages/scope/plan.js';
+import { requestViews, scopePlan, type RequestViews, type ScopePlan } from '../../src/framework/stages/scope/plan.js';
 import { isPending } from '../../src/core/maybe-promise.js';
 import type { AuthUser } from '../../src/framework/base/auth-user.js';
 
 /** The plan an app is served with (app/app.ts): its collections with the app's defaults and named filters, over its tables. */
-function planOf(definition: AppDefinition): VisibilityPlan {
+function planOf(definition: AppDefinition): ScopePlan {
   const tables = filterableTables(definition);
   const served = withAppDefaults(definition.collections, definition).map((served) => withNamedFilters(served, tables, [...RESERVED_PARAMETERS, ...LIMIT_OFFSET_PARAMETERS]));
-  return visibilityPlan(served, tables);
+  return scopePlan(served, tables);
 }
 
 const Note = model('notes', { id: fields.id(), text: fields.string({ maxLength: 100 }), owner_id: fields.foreignKey('users') });
@@ -63,31 +63,31 @@ function notesApp(scope: Scope, extra: ReturnType<typeof collection>[] = []): Ap
 }
 
 const sorted = (names: Iterable<string>): string[] => [...names].sort();
-/** What a request to `name` reaches: the restricted tables besides its own, and the collections whose scopes it needs. */
-const reachOf = (plan: VisibilityPlan, name: string) => ({ tables: sorted(plan.reach.get(name)!.tables), scopes: sorted(plan.reach.get(name)!.collections.map((needed) => needed.name)) });
+/** What a request to `name` reaches: the scoped tables besides its own, and the collections whose scopes it needs. */
+const reachOf = (plan: ScopePlan, name: string) => ({ tables: sorted(plan.reach.get(name)!.tables), scopes: sorted(plan.reach.get(name)!.collections.map((needed) => needed.name)) });
 
 const alice = { id: 5, username: 'alice' } as AuthUser;
 const context = { user: alice, parameters: new Map<string, string>() };
 
 /** One request's views, resolved (a scope that answers later is awaited). */
-async function viewsFor(plan: VisibilityPlan, name: string): Promise<RequestViews> {
+async function viewsFor(plan: ScopePlan, name: string): Promise<RequestViews> {
   return requestViews(plan, plan.collections.get(name)!, context);
 }
 
-describe('the restricted tables', () => {
+describe('the scoped tables', () => {
   const plan = planOf(notesApp(ownerScope().scope));
 
   it("are a scoped collection's table, a table served only under a scoped parent, and the tables no collection serves whose keys name one", () => {
-    expect(sorted(plan.restricted)).toEqual(['attachments', 'boards_notes', 'notes', 'pin_logs', 'pins']);
+    expect(sorted(plan.scopedTables)).toEqual(['attachments', 'boards_notes', 'notes', 'pin_logs', 'pins']);
   });
 
   it('leave whole a table a collection shows whole, and an unserved table whose keys name only whole ones', () => {
-    for (const table of ['comments', 'boards', 'tags', 'users', 'drafts', 'visits']) expect(plan.restricted.has(table), table).toBe(false);
+    for (const table of ['comments', 'boards', 'tags', 'users', 'drafts', 'visits']) expect(plan.scopedTables.has(table), table).toBe(false);
   });
 
   it('are whole when another collection shows the table whole (permissive views are ORed), and nothing hangs from them then', () => {
     const whole = planOf(notesApp(ownerScope().scope, [collection('all-notes', { serializer: serializer(Note, { name: 'AllNotes', fields: ['id', 'text'] }) })]));
-    expect(sorted(whole.restricted)).toEqual(['attachments']);
+    expect(sorted(whole.scopedTables)).toEqual(['attachments']);
     // A nested request still looks its parent up within the parent collection's scope.
     expect(reachOf(whole, 'attachments')).toEqual({ tables: [], scopes: ['attachments', 'notes'] });
   });
@@ -95,19 +95,19 @@ describe('the restricted tables', () => {
   it("hold a singleton's table, and what names it", () => {
     const me = collection('me', { serializer: serializer(User, { name: 'Me', fields: ['id', 'username'] }), singleton: ({ user }) => user?.id });
     const withMe = planOf(notesApp(ownerScope().scope, [me]));
-    expect(sorted(withMe.restricted)).toEqual(['attachments', 'boards_notes', 'notes', 'pin_logs', 'pins', 'users', 'visits']);
+    expect(sorted(withMe.scopedTables)).toEqual(['attachments', 'boards_notes', 'notes', 'pin_logs', 'pins', 'users', 'visits']);
   });
 
   it('are none in an app with no scope, no singleton and no nested collection under one', () => {
     const open = planOf(defineApp({ collections: [collection('tags', { serializer: serializer(Tag, { fields: ['id', 'name'] }) })], models: [Visit] }));
-    expect(open.restricted.size).toBe(0);
+    expect(open.scopedTables.size).toBe(0);
   });
 
   it('follow a cycle of unserved tables without looping', () => {
     const Left = model('lefts', { id: fields.id(), note_id: fields.foreignKey('notes'), right_id: fields.foreignKey('rights', { nullable: true }) });
     const Right = model('rights', { id: fields.id(), left_id: fields.foreignKey('lefts', { nullable: true }) });
     const cyclic = planOf(defineApp({ collections: notesApp(ownerScope().scope).collections, models: [Left, Right] }));
-    expect(cyclic.restricted.has('lefts') && cyclic.restricted.has('rights')).toBe(true);
+    expect(cyclic.scopedTables.has('lefts') && cyclic.scopedTables.has('rights')).toBe(true);
   });
 });
 
@@ -131,8 +131,8 @@ describe("one request's views", () => {
     const plan = planOf(notesApp(notes.scope));
     const boards = await viewsFor(plan, 'boards');
     expect(notes.asked()).toBe(1);
-    boards.visibility!.within('notes');
-    boards.visibility!.within('boards_notes');
+    boards.tableScopes!.scopesOf('notes');
+    boards.tableScopes!.scopesOf('boards_notes');
     expect(notes.asked()).toBe(1);
     await viewsFor(plan, 'tags');
     expect(notes.asked()).toBe(1);
@@ -146,26 +146,26 @@ describe("one request's views", () => {
     expect(views.scopeOf(plan.collections.get('notes')!)?.conditions).toEqual([{ field: 'owner_id', lookup: 'exact', value: 5 }]);
   });
 
-  it("keep a restricted table within its scope's conditions for the requester, and leave whole tables whole", async () => {
+  it("keep a scoped table within its scope's conditions for the requester, and leave whole tables whole", async () => {
     const plan = planOf(notesApp(ownerScope().scope));
-    const { visibility } = await viewsFor(plan, 'comments');
-    expect(visibility!.within('notes')!.map((view) => view.conditions)).toEqual([[{ field: 'owner_id', lookup: 'exact', value: 5 }]]);
-    expect(visibility!.within('comments')).toBeUndefined();
-    expect(visibility!.within('boards')).toBeUndefined();
+    const { tableScopes } = await viewsFor(plan, 'comments');
+    expect(tableScopes!.scopesOf('notes')!.map((view) => view.conditions)).toEqual([[{ field: 'owner_id', lookup: 'exact', value: 5 }]]);
+    expect(tableScopes!.scopesOf('comments')).toBeUndefined();
+    expect(tableScopes!.scopesOf('boards')).toBeUndefined();
   });
 
-  it('refuse a statement over a restricted table the request did not resolve (fail closed), never reading it whole', async () => {
+  it('refuse a statement over a scoped table the request did not resolve (fail closed), never reading it whole', async () => {
     const plan = planOf(notesApp(ownerScope().scope));
-    const { visibility } = await viewsFor(plan, 'comments');
-    expect(() => visibility!.within('pins')).toThrow('comments: a statement reached the restricted table pins, which this request did not resolve.');
+    const { tableScopes } = await viewsFor(plan, 'comments');
+    expect(() => tableScopes!.scopesOf('pins')).toThrow('comments: a statement reached the scoped table pins, which this request did not resolve.');
     const tags = await viewsFor(plan, 'tags');
-    expect(() => tags.visibility!.within('notes')).toThrow('tags: a statement reached the restricted table notes');
+    expect(() => tags.tableScopes!.scopesOf('notes')).toThrow('tags: a statement reached the scoped table notes');
   });
 
-  it('hand the store no visibility in an app with no restricted table, and ask no scope there', async () => {
+  it('hand the store no tableScopes in an app with no scoped table, and ask no scope there', async () => {
     const plan = planOf(defineApp({ collections: [collection('tags', { serializer: serializer(Tag, { fields: ['id', 'name'] }) })] }));
     const views = await viewsFor(plan, 'tags');
-    expect(views.visibility).toBeUndefined();
+    expect(views.tableScopes).toBeUndefined();
     expect(views.scopeOf(plan.collections.get('tags')!)).toBeUndefined();
   });
 });

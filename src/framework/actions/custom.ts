@@ -7,7 +7,7 @@
 import { isJsonObject, stringifyJson } from '../../core/json.js';
 import { isPending } from '../../core/maybe-promise.js';
 import type { RecordId } from '../../store/read/records.js';
-import { unrestricted } from '../../store/conditions/visibility.js';
+import { unscoped } from '../../store/conditions/table-scopes.js';
 import type { Collection } from '../declare/collection.js';
 import { declaredBody, standsFor, takesBody, whereFilters, type CustomAction, type DeclaredBody, type HandlerAction, type WhereAction } from '../declare/custom-action.js';
 import { chosenFields } from '../declare/serializer.js';
@@ -35,7 +35,7 @@ async function run(collection: Collection, declared: HandlerAction, body: Declar
   const values = body ? await validBody(body, action.body, action) : action.body;
   const parent = collection.parent && (fromPath?.[collection.parent.field] as RecordId);
   // The handler is the app's own code: it reads and writes as the app, every row (as hooks do).
-  const database = unrestricted(action.reader.database);
+  const database = unscoped(action.reader.database);
   const result = await declared.handler({ user, parameters, version, request, reply, database, record, body: values, parent, credentials, links });
   if (declared.mediaType) return { status: reply.statusCode, body: String(result), type: `${declared.mediaType}; charset=utf-8` };
   if (declared.answers === 'record') return recordAnswer(action, collection, result);
@@ -67,7 +67,7 @@ export function customRoute(collection: Collection, name: string, declared: Cust
     takesBody: takesBody(declared),
     enveloped: declared.envelope ?? true,
     bodySerializer: body && (() => body.serializer),
-    announce: declared.detail ? (reader, id, url, restricted) => announceRecord(reader, id, url, collection, restricted, collection.serializer) : undefined,
+    announce: declared.detail ? (reader, id, url, scopedTables) => announceRecord(reader, id, url, collection, scopedTables, collection.serializer) : undefined,
     run: (action) => run(collection, declared, body, action),
   };
 }

@@ -99,7 +99,7 @@ async function subscribe(action: ActionRequest, hub: LiveHub, reauthenticate: Re
       search,
       fields: parameters.get('fields'),
       omit: parameters.get('omit'),
-      user: serializer.perUser || database.visibility ? user?.id : undefined,
+      user: serializer.perUser || database.scopes ? user?.id : undefined,
     }),
     track: collection.live!.track,
     owner: user ? `user ${String(user.id)}` : `address ${clientKey(request)}`,

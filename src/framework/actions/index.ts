@@ -36,7 +36,7 @@ export function builtInRoute(collection: Collection, action: Action): ActionRout
     bodySerializer: actionsWithBody.has(action) ? (context, seen) => seen.serializerFor(context) : undefined,
     announce:
       readingFirst.has(action) && !chosenPerRequest
-        ? (reader, id, url, restricted, seen) => announceRecord(reader, id, url, seen, restricted, seen.serializerFor({ action, user: null }))
+        ? (reader, id, url, scopedTables, seen) => announceRecord(reader, id, url, seen, scopedTables, seen.serializerFor({ action, user: null }))
         : undefined,
     run: runAction[action],
   };

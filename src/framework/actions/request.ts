@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { stringifyJson } from '../../core/json.js';
 import type { RecordScope } from '../../core/list-query.js';
-import { readsRestricted } from '../../store/conditions/visibility.js';
+import { readsScoped } from '../../store/conditions/table-scopes.js';
 import type { RequestReader } from '../../store/read/reader.js';
 import type { RecordId } from '../../store/read/records.js';
 import type { WriteCheck } from '../write/unit.js';
@@ -89,7 +89,7 @@ export interface ActionRoute {
   /** The serializer whose password fields a body may set, for the request (`collection` as its version sees it): each set password is a hash, throttled as a request. */
   bodySerializer?(context: SerializerContext, collection: Collection): Serializer;
   /** Tells the request's reader what the action will read, before the stages run (see announceRecord); `collection` as the request's version sees it. */
-  announce?(reader: RequestReader, id: string | undefined, url: string, restricted: ReadonlySet<string>, collection: Collection): void;
+  announce?(reader: RequestReader, id: string | undefined, url: string, scopedTables: ReadonlySet<string>, collection: Collection): void;
   run(request: ActionRequest): Promise<ActionResult>;
 }
 
@@ -201,10 +201,10 @@ export const assertCurrent = (action: ActionRequest, row: Row): void =>
  * `omit` change what is read), so the reader may send it with the query finding the credential's user. Not where
  * what is read depends on the user, who is not known yet: a scoped (or nested) collection's record (read within
  * the scope), a selection with aggregates over the user's rows, or reaching a table requests may
- * not see whole (`restricted`).
+ * not see whole (`scopedTables`).
  */
-export function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection, restricted: ReadonlySet<string>, serializer: Serializer): void {
-  if (collection.scope || collection.parent || serializer.perUser || readsRestricted(serializer.selection, restricted)) return;
+export function announceRecord(reader: RequestReader, id: string | undefined, url: string, collection: Collection, scopedTables: ReadonlySet<string>, serializer: Serializer): void {
+  if (collection.scope || collection.parent || serializer.perUser || readsScoped(serializer.selection, scopedTables)) return;
   const { recordKey } = collection;
   const recordId = url.includes('?') ? undefined : recordKey.key(id ?? '');
   if (recordId !== undefined) reader.announce(recordKey.selection(serializer.selection), recordId);

@@ -34,7 +34,7 @@ import { requestIdentity, requestIdentityOptions } from './plugins/request-ident
 import { securityHeaders } from './plugins/security-headers.js';
 import { closeRedis, connectRedis } from '../base/redis.js';
 import { liveChanges } from './live.js';
-import { visibilityPlan } from '../stages/scope/plan.js';
+import { scopePlan } from '../stages/scope/plan.js';
 import { createPasswordThrottle, createThrottle, memoryCounterStore, redisCounterStore } from '../stages/throttling.js';
 
 
@@ -125,7 +125,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       defaultPermissions: (action) => (config.requireAuth || !readActions.has(action) ? [isAuthenticated] : [allowAny]),
       throttle,
       page,
-      visibility: visibilityPlan(styled, tables),
+      scopePlan: scopePlan(styled, tables),
       credentials: credentialSetup(definition.userModel ?? User, passwordThrottle, auth.issue),
       live: hub,
     },

@@ -38,7 +38,7 @@ function createMetrics(app: FastifyInstance, database: Database): Registry {
 
   new Gauge({
     name: 'restfold_compiled_statements',
-    help: 'Statements the store compiled once and kept, dropped past its bound per selection, or built per request (they read a restricted table), since start',
+    help: 'Statements the store compiled once and kept, dropped past its bound per selection, or built per request (they read a scoped table), since start',
     labelNames: ['event'],
     registers: [registry],
     collect() {

@@ -2,7 +2,7 @@
  * A collection's scope: which records a request may reach, as conditions built from the request
  * (DRF's `get_queryset`, PostgREST's row-level security). The store ANDs them into every read and
  * write of the collection, so a record outside them is not found (404), never forbidden (403); and
- * the collection's table is seen within them wherever else a statement reaches it (visibility.ts).
+ * the collection's table is seen within them wherever else a statement reaches it (scopes.ts).
  * A scope may be async (a permission asked of the user); it is evaluated once per request. One that
  * answers anything but conditions fails closed: the request is a 500 naming the collection.
  */

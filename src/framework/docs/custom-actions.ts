@@ -4,7 +4,7 @@ import type { Collection } from '../declare/collection.js';
 import { declaredBody, takesBody, type CustomAction } from '../declare/custom-action.js';
 import { actionBodySchema, actionSchema, errorResponses, operationId } from './openapi.js';
 
-/** `scoped`: the app's restricted tables, as actionSchema takes them. */
+/** `scoped`: the app's scoped tables, as actionSchema takes them. */
 export function customActionSchema(collection: Collection, name: string, declared: CustomAction, scoped: ReadonlySet<string>): FastifySchema {
   const id = operationId(collection.name, name);
   // A where action answers the list's page: the list's parameters, headers and answers, under its own name.

@@ -105,7 +105,7 @@ const named = (name: string, schema: JsonSchema): JsonSchema => ({ [COMPONENT]: 
  * The JSON a record renders as. Every field is required: a response carries
  * them all unless the request narrowed it with `?fields=` or `?omit=` (see
  * readSchema). A nested record may be null where its foreign key may, or where
- * its table is one a request may not see whole (`scoped`: the app's restricted tables, see visibility.ts).
+ * its table is one a request may not see whole (`scoped`: the app's scoped tables, see scopes.ts).
  */
 export function recordSchema(serializer: Serializer, scoped: ReadonlySet<string> = new Set()): JsonSchema {
   return recordOf(serializer, scoped, false);
@@ -347,7 +347,7 @@ export const operationId = (...words: string[]): string =>
     .map((word, index) => (index === 0 ? word : word[0]!.toUpperCase() + word.slice(1)))
     .join('');
 
-/** The route schema of one collection action (`scoped`: the app's restricted tables, see recordSchema). */
+/** The route schema of one collection action (`scoped`: the app's scoped tables, see recordSchema). */
 export function actionSchema(collection: Collection, action: DocumentedAction, scoped: ReadonlySet<string>): FastifySchema {
   const serializers = collection.serializersFor(action === 'bulk_create' ? 'create' : action === 'bulk_destroy' ? 'destroy' : action === 'events' ? 'list' : action);
   const serializer = serializers[0]!;

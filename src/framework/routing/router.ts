@@ -164,7 +164,7 @@ function customActionEndpoints(runtime: ApiRuntime, collection: Collection): Map
     const endpoints = byPath.get(path) ?? {};
     if (endpoints[declared.method]) throw new Error(`${collection.name}: two actions answer ${declared.method} ${path}.`);
     const route = customRoute(collection, name, declared);
-    const schema = customActionSchema(collection, name, declared, runtime.visibility.restricted);
+    const schema = customActionSchema(collection, name, declared, runtime.scopePlan.scopedTables);
     endpoints[declared.method] = {
       handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
       schema: withPathParameters(collection, {
@@ -190,7 +190,7 @@ function endpointsFor(runtime: ApiRuntime, collection: Collection, actions: Part
   return Object.fromEntries(
     Object.entries(actions).filter(([, action]) => collection.builtInActions.has(action)).map(([method, action]): [string, Endpoint] => {
       const schemaOf = (seen: Collection): FastifySchema => {
-        const { params, ...schema } = { ...envelopedSchema(collection.envelope, action, actionSchema(seen, action, runtime.visibility.restricted)), ...documentedCredentials(runtime, collection, action) };
+        const { params, ...schema } = { ...envelopedSchema(collection.envelope, action, actionSchema(seen, action, runtime.scopePlan.scopedTables)), ...documentedCredentials(runtime, collection, action) };
         // A singleton's path names no record.
         return withPathParameters(collection, collection.singleton || params === undefined ? schema : { ...schema, params });
       };
@@ -210,7 +210,7 @@ function bulkCreateEndpoint(runtime: ApiRuntime, collection: Collection): Endpoi
   return {
     handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
     ...documented(runtime, collection, (seen) =>
-      withPathParameters(collection, { ...envelopedSchema(collection.envelope, 'bulk_create', actionSchema(seen, 'bulk_create', runtime.visibility.restricted)), ...documentedCredentials(runtime, collection, 'create') }),
+      withPathParameters(collection, { ...envelopedSchema(collection.envelope, 'bulk_create', actionSchema(seen, 'bulk_create', runtime.scopePlan.scopedTables)), ...documentedCredentials(runtime, collection, 'create') }),
     ),
   };
 }
@@ -226,7 +226,7 @@ function bulkDeleteEndpoint(runtime: ApiRuntime, collection: Collection): Endpoi
   const route = builtInRoute(collection, 'destroy');
   return {
     handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
-    ...documented(runtime, collection, (seen) => withPathParameters(collection, { ...actionSchema(seen, 'bulk_destroy', runtime.visibility.restricted), ...documentedCredentials(runtime, collection, 'destroy') })),
+    ...documented(runtime, collection, (seen) => withPathParameters(collection, { ...actionSchema(seen, 'bulk_destroy', runtime.scopePlan.scopedTables), ...documentedCredentials(runtime, collection, 'destroy') })),
   };
 }
 
@@ -237,7 +237,7 @@ function eventsEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
   const route = eventsRoute(runtime.live, (request) => authenticate(request, runtime.authenticators, runtime.sessionCookie, requestReader(runtime.database)));
   return {
     handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
-    ...documented(runtime, collection, (seen) => withPathParameters(collection, { ...actionSchema(seen, 'events', runtime.visibility.restricted), ...documentedCredentials(runtime, collection, 'list') })),
+    ...documented(runtime, collection, (seen) => withPathParameters(collection, { ...actionSchema(seen, 'events', runtime.scopePlan.scopedTables), ...documentedCredentials(runtime, collection, 'list') })),
   };
 }
 

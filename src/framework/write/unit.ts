@@ -29,7 +29,7 @@ import { RecordRefused } from '../../core/refused.js';
 import { keyOf, type Row, type Selection } from '../../core/rows.js';
 import { storeDatabase, transaction, type Database } from '../../store/connection/database.js';
 import { heldChanges } from '../../store/changes/changes.js';
-import { unrestricted } from '../../store/conditions/visibility.js';
+import { unscoped } from '../../store/conditions/table-scopes.js';
 import { readList } from '../../store/read/list.js';
 import { findRecord, versionOf, type RecordId } from '../../store/read/records.js';
 import { deleteRow, insertRow, lockRecord, updateRow, updateRowIfVersion } from '../../store/write/writes.js';
@@ -136,7 +136,7 @@ function prepared(values: Row, before: MaybePromise<Row | void> | undefined): Ma
  * statements keep to what the request may see.
  */
 function hookEvent({ user, parameters, version, credentials }: Writer, database: Database): HookContext & { readonly database: Database } {
-  const own = unrestricted(database);
+  const own = unscoped(database);
   return { user, parameters, version, credentials: credentials.in(own), database: own };
 }
 
@@ -273,10 +273,10 @@ async function updated(database: Database, write: UpdateWrite, request: UpdateRe
   let alongside: WriteCheck | undefined;
   if (rules) {
     // The model's rules get the record's id, whatever the path named it by.
-    const update = { id: existing.id as RecordId, values, body: writer.body as Row, user: writer.user, database: unrestricted(database), countPasswordCheck: writer.credentials.countOwnCheck };
+    const update = { id: existing.id as RecordId, values, body: writer.body as Row, user: writer.user, database: unscoped(database), countPasswordCheck: writer.credentials.countOwnCheck };
     const checked = rules.check(update);
     if (isPending(checked)) await checked;
-    if (storesBefore(rules, values)) alongside = (row, database) => rules.beforeStore({ ...update, database: unrestricted(database) }, row);
+    if (storesBefore(rules, values)) alongside = (row, database) => rules.beforeStore({ ...update, database: unscoped(database) }, row);
   }
   const written = await (setsRelation(serializer, values)
     ? linked(database, write, values, (database, own) => guarded(database, write, request, own, alongside))

@@ -2,7 +2,7 @@
  * Conditions → SQL: the query language's filters `{ field, lookup, value }` and store-level
  * expressions, over a table as a query names it (its own name, or a join's alias). Lists filter
  * with them, scoped reads add a collection's scope with them, and every related table a statement
- * reaches is kept to the request's visibility of it (store/conditions/visibility.ts).
+ * reaches is kept to the request's scopes of it (store/conditions/table-scopes.ts).
  */
 import { expressionBuilder, sql, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import { Day, type Field } from '../../core/fields.js';
@@ -10,7 +10,7 @@ import type { Across, Filter, RecordScope, Reference, ScopeCondition } from '../
 import { storeExpressionOf } from './store-condition.js';
 import { escapeLike, storeDatabase, type Database, type Tables } from '../connection/database.js';
 import { lift } from '../statements/placeholder.js';
-import { withinOf } from './visibility.js';
+import { scopesOf } from './table-scopes.js';
 
 type Where = ExpressionBuilder<Tables, string>;
 
@@ -49,13 +49,13 @@ export function compileConditions(
 
 /** `condition`, and the row named `alias` (of `table`) visible to the request: a related row it may not see matches nothing. */
 function visibleAnd(database: Database, condition: Expression<SqlBool>, table: string, alias: string): Expression<SqlBool> {
-  const within = withinOf(database, table);
+  const within = scopesOf(database, table);
   return within ? expressionBuilder<Tables, string>().and([condition, withinScopes(database, within, alias)]) : condition;
 }
 
 /** The row named `alias` (of `table`) visible to the request, or undefined where it sees every row of the table. */
 export function visibleRow(database: Database, table: string, alias: string): Expression<SqlBool> | undefined {
-  const within = withinOf(database, table);
+  const within = scopesOf(database, table);
   return within && withinScopes(database, within, alias);
 }
 

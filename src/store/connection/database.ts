@@ -9,7 +9,7 @@ import type SQLite from 'better-sqlite3';
 import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type DatabaseConnection, type SqliteDialectConfig, type Driver, type QueryResult, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { cached } from '../../core/cache.js';
-import type { Visibility } from '../../core/list-query.js';
+import type { TableScopes } from '../../core/list-query.js';
 import type { Row } from '../../core/rows.js';
 import type { Dialect, DialectCapabilities } from '../dialects/capabilities.js';
 import { postgresCapabilities } from '../dialects/postgres/capabilities.js';
@@ -47,8 +47,8 @@ export interface DatabaseOptions {
  */
 export interface Database {
   readonly dialect: Dialect;
-  /** The rows one request may see, on the copy its reader holds (see store/conditions/visibility.ts); none: every row, as the app's own code sees them. */
-  readonly visibility?: Visibility;
+  /** The rows one request may see, on the copy its reader holds (see store/conditions/table-scopes.ts); none: every row, as the app's own code sees them. */
+  readonly scopes?: TableScopes;
   /** The columns of a unique constraint this error reports, if it is one. */
   uniqueViolation(error: unknown): string[] | undefined;
   /** The name of the check or unique constraint this error reports, where the database says it (SQLite names only a check). */

@@ -1,7 +1,7 @@
 /**
  * The rows of a join table (a many-to-many): which records of a table exist among some ids, and one
  * record's links replaced by others. Every identifier comes from a declaration; every value is bound.
- * A record the request may not see is, here too, one that does not exist (store/conditions/visibility.ts).
+ * A record the request may not see is, here too, one that does not exist (store/conditions/table-scopes.ts).
  */
 import type { SelectQueryBuilder } from 'kysely';
 import { storeDatabase, type Database, type Tables } from '../connection/database.js';

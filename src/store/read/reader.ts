@@ -17,21 +17,21 @@
  * statement run on `database` (writes, transactions, the accounts' lookups). A replica that fails
  * to answer is skipped and the read made on the primary.
  */
-import type { RecordScope, Visibility } from '../../core/list-query.js';
+import type { RecordScope, TableScopes } from '../../core/list-query.js';
 import type { Row, Selection } from '../../core/rows.js';
 import { storeDatabase, type Database, type ReplicaSet } from '../connection/database.js';
 import { findScopedRecord, readList, type ListPlan, type ListRead } from './list.js';
 import { findRecord, findRecordAlongside, readCompanion, type Companion, type RecordId } from './records.js';
-import { readsRestricted, restrictedTo } from '../conditions/visibility.js';
+import { readsScoped, withScopes } from '../conditions/table-scopes.js';
 import { currentUserRow, type IssuedCredential, type UserRow } from '../accounts/users.js';
 import { conflictsWithRecovery } from '../connection/replicas.js';
 import { positionedCompanion, positionIn } from '../connection/write-positions.js';
 
 export interface RequestReader {
-  /** The database the request reads and writes through: once restricted, carrying what it may see. */
+  /** The database the request reads and writes through: once scopedTables, carrying what it may see. */
   readonly database: Database;
   /** What the request may see, once its user is known: every later read and write through `database` keeps to it. */
-  restrict(visibility: Visibility): void;
+  scopeTo(scopes: TableScopes): void;
   /** A record the request will read (`record`), for the next companion query to carry along where that saves a round trip. */
   announce(selection: Selection, id: RecordId): void;
   /** The companion query's row (undefined: none), with the announced read not yet sent, where reads merge. */
@@ -78,8 +78,8 @@ class Reader implements RequestReader {
     private readonly replicas: ReplicaSet | undefined,
   ) {}
 
-  restrict(visibility: Visibility): void {
-    this.database = restrictedTo(this.database, visibility);
+  scopeTo(scopes: TableScopes): void {
+    this.database = withScopes(this.database, scopes);
   }
 
   announce(selection: Selection, id: RecordId): void {
@@ -131,9 +131,9 @@ class Reader implements RequestReader {
 
   record(selection: Selection, id: RecordId, scope?: RecordScope): Promise<Row | undefined> {
     const { answered } = this;
-    // An answer read before the request's visibility was known holds only where the record reaches no restricted table.
-    const restricted = this.database.visibility?.restricted;
-    if (!scope && sameRead(answered, selection, id) && !(restricted && readsRestricted(selection, restricted))) {
+    // An answer read before the request's scopes was known holds only where the record reaches no scoped table.
+    const scopedTables = this.database.scopes?.scopedTables;
+    if (!scope && sameRead(answered, selection, id) && !(scopedTables && readsScoped(selection, scopedTables))) {
       // Once: a later read in the same request (after a write, say) sees the database as it is then.
       this.answered = undefined;
       return Promise.resolve(answered!.row);
@@ -155,8 +155,8 @@ class Reader implements RequestReader {
     if (typeof reading === 'string') return undefined;
     this.replica ??= this.replicas!.pick(reading.after);
     if (!this.replica) this.reading = 'primary';
-    const { visibility } = this.database;
-    return this.replica && visibility ? restrictedTo(this.replica, visibility) : this.replica;
+    const { scopes } = this.database;
+    return this.replica && scopes ? withScopes(this.replica, scopes) : this.replica;
   }
 
   /**

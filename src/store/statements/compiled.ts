@@ -14,11 +14,11 @@
  * measure it: `compiledStatementCounts`.
  *
  * Inside a transaction a compiled statement runs on the transaction's connection through Kysely's
- * executor. One whose build read a restricted table's scopes for a request is built with its values
- * each time (its conditions are that request's: see ../conditions/visibility.ts).
+ * executor. One whose build read a scoped table's scopes for a request is built with its values
+ * each time (its conditions are that request's: see ../conditions/scopes.ts).
  */
 import type { CompiledQuery, Compilable } from 'kysely';
-import type { Visibility } from '../../core/list-query.js';
+import type { TableScopes } from '../../core/list-query.js';
 import { storeDatabase, type Database, type RunOptions } from '../connection/database.js';
 import { Placeholder } from './placeholder.js';
 
@@ -79,15 +79,15 @@ interface Kept<R> {
 }
 
 /**
- * `database` as `build` sees it, telling `consulted` when the build asks for a restricted table's
+ * `database` as `build` sees it, telling `consulted` when the build asks for a scoped table's
  * scopes: what it built then holds for this request alone.
  */
-function watched(database: Database, visibility: Visibility, consulted: () => void): Database {
-  const { restricted } = visibility;
-  return { ...database, visibility: { restricted, within: (table) => (consulted(), visibility.within(table)) } };
+function watched(database: Database, scopes: TableScopes, consulted: () => void): Database {
+  const { scopedTables } = scopes;
+  return { ...database, scopes: { scopedTables, scopesOf: (table) => (consulted(), scopes.scopesOf(table)) } };
 }
 
-/** The statement compiled once per dialect, and for requests once per set of restricted tables (what a build without them cannot know). */
+/** The statement compiled once per dialect, and for requests once per set of scoped tables (what a build without them cannot know). */
 function compile<R>(build: Build<R>, count: number, options?: RunOptions): Compiled<R> {
   const compiled = new Map<string, Kept<R> | 'per request'>();
   const compiledForRequests = new WeakMap<ReadonlySet<string>, Map<string, Kept<R> | 'per request'>>();
@@ -95,17 +95,17 @@ function compile<R>(build: Build<R>, count: number, options?: RunOptions): Compi
   const withValues = (database: Database, values: readonly unknown[]) => (build(database, ...(values as Placeholder[])) as unknown as Executable<R>).execute();
   // Not async: the driver's promise is handed on as it is, without one more layer per query.
   return (database, values) => {
-    const { visibility } = database;
+    const { scopes } = database;
     let kept = compiled;
-    if (visibility) {
-      let forRequests = compiledForRequests.get(visibility.restricted);
-      if (!forRequests) compiledForRequests.set(visibility.restricted, (forRequests = new Map()));
+    if (scopes) {
+      let forRequests = compiledForRequests.get(scopes.scopedTables);
+      if (!forRequests) compiledForRequests.set(scopes.scopedTables, (forRequests = new Map()));
       kept = forRequests;
     }
     let found = kept.get(database.dialect);
     if (!found) {
       let consulted = false;
-      const built = build(visibility ? watched(database, visibility, () => (consulted = true)) : database, ...placeholders);
+      const built = build(scopes ? watched(database, scopes, () => (consulted = true)) : database, ...placeholders);
       if (consulted) {
         found = 'per request';
         counts.perRequest++;

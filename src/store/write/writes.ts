@@ -7,8 +7,8 @@
  * Which of them a write runs, in which transaction, and what it checks between them, is the
  * framework's write unit (framework/write/unit.ts). Foreign keys are checked by their
  * constraints, not by reads beforehand: a refusal comes back as a RecordRefused naming the field. A
- * key naming a row of a restricted table is read first, in one statement, for a request that may
- * not see every row of it (store/conditions/visibility.ts): a row it may not see is refused as a missing one is.
+ * key naming a row of a scoped table is read first, in one statement, for a request that may
+ * not see every row of it (store/conditions/table-scopes.ts): a row it may not see is refused as a missing one is.
  */
 import { sql, type AliasedRawBuilder, type RawBuilder, type Compilable, type Expression, type ExpressionBuilder, type SqlBool } from 'kysely';
 import type { Filter, ListSource, RecordScope } from '../../core/list-query.js';
@@ -119,13 +119,13 @@ async function refusal(database: Database, model: Model, values: Row, error: unk
 }
 
 /**
- * The foreign keys among `driverValues` naming a row of a restricted table (store/conditions/visibility.ts):
+ * The foreign keys among `driverValues` naming a row of a scoped table (store/conditions/table-scopes.ts):
  * those naming none the request may see, in one statement; undefined, with no statement, when none
- * names a restricted table. `kept`: the record as stored, whose keys an update leaves as they are.
+ * names a scoped table. `kept`: the record as stored, whose keys an update leaves as they are.
  */
 function hiddenReferences(database: Database, model: Model, driverValues: Row, kept?: Row): Promise<string[]> | undefined {
   // Nothing to look at (no allocation per write) where the request sees every row.
-  if (!database.visibility) return undefined;
+  if (!database.scopes) return undefined;
   const { db } = storeDatabase(database);
   const checked = Object.entries(driverValues).flatMap(([name, value]) => {
     const table = model.fields[name]?.references;
@@ -143,7 +143,7 @@ function hiddenReferences(database: Database, model: Model, driverValues: Row, k
 
 /**
  * The write, with a constraint failure thrown as the RecordRefused it means; first, where a foreign
- * key names a row of a restricted table, refused as naming none when it names one the request may
+ * key names a row of a scoped table, refused as naming none when it names one the request may
  * not see (row-level security's WITH CHECK): the answer is the one for a row that does not exist.
  */
 function refusing<T>(database: Database, model: Model, values: Row, driverValues: Row, write: () => Promise<T>, kept?: Row): Promise<T> {

@@ -1,7 +1,7 @@
 /**
  * Scope application, the stage before the action: the rows a request to a collection may touch
  * (its scope, resolved for the request, with every table it may see only in part handed to the
- * request's reader, visibility.ts) and, for a nested collection (DRF's nested routers,
+ * request's reader, tableScopes.ts) and, for a nested collection (DRF's nested routers,
  * `/articles/{parent}/comments/`), the parent record named by the path, which must lie within the
  * parent collection's scope (404 otherwise; a segment no parent can have answers as the parent's
  * detail path does: 400 for a malformed id). A create under it gets its foreign key from the path.
@@ -16,7 +16,7 @@ import { PARENT_PARAMETER } from '../../declare/paths.js';
 import type { Collection } from '../../declare/collection.js';
 import { notFound } from '../../base/errors.js';
 import { narrowedBy, type RequestContext } from '../../declare/scope.js';
-import { requestViews, type RequestViews, type VisibilityPlan } from './plan.js';
+import { requestViews, type RequestViews, type ScopePlan } from './plan.js';
 
 /** What a request to a collection reaches: its scope, and the values its path sets on a create. */
 export interface RequestScope {
@@ -52,13 +52,13 @@ async function parentId(parent: Collection, segment: string, reader: RequestRead
  * parent is out of reach. The request's views are resolved first (every scope it needs, once), and
  * what it may see of the app's tables handed to its reader.
  */
-export function requestScope(plan: VisibilityPlan, collection: Collection, request: FastifyRequest, reader: RequestReader, context: RequestContext): MaybePromise<RequestScope> {
+export function requestScope(plan: ScopePlan, collection: Collection, request: FastifyRequest, reader: RequestReader, context: RequestContext): MaybePromise<RequestScope> {
   const views = requestViews(plan, collection, context);
   return isPending(views) ? views.then((resolved) => scopeUnder(resolved, collection, request, reader)) : scopeUnder(views, collection, request, reader);
 }
 
 function scopeUnder(views: RequestViews, collection: Collection, request: FastifyRequest, reader: RequestReader): MaybePromise<RequestScope> {
-  if (views.visibility) reader.restrict(views.visibility);
+  if (views.tableScopes) reader.scopeTo(views.tableScopes);
   const scope = narrowedBy(views.scopeOf(collection), collection);
   const { parent } = collection;
   // At once for a collection that is not nested: there is no parent to read.

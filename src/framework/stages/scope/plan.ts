@@ -8,40 +8,40 @@
  * users table in many apps, a model only the app's code writes) shows a row when every row its
  * foreign keys name is visible: a link to a hidden note is hidden, the users table stays whole.
  *
- * What the app declares fixes which tables may be restricted (`restricted`) and which collections'
+ * What the app declares fixes which tables may be scopedTables (`scopedTables`) and which collections'
  * scopes a request to a collection needs; a request evaluates those scopes once (awaiting any that
- * answer later), and the store keeps every statement it builds over a restricted table within the
- * table's scopes for that request (store/conditions/visibility.ts).
+ * answer later), and the store keeps every statement it builds over a scoped table within the
+ * table's scopes for that request (store/conditions/table-scopes.ts).
  */
 import type { Field } from '../../../core/fields.js';
-import type { RecordScope, ScopeCondition, Visibility } from '../../../core/list-query.js';
+import type { RecordScope, ScopeCondition, TableScopes } from '../../../core/list-query.js';
 import { isPending, type MaybePromise } from '../../../core/maybe-promise.js';
 import type { Table } from '../../../core/model.js';
 import { relatedReads, type Selection } from '../../../core/rows.js';
 import type { Collection } from '../../declare/collection.js';
 import { scopeFor, type RequestContext } from '../../declare/scope.js';
 
-/** A foreign key of a table no collection serves, naming a restricted table. */
+/** A foreign key of a table no collection serves, naming a scoped table. */
 interface Key {
   readonly column: string;
   readonly table: string;
   readonly nullable: boolean;
 }
 
-/** What a request to one collection may reach of the restricted tables, and whose scopes that takes. */
+/** What a request to one collection may reach of the scoped tables, and whose scopes that takes. */
 interface Reach {
   readonly tables: ReadonlySet<string>;
   readonly collections: readonly Collection[];
 }
 
-/** What the app's declarations fix: the restricted tables, and what a request to each collection resolves. */
-export interface VisibilityPlan {
+/** What the app's declarations fix: the scoped tables, and what a request to each collection resolves. */
+export interface ScopePlan {
   /** The tables some request may not see whole (every other one is seen whole). */
-  readonly restricted: ReadonlySet<string>;
+  readonly scopedTables: ReadonlySet<string>;
   readonly collections: ReadonlyMap<string, Collection>;
-  /** Each restricted table's collections (none: no collection serves it). */
+  /** Each scoped table's collections (none: no collection serves it). */
   readonly serving: ReadonlyMap<string, readonly Collection[]>;
-  /** Each restricted table no collection serves: its foreign keys to restricted tables, and its fields. */
+  /** Each scoped table no collection serves: its foreign keys to scoped tables, and its fields. */
   readonly keys: ReadonlyMap<string, { readonly fields: Readonly<Record<string, Field>>; readonly keys: readonly Key[] }>;
   readonly reach: ReadonlyMap<string, Reach>;
 }
@@ -77,7 +77,7 @@ function tablesReached(collection: Collection): Set<string> {
 }
 
 /** The plan for the app's collections (as served: their named filters resolved) over its tables. */
-export function visibilityPlan(served: readonly Collection[], tables: ReadonlyMap<string, Table>): VisibilityPlan {
+export function scopePlan(served: readonly Collection[], tables: ReadonlyMap<string, Table>): ScopePlan {
   const collections = new Map(served.map((collection) => [collection.name, collection]));
   const byTable = new Map<string, Collection[]>();
   for (const collection of served) {
@@ -88,22 +88,22 @@ export function visibilityPlan(served: readonly Collection[], tables: ReadonlyMa
     const parent = parentOf(collections, collection);
     return !collection.scope && !collection.singleton && (!parent || whole(parent));
   };
-  const restricted = new Set([...byTable].filter(([, serving]) => !serving.some(whole)).map(([table]) => table));
-  // A table no collection serves is restricted once a foreign key of its names a restricted table; until none is added.
+  const scopedTables = new Set([...byTable].filter(([, serving]) => !serving.some(whole)).map(([table]) => table));
+  // A table no collection serves is scopedTables once a foreign key of its names a scoped table; until none is added.
   const unserved = [...tables.values()].filter((table) => !byTable.has(table.table));
   const keysOf = (table: Table): Key[] =>
-    Object.entries(table.fields).flatMap(([column, field]) => (field.references && restricted.has(field.references) ? [{ column, table: field.references, nullable: field.nullable }] : []));
+    Object.entries(table.fields).flatMap(([column, field]) => (field.references && scopedTables.has(field.references) ? [{ column, table: field.references, nullable: field.nullable }] : []));
   for (let added = true; added; ) {
     added = false;
     for (const table of unserved) {
-      if (!restricted.has(table.table) && keysOf(table).length > 0) {
-        restricted.add(table.table);
+      if (!scopedTables.has(table.table) && keysOf(table).length > 0) {
+        scopedTables.add(table.table);
         added = true;
       }
     }
   }
-  const keys = new Map(unserved.filter((table) => restricted.has(table.table)).map((table) => [table.table, { fields: table.fields, keys: keysOf(table) }]));
-  const serving = new Map([...byTable].filter(([table]) => restricted.has(table)));
+  const keys = new Map(unserved.filter((table) => scopedTables.has(table.table)).map((table) => [table.table, { fields: table.fields, keys: keysOf(table) }]));
+  const serving = new Map([...byTable].filter(([table]) => scopedTables.has(table)));
   const reach = new Map<string, Reach>();
   for (const collection of served) {
     const needed = new Set<Collection>([collection]);
@@ -111,7 +111,7 @@ export function visibilityPlan(served: readonly Collection[], tables: ReadonlyMa
     if (parent) needed.add(parent);
     const resolved = new Set<string>();
     const visit = (table: string): void => {
-      if (!restricted.has(table) || resolved.has(table)) return;
+      if (!scopedTables.has(table) || resolved.has(table)) return;
       resolved.add(table);
       for (const key of keys.get(table)?.keys ?? []) visit(key.table);
       for (const server of serving.get(table) ?? []) {
@@ -129,38 +129,38 @@ export function visibilityPlan(served: readonly Collection[], tables: ReadonlyMa
     if (parent) visitAcross(parent);
     reach.set(collection.name, { tables: resolved, collections: [...needed] });
   }
-  return { restricted, collections, serving, keys, reach };
+  return { scopedTables, collections, serving, keys, reach };
 }
 
-/** What one request sees: the scopes of the collections it needs (evaluated once), their views, and the visibility the store keeps to. */
+/** What one request sees: the scopes of the collections it needs (evaluated once), their views, and the tableScopes the store keeps to. */
 export interface RequestViews {
   /** A collection's own scope for the request (undefined: none); asked only of the request's collection and its parent. */
   scopeOf(collection: Collection): RecordScope | undefined;
-  /** Handed to the request's reader where the app has restricted tables. */
-  readonly visibility: Visibility | undefined;
+  /** Handed to the request's reader where the app has scoped tables. */
+  readonly tableScopes: TableScopes | undefined;
 }
 
-const UNSCOPED: RequestViews = { scopeOf: () => undefined, visibility: undefined };
+const UNSCOPED: RequestViews = { scopeOf: () => undefined, tableScopes: undefined };
 
-class Views implements RequestViews, Visibility {
-  readonly restricted: ReadonlySet<string>;
+class Views implements RequestViews, TableScopes {
+  readonly scopedTables: ReadonlySet<string>;
   private readonly views = new Map<string, RecordScope | undefined>();
   private readonly tables = new Map<string, readonly RecordScope[] | undefined>();
-  /** Tables whose visibility is being worked out: a foreign key back to one of them adds nothing (a cycle). */
+  /** Tables whose tableScopes is being worked out: a foreign key back to one of them adds nothing (a cycle). */
   private readonly working = new Set<string>();
 
   constructor(
-    private readonly plan: VisibilityPlan,
+    private readonly plan: ScopePlan,
     private readonly collection: string,
     private readonly reach: Reach,
     private readonly scopes: ReadonlyMap<string, RecordScope | undefined>,
     private readonly context: RequestContext,
   ) {
-    this.restricted = plan.restricted;
+    this.scopedTables = plan.scopedTables;
   }
 
-  get visibility(): Visibility | undefined {
-    return this.restricted.size > 0 ? this : undefined;
+  get tableScopes(): TableScopes | undefined {
+    return this.scopedTables.size > 0 ? this : undefined;
   }
 
   scopeOf(collection: Collection): RecordScope | undefined {
@@ -191,11 +191,11 @@ class Views implements RequestViews, Visibility {
     return shown;
   }
 
-  within(table: string): readonly RecordScope[] | undefined {
-    if (!this.restricted.has(table)) return undefined;
+  scopesOf(table: string): readonly RecordScope[] | undefined {
+    if (!this.scopedTables.has(table)) return undefined;
     if (this.tables.has(table)) return this.tables.get(table);
-    // Fail closed: a statement over a restricted table this request did not resolve is refused, never read whole.
-    if (!this.reach.tables.has(table)) throw new Error(`${this.collection}: a statement reached the restricted table ${table}, which this request did not resolve.`);
+    // Fail closed: a statement over a scoped table this request did not resolve is refused, never read whole.
+    if (!this.reach.tables.has(table)) throw new Error(`${this.collection}: a statement reached the scoped table ${table}, which this request did not resolve.`);
     this.working.add(table);
     let within: readonly RecordScope[] | undefined;
     const serving = this.plan.serving.get(table);
@@ -206,7 +206,7 @@ class Views implements RequestViews, Visibility {
       const { fields, keys } = this.plan.keys.get(table)!;
       const conditions = keys
         .filter((key) => !this.working.has(key.table))
-        .map((key): ScopeCondition => ({ reference: { column: key.column, table: key.table, within: this.within(key.table)!, nullable: key.nullable } }));
+        .map((key): ScopeCondition => ({ reference: { column: key.column, table: key.table, within: this.scopesOf(key.table)!, nullable: key.nullable } }));
       within = [{ fields, conditions }];
     }
     this.working.delete(table);
@@ -219,9 +219,9 @@ class Views implements RequestViews, Visibility {
  * The request's views: the scopes of the collections it needs, each evaluated once (awaited where
  * one answers later). At once, with nothing built, for a collection that needs no scope at all.
  */
-export function requestViews(plan: VisibilityPlan, collection: Collection, context: RequestContext): MaybePromise<RequestViews> {
+export function requestViews(plan: ScopePlan, collection: Collection, context: RequestContext): MaybePromise<RequestViews> {
   const reach = plan.reach.get(collection.name)!;
-  if (plan.restricted.size === 0 && reach.collections.every((needed) => !needed.scope)) return UNSCOPED;
+  if (plan.scopedTables.size === 0 && reach.collections.every((needed) => !needed.scope)) return UNSCOPED;
   const scopes = new Map<string, RecordScope | undefined>();
   const pending: Promise<void>[] = [];
   for (const needed of reach.collections) {
