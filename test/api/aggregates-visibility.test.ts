@@ -121,7 +121,7 @@ describe("an aggregate over every related row (visibility: 'all')", () => {
 
 describe('declaring it', () => {
   it('takes visible or all only', () => {
-    expect(() => computed.count('seats', 'event_id', { visibility: 'everyone' as never })).toThrow("computed.count over seats: scopes is 'visible' or 'all'.");
-    expect(() => computed.sum(Seat, 'event_id', { of: 'price', visibility: 'none' as never })).toThrow("computed.sum over seats: scopes is 'visible' or 'all'.");
+    expect(() => computed.count('seats', 'event_id', { visibility: 'everyone' as never })).toThrow("computed.count over seats: visibility is 'visible' or 'all'.");
+    expect(() => computed.sum(Seat, 'event_id', { of: 'price', visibility: 'none' as never })).toThrow("computed.sum over seats: visibility is 'visible' or 'all'.");
   });
 });

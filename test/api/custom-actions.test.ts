@@ -216,7 +216,9 @@ describe('custom actions in the documents', () => {
   it('document their bodies: a declared one as a schema named after the action, any JSON otherwise, none where none is taken', async () => {
     const document = (await api.request('GET', '/api/v1/schema/')).json;
     const body = (path: string) => document.paths[path].post.requestBody;
-    expect(body('/api/v1/notes/{id}/schedule/')).toEqual({ required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/NotesScheduleBody' } } } });
+    // As JSON or as an HTML form's fields, which the parser reads alike.
+    const scheduleBody = { schema: { $ref: '#/components/schemas/NotesScheduleBody' } };
+    expect(body('/api/v1/notes/{id}/schedule/')).toEqual({ required: true, content: { 'application/json': scheduleBody, 'application/x-www-form-urlencoded': scheduleBody } });
     expect(document.components.schemas.NotesScheduleBody).toMatchObject({
       type: 'object',
       properties: { at: { type: 'string', format: 'date-time' }, channel: { type: 'string', maxLength: 10 }, repeat: { type: 'integer' } },

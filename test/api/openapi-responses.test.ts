@@ -86,7 +86,12 @@ class Proxy {
     if (operation.requestBody && sentBody) {
       const mediaType = request.headers['content-type']!.split(';')[0]!;
       if (!operation.requestBody.content[mediaType]) problems.push(`body: media type ${mediaType}`);
-      else problems.push(...this.errors(this.ajv, `${location}/requestBody/content/${pointer(mediaType)}/schema`, typeof request.body === 'string' ? JSON.parse(request.body) : request.body));
+      else {
+        // A form's fields are text, read as the schema's types as a query string's are.
+        const form = mediaType === 'application/x-www-form-urlencoded';
+        const body = form ? Object.fromEntries(new URLSearchParams(String(request.body))) : typeof request.body === 'string' ? JSON.parse(request.body) : request.body;
+        problems.push(...this.errors(form ? this.text : this.ajv, `${location}/requestBody/content/${pointer(mediaType)}/schema`, body));
+      }
     }
     const { pathname, searchParams } = new URL(request.url, 'http://proxy.test');
     const values: Record<string, Record<string, string | undefined>> = {

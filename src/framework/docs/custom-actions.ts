@@ -1,4 +1,5 @@
 /** What the OpenAPI document says of a custom action: its path's parameters, body, answers and errors (a where action's: its list's). */
+import { BODY_MEDIA_TYPES } from '../stages/parsers.js';
 import type { FastifySchema } from 'fastify';
 import type { Collection } from '../declare/collection.js';
 import { declaredBody, takesBody, type CustomAction } from '../declare/custom-action.js';
@@ -22,7 +23,7 @@ export function customActionSchema(collection: Collection, name: string, declare
     summary: declared.summary ?? `${name} (${declared.detail ? 'one record' : 'the list'})`,
     operationId: id,
     ...(declared.detail && { params: collection.recordKey.params }),
-    ...(withBody && { body }),
+    ...(withBody && { body, consumes: [...BODY_MEDIA_TYPES] }),
     response: { 200: success, ...errorResponses([400, 401, 403, ...(declared.detail ? [404] : []), 406, ...(withBody ? [413, 415] : []), 429, 503]) },
   };
 }

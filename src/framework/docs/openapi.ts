@@ -3,6 +3,7 @@
  * route schemas for every action (documentation only: bodies are written
  * by JSON.stringify), and the OpenAPI 3.1 document gathered from them.
  */
+import { BODY_MEDIA_TYPES } from '../stages/parsers.js';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { readFileSync } from 'node:fs';
@@ -403,6 +404,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
         ...base,
         ...(collection.bulkCreateMax !== undefined && { description: `One record. For several, created all or none, POST ${collection.name}/bulk/.` }),
         body: input('create'),
+        consumes: [...BODY_MEDIA_TYPES],
         response: throttled({ [collection.createStatus]: { ...record, ...created }, ...errorResponses(writes) }),
       };
     case 'bulk_create':
@@ -427,6 +429,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
         params: collection.recordKey.params,
         headers: requestHeaders(IF_MATCH),
         body: input(action === 'update' ? collection.putMode : action),
+        consumes: [...BODY_MEDIA_TYPES],
         response: throttled({ 200: { description: 'The updated record', ...record, headers: ETAG }, ...errorResponses([...writes, 412]) }),
       };
     case 'destroy':

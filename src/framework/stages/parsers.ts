@@ -16,7 +16,9 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
 const unsupportedMediaType = (type: string, accepted = 'application/json'): ApiError =>
   new ApiError(415, 'unsupported_media_type', `Unsupported media type "${type}" in request. Send ${accepted}.`);
 
-const FORM = 'application/x-www-form-urlencoded';
+/** The media types a record's body may come in: JSON, or an HTML form's fields. */
+export const BODY_MEDIA_TYPES = ['application/json', 'application/x-www-form-urlencoded'] as const;
+const FORM = BODY_MEDIA_TYPES[1];
 
 /** Whether a Content-Type names an HTML form's fields, in UTF-8 (a form's charset is the page's: ours is UTF-8). */
 function isForm(contentType: string): boolean {
