@@ -222,7 +222,7 @@ async function setFavorite(database: Database, user: AuthUser, record: Row, favo
 const articles = collection('articles', {
   serializer: articleSerializer,
   serializers: { list: articleListSerializer },
-  lookupField: 'slug',
+  recordKey: 'slug',
   // Conduit has no PATCH: its PUT sends the fields it changes.
   builtInActions: ['list', 'retrieve', 'create', 'update', 'destroy'],
   put: 'partial',
@@ -262,7 +262,7 @@ const articles = collection('articles', {
 /** GET /api/articles/feed: the articles of the authors the caller follows (its own router, under /api/articles). */
 const feed = collection('feed', {
   serializer: articleListSerializer,
-  lookupField: 'slug',
+  recordKey: 'slug',
   builtInActions: ['list'],
   scope: ({ user }) => [
     storeCondition((eb, table) =>
@@ -365,7 +365,7 @@ async function setFollowing(database: Database, user: AuthUser, record: Row, fol
 
 const profiles = collection('profiles', {
   serializer: profileSerializer,
-  lookupField: 'username',
+  recordKey: 'username',
   builtInActions: ['retrieve'],
   permissions: { retrieve: [allowAny] },
   actions: {

@@ -69,7 +69,7 @@ const LOW_STOCK = 5;
 
 const productCollection = collection('products', {
   serializer: productSerializer,
-  lookupField: 'sku',
+  recordKey: 'sku',
   // Reads are any signed-in user's (the API's default); writes need shop.manage. A product that
   // order lines name is retired rather than deleted (its delete is refused).
   permissions: { create: managers, update: managers, partial_update: managers, destroy: managers },

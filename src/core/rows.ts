@@ -87,8 +87,8 @@ export interface Selection {
   readonly aggregates?: readonly Aggregate[];
   /** Related records read after the records, a statement per batch (see Batch). */
   readonly batches?: readonly Batch[];
-  /** The unique column one record is found by (a collection's lookup field, among `columns`); `id` when left out. */
-  readonly key?: string;
+  /** The unique column one record is found by (a collection's record key, among `columns`); `id` when left out. */
+  readonly recordKey?: string;
 }
 
 const relatedReadsOf = new WeakMap<Selection, readonly { readonly table: string }[]>();
@@ -109,4 +109,4 @@ export function relatedReads(selection: Selection): readonly { readonly table: s
 }
 
 /** The column a selection's record is found by. */
-export const keyOf = (selection: Selection): string => selection.key ?? 'id';
+export const recordKeyOf = (selection: Selection): string => selection.recordKey ?? 'id';

@@ -1,5 +1,5 @@
 /**
- * A collection's lookup field (`lookupField: 'slug'`): detail paths, updates, deletes, custom detail
+ * A collection's record key (`recordKey: 'slug'`): detail paths, updates, deletes, custom detail
  * actions, conditional requests, `Location` and the OpenAPI path parameter name records by it; a
  * value one of the collection's own paths takes (`bulk/`, a list action) is refused on write.
  */
@@ -51,16 +51,16 @@ const app = withGeneratedMigrations(
     collections: [
       collection('kb', {
         serializer: entries,
-        lookupField: 'slug',
+        recordKey: 'slug',
         bulkCreate: { max: 5 },
         actions: {
           stats: { detail: false, method: 'GET', handler: () => ({ stats: true }) },
           shout: { detail: true, method: 'GET', handler: ({ record }) => ({ title: String(record!.title).toUpperCase() }) },
         },
       }),
-      collection('kb-shelves', { serializer: shelves, lookupField: 'slug' }),
-      collection('kb-tags', { serializer: serializer(Tag, { fields: ['id', 'name'] }), lookupField: 'slug', scope: () => ({ hidden: false }) }),
-      collection('kb-filed', { serializer: filed, lookupField: 'slug' }),
+      collection('kb-shelves', { serializer: shelves, recordKey: 'slug' }),
+      collection('kb-tags', { serializer: serializer(Tag, { fields: ['id', 'name'] }), recordKey: 'slug', scope: () => ({ hidden: false }) }),
+      collection('kb-filed', { serializer: filed, recordKey: 'slug' }),
       collection('kb-topics', { serializer: serializer(Topic, { fields: ['id', 'name'] }) }),
     ],
   }),
@@ -146,7 +146,7 @@ describe('a collection looked up by slug', () => {
     expect((await served.api.request('POST', '/api/v1/kb/bulk/', { token: served.user.token, body: [{ slug: 'b1', title: 'B' }] })).status).toBe(201);
   });
 
-  it('names the path parameter after the lookup field in the OpenAPI document', async () => {
+  it('names the path parameter after the record key in the OpenAPI document', async () => {
     const { paths } = (await served.api.request('GET', '/api/v1/schema/')).json;
     expect(paths['/api/v1/kb/{id}/']).toBeUndefined();
     for (const path of ['/api/v1/kb/{slug}/', '/api/v1/kb/{slug}/shout/']) {
@@ -155,7 +155,7 @@ describe('a collection looked up by slug', () => {
     }
   });
 
-  it('names a record by a lookup field its serializer does not show, within a scope', async () => {
+  it('names a record by a record key its serializer does not show, within a scope', async () => {
     const created = await served.api.request('POST', '/api/v1/kb-tags/', { token: served.user.token, body: { name: 'red' } });
     expect(created.status).toBe(201);
     const location = String(created.headers.location);
@@ -217,9 +217,9 @@ describe('relations of a collection looked up by slug', () => {
   });
 });
 
-describe('declaring a lookup field', () => {
+describe('declaring a record key', () => {
   it('refuses at start-up a field that is not unique, or no field', () => {
-    expect(() => collection('kb2', { serializer: entries, lookupField: 'title' })).toThrow(/must be a unique, not nullable/);
-    expect(() => collection('kb2', { serializer: entries, lookupField: 'nope' })).toThrow(/no field/);
+    expect(() => collection('kb2', { serializer: entries, recordKey: 'title' })).toThrow(/must be a unique, not nullable/);
+    expect(() => collection('kb2', { serializer: entries, recordKey: 'nope' })).toThrow(/no field/);
   });
 });

@@ -68,7 +68,7 @@ describe('an app user model (User.extend)', () => {
 
   it('refuses, at declaration, a singleton with what needs a record key segment or a list', () => {
     const declared = { serializer: memberSerializer, singleton: () => 1 };
-    expect(() => collection('one', { ...declared, lookupField: 'username' })).toThrow(/singleton collection .*lookupField/);
+    expect(() => collection('one', { ...declared, recordKey: 'username' })).toThrow(/singleton collection .*recordKey/);
     expect(() => collection('one', { ...declared, bulkCreate: { max: 2 } })).toThrow(/singleton collection .*bulkCreate/);
     expect(() => collection('one', { ...declared, actions: { touch: { detail: true, method: 'POST', handler: () => ({}) } } })).toThrow(/singleton collection .*detail actions/);
   });

@@ -22,26 +22,26 @@ describe('sessions in Redis: storage', () => {
   });
   afterEach(() => api.close());
 
-  const keyOf = (session: string) => `restfold:session:${createHash('sha256').update(session).digest('hex')}`;
+  const recordKeyOf = (session: string) => `restfold:session:${createHash('sha256').update(session).digest('hex')}`;
 
   it('keeps sessions in Redis under a hash of the id, with the lifetime as TTL, and none in the database', async () => {
     const { session } = await login(api, 'alice');
-    const ttl = await redis.ttl(keyOf(session));
+    const ttl = await redis.ttl(recordKeyOf(session));
     expect(ttl).toBeGreaterThan(3500);
     expect(ttl).toBeLessThanOrEqual(3600);
-    expect(await redis.get(keyOf(session))).not.toContain(session);
+    expect(await redis.get(recordKeyOf(session))).not.toContain(session);
     expect(await api.database.db.selectFrom('auth_sessions').selectAll().execute()).toEqual([]);
   });
 
   it('logout deletes the Redis entry', async () => {
     const { session } = await login(api, 'alice');
     expect((await api.request('POST', '/api/v1/auth/logout/', { token: session })).status).toBe(204);
-    expect(await redis.exists(keyOf(session))).toBe(0);
+    expect(await redis.exists(recordKeyOf(session))).toBe(0);
   });
 
   it('a session Redis has dropped is refused', async () => {
     const { session } = await login(api, 'alice');
-    await redis.del(keyOf(session));
+    await redis.del(recordKeyOf(session));
     expectRefused(await api.request('GET', '/api/v1/users/', { token: session }));
   });
 });

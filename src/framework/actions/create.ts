@@ -27,7 +27,7 @@ async function creation(action: ActionRequest, serializer: Serializer, body: unk
 /** The records created by the write unit (framework/write/unit.ts), with the request's hooks and scope; `many`: a bulk create. */
 async function stored(action: ActionRequest, serializer: Serializer, records: readonly Row[], context: WriteContext, many: boolean): Promise<Row[]> {
   const { collection, scope } = action;
-  // Read as a detail path finds it, so the row carries the lookup field its Location names.
+  // Read as a detail path finds it, so the row carries the record key its Location names.
   const selection = selectionOf(action, serializer);
   try {
     return await createRecords(action.reader.database, {

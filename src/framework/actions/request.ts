@@ -36,7 +36,7 @@ export interface ActionRequest {
   readonly parameters: ReadonlyMap<string, string>;
   /** Signs and checks pagination cursors. */
   readonly cursorKey: Uint8Array;
-  /** The detail routes' path segment naming the record (its `id`, or the collection's lookup field), unparsed. */
+  /** The detail routes' path segment naming the record (its `id`, or the collection's record key), unparsed. */
   readonly id?: string;
   readonly body?: unknown;
   /** The collection's scope for this request, when it has one (a nested collection's includes its parent). */
@@ -93,7 +93,7 @@ export interface ActionRoute {
   run(request: ActionRequest): Promise<ActionResult>;
 }
 
-/** What the action reads of its records (its serializer's, or a narrowed one), for this request, found by the lookup field. */
+/** What the action reads of its records (its serializer's, or a narrowed one), for this request, found by the record key. */
 export const selectionOf = (action: ActionRequest, serializer = action.collection.serializerFor(action)): Selection =>
   action.collection.recordKey.selection(serializer.selectionFor(action.user));
 

@@ -135,7 +135,7 @@ export interface CollectionOptions {
    */
   parent?: Parent;
   /** The unique field detail paths name a record by, in place of `id` (`/articles/{slug}/`); see record-key.ts. */
-  lookupField?: string;
+  recordKey?: string;
   /**
    * A singleton resource (DRF's RetrieveUpdateAPIView with its own get_object()): the one record a
    * request reaches, by id, chosen from the request: `({ user }) => user?.id` serves the caller's own
@@ -300,7 +300,7 @@ export interface Collection {
   readonly customActions: Readonly<Record<string, CustomAction>>;
   /** The record this collection is mounted under, when it is nested. */
   readonly parent: Parent | undefined;
-  /** How a detail path names a record: by `id`, or by the collection's lookup field. */
+  /** How a detail path names a record: by `id`, or by the collection's record key. */
   readonly recordKey: RecordKey;
   /** Filters named by the app, by parameter: their paths, resolved by buildApp against the app's models (named-filters.ts). */
   readonly namedFilters: Readonly<Record<string, string>>;
@@ -325,7 +325,7 @@ function assertSingleton(name: string, options: CollectionOptions): void {
     options.parent && 'parent',
     options.bulkCreate && 'bulkCreate',
     options.bulkDelete && 'bulkDelete',
-    options.lookupField && options.lookupField !== 'id' && 'lookupField',
+    options.recordKey && options.recordKey !== 'id' && 'recordKey',
     Object.values(options.actions ?? {}).some((action) => action.detail) && 'detail actions',
     Object.values(options.actions ?? {}).some((action) => action.where !== undefined) && 'actions with where (a page of the list)',
     ...(options.builtInActions ?? []).filter((action) => action === 'list' || action === 'create'),
@@ -498,7 +498,7 @@ export function collection(name: string, options: CollectionOptions): Collection
     customActions: actions,
     parent: options.parent,
     namedFilters: options.filters ?? {},
-    recordKey: recordKey(name, serializer.model, options.lookupField ?? 'id', taken),
+    recordKey: recordKey(name, serializer.model, options.recordKey ?? 'id', taken),
     singleton: options.singleton,
     live,
     renderers,

@@ -16,7 +16,7 @@ export const PARENT_PARAMETER = 'parent';
 export const listPath = (collection: Collection): string =>
   collection.parent ? `/${collection.parent.collection.name}/:${PARENT_PARAMETER}/${collection.name}/` : `/${collection.name}/`;
 
-/** One record's path: the list's, then its lookup field's parameter (`:id/` unless the collection names another). */
+/** One record's path: the list's, then its record key's parameter (`:id/` unless the collection names another). */
 export const detailPath = (collection: Collection): string => `${listPath(collection)}:${collection.recordKey.field}/`;
 
 /** A route schema with the parent's path parameter before its own, for a nested collection; unchanged otherwise. */

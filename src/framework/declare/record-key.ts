@@ -1,6 +1,6 @@
 /**
  * A collection's record key: the unique field its detail paths name a record by
- * (`/articles/{slug}/`), declared as `lookupField` (DRF's `lookup_field`), `id` unless the
+ * (`/articles/{slug}/`), declared as `recordKey` (DRF's `lookup_field`), `id` unless the
  * collection says otherwise. Retrieve, update, delete, custom detail actions, conditional
  * requests, `Location` and the OpenAPI path parameter all go through it. Checked once, at start-up.
  */
@@ -46,16 +46,16 @@ const withoutReadOnly = (schema: JsonSchema): JsonSchema => Object.fromEntries(O
 const keyed = new WeakMap<Selection, Selection>();
 
 /**
- * `field` of `model` as `collection`'s record key (its `lookupField`); `taken` are the path segments
+ * `field` of `model` as `collection`'s record key (its `recordKey`); `taken` are the path segments
  * after `/<collection>/` that name endpoints of its own, which a record's value must not shadow.
  */
 export function recordKey(collection: string, model: Model, field: string, taken: readonly string[]): RecordKey {
   const declared = model.fields[field];
-  if (!declared) throw new Error(`${collection}: lookupField "${field}" is no field of ${model.table}.`);
+  if (!declared) throw new Error(`${collection}: recordKey "${field}" is no field of ${model.table}.`);
   const byId = field === 'id';
   const fit = declared.valueType === 'string' || declared.valueType === 'integer';
   if (!byId && (!declared.unique || declared.nullable || declared.writeOnly || !fit)) {
-    throw new Error(`${collection}: lookupField "${field}" must be a unique, not nullable string or integer field.`);
+    throw new Error(`${collection}: recordKey "${field}" must be a unique, not nullable string or integer field.`);
   }
   const integerId = byId && declared.kind === 'integer';
   const parse = (text: string): unknown => (declared.valueType === 'string' ? declared.parse(text) : declared.parseText(text));
@@ -77,7 +77,7 @@ export function recordKey(collection: string, model: Model, field: string, taken
       let found = keyed.get(selection);
       if (!found) {
         const columns = selection.columns.includes(field) ? selection.columns : [...selection.columns, field];
-        keyed.set(selection, (found = { ...selection, columns, key: field }));
+        keyed.set(selection, (found = { ...selection, columns, recordKey: field }));
       }
       return found;
     },

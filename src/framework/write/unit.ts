@@ -26,7 +26,7 @@ import type { ListSource, RecordScope } from '../../core/list-query.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
 import type { Table } from '../../core/model.js';
 import { RecordRefused } from '../../core/refused.js';
-import { keyOf, type Row, type Selection } from '../../core/rows.js';
+import { recordKeyOf, type Row, type Selection } from '../../core/rows.js';
 import { storeDatabase, transaction, type Database } from '../../store/connection/database.js';
 import { heldChanges } from '../../store/changes/changes.js';
 import { unscoped } from '../../store/conditions/table-scopes.js';
@@ -184,8 +184,8 @@ async function linked<T extends Row | undefined>(
     const row = await statement(transaction, own);
     if (!row) return row;
     await writeLinks(transaction, database, links, row.id as RecordId);
-    // Found as `selection` finds records: by the collection's lookup field, which need not be the id.
-    return ((await findRecord(transaction, selection, row[keyOf(selection)] as RecordId)) ?? row) as T;
+    // Found as `selection` finds records: by the collection's record key, which need not be the id.
+    return ((await findRecord(transaction, selection, row[recordKeyOf(selection)] as RecordId)) ?? row) as T;
   });
 }
 

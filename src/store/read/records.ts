@@ -7,7 +7,7 @@ import { parseInteger64, type Field } from '../../core/fields.js';
 import type { Ordering } from '../../core/list-query.js';
 import { isPending } from '../../core/maybe-promise.js';
 import type { Model } from '../../core/model.js';
-import { keyOf, type Aggregate, type Batch, type NumericAggregate, type Row, type Selection } from '../../core/rows.js';
+import { recordKeyOf, type Aggregate, type Batch, type NumericAggregate, type Row, type Selection } from '../../core/rows.js';
 import { storeDatabase, type Database, type Tables } from '../connection/database.js';
 import { compileConditions, visibleRow } from '../conditions/filters.js';
 import type { Placeholder } from '../statements/placeholder.js';
@@ -241,7 +241,7 @@ export async function attachBatches(database: Database, selection: Selection, ro
   }
 }
 
-/** A record's key: an integer or UUID id, or the value of the selection's lookup field (its `key`). */
+/** A record's key: an integer or UUID id, or the value of the selection's record key (its `recordKey`). */
 export type RecordId = number | bigint | string;
 
 const VERSION = '_version';
@@ -251,9 +251,9 @@ const versions = new WeakMap<Row, string>();
 /** The version of the record `row` was read as, where the dialect has row versions. */
 export const versionOf = (row: Row): string | undefined => versions.get(row);
 
-/** One record by its key (the selection's: `id` unless a lookup field), with its row version where the dialect has one. */
+/** One record by its key (the selection's: `id` unless a record key), with its row version where the dialect has one. */
 export function selectRecord(database: Database, selection: Selection, id: unknown): RowQuery {
-  const query = selectColumns(database, fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.${keyOf(selection)}`), '=', id);
+  const query = selectColumns(database, fromSelection(database, selection), selection).where(sql.ref(`${selection.table}.${recordKeyOf(selection)}`), '=', id);
   const version = storeDatabase(database).capabilities.rowVersion;
   return version ? (query.select(version(selection.table).as(VERSION)) as RowQuery) : query;
 }

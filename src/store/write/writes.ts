@@ -16,7 +16,7 @@ import { asExpression, FieldExpression, isComputed, type Operand } from '../../c
 import type { Model } from '../../core/model.js';
 import { constraintRefusal } from '../../core/constraints.js';
 import { clashDetails, RecordProtected, RecordRefused } from '../../core/refused.js';
-import { keyOf, relatedReads, type Row, type Selection } from '../../core/rows.js';
+import { recordKeyOf, relatedReads, type Row, type Selection } from '../../core/rows.js';
 import { storeDatabase, type Database, type Tables } from '../connection/database.js';
 import { noteChange } from '../changes/changes.js';
 import { findScopedRecord, matching, type Matching } from '../read/list.js';
@@ -81,7 +81,7 @@ function writtenRow(database: Database, selection: Selection, query: Compiled<Ro
     if (!readsRelated(selection)) return withBatches(database, selection, row);
     if (readInOneStatement(database, selection)) return withBatches(database, selection, assembleRow(row, selection));
     // Read apart, the record may be gone already (deleted by another request): then it is shown as written.
-    return findRecord(database, selection, row[keyOf(selection)] as RecordId).then((found) => found ?? withBatches(database, selection, assembleRow(row, selection)));
+    return findRecord(database, selection, row[recordKeyOf(selection)] as RecordId).then((found) => found ?? withBatches(database, selection, assembleRow(row, selection)));
   });
 }
 
@@ -216,7 +216,7 @@ export const lockRecord = (database: Database, selection: Selection, id: RecordI
 const updateQuery = (model: Model, selection: Selection, columns: readonly string[], versioned: boolean): Compiled<Row> =>
   writeQuery(selection, `update ${columns.join(',')}${versioned ? ' versioned' : ''}`, columns.length + (versioned ? 2 : 1), (database, placeholders) => {
     const [id, version] = placeholders.slice(columns.length);
-    const write = storeDatabase(database).db.updateTable(model.table).set(bound(columns, placeholders)).where(keyOf(selection), '=', id);
+    const write = storeDatabase(database).db.updateTable(model.table).set(bound(columns, placeholders)).where(recordKeyOf(selection), '=', id);
     return (versioned ? write.where(storeDatabase(database).capabilities.rowVersion!(model.table), '=', version as unknown as string) : write) as unknown as Returnable;
   });
 
@@ -300,7 +300,7 @@ export async function deleteMatching(database: Database, source: ListSource, que
  * RecordProtected naming the tables that still refer to it.
  */
 export const deleteRow = async (database: Database, selection: Selection, id: RecordId): Promise<boolean> =>
-  (await deleting(database, selection.table, (eb) => eb(keyOf(selection), '=', id))) > 0;
+  (await deleting(database, selection.table, (eb) => eb(recordKeyOf(selection), '=', id))) > 0;
 
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);

@@ -80,7 +80,7 @@ interface Subscriber {
   timer?: NodeJS.Timeout;
 }
 
-const keyOf = (id: unknown): string => String(id);
+const idKey = (id: unknown): string => String(id);
 
 /** Ids read per statement: a bulk write's change may name more than a statement may bind. */
 const READ_BATCH = 500;
@@ -145,8 +145,8 @@ export class LiveHub {
 
   /** These users' credentials or rights changed: their streams are checked again before any later change reaches them. */
   credentialsChanged(userIds: readonly RecordId[]): void {
-    const users = new Set(userIds.map(keyOf));
-    const theirs = [...this.open.values()].filter(({ subscription }) => subscription.userId !== undefined && users.has(keyOf(subscription.userId)));
+    const users = new Set(userIds.map(idKey));
+    const theirs = [...this.open.values()].filter(({ subscription }) => subscription.userId !== undefined && users.has(idKey(subscription.userId)));
     if (theirs.length > 0) this.enqueue(() => this.recheckAll(theirs));
   }
 
@@ -187,7 +187,7 @@ export class LiveHub {
     const { track } = subscriber.subscription;
     try {
       const ids = await subscriber.subscription.visibleIds(track);
-      subscriber.known = ids.length > track ? null : new Set(ids.map(keyOf));
+      subscriber.known = ids.length > track ? null : new Set(ids.map(idKey));
     } catch (error) {
       this.dropAfter(error, [subscriber]);
       return;
@@ -218,10 +218,10 @@ export class LiveHub {
       this.dropAfter(error, members);
       return;
     }
-    const byId = new Map(rows.map((row) => [keyOf(row.id), row]));
+    const byId = new Map(rows.map((row) => [idKey(row.id), row]));
     for (const subscriber of members) {
       let unsure = false;
-      for (const entry of entries) unsure = this.decide(subscriber, entry, byId.get(keyOf(entry.id)), replayed) || unsure;
+      for (const entry of entries) unsure = this.decide(subscriber, entry, byId.get(idKey(entry.id)), replayed) || unsure;
       if (unsure && replayed) subscriber.stream.send('reset', undefined, '{}');
     }
   }
@@ -229,7 +229,7 @@ export class LiveHub {
   /** Tells the subscriber of one record's change; true when it may have seen a record it can no longer see, and cannot be told which. */
   private decide(subscriber: Subscriber, entry: ChangeEntry, row: Row | undefined, replayed: boolean): boolean {
     const { stream, subscription } = subscriber;
-    const key = keyOf(entry.id);
+    const key = idKey(entry.id);
     const known = replayed ? null : subscriber.known;
     const id = this.ring.eventId(entry);
     if (row) {

@@ -8,7 +8,7 @@ import { redisUnavailable } from '../../base/redis.js';
 import type { SessionStore, StoredSession } from './session-store.js';
 
 export function redisSessionStore(redis: Redis, prefix: string): SessionStore {
-  const keyOf = (idHash: string): string => `${prefix}session:${idHash}`;
+  const recordKeyOf = (idHash: string): string => `${prefix}session:${idHash}`;
   const reaching = async <T>(command: () => Promise<T>): Promise<T> => {
     try {
       return await command();
@@ -19,13 +19,13 @@ export function redisSessionStore(redis: Redis, prefix: string): SessionStore {
   return {
     save: (idHash, session, lifetime) =>
       reaching(async () => {
-        await redis.set(keyOf(idHash), JSON.stringify(session), 'EX', lifetime);
+        await redis.set(recordKeyOf(idHash), JSON.stringify(session), 'EX', lifetime);
       }),
     load: (idHash) =>
       reaching(async () => {
-        const text = await redis.get(keyOf(idHash));
+        const text = await redis.get(recordKeyOf(idHash));
         return text === null ? undefined : (JSON.parse(text) as StoredSession);
       }),
-    remove: (idHash) => reaching(async () => (await redis.del(keyOf(idHash))) > 0),
+    remove: (idHash) => reaching(async () => (await redis.del(recordKeyOf(idHash))) > 0),
   };
 }

@@ -26,7 +26,7 @@ export interface RequestScope {
 
 const idSelections = new WeakMap<Collection, Selection>();
 
-/** The parent record's id column alone, found by its lookup field: whether it exists within its scope is all a nested request asks. */
+/** The parent record's id column alone, found by its record key: whether it exists within its scope is all a nested request asks. */
 function idSelection(parent: Collection): Selection {
   let selection = idSelections.get(parent);
   if (!selection) idSelections.set(parent, (selection = parent.recordKey.selection({ table: parent.serializer.model.table, columns: ['id'], joins: [] })));
@@ -34,7 +34,7 @@ function idSelection(parent: Collection): Selection {
 }
 
 /**
- * The parent record named by the path segment (its lookup field's value: its id unless the parent
+ * The parent record named by the path segment (its record key's value: its id unless the parent
  * names another), within the parent collection's scope for this request: its id, else 404. A
  * segment no record can have is answered as the parent's detail path answers it (400 for a
  * malformed integer id, keyed by the parameter).
