@@ -43,10 +43,12 @@ interface Thread {
 /**
  * The readers for the database file at `path`, or undefined where reads stay on the event loop:
  * in memory, or run from the TypeScript sources (tests in process), where a thread has no
- * compiled script to start.
+ * compiled script to start. Compiled, a missing script is an error: reads left on the event loop
+ * would answer, slowly and blocking every other request, with nothing said.
  */
 export function sqliteReaders(path: string): SqliteReaders | undefined {
-  if (path === ':memory:' || path === '' || !existsSync(fileURLToPath(READER))) return undefined;
+  if (path === ':memory:' || path === '' || !import.meta.url.endsWith('.js')) return undefined;
+  if (!existsSync(fileURLToPath(READER))) throw new Error(`The SQLite reader threads' script is missing: ${fileURLToPath(READER)}`);
   const threads = new Set<Thread>();
   const idle: Thread[] = [];
   const queue: Waiting[] = [];
