@@ -189,6 +189,11 @@ async function linked<T extends Row | undefined>(
   });
 }
 
+/** `statement` of the values, through `linked` where they set a many-to-many or a slug; not async otherwise (no frame on a plain write). */
+function withLinks<T extends Row | undefined>(database: Database, write: Target, values: Row, statement: (database: Database, own: Row) => Promise<T>): Promise<T> {
+  return setsRelation(write.serializer, values) ? linked(database, write, values, statement) : statement(database, values);
+}
+
 /** Each record's errors under `<index>.<field>`. */
 export function atIndex(index: number, details: ErrorDetails | undefined): ErrorDetails {
   return Object.fromEntries(Object.entries(details ?? {}).map(([field, messages]) => [`${index}.${field}`, messages]));
@@ -223,9 +228,7 @@ async function created(database: Database, write: CreateWrite): Promise<Row[]> {
     const own = values[index]!;
     try {
       stored.push(
-        await (setsRelation(serializer, own)
-          ? linked(database, write, own, (database, own) => insertRow(database, serializer.model, selection, own))
-          : insertRow(database, serializer.model, selection, own)),
+        await withLinks(database, write, own, (database, own) => insertRow(database, serializer.model, selection, own)),
       );
     } catch (error) {
       throw many && error instanceof RecordRefused ? new RecordRefused(error.details, index, error.clashing) : error;
@@ -245,9 +248,7 @@ async function created(database: Database, write: CreateWrite): Promise<Row[]> {
 export async function updateRecord(database: Database, write: UpdateWrite): Promise<Row | undefined> {
   const { request, serializer, selection, id, values } = write;
   if (!request) {
-    return setsRelation(serializer, values)
-      ? linked(database, write, values, (database, own) => updateRow(database, serializer.model, selection, id, own))
-      : updateRow(database, serializer.model, selection, id, values);
+    return withLinks(database, write, values, (database, own) => updateRow(database, serializer.model, selection, id, own));
   }
   const { hooks, within } = request;
   // Whether the update may move the record out of the scope (a before-hook may set any field): then it is read again within it before it commits.
@@ -278,9 +279,7 @@ async function updated(database: Database, write: UpdateWrite, request: UpdateRe
     if (isPending(checked)) await checked;
     if (storesBefore(rules, values)) alongside = (row, database) => rules.beforeStore({ ...update, database: unscoped(database) }, row);
   }
-  const written = await (setsRelation(serializer, values)
-    ? linked(database, write, values, (database, own) => guarded(database, write, request, own, alongside))
-    : guarded(database, write, request, values, alongside));
+  const written = await withLinks(database, write, values, (database, own) => guarded(database, write, request, own, alongside));
   const row = written && checksScope && mayLeave(within!.scope, values) ? (await inScope(database, within!, [written], MOVED_OUT))[0] : written;
   if (!row) return undefined;
   fromTable(model, row);
