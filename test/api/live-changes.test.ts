@@ -97,6 +97,23 @@ describe('live changes', () => {
     closeAll();
   });
 
+  it('gives two streams of one user with different ?fields= or ?omit= each its own projection', async () => {
+    const opened: EventStreamClient[] = [];
+    // Each opened once the one before it hears, so each hears every later ready record.
+    for (const query of ['?fields=id', '?fields=id,text,status', '?omit=body,owner_id']) {
+      const stream = await subscribe(alice, query);
+      const { id } = await create(alice, { text: 'ready' });
+      for (const earlier of [...opened, stream]) expect((await earlier.next()).data.id).toBe(id);
+      opened.push(stream);
+    }
+    const [narrow, wide, omitting] = opened as [EventStreamClient, EventStreamClient, EventStreamClient];
+    const { id } = await create(alice, { text: 'projected', status: 'new' });
+    expect((await narrow.next()).data).toEqual({ id });
+    expect((await wide.next()).data).toEqual({ id, text: 'projected', status: 'new' });
+    expect((await omitting.next()).data).toEqual({ id, text: 'projected', status: 'new' });
+    closeAll();
+  });
+
   it('sends updates and deletes from every built-in write, a record leaving the scope as a delete and entering it as a create', async () => {
     const aliceStream = await subscribe(alice);
     const bobStream = await subscribe(bob);

@@ -44,9 +44,10 @@ let unshared = 0;
  */
 function groupKey(parts: Readonly<Record<string, unknown>>): string {
   let opaque = false;
-  const text = JSON.stringify(parts, (name, value: unknown) => {
-    // A scope's fields are the table's declarations, the same for everyone.
-    if (name === 'fields' || name === 'across') return undefined;
+  const text = JSON.stringify(parts, function (this: object, name, value: unknown) {
+    // A RecordScope's (a reference's `within`) fields are the table's declarations, the same for
+    // everyone; the request's own `fields`, its projection, tells subscribers apart.
+    if ((name === 'fields' || name === 'across') && 'conditions' in this) return undefined;
     if (typeof value === 'function') opaque = true;
     return typeof value === 'bigint' ? `${value}n` : value;
   });
