@@ -30,7 +30,7 @@ import type { ScopePlan } from './stages/scope/plan.js';
 import type { Throttle } from './stages/throttling.js';
 import { requestCredentials, type CredentialSetup } from './toolkit/credential-store.js';
 import { determineVersion, withoutVersion, type Versioning } from './stages/versioning.js';
-import { withVersionParameter } from './render/record-links.js';
+import { linkQueryOf, withLinkQuery } from './render/record-links.js';
 import { isPending } from '../core/maybe-promise.js';
 import type { LiveHub } from './actions/live/hub.js';
 
@@ -126,6 +126,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   // Pending only for a nested collection, whose parent is read, or a scope that answers later.
   const pending = requestScope(runtime.scopePlan, collection, request, reader, context);
   const { scope, fromPath } = isPending(pending) ? await pending : pending;
+  const linkQuery = linkQueryOf(runtime.versioning?.scheme === 'query' ? runtime.versioning.param : undefined, version);
   const actionRequest: ActionRequest = {
     request,
     reply,
@@ -142,7 +143,8 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
     scope,
     fromPath,
     credentials: requestCredentials(runtime.credentials, request, reply, unscoped(reader.database)),
-    links: runtime.links && version !== undefined && runtime.versioning?.scheme === 'query' ? withVersionParameter(runtime.links, runtime.versioning.param, version) : runtime.links,
+    links: runtime.links && linkQuery ? withLinkQuery(runtime.links, linkQuery) : runtime.links,
+    linkQuery,
     wholeLists: rendererFor(mediaType, collection)?.lists === 'all',
   };
   let result: ActionResult;

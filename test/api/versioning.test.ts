@@ -21,6 +21,18 @@ const Note = model('versioned_notes', {
 /** Version 1 shows no summary; version 2 (and any other) all the fields. */
 const notes = serializer(Note, { fields: ['id', 'url', 'title', 'summary'], computed: { url: computed.url() }, versions: { '1': ['id', 'url', 'title'] } });
 
+const Reply = model('versioned_replies', {
+  id: fields.id(),
+  text: fields.string({ maxLength: 100 }),
+  note_id: fields.foreignKey('versioned_notes'),
+});
+
+/** A reply shows its note nested, whose own serializer shows version 1 no summary. */
+const replies = serializer(Reply, {
+  fields: ['id', 'text', 'note_id', 'note'],
+  nested: { note: { source: 'note_id', serializer: serializer(Note, { name: 'ReplyNote', fields: ['id', 'title', 'summary'], versions: { '1': ['id', 'title'] } }) } },
+});
+
 /** What the permission, the hook and the custom action saw of the request's version. */
 const seen: string[] = [];
 const noting: Permission = {
@@ -48,6 +60,7 @@ const app = (versions: VersionsDeclaration) =>
           },
           actions: { version: { detail: false, method: 'GET', handler: ({ version }) => ({ version }) } },
         }),
+        collection('replies', { serializer: replies, permissions: [noting] }),
       ],
     }),
   );
@@ -83,6 +96,23 @@ describe('the path scheme (DRF URLPathVersioning)', () => {
     expect(page.json.results[0]).toMatchObject({ title: 'first', summary: 'one' });
     expect(path(page.json.next)).toBe('/api/v2/notes/?page=2');
     expect(path((await api.request('GET', '/api/v2/')).json.notes)).toBe('/api/v2/notes/');
+  });
+
+  it('renders a nested record with its own serializer\'s fields for the version, and documents them so', async () => {
+    const note = (await api.request('POST', '/api/v2/notes/', { body: { title: 'nested', summary: 'inside' } })).json;
+    const created = await api.request('POST', '/api/v1/replies/', { body: { text: 'a reply', note_id: note.id } });
+    expect(created.json.note).toEqual({ id: note.id, title: 'nested' });
+    const url = `/api/v2/replies/${created.json.id}/`;
+    expect((await api.request('GET', url)).json.note).toEqual({ id: note.id, title: 'nested', summary: 'inside' });
+    expect((await api.request('GET', '/api/v1/replies/')).json.results[0].note).toEqual({ id: note.id, title: 'nested' });
+    expect((await api.request('GET', `${url}?fields=note.summary`)).json).toEqual({ note: { summary: 'inside' } });
+    expect((await api.request('GET', `/api/v1/replies/${created.json.id}/?fields=note.summary`)).status).toBe(400);
+    const nestedFields = async (version: string) => {
+      const { components } = (await api.request('GET', `/api/v${version}/schema/`)).json;
+      return Object.keys(components.schemas.ReplyNote.properties);
+    };
+    expect(await nestedFields('1')).toEqual(['id', 'title']);
+    expect(await nestedFields('2')).toEqual(['id', 'title', 'summary']);
   });
 
   it('answers a version it does not have with 404, in the API\'s error shape', async () => {
@@ -162,6 +192,7 @@ describe('the query parameter scheme (DRF QueryParameterVersioning)', () => {
     const created = await api.request('POST', '/api/v1/notes/?v=2', { body: { title: 'first', summary: 'one' } });
     expect(created.json).toMatchObject({ title: 'first', summary: 'one' });
     expect(path(created.json.url)).toBe(`/api/v1/notes/${created.json.id}/?v=2`);
+    expect(created.headers.location).toBe(created.json.url);
     expect(seen).toEqual(['permission 2', 'hook 2']);
     await api.request('POST', '/api/v1/notes/?v=1', { body: { title: 'second' } });
     const page = await api.request('GET', '/api/v1/notes/?v=1');
@@ -191,6 +222,8 @@ describe('declaring versions', () => {
   it('refuses at start-up what cannot hold', () => {
     expect(declared(undefined)).toThrow('a serializer\'s versions name "1", which is not among the app\'s versions');
     expect(declared({ scheme: 'query', allowed: ['2'] })).toThrow('not among the app\'s versions');
+    const nestedOnly = () => defineApp({ versions: { scheme: 'query', allowed: ['2'] }, collections: [collection('replies', { serializer: replies })] });
+    expect(nestedOnly).toThrow('replies: a serializer\'s versions name "1", which is not among the app\'s versions');
     expect(declared({ scheme: 'query', allowed: [] })).toThrow('name at least one allowed version');
     expect(declared({ scheme: 'query', allowed: ['1', '2'], default: '3' })).toThrow('the default "3" is not among the allowed versions');
     expect(declared({ scheme: 'query', allowed: ['1', '2/'] })).toThrow('"2/" is not a version');

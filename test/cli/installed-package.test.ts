@@ -196,7 +196,7 @@ describe('restfold installed from its tarball into a new folder', () => {
     expect(await listed.json()).toEqual({ count: 1, next: null, previous: null, results: [note] });
   }, 120_000);
 
-  it('stops the server when the `npx restfold serve` process is killed, as `kill PID` does', async () => {
+  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)('stops the server when the `npx restfold serve` process is sent %s, as `kill PID` sends TERM', async (signal) => {
     const env = { DATABASE_URL: DATABASE_URL(), SECRET_KEY: 'outside-the-checkout-secret-0123456789' };
     const { url, npx, lines, stop } = await serve(app, env);
     onTestFinished(stop);
@@ -204,7 +204,7 @@ describe('restfold installed from its tarball into a new folder', () => {
 
     // npx runs the server under `sh -c`: the signal reaches npm and the shell, not the server.
     const exited = new Promise((resolve) => npx.once('exit', resolve));
-    process.kill(npx.pid!, 'SIGTERM');
+    process.kill(npx.pid!, signal);
     await exited;
     expect(await closes(`${url}/healthz`)).toBe(true);
     expect(lines.some((line) => line.includes('"msg":"shutting down"'))).toBe(true);

@@ -55,7 +55,7 @@ export async function create(action: ActionRequest): Promise<ActionResult> {
   const body = serializer.render(row, action);
   // A 200 names no new resource (RFC 9110 gives Location a meaning in a 201 or a redirect only).
   if (collection.createStatus === 200) return written(200, body, strongEtag);
-  const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${collection.recordKey.segment(row)}${pathEnd(request)}`;
+  const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${collection.recordKey.segment(row)}${pathEnd(request)}${action.linkQuery ?? ''}`;
   return written(201, body, strongEtag, absoluteLink(request, path));
 }
 

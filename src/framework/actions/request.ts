@@ -46,6 +46,8 @@ export interface ActionRequest {
   readonly credentials: RequestCredentials;
   /** The records' own URLs (`computed.url()`), as the request's router and version spell them. */
   readonly links?: RecordLinks;
+  /** The query string the request's links and a created record's Location carry (render/record-links.ts, linkQueryOf): '' but under the query versioning scheme. */
+  readonly linkQuery?: string;
   /** The API version the request asked for (the app's `versions`, DRF's `request.version`); undefined when it declares none. */
   readonly version?: string;
   /**

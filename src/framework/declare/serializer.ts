@@ -200,7 +200,7 @@ export class Serializer {
   private readonly renderers: readonly (readonly [string, (row: Row, context: RenderContext) => unknown])[];
   /** Whether a shown aggregate depends on the requesting user (the selection is then made per request). */
   readonly perUser: boolean;
-  /** The versions `versions` names: each shows fewer fields. */
+  /** The versions its `versions` or a nested record's serializer's name: each shows fewer fields. */
   readonly versions: readonly string[];
   /** Each of those versions' serializer, made once. */
   private readonly atVersions = new Map<string, Serializer>();
@@ -315,20 +315,29 @@ export class Serializer {
     const unrestrictable = [...this.writableBy.keys()].filter((name) => !this.writable.includes(name) && !this.relationInputs.includes(name));
     if (unrestrictable.length > 0) throw new Error(`${model.table}: writableBy ${unrestrictable.join(', ')} must be writable fields of \`fields\`.`);
     this.renderers = this.fields.filter((name) => !this.writeOnly.has(name)).map((name) => [shownOf(name), this.rendererOf(name)] as const);
-    this.versions = Object.keys(options.versions ?? {});
+    this.versions = [...new Set([...Object.keys(options.versions ?? {}), ...Object.values(this.nested).flatMap(({ serializer }) => serializer.versions)])];
     for (const [version, names] of Object.entries(options.versions ?? {})) {
       const unknown = names.filter((name) => !this.fields.includes(name));
       if (unknown.length > 0) throw new Error(`${model.table}: version "${version}" shows ${unknown.join(', ')}, which are not among its fields.`);
     }
   }
 
-  /** The serializer of an API version: the same one, unless `versions` gives that version fewer fields. */
+  /**
+   * The serializer of an API version: the same one, unless `versions` gives that version fewer
+   * fields, or a nested record's serializer does (a nested record renders as its own would).
+   */
   forVersion(version: string | undefined): Serializer {
-    const names = version === undefined ? undefined : this.options.versions?.[version];
-    if (!names) return this;
-    let own = this.atVersions.get(version!);
-    if (!own) this.atVersions.set(version!, (own = this.narrow(names, [])));
+    if (version === undefined || !this.versions.includes(version)) return this;
+    let own = this.atVersions.get(version);
+    if (!own) this.atVersions.set(version, (own = this.atVersion(version)));
     return own;
+  }
+
+  private atVersion(version: string): Serializer {
+    const names = this.options.versions?.[version];
+    const narrowed = names ? this.narrow(names, []) : this;
+    const nested = Object.fromEntries(Object.entries(narrowed.nested).map(([name, field]) => [name, { ...field, serializer: field.serializer.forVersion(version) }]));
+    return new Serializer(this.model, { ...narrowed.options, nested, versions: undefined });
   }
 
   /** The name clients see the field under (its own, unless renamed). */

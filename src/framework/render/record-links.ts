@@ -43,12 +43,17 @@ export function recordLinks(collection: Collection, routed: readonly Collection[
 }
 
 /**
- * The links with the request's version in their query string (the query scheme's, as DRF's
- * QueryParameterVersioning.reverse adds it), so a client following one stays on its version.
+ * The query string a request's links carry: under the query scheme its version (as DRF's
+ * QueryParameterVersioning.reverse adds it), so a client following a record's URL or a created
+ * record's Location stays on its version; else none.
  */
-export const withVersionParameter = (links: RecordLinks, param: string, version: string): RecordLinks => ({
+export const linkQueryOf = (param: string | undefined, version: string | undefined): string =>
+  param === undefined || version === undefined ? '' : `?${new URLSearchParams({ [param]: version }).toString()}`;
+
+/** The links with `query` (linkQueryOf's) after each URL. */
+export const withLinkQuery = (links: RecordLinks, query: string): RecordLinks => ({
   recordUrl(request, table, row) {
     const url = links.recordUrl(request, table, row);
-    return url === null ? null : `${url}?${new URLSearchParams({ [param]: version }).toString()}`;
+    return url === null ? null : `${url}${query}`;
   },
 });
