@@ -11,6 +11,7 @@ import { mountedRouters } from '../../src/framework/routing/routers.js';
 import { versioningOf } from '../../src/framework/stages/versioning.js';
 import { startApi, type TestApi } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
+import { lintProblems } from '../support/openapi-lint.js';
 
 const Note = model('versioned_notes', {
   id: fields.id(),
@@ -140,6 +141,7 @@ describe('the path scheme (DRF URLPathVersioning)', () => {
     expect(under(v2)).toEqual(under(v1).map((url) => url.replace('/api/v1/', '/api/v2/')));
     expect(documentedFields(v1)).not.toContain('summary');
     expect(documentedFields(v2)).toContain('summary');
+    for (const document of [v1, v2]) expect(await lintProblems(document)).toEqual([]);
     const initializer = await api.request('GET', '/api/docs/static/swagger-initializer.js');
     expect(initializer.body).toContain('"2":{"url":"/api/v2/schema/"}');
   });
@@ -177,6 +179,7 @@ describe('the Accept header scheme (DRF AcceptHeaderVersioning)', () => {
     const v2 = (await api.request('GET', '/api/v1/schema/', accept('2'))).json;
     expect(v2.info.version).toBe('2');
     expect(documentedFields(v2)).toContain('summary');
+    expect(await lintProblems(v2)).toEqual([]);
   });
 });
 
@@ -211,7 +214,12 @@ describe('the query parameter scheme (DRF QueryParameterVersioning)', () => {
 
   it('answers the schema path with the version\'s document', async () => {
     expect(documentedFields((await api.request('GET', '/api/v1/schema/?v=1')).json)).not.toContain('summary');
-    expect(documentedFields((await api.request('GET', '/api/v1/schema/?v=2')).json)).toContain('summary');
+    const v2 = (await api.request('GET', '/api/v1/schema/?v=2')).json;
+    expect(documentedFields(v2)).toContain('summary');
+    expect(await lintProblems(v2)).toEqual([]);
+    // The docs UI (/api/docs/?version=2) loads a version's document, "Try it out" naming it.
+    expect((await api.request('GET', '/api/docs/')).status).toBe(200);
+    expect((await api.request('GET', '/api/docs/static/swagger-initializer.js')).body).toContain('"2":{"query":"v=2"}');
   });
 });
 
