@@ -12,7 +12,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collection, defineApp, fields, serializer } from '../../src/framework/index.js';
+import { collection, csvRenderer, defineApp, fields, serializer } from '../../src/framework/index.js';
 import { PASSWORD, startApi, type Reply, type TestApi, type TestUser } from '../support/api.js';
 import { setCookieLine } from '../support/auth-session-suite.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
@@ -489,6 +489,36 @@ describe('an enveloped collection’s creates, answered as the document says', (
       expect(checked.unseen((path) => path === list || path === bulk).filter((operation) => operation.startsWith('post'))).toEqual([]);
     } finally {
       await enveloped.close();
+    }
+  });
+});
+
+describe('a collection answering CSV too, answered as the document says', () => {
+  it('lists and shows records as CSV (Accept or ?format=, with ?fields=), its errors as JSON', async () => {
+    const served = await startApi(
+      {},
+      withGeneratedMigrations(
+        defineApp({
+          collections: [collection('notes', { serializer: serializer(Note, { fields: ['id', 'text', 'owner_id'], readOnly: ['owner_id'] }), renderers: [csvRenderer] })],
+        }),
+      ),
+    );
+    try {
+      const checked = new Proxy(served, (await served.request('GET', '/api/v1/schema/')).json);
+      expect(await lintProblems(checked.document)).toEqual([]);
+      const user = await served.user('writer');
+      const [list, detail] = ['/api/v1/notes/', '/api/v1/notes/{id}/'];
+      const csv = { accept: 'text/csv' };
+      for (const text of ['one', 'two, "quoted"']) await checked.call('post', list, list, { user, body: { text } });
+      expect((await checked.call('get', list, list, { user, headers: csv })).body.split('\r\n')[0]).toBe('id,text,owner_id');
+      expect((await checked.call('get', list, `${list}?format=csv&fields=id,text&ordering=-id`, { user })).body).toBe('id,text\r\n2,"two, ""quoted"""\r\n1,one\r\n');
+      await checked.call('get', list, `${list}?format=csv&fields=nope`, { user });
+      await checked.call('get', list, `${list}?format=csv`);
+      await checked.call('get', detail, '/api/v1/notes/1/', { user, headers: csv });
+      await checked.call('get', detail, '/api/v1/notes/999/', { user, headers: csv });
+      expect(checked.unseen((path) => path === list || path === detail).filter((operation) => operation.startsWith('get'))).toEqual([]);
+    } finally {
+      await served.close();
     }
   });
 });

@@ -198,6 +198,23 @@ function writableBy(serializer: Serializer, name: string, schema: JsonSchema): J
   return { ...schema, description: schema.description ? `${String(schema.description)} ${said}` : said, 'x-restfold-writable-by': permission.description };
 }
 
+/** `?format=`: JSON, or one of the collection's own renderers' (`renderers`). */
+function formatParameter(collection: Collection): JsonSchema {
+  const own = collection.renderers.map(({ format }) => format);
+  return { type: 'string', enum: ['json', ...own], description: own.length === 0 ? 'Force JSON (e.g. in a browser).' : `Force JSON, or ${own.join(', ')}.` };
+}
+
+/**
+ * A 200 as JSON and in each of the collection's own renderers' media types, as their text (a
+ * validating proxy checks the media type an answer comes in against the response's).
+ */
+function rendered(collection: Collection, response: JsonSchema & { description: string; headers?: Record<string, JsonSchema> }): JsonSchema {
+  if (collection.renderers.length === 0) return response;
+  const { description, headers, ...schema } = response;
+  const own = collection.renderers.map(({ mediaType }) => [mediaType, { schema: { type: 'string' } }]);
+  return { description, ...(headers && { headers }), content: { 'application/json': { schema }, ...Object.fromEntries(own) } };
+}
+
 function listQuerySchema(collection: Collection): JsonSchema {
   const { filters, ordering, fields, maxPageSize, pageSize } = collection.queryRules;
   const properties: Record<string, JsonSchema> = {
@@ -211,7 +228,7 @@ function listQuerySchema(collection: Collection): JsonSchema {
       type: 'string',
       description: `Comma-separated, "-" for descending. Allowed: ${ordering.join(', ') || '(none)'}. Ties by id.`,
     },
-    format: { type: 'string', enum: ['json'], description: 'Force JSON (e.g. in a browser).' },
+    format: formatParameter(collection),
     ...fieldSelectionParameters(collection.serializersFor('list')[0]!),
   };
   if (collection.pagination === 'cursor') {
@@ -394,7 +411,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
         ...base,
         querystring: listQuerySchema(collection),
         headers: requestHeaders({ ...IF_NONE_MATCH, ...(collection.pagination !== 'none' && preferCount(collection.countModes)) }),
-        response: throttled({ 200: { ...page, headers: ETAG }, 304: notModifiedResponse, ...errorResponses(reads) }),
+        response: throttled({ 200: rendered(collection, { ...page, headers: ETAG }), 304: notModifiedResponse, ...errorResponses(reads) }),
       };
     }
     case 'create':
@@ -418,9 +435,9 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
       return {
         ...base,
         params: collection.recordKey.params,
-        querystring: { type: 'object', properties: fieldSelectionParameters(serializer) },
+        querystring: { type: 'object', properties: { ...fieldSelectionParameters(serializer), ...(collection.renderers.length > 0 && { format: formatParameter(collection) }) } },
         headers: requestHeaders(IF_NONE_MATCH),
-        response: throttled({ 200: { description: 'The record', ...readSchema(serializers, scoped), headers: ETAG }, 304: notModifiedResponse, ...errorResponses(reads) }),
+        response: throttled({ 200: rendered(collection, { description: 'The record', ...readSchema(serializers, scoped), headers: ETAG }), 304: notModifiedResponse, ...errorResponses(reads) }),
       };
     case 'update':
     case 'partial_update':
