@@ -16,6 +16,7 @@ import { AdminInputError, createUser, grantPermissions, listPermissions, revokeP
 import { serveWorkers } from './framework/app/cluster.js';
 import { migrateFramework } from './framework/app/definition.js';
 import { writeNewApp } from './scaffold.js';
+import { openUnconnectedDatabase } from './store/connection/database.js';
 import {
   appBaseline,
   appState,
@@ -26,7 +27,6 @@ import {
   loadMigrations,
   migrateFrameworkAndApp,
   openConfiguredDatabase,
-  openDatabase,
   planMigration,
   writeMigration,
   type AppDefinition,
@@ -105,14 +105,14 @@ async function loadApp(file: string | undefined): Promise<LoadedApp> {
 
 /**
  * The app's OpenAPI document, from the app built but not listening. It is
- * built on an empty in-memory database, without Redis and with a throwaway
- * key (nothing gets signed): the document depends on the declarations alone.
+ * built on a database that runs nothing and needs no driver (not even the
+ * optional SQLite one), without Redis and with a throwaway key (nothing gets
+ * signed): the document depends on the declarations alone.
  * Log lines go to standard error so standard output is the JSON only.
  */
 async function openApiDocument(app: AppDefinition, config: Config): Promise<unknown> {
-  const databaseUrl = 'sqlite::memory:';
-  const database = openDatabase(databaseUrl);
-  const buildConfig = { ...config, databaseUrl, redisUrl: undefined, secretKey: randomBytes(32).toString('base64url') };
+  const database = openUnconnectedDatabase();
+  const buildConfig = { ...config, redisUrl: undefined, secretKey: randomBytes(32).toString('base64url') };
   const server = await buildApp(app, { database, config: buildConfig, logStream: process.stderr });
   try {
     await server.ready();

@@ -78,6 +78,20 @@ async function closes(url: string): Promise<boolean> {
   return refused();
 }
 
+/** Whether no process is left in the process group `group`, waiting up to 15 s for its last ones to exit. */
+async function groupEnds(group: number): Promise<boolean> {
+  const gone = () => {
+    try {
+      process.kill(-group, 0);
+      return false;
+    } catch {
+      return true;
+    }
+  };
+  for (let attempt = 0; attempt < 150 && !gone(); attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
+  return gone();
+}
+
 /** The checkout's better-sqlite3 binary as the release archive prebuild-install would download. */
 function localPrebuild(): string {
   const prebuilds = join(folder, 'prebuilds');
@@ -196,7 +210,12 @@ describe('restfold installed from its tarball into a new folder', () => {
     expect(await listed.json()).toEqual({ count: 1, next: null, previous: null, results: [note] });
   }, 120_000);
 
-  it.each(['SIGTERM', 'SIGINT', 'SIGHUP'] as const)('stops the server when the `npx restfold serve` process is sent %s, as `kill PID` sends TERM', async (signal) => {
+  // `kill PID` sends TERM and a closed terminal HUP to npx alone; Ctrl-C sends INT to the terminal's whole process group.
+  it.each([
+    ['SIGTERM', 'npx'],
+    ['SIGHUP', 'npx'],
+    ['SIGINT', 'its process group'],
+  ] as const)('stops the server when %s is sent to %s of `npx restfold serve`, leaving no process behind', async (signal, to) => {
     const env = { DATABASE_URL: DATABASE_URL(), SECRET_KEY: 'outside-the-checkout-secret-0123456789' };
     const { url, npx, lines, stop } = await serve(app, env);
     onTestFinished(stop);
@@ -204,9 +223,11 @@ describe('restfold installed from its tarball into a new folder', () => {
 
     // npx runs the server under `sh -c`: the signal reaches npm and the shell, not the server.
     const exited = new Promise((resolve) => npx.once('exit', resolve));
-    process.kill(npx.pid!, signal);
+    process.kill(to === 'npx' ? npx.pid! : -npx.pid!, signal);
     await exited;
     expect(await closes(`${url}/healthz`)).toBe(true);
+    // npx's shell and the server are gone too: nothing is left in the group, re-parented.
+    expect(await groupEnds(npx.pid!)).toBe(true);
     expect(lines.some((line) => line.includes('"msg":"shutting down"'))).toBe(true);
   }, 120_000);
 });
@@ -292,7 +313,16 @@ describe('restfold installed with --omit=optional: an app on PostgreSQL alone, w
       expect(migrate.stderr).toContain('needs the driver better-sqlite3, an optional dependency of restfold that is not installed');
       expect(migrate.stderr).toContain('run "npm install better-sqlite3", or set DATABASE_URL to a postgres:// URL');
     }
-  });
+  }, 120_000);
+
+  it('prints the OpenAPI document with `restfold schema` and checks migrations, which open no database, with DATABASE_URL unset or PostgreSQL\'s', () => {
+    for (const DATABASE_URL of ['', 'postgres://nobody@127.0.0.1:1/nothing']) {
+      const env = { DATABASE_URL };
+      const document = JSON.parse(run('npx', ['restfold', 'schema', '--app', 'app.ts'], env, here).stdout);
+      expect(Object.keys(document.paths)).toContain('/api/v1/notes/');
+      expect(run('npx', ['restfold', 'makemigrations', '--check', '--app', 'app.ts'], env, here).stdout).toContain('No changes.');
+    }
+  }, 120_000);
 
   it.runIf(process.env.TEST_DATABASE_URL)('migrates and serves the app on PostgreSQL', async () => {
     await onPostgres((client) => client.query(`CREATE SCHEMA ${schema}`));

@@ -3,6 +3,7 @@
  * or SIGINT (or, under npm, when the process npm started for it is gone) stop accepting, finish what is in
  * flight, close the pool, exit 0.
  */
+import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
 import type { FastifyInstance } from 'fastify';
 import { openDatabase, type Database, type DatabaseOptions } from '../../store/connection/database.js';
@@ -88,6 +89,28 @@ export async function serve(definition: AppDefinition, config: Config): Promise<
 /** How often a server looks for its parent process. */
 const PARENT_CHECK_MS = 1000;
 
+/** The shells a package manager runs a command in (`sh -c`). */
+const SHELLS = new Set(['sh', 'dash', 'bash', 'zsh', 'ash']);
+
+/** A process's name, where the system tells it (Linux's /proc). */
+function processName(pid: number): string | undefined {
+  try {
+    return readFileSync(`/proc/${pid}/comm`, 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+}
+
+/** A process's parent's id, where the system tells it (Linux's /proc; the name in stat's parentheses may hold any character). */
+function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Calls `stop` once the process is told to stop: SIGTERM, SIGINT, or, under a package manager, its
  * parent process gone. `npx restfold serve` (and an npm script without `exec`) runs the server
@@ -95,15 +118,18 @@ const PARENT_CHECK_MS = 1000;
  * and the server, re-parented, would serve on with nobody to stop it. Node cannot ask the kernel
  * for a signal when the parent dies, so the parent's id is checked instead. Only under a package
  * manager (npm, npx, yarn and pnpm set npm_execpath), whose child lives as long as npm waits for
- * it: a server started in the background by a script that then exits keeps serving. SIGHUP keeps
- * Node's default (the process ends), so that `nohup`, which has it ignored, still works.
+ * it: a server started in the background by a script that then exits keeps serving. A SIGHUP to
+ * npm ends npm alone, its shell living on as the server's parent: where the parent is that shell,
+ * its own parent is watched too (on Linux, which tells a process's parent). SIGHUP to the server
+ * keeps Node's default (the process ends), so that `nohup`, which has it ignored, still works.
  */
 export function onStopRequest(stop: (reason: string) => void): void {
   for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop(signal));
   if (process.env.npm_execpath === undefined) return;
   const parent = process.ppid;
+  const shellParent = SHELLS.has(processName(parent) ?? '') ? parentOf(parent) : undefined;
   const watch = setInterval(() => {
-    if (process.ppid === parent) return;
+    if (process.ppid === parent && (shellParent === undefined || parentOf(parent) === shellParent)) return;
     clearInterval(watch);
     stop('parent process exited');
   }, PARENT_CHECK_MS);

@@ -6,7 +6,7 @@ import { hash, randomBytes } from 'node:crypto';
 import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type SQLite from 'better-sqlite3';
-import { CompiledQuery, Kysely, PostgresDialect, SqliteDialect, sql, type DatabaseConnection, type SqliteDialectConfig, type Driver, type QueryResult, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
+import { CompiledQuery, DummyDriver, Kysely, PostgresDialect, SqliteAdapter, SqliteDialect, SqliteIntrospector, SqliteQueryCompiler, sql, type DatabaseConnection, type SqliteDialectConfig, type Driver, type QueryResult, type Expression, type RawBuilder, type SqlBool, type SqliteDatabase, type PostgresPool, type PostgresPoolClient } from 'kysely';
 import pg from 'pg';
 import { cached } from '../../core/cache.js';
 import type { TableScopes } from '../../core/list-query.js';
@@ -160,6 +160,51 @@ const foreignKeyFailed = (error: unknown): [] | undefined =>
     ? []
     : undefined;
 
+/** SQLite's SQL pieces and readings of errors, which need no connection: openSqlite's and openUnconnectedDatabase's. */
+const sqliteAnswers = {
+  dialect: 'sqlite',
+  capabilities: sqliteCapabilities,
+  like: (column, pattern, insensitive) =>
+    insensitive ? sql<SqlBool>`like_ci(${pattern}, ${column})` : sql<SqlBool>`like_cs(${pattern}, ${column})`,
+  // Timestamps are stored as Date#toISOString text, which starts with the UTC day.
+  utcDay: (column) => sql`substr(${column}, 1, 10)`,
+  // json_each gives an array's members integer keys and a scalar a NULL one: neither equals text.
+  jsonHasKey: (column, key) => sql<SqlBool>`exists (select 1 from json_each(${column}) as member where member.key = ${key})`,
+  jsonHasElement: (column, element) =>
+    sql<SqlBool>`(json_type(${column}) = 'array' and exists (select 1 from json_each(${column}) as member where member.type = 'text' and member.value = ${element}))`,
+  uniqueViolation(error) {
+    const match = /UNIQUE constraint failed: (.+)$/.exec(error instanceof Error ? error.message : '');
+    return match?.[1]?.split(', ').map((column) => column.split('.').pop()!);
+  },
+  violatedConstraint: (error) => /^CHECK constraint failed: (\w+)$/.exec(error instanceof Error ? error.message : '')?.[1],
+  poolStats: () => undefined,
+} satisfies Partial<StoreDatabase>;
+
+/**
+ * A database that needs no driver and runs no statement (`run` refuses; Kysely's DummyDriver
+ * answers with no rows): what `restfold schema` builds an app on, its OpenAPI document depending
+ * on the declarations alone, so an install without the optional SQLite driver prints it too.
+ */
+export function openUnconnectedDatabase(): StoreDatabase {
+  const db = new Kysely<Tables>({
+    dialect: {
+      createAdapter: () => new SqliteAdapter(),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (kysely) => new SqliteIntrospector(kysely),
+      createQueryCompiler: () => new SqliteQueryCompiler(),
+    },
+  });
+  return {
+    ...sqliteAnswers,
+    db,
+    run: () => Promise.reject(new Error('This database runs no statement: it stands in while an app is built for its document.')),
+    missingReference: () => undefined,
+    stillReferenced: () => undefined,
+    isUnavailable: () => false,
+    close: () => db.destroy(),
+  };
+}
+
 function openSqlite(path: string): StoreDatabase {
   if (path !== ':memory:') createOwnerOnly(path);
   const Sqlite = sqliteDriver();
@@ -174,9 +219,8 @@ function openSqlite(path: string): StoreDatabase {
   const config = { database: statements };
   const db = new Kysely<Tables>({ dialect: readers ? new SqliteDialectWithReaders(config, readers, connection, statements) : new ImmediateSqliteDialect(config) });
   return {
+    ...sqliteAnswers,
     db,
-    dialect: 'sqlite',
-    capabilities: sqliteCapabilities,
     async run(text, parameters, options) {
       // One connection: while a transaction holds it, Kysely's queue is the way in (which sends reads to the readers).
       if (connection.inTransaction) return (await db.executeQuery<Row>(CompiledQuery.raw(text, [...parameters]))).rows;
@@ -186,20 +230,6 @@ function openSqlite(path: string): StoreDatabase {
       statement.run(parameters);
       return [];
     },
-    like: (column, pattern, insensitive) =>
-      insensitive ? sql<SqlBool>`like_ci(${pattern}, ${column})` : sql<SqlBool>`like_cs(${pattern}, ${column})`,
-    // Timestamps are stored as Date#toISOString text, which starts with the UTC day.
-    utcDay: (column) => sql`substr(${column}, 1, 10)`,
-    // json_each gives an array's members integer keys and a scalar a NULL one: neither equals text.
-    jsonHasKey: (column, key) => sql<SqlBool>`exists (select 1 from json_each(${column}) as member where member.key = ${key})`,
-    jsonHasElement: (column, element) =>
-      sql<SqlBool>`(json_type(${column}) = 'array' and exists (select 1 from json_each(${column}) as member where member.type = 'text' and member.value = ${element}))`,
-    uniqueViolation(error) {
-      const match = /UNIQUE constraint failed: (.+)$/.exec(error instanceof Error ? error.message : '');
-      return match?.[1]?.split(', ').map((column) => column.split('.').pop()!);
-    },
-    violatedConstraint: (error) => /^CHECK constraint failed: (\w+)$/.exec(error instanceof Error ? error.message : '')?.[1],
-    poolStats: () => undefined,
     missingReference: (error) => foreignKeyFailed(error),
     stillReferenced: (error) => foreignKeyFailed(error),
     isUnavailable: (error) => error instanceof Sqlite.SqliteError && /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN)/.test(error.code),
