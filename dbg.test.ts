@@ -1,0 +1,14 @@
+const t0 = Date.now();
+const { testApp } = await import('restfold/testing');
+const shop = (await import('./examples/shop/app.ts')).default;
+console.log('import', Date.now() - t0);
+let t1 = Date.now();
+const t = await testApp(shop, { migrations: new URL('./examples/shop/migrations/', import.meta.url) });
+console.log('testApp', Date.now() - t1); t1 = Date.now();
+await t.createUser({ username: 'carol' });
+console.log('createUser', Date.now() - t1); t1 = Date.now();
+for (let i = 0; i < 20; i++) await t.reset();
+console.log('20 resets', Date.now() - t1); t1 = Date.now();
+for (let i = 0; i < 20; i++) await t.client().get('/api/v1/products/');
+console.log('20 gets', Date.now() - t1); t1 = Date.now();
+await t.close();
