@@ -104,9 +104,12 @@ const TEST_SETTINGS = {
   DB_MAX_IDLE_CONNECTIONS: '1',
 };
 
+/** The `database` option's ways of saying SQLite in memory. */
+const IN_MEMORY = new Set(['sqlite', 'sqlite::memory:']);
+
 /** Where the tables go, and how to remove them. */
 async function freshDatabase(choice: string): Promise<{ url: string; drop(): Promise<void> }> {
-  if (choice === 'sqlite') {
+  if (IN_MEMORY.has(choice)) {
     // In memory, which SQLite's reader threads cannot share: the app reads on its one connection.
     return { url: 'sqlite::memory:', drop: async () => {} };
   }
