@@ -36,7 +36,7 @@ const TEST = `// app.ts's notes, tested with restfold/testing: \`npm test\` runs
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { expectStatus, testApp, type TestApp } from 'restfold/testing';
-import app from '../app.ts';
+import app from '../app.js';
 
 describe('notes', () => {
   let t: TestApp;

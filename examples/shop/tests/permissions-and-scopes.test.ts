@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { expectStatus, testApp, type TestApp } from 'restfold/testing';
-import shop from '../app.ts';
+import shop from '../app.js';
 
 describe('the shop: permissions and scopes', () => {
   let t: TestApp;

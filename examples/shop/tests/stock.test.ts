@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
 import { expectStatus, testApp, type TestApp, type TestClient } from 'restfold/testing';
-import shop from '../app.ts';
+import shop from '../app.js';
 
 describe('the shop: stock taken by order lines', () => {
   let t: TestApp;
