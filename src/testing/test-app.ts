@@ -53,7 +53,7 @@ export interface TestAppOptions {
 
 export interface NewTestUser {
   readonly username: string;
-  /** Left out: a random one, which nobody knows (use `client.as(user)`). */
+  /** Left out: none anyone can log in with (Django's unusable password: use `client.as(user)`), and nothing hashed, which keeps making users fast. */
   readonly password?: string;
   /** Default: none (''), as `restfold createuser` without --email. */
   readonly email?: string;
@@ -65,8 +65,8 @@ export interface NewTestUser {
 export interface TestUser {
   readonly id: number;
   readonly username: string;
-  /** The password it was made with (given, or the random one), for `client.login`. */
-  readonly password: string;
+  /** The password it was made with, for `client.login`; undefined when it was made without one. */
+  readonly password: string | undefined;
 }
 
 export interface TestApp {
@@ -160,8 +160,8 @@ export async function testApp(definition: AppDefinition, options: TestAppOptions
   return {
     server,
     database,
-    async createUser({ username, password = randomBytes(18).toString('base64url'), email = '', superuser = false, permissions = [] }) {
-      const id = await createUser(database, { username, password, email, superuser, permissions }, definition.userModel);
+    async createUser({ username, password, email = '', superuser = false, permissions = [] }) {
+      const id = await createUser(database, { username, password, unusablePassword: password === undefined, email, superuser, permissions }, definition.userModel);
       return { id, username, password };
     },
     client: () => new TestClient(context),
