@@ -3,7 +3,8 @@
 // the API, crash and RealWorld (Conduit) suites again on PostgreSQL when TEST_DATABASE_URL is set, the
 // read-replica suite on a local cluster, the PgBouncer suite when TEST_PGBOUNCER_URL (transaction mode), TEST_PGBOUNCER_SESSION_URL
 // or TEST_PGBOUNCER_PREPARED_URL (transaction mode carrying named statements) is set too, and the
-// Redis suites when TEST_REDIS_URL is set. Skipped suites are named, with why.
+// Redis suites when TEST_REDIS_URL is set; the examples' own tests (written with restfold/testing)
+// with node --test on SQLite, and on PostgreSQL too when TEST_DATABASE_URL is set. Skipped suites are named, with why.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
