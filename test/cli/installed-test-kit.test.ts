@@ -31,9 +31,10 @@ beforeAll(() => {
   runIn(app, 'npx', ['restfold', 'new', '.']);
 }, 300_000);
 
+// An installed node_modules takes a while to remove on a busy machine.
 afterAll(() => {
   if (folder) rmSync(folder, { recursive: true, force: true });
-});
+}, 120_000);
 
 /** A test file that writes three notes, waits until the `other` file has written its own, then lists them. */
 const parallelFile = (mine: string, other: string): string => `import assert from 'node:assert/strict';
