@@ -3,9 +3,10 @@
 // the API, crash and RealWorld (Conduit) suites again on PostgreSQL when TEST_DATABASE_URL is set, the
 // read-replica suite on a local cluster, the PgBouncer suite when TEST_PGBOUNCER_URL (transaction mode), TEST_PGBOUNCER_SESSION_URL
 // or TEST_PGBOUNCER_PREPARED_URL (transaction mode carrying named statements) is set too, and the
-// Redis suites when TEST_REDIS_URL is set. Skipped suites are named, with why.
+// Redis suites when TEST_REDIS_URL is set; the examples' own tests (written with restfold/testing)
+// with node --test on SQLite, and on PostgreSQL too when TEST_DATABASE_URL is set. Skipped suites are named, with why.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -35,7 +36,15 @@ function vitest(title, paths, env) {
 run('build', 'npm', ['run', '--silent', 'build']);
 run('type-check', bin('tsc'), ['-p', 'tsconfig.check.json']);
 run('lint', bin('eslint'), ['.']);
-vitest('tests on SQLite', ['test/unit', 'test/api', 'test/cli', 'test/crash', 'test/realworld'], { RESTFOLD_TEST_DB: 'sqlite' });
+vitest('tests on SQLite', ['test/unit', 'test/api', 'test/cli', 'test/crash', 'test/realworld', 'test/kit'], { RESTFOLD_TEST_DB: 'sqlite' });
+
+// The examples' own tests, written with restfold/testing as an app's are, run as their users run
+// them: node --test through tsx, on the built package; on SQLite here (TEST_DATABASE_URL unset, the
+// kit's switch), on PostgreSQL below.
+const exampleTests = readdirSync('examples', { withFileTypes: true })
+  .filter((entry) => entry.isDirectory() && existsSync(join('examples', entry.name, 'tests')))
+  .flatMap((entry) => readdirSync(join('examples', entry.name, 'tests')).filter((name) => name.endsWith('.test.ts')).map((name) => join('examples', entry.name, 'tests', name)));
+run("the examples' own tests on SQLite (node --test)", 'node', ['--import', 'tsx', '--test', ...exampleTests], { TEST_DATABASE_URL: undefined });
 
 if (process.env.TEST_DATABASE_URL) {
   // The pool's limits are read off the cluster's connections, which other suites would also take
@@ -43,7 +52,8 @@ if (process.env.TEST_DATABASE_URL) {
   // them): so that file runs alone, on an idle cluster, before them.
   const poolLimits = 'test/postgres/pool.test.ts';
   vitest('PostgreSQL pool limits', [poolLimits], { RESTFOLD_TEST_DB: 'postgres' });
-  vitest('tests on PostgreSQL', ['test/api', 'test/postgres', 'test/crash', 'test/realworld', '--exclude', poolLimits], { RESTFOLD_TEST_DB: 'postgres' });
+  vitest('tests on PostgreSQL', ['test/api', 'test/postgres', 'test/crash', 'test/realworld', 'test/kit', '--exclude', poolLimits], { RESTFOLD_TEST_DB: 'postgres' });
+  run("the examples' own tests on PostgreSQL (node --test)", 'node', ['--import', 'tsx', '--test', ...exampleTests]);
   // Restarting the cluster takes it from every suite, so this one runs alone, and only on a local cluster.
   const local = ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(process.env.TEST_DATABASE_URL).hostname);
   const localCluster = local && existsSync('/etc/postgresql') && spawnSync('pg_lsclusters', [], { stdio: 'ignore' }).status === 0;

@@ -32,6 +32,40 @@ const notes = collection('notes', {
 export default defineApp({ collections: [notes] });
 `;
 
+const TEST = `// app.ts's notes, tested with restfold/testing: \`npm test\` runs every tests/*.test.ts with node --test.
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { expectStatus, testApp, type TestApp } from 'restfold/testing';
+import app from '../app.js';
+
+describe('notes', () => {
+  let t: TestApp;
+  // The app on a database of its own (SQLite in memory; PostgreSQL when TEST_DATABASE_URL is set), its migrations applied.
+  before(async () => {
+    t = await testApp(app, { migrations: new URL('../migrations/', import.meta.url) });
+  });
+  after(() => t?.close());
+  beforeEach(() => t.reset());
+
+  it('are for signed-in users only', async () => {
+    expectStatus(await t.client().get('/api/v1/notes/'), 401);
+  });
+
+  it('are created, updated and filtered', async () => {
+    const me = t.client().as(await t.createUser({ username: 'me' }));
+    const note = expectStatus(await me.post('/api/v1/notes/', { title: 'Write tests' }), 201).json;
+    assert.equal(note.done, false);
+    expectStatus(await me.patch(\`/api/v1/notes/\${note.id}/\`, { done: true }), 200);
+    const done = expectStatus(await me.get('/api/v1/notes/', undefined, { query: { done: true } }), 200).json;
+    assert.deepEqual(done.results.map((found: { title: string }) => found.title), ['Write tests']);
+  });
+});
+`;
+
+/** npm init's placeholder, which a new app's test script replaces. */
+const NO_TEST = 'echo "Error: no test specified" && exit 1';
+const TEST_SCRIPT = 'node --import tsx --test tests/*.test.ts';
+
 const README = (name: string, version: string): string => `# ${name}
 
 A JSON HTTP API on Restfold: \`app.ts\` declares a \`notes\` collection, served at
@@ -70,6 +104,11 @@ curl -H "Authorization: Bearer <token>" http://127.0.0.1:8000/api/v1/notes/
 The data goes to \`./data/restfold.sqlite3\` unless \`DATABASE_URL\` names another SQLite file
 or a PostgreSQL database (\`postgres://user@host/db\`).
 
+\`tests/notes.test.ts\` tests the app with Restfold's test kit (\`restfold/testing\`, see its
+guide, docs/testing-your-app.md in the package): \`npm test\` runs every \`tests/*.test.ts\` with
+\`node --test\`, each file on an in-memory SQLite database of its own, or on PostgreSQL in a schema of
+its own (dropped after it) when \`TEST_DATABASE_URL=postgres://user@host/db\` is set.
+
 The loop for every change to a model: edit \`app.ts\`, run
 \`npx restfold makemigrations --app app.ts\`, review the new file in \`migrations/\`, then
 \`npx restfold migrate --app app.ts\` (\`serve\` migrates too). In CI,
@@ -79,12 +118,21 @@ The loop for every change to a model: edit \`app.ts\`, run
 /** Why a folder cannot take a new app: the files of one already there. */
 function occupied(folder: string): string | undefined {
   if (!existsSync(folder)) return undefined;
-  const taken = ['app.ts', 'migrations', 'README.md'].filter((name) => readdirSync(folder).includes(name));
+  const taken = ['app.ts', 'migrations', 'README.md', 'tests'].filter((name) => readdirSync(folder).includes(name));
   return taken.length > 0 ? `${folder} already holds ${taken.join(', ')}.` : undefined;
 }
 
+/** package.json with the test script: made, or the script added where none but npm init's placeholder is. */
+function withTestScript(folder: string, name: string): void {
+  const file = join(folder, 'package.json');
+  const found: { scripts?: Record<string, string> } = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : { name, private: true };
+  const scripts = found.scripts ?? {};
+  if (scripts.test !== undefined && scripts.test !== NO_TEST) return;
+  writeFileSync(file, `${JSON.stringify({ ...found, scripts: { ...scripts, test: TEST_SCRIPT } }, null, 2)}\n`);
+}
+
 /**
- * Writes the app and the README into `dir`; returns the app's path, from which the caller generates
+ * Writes the app, its tests and the README into `dir` (and the test script into its package.json); returns the app's path, from which the caller generates
  * the first migration into `migrations/`. Refuses (returning the reason) rather than overwrite anything.
  */
 export function writeNewApp(dir: string): { app: string } | { refused: string } {
@@ -93,7 +141,11 @@ export function writeNewApp(dir: string): { app: string } | { refused: string } 
   if (refused) return { refused };
   mkdirSync(folder, { recursive: true });
   writeFileSync(join(folder, 'app.ts'), APP);
+  mkdirSync(join(folder, 'tests'));
+  writeFileSync(join(folder, 'tests', 'notes.test.ts'), TEST);
   const { version } = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
-  writeFileSync(join(folder, 'README.md'), README(folder.split(/[\\/]/).at(-1) || 'app', version));
+  const name = folder.split(/[\\/]/).at(-1) || 'app';
+  writeFileSync(join(folder, 'README.md'), README(name, version));
+  withTestScript(folder, name);
   return { app: join(folder, 'app.ts') };
 }

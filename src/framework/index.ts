@@ -6,6 +6,8 @@ export { defineApp, migrateApp, migrateFrameworkAndApp } from './app/definition.
 // The types an app's own routes need, so that an app never installs Fastify to write them.
 export type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema, RouteHandlerMethod } from 'fastify';
 export type { AppContext, AppDefinition, AppliedMigrations } from './app/definition.js';
+export { emptyAppTables } from './app/definition.js';
+export type { ForcedUser } from './stages/authentication/index.js';
 export { requirePermissions, throttleRequest } from './toolkit/app-routes.js';
 export { collection } from './declare/collection.js';
 export type { ActionBody, ActionWhere, CustomAction, CustomActionContext, HandlerAction, WhereAction } from './declare/custom-action.js';
@@ -58,6 +60,12 @@ export type { UserModel, UserModelOptions } from './declare/users/user-model.js'
 export type { CredentialCheck, Credentials } from './declare/credentials.js';
 export type { AuthUser } from './base/auth-user.js';
 export { openDatabase } from '../store/connection/database.js';
+export { createIsolatedSchema, sweepIsolatedSchemas } from '../store/connection/isolated-schema.js';
+export type { IsolatedSchema } from '../store/connection/isolated-schema.js';
+// The accounts as the CLI's createuser and token create make them, for an app's own seeding and tests.
+export { AdminInputError, createUser, grantPermissions } from './app/admin.js';
+export type { NewUser } from './app/admin.js';
+export { createToken } from './stages/authentication/token.js';
 export type { Database, Dialect } from '../store/connection/database.js';
 export { migration, operations } from '../store/schema/operations.js';
 export type { Migration, MigrationStep, Migrations, Operation, SqlTypes } from '../store/schema/migrations.js';

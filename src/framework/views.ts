@@ -11,7 +11,7 @@ import type { Database } from '../store/connection/database.js';
 import { requestReader } from '../store/read/reader.js';
 import { unscoped } from '../store/conditions/table-scopes.js';
 import type { ActionRequest, ActionResult, ActionRoute } from './actions/request.js';
-import { authenticate, type Authenticator } from './stages/authentication/index.js';
+import { authenticate, type Authenticator, type ForcedUser } from './stages/authentication/index.js';
 import type { BrowsableContext } from './render/browsable/index.js';
 import { atVersion, type Collection, type Singleton } from './declare/collection.js';
 import type { Serializer } from './declare/serializer.js';
@@ -40,6 +40,8 @@ export interface ApiRuntime {
   readonly cursorKey: Uint8Array;
   readonly authenticators: readonly Authenticator[];
   readonly sessionCookie?: string;
+  /** Testing only (AppContext.forcedUser). */
+  readonly forcedUser?: ForcedUser;
   /** Checks for actions a collection leaves to the API. */
   defaultPermissions(action: Action): readonly Permission[];
   readonly throttle: Throttle;
@@ -100,7 +102,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   const reader = requestReader(runtime.database, READ_ONLY_METHODS.has(request.method));
   const id = collection.singleton ? undefined : collection.recordKey.segmentIn(request.params);
   route.announce?.(reader, id, request.url, runtime.scopePlan.scopedTables, seen);
-  const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader);
+  const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader, runtime.forcedUser);
   request.user = user;
   reader.authenticated(user !== null);
 

@@ -69,7 +69,9 @@ const inLayer = (name: string): string[] => all.filter((module) => layer(module)
  * beneath it, never one above. In the framework, each folder is a layer, `views.ts` (the one
  * pipeline) sits between what it runs and the routes that call it, and `index.ts` (the public API)
  * above the rest; the write unit shares the toolkit's layer (recordStore writes through it, and it marks
- * the users records it hands to hooks as the toolkit's credentials know them); the CLI, the scaffold it writes and its module hook for TypeScript apps share the top.
+ * the users records it hands to hooks as the toolkit's credentials know them); the test kit
+ * (restfold/testing), a consumer of the public API as the service is, has a layer of its own beside
+ * it; the CLI, the scaffold it writes and its module hook for TypeScript apps share the top.
  */
 const LAYERS: readonly (readonly string[])[] = [
   ['core'],
@@ -86,6 +88,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['framework/app'],
   ['framework/index.ts'],
   ['service'],
+  ['testing'],
   ['cli.ts', 'scaffold.ts', 'typescript-hooks.ts'],
 ];
 
@@ -257,6 +260,12 @@ describe('the layers depend one way: framework → store → core', () => {
     expect(cycleAmong(all, planted)).toBeDefined();
   });
 
+  it('has the test kit use the framework through its public API alone, as an app does', () => {
+    const kit = inLayer('testing');
+    expect(kit).toContain('testing/index.ts');
+    expect(kit.flatMap((module) => graph.get(module)!.modules.filter((imported) => layer(imported) !== 'testing' && imported !== 'framework/index.ts').map((imported) => `${module} → ${imported}`))).toEqual([]);
+  });
+
   it('has no import cycle anywhere in src, type imports included', () => {
     expect(cycleAmong(all)).toBeUndefined();
   });
@@ -344,6 +353,7 @@ const TWINS: Record<string, string[]> = {
     'framework/stages/scope/index.ts',
     'service/migrations/index.ts',
     'store/accounts/migrations/index.ts',
+    'testing/index.ts',
   ],
   'jwt.ts': ['framework/routing/auth/jwt.ts', 'framework/stages/authentication/jwt.ts'],
   'list.ts': ['framework/actions/list.ts', 'store/read/list.ts'],

@@ -2,6 +2,7 @@
  * Administration used by the CLI: users and their named permissions, checked
  * by the same field declarations the API uses.
  */
+import { randomBytes } from 'node:crypto';
 import type { Database } from '../../store/connection/database.js';
 import * as permissions from '../../store/accounts/user-permissions.js';
 import { insertUser, userIdByName } from '../../store/accounts/users.js';
@@ -12,7 +13,13 @@ export { listPermissions } from '../../store/accounts/user-permissions.js';
 
 export interface NewUser {
   username: string;
+  /** Required unless `unusablePassword`. */
   password: string | undefined;
+  /**
+   * true: the user has no password anyone can log in with (Django's set_unusable_password), for
+   * accounts that sign in otherwise and for tests that force their requests' user; nothing is hashed.
+   */
+  unusablePassword?: boolean;
   email: string;
   superuser: boolean;
   permissions: readonly string[];
@@ -35,13 +42,14 @@ async function checked(model: UserModel, name: string, value: unknown): Promise<
 
 /** `model`: the app's user model (its checks, e.g. an email required and unique), else the framework's. */
 export async function createUser(database: Database, user: NewUser, model: UserModel = User): Promise<number> {
-  if (user.password === undefined || user.password === '') {
+  if (!user.unusablePassword && (user.password === undefined || user.password === '')) {
     throw new AdminInputError('A password is required (--password or --password-stdin).');
   }
   const values = {
     username: await checked(model, 'username', user.username),
     email: await checked(model, 'email', user.email),
-    password: await checked(model, 'password', user.password),
+    // Django's unusable password: `!` and random text, which no hash matches (verifyPassword).
+    password: user.unusablePassword ? `!${randomBytes(30).toString('base64url')}` : await checked(model, 'password', user.password),
     is_active: true,
     date_joined: new Date(),
   };

@@ -108,7 +108,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   // The app's own routes first: a collection's path leaves them the methods it does not serve (router.ts).
   if (definition.routes) {
     await app.register(async (instance) => {
-      if (definition.authenticateRoutes !== false) authenticateAppRoutes(instance, database, auth.authenticators, auth.sessionCookie);
+      if (definition.authenticateRoutes !== false) authenticateAppRoutes(instance, database, auth.authenticators, auth.sessionCookie, context.forcedUser);
       await definition.routes!(instance, { ...context, database });
     });
   }
@@ -122,6 +122,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       cursorKey: keys.cursor,
       authenticators: auth.authenticators,
       sessionCookie: auth.sessionCookie,
+      forcedUser: context.forcedUser,
       defaultPermissions: (action) => (config.requireAuth || !readActions.has(action) ? [isAuthenticated] : [allowAny]),
       throttle,
       page,

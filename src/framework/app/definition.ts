@@ -5,7 +5,8 @@
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../store/connection/database.js';
 import accountMigrations from '../../store/accounts/migrations/index.js';
-import { migrate, type Migrations } from '../../store/schema/migrations.js';
+import { migrate, migrationsTable, type Migrations } from '../../store/schema/migrations.js';
+import { emptyTables } from '../../store/schema/empty.js';
 import type { RouterDefinition } from '../routing/routers.js';
 import type { ExceptionHandler } from '../base/style.js';
 import type { Collection, Envelope, Pagination } from '../declare/collection.js';
@@ -15,12 +16,20 @@ import { assertScope } from '../declare/scope.js';
 import type { BucketRates } from '../stages/throttling.js';
 import { versioningOf, type Versioning, type VersionsDeclaration } from '../stages/versioning.js';
 import type { Config } from './config.js';
+import type { ForcedUser } from '../stages/authentication/index.js';
 
 export interface AppContext {
   readonly database: Database;
   readonly config: Config;
   /** Where log lines go (standard output when absent); lets tests read them. */
   readonly logStream?: { write(line: string): void };
+  /**
+   * Testing only, as DRF's force_authenticate: asked first for each request, the id it answers names
+   * the request's user whatever credentials it carries (an inactive or missing user is a 401).
+   * restfold/testing sets it for `client.as(user)`, answering only for the requests its client
+   * injects in-process; `serve` never sets it, so no request over the network can reach it.
+   */
+  readonly forcedUser?: ForcedUser;
 }
 
 export interface AppDefinition {
@@ -92,14 +101,25 @@ export interface AppliedMigrations {
   readonly app: readonly string[];
 }
 
+/** Whose migrations a database records, each in its own table: the framework's and the app's. */
+const FRAMEWORK = 'restfold';
+const APP = 'app';
+
 /** The framework's migrations (generated from its declarations: store/accounts/migrations/), then the app's. */
 export async function migrateFrameworkAndApp(database: Database, definition: AppDefinition): Promise<AppliedMigrations> {
   const framework = await migrateFramework(database);
-  return { framework, app: await migrate(database, 'app', definition.migrations ?? {}) };
+  return { framework, app: await migrate(database, APP, definition.migrations ?? {}) };
 }
 
 /** The framework's own migrations alone (its accounts' tables): what the accounts' commands need. */
-export const migrateFramework = (database: Database): Promise<string[]> => migrate(database, 'restfold', accountMigrations);
+export const migrateFramework = (database: Database): Promise<string[]> => migrate(database, FRAMEWORK, accountMigrations);
+
+/**
+ * Deletes every row of the app's and the framework's tables (users, tokens, sessions included),
+ * keeping the tables and the records of the migrations that made them: a test's fresh start
+ * (restfold/testing's `reset`), as Django's TestCase gives each test. Ids start again from 1.
+ */
+export const emptyAppTables = (database: Database): Promise<void> => emptyTables(database, [FRAMEWORK, APP].map(migrationsTable));
 
 /**
  * The migrations applied, in the order they ran, each named with the app it is of, as Django's

@@ -49,7 +49,8 @@ export const hashPassword = (password: string): Promise<string> => hashAs('write
  */
 export async function verifyPassword(password: string, stored: string, work: HashingWork = 'check'): Promise<boolean> {
   const [scheme, n, r, p, salt, key] = stored.split('$');
-  if (scheme !== 'scrypt' || !salt || !key) return false;
+  // An unusable password (or any that is no scrypt hash) fails as slowly as a wrong one.
+  if (scheme !== 'scrypt' || !salt || !key) return verifyAgainstDummy(password);
   const expected = Buffer.from(key, 'base64');
   const actual = await derive(work, password, Buffer.from(salt, 'base64'), { N: Number(n), r: Number(r), p: Number(p) }, expected.length);
   return timingSafeEqual(actual, expected);

@@ -234,7 +234,7 @@ function bulkDeleteEndpoint(runtime: ApiRuntime, collection: Collection): Endpoi
 function eventsEndpoint(runtime: ApiRuntime, collection: Collection): Endpoint {
   if (!runtime.live) throw new Error(`${collection.name}: live changes need the app's live hub.`);
   // On the primary: a replica behind it could still hold a revoked credential.
-  const route = eventsRoute(runtime.live, (request) => authenticate(request, runtime.authenticators, runtime.sessionCookie, requestReader(runtime.database)));
+  const route = eventsRoute(runtime.live, (request) => authenticate(request, runtime.authenticators, runtime.sessionCookie, requestReader(runtime.database), runtime.forcedUser));
   return {
     handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
     ...documented(runtime, collection, (seen) => withPathParameters(collection, { ...actionSchema(seen, 'events', runtime.scopePlan.scopedTables), ...documentedCredentials(runtime, collection, 'list') })),

@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../../store/connection/database.js';
 import { requestReader } from '../../store/read/reader.js';
-import { authenticate, type Authenticator } from '../stages/authentication/index.js';
+import { authenticate, type Authenticator, type ForcedUser } from '../stages/authentication/index.js';
 import { type Action, type Permission } from '../declare/permission-classes.js';
 import { checkPermissions } from '../stages/permissions.js';
 
@@ -15,9 +15,10 @@ export function authenticateAppRoutes(
   database: Database,
   authenticators: readonly Authenticator[],
   sessionCookie: string | undefined,
+  forcedUser: ForcedUser | undefined,
 ): void {
   instance.addHook('onRequest', async (request) => {
-    request.user = await authenticate(request, authenticators, sessionCookie, requestReader(database));
+    request.user = await authenticate(request, authenticators, sessionCookie, requestReader(database), forcedUser);
   });
 }
 

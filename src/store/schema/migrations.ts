@@ -68,13 +68,16 @@ function ranInOrder(table: string, rows: readonly Ran[], names: readonly string[
   return ran;
 }
 
+/** The table that records which of `name`'s migrations have run. */
+export const migrationsTable = (name: string): string => `${name}_migrations`;
+
 /**
  * Runs what has not run yet of `migrations`, bookkept in `<name>_migrations`; returns the names of
  * what ran (a replaced migration's among them, where a database had run only some of them).
  */
 export async function migrate(database: Database, name: string, migrations: Migrations): Promise<string[]> {
   const { db, capabilities } = storeDatabase(database);
-  const table = `${name}_migrations`;
+  const table = migrationsTable(name);
   const names = Object.keys(migrations).sort();
   const run = async (db: Kysely<Tables>): Promise<string[]> => {
     if (capabilities.migrationLock) await capabilities.migrationLock.execute(db);

@@ -7,6 +7,7 @@ import type { FastifyRequest } from 'fastify';
 import type { UserRow } from '../../../store/accounts/users.js';
 import type { RequestReader } from '../../../store/read/reader.js';
 import { styleOf } from '../../base/style.js';
+import { activeUserById } from '../../../store/accounts/users.js';
 import { authenticationFailed } from '../../base/errors.js';
 import { toAuthUser, type AuthUser, type UserQuery } from '../../base/auth-user.js';
 import { authorizationCredential } from './opaque-credentials.js';
@@ -60,6 +61,19 @@ export function credentialOf(request: FastifyRequest, cookieName: string | undef
 }
 
 /**
+ * Testing only: the id of the user a request is made by whatever it carries, or undefined to
+ * authenticate it by its credentials. Only an app built with AppContext.forcedUser asks (as
+ * restfold/testing builds them, for `client.as`); a served app never has one.
+ */
+export type ForcedUser = (request: FastifyRequest) => number | undefined;
+
+async function forcedUser(reader: RequestReader, id: number): Promise<AuthUser> {
+  const row = await activeUserById(reader.database, id);
+  if (!row) throw authenticationFailed('The user this request is forced to be made by is inactive or gone.');
+  return toAuthUser(reader.database, row);
+}
+
+/**
  * The request's user (null when it carries no credential); 401 for a credential no kind accepts.
  * Not async: the kinds' promises are chained, one after another, with no frame around them (every
  * request passes here). A malformed Authorization header throws at once; the callers await it
@@ -70,7 +84,10 @@ export function authenticate(
   authenticators: readonly Authenticator[],
   cookieName: string | undefined,
   reader: RequestReader,
+  forced?: ForcedUser,
 ): Promise<AuthUser | null> {
+  const forcedId = forced?.(request);
+  if (forcedId !== undefined) return forcedUser(reader, forcedId);
   const credential = credentialOf(request, cookieName);
   if (!credential) return Promise.resolve(null);
   const tryFrom = (index: number): Promise<AuthUser> => {

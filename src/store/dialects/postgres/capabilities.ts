@@ -117,4 +117,8 @@ export const postgresCapabilities: DialectCapabilities = {
       WHERE c.contype = 'c' AND t.relnamespace = current_schema()::regnamespace`.execute(db);
     return rows;
   },
+  // One statement for them all: TRUNCATE of tables that refer to each other must name them together.
+  async emptyTables(db, tables) {
+    if (tables.length > 0) await sql`TRUNCATE ${sql.join(tables.map((table) => sql.table(table)))} RESTART IDENTITY CASCADE`.execute(db);
+  },
 };
