@@ -42,10 +42,12 @@ export interface Endpoint {
 /** Routes that only answer for the protocol (OPTIONS, 405, 308) stay out of the document. */
 const hidden = { schema: { hide: true } } as const;
 
-/** Body bytes are kept raw here and parsed by the parsing stage, after authentication. */
+/** Body bytes are kept raw here (a multipart body unread) and parsed by the parsing stage, after authentication. */
 export function keepRawBodies(instance: FastifyInstance): void {
   instance.removeAllContentTypeParsers();
   instance.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  // Never buffered: the parsing stage streams a multipart body's files to storage as they arrive.
+  instance.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
 }
 
 /**
