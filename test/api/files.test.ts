@@ -21,9 +21,10 @@ const Doc = model('file_docs', {
   attachment: fields.file({ accept: ['application/pdf', 'text/plain'], maxBytes: 64 * 1024, nullable: true }),
   picture: fields.image({ maxWidth: 64, maxHeight: 64, nullable: true }),
   kept: fields.file({ nullable: true, keep: true }),
+  code: fields.string({ maxLength: 20, unique: true, nullable: true }),
 });
 
-const docFields = ['id', 'title', 'pages', 'attachment', 'picture', 'kept'];
+const docFields = ['id', 'title', 'pages', 'attachment', 'picture', 'kept', 'code'];
 const app = withGeneratedMigrations(
   defineApp({
     collections: [
@@ -156,6 +157,31 @@ describe('uploads', () => {
 });
 
 describe('replacing, clearing and deleting', () => {
+  it('removes what it stored when the database refuses the row (a unique value taken)', async () => {
+    expect((await create({ title: 'first', code: 'taken' }, { attachment: [pdf(), 'a.pdf'] })).status).toBe(201);
+    const count = (await objectsIn(folder)).length;
+    const refused = await create({ title: 'second', code: 'taken' }, { attachment: [pdf(), 'b.pdf'], picture: [png(2, 2), 'p.png'] });
+    expect(refused.status).toBe(400);
+    expect(refused.json.details.code).toBeDefined();
+    expect((await objectsIn(folder)).length).toBe(count);
+  });
+
+  it('leaves exactly one object, the one the row names, after 20 concurrent replaces of one record', async () => {
+    const created = await create({ title: 'raced' }, { attachment: [Buffer.from('version 0'), 'v0.txt'] });
+    const count = (await objectsIn(folder)).length;
+    const replies = await Promise.all(
+      Array.from({ length: 20 }, (_, index) =>
+        send(base, 'PATCH', `/api/v1/docs/${created.json.id}/`, { token: alice.token, form: formOf({}, { attachment: [Buffer.from(`version ${index + 1}`), `v${index + 1}.txt`] }) }),
+      ),
+    );
+    expect(replies.map((reply) => reply.status)).toEqual(Array.from({ length: 20 }, () => 200));
+    expect((await objectsIn(folder)).length).toBe(count);
+    const row = await send(base, 'GET', `/api/v1/docs/${created.json.id}/`, { token: alice.token });
+    const download = await send(base, 'GET', row.json.attachment.url);
+    expect(download.status).toBe(200);
+    expect(download.bytes.toString()).toBe(`version ${row.json.attachment.name.slice(1, -4)}`);
+  });
+
   it('replaces on PATCH and PUT, removing the old object after the commit; the old link then 404s', async () => {
     const created = await create({ title: 'v1' }, { attachment: [pdf(), 'one.pdf'] });
     const oldUrl = created.json.attachment.url as string;

@@ -48,7 +48,8 @@ export function diskStorage(folder: string): FileStorage {
       throw error;
     });
     if (!handle) return null;
-    return createReadStream('', { fd: handle.fd, autoClose: true, ...(range && { start: range.start, end: range.end }) });
+    // The stream takes the handle itself (never its bare fd, which the handle would close again when collected).
+    return createReadStream('', { fd: handle, autoClose: true, ...(range && { start: range.start, end: range.end }) });
   }
 
   async function* walk(folderPath: string): AsyncGenerator<string> {

@@ -53,7 +53,7 @@ export const collections = appWide<CollectionsOptions>('collections', async (app
         // Its error pages link to its own root (errors.ts).
         if (router.root) api.decorate('restfoldRoot', root);
         if (router.version !== undefined) onlyInVersion(api, router.version);
-        keepRawBodies(api);
+        keepRawBodies(api, options.runtime.files?.limits.maxBodyBytes);
         if (serves) options.mountAuthRoutes(api);
         const runtime = { ...options.runtime, page: { ...options.runtime.page, root }, version: router.version };
         mountCollections(api, runtime, router.collections, router.root);

@@ -43,12 +43,18 @@ export function isMultipart(contentType: string | undefined): boolean {
 }
 
 /** A refused body is read on up to this many times the cap (then the connection is closed), as the protocol stage drains others. */
-const DRAINED_LIMITS = 4;
+export const DRAINED_LIMITS = 4;
 
 const tooLarge = (message: string, details?: ErrorDetails): ApiError => new ApiError(413, 'payload_too_large', message, details);
 
-/** A random key, never the client's file name. */
-const newKey = (prefix: string): string => `${prefix.replace(/[^A-Za-z0-9_-]/g, '_') || 'files'}/${randomBytes(18).toString('base64url')}`;
+/** A random key, never the client's file name; it starts with the time it was made (base 36 milliseconds), which a sweep reads. */
+const newKey = (prefix: string): string => `${prefix.replace(/[^A-Za-z0-9_-]/g, '_') || 'files'}/${Date.now().toString(36)}-${randomBytes(18).toString('base64url')}`;
+
+/** When the object a key names was stored (milliseconds), where the key says. */
+export function storedAt(key: string): number | undefined {
+  const time = /\/([0-9a-z]{1,10})-[^/]*$/.exec(key)?.[1];
+  return time === undefined ? undefined : parseInt(time, 36);
+}
 
 /** The stream's first `size` bytes (fewer when it ends first), the stream paused after them. */
 function readHead(stream: Readable, size: number): Promise<{ head: Buffer; ended: boolean }> {
@@ -124,7 +130,7 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
         limits: { fieldSize: limits.maxFieldBytes, parts: limits.maxParts, fileSize: target.largestFile + 1, headerPairs: 20 },
       });
     } catch (error) {
-      reject(parseError(`Malformed multipart body: ${(error as Error).message}`));
+      void dropRest(request.raw, DRAINED_LIMITS * limits.maxBodyBytes).then(() => reject(parseError(`Malformed multipart body: ${(error as Error).message}`)));
       return;
     }
     const form = new URLSearchParams();
@@ -208,7 +214,7 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
  * be sending, reads the answer and may send its next request on the connection; past `most` more
  * bytes the connection is closed instead.
  */
-function dropRest(raw: IncomingMessage, most: number): Promise<void> {
+export function dropRest(raw: IncomingMessage, most: number): Promise<void> {
   return new Promise((resolve) => {
     if (raw.complete) return resolve();
     let dropped = 0;
