@@ -287,3 +287,19 @@ describe('links and downloads', () => {
     expect((await send(base, 'GET', '/api/v1/_files/../../etc/passwd?name=a&type=b&expires=1&signature=x')).status).toBe(404);
   });
 });
+
+describe('the OpenAPI document', () => {
+  it('describes multipart request bodies with binary file parts, and the file object in records', async () => {
+    const document = (await send(base, 'GET', '/api/v1/schema/')).json;
+    const post = document.paths['/api/v1/docs/'].post;
+    const multipart = post.requestBody.content['multipart/form-data'];
+    expect(multipart).toBeDefined();
+    expect(post.requestBody.content['application/json']).toBeDefined();
+    const text = JSON.stringify(document);
+    expect(text).toContain('"format":"binary"');
+    expect(post.responses['201'].content['application/json'].schema.$ref).toBe('#/components/schemas/FileDoc');
+    const record = document.components.schemas.FileDoc;
+    expect(record.properties.picture.properties).toMatchObject({ url: { type: 'string' }, content_type: { type: 'string' }, width: { type: 'integer' } });
+    expect(record.properties.attachment.type).toEqual(['object', 'null']);
+  });
+});
