@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `restfold <command>`: new, migrate, makemigrations, check, createuser, token create|revoke,
- * permissions list|add|remove, serve, schema.
+ * permissions list|add|remove, files sweep, serve, schema.
  * Every command but new, schema, makemigrations and check migrates first and works on the server's DATABASE_URL.
  */
 import { parseArgs } from 'node:util';
@@ -14,6 +14,7 @@ import { dirname, extname, join, resolve } from 'node:path';
 import { createToken, revokeUserTokens } from './framework/stages/authentication/token.js';
 import { AdminInputError, createUser, grantPermissions, listPermissions, revokePermissions, userNamed } from './framework/app/admin.js';
 import { serveWorkers } from './framework/app/cluster.js';
+import { sweepFiles } from './framework/app/files-sweep.js';
 import { migrateFramework } from './framework/app/definition.js';
 import { writeNewApp } from './scaffold.js';
 import { openUnconnectedDatabase } from './store/connection/database.js';
@@ -58,6 +59,8 @@ Commands:
   permissions list --username U      print the permissions U holds, one a line
   permissions add --username U NAME ...
   permissions remove --username U NAME ...
+  files sweep [--delete]             list the stored files no row names (older than an hour);
+                                     --delete: remove them
 
 --app FILE: a JavaScript or TypeScript module (path from the current directory)
 whose default export is made with defineApp(); without it, the example service.
@@ -224,6 +227,7 @@ async function main(argv: string[]): Promise<void> {
       name: { type: 'string' },
       rename: { type: 'string', multiple: true },
       check: { type: 'boolean' },
+      delete: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -270,6 +274,14 @@ async function main(argv: string[]): Promise<void> {
         await database.close();
       }
       console.log('The database matches the declarations.');
+      return;
+    }
+    case 'files': {
+      if (subcommand !== 'sweep') throw new UsageError('Usage: restfold files sweep [--delete]');
+      const remove = values.delete ?? false;
+      const orphans = await withDatabase(config, app, (database) => sweepFiles(app, config, database, { remove }));
+      for (const key of orphans) console.log(key);
+      console.error(`${orphans.length} stored file(s) no row names${remove ? ': removed' : ' (--delete removes them)'}.`);
       return;
     }
     case 'migrate': {

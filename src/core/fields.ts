@@ -141,6 +141,19 @@ export interface Field {
   toDriver(value: unknown): unknown;
   /** How the value is stored: what migrations create and `check` compares with the database. */
   readonly column: Column;
+  /** A file kind's rules (file-fields.ts): set on `fields.file()` and `fields.image()` only. */
+  readonly file?: FileRules;
+}
+
+/** A file field's rules, as an upload is checked against them (file-fields.ts). */
+export interface FileRules {
+  readonly maxBytes: number;
+  /** Media types (`application/pdf`) or families (`image/*`) the sniffed type must match; any when absent. */
+  readonly accept?: readonly string[];
+  /** Set on an image: it must decode, within these bounds (pixels). */
+  readonly image?: { readonly maxWidth?: number; readonly maxHeight?: number };
+  /** The old object stays in storage when the record is updated or deleted. */
+  readonly keep: boolean;
 }
 
 type DefaultValue = string | number | boolean | Date | ((context: DefaultContext) => unknown);

@@ -30,6 +30,7 @@ export type { DefaultContext, Field, FieldLimits, Lookup, Validator, ValidatorAn
 export type { IntegerOptions, RangeOptions, StringOptions, TimestampOptions } from '../core/fields.js';
 export type { BigintOptions, ChoiceOptions, ChoiceStringOptions, DecimalOptions, DurationOptions, FloatOptions, JsonOptions, TextRangeOptions } from '../core/field-kinds.js';
 export { fields } from './declare/fields.js';
+export type { FileOptions, ImageOptions, StoredFile } from '../core/file-fields.js';
 export { model } from './declare/model.js';
 export type { Model, ModelRules, RecordUpdate, UpdateRules } from './declare/model.js';
 export { allowAny, anyOf, hasPermission, isAuthenticated, isOwner, readActions } from './declare/permission-classes.js';

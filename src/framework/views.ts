@@ -33,6 +33,21 @@ import { determineVersion, withoutVersion, type Versioning } from './stages/vers
 import { linkQueryOf, withLinkQuery } from './render/record-links.js';
 import { isPending } from '../core/maybe-promise.js';
 import type { LiveHub } from './actions/live/hub.js';
+import type { FileStorage } from '../store/files/storage.js';
+import type { FileLinks } from './base/file-links.js';
+import { isMultipart, parseMultipart, type UploadLimits } from './stages/parsers/multipart.js';
+import { FileWrites } from './write/file-writes.js';
+
+/** Uploaded files: where they are stored, how links to them are signed, and the uploads' limits. */
+export interface FilesRuntime {
+  readonly storage: FileStorage;
+  readonly links: FileLinks;
+  /** SECRET_KEY's key for download links. */
+  readonly linkKey: Uint8Array;
+  readonly limits: UploadLimits;
+  /** With S3: downloads answer 302 to a presigned URL. */
+  readonly redirect: boolean;
+}
 
 export interface ApiRuntime {
   readonly database: Database;
@@ -59,6 +74,7 @@ export interface ApiRuntime {
   readonly versioning?: Versioning;
   /** The version this router's mount serves, under the path scheme (its prefix holds it). */
   readonly version?: string;
+  readonly files?: FilesRuntime;
 }
 
 /**
@@ -118,7 +134,28 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
 
   const envelope = route.enveloped ? collection.envelope : undefined;
   const bodySerializer = route.bodySerializer?.({ action, user, version }, seen);
-  const body = route.takesBody ? parseRecordBody(request, envelope, (form) => formBody(seen, route, bodySerializer, form)) : undefined;
+  // Only a write that may store or replace files keeps account of them.
+  const fileWrites = runtime.files && (route.takesBody || action === 'destroy') && (hasFiles(collection) || isMultipart(request.headers['content-type'])) ? new FileWrites(runtime.files.storage, request.log) : undefined;
+  let result: ActionResult;
+  try {
+    result = await acted();
+  } catch (error) {
+    await fileWrites?.discard();
+    throw error;
+  }
+  await fileWrites?.settle();
+  if (reply.sent) return reply;
+  const page = route.custom ? { ...runtime.page, custom: true } : runtime.page;
+  return renderResult(reply, mediaType, result, page, seen, action, envelope);
+
+  /** The body parsed, then the action run (what it stored removed by the caller if either fails). */
+  async function acted(): Promise<ActionResult> {
+  const fromForm = (form: URLSearchParams): unknown => formBody(seen, route, bodySerializer, form);
+  const body = !route.takesBody
+    ? undefined
+    : runtime.files && fileWrites && bodySerializer && isMultipart(request.headers['content-type'])
+      ? await uploadBody(request, runtime.files, bodySerializer, fileWrites, fromForm)
+      : parseRecordBody(request, envelope, fromForm);
   // Setting a password checks none, so it is not a login's to limit: a user's hashes count as requests, an anonymous client's as sign-ups.
   const hashings = bodySerializer?.hashingsIn(body) ?? 0;
   if (hashings > 0) await runtime.throttle.passwordWrites(request, reply, user, collection.name, hashings);
@@ -148,17 +185,38 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
     links: runtime.links && linkQuery ? withLinkQuery(runtime.links, linkQuery) : runtime.links,
     linkQuery,
     wholeLists: rendererFor(mediaType, collection)?.lists === 'all',
+    fileLinks: runtime.files?.links,
+    fileWrites,
   };
-  let result: ActionResult;
   try {
-    result = await route.run(actionRequest);
+    return await route.run(actionRequest);
   } catch (error) {
     // What the database refused (a unique field taken, a slug naming nothing) under the names clients see.
     throw error instanceof RecordRefused && error.index === undefined ? new RecordRefused(seen.serializerFor({ action, user, version }).refusalDetails(error)) : error;
   }
-  if (reply.sent) return reply;
-  const page = route.custom ? { ...runtime.page, custom: true } : runtime.page;
-  return renderResult(reply, mediaType, result, page, seen, action, envelope);
+  }
+}
+
+const withFiles = new WeakMap<Collection, boolean>();
+const hasFiles = (collection: Collection): boolean => {
+  let found = withFiles.get(collection);
+  if (found === undefined) withFiles.set(collection, (found = Object.values(collection.serializer.model.fields).some((field) => field.file)));
+  return found;
+};
+
+/** A multipart body: its ordinary fields read as a form's, its files stored (the write keeps their keys to remove if it fails). */
+async function uploadBody(request: FastifyRequest, files: FilesRuntime, serializer: Serializer, writes: FileWrites, fromForm: (form: URLSearchParams) => unknown): Promise<unknown> {
+  const { model } = serializer;
+  const rules = new Map(Object.entries(model.fields).flatMap(([name, field]) => (field.file ? [[name, field.file] as const] : [])));
+  const parsed = await parseMultipart(request, files.limits, {
+    storage: files.storage,
+    rulesOf: (name) => rules.get(name),
+    largestFile: Math.max(0, ...[...rules.values()].map((rule) => rule.maxBytes)),
+    prefix: model.table,
+    stored: writes.stored,
+  });
+  const body = fromForm(parsed.form);
+  return { ...(body as object), ...parsed.files };
 }
 
 /** A form's fields as the body JSON would carry, read by the serializer that validates it (strings, where none does). */

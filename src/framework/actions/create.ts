@@ -52,6 +52,7 @@ export async function create(action: ActionRequest): Promise<ActionResult> {
   const context = writeContext(action);
   const values = await creation(action, serializer, action.body, context);
   const [row] = (await stored(action, serializer, [values], context, false)) as [Row];
+  action.fileWrites?.committedOver(serializer.model.fields, undefined, row);
   const body = serializer.render(row, action);
   // A 200 names no new resource (RFC 9110 gives Location a meaning in a 201 or a redirect only).
   if (collection.createStatus === 200) return written(200, body, strongEtag);

@@ -1,7 +1,8 @@
 /** destroy: the record the path names, or on the list path the records its filters select (`bulkDelete`). */
 import { deleteMatching } from '../../store/write/writes.js';
 import { notFound, validationFailed } from '../base/errors.js';
-import { deleteRecord } from '../write/unit.js';
+import { deleteRecord, type WriteCheck } from '../write/unit.js';
+import type { Row } from '../../core/rows.js';
 import { PAGING_PARAMETERS } from './limit-offset.js';
 import { parseListQuery } from '../stages/list-params.js';
 import { guard, pathKey, selectionOf, shownRefusal, type ActionRequest, type ActionResult } from './request.js';
@@ -33,20 +34,31 @@ async function destroyMatching(action: ActionRequest): Promise<ActionResult> {
 export async function destroy(action: ActionRequest): Promise<ActionResult> {
   // The list path names no record: there, DELETE is the collection's bulk delete (the router mounts it only when declared).
   if (action.id === undefined) return destroyMatching(action);
-  const { collection, scope } = action;
+  const { collection, scope, fileWrites } = action;
   const id = pathKey(action);
+  const { model } = collection.serializer;
   let deleted: boolean;
+  // With files, the record is read as it is deleted: the objects it names go once the delete commits.
+  let gone: Row | undefined;
+  const checked = deleteReadsRecord(action) ? guard(action) : undefined;
+  const check: WriteCheck | undefined = fileWrites
+    ? (row, database) => {
+        gone = row;
+        return checked?.(row, database);
+      }
+    : checked;
   try {
     deleted = await deleteRecord(action.reader.database, {
       model: collection.serializer.model,
       selection: selectionOf(action),
       id,
       // Only the lock's conditions are read of the scope: a delete reads no record back.
-      request: { writer: action, hooks: collection.hooks, within: scope && { scope, source: collection.listSource }, check: deleteReadsRecord(action) ? guard(action) : undefined },
+      request: { writer: action, hooks: collection.hooks, within: scope && { scope, source: collection.listSource }, check },
     });
   } catch (error) {
     throw shownRefusal(action, error);
   }
   if (!deleted) throw notFound();
+  fileWrites?.committedOver(model.fields, gone, undefined);
   return { status: 204 };
 }

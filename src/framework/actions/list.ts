@@ -18,7 +18,7 @@ import type { RenderContext } from '../declare/computed.js';
 import { selectionOf, written, type ActionRequest, type ActionResult } from './request.js';
 
 /** What a list's records render with: the user and the records' URLs, and no credential (RenderContext.credentials). */
-const listContext = ({ user, request, links, version }: ActionRequest): RenderContext => ({ user, request, links, version });
+const listContext = ({ user, request, links, version, fileLinks }: ActionRequest): RenderContext => ({ user, request, links, version, fileLinks });
 
 /**
  * `narrowing`: conditions a custom list action adds (CustomAction's `where`), ANDed with the

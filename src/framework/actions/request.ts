@@ -23,6 +23,9 @@ import type { RecordLinks } from '../declare/computed.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
 import { fromTable, type RequestCredentials } from '../toolkit/credential-store.js';
 
+import type { FileLinks } from '../base/file-links.js';
+import type { FileWrites } from '../write/file-writes.js';
+
 export interface ActionRequest {
   readonly request: FastifyRequest;
   /** A custom action's handler may set a status or headers on it, or send the answer itself. */
@@ -55,6 +58,10 @@ export interface ActionRequest {
    * CSV's): the list then streams them, unless the request names a page.
    */
   readonly wholeLists?: boolean;
+  /** How file fields render their signed links (when the app stores files). */
+  readonly fileLinks?: FileLinks;
+  /** What the write stored and replaced, for the files to be removed when it fails or after it commits. */
+  readonly fileWrites?: FileWrites;
 }
 
 export interface ActionResult {

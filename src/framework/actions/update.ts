@@ -46,6 +46,9 @@ export async function change(action: ActionRequest, mode: WriteMode): Promise<Ac
   const validated = validateUpdate(action, fields, existing);
   if (validated) await validated;
   let row: Row | undefined;
+  // The record as written over: the one read, or (when it changed meanwhile) the one the locked way checked.
+  let replaced = existing;
+  const check = guard(action, revalidation(action, fields, existing));
   try {
     row = await updateRecord(action.reader.database, {
       serializer,
@@ -58,7 +61,10 @@ export async function change(action: ActionRequest, mode: WriteMode): Promise<Ac
         hooks: collection.hooks,
         within: scope && { scope, source: { ...collection.listSource, selection } },
         existing,
-        check: guard(action, revalidation(action, fields, existing)),
+        check: (locked, database) => {
+          replaced = locked;
+          return check(locked, database);
+        },
         // loadRecord checked the object permissions on the record seen: what is left is If-Match.
         checkSeen: (row) => assertCurrent(action, row),
       },
@@ -67,5 +73,6 @@ export async function change(action: ActionRequest, mode: WriteMode): Promise<Ac
     throw shownRefusal(action, error);
   }
   if (!row) throw notFound();
+  action.fileWrites?.committedOver(serializer.model.fields, replaced, row);
   return written(200, serializer.render(row, action), strongEtag);
 }

@@ -14,6 +14,10 @@ import { LIMIT_OFFSET_PARAMETERS } from '../actions/limit-offset.js';
 import { authenticateAppRoutes } from '../toolkit/app-routes.js';
 import type { AuthUser } from '../base/auth-user.js';
 import { resolveSecretKey, signingKeys } from './secrets.js';
+import { openFileStorage } from '../../store/files/open.js';
+import { fileLinks } from '../base/file-links.js';
+import type { FilesRuntime } from '../views.js';
+import type { Config } from './config.js';
 import { loginCheck } from '../routing/auth/login.js';
 import { authenticationFor } from './authentication.js';
 import { credentialSetup } from '../toolkit/credential-store.js';
@@ -60,6 +64,14 @@ function assertThrottledCollectionsExist(definition: AppDefinition): void {
   }
 }
 
+/** Uploaded files' store (FILES_STORAGE), opened at start so a bad setting stops the process there, and the links' signing. */
+async function filesRuntime(app: FastifyInstance, config: Config, linkKey: Uint8Array): Promise<FilesRuntime> {
+  const storage = await openFileStorage({ url: config.files.storage, env: process.env });
+  app.addHook('onClose', () => storage.close());
+  const { maxBodyBytes, maxParts, linkSeconds, s3Redirect } = config.files;
+  return { storage, linkKey, links: fileLinks(linkKey, linkSeconds), limits: { maxBodyBytes, maxParts, maxFieldBytes: config.maxBodyBytes }, redirect: s3Redirect };
+}
+
 export async function buildApp(definition: AppDefinition, context: AppContext): Promise<FastifyInstance> {
   const { config } = context;
   assertThrottledCollectionsExist(definition);
@@ -90,6 +102,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   const throttle = createThrottle(counters, { anonymous: config.throttleAnonymous, user: config.throttleUser, signup: config.throttleSignup }, definition.throttles);
   // Simple routes (mounted by the app's `routes`) that declare a throttle bucket count with the same counters.
   app.decorate('restfoldThrottle', throttle);
+  const files = await filesRuntime(app, config, keys.files);
   const end = endOf(first.trailingSlash);
   const document = await registerOpenApi(app, config.auth, { keywords: credentialKeywords, prefix: first.prefix, end, pattern: first.pattern }, versioning);
 
@@ -129,6 +142,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       scopePlan: scopePlan(styled, tables),
       credentials: credentialSetup(definition.userModel ?? User, passwordThrottle, auth.issue),
       live: hub,
+      files,
     },
   });
   return app;

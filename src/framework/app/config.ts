@@ -5,6 +5,7 @@
  */
 import { existsSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
+import { dirname, join } from 'node:path';
 import type { AuthKind } from '../stages/authentication/index.js';
 import { parseAllowedHosts } from '../base/hosts.js';
 import { parseTrustProxy, type TrustProxy } from '../base/proxy.js';
@@ -49,6 +50,8 @@ export interface Config {
   readonly headersTimeoutMs: number;
   readonly keepAliveTimeoutMs: number;
   readonly maxBodyBytes: number;
+  /** Uploaded files (docs/files.md). */
+  readonly files: FilesConfig;
   /** Open client connections held at once (MAX_CONNECTIONS); more are closed as they arrive. */
   readonly maxClientConnections: number;
   /** A body slower than this over the last BODY_TIMEOUT_MS is cut off with 408 (see body-rate.ts). */
@@ -156,6 +159,38 @@ function replicaUrls(env: Env, databaseUrl: string): string[] {
   return urls;
 }
 
+export interface FilesConfig {
+  /** FILES_STORAGE: `file:<folder>` or `s3://bucket/prefix`; by default a `files` folder in the data folder. */
+  readonly storage: string;
+  /** FILES_LINK_SECONDS: how long a signed download link works. */
+  readonly linkSeconds: number;
+  /** FILES_MAX_BODY_BYTES: a multipart body's bytes in all (each field has its own maxBytes below it). */
+  readonly maxBodyBytes: number;
+  /** FILES_MAX_PARTS: a multipart body's parts (fields and files). */
+  readonly maxParts: number;
+  /** FILES_S3_REDIRECT: with S3, downloads answer 302 to a presigned URL instead of streaming. */
+  readonly s3Redirect: boolean;
+}
+
+/** Where generated state lives: beside the SQLite file, or ./data (PostgreSQL); none for an in-memory database. */
+export function dataFolder(databaseUrl: string): string | undefined {
+  if (!databaseUrl.startsWith('sqlite:')) return './data';
+  const path = databaseUrl.slice('sqlite:'.length);
+  return path === ':memory:' ? undefined : dirname(path);
+}
+
+function filesConfig(env: Env, databaseUrl: string): FilesConfig {
+  const storage = env.FILES_STORAGE || `file:${join(dataFolder(databaseUrl) ?? './data', 'files')}`;
+  if (!/^(file:.|s3:\/\/[^/])/.test(storage)) throw new Error('FILES_STORAGE must be file:<folder> or s3://<bucket>/<prefix>.');
+  return {
+    storage,
+    linkSeconds: duration(env, 'FILES_LINK_SECONDS', '1h'),
+    maxBodyBytes: integer(env, 'FILES_MAX_BODY_BYTES', 100 * 1024 * 1024, 1),
+    maxParts: integer(env, 'FILES_MAX_PARTS', 100, 1),
+    s3Redirect: boolean(env, 'FILES_S3_REDIRECT', false),
+  };
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const auth = (env.AUTH ?? 'token,jwt,session')
     .split(',')
@@ -205,6 +240,7 @@ export function loadConfig(env: Env = process.env): Config {
     headersTimeoutMs,
     keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 1),
     maxBodyBytes,
+    files: filesConfig(env, databaseUrl),
     maxClientConnections,
     bodyMinBytesPerSecond: integer(env, 'BODY_MIN_BYTES_PER_SECOND', 1024, 1),
     bodyTimeoutMs: integer(env, 'BODY_TIMEOUT_MS', 5000, 1),

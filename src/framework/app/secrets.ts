@@ -6,19 +6,12 @@
  */
 import { hkdfSync, randomBytes } from 'node:crypto';
 import { link, mkdir, readFile, unlink, writeFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type { FastifyBaseLogger } from 'fastify';
-import type { Config } from './config.js';
+import { dataFolder, type Config } from './config.js';
 
 const SECRET_FILE = 'secret_key';
 const MIN_LENGTH = 32;
-
-/** Where generated state lives: beside the SQLite file, or ./data (PostgreSQL); none for an in-memory database. */
-function dataFolder(databaseUrl: string): string | undefined {
-  if (!databaseUrl.startsWith('sqlite:')) return './data';
-  const path = databaseUrl.slice('sqlite:'.length);
-  return path === ':memory:' ? undefined : dirname(path);
-}
 
 /** Writes a new key unless the file exists; link() makes the file appear whole, so a racing worker reads a complete key. */
 async function createKeyFile(file: string): Promise<boolean> {
@@ -57,7 +50,7 @@ export async function resolveSecretKey(config: Pick<Config, 'secretKey' | 'datab
 }
 
 /** What SECRET_KEY signs; each gets its own key. */
-export type KeyPurpose = 'jwt' | 'cookie' | 'cursor';
+export type KeyPurpose = 'jwt' | 'cookie' | 'cursor' | 'files';
 export type SigningKeys = Readonly<Record<KeyPurpose, Buffer>>;
 
 /**
@@ -67,5 +60,5 @@ export type SigningKeys = Readonly<Record<KeyPurpose, Buffer>>;
  */
 export function signingKeys(secretKey: string): SigningKeys {
   const derive = (purpose: KeyPurpose): Buffer => Buffer.from(hkdfSync('sha256', secretKey, '', `restfold ${purpose} signing key`, 32));
-  return { jwt: derive('jwt'), cookie: derive('cookie'), cursor: derive('cursor') };
+  return { jwt: derive('jwt'), cookie: derive('cookie'), cursor: derive('cursor'), files: derive('files') };
 }

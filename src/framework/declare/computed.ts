@@ -12,6 +12,7 @@ import type { Table } from '../../core/model.js';
 import type { JoinColumns } from '../../store/read/join-rows.js';
 import type { AuthUser } from '../base/auth-user.js';
 import type { Credentials } from './credentials.js';
+import type { FileLinks } from '../base/file-links.js';
 import { whereConditions, type ScopeConditions } from './scope.js';
 import { User } from './users/user-model.js';
 
@@ -26,6 +27,8 @@ export interface RenderContext {
   readonly links?: RecordLinks;
   /** The API version the request asked for (the app's `versions`, DRF's `request.version`); undefined when it declares none. */
   readonly version?: string;
+  /** How file fields render their signed links; none outside a collection's routes (they render without a url). */
+  readonly fileLinks?: FileLinks;
 }
 
 /** Records' own URLs, as the router serving a request spells them. */

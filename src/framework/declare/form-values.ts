@@ -20,6 +20,8 @@ const NUMBER = /^[+-]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?$/i;
 export function formFieldValue(field: Field, texts: readonly string[]): unknown {
   const text = texts.at(-1)!;
   if (text === '' && field.nullable) return null;
+  // A file's text part is no upload: the field refuses it (null above clears a nullable one).
+  if (field.file) return text;
   switch (field.valueType) {
     case 'integer':
       // Digits beyond 2^53 stay text: a bigint field takes them as JSON's string of digits.

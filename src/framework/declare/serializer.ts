@@ -3,6 +3,8 @@
  * which are read-only, hidden, searched or nested; body → values to store
  * (or `details` of what is wrong), and stored row → JSON record.
  */
+import type { StoredFile } from '../../core/file-fields.js';
+import { renderFile } from '../base/file-links.js';
 import { cached } from '../../core/cache.js';
 import { FieldError, type DefaultContext, type Field } from '../../core/fields.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
@@ -511,6 +513,7 @@ export class Serializer {
     if (computed || this.relations[name]) return (row) => row[name];
     if (nested) return (row, context) => (row[name] ? nested.render(row[name] as Row, context) : null);
     const field = this.model.fields[name]!;
+    if (field.file) return (row, { request, fileLinks }) => renderFile(field.render(row[name]) as StoredFile | null, request, fileLinks);
     return (row) => field.render(row[name]);
   }
 

@@ -172,7 +172,8 @@ function inputObject(serializer: Serializer, mode: WriteMode): JsonSchema {
   for (const name of serializer.writable) {
     const field = serializer.model.fields[name]!;
     // A hidden field sent as null counts as not sent, so a GET result can be sent back as it is.
-    const schema = serializer.hidden.has(name) ? { ...field.schema, type: [String(field.schema.type), 'null'], writeOnly: true } : field.schema;
+    const sent = field.file ? fileInputSchema(field.nullable) : field.schema;
+    const schema = serializer.hidden.has(name) ? { ...sent, type: [String(sent.type), 'null'], writeOnly: true } : sent;
     properties[serializer.shown(name)] = writableBy(serializer, name, schema);
     const needed = field.required === 'always' ? mode !== 'partial_update' : field.required === 'create' && mode === 'create';
     if (needed) required.push(serializer.shown(name));
@@ -189,6 +190,17 @@ function inputObject(serializer: Serializer, mode: WriteMode): JsonSchema {
   if (mode !== 'create') Object.assign(properties, serializer.model.rules?.updates?.inputs);
   return { type: 'object', properties, required, additionalProperties: false };
 }
+
+/** A file field in a body: a multipart body's file part (JSON can only clear a nullable one, with null). */
+const fileInputSchema = (nullable: boolean): JsonSchema => ({
+  type: nullable ? ['string', 'null'] : 'string',
+  format: 'binary',
+  description: 'The file, as a part of a multipart/form-data body; null (in JSON too) clears it.',
+});
+
+/** The media types a record's body comes in: with files, multipart too. */
+const bodyMediaTypes = (serializers: readonly Serializer[]): string[] =>
+  serializers.some((each) => each.writable.some((name) => each.model.fields[name]?.file)) ? [...BODY_MEDIA_TYPES, 'multipart/form-data'] : [...BODY_MEDIA_TYPES];
 
 /** A body field's `schema`, saying who may write it where only some may (a serializer's `writableBy`): in words, and for machines. */
 function writableBy(serializer: Serializer, name: string, schema: JsonSchema): JsonSchema {
@@ -421,7 +433,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
         ...base,
         ...(collection.bulkCreateMax !== undefined && { description: `One record. For several, created all or none, POST ${collection.name}/bulk/.` }),
         body: input('create'),
-        consumes: [...BODY_MEDIA_TYPES],
+        consumes: bodyMediaTypes(serializers),
         response: throttled({ [collection.createStatus]: { ...record, ...created }, ...errorResponses(writes) }),
       };
     case 'bulk_create':
@@ -446,7 +458,7 @@ export function actionSchema(collection: Collection, action: DocumentedAction, s
         params: collection.recordKey.params,
         headers: requestHeaders(IF_MATCH),
         body: input(action === 'update' ? collection.putMode : action),
-        consumes: [...BODY_MEDIA_TYPES],
+        consumes: bodyMediaTypes(serializers),
         response: throttled({ 200: { description: 'The updated record', ...record, headers: ETAG }, ...errorResponses([...writes, 412]) }),
       };
     case 'destroy':

@@ -28,6 +28,7 @@ import { recordLinks } from '../render/record-links.js';
 import { renderResult } from '../render/renderers.js';
 import type { Action, Permission } from '../declare/permission-classes.js';
 import { dispatch, permissionsFor, type ApiRuntime } from '../views.js';
+import { DRAINED_LIMITS, dropRest, isMultipart } from '../stages/parsers/multipart.js';
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
@@ -42,10 +43,16 @@ export interface Endpoint {
 /** Routes that only answer for the protocol (OPTIONS, 405, 308) stay out of the document. */
 const hidden = { schema: { hide: true } } as const;
 
-/** Body bytes are kept raw here and parsed by the parsing stage, after authentication. */
-export function keepRawBodies(instance: FastifyInstance): void {
+/** Body bytes are kept raw here (a multipart body unread) and parsed by the parsing stage, after authentication. */
+export function keepRawBodies(instance: FastifyInstance, maxMultipartBytes?: number): void {
   instance.removeAllContentTypeParsers();
   instance.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
+  // Never buffered: the parsing stage streams a multipart body's files to storage as they arrive.
+  instance.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
+  // One answered before its body was read (401, 403, 415) reads it first: a client still sending it would drop the connection.
+  instance.addHook('onSend', async (request) => {
+    if (!request.raw.complete && isMultipart(request.headers['content-type'])) await dropRest(request.raw, DRAINED_LIMITS * (maxMultipartBytes ?? request.routeOptions.bodyLimit ?? 0));
+  });
 }
 
 /**

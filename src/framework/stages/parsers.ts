@@ -89,7 +89,11 @@ export function parseRecordBody(request: FastifyRequest, envelope: Envelope | un
 
 /** A form's bytes → its fields: UTF-8, percent-decoded; NUL or a lone surrogate in a value is 400 naming its key. */
 function parseForm(bytes: Buffer): URLSearchParams {
-  const form = new URLSearchParams(utf8Text(bytes));
+  return checkedForm(new URLSearchParams(utf8Text(bytes)));
+}
+
+/** A form's fields (urlencoded, or a multipart body's), refused with 400 naming the key where one holds NUL or a lone surrogate. */
+export function checkedForm(form: URLSearchParams): URLSearchParams {
   const details = emptyDetails();
   for (const [key, value] of form) {
     const messages = uncleanText(key) ?? uncleanText(value);

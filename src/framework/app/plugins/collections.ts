@@ -12,6 +12,7 @@ import type { AuthKind } from '../../stages/authentication/index.js';
 import type { BrowsableContext } from '../../render/browsable/index.js';
 import { ANONYMOUS, errorResponses, operationId } from '../../docs/openapi.js';
 import { keepRawBodies, mountCollections, resource } from '../../routing/router.js';
+import { mountDownloads } from '../../routing/downloads.js';
 import type { ApiRuntime } from '../../views.js';
 import { appWide } from '../../base/app-wide.js';
 
@@ -52,10 +53,11 @@ export const collections = appWide<CollectionsOptions>('collections', async (app
         // Its error pages link to its own root (errors.ts).
         if (router.root) api.decorate('restfoldRoot', root);
         if (router.version !== undefined) onlyInVersion(api, router.version);
-        keepRawBodies(api);
+        keepRawBodies(api, options.runtime.files?.limits.maxBodyBytes);
         if (serves) options.mountAuthRoutes(api);
         const runtime = { ...options.runtime, page: { ...options.runtime.page, root }, version: router.version };
         mountCollections(api, runtime, router.collections, router.root);
+        if (runtime.files) mountDownloads(api, runtime.files);
         if (serves) mountSchema(api, options.document, versioning, router.version);
       },
       { prefix: router.prefix },

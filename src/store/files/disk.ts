@@ -1,0 +1,86 @@
+/**
+ * Files on local disk: each object is one file under the folder, at its key's path. An object is
+ * written under a temporary name beside it and renamed into place once complete and synced, so a
+ * reader (or a crash) never sees part of one under its key.
+ */
+import { randomBytes } from 'node:crypto';
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { checkedKey, type ByteRange, type FileStorage, type StoredObject } from './storage.js';
+
+/** Temporary names end so: never a key (keys have no dot), so `list` skips them. */
+const PARTIAL = '.partial';
+
+const missing = (error: unknown): boolean => (error as NodeJS.ErrnoException).code === 'ENOENT';
+
+export function diskStorage(folder: string): FileStorage {
+  const root = resolve(folder);
+  const pathOf = (key: string): string => join(root, ...checkedKey(key).split('/'));
+
+  async function put(key: string, body: Readable): Promise<StoredObject> {
+    const path = pathOf(key);
+    await mkdir(dirname(path), { recursive: true });
+    const draft = `${path}.${randomBytes(6).toString('hex')}${PARTIAL}`;
+    try {
+      await pipeline(body, createWriteStream(draft, { flags: 'wx', mode: 0o600 }));
+      const handle = await open(draft, 'r');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      await rename(draft, path);
+    } catch (error) {
+      await rm(draft, { force: true });
+      throw error;
+    }
+    return { size: (await stat(path)).size };
+  }
+
+  async function read(key: string, range?: ByteRange): Promise<Readable | null> {
+    const path = pathOf(key);
+    // Opened first, so an absent object is null rather than a stream that fails later.
+    const handle = await open(path, 'r').catch((error: unknown) => {
+      if (missing(error)) return null;
+      throw error;
+    });
+    if (!handle) return null;
+    // The stream takes the handle itself (never its bare fd, which the handle would close again when collected).
+    return createReadStream('', { fd: handle, autoClose: true, ...(range && { start: range.start, end: range.end }) });
+  }
+
+  async function* walk(folderPath: string): AsyncGenerator<string> {
+    const entries = await readdir(folderPath, { withFileTypes: true }).catch((error: unknown) => {
+      if (missing(error)) return [];
+      throw error;
+    });
+    for (const entry of entries) {
+      const path = join(folderPath, entry.name);
+      if (entry.isDirectory()) yield* walk(path);
+      else if (entry.isFile() && !entry.name.endsWith(PARTIAL)) yield relative(root, path).split(sep).join('/');
+    }
+  }
+
+  return {
+    kind: 'file',
+    put,
+    read,
+    async stat(key) {
+      const found = await stat(pathOf(key)).catch((error: unknown) => {
+        if (missing(error)) return null;
+        throw error;
+      });
+      return found && { size: found.size };
+    },
+    async remove(key) {
+      await rm(pathOf(key), { force: true });
+    },
+    list(prefix) {
+      return walk(prefix === '' ? root : pathOf(prefix));
+    },
+    async close() {},
+  };
+}
