@@ -32,7 +32,8 @@ async function bytesOf(stream: Readable | null): Promise<Buffer> {
   return Buffer.concat(chunks);
 }
 
-async function keysUnder(storage: FileStorage, prefix: string): Promise<string[]> {
+/** Every key `list(prefix)` yields, sorted. */
+export async function keysUnder(storage: FileStorage, prefix: string): Promise<string[]> {
   const keys: string[] = [];
   for await (const key of storage.list(prefix)) keys.push(key);
   return keys.sort();

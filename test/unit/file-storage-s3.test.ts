@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { openFileStorage } from '../../src/store/files/open.js';
 import { s3Storage } from '../../src/store/files/s3.js';
 import { parseS3Settings, s3Redirects } from '../../src/store/files/s3-settings.js';
-import { fileStorageContract } from '../support/file-storage-contract.js';
+import { fileStorageContract, keysUnder } from '../support/file-storage-contract.js';
 import { startS3Server, type S3TestServer } from '../support/s3-server.js';
 
 let server: S3TestServer;
@@ -56,9 +56,7 @@ describe('S3 storage: where objects go', () => {
     try {
       await storage.put('files/abc', Readable.from([Buffer.from('hello')]), 'text/plain');
       expect(await bucketKeys('tenants/')).toEqual(['tenants/one/files/abc']);
-      const listed: string[] = [];
-      for await (const key of storage.list('')) listed.push(key);
-      expect(listed).toEqual(['files/abc']);
+      expect(await keysUnder(storage, '')).toEqual(['files/abc']);
     } finally {
       await storage.close();
     }
@@ -74,9 +72,19 @@ describe('S3 storage: where objects go', () => {
     }
     const storage = s3Storage(`s3://${server.bucket}/shared`, server.env);
     try {
-      const listed: string[] = [];
-      for await (const key of storage.list('')) listed.push(key);
-      expect(listed).toEqual(['ours']);
+      expect(await keysUnder(storage, '')).toEqual(['ours']);
+    } finally {
+      await storage.close();
+    }
+  });
+
+  it('fails loudly, rather than answering “no such file”, when the bucket is missing', async () => {
+    const storage = s3Storage('s3://no-such-bucket/x', server.env);
+    try {
+      await expect(storage.read('a')).rejects.toThrow(/GetObject in bucket no-such-bucket failed: 404 NoSuchBucket/);
+      await expect(storage.remove('a')).rejects.toThrow(/DeleteObject in bucket no-such-bucket failed: 404 NoSuchBucket/);
+      await expect(storage.put('a', Readable.from([Buffer.from('x')]), 'text/plain')).rejects.toThrow(/PutObject in bucket no-such-bucket failed: 404 NoSuchBucket/);
+      await expect(keysUnder(storage, '')).rejects.toThrow(/ListObjectsV2 in bucket no-such-bucket failed: 404 NoSuchBucket/);
     } finally {
       await storage.close();
     }
@@ -101,9 +109,7 @@ describe('S3 storage: where objects go', () => {
     });
     const storage = s3Storage(`s3://${server.bucket}/paged`, server.env);
     try {
-      const listed: string[] = [];
-      for await (const key of storage.list('')) listed.push(key);
-      expect(listed).toEqual(['a1', 'a2', 'b1', 'c1']);
+      expect(await keysUnder(storage, '')).toEqual(['a1', 'a2', 'b1', 'c1']);
       expect(asked).toEqual([undefined, 't1', 't2']);
     } finally {
       send.mockRestore();
@@ -148,9 +154,7 @@ describe('S3 storage: credentials', () => {
         storage.read('x').catch((error: unknown) => error),
         storage.stat('x').catch((error: unknown) => error),
         storage.remove('x').catch((error: unknown) => error),
-        (async () => {
-          for await (const key of storage.list('')) return key;
-        })().catch((error: unknown) => error),
+        keysUnder(storage, '').catch((error: unknown) => error),
       ]);
       for (const failure of failures) {
         expect(failure).toBeInstanceOf(Error);

@@ -43,7 +43,10 @@ const isKey = (key: string): boolean => {
   }
 };
 
-const isNotFound = (error: unknown): boolean => (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404;
+/** No such key: never a missing bucket, which must fail loudly rather than make every file look absent. */
+const isNoSuchKey = (error: unknown): boolean => (error as { name?: string }).name === 'NoSuchKey';
+/** HEAD answers carry no error code: any 404 reads as absent (a missing bucket shows on the other calls). */
+const isHeadNotFound = (error: unknown): boolean => (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode === 404;
 
 function client(settings: S3Settings): S3Client {
   return new S3Client({
@@ -107,7 +110,7 @@ export function s3Storage(url: string, env: Readonly<Record<string, string | und
       try {
         output = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: objectKey(key), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }));
       } catch (error) {
-        if (isNotFound(error)) return null;
+        if (isNoSuchKey(error)) return null;
         throw failed('GetObject', error);
       }
       // In Node the SDK's body is the HTTP response itself, a Readable.
@@ -119,7 +122,7 @@ export function s3Storage(url: string, env: Readonly<Record<string, string | und
         const output = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: objectKey(key) }));
         return { size: output.ContentLength ?? 0 };
       } catch (error) {
-        if (isNotFound(error)) return null;
+        if (isHeadNotFound(error)) return null;
         throw failed('HeadObject', error);
       }
     },
@@ -128,7 +131,8 @@ export function s3Storage(url: string, env: Readonly<Record<string, string | und
       try {
         await s3.send(new DeleteObjectCommand({ Bucket: bucket, Key: objectKey(key) }));
       } catch (error) {
-        if (!isNotFound(error)) throw failed('DeleteObject', error);
+        // S3 answers 204 for an absent key; some compatible stores say NoSuchKey.
+        if (!isNoSuchKey(error)) throw failed('DeleteObject', error);
       }
     },
 
