@@ -57,8 +57,8 @@ function client(settings: S3Settings): S3Client {
     // The newer checksum trailers are not understood by every S3-compatible store; S3 accepts both.
     requestChecksumCalculation: 'WHEN_REQUIRED',
     responseChecksumValidation: 'WHEN_REQUIRED',
-    // A store that stops answering fails the request instead of holding it (and its client) forever.
-    requestHandler: { connectionTimeout: 10_000, requestTimeout: 60_000 },
+    // A store that stops answering (or a download whose reader stalls a minute) fails instead of holding a socket forever.
+    requestHandler: { connectionTimeout: 10_000, socketTimeout: 60_000 },
   });
 }
 
