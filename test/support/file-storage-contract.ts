@@ -128,8 +128,10 @@ export function fileStorageContract(open: () => Promise<StorageUnderTest>, optio
   }
 
   it('passes on the body’s own error, so a caller can tell a refused upload from a failed store', async () => {
-    const body = source(20 * MiB, { failAt: 6 * MiB });
-    await expect(storage.put(`${fresh()}/broken`, body.stream, 'application/octet-stream')).rejects.toThrow('the client went away');
+    for (const failAt of [0, 1 * MiB, 6 * MiB]) {
+      const body = source(20 * MiB, { failAt });
+      await expect(storage.put(`${fresh()}/broken`, body.stream, 'application/octet-stream')).rejects.toThrow('the client went away');
+    }
   });
 
   it('streams a 30 MiB file of unknown length, holding a bounded part of it at a time', async () => {

@@ -90,17 +90,17 @@ export function s3Storage(url: string, env: Readonly<Record<string, string | und
     async put(key: string, body: Readable, contentType: string): Promise<StoredObject> {
       const Key = objectKey(key);
       const counted = counter();
-      let bodyError: Error | undefined;
-      // pipeline destroys `counted` (and so fails the upload's read) when `body` errors, and `body` when the upload fails.
-      pipeline(body, counted, (error) => (bodyError ??= error ?? undefined));
+      // pipeline destroys `counted` (and so fails the upload's read) when `body` fails, and `body` when `counted` is destroyed.
+      pipeline(body, counted, () => {});
       const upload = new Upload({ client: s3, params: { Bucket: bucket, Key, Body: counted, ContentType: contentType }, partSize: PART_BYTES, queueSize: QUEUE_SIZE });
       try {
         // A failed multipart upload is aborted by Upload itself (its parts removed): no object appears under Key.
         await upload.done();
       } catch (error) {
+        // The body's own failure (a client gone, a size limit) tells the caller more than the store's echo of it.
+        const cut = body.errored ?? (body.destroyed && !body.readableEnded ? new Error('The file’s stream closed before its end.') : null);
         counted.destroy();
-        // The body's own error (a client gone, a size limit) tells the caller more than the store's echo of it.
-        throw bodyError ?? failed('PutObject', error);
+        throw cut ?? failed('PutObject', error);
       }
       return { size: counted.bytes };
     },
