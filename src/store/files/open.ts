@@ -15,7 +15,6 @@ export interface FileStorageSettings {
 export async function openFileStorage(settings: FileStorageSettings): Promise<FileStorage> {
   const scheme = settings.url.slice(0, settings.url.indexOf(':') + 1);
   if (scheme === 'file:') return (await import('./disk.js')).diskStorage(settings.url.slice('file:'.length));
-  // The S3 implementation (s3.ts) lands on its own branch; until then this build refuses s3:// plainly.
-  if (scheme === 's3:') throw new Error('S3 storage is not installed in this build: set FILES_STORAGE=file:<folder>.');
+  if (scheme === 's3:') return (await import('./s3.js')).s3Storage(settings.url, settings.env);
   throw new Error(`FILES_STORAGE must start with file: or s3:// (got ${JSON.stringify(settings.url.slice(0, 40))}).`);
 }
