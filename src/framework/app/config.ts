@@ -11,6 +11,7 @@ import { parseTrustProxy, type TrustProxy } from '../base/proxy.js';
 import { parseRate, type Rate } from '../stages/throttling.js';
 import type { LiveLimits } from '../actions/live/hub.js';
 
+/** The server's configuration, read by `loadConfig` from the environment. */
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -62,7 +63,7 @@ export interface Config {
   /** Serve Prometheus metrics (METRICS=true); on METRICS_PORT alone when that is set. */
   readonly metrics: boolean;
   readonly metricsPort: number | undefined;
-  /** Live changes' streams (LIVE_*, docs/your-own-collections.md, Live changes). */
+  /** Live changes' streams (LIVE_*, docs/guides/live-changes.md). */
   readonly live: LiveLimits;
   /**
    * PostgreSQL without Redis: the direct (or session-pooled) connection live changes are heard on
@@ -156,6 +157,10 @@ function replicaUrls(env: Env, databaseUrl: string): string[] {
   return urls;
 }
 
+/**
+ * The configuration from environment variables (`process.env` by default), with their defaults (the README's
+ * "Configuration").
+ */
 export function loadConfig(env: Env = process.env): Config {
   const auth = (env.AUTH ?? 'token,jwt,session')
     .split(',')
