@@ -60,6 +60,10 @@ function assertThrottledCollectionsExist(definition: AppDefinition): void {
   }
 }
 
+/**
+ * The app as a Fastify instance on `context.database`, not listening: `serve` listens; a test sends it
+ * requests with `inject` (docs/guides/testing.md). Refuses a declaration that cannot be served.
+ */
 export async function buildApp(definition: AppDefinition, context: AppContext): Promise<FastifyInstance> {
   const { config } = context;
   assertThrottledCollectionsExist(definition);
