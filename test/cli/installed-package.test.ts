@@ -24,7 +24,8 @@ import { join } from 'node:path';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import { onPostgres } from '../support/database.js';
-import { listeningUrl, root } from '../support/spawned-server.js';
+import { localPrebuild, packTarball } from '../support/packed-install.js';
+import { listeningUrl } from '../support/spawned-server.js';
 
 let folder: string;
 let app: string;
@@ -78,31 +79,16 @@ async function closes(url: string): Promise<boolean> {
   return refused();
 }
 
-/** The checkout's better-sqlite3 binary as the release archive prebuild-install would download. */
-function localPrebuild(): string {
-  const prebuilds = join(folder, 'prebuilds');
-  mkdirSync(prebuilds);
-  const { version } = JSON.parse(readFileSync(join(root, 'node_modules', 'better-sqlite3', 'package.json'), 'utf8')) as { version: string };
-  const glibc = (process.report.getReport() as { header: { glibcVersionRuntime?: string } }).header.glibcVersionRuntime;
-  const archive = `better-sqlite3-v${version}-node-v${process.versions.modules}-${process.platform}${glibc ? '' : 'musl'}-${process.arch}.tar.gz`;
-  const tar = spawnSync('tar', ['czf', join(prebuilds, archive), '-C', join(root, 'node_modules', 'better-sqlite3'), 'build/Release/better_sqlite3.node']);
-  if (tar.status !== 0) throw new Error(`tar failed: ${tar.stderr}`);
-  return prebuilds;
-}
-
 const DATABASE_URL = (): string => `sqlite:${join(app, 'data', 'app.sqlite3')}`;
 
 beforeAll(async () => {
   folder = mkdtempSync(join(tmpdir(), 'restfold-outside-'));
   app = join(folder, 'my-app');
   mkdirSync(app);
-  // What `npm run build` left in dist/ is what ships (the suites run after the build).
-  const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--pack-destination', folder], { cwd: root, encoding: 'utf8' });
-  if (packed.status !== 0) throw new Error(`npm pack failed: ${packed.stderr}`);
-  tarball = join(folder, packed.stdout.trim().split('\n').at(-1)!);
+  tarball = packTarball(folder);
   // As a user's folder starts: npm 11's `npm init -y` writes "type": "commonjs".
   run('npm', ['init', '-y']);
-  prebuilds = localPrebuild();
+  prebuilds = localPrebuild(folder);
   const install = run('npm', ['install', tarball, '--prefer-offline', '--no-audit', '--no-fund'], {
     npm_config_better_sqlite3_local_prebuilds: prebuilds,
   });
