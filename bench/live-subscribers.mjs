@@ -2,7 +2,7 @@
 /**
  * `npm run build && node bench/live-subscribers.mjs [--db sqlite|postgres] [--subscribers 1000] [--writes 100] [--seconds 10]`
  *
- * Live changes under load (docs/your-own-collections.md, Live changes): the service, started as
+ * Live changes under load (docs/guides/live-changes.md): the service, started as
  * `restfold serve` on a fresh database, holds `--subscribers` streams of `/api/v1/articles/events/`
  * opened from this process. Measured: the server's resident memory per stream (before and after
  * they open), the delay from a create's request being sent to each stream's receiving its event

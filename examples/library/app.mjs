@@ -1,4 +1,4 @@
-/** A small library on Restfold: authors, and books naming their author. See docs/your-own-collections.md. */
+/** A small library on Restfold: authors, and books naming their author. See docs/tutorial.md, "The library example". */
 import { collection, defineApp, fields, hasPermission, model, serializer } from 'restfold';
 
 const Author = model('authors', {

@@ -6,6 +6,7 @@
  */
 import { FieldError, lookups, type Field, type Lookup } from './fields.js';
 
+/** One condition: a field, a lookup and its value. */
 export interface Filter {
   readonly field: string;
   readonly lookup: Lookup;

@@ -41,6 +41,7 @@ export class Increment {
   constructor(readonly by: number | bigint | string) {}
 }
 
+/** `F(field).plus(by)` for the field an atomic update sets: `{ stock: increment(-1) }`. */
 export const increment = (by: number | bigint | string): Increment => new Increment(by);
 
 /** Whether an update's value is computed from the stored row (a class of its own, so no JSON value is taken for one). */

@@ -2,7 +2,7 @@
  * The field kinds beyond the first nine (fields.ts): choices, dates, times, durations, decimals,
  * floats, big integers, UUIDs, JSON documents, URLs and slugs. Each is one declaration, as there:
  * how it parses a body and a query string, renders, which lookups fit it, its JSON Schema and its
- * column. docs/your-own-collections.md ("Field kinds") lists them with their options and lookups.
+ * column. docs/guides/serializers-and-fields.md ("Field kinds") lists them with their options and lookups.
  */
 import {
   FieldError,
@@ -53,6 +53,7 @@ function textKind(kind: string, valueType: Field['valueType'], storage: Kind['st
 
 // --- choice ------------------------------------------------------------------------------------
 
+/** `fields.choice`'s options. */
 export interface ChoiceOptions extends CommonOptions<string> {
   /** The column's length; by default the longest choice's. */
   maxLength?: number;
@@ -140,6 +141,7 @@ function durationText(total: number): string {
 
 // --- decimal -----------------------------------------------------------------------------------
 
+/** `fields.decimal`'s options: `digits` (at most 15) and `places`, rendered as text unless `asNumber`. */
 export interface DecimalOptions extends CommonOptions<string>, RangeOptions<number | string> {
   /** Significant digits in all (at most 15: see the column comment in store/dialects/sqlite/capabilities.ts). */
   digits: number;
@@ -217,6 +219,7 @@ function finite(value: unknown): number {
   return value;
 }
 
+/** `fields.float`'s options: the common ones and `minValue`/`maxValue`. */
 export interface FloatOptions extends CommonOptions<number>, RangeOptions<number> {}
 
 const float = (options: FloatOptions = {}): Field =>
@@ -243,6 +246,7 @@ function bigintValue(value: number | bigint | string): number | string {
   return big >= BigInt(Number.MIN_SAFE_INTEGER) && big <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(big) : big.toString();
 }
 
+/** `fields.bigint`'s options: the common ones and `minValue`/`maxValue`. */
 export interface BigintOptions extends CommonOptions<number | string>, RangeOptions<number | bigint | string> {}
 
 /** Two values of a bigint field (a number, or digits beyond 2^53) by their values. */
@@ -278,6 +282,7 @@ const bigint = (options: BigintOptions = {}): Field =>
 
 // --- json ---------------------------------------------------------------------------------------
 
+/** `fields.json`'s options: `shape` restricts the value to objects or arrays. */
 export interface JsonOptions extends CommonOptions<unknown> {
   /** Only objects, or only arrays; any JSON value by default. */
   shape?: 'object' | 'array';
@@ -345,6 +350,7 @@ export interface TextRangeOptions extends CommonOptions<string>, RangeOptions<st
 /** A duration's validators see its seconds. */
 export interface DurationOptions extends CommonOptions<number>, RangeOptions<string> {}
 
+/** `fields.string({ choices })`'s options. */
 export interface ChoiceStringOptions extends StringOptions {
   /** A choice field instead (fields.choice): one of these strings. */
   choices?: readonly string[];

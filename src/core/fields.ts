@@ -12,6 +12,7 @@ import type { Column, ColumnType, OnDelete } from './schema.js';
 /** How a kind's values compare, which decides its lookups (number: decimals and floats; json: documents). */
 export type ValueType = 'integer' | 'number' | 'string' | 'boolean' | 'timestamp' | 'json';
 
+/** Every filter lookup, as `?field__<lookup>=` names it (docs/query-language.md). */
 export const lookups = [
   'exact',
   'iexact',
@@ -29,6 +30,7 @@ export const lookups = [
   'has_key',
   'has_element',
 ] as const;
+/** One filter lookup (`exact`, `icontains`, `gte`, …). */
 export type Lookup = (typeof lookups)[number];
 
 const orderedLookups: readonly Lookup[] = ['exact', 'gt', 'gte', 'lt', 'lte', 'in', 'isnull', 'range'];
@@ -99,6 +101,10 @@ export interface ValueRange {
   readonly message: string;
 }
 
+/**
+ * A field: how one value is parsed, validated, rendered, filtered, documented and stored. Made by `fields.*`;
+ * one of your own starts from one of those (docs/guides/serializers-and-fields.md).
+ */
 export interface Field {
   /**
    * For documents and forms: integer, string, text, email, boolean, timestamp, foreign_key, password,
@@ -456,6 +462,7 @@ function exceeds(text: string, max: number): boolean {
   return false;
 }
 
+/** `fields.string`'s options: `maxLength` (a `varchar`; `text` without it), `minLength`, `pattern`, `blank`. */
 export interface StringOptions extends CommonOptions<string> {
   maxLength?: number;
   /** The fewest characters (DRF's `min_length`); a blank string the field accepts is exempt. */
@@ -624,11 +631,13 @@ const uuidKind = (schema: JsonSchema = {}): Kind => ({
   toDriver: (value) => value,
 });
 
+/** `fields.integer`'s options: 64 bits (as JSON numbers, ±(2^53 − 1)) unless `bits: 32`. */
 export interface IntegerOptions extends CommonOptions<number>, RangeOptions<number> {
   /** 32 for a column of 32-bit integers (`integer`); 64-bit (`bigint`) by default. */
   bits?: 32 | 64;
 }
 
+/** `fields.timestamp`'s options: the common ones and `minValue`/`maxValue`. */
 export interface TimestampOptions extends CommonOptions<Date>, RangeOptions<Date | string> {}
 
 const EMAIL = /^[^\s@"<>()[\]\\,;:]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;

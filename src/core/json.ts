@@ -4,7 +4,7 @@
  * at any depth, and the answers and pages showing it are written by stringifyJson, which does too.
  */
 
-/** How many levels of arrays and objects a JSON field's value may nest (docs/your-own-collections.md#field-kinds). */
+/** How many levels of arrays and objects a JSON field's value may nest (docs/guides/serializers-and-fields.md, "Field kinds"). */
 /** A JSON object: not null, not an array. */
 export const isJsonObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
 

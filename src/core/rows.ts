@@ -2,6 +2,7 @@
 import type { Condition } from './conditions.js';
 import type { Field } from './fields.js';
 
+/** A record as read or written: field names to values. */
 export type Row = Record<string, unknown>;
 
 /**

@@ -25,6 +25,7 @@ export type ColumnType =
   | 'uuid'
   | 'json';
 
+/** What deleting a referenced row does to the rows whose foreign key names it. */
 export type OnDelete = 'cascade' | 'restrict' | 'set null';
 
 /** One column's storage. A default here is a constant the database stores; computed defaults stay with the field. */
@@ -97,6 +98,7 @@ export interface UniqueConstraint extends ConstraintReport {
   readonly condition?: RowCondition;
 }
 
+/** A model's constraint: a check, or fields unique together (optionally among the rows meeting a condition). */
 export type ConstraintFacts = CheckConstraint | UniqueConstraint;
 
 /** The table-level facts a model may declare beside its fields. */

@@ -9,7 +9,7 @@ import { users } from './users.js';
 export default defineApp({
   collections: [users, articles, tags],
   models: [Post],
-  // Generated from the declarations by `restfold makemigrations` (docs/your-own-collections.md).
+  // Generated from the declarations by `restfold makemigrations` (docs/guides/models-and-migrations.md).
   migrations,
   routes: postRoutes,
   // Surface B takes no credentials: a bad one is ignored, not refused (SPEC §4).

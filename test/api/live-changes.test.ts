@@ -1,5 +1,5 @@
 /**
- * Live changes (docs/your-own-collections.md): `/items/events/` streams, over a real HTTP server,
+ * Live changes (docs/guides/live-changes.md): `/items/events/` streams, over a real HTTP server,
  * the changes each subscriber's list would show, from every write path, after commit only.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';

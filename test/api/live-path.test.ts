@@ -1,5 +1,5 @@
 /**
- * A live stream at the path `live.path` names (docs/your-own-collections.md, Live changes), and its
+ * A live stream at the path `live.path` names (docs/guides/live-changes.md), and its
  * events as the OpenAPI document describes them (docs/openapi.md, Live streams). In a file of its
  * own: its app is the only one listening in the file's PostgreSQL schema.
  */

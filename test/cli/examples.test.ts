@@ -1,5 +1,5 @@
 /**
- * examples/library as its guide (docs/your-own-collections.md) runs it:
+ * examples/library as its guide (docs/tutorial.md, "The library example") runs it:
  * `restfold serve --app examples/library/app.mjs`, a user's app importing the
  * built package by its name, its migrations found beside it, checked over HTTP.
  */

@@ -1,5 +1,5 @@
 /**
- * The loop a user lives in (docs/your-own-collections.md), through `dist/cli.js` on an app of their
+ * The loop a user lives in (docs/guides/models-and-migrations.md), through `dist/cli.js` on an app of their
  * own that never mentions its migrations (they are found in migrations/ beside it): declare,
  * `makemigrations`, review, `migrate`, serve; add a field (`makemigrations --check` and `check` name
  * it, the server refuses to start), generate and migrate, and it is served; rename one with

@@ -1,9 +1,9 @@
 /**
- * Restfold as a user installs it: `npm pack`'s tarball installed into a new folder outside the
- * checkout (npm init -y first, as a user's folder starts). better-sqlite3 has no prebuilt binary to
- * download here, and compiling it takes minutes: the binary `npm ci` already built in the checkout
- * is handed to the install as a local prebuild (prebuild-install's documented `local-prebuilds`
- * setting), and npm's own cache serves every package it holds (`--prefer-offline`).
+ * Restfold as a user installs it: `npm pack`'s tarball of this checkout installed into a new folder
+ * outside the checkout (npm init -y first, as a user's folder starts). better-sqlite3 has no prebuilt
+ * binary to download here, and compiling it takes minutes: the binary `npm ci` already built in the
+ * checkout is handed to the install as a local prebuild (prebuild-install's documented
+ * `local-prebuilds` setting), and npm's own cache serves every package it holds (`--prefer-offline`).
  */
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
@@ -17,8 +17,15 @@ export function runIn(cwd: string, command: string, args: readonly string[], env
   return result;
 }
 
-/** The checkout's better-sqlite3 binary as the release archive prebuild-install would download, in `folder`/prebuilds. */
-function localPrebuild(folder: string): string {
+/** Packs the checkout (what `npm run build` left in dist/ is what ships) into `folder`; the tarball's path. */
+export function packTarball(folder: string): string {
+  const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--pack-destination', folder], { cwd: root, encoding: 'utf8' });
+  if (packed.status !== 0) throw new Error(`npm pack failed: ${packed.stderr}`);
+  return join(folder, packed.stdout.trim().split('\n').at(-1)!);
+}
+
+/** The checkout's better-sqlite3 binary, in `folder`/prebuilds, as the release archive prebuild-install would download. */
+export function localPrebuild(folder: string): string {
   const prebuilds = join(folder, 'prebuilds');
   mkdirSync(prebuilds, { recursive: true });
   const { version } = JSON.parse(readFileSync(join(root, 'node_modules', 'better-sqlite3', 'package.json'), 'utf8')) as { version: string };
@@ -37,13 +44,10 @@ export interface PackedInstall {
   readonly installLog: string;
 }
 
-/** Packs the checkout into `folder` and installs the tarball into `app` (made, npm init -y first), as built by `npm run build`. */
+/** Packs the checkout into `folder` and installs the tarball into `app` (made, npm init -y first). */
 export function packAndInstall(folder: string, app: string): PackedInstall {
   mkdirSync(app, { recursive: true });
-  // What `npm run build` left in dist/ is what ships (the suites run after the build).
-  const packed = spawnSync('npm', ['pack', '--ignore-scripts', '--pack-destination', folder], { cwd: root, encoding: 'utf8' });
-  if (packed.status !== 0) throw new Error(`npm pack failed: ${packed.stderr}`);
-  const tarball = join(folder, packed.stdout.trim().split('\n').at(-1)!);
+  const tarball = packTarball(folder);
   // As a user's folder starts: npm 11's `npm init -y` writes "type": "commonjs".
   runIn(app, 'npm', ['init', '-y']);
   const installEnv = { npm_config_better_sqlite3_local_prebuilds: localPrebuild(folder) };

@@ -1,6 +1,6 @@
 /**
  * `GET /<name>/events/`: the collection's changes as Server-Sent Events, for the collection's
- * `live` option (docs/your-own-collections.md, Live changes). It runs through the pipeline as the
+ * `live` option (docs/guides/live-changes.md). It runs through the pipeline as the
  * list does (views.ts: authentication, the list's permissions, throttling, negotiation, scope):
  * what a subscriber hears of is what their list would show them, the query string's filters and
  * search and `fields`/`omit` included. The stream then outlives the request: its response is taken

@@ -72,6 +72,10 @@ async function filesRuntime(app: FastifyInstance, config: Config, linkKey: Uint8
   return { storage, linkKey, links: fileLinks(linkKey, linkSeconds), limits: { maxBodyBytes, maxParts, maxFieldBytes: config.maxBodyBytes }, redirect: s3Redirect };
 }
 
+/**
+ * The app as a Fastify instance on `context.database`, not listening: `serve` listens; a test sends it
+ * requests with `inject` (docs/guides/testing.md). Refuses a declaration that cannot be served.
+ */
 export async function buildApp(definition: AppDefinition, context: AppContext): Promise<FastifyInstance> {
   const { config } = context;
   assertThrottledCollectionsExist(definition);

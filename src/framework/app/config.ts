@@ -12,6 +12,7 @@ import { parseTrustProxy, type TrustProxy } from '../base/proxy.js';
 import { parseRate, type Rate } from '../stages/throttling.js';
 import type { LiveLimits } from '../actions/live/hub.js';
 
+/** The server's configuration, read by `loadConfig` from the environment. */
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -65,7 +66,7 @@ export interface Config {
   /** Serve Prometheus metrics (METRICS=true); on METRICS_PORT alone when that is set. */
   readonly metrics: boolean;
   readonly metricsPort: number | undefined;
-  /** Live changes' streams (LIVE_*, docs/your-own-collections.md, Live changes). */
+  /** Live changes' streams (LIVE_*, docs/guides/live-changes.md). */
   readonly live: LiveLimits;
   /**
    * PostgreSQL without Redis: the direct (or session-pooled) connection live changes are heard on
@@ -191,6 +192,10 @@ function filesConfig(env: Env, databaseUrl: string): FilesConfig {
   };
 }
 
+/**
+ * The configuration from environment variables (`process.env` by default), with their defaults (the README's
+ * "Configuration").
+ */
 export function loadConfig(env: Env = process.env): Config {
   const auth = (env.AUTH ?? 'token,jwt,session')
     .split(',')

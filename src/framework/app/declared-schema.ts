@@ -121,6 +121,7 @@ export async function assertSchemaMatches(database: Database, definition: AppDef
   throw new SchemaMismatch(differences);
 }
 
+/** The database differs from the declarations (what `restfold check` and start-up report). */
 export class SchemaMismatch extends Error {
   constructor(readonly differences: readonly string[]) {
     super(

@@ -18,6 +18,7 @@ import { versioningOf, type Versioning, type VersionsDeclaration } from '../stag
 import type { Config } from './config.js';
 import type { ForcedUser } from '../stages/authentication/index.js';
 
+/** What `buildApp` serves an app with: its database and configuration. */
 export interface AppContext {
   readonly database: Database;
   readonly config: Config;
@@ -32,6 +33,7 @@ export interface AppContext {
   readonly forcedUser?: ForcedUser;
 }
 
+/** An app: its collections and what they share (made with `defineApp`; an app module's default export). */
 export interface AppDefinition {
   readonly collections: readonly Collection[];
   /**
@@ -69,7 +71,7 @@ export interface AppDefinition {
   readonly credentialKeywords?: readonly string[];
   /**
    * How clients name the API's version, and which exist (DRF's versioning classes): the path
-   * (`/api/v{version}/…`), an Accept parameter or a query parameter (docs/your-own-collections.md, Versioning).
+   * (`/api/v{version}/…`), an Accept parameter or a query parameter (docs/guides/collections-and-actions.md, Versioning).
    * Left out: no versions, and nothing of them in any path or answer.
    */
   readonly versions?: VersionsDeclaration;

@@ -1,5 +1,5 @@
 /**
- * Live changes across processes (docs/your-own-collections.md, Live changes): every committed write's
+ * Live changes across processes (docs/guides/live-changes.md): every committed write's
  * change (store/changes/changes.ts: table, kind, ids) reaches the LiveHub of every process serving the app,
  * through what the deployment already runs. With REDIS_URL, Redis pub/sub (a connection of its own
  * subscribes); else, where the database carries notifications (PostgreSQL), LISTEN/NOTIFY, heard on

@@ -12,6 +12,7 @@ import { MIGRATION_FILE } from './migration-folder.js';
 
 export type { Renames } from '../../store/schema/diff.js';
 
+/** What `makemigrations` would write: the operations, a line per change, possible renames, and what to review. */
 export interface MigrationPlan {
   readonly operations: readonly Operation[];
   /** One line per operation (`add column books.isbn`). */
@@ -54,6 +55,7 @@ export function planMigration(declared: SchemaState, migrations: Migrations, ren
   return { operations, changes: operations.map(describe), renameCandidates: renameCandidates(operations), warnings: warningsFor(operations) };
 }
 
+/** Where an app's migrations are, and in what language new ones are written. */
 export interface MigrationFolder {
   readonly path: string;
   /** `.mjs`, `.js` or `.ts`, as the app's module is written. */

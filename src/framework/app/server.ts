@@ -52,6 +52,10 @@ function tuneGarbageCollection(): void {
   for (const flag of GC_FLAGS) if (!given.has(flagName(flag))) setFlagsFromString(flag);
 }
 
+/**
+ * One serving process: migrates, checks the database against the declarations, then `buildApp` listening on
+ * `config.port` and `config.host`, finishing its requests on SIGTERM (each of `restfold serve`'s `WORKERS`).
+ */
 export async function serve(definition: AppDefinition, config: Config): Promise<FastifyInstance> {
   tuneGarbageCollection();
   const primary = openConfiguredDatabase(config);

@@ -4,6 +4,7 @@
  */
 import { RecordProtected, RecordRefused } from '../../core/refused.js';
 
+/** The error envelope's `code`s (docs/errors.md). */
 export type ErrorCode =
   | 'validation_failed'
   | 'parse_error'
@@ -31,6 +32,10 @@ export type ErrorDetails = Record<string, string[]>;
  */
 export const emptyDetails = (): ErrorDetails => Object.create(null) as ErrorDetails;
 
+/**
+ * An error answered to the client in the error envelope `{error, code, details?}` with its status; throw one
+ * from a hook, a scope or a handler to refuse.
+ */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -44,6 +49,10 @@ export class ApiError extends Error {
   }
 }
 
+/**
+ * 400 `validation_failed`, with messages by field (`{ quantity: ['Not enough stock.'] }`, `non_field_errors`
+ * for the whole).
+ */
 export const validationFailed = (details: ErrorDetails, message = 'Invalid input.'): ApiError =>
   new ApiError(400, 'validation_failed', message, details);
 
@@ -57,6 +66,10 @@ export function throwIfInvalid(details: ErrorDetails, message?: string): void {
   if (Object.keys(details).length > 0) throw validationFailed(details, message);
 }
 
+/**
+ * A path's record id that no record can have (`/articles/abc/`): a 400 by default, which an exception handler
+ * may answer 404.
+ */
 export class MalformedPathId extends ApiError {
   constructor(details: ErrorDetails) {
     super(400, 'validation_failed', 'Invalid id.', details);
@@ -75,9 +88,11 @@ const protectedRecord = (tables: readonly string[]): ApiError =>
       : { non_field_errors: ['Other records refer to this record; delete or change them first.'] },
   );
 
+/** 400 `parse_error`: a body that cannot be read. */
 export const parseError = (message: string): ApiError =>
   new ApiError(400, 'parse_error', message, { non_field_errors: [message] });
 
+/** 401 `not_authenticated`: the request carries no credential, and needs one. */
 export const notAuthenticated = (): ApiError =>
   new ApiError(401, 'not_authenticated', 'Authentication credentials were not provided.', undefined, {
     'WWW-Authenticate': 'Bearer',
@@ -86,9 +101,11 @@ export const notAuthenticated = (): ApiError =>
 export const authenticationFailed = (message = 'Invalid or expired credentials.'): ApiError =>
   new ApiError(401, 'authentication_failed', message, undefined, { 'WWW-Authenticate': 'Bearer' });
 
+/** 403 `permission_denied`. */
 export const permissionDenied = (message = 'You do not have permission to perform this action.'): ApiError =>
   new ApiError(403, 'permission_denied', message);
 
+/** 404 `not_found`. */
 export const notFound = (message = 'Not found.'): ApiError => new ApiError(404, 'not_found', message);
 
 export const methodNotAllowed = (method: string, allowed: readonly string[]): ApiError =>

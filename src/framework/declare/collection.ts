@@ -18,12 +18,14 @@ import type { AuthUser } from '../base/auth-user.js';
 import type { ObjectValidator, Serializer, WriteMode } from './serializer.js';
 import { API_REPRESENTATIONS, assertRenderers, type Renderer, type Representation } from './renderer.js';
 
+/** A list's pagination class: page numbers (the default), limit and offset, an opaque cursor, or none. */
 export type Pagination = 'page' | 'limit_offset' | 'cursor' | 'none';
 
 /** The kinds of index a collection's declarations bring with them. */
 export type AutomaticIndexes = 'fields' | 'search';
 const AUTOMATIC_INDEXES: readonly AutomaticIndexes[] = ['fields', 'search'];
 
+/** A collection's declaration: its serializer, and everything else optional (`collection(name, options)`). */
 export interface CollectionOptions {
   serializer: Serializer;
   /**
@@ -92,7 +94,7 @@ export interface CollectionOptions {
    * DELETE on the list path deletes every record the list's filters (and `search`) select, within the
    * scope, in one statement, with the `destroy` action's permissions; 204. `filtered`: a DELETE naming
    * no filter is a 400; `all`: it deletes every record the request may reach. Needs the destroy
-   * action; refused for a collection with delete hooks, which see each record (docs/your-own-collections.md).
+   * action; refused for a collection with delete hooks, which see each record (docs/guides/collections-and-actions.md).
    */
   bulkDelete?: BulkDelete;
   /** Checks for every action, or per action; actions left out get the API's default. */
@@ -112,7 +114,7 @@ export interface CollectionOptions {
    * Which records a request may reach, built from it (and awaited, when it answers later):
    * `({ user }) => ({ owner_id: user?.id ?? null })`. Applies to every read and write of the
    * collection (a record outside it is 404, a write that would leave it 403), and to the table's
-   * rows wherever else a request reaches them (docs/your-own-collections.md, Row-level security).
+   * rows wherever else a request reaches them (docs/guides/permissions-and-scopes.md, Row-level security).
    */
   scope?: Scope;
   /**
@@ -145,7 +147,7 @@ export interface CollectionOptions {
   singleton?: Singleton;
   /**
    * Live changes: `GET /<name>/events/` (or the options' `path`) streams the changes to the records each subscriber may list,
-   * as Server-Sent Events, with the list's permissions, scope and filters (docs/your-own-collections.md,
+   * as Server-Sent Events, with the list's permissions, scope and filters (docs/guides/live-changes.md,
    * Live changes). `true`, or the options.
    */
   live?: boolean | LiveOptions;
@@ -153,11 +155,15 @@ export interface CollectionOptions {
    * Representations beside JSON and the browsable page, negotiated as they are (`Accept`,
    * `?format=`): `[csvRenderer]` (CSV, as DRF's rest_framework_csv), or the app's own,
    * `{ mediaType: 'application/x-ndjson', format: 'ndjson', lists: 'all', render }`
-   * (declare/renderer.ts, docs/your-own-collections.md).
+   * (declare/renderer.ts, docs/guides/collections-and-actions.md).
    */
   renderers?: readonly Renderer[];
 }
 
+/**
+ * A live collection's stream: its path segment and how many ids it tracks per subscriber
+ * (docs/guides/live-changes.md).
+ */
 export interface LiveOptions {
   /**
    * How many record ids a stream remembers having shown its subscriber (default 1000), so that a
@@ -260,6 +266,7 @@ export interface QueryRules {
   readonly maxFilterLength?: number;
 }
 
+/** A declared collection, as `collection()` makes it; listed in `defineApp({ collections })`. */
 export interface Collection {
   readonly name: string;
   readonly serializer: Serializer;
@@ -368,6 +375,11 @@ function chosenSerializers(
   };
 }
 
+/**
+ * A collection: a model served as an API resource at `/<prefix>/<name>/`, with the six built-in actions
+ * (list, retrieve, create, update, partial update, destroy) unless `builtInActions` says otherwise
+ * (docs/guides/collections-and-actions.md).
+ */
 export function collection(name: string, options: CollectionOptions): Collection {
   const { serializer } = options;
   const modelFields = serializer.model.fields;

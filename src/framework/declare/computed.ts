@@ -37,6 +37,7 @@ export interface RecordLinks {
   recordUrl(request: FastifyRequest, table: string, row: Row): string | null;
 }
 
+/** A computed field, as `computed.*` declares it. */
 export interface ComputedField {
   /** The value's JSON schema (for the OpenAPI document). */
   readonly schema: JsonSchema;
@@ -55,7 +56,7 @@ export interface ComputedField {
 /**
  * Which related rows: those naming the requesting user in `requestingUser`; those naming the
  * record's `on` column (default its id) in `via`; of those, the ones the request may see
- * (`visibility: 'visible'`, the default) or every one (`'all'`, see docs/your-own-collections.md,
+ * (`visibility: 'visible'`, the default) or every one (`'all'`, see docs/guides/serializers-and-fields.md,
  * Row-level security: a hole the app opens knowingly).
  */
 export interface RelatedOptions {
@@ -145,6 +146,10 @@ function numeric(kind: NumericAggregate, related: Table, via: string | Through, 
   };
 }
 
+/**
+ * Read-only fields computed from the row (`from`), or in SQL in the page's own statement (`count`, `exists`,
+ * `ids`, `sum`, `avg`, `min`, `max`), and a record's own URL (`url`).
+ */
 export const computed = {
   /** `(row, { user }) => value`; `schema` types it in the OpenAPI document; `reads` narrows the columns read for it. */
   from: (compute: (row: Row, context: RenderContext) => unknown, options: { schema?: JsonSchema; reads?: readonly string[] } = {}): ComputedField => ({

@@ -8,6 +8,7 @@ import type { AuthUser } from '../base/auth-user.js';
 /** Who is checked: a `username`, or an `email` (the app's user model must declare it unique), with the `password`; both name nobody. */
 export type CredentialCheck = { readonly username: unknown; readonly password: unknown } | { readonly email: unknown; readonly password: unknown };
 
+/** What an app's code checks passwords and issues credentials with (docs/authentication.md). */
 export interface Credentials {
   /**
    * The active user these name, or undefined when wrong (the same answer whether the user or the

@@ -24,6 +24,10 @@ import { Serializer } from './serializer.js';
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
+/**
+ * What a custom action's handler gets: the request's user and parameters, the record (detail actions), the
+ * parsed body, the database and Fastify's request and reply.
+ */
 export interface CustomActionContext extends RequestContext {
   readonly request: FastifyRequest;
   /** To set a status (`reply.status(201)`) or headers; the returned value is the body. */

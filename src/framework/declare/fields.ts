@@ -4,6 +4,11 @@ import { fileFields } from '../../core/file-fields.js';
 import { fields as plainFields, passwordField, type PasswordOptions } from '../../core/fields.js';
 import { hashPassword } from '../base/passwords.js';
 
+/**
+ * Every field kind (`fields.string({ maxLength: 200 })`, `fields.foreignKey('authors')`, …): what each
+ * accepts, renders and stores is in docs/guides/serializers-and-fields.md, its column in
+ * docs/guides/models-and-migrations.md.
+ */
 export const fields = {
   ...plainFields,
   ...moreFields,

@@ -27,14 +27,17 @@ export interface HookContext extends RequestContext {
 interface WithDatabase {
   readonly database: Database;
 }
+/** What the create hooks get: the validated values, and the database. */
 export interface CreateEvent extends HookContext, WithDatabase {
   /** The validated values about to be stored. */
   readonly values: Row;
 }
+/** What the update hooks get: the values, the stored record (`existing`), and the database. */
 export interface UpdateEvent extends CreateEvent {
   /** The record as stored before this update. */
   readonly existing: Row;
 }
+/** What the delete hooks get: the record being deleted, and the database. */
 export interface DeleteEvent extends HookContext, WithDatabase {
   readonly existing: Row;
 }
@@ -42,12 +45,17 @@ export interface DeleteEvent extends HookContext, WithDatabase {
 export interface Written extends WithDatabase {
   readonly record: Row;
 }
+/** What `afterCommit` gets: the action and the record written. */
 export interface CommitEvent extends HookContext {
   readonly action: 'create' | 'update' | 'delete';
   /** The record as stored (for a delete, as it was). */
   readonly record: Row;
 }
 
+/**
+ * A collection's lifecycle hooks: before (may refuse or add values) and after each write (in its
+ * transaction), and after commit (docs/guides/consistency.md).
+ */
 export interface Hooks {
   /**
    * Run the before-hooks in the write's transaction, so that what they write (an atomic update

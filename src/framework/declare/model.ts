@@ -58,9 +58,14 @@ export interface ModelRules extends TableFacts {
   readonly internal?: readonly string[];
 }
 
+/** A declared model, as `model()` makes it. */
 export type Model = CoreModel<ModelRules>;
 
 /** The table's internal columns (ModelRules.internal): a table of the app's is a Model, whose rules may name some. */
 export const internalColumns = (table: Table): readonly string[] => (table as Model).rules?.internal ?? [];
 
+/**
+ * A model: a table's name, its fields (its columns) and its rules (constraints, indexes, permissions,
+ * updates). The model is the schema: migrations are generated from it (docs/guides/models-and-migrations.md).
+ */
 export const model: (table: string, fields: Record<string, Field>, rules?: ModelRules) => Model = coreModel;

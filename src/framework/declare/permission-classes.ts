@@ -8,9 +8,12 @@ import type { Row } from '../../core/rows.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
 
 export const actions = ['list', 'retrieve', 'create', 'update', 'partial_update', 'destroy'] as const;
+/** A built-in action of a collection. */
 export type Action = (typeof actions)[number];
+/** The actions that read: `list` and `retrieve`. */
 export const readActions: ReadonlySet<Action> = new Set(['list', 'retrieve']);
 
+/** What a permission is asked with: the user (null when anonymous), the action and the version. */
 export interface PermissionContext {
   readonly user: AuthUser | null;
   readonly action: Action;
@@ -18,6 +21,10 @@ export interface PermissionContext {
   readonly version?: string;
 }
 
+/**
+ * A permission class (DRF's): `hasPermission` per request, `hasObjectPermission` per record. A failing check
+ * is 401 for an anonymous request, 403 for a signed-in one (docs/guides/permissions-and-scopes.md).
+ */
 export interface Permission {
   /** Shown in the API's documents. */
   readonly description: string;
@@ -26,16 +33,22 @@ export interface Permission {
   hasObjectPermission?(context: PermissionContext, record: Row): boolean | Promise<boolean>;
 }
 
+/** Anyone, signed in or not (DRF's `AllowAny`); a credential sent is still checked (optional authentication). */
 export const allowAny: Permission = {
   description: 'anyone',
   hasPermission: () => true,
 };
 
+/** Signed-in users only (DRF's `IsAuthenticated`): 401 for an anonymous request. */
 export const isAuthenticated: Permission = {
   description: 'an authenticated user',
   hasPermission: ({ user }) => user !== null,
 };
 
+/**
+ * A named permission (`hasPermission('library.edit')`), granted with `restfold createuser --permission` or
+ * `restfold permissions add`; superusers hold every one.
+ */
 export const hasPermission = (name: string): Permission => ({
   description: `the permission "${name}"`,
   // A superuser holds every permission (AuthUser.hasPermission): answered at once, with no promise to wait for.

@@ -82,6 +82,10 @@ export function joinTable(source: string, target: string, { name = `${source}_${
   return join;
 }
 
+/**
+ * A serializer's relations: reverse foreign keys, many-to-many through a join table, by id, slug or nested
+ * (docs/guides/serializers-and-fields.md, Relations).
+ */
 export const relations = {
   /**
    * The ids of the rows of `table` whose foreign key `via` names the record, ascending; read-only.

@@ -25,6 +25,10 @@ export interface RenderInput {
   readonly request: FastifyRequest;
 }
 
+/**
+ * A representation beside JSON and the browsable page, negotiated by `Accept` or `?format=` (a collection's
+ * `renderers`).
+ */
 export interface Renderer {
   /** The media type it answers `Accept` with, as sent in Content-Type: `application/x-ndjson`. */
   readonly mediaType: string;

@@ -28,6 +28,10 @@ export interface RequestContext {
  */
 export type ScopeConditions = Readonly<Record<string, unknown>> | readonly Condition[];
 
+/**
+ * Which records a request may reach: conditions ANDed into every statement of the collection, and row-level
+ * security wherever its rows surface (docs/guides/permissions-and-scopes.md).
+ */
 export type Scope = (context: RequestContext) => ScopeConditions | Promise<ScopeConditions>;
 
 /** Refuses, at start-up, a scope that is no function of the request. */

@@ -23,12 +23,14 @@ import type { Table } from '../../core/model.js';
 
 export type WriteMode = 'create' | 'update' | 'partial_update';
 
+/** A record a foreign key names, rendered as an object by its own serializer (read-only: clients write the key). */
 export interface NestedField {
   /** The foreign-key field of this model that names the nested record. */
   readonly source: string;
   readonly serializer: Serializer;
 }
 
+/** `serializer(model, options)`'s options. */
 export interface SerializerOptions {
   /**
    * Its schemas' names in the OpenAPI document (`Book`, `BookCreate`, …); by
@@ -119,6 +121,7 @@ export interface SlugKey {
   readonly field: string;
 }
 
+/** A relation of a serializer, as `relations.*` declares it. */
 export interface Relation {
   readonly kind: 'reverse' | 'many_to_many' | 'slug';
   /** How reverse and many-to-many ids are read (an aggregate of the record's statement). */
@@ -163,6 +166,10 @@ const schemaNameOf = (table: string): string =>
     .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
     .join('');
 
+/**
+ * Which of a model's fields a collection shows and accepts, and how (made by `serializer()`; subclass it only
+ * for what no option says).
+ */
 export class Serializer {
   readonly model: Model;
   /** Its schemas' names in the OpenAPI document. */
@@ -766,4 +773,8 @@ export function chosenFields(serializer: Serializer, parameters: ReadonlyMap<str
   return cached(choices, JSON.stringify([include, exclude]), CHOICES, () => serializer.narrow(include, exclude));
 }
 
+/**
+ * A serializer of `model`: its fields in order, read-only and write-only ones, nested records, relations,
+ * computed fields, renames, object validation (docs/guides/serializers-and-fields.md).
+ */
 export const serializer = (model: Model, options: SerializerOptions): Serializer => new Serializer(model, options);

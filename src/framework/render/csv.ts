@@ -53,4 +53,8 @@ function render({ body, records, fields }: RenderInput): string | AsyncIterable<
   return stringify(rows, options(columns, true));
 }
 
+/**
+ * CSV (`text/csv`, `?format=csv`): a header row of the fields, a row per record, whole lists streamed
+ * (docs/guides/collections-and-actions.md).
+ */
 export const csvRenderer: Renderer = { mediaType: 'text/csv', format: 'csv', lists: 'all', render };

@@ -6,6 +6,7 @@ import type { Collection, Envelope, Pagination } from '../declare/collection.js'
 import { DEFAULT_PREFIX, type TrailingSlash } from '../base/style.js';
 import type { Versioning } from '../stages/versioning.js';
 
+/** A router: where the collections are mounted (`prefix`) and how their paths end (docs/api-style.md). */
 export interface RouterDefinition {
   /**
    * Where the collections are mounted, e.g. `/api` (no trailing slash). Under the versions' path

@@ -31,6 +31,7 @@ declare module 'fastify' {
  * rendered by a serializer (as recordStore does), never raw rows.
  */
 export type SimpleHandler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
+/** A method `mountSimpleRoutes` serves. */
 export type SimpleMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 /** A handler and its schema (for the OpenAPI document; it does not filter the body). */
 export interface SimpleEndpoint {
@@ -45,6 +46,7 @@ export interface SimpleEndpoint {
 /** Path under the prefix (`/` for the prefix itself, `/:id`, …) → endpoint per method. */
 export type SimpleRoutes = Readonly<Record<string, Partial<Record<SimpleMethod, SimpleEndpoint>>>>;
 
+/** JSON routes of your own over a model, with plain-text errors (docs/posts.md). */
 export async function mountSimpleRoutes(
   app: FastifyInstance,
   database: Database,

@@ -11,6 +11,7 @@ import type { FastifyRequest } from 'fastify';
 import { ApiError, notFound } from '../base/errors.js';
 import { queryParameters } from '../base/query-string.js';
 
+/** How a client names the API's version: in the URL path, the `Accept` header's parameter, or a query parameter. */
 export type VersionScheme = 'path' | 'accept' | 'query';
 
 /** How an app's clients name a version, and which exist (`defineApp({ versions })`). */

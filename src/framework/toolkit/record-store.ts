@@ -42,6 +42,7 @@ const BATCH_SIZE = 200;
 /** How often getOrCreate looks again for a record that concurrent writes make and delete as it looks. */
 const GET_OR_CREATE_ATTEMPTS = 5;
 
+/** `recordStore`'s options. */
 export interface RecordStoreOptions {
   /** What one record is called in messages: "post" → "Post not found." */
   readonly name: string;
@@ -49,6 +50,7 @@ export interface RecordStoreOptions {
   readonly unknownFields?: 'reject' | 'ignore';
 }
 
+/** `recordStore(…).get`'s options. */
 export interface GetOptions {
   /**
    * Read the record locked until the transaction it is read in ends (`SELECT … FOR UPDATE` on
@@ -147,6 +149,10 @@ export async function lockFor(transaction: Database, key: string): Promise<void>
   await lockNamed(transaction, key);
 }
 
+/**
+ * The app's own reads and writes of a serializer's records, outside a request (hooks, actions, routes): the
+ * serializer's validation, the model's rules, the app's rights (docs/guides/consistency.md).
+ */
 export function recordStore(database: Database, serializer: Serializer, options: RecordStoreOptions): RecordStore {
   const { model, selection } = serializer;
   const known = new Set(serializer.fields.map((name) => serializer.shown(name)));

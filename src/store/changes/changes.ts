@@ -1,5 +1,5 @@
 /**
- * What a database's writes changed, told after they commit (live changes, docs/your-own-collections.md):
+ * What a database's writes changed, told after they commit (live changes, docs/guides/live-changes.md):
  * a change names the table, the rows' ids and what happened to them, never their values, so whoever
  * hears of it reads the rows again and sees committed data only. A database opened by openDatabase
  * tells no one; `tellingChanges` gives a copy that tells `listener`. A write outside a transaction is

@@ -10,6 +10,10 @@ import type { Tables } from '../connection/database.js';
 /** Builds the condition; `table` is the name the collection's own table has in the query. */
 export type StoreExpression = (eb: ExpressionBuilder<Tables, string>, table: string) => Expression<SqlBool>;
 
+/**
+ * A condition the filter vocabulary cannot say, as a Kysely expression over the collection's table (values in
+ * it are bound).
+ */
 export const storeCondition = (build: StoreExpression): StoreCondition => ({ storeCondition: build });
 
 /** The store's expression of a condition, if it is one. */

@@ -130,6 +130,7 @@ export function storeDatabase(database: Database): StoreDatabase {
 /** Escape `\`, `%` and `_` so a value matches only itself inside a LIKE pattern. */
 export const escapeLike = (value: string): string => value.replace(/[\\%_]/g, '\\$&');
 
+/** A database by its URL (`sqlite:<path>`, `sqlite::memory:`, `postgres://…`), for `buildApp` and `migrateApp`. */
 export function openDatabase(url: string, options: DatabaseOptions = {}): Database {
   return openStoreDatabase(url, options);
 }

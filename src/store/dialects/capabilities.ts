@@ -7,6 +7,7 @@
 import type { ColumnDefinitionBuilder, Expression, Kysely, RawBuilder, SqlBool } from 'kysely';
 import type { ColumnType, OnDelete } from '../../core/schema.js';
 
+/** The two databases Restfold runs on. */
 export type Dialect = 'sqlite' | 'postgres';
 
 /** Column types and DDL pieces that differ between the dialects, so one migration serves both. Timestamps keep milliseconds, in UTC. */

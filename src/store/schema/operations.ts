@@ -12,6 +12,7 @@ import type { SqlTypes } from '../dialects/capabilities.js';
 /** A hand-written step: any SQL through Kysely, with the dialect's column types. */
 export type MigrationStep = (db: Kysely<Tables>, types: SqlTypes) => Promise<void>;
 
+/** One step of a migration (`operations.createTable`, `addColumn`, …, `run` for a hand-written one). */
 export type Operation =
   | {
       readonly op: 'createTable';
@@ -31,6 +32,10 @@ export type Operation =
   | { readonly op: 'dropIndex'; readonly name: string; readonly index: IndexState }
   | { readonly op: 'run'; readonly step: MigrationStep };
 
+/**
+ * A migration: its operations, in order, and the declared state after them (what the next `makemigrations`
+ * diffs against).
+ */
 export interface Migration {
   /**
    * Names of migrations this one stands for (Django's `replaces`): where all of them ran, it is

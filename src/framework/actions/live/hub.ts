@@ -1,5 +1,5 @@
 /**
- * A process's live streams (docs/your-own-collections.md, Live changes). Every committed change,
+ * A process's live streams (docs/guides/live-changes.md). Every committed change,
  * from this process or another (app/live.ts carries them), passes here in the order it arrives,
  * one at a time: its records get event ids and a place in the ring, then each stream of the table
  * hears of them as its subscriber may see them. Streams reading the same way (the same scope,

@@ -24,6 +24,7 @@ export interface UserModel extends Model {
   extend(added: Record<string, Field>, options?: UserModelOptions): UserModel;
 }
 
+/** `User.extend`'s options. */
 export interface UserModelOptions {
   readonly currentPassword?: boolean;
   /** Indexes of the app's beside the framework's own, kept by every later `extend`. */
@@ -62,6 +63,10 @@ function userModel(declared: Record<string, Field>, options: UserModelOptions): 
 /** A flag only a superuser changes (rules.ts), as the OpenAPI document says wherever a serializer shows it. */
 const superusersFlag = (field: Field): Field => ({ ...field, schema: { ...field.schema, description: 'Only a superuser may change it (403 otherwise).' } });
 
+/**
+ * The framework's users (username, e-mail, password, flags, permissions); `User.extend` makes an app's own
+ * user model (docs/authentication.md).
+ */
 export const User: UserModel = userModel({
   id: fields.id(),
   username: fields.string({
