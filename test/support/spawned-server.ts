@@ -140,6 +140,8 @@ export async function startServer(options: { appArgs?: readonly string[]; env?: 
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: 'info',
+    // Stopped at once: test/cli/drain.test.ts shows the drain.
+    SHUTDOWN_DRAIN_MS: '0',
     ...options.env,
   };
   const appArgs = options.appArgs ?? [];

@@ -28,6 +28,7 @@ import { browsableContext, collections } from './plugins/collections.js';
 import { corsPolicy } from './plugins/cors.js';
 import { errors, frameworkErrors } from './plugins/error-replies.js';
 import { health } from './plugins/health.js';
+import { draining } from './plugins/draining.js';
 import { readYourWrites } from './plugins/read-your-writes.js';
 import { httpProtocol, httpServerOptions } from './plugins/http-server.js';
 import { requestIdentity, requestIdentityOptions } from './plugins/request-identity.js';
@@ -74,6 +75,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   const app = Fastify({ ...requestIdentityOptions(config, context.logStream), ...httpServerOptions(config), frameworkErrors });
   app.decorate('restfoldStyle', { prefixes: routers.map(({ prefix }) => prefix), exceptionHandler: definition.exceptionHandler, credentialKeywords });
   await app.register(httpProtocol);
+  await app.register(draining);
 
   // What requests share: counters (in Redis when REDIS_URL is set), the keys derived from SECRET_KEY,
   // the enabled authentication kinds and the throttles.

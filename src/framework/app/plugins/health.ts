@@ -1,8 +1,15 @@
-/** The health endpoints: /healthz (the process is up) and /readyz (the database is reachable; with replicas, which are in use). */
+/**
+ * The health endpoints: /healthz (the process is up) and /readyz (the process takes requests: the
+ * database is reachable and it is not shutting down; with replicas, which are in use). A 503 is the
+ * API's error envelope, its reason in `error`, with Retry-After.
+ */
 import type { Database } from '../../../store/connection/database.js';
 import { ping } from '../../../store/connection/ping.js';
 import { ANONYMOUS, errorResponses, operationId } from '../../docs/openapi.js';
 import { appWide } from '../../base/app-wide.js';
+import { ApiError, databaseUnavailable } from '../../base/errors.js';
+import { renderJsonError } from '../../render/renderers.js';
+import { isDraining } from './draining.js';
 
 /** Probes address a machine by its IP, so these answer outside ALLOWED_HOSTS. */
 export const HEALTH_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
@@ -18,7 +25,7 @@ const replicasSchema = {
   },
 };
 
-const documented = (name: string, summary: string) => ({
+const documented = (name: string, summary: string, errors: readonly number[]) => ({
   schema: {
     tags: ['health'],
     summary,
@@ -26,15 +33,19 @@ const documented = (name: string, summary: string) => ({
     ...ANONYMOUS,
     response: {
       200: { description: 'OK', ...statusSchema, properties: { ...statusSchema.properties, replicas: replicasSchema } },
-      ...errorResponses([]),
-      503: { description: 'Database unreachable', ...statusSchema, headers: { 'Retry-After': { type: 'integer', description: 'Seconds to wait.' } } },
+      ...errorResponses(errors),
     },
   },
 });
 
+/** A process shutting down: a load balancer sends elsewhere at once. */
+const shuttingDown = (): ApiError =>
+  new ApiError(503, 'service_unavailable', 'This server is shutting down; send requests to another.', undefined, { 'Retry-After': '1' });
+
 export const health = appWide<{ readonly database: Database }>('health', async (app, { database }) => {
-  app.get('/healthz', documented('health', 'The process is up'), async () => ({ status: 'ok' }));
-  app.get('/readyz', documented('readiness', 'The database is reachable'), async (_request, reply) => {
+  app.get('/healthz', documented('health', 'The process is up', []), async () => ({ status: 'ok' }));
+  app.get('/readyz', documented('readiness', 'The process takes requests: the database is reachable and it is not shutting down', [503]), async (_request, reply) => {
+    if (isDraining(app)) return renderJsonError(reply, shuttingDown());
     try {
       await ping(database);
       // Ready while the primary answers: a replica out of use only moves its reads there.
@@ -42,7 +53,7 @@ export const health = appWide<{ readonly database: Database }>('health', async (
       return replicas ? { status: 'ok', replicas } : { status: 'ok' };
     } catch (error) {
       reply.log.warn({ err: error }, 'database unreachable');
-      return reply.status(503).header('Retry-After', '5').send({ status: 'unavailable' });
+      return renderJsonError(reply, databaseUnavailable());
     }
   });
 });
