@@ -58,6 +58,8 @@ it('drains on SIGTERM: /readyz 503 at once, every request still served with Conn
   const agent = new Agent({ keepAlive: true, maxSockets: CLIENTS + 1 });
   const stream = await openEvents(`http://127.0.0.1:${port}/api/v1/articles/events/`, { authorization: `Bearer ${token}` });
   expect(stream.status).toBe(200);
+  // Proxies are told to pass events on as they come (docs/deploying.md, Taking a server out of rotation).
+  expect([stream.headers['x-accel-buffering'], stream.headers['cache-control']]).toEqual(['no', 'no-cache, no-transform']);
 
   const replies: { reply: Reply; afterNotice: boolean }[] = [];
   let noticed = false;

@@ -1,8 +1,9 @@
 /**
  * The health endpoints: /healthz (the process is up) and /readyz (the process takes requests: the
- * database is reachable and it is not shutting down; with replicas, which are in use). A 503 is the
- * API's error envelope, its reason in `error`, with Retry-After.
+ * database is reachable and it is not shutting down; with replicas, which are in use; with Redis,
+ * whether it answers). A 503 is the API's error envelope, its reason in `error`, with Retry-After.
  */
+import type { Redis } from 'ioredis';
 import type { Database } from '../../../store/connection/database.js';
 import { ping } from '../../../store/connection/ping.js';
 import { ANONYMOUS, errorResponses, operationId } from '../../docs/openapi.js';
@@ -25,6 +26,9 @@ const replicasSchema = {
   },
 };
 
+/** With REDIS_URL: whether Redis answers (`ok`) or not (`unreachable`: the process serves on without it). */
+const redisSchema = { type: 'string', enum: ['ok', 'unreachable'] };
+
 const documented = (name: string, summary: string, errors: readonly number[]) => ({
   schema: {
     tags: ['health'],
@@ -32,7 +36,7 @@ const documented = (name: string, summary: string, errors: readonly number[]) =>
     operationId: operationId(name, 'check'),
     ...ANONYMOUS,
     response: {
-      200: { description: 'OK', ...statusSchema, properties: { ...statusSchema.properties, replicas: replicasSchema } },
+      200: { description: 'OK', ...statusSchema, properties: { ...statusSchema.properties, replicas: replicasSchema, redis: redisSchema } },
       ...errorResponses(errors),
     },
   },
@@ -42,7 +46,11 @@ const documented = (name: string, summary: string, errors: readonly number[]) =>
 const shuttingDown = (): ApiError =>
   new ApiError(503, 'service_unavailable', 'This server is shutting down; send requests to another.', undefined, { 'Retry-After': '1' });
 
-export const health = appWide<{ readonly database: Database }>('health', async (app, { database }) => {
+/**
+ * `redis`: REDIS_URL's connection, whose state the body tells (`ok`, `unreachable`) without a 503:
+ * every process would be out of rotation at once, while what needs Redis alone fails (docs/deploying.md, Dependency outages).
+ */
+export const health = appWide<{ readonly database: Database; readonly redis?: Redis }>('health', async (app, { database, redis }) => {
   app.get('/healthz', documented('health', 'The process is up', []), async () => ({ status: 'ok' }));
   app.get('/readyz', documented('readiness', 'The process takes requests: the database is reachable and it is not shutting down', [503]), async (_request, reply) => {
     if (isDraining(app)) return renderJsonError(reply, shuttingDown());
@@ -50,7 +58,7 @@ export const health = appWide<{ readonly database: Database }>('health', async (
       await ping(database);
       // Ready while the primary answers: a replica out of use only moves its reads there.
       const replicas = database.replicas?.status().map(({ name, state, lagMillis }) => ({ name, state, lag_ms: lagMillis }));
-      return replicas ? { status: 'ok', replicas } : { status: 'ok' };
+      return { status: 'ok', ...(replicas && { replicas }), ...(redis && { redis: redis.status === 'ready' ? 'ok' : 'unreachable' }) };
     } catch (error) {
       reply.log.warn({ err: error }, 'database unreachable');
       return renderJsonError(reply, databaseUnavailable());
