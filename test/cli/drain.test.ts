@@ -140,4 +140,4 @@ it('passes the drain to every worker under WORKERS=2, and exits 0 once they all 
   server.process.kill('SIGTERM');
   await eventually(async () => ((await workersAnswering(503)).size === 2 ? true : undefined), 'both workers to drain');
   expect(await server.exited).toBe(0);
-});
+}, 60_000);
