@@ -73,6 +73,8 @@ defaults
     timeout connect 2s
     timeout client 60s
     timeout server 60s
+    # A check answered slower than this fails: on a busy machine the default (inter) took healthy servers out.
+    timeout check 2s
     option http-no-delay
 frontend api
     bind 127.0.0.1:${front}
@@ -85,8 +87,9 @@ backend restfold
 ${ports.map((port, index) => `    server s${index} 127.0.0.1:${port} check`).join('\n')}
 `);
 const haproxy = spawn('haproxy', ['-f', config, '-db'], { stdio: ['ignore', 'ignore', 'inherit'] });
-await sleep(1500);
 const base = `http://127.0.0.1:${front}`;
+// Until haproxy listens and finds the servers up (on a busy machine that takes a while).
+while ((await fetch(`${base}/readyz`).then((response) => response.status, () => 0)) !== 200) await sleep(200);
 
 const counts = { requests: 0, errors: {}, creates: 0, updates: 0 };
 const failed = (what) => (counts.errors[what] = (counts.errors[what] ?? 0) + 1);
