@@ -93,7 +93,8 @@ export async function waitUntilQuiet(limitSeconds = 120) {
 export async function startServer(args, env) {
   const port = await freePort();
   const child = spawn(process.execPath, args, {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
+    // Stopped at once: a benchmark's server has no balancer to drain from.
+    env: { ...process.env, SHUTDOWN_DRAIN_MS: '0', ...env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;

@@ -16,7 +16,7 @@ const root = join(import.meta.dirname, '..', '..');
 const port = 20_000 + Math.floor(Math.random() * 12_000); // below Linux's ephemeral ports (32768 on), which outgoing connections take
 const base = `http://127.0.0.1:${port}`;
 const directory = mkdtempSync(join(tmpdir(), 'restfold-browser-'));
-const env = { ...process.env, PORT: String(port), DATABASE_URL: `sqlite:${join(directory, 'db.sqlite3')}`, LOG_LEVEL: 'warn', THROTTLE_USER: 'off', THROTTLE_ANON: 'off' };
+const env = { ...process.env, PORT: String(port), DATABASE_URL: `sqlite:${join(directory, 'db.sqlite3')}`, LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0', THROTTLE_USER: 'off', THROTTLE_ANON: 'off' };
 let server: ChildProcess;
 let browser: Browser;
 let page: Page;

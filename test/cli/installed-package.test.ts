@@ -45,7 +45,7 @@ const run = (command: string, args: readonly string[], env: NodeJS.ProcessEnv = 
 async function serve(cwd: string, env: NodeJS.ProcessEnv): Promise<{ url: string; npx: ChildProcess; lines: string[]; stop(): Promise<void> }> {
   const npx = spawn('npx', ['restfold', 'serve', '--app', 'app.ts'], {
     cwd,
-    env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info' },
+    env: { ...process.env, ...env, HOST: '127.0.0.1', PORT: '0', LOG_LEVEL: 'info', SHUTDOWN_DRAIN_MS: '0' },
     stdio: ['ignore', 'pipe', 'pipe'],
     detached: true,
   });

@@ -22,7 +22,7 @@ it('serves metrics on METRICS_PORT and not on the public port', async () => {
   const server = spawn('node', ['dist/cli.js', 'serve'], {
     cwd: root,
     stdio: 'ignore',
-    env: { ...process.env, PORT: String(port), METRICS: 'true', METRICS_PORT: String(metricsPort), LOG_LEVEL: 'warn', DATABASE_URL: `sqlite:${join(directory, 'db.sqlite3')}` },
+    env: { ...process.env, PORT: String(port), METRICS: 'true', METRICS_PORT: String(metricsPort), LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0', DATABASE_URL: `sqlite:${join(directory, 'db.sqlite3')}` },
   });
   try {
     await until(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok);

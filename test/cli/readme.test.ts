@@ -28,7 +28,7 @@ async function waitUntilServing(): Promise<void> {
 
 beforeAll(async () => {
   directory = mkdtempSync(join(tmpdir(), 'restfold-readme-'));
-  env = { ...process.env, PORT: String(port), DATABASE_URL: `sqlite:${join(directory, 'db.sqlite3')}`, LOG_LEVEL: 'warn' };
+  env = { ...process.env, PORT: String(port), DATABASE_URL: `sqlite:${join(directory, 'db.sqlite3')}`, LOG_LEVEL: 'warn', SHUTDOWN_DRAIN_MS: '0' };
   server = spawn('node', ['dist/cli.js', 'serve'], { cwd: root, env, stdio: 'inherit' });
   await waitUntilServing();
 });

@@ -36,7 +36,7 @@ function startServer(env: Record<string, string>): Server {
   folders.push(folder);
   const child = spawn(process.execPath, [cli, 'serve'], {
     cwd: folder,
-    env: { ...process.env, PORT: '0', DATABASE_URL: `sqlite:${join(folder, 'db.sqlite3')}`, LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, PORT: '0', DATABASE_URL: `sqlite:${join(folder, 'db.sqlite3')}`, LOG_LEVEL: 'info', SHUTDOWN_DRAIN_MS: '0', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines: LogLine[] = [];

@@ -42,6 +42,8 @@ export async function spawnServer(env: Record<string, string>): Promise<SpawnedS
       THROTTLE_ANON: 'off',
       THROTTLE_USER: 'off',
       LOG_LEVEL: 'info',
+      // Stopped at once unless a test asks for the drain (test/cli/drain.test.ts).
+      SHUTDOWN_DRAIN_MS: '0',
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -184,7 +184,7 @@ describe('throttling with REDIS_URL', () => {
     expect((await get(other, '/api/v1/notes/')).headers['ratelimit-remaining']).toBe('4');
   });
 
-  it('answers 503 service_unavailable (not 500, not unthrottled) while Redis is unreachable', async () => {
+  it('counts in the process while Redis is unreachable: still throttled, never a 503 or a 500 (test/redis/outage.test.ts: and back)', async () => {
     // A TCP relay to Redis that the test can cut.
     const sockets = new Set<Socket>();
     const target = new URL(redisUrl!);
@@ -200,14 +200,16 @@ describe('throttling with REDIS_URL', () => {
     await new Promise<void>((resolve) => relay.listen(0, '127.0.0.1', resolve));
     const relayUrl = `redis://127.0.0.1:${(relay.address() as { port: number }).port}`;
     try {
-      const app = await instance({ THROTTLE_ANON: '100/min', REDIS_KEY_PREFIX: freshPrefix() }, relayUrl);
+      const app = await instance({ THROTTLE_ANON: '2/min', REDIS_KEY_PREFIX: freshPrefix() }, relayUrl);
       expect((await get(app, '/api/v1/notes/')).statusCode).toBe(200);
       relay.close();
       for (const socket of sockets) socket.destroy();
-      const reply = await get(app, '/api/v1/notes/');
-      expect(reply.statusCode).toBe(503);
-      expect(reply.json()).toMatchObject({ code: 'service_unavailable' });
-      expect(reply.headers['retry-after']).toBe('5');
+      // This process's own window, from its first hit.
+      const counted = [await get(app, '/api/v1/notes/'), await get(app, '/api/v1/notes/')];
+      expect(counted.map((reply) => [reply.statusCode, reply.headers['ratelimit-remaining']])).toEqual([[200, '1'], [200, '0']]);
+      const over = await get(app, '/api/v1/notes/');
+      expect(over.statusCode).toBe(429);
+      expect(over.json()).toMatchObject({ code: 'throttled' });
     } finally {
       relay.close();
       for (const socket of sockets) socket.destroy();

@@ -4,6 +4,10 @@
  * log line) and a SQLite file in a fresh temporary folder. Its `cli` runs
  * other `restfold` commands on the same database. Tests using it run what
  * `npm run build` left in dist/.
+ *
+ * A server that exits without being asked to (stop()) fails the test running when it died, or
+ * the next to end, with its exit code or signal and the last lines it wrote: a death mid-suite
+ * is otherwise seen only as the next request's ECONNREFUSED.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -11,17 +15,19 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import { onPostgres } from './database.js';
 
 export const root = join(import.meta.dirname, '..', '..');
 /** The machine running the suites may be busy: start-up gets this long. */
 const START_TIMEOUT_MS = 60_000;
+/** The lines of its output a server's death is told with. */
+const KEPT_LINES = 200;
 
 export interface SpawnedServer {
   readonly url: string;
   readonly folder: string;
-  /** Runs `restfold <args>` on the server's database; throws with its stderr unless it exits 0. */
+  readonly pid: number;
   /** `restfold <args>` on the server's database, with its `--app` (or, `withApp` false, without: as a README's account commands run). */
   cli(args: readonly string[], input?: string, withApp?: boolean): string;
   stop(): Promise<void>;
@@ -89,6 +95,42 @@ export function listeningUrl(child: ChildProcess, onLine: (line: string) => void
   });
 }
 
+/** The last `size` lines a child process wrote, standard output and error as they came. */
+class OutputTail {
+  private readonly lines: string[] = [];
+
+  constructor(child: ChildProcess, private readonly size = KEPT_LINES) {
+    createInterface({ input: child.stderr! }).on('line', (line) => this.push(line));
+  }
+
+  push(line: string): void {
+    this.lines.push(line);
+    if (this.lines.length > this.size) this.lines.shift();
+  }
+
+  toString(): string {
+    return this.lines.join('\n');
+  }
+}
+
+/** Deaths not yet told: each fails the test that ends next (or the file, if none does). */
+const untoldDeaths: string[] = [];
+function tellDeaths(): void {
+  const deaths = untoldDeaths.splice(0);
+  if (deaths.length > 0) throw new Error(deaths.join('\n\n'));
+}
+afterEach(tellDeaths);
+afterAll(tellDeaths);
+
+/** Records `child`'s exit as a death unless `asked()` says it was told to stop. */
+function watchForDeath(child: ChildProcess, url: string, output: OutputTail, asked: () => boolean): void {
+  child.once('exit', (code, signal) => {
+    if (asked()) return;
+    const how = signal === null ? `exit code ${code}` : `signal ${signal}`;
+    untoldDeaths.push(`The server at ${url} (pid ${child.pid}) exited unasked (${how}). Its last lines:\n${output.toString()}`);
+  });
+}
+
 export async function startServer(options: { appArgs?: readonly string[]; env?: Readonly<Record<string, string>> } = {}): Promise<SpawnedServer> {
   const folder = mkdtempSync(join(tmpdir(), 'restfold-served-'));
   const env: NodeJS.ProcessEnv = {
@@ -98,28 +140,36 @@ export async function startServer(options: { appArgs?: readonly string[]; env?: 
     HOST: '127.0.0.1',
     PORT: '0',
     LOG_LEVEL: 'info',
+    // Stopped at once: test/cli/drain.test.ts shows the drain.
+    SHUTDOWN_DRAIN_MS: '0',
     ...options.env,
   };
   const appArgs = options.appArgs ?? [];
   const child = spawn(process.execPath, [join(root, 'dist', 'cli.js'), 'serve', ...appArgs], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const output = new OutputTail(child);
 
-  const url = await listeningUrl(child).catch(async (error: unknown) => {
+  const url = await listeningUrl(child, (line) => output.push(line)).catch(async (error: unknown) => {
     child.kill('SIGTERM');
     await exited;
     rmSync(folder, { recursive: true, force: true });
     throw error;
   });
 
+  let stopping = false;
+  watchForDeath(child, url, output, () => stopping);
+
   return {
     url,
     folder,
+    pid: child.pid!,
     cli(args, input, withApp = true) {
       const run = runCli([...args, ...(withApp ? appArgs : [])], env, input);
       if (run.status !== 0) throw new Error(`restfold ${args.join(' ')} exited ${run.status}: ${run.stderr}`);
       return run.stdout;
     },
     async stop() {
+      stopping = true;
       if (child.exitCode === null) child.kill('SIGTERM');
       await exited;
       rmSync(folder, { recursive: true, force: true });

@@ -32,6 +32,7 @@ import { browsableContext, collections } from './plugins/collections.js';
 import { corsPolicy } from './plugins/cors.js';
 import { errors, frameworkErrors } from './plugins/error-replies.js';
 import { health } from './plugins/health.js';
+import { draining } from './plugins/draining.js';
 import { readYourWrites } from './plugins/read-your-writes.js';
 import { httpProtocol, httpServerOptions } from './plugins/http-server.js';
 import { requestIdentity, requestIdentityOptions } from './plugins/request-identity.js';
@@ -39,7 +40,7 @@ import { securityHeaders } from './plugins/security-headers.js';
 import { closeRedis, connectRedis } from '../base/redis.js';
 import { liveChanges } from './live.js';
 import { scopePlan } from '../stages/scope/plan.js';
-import { createPasswordThrottle, createThrottle, memoryCounterStore, redisCounterStore } from '../stages/throttling.js';
+import { createPasswordThrottle, createThrottle, memoryCounterStore, sharedOrLocalCounterStore } from '../stages/throttling.js';
 
 
 declare module 'fastify' {
@@ -51,7 +52,7 @@ declare module 'fastify' {
   }
 }
 
-/** The one Redis connection (throttle counters, sessions) of an app, closed with it. */
+/** The one Redis connection (throttle counters, sessions, live changes' messages sent) of an app, closed with it. */
 async function sharedRedis(app: FastifyInstance, url: string): Promise<Redis> {
   const redis = await connectRedis(url, (error) => app.log.warn({ err: error }, 'redis connection error'));
   app.addHook('onClose', () => closeRedis(redis));
@@ -90,6 +91,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   const app = Fastify({ ...requestIdentityOptions(config, context.logStream), ...httpServerOptions(config), frameworkErrors });
   app.decorate('restfoldStyle', { prefixes: routers.map(({ prefix }) => prefix), exceptionHandler: definition.exceptionHandler, credentialKeywords });
   await app.register(httpProtocol);
+  await app.register(draining);
 
   // What requests share: counters (in Redis when REDIS_URL is set), the keys derived from SECRET_KEY,
   // the enabled authentication kinds and the throttles.
@@ -98,7 +100,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   const redis = config.redisUrl ? await sharedRedis(app, config.redisUrl) : undefined;
   // With a live collection, every write goes through a database that tells the live streams what it changed.
   const { database, hub } = await liveChanges(app, styled, context.database, config, redis, (definition.userModel ?? User).table);
-  const counters = redis ? redisCounterStore(redis, config.redisKeyPrefix) : memoryCounterStore();
+  const counters = redis ? sharedOrLocalCounterStore(redis, config.redisKeyPrefix, app.log) : memoryCounterStore();
   const keys = signingKeys(await resolveSecretKey(config, app.log));
   await app.register(cookie, { secret: keys.cookie });
   const passwordThrottle = createPasswordThrottle(counters, config.throttleLogin);
@@ -115,13 +117,13 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   await app.register(requestIdentity, { appLogLevel: config.logLevel });
   await app.register(allowedHosts, { allowedHosts: config.allowedHosts });
   await app.register(errors, { isDatabaseUnavailable: database.isUnavailable, page });
-  await app.register(health, { database });
+  await app.register(health, { database, redis });
   if (database.replicas) await app.register(readYourWrites, { replicas: database.replicas });
   await app.register(securityHeaders);
   await app.register(corsPolicy, { origins: config.corsOrigins });
   await app.register(browsableAssets);
   // prom-client is loaded only when metrics are on.
-  if (config.metrics) (await import('./metrics.js')).serveMetrics(app, database, config);
+  if (config.metrics) (await import('./metrics.js')).serveMetrics(app, database, config, counters);
   // The app's own routes first: a collection's path leaves them the methods it does not serve (router.ts).
   if (definition.routes) {
     await app.register(async (instance) => {

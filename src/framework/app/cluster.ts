@@ -5,7 +5,8 @@
  * replaced; one that dies while starting stops the whole service, since a
  * start-up failure (a taken port, a bad setting) would only repeat. SIGTERM or
  * SIGINT to the primary (or, under npm, its parent process gone: onStopRequest)
- * asks every worker to stop gracefully, then exits.
+ * is passed on to every worker (each drains on SIGTERM: server.ts), then it exits
+ * once they all have.
  * DB_MAX_CONNECTIONS and DB_MAX_IDLE_CONNECTIONS are the service's: each worker is given its share
  * (at least one connection), and a replacement the share of the worker it replaces.
  */
@@ -58,12 +59,12 @@ export async function serveWorkers(definition: AppDefinition, config: Config): P
       log.info({ worker: worker.id, worker_pid: worker.process.pid, port: address.port }, 'worker listening');
     });
   };
-  const stop = (signal: string, code: number): void => {
-    if (stopping) return;
+  // Each worker drains on SIGTERM (server.ts), and stops at once on SIGINT; a second signal ends their drains.
+  const stop = (reason: string, code: number): void => {
+    if (!stopping) exitCode = code;
     stopping = true;
-    exitCode = code;
-    log.info({ signal }, 'stopping workers');
-    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill('SIGTERM');
+    log.info({ signal: reason }, 'stopping workers');
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(reason === 'SIGINT' ? 'SIGINT' : 'SIGTERM');
   };
 
   cluster.on('exit', (worker, code, signal) => {

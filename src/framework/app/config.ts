@@ -73,6 +73,8 @@ export interface Config {
    * (LIVE_DATABASE_URL); by default the database's own URL, which must then not go through a transaction pooler.
    */
   readonly liveDatabaseUrl: string | undefined;
+  /** After SIGTERM, how long /readyz answers 503 while requests are still served, before the server stops accepting (SHUTDOWN_DRAIN_MS; 0: at once). */
+  readonly shutdownDrainMs: number;
 }
 
 const AUTH_KINDS: readonly AuthKind[] = ['token', 'jwt', 'session'];
@@ -265,5 +267,6 @@ export function loadConfig(env: Env = process.env): Config {
       retained: integer(env, 'LIVE_RETAINED', 10_000, 0),
     },
     liveDatabaseUrl: env.LIVE_DATABASE_URL || undefined,
+    shutdownDrainMs: integer(env, 'SHUTDOWN_DRAIN_MS', 5000, 0),
   };
 }

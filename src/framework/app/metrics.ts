@@ -1,6 +1,6 @@
 /**
  * Prometheus metrics (prom-client): requests by route and status, their
- * latency, throttle rejections, the database pool, the compiled statements, and read replicas in use and their lag. Off unless
+ * latency, throttle rejections and where the counters are, the database pool, the compiled statements, and read replicas in use and their lag. Off unless
  * METRICS=true; with METRICS_PORT they are served on that port only, never on
  * the public one.
  */
@@ -10,8 +10,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { Database } from '../../store/connection/database.js';
 import { compiledStatementCounts } from '../../store/statements/compiled.js';
 import type { Config } from './config.js';
+import type { CounterStore } from '../stages/throttling.js';
 
-function createMetrics(app: FastifyInstance, database: Database): Registry {
+function createMetrics(app: FastifyInstance, database: Database, counters: CounterStore): Registry {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'restfold_' });
   const labelNames = ['method', 'route', 'status'] as const;
@@ -73,6 +74,26 @@ function createMetrics(app: FastifyInstance, database: Database): Registry {
     });
   }
 
+  const { sharing } = counters;
+  if (sharing) {
+    new Gauge({
+      name: 'restfold_rate_limit_counters_shared',
+      help: 'Whether throttle counters are in Redis, shared by every process (1), or in this process while Redis is unreachable (0)',
+      registers: [registry],
+      collect() {
+        this.set(sharing.shared ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: 'restfold_rate_limit_fallbacks',
+      help: 'How often throttle counters fell back to this process because Redis was unreachable, since start',
+      registers: [registry],
+      collect() {
+        this.set(sharing.fallbacks);
+      },
+    });
+  }
+
   app.addHook('onResponse', (request, reply, done) => {
     // The route pattern, not the path, so ids do not multiply the series.
     const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
@@ -108,8 +129,8 @@ async function listenForMetrics(registry: Registry, port: number, host: string):
 }
 
 /** Metrics on the app, or on their own port once the app listens. */
-export function serveMetrics(app: FastifyInstance, database: Database, config: Config): void {
-  const registry = createMetrics(app, database);
+export function serveMetrics(app: FastifyInstance, database: Database, config: Config, counters: CounterStore): void {
+  const registry = createMetrics(app, database, counters);
   const port = config.metricsPort;
   if (port === undefined) return mountMetrics(app, registry);
   let server: Server | undefined;

@@ -1,7 +1,7 @@
 /**
  * Serving an application: open the database, migrate, check it against the declarations, listen, and on SIGTERM
- * or SIGINT (or, under npm, when the process npm started for it is gone) stop accepting, finish what is in
- * flight, close the pool, exit 0.
+ * drain, then stop accepting, finish what is in flight, close the pool, exit 0; on SIGINT (or, under npm,
+ * when the process npm started for it is gone) the same without the drain.
  */
 import { readFileSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
@@ -11,6 +11,7 @@ import { withReplicas } from '../../store/connection/replicas.js';
 import { buildApp } from './app.js';
 import { appliedNames, migrateFrameworkAndApp, type AppDefinition } from './definition.js';
 import { repliesSent } from './plugins/request-identity.js';
+import { beginDrain } from './plugins/draining.js';
 import type { Config } from './config.js';
 import { assertSchemaMatches } from './declared-schema.js';
 
@@ -72,12 +73,30 @@ export async function serve(definition: AppDefinition, config: Config): Promise<
     await database.close();
   });
   await app.listen({ port: config.port, host: config.host });
+  onStopRequest(stopper(app, config.shutdownDrainMs));
+  return app;
+}
 
-  let stopping = false;
-  const stop = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    app.log.info({ signal }, 'shutting down');
+/**
+ * How long requests in flight when the server stops accepting may go on before their connections
+ * are closed (a slow upload, a long download): the stop is bounded, whatever the clients do.
+ */
+const IN_FLIGHT_GRACE_MS = 10_000;
+
+/**
+ * What stops `app`: SIGTERM (a deploy: the orchestrator's stop) drains first for `drainMs`
+ * (plugins/draining.ts), then stops accepting, lets requests in flight finish, ends live streams
+ * and closes the pool; SIGINT (Ctrl-C in a terminal) and a parent process gone skip the drain. A signal during the drain
+ * ends it; one while closing changes nothing.
+ */
+function stopper(app: FastifyInstance, drainMs: number): (reason: string) => void {
+  let drain: NodeJS.Timeout | undefined;
+  let closing = false;
+  const close = (): void => {
+    clearTimeout(drain);
+    closing = true;
+    app.log.info('closing: no new connections; finishing the requests in flight');
+    setTimeout(() => app.server.closeAllConnections(), IN_FLIGHT_GRACE_MS).unref();
     app.close().then(
       () => process.exit(0),
       (error: unknown) => {
@@ -86,8 +105,16 @@ export async function serve(definition: AppDefinition, config: Config): Promise<
       },
     );
   };
-  onStopRequest(stop);
-  return app;
+  return (reason) => {
+    if (closing) return;
+    if (drain) return close();
+    // Only SIGTERM drains: a parent gone (npm's, which exits at once) waits for nothing.
+    const draining = reason === 'SIGTERM' ? drainMs : 0;
+    app.log.info({ signal: reason, drain_ms: draining }, 'shutting down');
+    if (draining === 0) return close();
+    beginDrain(app);
+    drain = setTimeout(close, draining);
+  };
 }
 
 /** How often a server looks for its parent process. */
@@ -116,7 +143,7 @@ function parentOf(pid: number): number | undefined {
 }
 
 /**
- * Calls `stop` once the process is told to stop: SIGTERM, SIGINT, or, under a package manager, its
+ * Calls `stop` each time the process is told to stop: SIGTERM, SIGINT, or, under a package manager, its
  * parent process gone. `npx restfold serve` (and an npm script without `exec`) runs the server
  * under `sh -c` under npm: npm passes a SIGTERM on to the shell, which dies without passing it on,
  * and the server, re-parented, would serve on with nobody to stop it. Node cannot ask the kernel
@@ -128,7 +155,7 @@ function parentOf(pid: number): number | undefined {
  * keeps Node's default (the process ends), so that `nohup`, which has it ignored, still works.
  */
 export function onStopRequest(stop: (reason: string) => void): void {
-  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.once(signal, () => stop(signal));
+  for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => stop(signal));
   if (process.env.npm_execpath === undefined) return;
   const parent = process.ppid;
   const shellParent = SHELLS.has(processName(parent) ?? '') ? parentOf(parent) : undefined;

@@ -113,7 +113,7 @@ export const methodNotAllowed = (method: string, allowed: readonly string[]): Ap
     Allow: allowed.join(', '),
   });
 
-const serviceUnavailable = (): ApiError =>
+export const databaseUnavailable = (): ApiError =>
   new ApiError(503, 'service_unavailable', 'The database is unreachable; try again shortly.', undefined, {
     'Retry-After': '5',
   });
@@ -149,7 +149,7 @@ export function toApiError(error: unknown, isDatabaseUnavailable: (error: unknow
   // A write the database refused for what the record says (a unique clash, a missing reference).
   if (error instanceof RecordRefused) return validationFailed({ ...error.details });
   if (error instanceof RecordProtected) return protectedRecord(error.tables);
-  if (isDatabaseUnavailable(error)) return serviceUnavailable();
+  if (isDatabaseUnavailable(error)) return databaseUnavailable();
   const status = statusOf(error);
   if (status !== undefined) {
     const code = codeByStatus[status] ?? 'parse_error';

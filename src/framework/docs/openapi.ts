@@ -51,7 +51,7 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   415: 'Unsupported media type',
   429: 'Throttled',
   500: 'Server error',
-  503: 'Database unavailable',
+  503: 'Service unavailable: the database or a store unreachable, or the server shutting down',
 };
 
 /** Response headers, declared once and attached to the statuses that carry them. */

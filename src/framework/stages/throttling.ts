@@ -5,9 +5,8 @@
  *
  * Why not @fastify/rate-limit: see docs/deploying.md ("Throttling").
  */
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from 'fastify';
 import type { Redis } from 'ioredis';
-import { redisUnavailable } from '../base/redis.js';
 import type { AuthUser } from '../base/auth-user.js';
 import { ApiError } from '../base/errors.js';
 import { clientKey } from '../base/proxy.js';
@@ -32,6 +31,8 @@ export function parseRate(text: string): Rate | null {
 export interface CounterStore {
   /** Adds `weight` hits (one unless given) to `key`'s window and returns the hits so far and the seconds until the window ends. */
   hit(key: string, windowSeconds: number, weight?: number): Promise<{ hits: number; resetSeconds: number }>;
+  /** Counters that fall back to this process while Redis is away (sharedOrLocalCounterStore): whether they are shared now, and how often they fell back. */
+  readonly sharing?: { readonly shared: boolean; readonly fallbacks: number };
 }
 
 const wholeSeconds = (milliseconds: number): number => Math.max(1, Math.ceil(milliseconds / 1000));
@@ -138,7 +139,7 @@ return {hits, ttl}`;
 type HitCommand = (key: string, windowMs: number, weight: number) => Promise<[number, number]>;
 
 /** Counters in Redis under `prefix`, shared by every process that uses the same Redis and prefix. */
-export function redisCounterStore(redis: Redis, prefix: string): CounterStore {
+function redisCounterStore(redis: Redis, prefix: string): CounterStore {
   redis.defineCommand('restfoldThrottleHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
   const hitCommand = (redis as unknown as { restfoldThrottleHit: HitCommand }).restfoldThrottleHit.bind(redis);
   return {
@@ -149,17 +150,47 @@ export function redisCounterStore(redis: Redis, prefix: string): CounterStore {
   };
 }
 
+/**
+ * Counters in Redis while it answers, else in this process: a Redis outage costs the limits their
+ * sharing (each process holds them alone, so a client gets at most the rate times the processes),
+ * never the service. Once Redis answers again, counting goes back to it. Each change is logged once.
+ */
+export function sharedOrLocalCounterStore(redis: Redis, prefix: string, log: FastifyBaseLogger): CounterStore {
+  const remote = redisCounterStore(redis, prefix);
+  const local = memoryCounterStore();
+  const sharing = { shared: true, fallbacks: 0 };
+  const fallBack = (error: unknown): void => {
+    if (!sharing.shared) return;
+    sharing.shared = false;
+    sharing.fallbacks += 1;
+    log.warn({ err: error }, 'rate-limit store unreachable: counting in this process until Redis is back');
+  };
+  return {
+    sharing,
+    async hit(key, windowSeconds, weight) {
+      // Not connected: no command is even tried (none is queued), so no request waits.
+      if (redis.status !== 'ready') {
+        fallBack(new Error(`Redis is ${redis.status}`));
+        return local.hit(key, windowSeconds, weight);
+      }
+      try {
+        const counted = await remote.hit(key, windowSeconds, weight);
+        if (!sharing.shared) {
+          sharing.shared = true;
+          log.info('rate-limit store back: counting in Redis again');
+        }
+        return counted;
+      } catch (error) {
+        fallBack(error);
+        return local.hit(key, windowSeconds, weight);
+      }
+    },
+  };
+}
+
 /** Counts `weight` requests against `rate` under `key`: sets the RateLimit-* headers, throws 429 over the rate. */
 async function consume(store: CounterStore, request: FastifyRequest, reply: FastifyReply, key: string, rate: Rate, weight = 1): Promise<void> {
-  let counted: { hits: number; resetSeconds: number };
-  try {
-    counted = await store.hit(`${key}:${rate.limit}/${rate.windowSeconds}`, rate.windowSeconds, weight);
-  } catch (error) {
-    // Failing closed: a limit that silently stops holding would let a password guesser through.
-    request.log.error({ err: error }, 'rate-limit store unreachable');
-    throw redisUnavailable('rate-limit');
-  }
-  const { hits, resetSeconds } = counted;
+  const { hits, resetSeconds } = await store.hit(`${key}:${rate.limit}/${rate.windowSeconds}`, rate.windowSeconds, weight);
   const remaining = Math.max(0, rate.limit - hits);
   const shown = reply.getHeader('RateLimit-Remaining');
   // Where one request counts against several limits, the headers tell of the nearest.

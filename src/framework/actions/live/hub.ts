@@ -113,7 +113,8 @@ export class LiveHub {
   subscribe(subscription: Subscription, start: (closed: (stream: EventStream) => void) => EventStream): void {
     const { owner } = subscription;
     if (this.closing || this.open.size >= this.limits.maxStreams) {
-      throw new ApiError(503, 'service_unavailable', 'This server holds as many live streams as it may; try again shortly.', undefined, { 'Retry-After': String(Math.ceil(this.limits.retryMs / 1000)) });
+      const why = this.closing ? 'This server is shutting down' : 'This server holds as many live streams as it may';
+      throw new ApiError(503, 'service_unavailable', `${why}; try again shortly.`, undefined, { 'Retry-After': String(Math.ceil(this.limits.retryMs / 1000)) });
     }
     const held = this.owners.get(owner) ?? 0;
     if (held >= this.limits.maxStreamsPerUser) {

@@ -1,8 +1,16 @@
-/** The health endpoints: /healthz (the process is up) and /readyz (the database is reachable; with replicas, which are in use). */
+/**
+ * The health endpoints: /healthz (the process is up) and /readyz (the process takes requests: the
+ * database is reachable and it is not shutting down; with replicas, which are in use; with Redis,
+ * whether it answers). A 503 is the API's error envelope, its reason in `error`, with Retry-After.
+ */
+import type { Redis } from 'ioredis';
 import type { Database } from '../../../store/connection/database.js';
 import { ping } from '../../../store/connection/ping.js';
 import { ANONYMOUS, errorResponses, operationId } from '../../docs/openapi.js';
 import { appWide } from '../../base/app-wide.js';
+import { ApiError, databaseUnavailable } from '../../base/errors.js';
+import { renderJsonError } from '../../render/renderers.js';
+import { isDraining } from './draining.js';
 
 /** Probes address a machine by its IP, so these answer outside ALLOWED_HOSTS. */
 export const HEALTH_PATHS: ReadonlySet<string> = new Set(['/healthz', '/readyz']);
@@ -18,31 +26,42 @@ const replicasSchema = {
   },
 };
 
-const documented = (name: string, summary: string) => ({
+/** With REDIS_URL: whether Redis answers (`ok`) or not (`unreachable`: the process serves on without it). */
+const redisSchema = { type: 'string', enum: ['ok', 'unreachable'] };
+
+const documented = (name: string, summary: string, errors: readonly number[]) => ({
   schema: {
     tags: ['health'],
     summary,
     operationId: operationId(name, 'check'),
     ...ANONYMOUS,
     response: {
-      200: { description: 'OK', ...statusSchema, properties: { ...statusSchema.properties, replicas: replicasSchema } },
-      ...errorResponses([]),
-      503: { description: 'Database unreachable', ...statusSchema, headers: { 'Retry-After': { type: 'integer', description: 'Seconds to wait.' } } },
+      200: { description: 'OK', ...statusSchema, properties: { ...statusSchema.properties, replicas: replicasSchema, redis: redisSchema } },
+      ...errorResponses(errors),
     },
   },
 });
 
-export const health = appWide<{ readonly database: Database }>('health', async (app, { database }) => {
-  app.get('/healthz', documented('health', 'The process is up'), async () => ({ status: 'ok' }));
-  app.get('/readyz', documented('readiness', 'The database is reachable'), async (_request, reply) => {
+/** A process shutting down: a load balancer sends elsewhere at once. */
+const shuttingDown = (): ApiError =>
+  new ApiError(503, 'service_unavailable', 'This server is shutting down; send requests to another.', undefined, { 'Retry-After': '1' });
+
+/**
+ * `redis`: REDIS_URL's connection, whose state the body tells (`ok`, `unreachable`) without a 503:
+ * every process would be out of rotation at once, while what needs Redis alone fails (docs/deploying.md, Dependency outages).
+ */
+export const health = appWide<{ readonly database: Database; readonly redis?: Redis }>('health', async (app, { database, redis }) => {
+  app.get('/healthz', documented('health', 'The process is up', []), async () => ({ status: 'ok' }));
+  app.get('/readyz', documented('readiness', 'The process takes requests: the database is reachable and it is not shutting down', [503]), async (_request, reply) => {
+    if (isDraining(app)) return renderJsonError(reply, shuttingDown());
     try {
       await ping(database);
       // Ready while the primary answers: a replica out of use only moves its reads there.
       const replicas = database.replicas?.status().map(({ name, state, lagMillis }) => ({ name, state, lag_ms: lagMillis }));
-      return replicas ? { status: 'ok', replicas } : { status: 'ok' };
+      return { status: 'ok', ...(replicas && { replicas }), ...(redis && { redis: redis.status === 'ready' ? 'ok' : 'unreachable' }) };
     } catch (error) {
       reply.log.warn({ err: error }, 'database unreachable');
-      return reply.status(503).header('Retry-After', '5').send({ status: 'unavailable' });
+      return renderJsonError(reply, databaseUnavailable());
     }
   });
 });

@@ -38,7 +38,9 @@ export function httpServerOptions(config: Config): FastifyServerOptions {
       enforceBodyRate(server, { minBytesPerSecond: config.bodyMinBytesPerSecond, windowMs: config.bodyTimeoutMs });
       return server;
     },
-    return503OnClosing: true,
+    // A request on a connection still open once the server closes is served (with Connection: close),
+    // not refused with Fastify's own 503 body: the pool closes only after every connection has.
+    return503OnClosing: false,
   };
 }
 
