@@ -1,0 +1,102 @@
+/**
+ * The groups over the API, as collections of the framework's own (mounted under `/auth/` by the
+ * router that serves the authentication endpoints), so they have every collection's pagination,
+ * filters, errors, ETags and OpenAPI entries: `groups` (a group shows its permission names and its
+ * members' ids), and under each group its `permissions` (a grant per record) and `members` (a user
+ * per record); `users` (read-only: a user's standing, groups and own permissions), and under each
+ * user their `groups` (a membership per record, the same rows as a group's members). Adding or removing one grant or member is one row, so concurrent changes to one group
+ * never undo each other, where a list written whole would (DRF's nested routers, Django's
+ * `group.permissions.add()`). Superusers, or holders of `auth.manage_groups`, manage them.
+ */
+import type { ComputedField } from '../computed.js';
+import { collection, type Collection } from '../collection.js';
+import { hasPermission, type Permission } from '../permission-classes.js';
+import { serializer } from '../serializer.js';
+import { Group, GroupMember, GroupPermission } from './groups.js';
+import { User } from './user-model.js';
+
+/** The permission that manages groups, their grants and members (superusers hold it). */
+export const MANAGE_GROUPS = 'auth.manage_groups';
+
+const managers: readonly Permission[] = [hasPermission(MANAGE_GROUPS)];
+
+/** Values of `column` of the rows of `table` whose `via` names the record, ascending. */
+const listed = (table: string, via: string, column: string, items: 'string' | 'integer'): ComputedField => ({
+  schema: { type: 'array', items: { type: items }, readOnly: true },
+  aggregate: { kind: 'ids', table, via, column, ...(items === 'string' && { text: true }), visibility: 'all' },
+});
+
+const groupSerializer = serializer(Group, {
+  name: 'AuthGroup',
+  fields: ['id', 'name', 'permissions', 'members'],
+  readOnly: ['id'],
+  search: ['name'],
+  computed: {
+    permissions: listed(GroupPermission.table, 'group_id', 'name', 'string'),
+    members: listed(GroupMember.table, 'group_id', 'user_id', 'integer'),
+  },
+});
+
+export const groups = collection('groups', {
+  serializer: groupSerializer,
+  filterFields: ['id', 'name'],
+  orderingFields: ['id', 'name'],
+  permissions: managers,
+});
+
+export const groupPermissions = collection('permissions', {
+  serializer: serializer(GroupPermission, { name: 'AuthGroupPermission', fields: ['id', 'name'], readOnly: ['id'] }),
+  parent: { collection: groups, field: 'group_id' },
+  filterFields: ['name'],
+  orderingFields: ['id', 'name'],
+  // DELETE …/permissions/?name=x revokes by name, as `restfold permissions remove --group` does.
+  bulkDelete: 'filtered',
+  permissions: managers,
+});
+
+export const groupMembers = collection('members', {
+  serializer: serializer(GroupMember, { name: 'AuthGroupMember', fields: ['id', 'user_id'], readOnly: ['id'] }),
+  parent: { collection: groups, field: 'group_id' },
+  filterFields: ['user_id'],
+  orderingFields: ['id', 'user_id'],
+  bulkDelete: 'filtered',
+  permissions: managers,
+});
+
+const userSerializer = serializer(User, {
+  name: 'AuthUser',
+  fields: ['id', 'username', 'is_active', 'is_staff', 'is_superuser', 'groups', 'user_permissions'],
+  readOnly: ['id', 'username', 'is_active', 'is_staff', 'is_superuser'],
+  search: ['username'],
+  computed: {
+    groups: listed(GroupMember.table, 'user_id', 'group_id', 'integer'),
+    // Their own (Django's user_permissions); what they hold is these and their groups'.
+    user_permissions: listed('user_permissions', 'user_id', 'name', 'string'),
+  },
+});
+
+export const users = collection('users', {
+  serializer: userSerializer,
+  builtInActions: ['list', 'retrieve'],
+  filterFields: ['id', 'username', 'is_staff', 'is_superuser', 'is_active'],
+  orderingFields: ['id', 'username'],
+  permissions: managers,
+});
+
+export const userGroups = collection('groups', {
+  serializer: serializer(GroupMember, { name: 'AuthUserGroup', fields: ['id', 'group_id'], readOnly: ['id'] }),
+  parent: { collection: users, field: 'user_id' },
+  filterFields: ['group_id'],
+  orderingFields: ['id', 'group_id'],
+  bulkDelete: 'filtered',
+  permissions: managers,
+});
+
+/**
+ * What the `/auth/` router mounts beside the authentication endpoints: two sets, each mounted on its
+ * own, as a user's `groups` and the groups themselves share a name (a name is a path segment).
+ */
+export const authCollections: readonly (readonly Collection[])[] = [
+  [groups, groupPermissions, groupMembers],
+  [users, userGroups],
+];
