@@ -12,6 +12,7 @@ import type { ComputedField } from '../computed.js';
 import { collection, type Collection } from '../collection.js';
 import { hasPermission, type Permission } from '../permission-classes.js';
 import { serializer } from '../serializer.js';
+import type { Model } from '../model.js';
 import { Group, GroupMember, GroupPermission } from './groups.js';
 import { User } from './user-model.js';
 
@@ -44,24 +45,22 @@ export const groups = collection('groups', {
   permissions: managers,
 });
 
-export const groupPermissions = collection('permissions', {
-  serializer: serializer(GroupPermission, { name: 'AuthGroupPermission', fields: ['id', 'name'], readOnly: ['id'] }),
-  parent: { collection: groups, field: 'group_id' },
-  filterFields: ['name'],
-  orderingFields: ['id', 'name'],
-  // DELETE …/permissions/?name=x revokes by name, as `restfold permissions remove --group` does.
-  bulkDelete: 'filtered',
-  permissions: managers,
-});
+/**
+ * The links of `parent`'s record (its foreign key `field` in `model`'s rows), one `key` per record:
+ * added by POST, removed by DELETE, or by DELETE on the list naming the key (`?name=x`).
+ */
+const links = (name: string, model: Model, serializerName: string, parent: Collection, field: string, key: string): Collection =>
+  collection(name, {
+    serializer: serializer(model, { name: serializerName, fields: ['id', key], readOnly: ['id'] }),
+    parent: { collection: parent, field },
+    filterFields: [key],
+    orderingFields: ['id', key],
+    bulkDelete: 'filtered',
+    permissions: managers,
+  });
 
-export const groupMembers = collection('members', {
-  serializer: serializer(GroupMember, { name: 'AuthGroupMember', fields: ['id', 'user_id'], readOnly: ['id'] }),
-  parent: { collection: groups, field: 'group_id' },
-  filterFields: ['user_id'],
-  orderingFields: ['id', 'user_id'],
-  bulkDelete: 'filtered',
-  permissions: managers,
-});
+export const groupPermissions = links('permissions', GroupPermission, 'AuthGroupPermission', groups, 'group_id', 'name');
+export const groupMembers = links('members', GroupMember, 'AuthGroupMember', groups, 'group_id', 'user_id');
 
 const userSerializer = serializer(User, {
   name: 'AuthUser',
@@ -83,14 +82,7 @@ export const users = collection('users', {
   permissions: managers,
 });
 
-export const userGroups = collection('groups', {
-  serializer: serializer(GroupMember, { name: 'AuthUserGroup', fields: ['id', 'group_id'], readOnly: ['id'] }),
-  parent: { collection: users, field: 'user_id' },
-  filterFields: ['group_id'],
-  orderingFields: ['id', 'group_id'],
-  bulkDelete: 'filtered',
-  permissions: managers,
-});
+export const userGroups = links('groups', GroupMember, 'AuthUserGroup', users, 'user_id', 'group_id');
 
 /**
  * What the `/auth/` router mounts beside the authentication endpoints: two sets, each mounted on its
