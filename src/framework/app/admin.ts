@@ -8,7 +8,7 @@ import * as groups from '../../store/accounts/groups.js';
 import { insertUser, userIdByName } from '../../store/accounts/users.js';
 import { FieldError } from '../../core/fields.js';
 import { User, type UserModel } from '../declare/users/user-model.js';
-import { Group, PERMISSION_NAME, PERMISSION_NAME_RULE } from '../declare/users/groups.js';
+import { Group, PERMISSION_NAME, PERMISSION_NAME_RULE } from '../declare/users/group-models.js';
 
 export { effectivePermissions, listPermissions } from '../../store/accounts/user-permissions.js';
 export { groupMembers, groupPermissions, groupsOf, listGroups } from '../../store/accounts/groups.js';

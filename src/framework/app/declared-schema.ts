@@ -12,7 +12,7 @@ import type { AppDefinition } from './definition.js';
 import type { Relation } from '../declare/serializer.js';
 import type { Serializer } from '../declare/serializer.js';
 import { User } from '../declare/users/user-model.js';
-import { groupModels } from '../declare/users/groups.js';
+import { groupModels } from '../declare/users/group-models.js';
 
 const frameworkTables: readonly Table[] = [User, ...groupModels, ...accountTables];
 

@@ -22,7 +22,7 @@ import type { RecordId } from '../../store/read/records.js';
 import type { Collection } from '../declare/collection.js';
 import { LiveHub } from '../actions/live/hub.js';
 import type { Config } from './config.js';
-import { groupModels } from '../declare/users/groups.js';
+import { groupModels } from '../declare/users/group-models.js';
 
 /** Ids per notification: PostgreSQL takes at most 8000 bytes in one. */
 const IDS_PER_NOTIFICATION = 100;

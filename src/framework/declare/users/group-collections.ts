@@ -13,7 +13,7 @@ import { collection, type Collection } from '../collection.js';
 import { hasPermission, type Permission } from '../permission-classes.js';
 import { serializer } from '../serializer.js';
 import type { Model } from '../model.js';
-import { Group, GroupMember, GroupPermission } from './groups.js';
+import { Group, GroupMember, GroupPermission } from './group-models.js';
 import { User } from './user-model.js';
 
 /** The permission that manages groups, their grants and members (superusers hold it). */
