@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 /**
  * `restfold <command>`: new, migrate, makemigrations, check, createuser, token create|revoke,
- * permissions list|add|remove, files sweep, serve, schema.
+ * permissions list|add|remove, groups list|create|delete|add|remove, files sweep, serve, schema.
  * Every command but new, schema, makemigrations and check migrates first and works on the server's DATABASE_URL.
  */
 import { parseArgs } from 'node:util';
@@ -12,7 +12,25 @@ import { createInterface } from 'node:readline/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { dirname, extname, join, resolve } from 'node:path';
 import { createToken, revokeUserTokens } from './framework/stages/authentication/token.js';
-import { AdminInputError, createUser, grantPermissions, listPermissions, revokePermissions, userNamed } from './framework/app/admin.js';
+import {
+  AdminInputError,
+  addToGroups,
+  createGroup,
+  createUser,
+  deleteGroup,
+  grantGroupPermissions,
+  grantPermissions,
+  groupNamed,
+  groupPermissions,
+  groupsOf,
+  listGroups,
+  listPermissions,
+  effectivePermissions,
+  removeFromGroups,
+  revokeGroupPermissions,
+  revokePermissions,
+  userNamed,
+} from './framework/app/admin.js';
 import { serveWorkers } from './framework/app/cluster.js';
 import { sweepFiles } from './framework/app/files-sweep.js';
 import { migrateFramework } from './framework/app/definition.js';
@@ -53,12 +71,20 @@ Commands:
   check [--app FILE]                 compare the database with the declarations (exit 1 if they differ)
   schema [--app FILE]                print the OpenAPI document as JSON (no database needed)
   createuser --username U [--password P | --password-stdin] [--email E]
-             [--superuser] [--permission NAME ...]
+             [--staff] [--superuser] [--permission NAME ...] [--group G ...]
+                                     --superuser makes a staff superuser
   token create --username U          print a new API token for U
   token revoke --username U          revoke every token of U
   permissions list --username U      print the permissions U holds, one a line
-  permissions add --username U NAME ...
-  permissions remove --username U NAME ...
+                                     (their own; --all: with their groups')
+  permissions list --group G         print the permissions group G gives
+  permissions add (--username U | --group G) NAME ...
+  permissions remove (--username U | --group G) NAME ...
+  groups list [--username U]         print the groups (U's), one a line
+  groups create NAME ... [--permission P ...]
+  groups delete NAME ...
+  groups add --username U NAME ...   put U in the groups
+  groups remove --username U NAME ...
   files sweep [--delete]             list the stored files no row names (older than an hour);
                                      --delete: remove them
 
@@ -71,7 +97,7 @@ writes them there, with an index.* listing them for an app that would rather
 import them: an app that passes defineApp({ migrations }) gets exactly those,
 and the folder is not read. A compiled app (dist/app.js) reads the .js files
 compiled beside it; run makemigrations on its source. The accounts' commands
-(createuser, token, permissions) need --app only for an app with a user model
+(createuser, token, permissions, groups) need --app only for an app with a user model
 of its own (User.extend); without it they migrate the framework's tables alone.
 Settings come from the environment (DATABASE_URL, PORT, ...; see README).`;
 
@@ -223,7 +249,10 @@ async function main(argv: string[]): Promise<void> {
       'password-stdin': { type: 'boolean' },
       email: { type: 'string' },
       superuser: { type: 'boolean' },
+      staff: { type: 'boolean' },
       permission: { type: 'string', multiple: true },
+      group: { type: 'string', multiple: true },
+      all: { type: 'boolean' },
       name: { type: 'string' },
       rename: { type: 'string', multiple: true },
       check: { type: 'boolean' },
@@ -249,6 +278,11 @@ async function main(argv: string[]): Promise<void> {
   const username = (): string => {
     if (!values.username) throw new UsageError('--username is required.');
     return values.username;
+  };
+  /** The one --group a permissions command names, if any. */
+  const oneGroup = (): string | undefined => {
+    if ((values.group?.length ?? 0) > 1) throw new UsageError('Name one --group.');
+    return values.group?.[0];
   };
 
   switch (command) {
@@ -304,7 +338,9 @@ async function main(argv: string[]): Promise<void> {
           password,
           email: values.email ?? '',
           superuser: values.superuser ?? false,
+          staff: values.staff ?? false,
           permissions: values.permission ?? [],
+          groups: values.group ?? [],
         }, app.userModel),
       );
       console.log(`Created user "${values.username}" (id ${id}).`);
@@ -329,17 +365,32 @@ async function main(argv: string[]): Promise<void> {
     }
     case 'permissions': {
       const names = positionals.slice(2);
+      const group = oneGroup();
+      if (group !== undefined && values.username !== undefined) throw new UsageError('Give --username or --group, not both.');
       if (subcommand === 'list') {
         if (names.length > 0) throw new UsageError('"permissions list" takes no names.');
-        const held = await withDatabase(config, accountsApp, async (database) =>
-          listPermissions(database, await userNamed(database, username())),
-        );
+        const held = await withDatabase(config, accountsApp, async (database) => {
+          if (group !== undefined) return groupPermissions(database, await groupNamed(database, group));
+          const id = await userNamed(database, username());
+          return values.all ? effectivePermissions(database, id) : listPermissions(database, id);
+        });
         for (const name of held) console.log(name);
         return;
       }
       if (subcommand === 'add' || subcommand === 'remove') {
         if (names.length === 0) throw new UsageError(`Name at least one permission to ${subcommand}.`);
         await withDatabase(config, accountsApp, async (database) => {
+          if (group !== undefined) {
+            const id = await groupNamed(database, group);
+            if (subcommand === 'add') {
+              await grantGroupPermissions(database, id, names);
+              console.log(`Group "${group}" now gives: ${(await groupPermissions(database, id)).join(', ')}.`);
+            } else {
+              const removed = await revokeGroupPermissions(database, id, names);
+              console.log(`Removed ${removed} permission(s) from group "${group}".`);
+            }
+            return;
+          }
           const id = await userNamed(database, username());
           if (subcommand === 'add') {
             await grantPermissions(database, id, names);
@@ -352,6 +403,47 @@ async function main(argv: string[]): Promise<void> {
         return;
       }
       throw new UsageError('Use "permissions list", "permissions add" or "permissions remove".');
+    }
+    case 'groups': {
+      const names = positionals.slice(2);
+      if (subcommand === 'list') {
+        if (names.length > 0) throw new UsageError('"groups list" takes no names.');
+        const found = await withDatabase(config, accountsApp, async (database) =>
+          values.username === undefined ? listGroups(database) : groupsOf(database, await userNamed(database, values.username)),
+        );
+        for (const { name } of found) console.log(name);
+        return;
+      }
+      if (names.length === 0) throw new UsageError(`Name at least one group to ${subcommand ?? 'change'}.`);
+      if (subcommand === 'create') {
+        await withDatabase(config, accountsApp, async (database) => {
+          for (const name of names) await createGroup(database, name, values.permission ?? []);
+        });
+        console.log(`Created group(s): ${names.join(', ')}.`);
+        return;
+      }
+      if (subcommand === 'delete') {
+        await withDatabase(config, accountsApp, async (database) => {
+          const ids = await Promise.all(names.map((name) => groupNamed(database, name)));
+          for (const id of ids) await deleteGroup(database, id);
+        });
+        console.log(`Deleted group(s): ${names.join(', ')}.`);
+        return;
+      }
+      if (subcommand === 'add' || subcommand === 'remove') {
+        await withDatabase(config, accountsApp, async (database) => {
+          const id = await userNamed(database, username());
+          if (subcommand === 'add') {
+            await addToGroups(database, id, names);
+            console.log(`"${values.username}" is now in: ${(await groupsOf(database, id)).map(({ name }) => name).join(', ')}.`);
+          } else {
+            const removed = await removeFromGroups(database, id, names);
+            console.log(`Removed "${values.username}" from ${removed} group(s).`);
+          }
+        });
+        return;
+      }
+      throw new UsageError('Use "groups list", "groups create", "groups delete", "groups add" or "groups remove".');
     }
     default:
       throw new UsageError(`Unknown command "${command}".`);

@@ -23,6 +23,8 @@ export interface Aggregate {
   readonly on?: string;
   /** The related rows' column `ids` lists (default `id`): a join table's other key, for a many-to-many. */
   readonly column?: string;
+  /** `ids` of a text column whose values hold no comma (permission names): listed as they are, not as integers. */
+  readonly text?: true;
   readonly where?: { readonly column: string; readonly value: unknown };
   /** A many-to-many: the join table, whose `via` names the record and whose `to` names a row of `table`. */
   readonly through?: { readonly table: string; readonly to: string };

@@ -33,7 +33,7 @@ export { fields } from './declare/fields.js';
 export type { FileOptions, ImageOptions, StoredFile } from '../core/file-fields.js';
 export { model } from './declare/model.js';
 export type { Model, ModelRules, RecordUpdate, UpdateRules } from './declare/model.js';
-export { allowAny, anyOf, hasPermission, isAuthenticated, isOwner, readActions } from './declare/permission-classes.js';
+export { allowAny, anyOf, hasPermission, isAuthenticated, isOwner, modelPermissionNames, modelPermissions, readActions } from './declare/permission-classes.js';
 export type { Action, Permission, PermissionContext } from './declare/permission-classes.js';
 export { parseRecordId } from './declare/record-id.js';
 export { lockFor, recordStore } from './toolkit/record-store.js';
@@ -57,6 +57,19 @@ export { mountSimpleRoutes, readJsonBody, sendJsonArray } from './routing/simple
 export type { SimpleEndpoint, SimpleHandler, SimpleMethod, SimpleRoutes } from './routing/simple-routes.js';
 export { ANONYMOUS, errorResponses, inputSchema, recordSchema, textErrorResponses } from './docs/openapi.js';
 export { User } from './declare/users/user-model.js';
+// Users and groups made by code as `restfold createuser` and `restfold groups` make them (a test kit, a seed script).
+export {
+  AdminInputError,
+  addToGroups,
+  createGroup,
+  createUser,
+  grantGroupPermissions,
+  grantPermissions,
+  removeFromGroups,
+  revokeGroupPermissions,
+  revokePermissions,
+  type NewUser,
+} from './app/admin.js';
 export type { UserModel, UserModelOptions } from './declare/users/user-model.js';
 export type { CredentialCheck, Credentials } from './declare/credentials.js';
 export type { AuthUser } from './base/auth-user.js';

@@ -355,6 +355,51 @@ describe('every operation, answered as the document says', () => {
     await call('delete', detail, url);
   });
 
+  it('the groups and users under /auth/', async () => {
+    const groups = '/api/v1/auth/groups/';
+    const group = '/api/v1/auth/groups/{id}/';
+    const made = await call('post', groups, groups, { user: admin, body: { name: 'documented' } });
+    const url = `${groups}${made.json.id}/`;
+    await call('post', groups, groups, { user: writer, body: { name: 'nope' } });
+    await call('get', groups, groups, { user: admin });
+    await call('get', groups, groups, { user: writer });
+    await call('get', group, url, { user: admin });
+    await call('get', group, `${groups}999999/`, { user: admin });
+    await call('put', group, url, { user: admin, body: { name: 'documented-too' } });
+    await call('put', group, url, { user: admin, body: { name: '' } });
+    await call('patch', group, url, { user: admin, body: { name: 'documented' } });
+    await call('patch', group, url, { user: writer, body: { name: 'x' } });
+    const links: [string, string, Record<string, unknown>, Record<string, unknown>][] = [
+      ['/api/v1/auth/groups/{parent}/permissions/', `${url}permissions/`, { name: 'tags.change' }, { name: 'tags.delete' }],
+      ['/api/v1/auth/groups/{parent}/members/', `${url}members/`, { user_id: writer.id }, { user_id: admin.id }],
+      ['/api/v1/auth/users/{parent}/groups/', `/api/v1/auth/users/${admin.id}/groups/`, { group_id: made.json.id }, { group_id: made.json.id }],
+    ];
+    for (const [list, at, body, other] of links) {
+      const detail = `${list}{id}/`;
+      const link = await call('post', list, at, { user: admin, body });
+      await call('post', list, at, { user: admin, body });
+      await call('get', list, at, { user: admin });
+      await call('get', list, at, { user: writer });
+      await call('get', detail, `${at}${link.json.id}/`, { user: admin });
+      await call('get', detail, `${at}999999/`, { user: admin });
+      await call('put', detail, `${at}${link.json.id}/`, { user: admin, body: other });
+      await call('put', detail, `${at}${link.json.id}/`, { user: writer, body: other });
+      await call('patch', detail, `${at}${link.json.id}/`, { user: admin, body: other });
+      await call('patch', detail, `${at}${link.json.id}/`, { user: writer, body: other });
+      await call('delete', detail, `${at}${link.json.id}/`, { user: writer });
+      await call('delete', detail, `${at}${link.json.id}/`, { user: admin });
+      await call('post', list, at, { user: admin, body });
+      await call('delete', list, `${at}?${Object.keys(body)[0]}=${String(Object.values(body)[0])}`, { user: admin });
+      await call('delete', list, at, { user: admin });
+    }
+    await call('get', '/api/v1/auth/users/', '/api/v1/auth/users/', { user: admin });
+    await call('get', '/api/v1/auth/users/', '/api/v1/auth/users/', { user: writer });
+    await call('get', '/api/v1/auth/users/{id}/', `/api/v1/auth/users/${admin.id}/`, { user: admin });
+    await call('get', '/api/v1/auth/users/{id}/', '/api/v1/auth/users/999999/', { user: admin });
+    await call('delete', group, url, { user: writer });
+    await call('delete', group, url, { user: admin });
+  });
+
   it('covered every operation, each with a success and an error', () => {
     expect(proxy.unseen()).toEqual([]);
   });

@@ -181,3 +181,85 @@ describe('permissions', () => {
     expect(ok(['permissions', 'list', '--username', 'bob'])).toBe('');
   });
 });
+
+// Many CLI runs each: each migrates and opens the database anew.
+describe('groups', { timeout: 120_000 }, () => {
+  beforeEach(() => {
+    ok(['createuser', '--username', 'bob', '--password', 'bob-pass']);
+  });
+
+  it('create, give permissions, add and remove members, delete: a member holds what the group gives', async () => {
+    expect(ok(['groups', 'create', 'clerks', 'auditors', '--permission', 'users.add'])).toMatch(/Created group\(s\): clerks, auditors/);
+    expect(ok(['groups', 'list'])).toBe('auditors\nclerks\n');
+    expect(ok(['permissions', 'add', '--group', 'auditors', 'users.delete'])).toMatch(/Group "auditors" now gives: users\.add, users\.delete/);
+    expect(ok(['permissions', 'list', '--group', 'auditors'])).toBe('users.add\nusers.delete\n');
+    expect(ok(['groups', 'add', '--username', 'bob', 'clerks'])).toMatch(/"bob" is now in: clerks/);
+    expect(ok(['groups', 'list', '--username', 'bob'])).toBe('clerks\n');
+    // Their own stay empty; with --all, the groups' too.
+    expect(ok(['permissions', 'list', '--username', 'bob'])).toBe('');
+    expect(ok(['permissions', 'list', '--username', 'bob', '--all'])).toBe('users.add\n');
+    const create = async (username: string) =>
+      withApi(async (request) => (await request('POST', '/api/v1/users/', (await tokenOf(request, 'bob', 'bob-pass'))!, { username, password: 'y' })).status);
+    expect(await create('x1')).toBe(201);
+
+    expect(ok(['permissions', 'remove', '--group', 'clerks', 'users.add'])).toMatch(/Removed 1 permission\(s\) from group "clerks"/);
+    expect(await create('x2')).toBe(403);
+    ok(['permissions', 'add', '--group', 'clerks', 'users.add']);
+    expect(await create('x3')).toBe(201);
+    expect(ok(['groups', 'remove', '--username', 'bob', 'clerks', 'auditors'])).toMatch(/Removed "bob" from 1 group\(s\)/);
+    expect(await create('x4')).toBe(403);
+    ok(['groups', 'add', '--username', 'bob', 'clerks']);
+    expect(ok(['groups', 'delete', 'clerks'])).toMatch(/Deleted group\(s\): clerks/);
+    expect(await create('x5')).toBe(403);
+    expect(ok(['groups', 'list'])).toBe('auditors\n');
+  });
+
+  it('createuser --staff and --group; --superuser makes a staff superuser', async () => {
+    ok(['groups', 'create', 'clerks', '--permission', 'users.add']);
+    ok(['createuser', '--username', 'sam', '--password', 'sam-pass', '--staff', '--group', 'clerks']);
+    ok(['createuser', '--username', 'root', '--password', 'root-pass', '--superuser']);
+    expect(ok(['groups', 'list', '--username', 'sam'])).toBe('clerks\n');
+    await withApi(async (request) => {
+      const root = (await tokenOf(request, 'root', 'root-pass'))!;
+      const standing = async (username: string) => {
+        const found = (await request('GET', `/api/v1/auth/users/?username=${username}`, root)).json.results[0];
+        return { is_staff: found.is_staff, is_superuser: found.is_superuser };
+      };
+      expect(await standing('sam')).toEqual({ is_staff: true, is_superuser: false });
+      expect(await standing('root')).toEqual({ is_staff: true, is_superuser: true });
+      expect(await standing('bob')).toEqual({ is_staff: false, is_superuser: false });
+      const sam = (await tokenOf(request, 'sam', 'sam-pass'))!;
+      expect((await request('POST', '/api/v1/users/', sam, { username: 'x', password: 'y' })).status).toBe(201);
+      // The example service's users keep SPEC's keys: no is_staff there.
+      expect(Object.keys((await request('GET', '/api/v1/users/', root)).json.results[0])).not.toContain('is_staff');
+    });
+  });
+
+  it('refuses bad input with a clear message and a non-zero exit, changing nothing', () => {
+    ok(['groups', 'create', 'clerks']);
+    const cases: [string[], RegExp][] = [
+      [['groups', 'create'], /Name at least one group/],
+      [['groups', 'create', 'clerks'], /A group named "clerks" already exists/],
+      [['groups', 'create', 'x'.repeat(151)], /name: /],
+      [['groups', 'create', 'new', '--permission', 'bad name'], /Invalid permission name "bad name"/],
+      [['groups', 'delete', 'nobody'], /No group named "nobody"/],
+      [['groups', 'add', '--username', 'bob', 'nobody'], /No group named "nobody"/],
+      [['groups', 'add', 'clerks'], /--username is required/],
+      [['groups', 'add', '--username', 'nobody', 'clerks'], /No user named "nobody"/],
+      [['groups', 'list', 'extra'], /takes no names/],
+      [['groups', 'rename', 'clerks'], /Use "groups list"/],
+      [['permissions', 'add', '--group', 'nobody', 'a.b'], /No group named "nobody"/],
+      [['permissions', 'add', '--group', 'clerks', '--username', 'bob', 'a.b'], /not both/],
+      [['permissions', 'add', '--group', 'clerks', '--group', 'other', 'a.b'], /Name one --group/],
+      [['createuser', '--username', 'c', '--password', 'p', '--group', 'nobody'], /No group named "nobody"/],
+    ];
+    for (const [args, message] of cases) {
+      const run = cli(args);
+      expect(run.status, args.join(' ')).not.toBe(0);
+      expect(run.stderr, args.join(' ')).toMatch(message);
+    }
+    expect(ok(['groups', 'list'])).toBe('clerks\n');
+    expect(ok(['permissions', 'list', '--group', 'clerks'])).toBe('');
+    expect(cli(['permissions', 'list', '--username', 'c']).stderr).toMatch(/No user named "c"/);
+  });
+});

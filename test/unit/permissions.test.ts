@@ -12,6 +12,7 @@ function user(id: number, permissions: readonly string[] = [], isSuperuser = fal
     id,
     username: `user${id}`,
     isSuperuser,
+    isStaff: false,
     credentialsVersion: 1,
     credentialId: undefined,
     hasPermission: vi.fn(async (name: string) => isSuperuser || permissions.includes(name)),

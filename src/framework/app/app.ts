@@ -25,6 +25,7 @@ import { browsableAssets } from '../render/browsable/index.js';
 import { assertKeywords, DEFAULT_KEYWORDS, endOf } from '../base/style.js';
 import { mountedRouters, withAppDefaults, type MountedRouter } from '../routing/routers.js';
 import { User } from '../declare/users/user-model.js';
+import { authCollections } from '../declare/users/group-collections.js';
 import { registerOpenApi } from '../docs/openapi.js';
 import { allowAny, isAuthenticated, readActions } from '../declare/permission-classes.js';
 import { allowedHosts } from './plugins/allowed-hosts.js';
@@ -135,6 +136,10 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     routers,
     mountAuthRoutes: auth.mountRoutes,
     document,
+    authCollections: authCollections.map((set) => {
+      const own = withAppDefaults(set, definition);
+      return { collections: own, scopePlan: scopePlan(own, tables) };
+    }),
     runtime: {
       versioning,
       database,

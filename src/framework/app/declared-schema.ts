@@ -12,8 +12,9 @@ import type { AppDefinition } from './definition.js';
 import type { Relation } from '../declare/serializer.js';
 import type { Serializer } from '../declare/serializer.js';
 import { User } from '../declare/users/user-model.js';
+import { groupModels } from '../declare/users/group-models.js';
 
-const frameworkTables: readonly Table[] = [User, ...accountTables];
+const frameworkTables: readonly Table[] = [User, ...groupModels, ...accountTables];
 
 function stateOf(tables: readonly Table[], extraIndexes: Readonly<Record<string, IndexState>> = {}): SchemaState {
   const states: Record<string, TableState> = {};

@@ -8,7 +8,8 @@
  * was lost and is back, changes may have been missed: every stream is told to refetch (`reset`).
  * The same carrier tells every process whose credentials or rights changed (a write to the users
  * table, a token revoked, a session ended: `credentialsChanged`), and each checks those users'
- * streams again.
+ * streams again; and that a group, its permissions or its members changed (`rightsChanged`), when
+ * each checks every authenticated stream again (a group's members are known only before the change).
  */
 import { setTimeout } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
@@ -21,6 +22,7 @@ import type { RecordId } from '../../store/read/records.js';
 import type { Collection } from '../declare/collection.js';
 import { LiveHub } from '../actions/live/hub.js';
 import type { Config } from './config.js';
+import { groupModels } from '../declare/users/group-models.js';
 
 /** Ids per notification: PostgreSQL takes at most 8000 bytes in one. */
 const IDS_PER_NOTIFICATION = 100;
@@ -41,17 +43,22 @@ interface Credentials {
   readonly credentials: readonly RecordId[];
 }
 
-/** What a process sends: a change, that changes were dropped and every stream must refetch, or that users' credentials changed. */
-export type Message = Change | { readonly reset: true } | Credentials;
+/** What a process sends: a change, that changes were dropped and every stream must refetch, that users' credentials changed, or groups. */
+export type Message = Change | { readonly reset: true } | Credentials | { readonly rights: true };
 
 /** A message's ids, if it names any: its records', or its users'. */
-const idsOf = (message: Message): readonly RecordId[] | undefined => ('reset' in message ? undefined : 'credentials' in message ? message.credentials : message.ids);
+const idsOf = (message: Message): readonly RecordId[] | undefined =>
+  'reset' in message || 'rights' in message ? undefined : 'credentials' in message ? message.credentials : message.ids;
+
+/** The framework's tables whose writes change what users hold (declare/users/groups.ts). */
+const GROUP_TABLES: ReadonlySet<string> = new Set(groupModels.map(({ table }) => table));
 
 /** A message as another process sent it (JSON), or undefined when it is none. */
 function received(text: string): Message | undefined {
   try {
-    const message = JSON.parse(text) as Partial<Change> & { reset?: unknown; credentials?: unknown };
+    const message = JSON.parse(text) as Partial<Change> & { reset?: unknown; credentials?: unknown; rights?: unknown };
     if (message.reset === true) return { reset: true };
+    if (message.rights === true) return { rights: true };
     if (Array.isArray(message.credentials)) return { credentials: message.credentials as RecordId[] };
     return typeof message.table === 'string' && KINDS.has(message.kind!) && Array.isArray(message.ids) ? (message as Change) : undefined;
   } catch {
@@ -63,6 +70,7 @@ function received(text: string): Message | undefined {
 const hear = (hub: LiveHub, message: Message | undefined): void => {
   if (!message) return;
   if ('reset' in message) hub.reset();
+  else if ('rights' in message) hub.rightsChanged();
   else if ('credentials' in message) hub.credentialsChanged(message.credentials);
   else hub.receive(message);
 };
@@ -190,6 +198,7 @@ export async function liveChanges(
     const changes = inOrder(carrier.send, (error) => app.log.warn({ err: error }, 'live changes: a change could not be sent'));
     hub.publish = (change) => changes.publish(change);
     hub.publishCredentials = (userIds) => changes.publish({ credentials: userIds });
+    hub.publishRights = () => changes.publish({ rights: true });
     // A process stopped under writes (a deploy) still tells the others what it committed, for a while at most.
     app.addHook('onClose', async () => {
       await Promise.race([changes.sent(), setTimeout(CLOSE_SENDING_MS, undefined, { ref: false })]);
@@ -208,6 +217,7 @@ export async function liveChanges(
   const listener = (change: Change): void => {
     if (tables.has(change.table)) hub.publish(change);
     if (change.table === usersTable && change.kind !== 'created') hub.publishCredentials(change.ids);
+    if (GROUP_TABLES.has(change.table)) hub.publishRights();
   };
   return { database: tellingChanges(database, listener), hub };
 }

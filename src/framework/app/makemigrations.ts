@@ -38,13 +38,21 @@ function warningsFor(operations: readonly Operation[]): string[] {
   });
 }
 
-/** The migrations' state over `baseline` (tables made by others' migrations, which they alter): their own record of a table wins. */
+/**
+ * The migrations' state over `baseline` (tables made by others' migrations, which they alter): their
+ * own record of a table wins, but for the columns `baseline` has that the record lacks: the others'
+ * migrations added them since (the framework's `is_staff`), and they are not the app's to add.
+ */
 function startState(migrations: Migrations, baseline: SchemaState): SchemaState {
   const recorded = recordedState(migrations);
   const inherited = Object.keys(baseline.tables).filter((table) => !recorded.tables[table]);
   const indexes = Object.entries(baseline.indexes).filter(([, index]) => inherited.includes(index.table));
+  const altered = Object.entries(recorded.tables).map(([name, table]) => {
+    const base = baseline.tables[name];
+    return [name, base ? { ...table, columns: { ...base.columns, ...table.columns } } : table] as const;
+  });
   return {
-    tables: { ...Object.fromEntries(inherited.map((table) => [table, baseline.tables[table]!])), ...recorded.tables },
+    tables: { ...Object.fromEntries(inherited.map((table) => [table, baseline.tables[table]!])), ...Object.fromEntries(altered) },
     indexes: { ...Object.fromEntries(indexes), ...recorded.indexes },
   };
 }

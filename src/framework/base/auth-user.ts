@@ -6,7 +6,7 @@ import type { Database } from '../../store/connection/database.js';
 import type { Companion } from '../../store/read/records.js';
 import type { RequestReader } from '../../store/read/reader.js';
 import { activeUserBy, currentUserRow, type IssuedCredential, type UserRow } from '../../store/accounts/users.js';
-import { listPermissions } from '../../store/accounts/user-permissions.js';
+import { effectivePermissions } from '../../store/accounts/user-permissions.js';
 import { verifyAgainstDummy, verifyPassword } from './passwords.js';
 
 /** Who a request is made by, once authenticated. */
@@ -14,11 +14,16 @@ export interface AuthUser {
   readonly id: number;
   readonly username: string;
   readonly isSuperuser: boolean;
+  /** Django's is_staff: the user may use the admin. */
+  readonly isStaff: boolean;
   /** The user's credential version: credentials are issued under it, and stop working once it moves on. */
   readonly credentialsVersion: number;
   /** Names the credential the request came with (a token's or session's hash, a JWT's id), so a change it makes can keep it. */
   readonly credentialId: string | undefined;
-  /** Superusers hold every permission. Loaded once per request, on first use. */
+  /**
+   * Superusers hold every permission; others their own and their groups' (read once per request, on
+   * first use, so a permission removed from the user or a group is refused from the next request on).
+   */
   hasPermission(name: string): Promise<boolean>;
 }
 
@@ -33,11 +38,12 @@ export function toAuthUser(database: Database, row: UserRow, credentialId?: stri
     id: Number(row.id),
     username: row.username,
     isSuperuser,
+    isStaff: Boolean(row.is_staff),
     credentialsVersion: Number(row.credentials_version),
     credentialId,
     async hasPermission(name) {
       if (isSuperuser) return true;
-      permissions ??= listPermissions(database, Number(row.id)).then((names) => new Set(names));
+      permissions ??= effectivePermissions(database, Number(row.id)).then((names) => new Set(names));
       return (await permissions).has(name);
     },
   };

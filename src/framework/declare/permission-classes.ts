@@ -92,3 +92,29 @@ export const anyOf = (...permissions: Permission[]): Permission => ({
   hasPermission: (context) => some(permissions, passesRequest, context, undefined),
   hasObjectPermission: (context, record) => some(permissions, passesBoth, context, record),
 });
+
+/** The four model permissions' suffixes (Django's convention: `<collection>.view`, `.add`, `.change`, `.delete`), by action. */
+const MODEL_PERMISSIONS: Readonly<Record<Action, string>> = {
+  list: 'view',
+  retrieve: 'view',
+  create: 'add',
+  update: 'change',
+  partial_update: 'change',
+  destroy: 'delete',
+};
+
+/** A collection's model permission names: `tags` → tags.view, tags.add, tags.change, tags.delete. */
+export const modelPermissionNames = (collection: string): string[] => [...new Set(Object.values(MODEL_PERMISSIONS))].map((suffix) => `${collection}.${suffix}`);
+
+/**
+ * DRF's DjangoModelPermissions, as a collection's per-action `permissions`: creating needs
+ * `<collection>.add`, updating `.change`, deleting `.delete` (held by the user or one of their groups;
+ * superusers hold every one); reading needs an authenticated user, or with `view: true`
+ * `<collection>.view` too (DRF's common subclass, and what the admin asks). An app opts in:
+ * `permissions: modelPermissions('tags')`, and may spread it to change one action.
+ */
+export function modelPermissions(collection: string, { view = false }: { view?: boolean } = {}): Readonly<Record<Action, readonly Permission[]>> {
+  const checks = {} as Record<Action, readonly Permission[]>;
+  for (const action of actions) checks[action] = readActions.has(action) && !view ? [isAuthenticated] : [hasPermission(`${collection}.${MODEL_PERMISSIONS[action]}`)];
+  return checks;
+}

@@ -8,14 +8,16 @@ import { storeDatabase, transaction, type Database } from '../connection/databas
 import { insertRecord, type RecordId, type RowQuery } from '../read/records.js';
 import { withWritePosition } from '../connection/write-positions.js';
 import { grantPermissions } from './user-permissions.js';
+import { joinGroups } from './groups.js';
 
 /** The columns a query finding a user selects. */
-export const USER_COLUMNS = ['id', 'username', 'is_superuser', 'credentials_version'] as const;
+export const USER_COLUMNS = ['id', 'username', 'is_superuser', 'is_staff', 'credentials_version'] as const;
 
 export interface UserRow {
   id: number;
   username: string;
   is_superuser: unknown;
+  is_staff: unknown;
   credentials_version: unknown;
 }
 
@@ -95,22 +97,34 @@ export async function endCredentials(database: Database, userId: RecordId, kept:
   await tokens.execute();
 }
 
+/** What a new user is given beside its fields, in the same transaction. */
+export interface Standing {
+  /** A superuser is staff too (Django's createsuperuser). */
+  readonly superuser: boolean;
+  readonly staff: boolean;
+  /** Checked names. */
+  readonly permissions: readonly string[];
+  /** Ids of existing groups. */
+  readonly groups: readonly number[];
+}
+
 /**
- * A new user of `model` (the users table's) from checked `values`, made superuser or given
- * `permissions` (checked names) in the same transaction: all of it or nothing.
+ * A new user of `model` (the users table's) from checked `values`, made superuser or staff, given
+ * `permissions` and put in `groups` in the same transaction: all of it or nothing.
  */
-export async function insertUser(
-  database: Database,
-  model: Model,
-  values: Row,
-  { superuser, permissions }: { superuser: boolean; permissions: readonly string[] },
-): Promise<number> {
+export async function insertUser(database: Database, model: Model, values: Row, standing: Standing): Promise<number> {
   return transaction(database, async (transaction) => {
     const id = Number(await insertRecord(transaction, model, values));
-    if (superuser) {
-      await storeDatabase(transaction).db.updateTable('users').set({ is_superuser: storeDatabase(database).capabilities.types.booleanValue(true) }).where('id', '=', id).execute();
+    const { booleanValue } = storeDatabase(database).capabilities.types;
+    if (standing.superuser || standing.staff) {
+      await storeDatabase(transaction).db
+        .updateTable('users')
+        .set({ is_superuser: booleanValue(standing.superuser), is_staff: booleanValue(true) })
+        .where('id', '=', id)
+        .execute();
     }
-    await grantPermissions(transaction, id, permissions);
+    await grantPermissions(transaction, id, standing.permissions);
+    await joinGroups(transaction, id, standing.groups);
     return id;
   });
 }

@@ -151,14 +151,14 @@ function assemblyOf(selection: Selection): Assembly {
 const NOTHING: ReadonlySet<string> = new Set();
 
 /** An aggregate as the drivers return it (a count as text, say) → its value: a number, a boolean, a list of ids, a decimal's text. */
-function aggregateValue({ kind, value }: Aggregate): (stored: unknown) => unknown {
+function aggregateValue({ kind, value, text }: Aggregate): (stored: unknown) => unknown {
   switch (kind) {
     case 'count':
       return Number;
     case 'exists':
       return Boolean;
     case 'ids':
-      return (stored) => (typeof stored === 'string' && stored !== '' ? stored.split(',').map(parseInteger64) : []);
+      return (stored) => (typeof stored !== 'string' || stored === '' ? [] : text ? stored.split(',') : stored.split(',').map(parseInteger64));
     default:
       if (value?.type === 'decimal') return (stored) => (stored === null || stored === undefined ? null : decimalText(stored, value.places));
       return (stored) => (stored === null || stored === undefined ? null : Number(stored));

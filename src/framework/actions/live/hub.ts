@@ -98,6 +98,8 @@ export class LiveHub {
   publish: (change: Change) => void = (change) => this.receive(change);
   /** Sends every process that these users' credentials or rights changed (set by app/live.ts; by default, this process only). */
   publishCredentials: (userIds: readonly RecordId[]) => void = (userIds) => this.credentialsChanged(userIds);
+  /** Sends every process that a group, its permissions or members changed (set by app/live.ts; by default, this process only). */
+  publishRights: () => void = () => this.rightsChanged();
 
   constructor(
     readonly limits: LiveLimits,
@@ -149,6 +151,12 @@ export class LiveHub {
     const users = new Set(userIds.map(idKey));
     const theirs = [...this.open.values()].filter(({ subscription }) => subscription.userId !== undefined && users.has(idKey(subscription.userId)));
     if (theirs.length > 0) this.enqueue(() => this.recheckAll(theirs));
+  }
+
+  /** Some users' rights changed, which ones unknown (a group's): every authenticated stream is checked again before any later change reaches it. */
+  rightsChanged(): void {
+    const authenticated = [...this.open.values()].filter(({ subscription }) => subscription.userId !== undefined);
+    if (authenticated.length > 0) this.enqueue(() => this.recheckAll(authenticated));
   }
 
   /** Ends every stream, each asking its client to come back (`retry:`), and refuses new ones. */

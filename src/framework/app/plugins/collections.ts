@@ -14,6 +14,8 @@ import { ANONYMOUS, errorResponses, operationId } from '../../docs/openapi.js';
 import { keepRawBodies, mountCollections, resource } from '../../routing/router.js';
 import { mountDownloads } from '../../routing/downloads.js';
 import type { ApiRuntime } from '../../views.js';
+import type { Collection } from '../../declare/collection.js';
+import type { ScopePlan } from '../../stages/scope/plan.js';
 import { appWide } from '../../base/app-wide.js';
 
 
@@ -38,6 +40,8 @@ export interface CollectionsOptions {
   readonly mountAuthRoutes: (instance: FastifyInstance) => void;
   /** The OpenAPI document of a version (registerOpenApi's). */
   readonly document: DocumentOf;
+  /** The framework's own collections the first router mounts under `/auth/` (groups, users), each set with its scope plan: their names are not the app's. */
+  readonly authCollections: readonly { readonly collections: readonly Collection[]; readonly scopePlan: ScopePlan }[];
 }
 
 export const collections = appWide<CollectionsOptions>('collections', async (app, options) => {
@@ -58,6 +62,17 @@ export const collections = appWide<CollectionsOptions>('collections', async (app
         const runtime = { ...options.runtime, page: { ...options.runtime.page, root }, version: router.version };
         mountCollections(api, runtime, router.collections, router.root);
         if (runtime.files) mountDownloads(api, runtime.files);
+        if (serves) {
+          for (const { collections: own, scopePlan } of options.authCollections) {
+            await api.register(
+              async (auth) => {
+                documentedUnderAuth(auth);
+                mountCollections(auth, { ...runtime, scopePlan }, own, false);
+              },
+              { prefix: '/auth' },
+            );
+          }
+        }
         if (serves) mountSchema(api, options.document, versioning, router.version);
       },
       { prefix: router.prefix },
@@ -65,6 +80,21 @@ export const collections = appWide<CollectionsOptions>('collections', async (app
   }
   if (versioning) for (const pattern of new Set(options.routers.map((router) => router.pattern))) if (pattern) refuseUnknownVersions(app, pattern, versioning);
 });
+
+/**
+ * The framework's collections under `/auth/` are tagged `auth` in the document, each operation named
+ * by its path (`authUsersGroupsList`), so that none shares an id with an app's collection (`usersList`)
+ * nor with another of them (a user's `groups` and the groups).
+ */
+function documentedUnderAuth(auth: FastifyInstance): void {
+  auth.addHook('onRoute', (route) => {
+    const schema = route.schema as { operationId?: string; tags?: string[] } | undefined;
+    if (!schema?.operationId) return;
+    const segments = route.url.slice(route.url.indexOf('/auth/') + '/auth/'.length).split('/').filter((segment) => segment !== '' && !segment.startsWith(':'));
+    const action = schema.operationId.slice(operationId(segments.at(-1)!).length);
+    route.schema = { ...schema, tags: ['auth'], operationId: `${operationId('auth', ...segments)}${action}` };
+  });
+}
 
 /** The routes of a mount for one version (the path scheme's) are in that version's OpenAPI document only. */
 function onlyInVersion(api: FastifyInstance, version: string): void {

@@ -45,11 +45,11 @@ async function verifyCurrentPassword(update: RecordUpdate, sent: string): Promis
 }
 
 /** The flags only a superuser sets, on any record through any serializer, with their value on a new record. */
-const ACCOUNT_FLAGS: Readonly<Record<string, boolean>> = { is_superuser: false, is_active: true };
+const ACCOUNT_FLAGS: Readonly<Record<string, boolean>> = { is_superuser: false, is_staff: false, is_active: true };
 
 /**
  * Only a superuser makes a superuser or (de)activates an account, whatever the record: a write by
- * anyone else must leave both flags as they stand (`stored`), or as a new record has them.
+ * anyone else must leave the flags as they stand (`stored`), or as a new record has them.
  */
 function assertAccountFlags(values: Row, stored: Row | undefined, user: AuthUser | null): void {
   if (user?.isSuperuser) return;

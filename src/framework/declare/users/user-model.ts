@@ -32,7 +32,7 @@ export interface UserModelOptions {
 }
 
 /** The fields authentication, permissions and credential versions read: an app's user model keeps the framework's. */
-const AUTHENTICATION_FIELDS = ['id', 'username', 'password', 'is_active', 'is_superuser', 'credentials_version', 'credentials_kept'];
+const AUTHENTICATION_FIELDS = ['id', 'username', 'password', 'is_active', 'is_staff', 'is_superuser', 'credentials_version', 'credentials_kept'];
 
 function userModel(declared: Record<string, Field>, options: UserModelOptions): UserModel {
   return {
@@ -78,6 +78,8 @@ export const User: UserModel = userModel({
   email: fields.email({ blank: true, default: '' }),
   is_active: superusersFlag(fields.boolean({ default: true })),
   is_superuser: superusersFlag(fields.boolean({ default: false })),
+  // Django's is_staff: whether the user may use the admin (what they may do there, their permissions say).
+  is_staff: superusersFlag(fields.boolean({ default: false })),
   date_joined: fields.timestamp({ default: () => new Date() }),
   password: fields.password({ required: 'create' }),
   // A password change or deactivation moves the version on, ending the credentials issued under the
