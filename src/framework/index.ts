@@ -57,7 +57,7 @@ export { mountSimpleRoutes, readJsonBody, sendJsonArray } from './routing/simple
 export type { SimpleEndpoint, SimpleHandler, SimpleMethod, SimpleRoutes } from './routing/simple-routes.js';
 export { ANONYMOUS, errorResponses, inputSchema, recordSchema, textErrorResponses } from './docs/openapi.js';
 export { User } from './declare/users/user-model.js';
-// Users and groups made by code as `restfold createuser` and `restfold groups` make them (a test kit, a seed script).
+// Users and groups made by code as `restfold createuser` and `restfold groups` make them (a test kit, a seed script, an app's own code).
 export {
   AdminInputError,
   addToGroups,
@@ -76,9 +76,7 @@ export type { AuthUser } from './base/auth-user.js';
 export { openDatabase } from '../store/connection/database.js';
 export { createIsolatedSchema, sweepIsolatedSchemas } from '../store/connection/isolated-schema.js';
 export type { IsolatedSchema } from '../store/connection/isolated-schema.js';
-// The accounts as the CLI's createuser and token create make them, for an app's own seeding and tests.
-export { AdminInputError, createUser, grantPermissions } from './app/admin.js';
-export type { NewUser } from './app/admin.js';
+// Tokens as `restfold token create` makes them.
 export { createToken } from './stages/authentication/token.js';
 export type { Database, Dialect } from '../store/connection/database.js';
 export { migration, operations } from '../store/schema/operations.js';

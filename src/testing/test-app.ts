@@ -10,6 +10,7 @@ import {
   assertSchemaMatches,
   buildApp,
   createIsolatedSchema,
+  createGroup,
   createUser,
   emptyAppTables,
   loadConfig,
@@ -57,9 +58,14 @@ export interface NewTestUser {
   readonly password?: string;
   /** Default: none (''), as `restfold createuser` without --email. */
   readonly email?: string;
+  /** A superuser is staff too (Django's createsuperuser). */
   readonly superuser?: boolean;
+  /** Django's is_staff: the admin at /admin/ lets staff in. */
+  readonly staff?: boolean;
   /** Named permissions the user holds (`shop.restock`). */
   readonly permissions?: readonly string[];
+  /** Names of groups to put the user in, made before with `t.createGroup`. */
+  readonly groups?: readonly string[];
 }
 
 export interface TestUser {
@@ -79,6 +85,8 @@ export interface TestApp {
   readonly database: Database;
   /** A user, made as `restfold createuser` makes one (the app's user model checks its fields). */
   createUser(user: NewTestUser): Promise<TestUser>;
+  /** A group (Django's auth Group) giving its members `permissions`; its id. */
+  createGroup(name: string, permissions?: readonly string[]): Promise<number>;
   /** An anonymous client; `.as(user)`, `.withToken(token)` and `.login(username, password)` answer authenticated ones. */
   client(): TestClient;
   /** Deletes every row (users included), keeping the tables: between tests, instead of a new test app. */
@@ -160,10 +168,12 @@ export async function testApp(definition: AppDefinition, options: TestAppOptions
   return {
     server,
     database,
-    async createUser({ username, password, email = '', superuser = false, permissions = [] }) {
-      const id = await createUser(database, { username, password, unusablePassword: password === undefined, email, superuser, permissions }, definition.userModel);
+    async createUser({ username, password, email = '', superuser = false, staff = false, permissions = [], groups = [] }) {
+      const user = { username, password, unusablePassword: password === undefined, email, superuser, staff, permissions, groups };
+      const id = await createUser(database, user, definition.userModel);
       return { id, username, password };
     },
+    createGroup: (name, permissions = []) => createGroup(database, name, permissions),
     client: () => new TestClient(context),
     reset: () => emptyAppTables(database),
     recordStore: (serializer, storeOptions = {}) => recordStore(database, serializer, { name: serializer.model.table, ...storeOptions }),

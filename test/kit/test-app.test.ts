@@ -52,6 +52,18 @@ describe('a test app of the kit', () => {
     await expect(t.client().login('bob', 'wrong-password')).rejects.toThrow(/POST \/api\/v1\/auth\/login\/ → 400, expected 200/);
   });
 
+  it("makes staff users and members of groups, whose permissions the users' requests carry", async () => {
+    await t.createGroup('group-admins', ['auth.manage_groups']);
+    const fay = await t.createUser({ username: 'fay', staff: true, groups: ['group-admins'] });
+    const gus = await t.createUser({ username: 'gus' });
+    const groups = expectStatus(await t.client().as(fay).get('/api/v1/auth/groups/'), 200).json;
+    expect(groups.results).toEqual([expect.objectContaining({ name: 'group-admins', permissions: ['auth.manage_groups'], members: [fay.id] })]);
+    expectStatus(await t.client().as(gus).get('/api/v1/auth/groups/'), 403);
+    const users = expectStatus(await t.client().as(fay).get('/api/v1/auth/users/', undefined, { query: { ordering: 'id' } }), 200).json;
+    expect(users.results.map(({ username, is_staff }: { username: string; is_staff: boolean }) => [username, is_staff])).toEqual([['fay', true], ['gus', false]]);
+    await expect(t.createUser({ username: 'hal', groups: ['nobody-made-it'] })).rejects.toThrow(/No group named "nobody-made-it"/);
+  });
+
   it('empties every table on reset, users included, with ids starting again from 1', async () => {
     const carol = t.client().as(await t.createUser({ username: 'carol' }));
     for (const text of ['a', 'b']) expectStatus(await carol.post('/api/v1/items/', { text }), 201);
