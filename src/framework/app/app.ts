@@ -14,7 +14,9 @@ import { LIMIT_OFFSET_PARAMETERS } from '../actions/limit-offset.js';
 import { authenticateAppRoutes } from '../toolkit/app-routes.js';
 import type { AuthUser } from '../base/auth-user.js';
 import { resolveSecretKey, signingKeys } from './secrets.js';
-import { loginCheck } from '../routing/auth/login.js';
+import { credentialCheck, loginCheck } from '../routing/auth/login.js';
+import { adminSite } from '../admin/index.js';
+import { adminCollections } from './admin-site.js';
 import { authenticationFor } from './authentication.js';
 import { credentialSetup } from '../toolkit/credential-store.js';
 import { browsableAssets } from '../render/browsable/index.js';
@@ -100,7 +102,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   await app.register(errors, { isDatabaseUnavailable: database.isUnavailable, page });
   await app.register(health, { database });
   if (database.replicas) await app.register(readYourWrites, { replicas: database.replicas });
-  await app.register(securityHeaders);
+  await app.register(securityHeaders, { pagePrefixes: config.adminPrefix ? [config.adminPrefix] : [] });
   await app.register(corsPolicy, { origins: config.corsOrigins });
   await app.register(browsableAssets);
   // prom-client is loaded only when metrics are on.
@@ -130,5 +132,15 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       live: hub,
     },
   });
+  // The admin needs sessions: with AUTH leaving them out, it is off (docs/admin.md).
+  if (config.adminPrefix && auth.sessions) {
+    await app.register(adminSite, {
+      root: `${config.adminPrefix}/`,
+      collections: adminCollections(routers),
+      sessions: auth.sessions,
+      check: credentialCheck(database, passwordThrottle),
+      ended: (userId) => hub?.publishCredentials([userId]),
+    });
+  }
   return app;
 }
