@@ -340,6 +340,7 @@ const TWINS: Record<string, string[]> = {
   'fields.ts': ['core/fields.ts', 'framework/declare/fields.ts'],
   'index.ts': [
     'framework/actions/index.ts',
+    'framework/admin/index.ts',
     'framework/index.ts',
     'framework/render/browsable/index.ts',
     'framework/stages/authentication/index.ts',

@@ -8,7 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callApi, refusal } from './api.js';
 import { CSRF_FIELD, flash } from './access.js';
 import { ChangeFormPage } from './pages/change-form.js';
-import { idOf, labelOf, recordOf } from './records.js';
+import { idOf, labelOf, recordOf } from './answers.js';
 import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection, type AdminSite } from './site.js';
 import type { Serializer } from '../declare/serializer.js';
 

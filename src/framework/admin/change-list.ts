@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callApi } from './api.js';
 import { IndexPage, type IndexGroup } from './pages/index.js';
 import { ChangeListPage, type ListFilter } from './pages/change-list.js';
-import { idOf, listOf } from './records.js';
+import { idOf, listOf } from './answers.js';
 import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection, type AdminSite } from './site.js';
 
 /** The admin's parameter → the API's. */

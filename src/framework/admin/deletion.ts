@@ -6,7 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callApi } from './api.js';
 import { DeletePage } from './pages/delete.js';
-import { idOf, labelOf, recordOf } from './records.js';
+import { idOf, labelOf, recordOf } from './answers.js';
 import { flash } from './access.js';
 import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection, type AdminSite } from './site.js';
 

@@ -7,7 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { changeForm } from './change-form.js';
 import { changeList, index } from './change-list.js';
 import { deleteRecords } from './deletion.js';
-import { logIn, logOut, showLogin } from './login.js';
+import { logIn, logOut, showLogin } from './sign-in.js';
 import type { AdminCollection, AdminSite } from './site.js';
 
 export type { AdminCollection, AdminSite } from './site.js';
