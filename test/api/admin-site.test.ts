@@ -183,6 +183,25 @@ describe('admin forms', () => {
   });
 });
 
+describe('admin and hostile input', () => {
+  it('answers odd ids, parameters and bodies with a page or a refusal, never a 500', async () => {
+    const client = await loggedIn(api, 'boss');
+    for (const url of ['/admin/articles/abc/change/', '/admin/articles/99999999999999999999/change/', '/admin/articles/%2e%2e/delete/', '/admin/articles/%00/change/']) {
+      const reply = await client.get(url);
+      expect([400, 404]).toContain(reply.status);
+    }
+    const unknownOrder = await client.get('/admin/articles/?o=password');
+    expect(unknownOrder.status).toBe(200);
+    expect(unknownOrder.body).toContain('The list could not be read');
+    expect((await client.get('/admin/articles/?p=9999')).status).toBe(404);
+    const json = await api.app.inject({ method: 'POST', url: '/admin/articles/add/', headers: { cookie: [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; '), 'content-type': 'application/json' }, payload: '{}' });
+    expect(json.statusCode).toBe(415);
+    const nothing = await client.post('/admin/articles/', { action: 'delete_selected' });
+    expect(nothing.status).toBe(302);
+    expect((await client.get('/admin/articles/')).body).toContain('Items must be selected');
+  });
+});
+
 describe('admin settings', () => {
   it('can be turned off, or moved', async () => {
     const off = await startApi({ ADMIN: 'false' });
