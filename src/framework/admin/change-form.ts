@@ -14,10 +14,23 @@ import type { Serializer } from '../declare/serializer.js';
 
 const BUTTONS = ['_save', '_addanother', '_continue'];
 
-/** The form's fields the API is sent: not the admin's own, nor a secret (a password) left empty on a change. */
+/**
+ * Whether an empty input means "not given" (DRF's HTML form reading): a field this write does not
+ * require, that takes no empty text and no null — a number with a default, say — and any secret
+ * (a password) left empty on a change, which stays as it was.
+ */
+function unset(serializer: Serializer, shown: string, creating: boolean): boolean {
+  const name = serializer.writable.find((candidate) => serializer.shown(candidate) === shown);
+  const field = name === undefined ? undefined : serializer.model.fields[name];
+  if (!field || name === undefined) return false;
+  if (!creating && serializer.hidden.has(name)) return true;
+  const required = field.required === 'always' || (field.required === 'create' && creating);
+  return !required && !field.nullable && field.valueType !== 'string';
+}
+
+/** The form's fields the API is sent: not the admin's own, nor an empty input that means "not given". */
 function apiForm(form: URLSearchParams, serializer: Serializer, creating: boolean): URLSearchParams {
-  const secrets = new Set([...serializer.hidden].map((name) => serializer.shown(name)));
-  return new URLSearchParams([...form].filter(([name, value]) => name !== CSRF_FIELD && !BUTTONS.includes(name) && (creating || value !== '' || !secrets.has(name))));
+  return new URLSearchParams([...form].filter(([name, value]) => name !== CSRF_FIELD && !BUTTONS.includes(name) && (value !== '' || !unset(serializer, name, creating))));
 }
 
 /** A refused form's values, to show again as posted (a ticked box as true). */
