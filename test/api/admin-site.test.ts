@@ -159,6 +159,12 @@ describe('admin forms', () => {
     expect(page.body).toContain('read only');
     expect((await viewing.post(`/admin/articles/${article.json.id}/change/`, { title: 'changed' })).status).toBe(403);
     expect((await viewing.get('/admin/articles/add/')).status).toBe(403);
+    const changer = await api.user('changer', { permissions: ['articles.change'] });
+    await makeStaff(api, changer.id);
+    const changing = await (await loggedIn(api, 'changer')).get(`/admin/articles/${article.json.id}/change/`);
+    expect(changing.body).toMatch(/name="title"[^>]*value="read only"/);
+    expect(changing.body).not.toContain(`/admin/articles/${article.json.id}/delete/`);
+    expect(changing.body).not.toContain('name="_selected_action"');
   });
 
   it('deletes one record, and a selection after a confirmation page listing it', async () => {
