@@ -67,7 +67,8 @@ const inLayer = (name: string): string[] => all.filter((module) => layer(module)
 /**
  * src's layers, lowest first: a module may import its own layer's modules and those of the layers
  * beneath it, never one above. In the framework, each folder is a layer, `views.ts` (the one
- * pipeline) sits between what it runs and the routes that call it, and `index.ts` (the public API)
+ * pipeline) sits between what it runs and the routes that call it, the admin (pages over the API's
+ * routes and sessions) above those routes, and `index.ts` (the public API)
  * above the rest; the write unit shares the toolkit's layer (recordStore writes through it, and it marks
  * the users records it hands to hooks as the toolkit's credentials know them); the test kit
  * (restfold/testing), a consumer of the public API as the service is, has a layer of its own beside
@@ -85,6 +86,7 @@ const LAYERS: readonly (readonly string[])[] = [
   ['framework/docs'],
   ['framework/views.ts'],
   ['framework/routing'],
+  ['framework/admin'],
   ['framework/app'],
   ['framework/index.ts'],
   ['service'],
@@ -347,6 +349,7 @@ const TWINS: Record<string, string[]> = {
   'fields.ts': ['core/fields.ts', 'framework/declare/fields.ts'],
   'index.ts': [
     'framework/actions/index.ts',
+    'framework/admin/index.ts',
     'framework/index.ts',
     'framework/render/browsable/index.ts',
     'framework/stages/authentication/index.ts',

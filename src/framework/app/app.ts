@@ -18,7 +18,9 @@ import { openFileStorage } from '../../store/files/open.js';
 import { fileLinks } from '../base/file-links.js';
 import type { FilesRuntime } from '../views.js';
 import type { Config } from './config.js';
-import { loginCheck } from '../routing/auth/login.js';
+import { credentialCheck, loginCheck } from '../routing/auth/login.js';
+import { adminSite } from '../admin/index.js';
+import { adminCollections } from './admin-site.js';
 import { authenticationFor } from './authentication.js';
 import { credentialSetup } from '../toolkit/credential-store.js';
 import { browsableAssets } from '../render/browsable/index.js';
@@ -120,7 +122,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   await app.register(errors, { isDatabaseUnavailable: database.isUnavailable, page });
   await app.register(health, { database, redis });
   if (database.replicas) await app.register(readYourWrites, { replicas: database.replicas });
-  await app.register(securityHeaders);
+  await app.register(securityHeaders, { pagePrefixes: config.adminPrefix ? [config.adminPrefix] : [] });
   await app.register(corsPolicy, { origins: config.corsOrigins });
   await app.register(browsableAssets);
   // prom-client is loaded only when metrics are on.
@@ -156,5 +158,15 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       files,
     },
   });
+  // The admin needs sessions: with AUTH leaving them out, it is off (docs/admin.md).
+  if (config.adminPrefix && auth.sessions) {
+    await app.register(adminSite, {
+      root: `${config.adminPrefix}/`,
+      collections: adminCollections(routers),
+      sessions: auth.sessions,
+      check: credentialCheck(database, passwordThrottle),
+      ended: (userId) => hub?.publishCredentials([userId]),
+    });
+  }
   return app;
 }

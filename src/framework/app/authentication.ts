@@ -8,7 +8,7 @@ import type { Database } from '../../store/connection/database.js';
 import type { Config } from './config.js';
 import type { AuthKind, Authenticator } from '../stages/authentication/index.js';
 import { jwtCredentials } from '../stages/authentication/jwt.js';
-import { SESSION_COOKIE, sessionCredentials } from '../stages/authentication/session.js';
+import { SESSION_COOKIE, sessionCredentials, type SessionCredentials } from '../stages/authentication/session.js';
 import { redisSessionStore } from '../stages/authentication/session-store-redis.js';
 import { databaseSessionStore } from '../stages/authentication/session-store.js';
 import { jwtKind } from '../routing/auth/jwt.js';
@@ -26,6 +26,8 @@ export interface AuthSetup {
   readonly authenticators: readonly Authenticator[];
   /** The cookie a session may travel in, when sessions are enabled. */
   readonly sessionCookie: string | undefined;
+  /** The sessions, when that kind is enabled (the admin logs staff in with them). */
+  readonly sessions: SessionCredentials | undefined;
   mountRoutes(instance: FastifyInstance): void;
   /** A new credential for an active user, for the app's code (credentials.issue): an API token when token auth is on, else a JWT access token. */
   issue(database: Database, userId: number): Promise<string>;
@@ -48,17 +50,11 @@ export function authenticationFor(database: Database, config: Config, jwtKey: Ui
         }),
         login,
       ),
-    session: () =>
-      sessionKind(
-        sessionCredentials(
-          database,
-          redis ? redisSessionStore(redis, config.redisKeyPrefix) : databaseSessionStore(database),
-          config.sessionLifetime,
-        ),
-        login,
-        ended,
-      ),
+    session: () => sessionKind(sessions!, login, ended),
   };
+  const sessions = config.auth.includes('session')
+    ? sessionCredentials(database, redis ? redisSessionStore(redis, config.redisKeyPrefix) : databaseSessionStore(database), config.sessionLifetime)
+    : undefined;
   const kinds = config.auth.map((kind) => build[kind]());
   const issuer = ['token', 'jwt'].map((name) => kinds[config.auth.indexOf(name as AuthKind)]).find((kind) => kind?.issue);
   return {
@@ -70,7 +66,8 @@ export function authenticationFor(database: Database, config: Config, jwtKey: Ui
       return issuer.issue(database, toAuthUser(database, row));
     },
     authenticators: kinds.map((kind) => kind.authenticator),
-    sessionCookie: config.auth.includes('session') ? SESSION_COOKIE : undefined,
+    sessionCookie: sessions ? SESSION_COOKIE : undefined,
+    sessions,
     mountRoutes: (instance) => kinds.forEach((kind) => kind.mount(instance)),
   };
 }

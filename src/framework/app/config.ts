@@ -63,6 +63,8 @@ export interface Config {
   readonly allowedHosts: readonly string[];
   /** Origins allowed cross-origin requests (CORS_ORIGINS, comma-separated); none when empty. */
   readonly corsOrigins: readonly string[];
+  /** The admin's path (ADMIN_PREFIX, default /admin), or undefined when it is off (ADMIN=false): docs/admin.md. */
+  readonly adminPrefix: string | undefined;
   /** Serve Prometheus metrics (METRICS=true); on METRICS_PORT alone when that is set. */
   readonly metrics: boolean;
   readonly metricsPort: number | undefined;
@@ -95,6 +97,14 @@ function boolean(env: Env, name: string, fallback: boolean): boolean {
   if (['true', '1', 'yes', 'on'].includes(text)) return true;
   if (['false', '0', 'no', 'off'].includes(text)) return false;
   throw new Error(`${name} must be true or false (got "${env[name]}").`);
+}
+
+/** Django's admin is on by default at /admin/; a prefix is one or more path segments, without the trailing slash. */
+function adminPrefix(env: Env): string | undefined {
+  if (!boolean(env, 'ADMIN', true)) return undefined;
+  const prefix = (env.ADMIN_PREFIX || '/admin').replace(/\/$/, '');
+  if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(prefix)) throw new Error(`ADMIN_PREFIX must be a path such as /admin (got "${env.ADMIN_PREFIX}").`);
+  return prefix;
 }
 
 function rate(env: Env, name: string, fallback: string): Rate | null {
@@ -254,6 +264,7 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: parseTrustProxy(env.TRUST_PROXY),
     allowedHosts: parseAllowedHosts(env.ALLOWED_HOSTS),
     corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
+    adminPrefix: adminPrefix(env),
     metrics: boolean(env, 'METRICS', false),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1) : undefined,
     live: {

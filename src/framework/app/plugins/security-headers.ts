@@ -1,6 +1,6 @@
 /**
  * Helmet's headers on the HTML the framework serves (the browsable pages under
- * the API prefix, and the Swagger UI): a strict same-origin CSP (each loads
+ * the API prefix, the admin's, and the Swagger UI): a strict same-origin CSP (each loads
  * only its own scripts and style sheets), no framing, no sniffing. The
  * middleware is built once and runs only for HTML responses.
  */
@@ -10,9 +10,14 @@ import helmet from 'helmet';
 import { DOCS_PREFIX } from '../../docs/openapi.js';
 import { appWide } from '../../base/app-wide.js';
 
-const isFrameworkPage = (request: FastifyRequest): boolean => isApiPath(request) || request.url.startsWith(DOCS_PREFIX);
+export interface SecurityHeadersOptions {
+  /** Other prefixes of the framework's pages (the admin's). */
+  readonly pagePrefixes?: readonly string[];
+}
 
-export const securityHeaders = appWide('security-headers', async (app) => {
+export const securityHeaders = appWide<SecurityHeadersOptions>('security-headers', async (app, options) => {
+  const prefixes = [DOCS_PREFIX, ...(options.pagePrefixes ?? [])];
+  const isFrameworkPage = (request: FastifyRequest): boolean => isApiPath(request) || prefixes.some((prefix) => request.url.startsWith(prefix));
   const secure = helmet({
     contentSecurityPolicy: {
       directives: { defaultSrc: ["'self'"], scriptSrc: ["'self'"], styleSrc: ["'self'"], imgSrc: ["'self'", 'data:'], formAction: ["'self'"] },

@@ -4,10 +4,9 @@
  * behaviour lives in /api/static/browsable.js; forms send JSON from there.
  */
 import type { ComponentChildren } from 'preact';
-import type { Field } from '../../../core/fields.js';
 import { stringifyJson } from '../../../core/json.js';
 import type { Serializer } from '../../declare/serializer.js';
-import { boundsOf, kindInput, textRulesOf } from './inputs.js';
+import { FieldInput, RelationInput, relationWrites } from './fields.js';
 
 export interface PageLink {
   readonly label: string;
@@ -81,58 +80,6 @@ function Section(props: { title: string; children: ComponentChildren }) {
   );
 }
 
-function FieldInput(props: { name: string; field: Field; value: unknown; hidden: boolean; creating: boolean }) {
-  const { name, field, value } = props;
-  const common = { id: `field-${name}`, name, 'data-kind': field.kind };
-  let input;
-  if (field.kind === 'boolean') {
-    input = <input type="checkbox" {...common} checked={value === undefined ? field.default?.({ userId: null }) === true : value === true} />;
-  } else if (field.kind === 'text') {
-    input = (
-      <textarea {...common} minlength={field.limits?.minLength} rows={4}>
-        {value === undefined || value === null ? '' : String(value)}
-      </textarea>
-    );
-  } else {
-    // A JSON value's input writes it itself (String() of an array recurses, as deep as it nests).
-    const shown = props.hidden || value === undefined || value === null || field.valueType === 'json' ? '' : String(value);
-    const own = kindInput(field, common, value, shown);
-    if (own) input = own;
-    else if (field.kind === 'password') input = <input type="password" {...common} autocomplete="new-password" />;
-    else if (field.valueType === 'integer') input = <input type="number" {...common} {...boundsOf(field)} value={shown} />;
-    else if (field.kind === 'email') input = <input type="email" {...common} {...textRulesOf(field)} value={shown} />;
-    else input = <input type="text" {...common} {...textRulesOf(field)} value={shown} placeholder={field.kind === 'timestamp' ? '2026-01-31T12:00:00Z' : undefined} />;
-  }
-  return (
-    <label class="field" for={`field-${name}`}>
-      <span>
-        {name}
-        {field.required === 'always' || (field.required === 'create' && props.creating) ? ' *' : ''}
-      </span>
-      {input}
-    </label>
-  );
-}
-
-/** The input of each way a relation is written. */
-const RELATION_INPUTS = {
-  slug: { 'data-kind': 'string' },
-  ids: { 'data-kind': 'ids', placeholder: 'ids, comma-separated: 1, 2' },
-  slugs: { 'data-kind': 'slugs', placeholder: 'comma-separated' },
-} as const;
-
-/** A writable relation: a many-to-many's ids (sent as a list of numbers) or slugs (a list of strings), comma-separated, or a slug as text. */
-function RelationInput(props: { name: string; value: unknown; writes: keyof typeof RELATION_INPUTS }) {
-  const shown = Array.isArray(props.value) ? props.value.join(', ') : typeof props.value === 'string' ? props.value : '';
-  const kind = RELATION_INPUTS[props.writes];
-  return (
-    <label class="field" for={`field-${props.name}`}>
-      <span>{props.name}</span>
-      <input type="text" id={`field-${props.name}`} name={props.name} value={shown} {...kind} />
-    </label>
-  );
-}
-
 /** A body field the model's rules read on updates (never stored or shown, like the current password): sent only when filled in. */
 function UpdateInput(props: { name: string }) {
   return (
@@ -158,7 +105,7 @@ function RecordForm(props: { form: NonNullable<PageModel['form']>; path: string 
         />
       ))}
       {serializer.relationInputs.map((name) => (
-        <RelationInput key={name} name={serializer.shown(name)} value={values[serializer.shown(name)]} writes={serializer.relations[name]!.slug ? 'slug' : serializer.relations[name]!.slugs ? 'slugs' : 'ids'} />
+        <RelationInput key={name} name={serializer.shown(name)} value={values[serializer.shown(name)]} writes={relationWrites(serializer, name)} />
       ))}
       {kind === 'edit' && serializer.updateInputs.map((name) => <UpdateInput key={name} name={name} />)}
       <div class="actions">

@@ -45,10 +45,17 @@ async function userFromCredentials(database: Database, body: unknown, counted: (
 /** What every endpoint that takes a password runs: the password throttle, then the credentials in the body. */
 export type LoginCheck = (request: FastifyRequest, reply: FastifyReply) => Promise<AuthUser>;
 
-export const loginCheck =
-  (database: Database, throttle: PasswordThrottle): LoginCheck =>
-  async (request, reply) => {
-    const body = parseJsonBody(request);
+/** The same check of credentials already read from a body (the admin's login form posts them as a form). */
+export type CredentialCheck = (request: FastifyRequest, reply: FastifyReply, credentials: unknown) => Promise<AuthUser>;
+
+export const credentialCheck =
+  (database: Database, throttle: PasswordThrottle): CredentialCheck =>
+  async (request, reply, credentials) => {
     await throttle(request, reply, undefined);
-    return userFromCredentials(database, body, (account) => throttle.account(request, reply, account));
+    return userFromCredentials(database, credentials, (account) => throttle.account(request, reply, account));
   };
+
+export const loginCheck = (database: Database, throttle: PasswordThrottle): LoginCheck => {
+  const check = credentialCheck(database, throttle);
+  return async (request, reply) => check(request, reply, parseJsonBody(request));
+};

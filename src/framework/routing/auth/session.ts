@@ -12,19 +12,24 @@ import { resource } from '../router.js';
 import type { AuthenticationKind, CredentialEnded } from './kind.js';
 import { credentialsSchema, objectOf, passwordChecked, type LoginCheck } from './login.js';
 
+/** The session's cookie: signed, HttpOnly, SameSite=Lax, Secure over HTTPS (the API's login and the admin's set it alike). */
+export function setSessionCookie(request: FastifyRequest, reply: FastifyReply, session: string, lifetime: number): void {
+  reply.setCookie(SESSION_COOKIE, session, {
+    signed: true,
+    httpOnly: true,
+    sameSite: 'lax',
+    secure: request.protocol === 'https',
+    path: '/',
+    maxAge: lifetime,
+  });
+}
+
 export function sessionKind(sessions: SessionCredentials, checkLogin: LoginCheck, ended: CredentialEnded): AuthenticationKind {
   async function login(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
     const user = await checkLogin(request, reply);
     request.user = user;
     const { session, csrfToken } = await sessions.start(user);
-    reply.setCookie(SESSION_COOKIE, session, {
-      signed: true,
-      httpOnly: true,
-      sameSite: 'lax',
-      secure: request.protocol === 'https',
-      path: '/',
-      maxAge: sessions.lifetime,
-    });
+    setSessionCookie(request, reply, session, sessions.lifetime);
     return reply.send({ session, csrf_token: csrfToken });
   }
 

@@ -1,0 +1,79 @@
+/**
+ * The admin's index and change lists. The admin's own query parameters are Django's (`q` to search,
+ * `o` to order, `p` for the page); the rest are the API's filters, passed on as they are.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { callApi } from './api.js';
+import { IndexPage, type IndexGroup } from './pages/index.js';
+import { ChangeListPage, type ListFilter } from './pages/change-list.js';
+import { idOf, listOf } from './answers.js';
+import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection, type AdminSite } from './site.js';
+
+/** The admin's parameter → the API's. */
+const TO_API: Readonly<Record<string, string>> = { q: 'search', o: 'ordering', p: 'page' };
+const FROM_API: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(TO_API).map(([admin, api]) => [api, admin]));
+
+const renamed = (query: URLSearchParams, names: Readonly<Record<string, string>>): URLSearchParams =>
+  new URLSearchParams([...query].map(([name, value]) => [names[name] ?? name, value]));
+
+export async function index(site: AdminSite, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const staff = await staffOnly(site, request, reply);
+  if (!staff) return reply;
+  const groups = new Map<string, IndexGroup['collections'][number][]>();
+  for (const { collection, group } of site.collections) {
+    if (!(await may(staff.user, collection, 'view'))) continue;
+    const href = `${site.root}${collection.name}/`;
+    const addHref = collection.builtInActions.has('create') && (await may(staff.user, collection, 'add')) ? `${href}add/` : undefined;
+    groups.set(group, [...(groups.get(group) ?? []), { name: collection.name, href, addHref }]);
+  }
+  const shown = [...groups].map(([label, collections]) => ({ label, collections }));
+  return sendPage(reply, 200, IndexPage, { frame: staffFrame(site, request, reply, staff, 'Site administration', undefined), groups: shown });
+}
+
+/** The sidebar's filters: each declared filter field's exact lookup, a choice list where the field has one. */
+function filtersOf(entry: AdminCollection, query: URLSearchParams): ListFilter[] {
+  const { filters, fields } = entry.collection.queryRules;
+  return [...filters.keys()].map((name) => {
+    const field = fields[name];
+    const choices = field?.valueType === 'boolean' ? ['true', 'false'] : field?.choices;
+    return { name, ...(choices && { choices }), value: query.get(name) ?? '' };
+  });
+}
+
+/** The API's next or previous page link → the same page of the change list. */
+function adminLink(path: string, apiLink: string | undefined): string | undefined {
+  if (!apiLink) return undefined;
+  const query = renamed(new URL(apiLink, 'http://admin.invalid').searchParams, FROM_API);
+  return query.size > 0 ? `${path}?${query.toString()}` : path;
+}
+
+export async function changeList(site: AdminSite, entry: AdminCollection, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
+  const staff = await staffOnly(site, request, reply);
+  if (!staff) return reply;
+  const { collection } = entry;
+  const path = `${site.root}${collection.name}/`;
+  const frame = staffFrame(site, request, reply, staff, `Select ${collection.name} to change`, [{ label: collection.name }]);
+  if (!(await may(staff.user, collection, 'view'))) return refusedPage(reply, frame, 403, 'You do not have permission to view this collection.');
+  const query = new URLSearchParams(request.url.split('?')[1] ?? '');
+  const apiQuery = renamed(query, TO_API);
+  const answer = await callApi(request, { method: 'GET', url: apiQuery.size > 0 ? `${entry.list}?${apiQuery.toString()}` : entry.list });
+  const list = listOf(collection, answer.body);
+  const columns = collection.serializerFor({ action: 'list', user: staff.user }).shownFields;
+  const model = {
+    path,
+    columns,
+    orderable: new Set(collection.queryRules.ordering),
+    rows: list.rows.map((record) => ({ id: idOf(collection, record), cells: columns.map((column) => record[column]) })),
+    count: list.count,
+    search: collection.serializer.search.length > 0,
+    query,
+    filters: filtersOf(entry, query),
+    previous: adminLink(path, list.previous),
+    next: adminLink(path, list.next),
+    addHref: collection.builtInActions.has('create') && (await may(staff.user, collection, 'add')) ? `${path}add/` : undefined,
+    canDelete: collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')),
+  };
+  // A query the API refuses (a bad filter value, say) shows its message above an empty list, as Django's "?e=1".
+  const error = answer.status >= 400 ? `The list could not be read: ${String((answer.body as { message?: unknown } | undefined)?.message ?? answer.status)}` : undefined;
+  return sendPage(reply, answer.status >= 400 && answer.status !== 400 ? answer.status : 200, ChangeListPage, { frame: { ...frame, error }, model });
+}

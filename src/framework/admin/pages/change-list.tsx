@@ -1,0 +1,157 @@
+/**
+ * Django's change list: search, the declared filters in a sidebar, ordering by column header,
+ * pagination with a count, and a checkbox per row for the bulk actions (a form POSTed back to the
+ * list, which answers with a confirmation page first).
+ */
+import { CSRF_FIELD } from '../access.js';
+import { cellText } from './cell.js';
+import { Layout, type Frame } from './layout.js';
+
+export interface ListFilter {
+  readonly name: string;
+  /** Choices to pick from (a boolean's, a choice field's); none: a text box. */
+  readonly choices?: readonly string[];
+  readonly value: string;
+}
+
+export interface ChangeListModel {
+  readonly path: string;
+  readonly columns: readonly string[];
+  /** The column whose header orders by it, by column. */
+  readonly orderable: ReadonlySet<string>;
+  readonly rows: readonly { readonly id: string; readonly cells: readonly unknown[] }[];
+  readonly count?: number;
+  readonly search: boolean;
+  readonly query: URLSearchParams;
+  readonly filters: readonly ListFilter[];
+  readonly previous?: string;
+  readonly next?: string;
+  readonly addHref?: string;
+  readonly canDelete: boolean;
+}
+
+/** The list's URL with `changes` applied to its query (an empty value removes the parameter). */
+function withQuery(model: ChangeListModel, changes: Record<string, string>): string {
+  const query = new URLSearchParams(model.query);
+  query.delete('p');
+  for (const [name, value] of Object.entries(changes)) {
+    if (value === '') query.delete(name);
+    else query.set(name, value);
+  }
+  return query.size > 0 ? `${model.path}?${query.toString()}` : model.path;
+}
+
+function Header(props: { model: ChangeListModel; column: string }) {
+  const { model, column } = props;
+  if (!model.orderable.has(column)) return <th scope="col">{column}</th>;
+  const current = model.query.get('o') ?? '';
+  const sorted = current === column ? 'ascending' : current === `-${column}` ? 'descending' : undefined;
+  return (
+    <th scope="col" aria-sort={sorted}>
+      <a href={withQuery(model, { o: current === column ? `-${column}` : column })}>{column}</a>
+      {sorted === 'ascending' ? ' ▲' : sorted === 'descending' ? ' ▼' : ''}
+    </th>
+  );
+}
+
+function Sidebar(props: { model: ChangeListModel }) {
+  const { model } = props;
+  if (model.filters.length === 0) return null;
+  return (
+    <form method="get" class="filters" action={model.path} aria-label="Filter">
+      <h2>Filter</h2>
+      {['q', 'o'].map((name) => model.query.has(name) && <input key={name} type="hidden" name={name} value={model.query.get(name)!} />)}
+      {model.filters.map((filter) => (
+        <label class="field" key={filter.name} for={`filter-${filter.name}`}>
+          <span>By {filter.name}</span>
+          {filter.choices ? (
+            <select id={`filter-${filter.name}`} name={filter.name}>
+              <option value="">All</option>
+              {filter.choices.map((choice) => (
+                <option key={choice} value={choice} selected={choice === filter.value}>
+                  {choice}
+                </option>
+              ))}
+            </select>
+          ) : (
+            <input type="text" id={`filter-${filter.name}`} name={filter.name} value={filter.value} />
+          )}
+        </label>
+      ))}
+      <button type="submit">Filter</button>
+    </form>
+  );
+}
+
+export function ChangeListPage(props: { frame: Frame; model: ChangeListModel }) {
+  const { frame, model } = props;
+  return (
+    <Layout frame={frame}>
+      {model.addHref && (
+        <p>
+          <a class="button" href={model.addHref}>
+            Add {frame.crumbs?.at(-1)?.label}
+          </a>
+        </p>
+      )}
+      {model.search && (
+        <form method="get" class="search" action={model.path} role="search">
+          <input type="search" name="q" value={model.query.get('q') ?? ''} aria-label="Search" />
+          <button type="submit">Search</button>
+        </form>
+      )}
+      <div class="change-list">
+        <form method="post" action={model.path}>
+          <input type="hidden" name={CSRF_FIELD} value={frame.staff!.csrfToken} />
+          {model.canDelete && (
+            <div class="actions">
+              <label for="action">Action: </label>
+              <select id="action" name="action">
+                <option value="delete_selected">Delete selected</option>
+              </select>
+              <button type="submit">Go</button>
+            </div>
+          )}
+          <table class="results">
+            <thead>
+              <tr>
+                {model.canDelete && <th scope="col">Select</th>}
+                {model.columns.map((column) => (
+                  <Header key={column} model={model} column={column} />
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {model.rows.map((row) => (
+                <tr key={row.id}>
+                  {model.canDelete && (
+                    <td>
+                      <input type="checkbox" name="_selected_action" value={row.id} aria-label={`Select ${row.id}`} />
+                    </td>
+                  )}
+                  {row.cells.map((cell, index) => (
+                    <td key={model.columns[index]}>{index === 0 ? <a href={`${model.path}${encodeURIComponent(row.id)}/change/`}>{cellText(cell)}</a> : cellText(cell)}</td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </form>
+        <Sidebar model={model} />
+      </div>
+      <nav class="pagination" aria-label="Pages">
+        {model.previous && (
+          <a href={model.previous} rel="prev">
+            « Previous
+          </a>
+        )}{' '}
+        {model.count !== undefined && <span class="count">{`${model.count} ${model.count === 1 ? 'result' : 'results'}`}</span>}{' '}
+        {model.next && (
+          <a href={model.next} rel="next">
+            Next »
+          </a>
+        )}
+      </nav>
+    </Layout>
+  );
+}

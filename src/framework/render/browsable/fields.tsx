@@ -1,0 +1,77 @@
+/**
+ * A field's input in a record form, from its declaration: the browsable API's forms (sent as JSON
+ * by its script) and the admin's (posted as a form) render the same ones. `errors`: the messages
+ * a refused write gave the field, shown beside it.
+ */
+import type { Field } from '../../../core/fields.js';
+import type { Serializer } from '../../declare/serializer.js';
+import { boundsOf, kindInput, textRulesOf } from './inputs.js';
+
+function Errors(props: { messages: readonly string[] | undefined }) {
+  if (!props.messages || props.messages.length === 0) return null;
+  return (
+    <ul class="errorlist">
+      {props.messages.map((message) => (
+        <li key={message}>{message}</li>
+      ))}
+    </ul>
+  );
+}
+
+export function FieldInput(props: { name: string; field: Field; value: unknown; hidden: boolean; creating: boolean; errors?: readonly string[] }) {
+  const { name, field, value } = props;
+  const common = { id: `field-${name}`, name, 'data-kind': field.kind };
+  let input;
+  if (field.kind === 'boolean') {
+    input = <input type="checkbox" {...common} checked={value === undefined ? field.default?.({ userId: null }) === true : value === true} />;
+  } else if (field.kind === 'text') {
+    input = (
+      <textarea {...common} minlength={field.limits?.minLength} rows={4}>
+        {value === undefined || value === null ? '' : String(value)}
+      </textarea>
+    );
+  } else {
+    // A JSON value's input writes it itself (String() of an array recurses, as deep as it nests).
+    const shown = props.hidden || value === undefined || value === null || field.valueType === 'json' ? '' : String(value);
+    const own = kindInput(field, common, value, shown);
+    if (own) input = own;
+    else if (field.kind === 'password') input = <input type="password" {...common} autocomplete="new-password" />;
+    else if (field.valueType === 'integer') input = <input type="number" {...common} {...boundsOf(field)} value={shown} />;
+    else if (field.kind === 'email') input = <input type="email" {...common} {...textRulesOf(field)} value={shown} />;
+    else input = <input type="text" {...common} {...textRulesOf(field)} value={shown} placeholder={field.kind === 'timestamp' ? '2026-01-31T12:00:00Z' : undefined} />;
+  }
+  return (
+    <label class="field" for={`field-${name}`}>
+      <span>
+        {name}
+        {field.required === 'always' || (field.required === 'create' && props.creating) ? ' *' : ''}
+      </span>
+      {input}
+      <Errors messages={props.errors} />
+    </label>
+  );
+}
+
+/** The input of each way a relation is written. */
+const RELATION_INPUTS = {
+  slug: { 'data-kind': 'string' },
+  ids: { 'data-kind': 'ids', placeholder: 'ids, comma-separated: 1, 2' },
+  slugs: { 'data-kind': 'slugs', placeholder: 'comma-separated' },
+} as const;
+
+/** A writable relation: a many-to-many's ids (sent as a list of numbers) or slugs (a list of strings), comma-separated, or a slug as text. */
+export function RelationInput(props: { name: string; value: unknown; writes: keyof typeof RELATION_INPUTS; errors?: readonly string[] }) {
+  const shown = Array.isArray(props.value) ? props.value.join(', ') : typeof props.value === 'string' ? props.value : '';
+  const kind = RELATION_INPUTS[props.writes];
+  return (
+    <label class="field" for={`field-${props.name}`}>
+      <span>{props.name}</span>
+      <input type="text" id={`field-${props.name}`} name={props.name} value={shown} {...kind} />
+      <Errors messages={props.errors} />
+    </label>
+  );
+}
+
+/** How a writable relation is written: a slug, slugs, or ids. */
+export const relationWrites = (serializer: Serializer, name: string): keyof typeof RELATION_INPUTS =>
+  serializer.relations[name]!.slug ? 'slug' : serializer.relations[name]!.slugs ? 'slugs' : 'ids';

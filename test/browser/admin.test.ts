@@ -1,0 +1,78 @@
+/**
+ * The admin's core flow in a real headless Chromium, without its script (it has none): log in,
+ * search, sort, add a record after fixing a refused field, delete a selection after confirming,
+ * log out; no page trips its own Content-Security-Policy.
+ */
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { PASSWORD, startApi, type TestApi } from '../support/api.js';
+import { launchChromium } from '../support/chromium.js';
+import { makeStaff } from '../support/admin-client.js';
+
+let api: TestApi;
+let base: string;
+let browser: Browser;
+
+beforeAll(async () => {
+  api = await startApi();
+  const editor = await api.user('editor', { permissions: ['articles.view', 'articles.add', 'articles.change', 'articles.delete'] });
+  await makeStaff(api, editor.id);
+  for (const title of ['apple', 'banana', 'cherry']) await api.request('POST', '/api/v1/articles/', { token: editor.token, body: { title } });
+  base = `http://127.0.0.1:${await api.listen()}`;
+  browser = await launchChromium();
+}, 60_000);
+
+afterAll(async () => {
+  await browser?.close();
+  await api?.close();
+});
+
+const submit = (page: Page, selector: string) => Promise.all([page.waitForEvent('load'), page.click(selector)]);
+const titles = (page: Page) => page.locator('table.results tbody tr td:nth-child(3)').allTextContents();
+
+it('logs in, searches, sorts, adds, fixes a refused field, deletes a selection and logs out', async () => {
+  const page = await browser.newPage({ javaScriptEnabled: false });
+  const violations: string[] = [];
+  page.on('console', (message) => {
+    if (/Content.Security.Policy/i.test(message.text())) violations.push(message.text());
+  });
+  await page.goto(`${base}/admin/articles/`);
+  expect(new URL(page.url()).pathname).toBe('/admin/login/');
+  await page.fill('#id_username', 'editor');
+  await page.fill('#id_password', PASSWORD);
+  await submit(page, 'form.login button[type=submit]');
+  expect(new URL(page.url()).pathname).toBe('/admin/articles/');
+  expect(await page.locator('.count').textContent()).toBe('3 results');
+
+  await page.fill('input[name=q]', 'ban');
+  await submit(page, 'form.search button');
+  expect(await titles(page)).toEqual(['banana']);
+
+  await page.goto(`${base}/admin/articles/`);
+  await submit(page, 'th a:text("title")');
+  await submit(page, 'th a:text("title")');
+  expect(await titles(page)).toEqual(['cherry', 'banana', 'apple']);
+
+  await page.goto(`${base}/admin/articles/add/`);
+  await page.fill('#field-title', 'x'.repeat(201));
+  await submit(page, 'button[name=_save]');
+  expect(await page.locator('.errornote').textContent()).toContain('Please correct the errors below.');
+  expect(await page.locator('label[for=field-title] .errorlist').count()).toBe(1);
+  await page.fill('#field-title', 'date');
+  await submit(page, 'button[name=_save]');
+  expect(await page.locator('.message.success').textContent()).toContain('was added successfully');
+  expect(await page.locator('.count').textContent()).toBe('4 results');
+
+  await page.check('input[aria-label="Select 1"]');
+  await page.check('input[aria-label="Select 2"]');
+  await submit(page, '.actions button');
+  expect(await page.locator('.deleted-objects li').allTextContents()).toEqual(['articles “apple”', 'articles “banana”']);
+  await submit(page, 'button.danger');
+  expect(await page.locator('.message.success').textContent()).toBe('Successfully deleted 2 articles.');
+  expect(await page.locator('.count').textContent()).toBe('2 results');
+
+  await submit(page, 'header form button');
+  expect(await page.locator('h1').textContent()).toBe('Logged out');
+  expect(violations).toEqual([]);
+  await page.close();
+}, 60_000);
