@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../store/connection/database.js';
 import accountMigrations from '../../store/accounts/migrations/index.js';
 import { migrate, migrationsTable, type Migrations } from '../../store/schema/migrations.js';
+import { recordedState } from '../../store/schema/operations.js';
 import { emptyTables } from '../../store/schema/empty.js';
 import type { RouterDefinition } from '../routing/routers.js';
 import type { ExceptionHandler } from '../base/style.js';
@@ -110,7 +111,7 @@ const APP = 'app';
 /** The framework's migrations (generated from its declarations: store/accounts/migrations/), then the app's. */
 export async function migrateFrameworkAndApp(database: Database, definition: AppDefinition): Promise<AppliedMigrations> {
   const framework = await migrateFramework(database);
-  return { framework, app: await migrate(database, APP, definition.migrations ?? {}) };
+  return { framework, app: await migrate(database, APP, definition.migrations ?? {}, recordedState(accountMigrations)) };
 }
 
 /** The framework's own migrations alone (its accounts' tables): what the accounts' commands need. */

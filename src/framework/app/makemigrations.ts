@@ -6,7 +6,7 @@ import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { SchemaState } from '../../core/schema.js';
 import { describe, diffStates, renameCandidates, type Renames } from '../../store/schema/diff.js';
-import { recordedState, type Migrations, type Operation } from '../../store/schema/operations.js';
+import { recordedState, withInheritedColumns, type Migrations, type Operation } from '../../store/schema/operations.js';
 import { renderIndex, renderMigration } from '../../store/schema/render.js';
 import { MIGRATION_FILE } from './migration-folder.js';
 
@@ -38,26 +38,17 @@ function warningsFor(operations: readonly Operation[]): string[] {
   });
 }
 
-/**
- * The migrations' state over `baseline` (tables made by others' migrations, which they alter): their
- * own record of a table wins, but for the columns `baseline` has that the record lacks: the others'
- * migrations added them since (the framework's `is_staff`), and they are not the app's to add.
- */
+/** The migrations' state over `baseline` (tables made by others' migrations, which they alter): their own record of a table wins. */
 function startState(migrations: Migrations, baseline: SchemaState): SchemaState {
-  const recorded = recordedState(migrations);
+  const recorded = withInheritedColumns(recordedState(migrations), baseline);
   const inherited = Object.keys(baseline.tables).filter((table) => !recorded.tables[table]);
   const indexes = Object.entries(baseline.indexes).filter(([, index]) => inherited.includes(index.table));
-  const altered = Object.entries(recorded.tables).map(([name, table]) => {
-    const base = baseline.tables[name];
-    return [name, base ? { ...table, columns: { ...base.columns, ...table.columns } } : table] as const;
-  });
   return {
-    tables: { ...Object.fromEntries(inherited.map((table) => [table, baseline.tables[table]!])), ...Object.fromEntries(altered) },
+    tables: { ...Object.fromEntries(inherited.map((table) => [table, baseline.tables[table]!])), ...recorded.tables },
     indexes: { ...Object.fromEntries(indexes), ...recorded.indexes },
   };
 }
 
-/** `baseline`: the tables the app's migrations alter but did not make (appBaseline: its own user model's). */
 export function planMigration(declared: SchemaState, migrations: Migrations, renames: Renames = {}, baseline: SchemaState = { tables: {}, indexes: {} }): MigrationPlan {
   const operations = diffStates(startState(migrations, baseline), declared, renames);
   return { operations, changes: operations.map(describe), renameCandidates: renameCandidates(operations), warnings: warningsFor(operations) };

@@ -9,7 +9,7 @@ import type { Column, IndexState, SchemaState, TableState } from '../../core/sch
 import type { Tables } from '../connection/database.js';
 import type { DialectCapabilities, SqlTypes } from '../dialects/capabilities.js';
 import { conditionSql } from './condition.js';
-import type { Migration, Operation } from './operations.js';
+import { withInheritedColumns, type Migration, type Operation } from './operations.js';
 
 type Db = Kysely<Tables>;
 
@@ -190,10 +190,14 @@ function rebuilds(operations: readonly Operation[]): Map<string, TableChange> {
   return last;
 }
 
-/** Runs a migration's operations in order; `before` is the state the previous migrations recorded. */
-export async function applyMigration(db: Db, capabilities: DialectCapabilities, migration: Migration, before: SchemaState): Promise<void> {
+/**
+ * Runs a migration's operations in order; `before` is the state the previous migrations recorded,
+ * `baseline` others' (the framework's), whose later columns a rebuilt table keeps.
+ */
+export async function applyMigration(db: Db, capabilities: DialectCapabilities, migration: Migration, before: SchemaState, baseline?: SchemaState): Promise<void> {
   const { types } = capabilities;
-  const state = migration.state ?? before;
+  const recorded = migration.state ?? before;
+  const state = baseline ? withInheritedColumns(recorded, baseline) : recorded;
   const rebuilt = types.altersColumnsInPlace ? new Map<string, TableChange>() : rebuilds(migration.operations);
   for (const operation of migration.operations) {
     if (isTableChange(operation) && rebuilt.has(operation.table)) {

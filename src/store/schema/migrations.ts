@@ -14,6 +14,7 @@ import { storeDatabase, transaction, type Database, type Tables } from '../conne
 import type { DialectCapabilities } from '../dialects/capabilities.js';
 import { applyMigration } from './compile.js';
 import { recordedState, type Migration, type MigrationStep, type Migrations } from './operations.js';
+import type { SchemaState } from '../../core/schema.js';
 
 export type { SqlTypes } from '../dialects/capabilities.js';
 export type { Migration, MigrationStep, Migrations, Operation } from './operations.js';
@@ -74,8 +75,9 @@ export const migrationsTable = (name: string): string => `${name}_migrations`;
 /**
  * Runs what has not run yet of `migrations`, bookkept in `<name>_migrations`; returns the names of
  * what ran (a replaced migration's among them, where a database had run only some of them).
+ * `baseline`: the state of the migrations run before these (the framework's), whose tables these alter.
  */
-export async function migrate(database: Database, name: string, migrations: Migrations): Promise<string[]> {
+export async function migrate(database: Database, name: string, migrations: Migrations, baseline?: SchemaState): Promise<string[]> {
   const { db, capabilities } = storeDatabase(database);
   const table = migrationsTable(name);
   const names = Object.keys(migrations).sort();
@@ -94,7 +96,7 @@ export async function migrate(database: Database, name: string, migrations: Migr
     for (const pending of names.slice(done.length)) {
       const migration = migrations[pending]!;
       if (typeof migration === 'function') await migration(db, capabilities.types);
-      else await applyMigration(db, capabilities, migration, recordedState(migrations, pending));
+      else await applyMigration(db, capabilities, migration, recordedState(migrations, pending), baseline);
       await db.insertInto(table).values({ name: pending, timestamp: new Date().toISOString() }).execute();
       applied.push(pending);
     }

@@ -84,3 +84,16 @@ export function recordedState(migrations: Migrations, until?: string): SchemaSta
   }
   return state;
 }
+
+/**
+ * `recorded` with, in each of its tables that `baseline` (others' migrations: the framework's) also
+ * has, the columns `baseline` has that the record lacks: the others' migrations added them since
+ * (the framework's `users.is_staff`), and they are neither the app's to add nor to drop.
+ */
+export function withInheritedColumns(recorded: SchemaState, baseline: SchemaState): SchemaState {
+  const tables = Object.entries(recorded.tables).map(([name, table]) => {
+    const base = baseline.tables[name];
+    return [name, base ? { ...table, columns: { ...base.columns, ...table.columns } } : table] as const;
+  });
+  return { ...recorded, tables: Object.fromEntries(tables) };
+}

@@ -2,11 +2,11 @@
  * The collection API under each router's prefix: request bodies kept raw for the parsing
  * stage, the authentication endpoints, the router's collections, and the OpenAPI document.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchema } from 'fastify';
 import { endOf } from '../../base/style.js';
 import { notFound } from '../../base/errors.js';
 import { determineVersion, unknownPathVersion, type Versioning } from '../../stages/versioning.js';
-import type { DocumentOf } from '../../docs/versions.js';
+import type { DocumentOf, VersionedRouteConfig } from '../../docs/versions.js';
 import type { MountedRouter } from '../../routing/routers.js';
 import type { AuthKind } from '../../stages/authentication/index.js';
 import type { BrowsableContext } from '../../render/browsable/index.js';
@@ -88,11 +88,19 @@ export const collections = appWide<CollectionsOptions>('collections', async (app
  */
 function documentedUnderAuth(auth: FastifyInstance): void {
   auth.addHook('onRoute', (route) => {
-    const schema = route.schema as { operationId?: string; tags?: string[] } | undefined;
+    const schema = route.schema as { operationId?: string } | undefined;
     if (!schema?.operationId) return;
     const segments = route.url.slice(route.url.indexOf('/auth/') + '/auth/'.length).split('/').filter((segment) => segment !== '' && !segment.startsWith(':'));
-    const action = schema.operationId.slice(operationId(segments.at(-1)!).length);
-    route.schema = { ...schema, tags: ['auth'], operationId: `${operationId('auth', ...segments)}${action}` };
+    const named = (own: FastifySchema): FastifySchema => {
+      const { operationId: id } = own as { operationId: string };
+      return { ...own, tags: ['auth'], operationId: `${operationId('auth', ...segments)}${id.slice(operationId(segments.at(-1)!).length)}` } as FastifySchema;
+    };
+    route.schema = named(schema);
+    // The query and Accept schemes' documents show each version's own schema of the route: named the same way.
+    const config = route.config as VersionedRouteConfig | undefined;
+    if (config?.restfoldSchemas) {
+      route.config = { ...config, restfoldSchemas: Object.fromEntries(Object.entries(config.restfoldSchemas).map(([version, own]) => [version, named(own)])) };
+    }
   });
 }
 
