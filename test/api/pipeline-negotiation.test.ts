@@ -96,13 +96,22 @@ describe('parsing: request bodies', () => {
   it.each([
     ['text/plain', 'text/plain'],
     ['a form in another charset', 'application/x-www-form-urlencoded; charset=latin1'],
-    ['multipart', 'multipart/form-data; boundary=x'],
     ['JSON in another charset', 'application/json; charset=latin1'],
     ['no Content-Type', undefined],
   ])('answers 415 unsupported_media_type for %s', async (_name, contentType) => {
     const reply = await create(newUser(), contentType);
     expect(reply.status).toBe(415);
     expect(reply.json).toEqual({ error: expect.stringContaining('application/json'), code: 'unsupported_media_type' });
+  });
+
+  it("reads a multipart/form-data body's fields as a form's (DRF's MultiPartParser); a malformed one is 400 parse_error", async () => {
+    const fields = JSON.parse(newUser()) as Record<string, string>;
+    const multipart = (boundary: string) =>
+      Buffer.from(`${Object.entries(fields).map(([name, value]) => `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`).join('')}--${boundary}--\r\n`);
+    expect((await create(multipart('b0undary'), 'multipart/form-data; boundary=b0undary')).status).toBe(201);
+    const malformed = await create(newUser(), 'multipart/form-data; boundary=x');
+    expect(malformed.status).toBe(400);
+    expect(malformed.json).toMatchObject({ code: 'parse_error', error: expect.stringContaining('multipart') });
   });
 
   it('answers 400 parse_error for malformed JSON and for bytes that are not UTF-8', async () => {

@@ -216,7 +216,8 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
  */
 export function dropRest(raw: IncomingMessage, most: number): Promise<void> {
   return new Promise((resolve) => {
-    if (raw.complete) return resolve();
+    // An injected request (light-my-request: tests, the test kit) never sets `complete`: its end is `readableEnded`.
+    if (raw.complete || raw.readableEnded) return resolve();
     let dropped = 0;
     raw.on('data', (chunk: Buffer) => {
       dropped += chunk.length;
