@@ -18,16 +18,15 @@ const missing = (error: unknown): boolean => (error as NodeJS.ErrnoException).co
 
 /**
  * What an upload's write buffers while the file system is busy with the last write: the chunks
- * that arrive meanwhile go out in one writev, so a 10 MiB file takes a few dozen trips to the
- * thread pool rather than hundreds of 16 KiB ones (bench/files.mjs). Per upload in flight, so 16
- * at once hold 4 MiB at most.
+ * that arrive meanwhile go out in one writev, so a large file takes far fewer trips to the thread
+ * pool than at the stream's default. Held per upload in flight (see docs/performance.md, Files).
  */
 const WRITE_BUFFER_BYTES = 256 * 1024;
 
 /**
- * A download's reads: 256 KiB at a time rather than the stream's 64 KiB cut the server's CPU per
- * MiB by about a sixth (bench/files.mjs; fewer reads, writes and buffers for the collector). Held
- * per download in flight, which MAX_CONNECTIONS bounds; a smaller object reads at its own size.
+ * A download's reads, larger than the stream's default: fewer reads, socket writes and buffers for
+ * the collector per byte (see docs/performance.md, Files). Held per download in flight, which
+ * MAX_CONNECTIONS bounds; a smaller object reads at its own size.
  */
 const READ_BUFFER_BYTES = 256 * 1024;
 
