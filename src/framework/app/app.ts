@@ -70,7 +70,7 @@ function assertThrottledCollectionsExist(definition: AppDefinition): void {
 
 /** Uploaded files' store (FILES_STORAGE), opened at start so a bad setting stops the process there, and the links' signing. */
 async function filesRuntime(app: FastifyInstance, config: Config, linkKey: Uint8Array): Promise<FilesRuntime> {
-  const storage = await openFileStorage({ url: config.files.storage, env: process.env });
+  const storage = await openFileStorage({ url: config.files.storage, env: config.files.s3Env });
   app.addHook('onClose', () => storage.close());
   const { maxBodyBytes, maxParts, linkSeconds, s3Redirect } = config.files;
   return { storage, linkKey, links: fileLinks(linkKey, linkSeconds), limits: { maxBodyBytes, maxParts, maxFieldBytes: config.maxBodyBytes }, redirect: s3Redirect };

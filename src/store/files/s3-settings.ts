@@ -10,6 +10,8 @@
  *   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
  *                                          else the SDK's own chain (instance or task role, profile)
  */
+import { booleanSetting } from '../../core/settings.js';
+
 export interface S3Settings {
   bucket: string;
   /** Prepended to every key, without slashes at either end; '' for none. */
@@ -27,13 +29,6 @@ const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 // Path segments an operator would write; no `.`/`..`, so the prefix means the same on every store.
 const PREFIX = /^(?!\.\.?(\/|$))[A-Za-z0-9._-]+(\/(?!\.\.?(\/|$))[A-Za-z0-9._-]+)*$/;
 
-function flag(env: Env, name: string): boolean {
-  const text = env[name]?.trim().toLowerCase() ?? '';
-  if (['', 'false', '0', 'no', 'off'].includes(text)) return false;
-  if (['true', '1', 'yes', 'on'].includes(text)) return true;
-  throw new Error(`${name} must be true or false (got ${JSON.stringify(env[name])}).`);
-}
-
 export function parseS3Settings(url: string, env: Env): S3Settings {
   const match = /^s3:\/\/([^/]*)\/?(.*)$/.exec(url);
   const bucket = match?.[1] ?? '';
@@ -50,7 +45,7 @@ export function parseS3Settings(url: string, env: Env): S3Settings {
     prefix,
     endpoint,
     region: env.FILES_S3_REGION || env.AWS_REGION || 'us-east-1',
-    forcePathStyle: flag(env, 'FILES_S3_FORCE_PATH_STYLE'),
+    forcePathStyle: booleanSetting(env, 'FILES_S3_FORCE_PATH_STYLE', false),
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) } : undefined,
   };
 }
@@ -61,5 +56,5 @@ export function parseS3Settings(url: string, env: Env): S3Settings {
  * default: the store must then be reachable by the clients, and the link leaves the API's origin.
  */
 export function s3Redirects(env: Env): boolean {
-  return flag(env, 'FILES_S3_REDIRECT');
+  return booleanSetting(env, 'FILES_S3_REDIRECT', false);
 }

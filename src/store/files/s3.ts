@@ -22,7 +22,7 @@ import { parseS3Settings, type S3Settings } from './s3-settings.js';
  * part; at 10,000 parts that allows files up to ~48 GiB.
  */
 const PART_BYTES = 5 * 1_048_576;
-const QUEUE_SIZE = 2;
+const QUEUE_SIZE = 1;
 
 /** The store's status, name and message only: an SDK error's other fields can carry the key id or what was signed. */
 class S3StorageError extends Error {
