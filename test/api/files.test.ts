@@ -5,7 +5,12 @@
  * case counts the objects stored). The whole suite runs on disk and on an S3 API server.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { collection, defineApp, fields, isAuthenticated, model, serializer, validationFailed } from '../../src/framework/index.js';
+import { writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import { collection, defineApp, fields, isAuthenticated, model, recordStore, serializer, validationFailed } from '../../src/framework/index.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 import { openEvents } from '../support/event-stream.js';
@@ -324,6 +329,45 @@ describe.each(Object.keys(TEST_STORAGES) as (keyof typeof TEST_STORAGES)[])('fil
       const foreign = new URL(doc.attachment.url);
       foreign.searchParams.set('key', '../../etc/passwd');
       expect((await send(base, 'GET', foreign.href)).status).toBe(404);
+    });
+  });
+
+  describe('recordStore', () => {
+    const docs = () => recordStore(api.database, serializer(Doc, { fields: docFields }), { name: 'doc' });
+
+    it('creates and updates records with files from a Buffer, a stream and a file: URL, judged as uploads; links under the app prefix', async () => {
+      const before = (await storage.objects()).length;
+      const path = join(tmpdir(), `restfold-store-${kind}-${Date.now()}.png`);
+      await writeFile(path, png(6, 7));
+      const created = await docs().create({ title: 'from code', attachment: pdf(), picture: pathToFileURL(path) }, { owner_id: alice.id });
+      expect(created.attachment).toMatchObject({ name: 'attachment', content_type: 'application/pdf', size: pdf().length });
+      expect(created.picture).toMatchObject({ name: path.slice(path.lastIndexOf('/') + 1), content_type: 'image/png', width: 6, height: 7 });
+      expect((await storage.objects()).length).toBe(before + 2);
+      const url = (created.attachment as { url: string }).url;
+      expect(url).toMatch(new RegExp(`^/api/v1/docs/${created.id}/_files/attachment/\\?key=`));
+      expect((await send(base, 'GET', url)).bytes.equals(pdf())).toBe(true);
+
+      const updated = await docs().update(created.id as number, () => ({ attachment: Readable.from([Buffer.from('replaced '), Buffer.from('by a stream')]) }));
+      expect(updated.attachment).toMatchObject({ content_type: 'text/plain', size: 20 });
+      expect((await storage.objects()).length).toBe(before + 2);
+      expect((await send(base, 'GET', url)).status).toBe(404);
+      expect((await send(base, 'GET', (updated.attachment as { url: string }).url)).bytes.toString()).toBe('replaced by a stream');
+
+      await docs().delete(created.id as number);
+      expect((await storage.objects()).length).toBe(before);
+    });
+
+    it('refuses what an upload would be refused for, leaving nothing stored; a text is never a path', async () => {
+      const before = (await storage.objects()).length;
+      const fake = docs().create({ title: 'fake', attachment: pdf(), picture: Readable.from([Buffer.from('<html><script>alert(1)</script>')]) }, { owner_id: alice.id });
+      await expect(fake).rejects.toMatchObject({ status: 400, details: { picture: [expect.stringMatching(/valid image/)] } });
+      const big = docs().create({ title: 'big', attachment: Buffer.concat([pdf(), Buffer.alloc(70 * 1024, 0x20)]) }, { owner_id: alice.id });
+      await expect(big).rejects.toMatchObject({ status: 400, details: { attachment: [expect.stringMatching(/at most 65536 bytes/)] } });
+      const refused = docs().create({ title: 'refused by code', code: 'x'.repeat(30), attachment: pdf() }, { owner_id: alice.id });
+      await expect(refused).rejects.toMatchObject({ status: 400, details: { code: expect.anything() } });
+      const path = docs().create({ title: 'path', attachment: '/etc/passwd' }, { owner_id: alice.id });
+      await expect(path).rejects.toMatchObject({ status: 400, details: { attachment: [expect.stringMatching(/multipart/)] } });
+      expect((await storage.objects()).length).toBe(before);
     });
   });
 

@@ -69,12 +69,17 @@ export interface FileLinks {
   url(request: FastifyRequest, place: FilePlace, field: string, stored: StoredFile): string;
 }
 
+/** A link's path from `place` on (the router's prefix and the origin go before it), valid until `expires`; `end`: the router's path end. */
+export function linkPath(secret: Uint8Array, place: FilePlace, field: string, { key, name, content_type }: Pick<StoredFile, 'key' | 'name' | 'content_type'>, expires: number, end: string): string {
+  const query = signedQuery(secret, { collection: place.collection, record: place.record, field, key, name, type: content_type, expires });
+  return `${place.path}${encodeURIComponent(field)}${end}?${query}`;
+}
+
 export function fileLinks(secret: Uint8Array, seconds: number, now: () => number = Date.now): FileLinks {
   return {
-    url(request, place, field, { key, name, content_type }) {
+    url(request, place, field, stored) {
       const expires = Math.floor(now() / 1000) + seconds;
-      const query = signedQuery(secret, { collection: place.collection, record: place.record, field, key, name, type: content_type, expires });
-      return absoluteLink(request, `${request.server.prefix}${place.path}${encodeURIComponent(field)}${pathEnd(request)}?${query}`);
+      return absoluteLink(request, `${request.server.prefix}${linkPath(secret, place, field, stored, expires, pathEnd(request))}`);
     },
   };
 }

@@ -46,14 +46,18 @@ export function recordLinks(collection: Collection, routed: readonly Collection[
       // The request's own collection serves its files' downloads even where it answers no GET for the record.
       const target = table === own ? collection : byTable.get(table);
       const path = target && pathOf(request, target);
-      if (!target || path === undefined) return null;
-      if (target.singleton) return { collection: target.name, record: '', path: `${path}${FILES_SEGMENT}/` };
-      const value = row[target.recordKey.field];
-      if (value === undefined || value === null) return null;
-      const segment = target.recordKey.segment(row);
-      return { collection: target.name, record: decodeURIComponent(segment), path: `${path}${segment}/${FILES_SEGMENT}/` };
+      return !target || path === undefined ? null : filePlaceIn(target, path, row);
     },
   };
+}
+
+/** Where `row`'s files are downloaded in `target`, whose list is at `path` (a nested one's parent filled in); null when the row has no key. */
+export function filePlaceIn(target: Collection, path: string, row: Row): FilePlace | null {
+  if (target.singleton) return { collection: target.name, record: '', path: `${path}${FILES_SEGMENT}/` };
+  const value = row[target.recordKey.field];
+  if (value === undefined || value === null) return null;
+  const segment = target.recordKey.segment(row);
+  return { collection: target.name, record: decodeURIComponent(segment), path: `${path}${segment}/${FILES_SEGMENT}/` };
 }
 
 /**
