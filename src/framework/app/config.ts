@@ -180,7 +180,7 @@ export interface FilesConfig {
   readonly s3Env: Readonly<Record<string, string | undefined>>;
 }
 
-const S3_SETTINGS = ['FILES_S3_ENDPOINT', 'FILES_S3_REGION', 'FILES_S3_FORCE_PATH_STYLE', 'AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'];
+const S3_SETTINGS = ['FILES_S3_ENDPOINT', 'FILES_S3_REGION', 'FILES_S3_FORCE_PATH_STYLE', 'FILES_S3_UPLOADS', 'AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'];
 
 /** Where generated state lives: beside the SQLite file, or ./data (PostgreSQL); none for an in-memory database. */
 export function dataFolder(databaseUrl: string): string | undefined {

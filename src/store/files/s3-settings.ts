@@ -7,6 +7,7 @@
  *   FILES_S3_REGION                        else AWS_REGION, else us-east-1
  *   FILES_S3_FORCE_PATH_STYLE              true: `<endpoint>/<bucket>/<key>` (MinIO), not `<bucket>.<endpoint>`
  *   FILES_S3_REDIRECT                      true: downloads answer 302 to a presigned URL
+ *   FILES_S3_UPLOADS                       uploads sent to the store at once (default 2); others wait their turn
  *   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
  *                                          else the SDK's own chain (instance or task role, profile)
  */
@@ -19,6 +20,8 @@ export interface S3Settings {
   endpoint: string | undefined;
   region: string;
   forcePathStyle: boolean;
+  /** Uploads sent at once, each holding up to two 5 MiB parts in memory (FILES_S3_UPLOADS). */
+  uploads: number;
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
 }
 
@@ -28,6 +31,12 @@ type Env = Readonly<Record<string, string | undefined>>;
 const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 // Path segments an operator would write; no `.`/`..`, so the prefix means the same on every store.
 const PREFIX = /^(?!\.\.?(\/|$))[A-Za-z0-9._-]+(\/(?!\.\.?(\/|$))[A-Za-z0-9._-]+)*$/;
+
+function uploadsAtOnce(env: Env): number {
+  const text = env.FILES_S3_UPLOADS?.trim() || '2';
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 1000) throw new Error(`FILES_S3_UPLOADS must be an integer from 1 to 1000 (got ${JSON.stringify(env.FILES_S3_UPLOADS)}).`);
+  return Number(text);
+}
 
 export function parseS3Settings(url: string, env: Env): S3Settings {
   const match = /^s3:\/\/([^/]*)\/?(.*)$/.exec(url);
@@ -46,6 +55,7 @@ export function parseS3Settings(url: string, env: Env): S3Settings {
     endpoint,
     region: env.FILES_S3_REGION || env.AWS_REGION || 'us-east-1',
     forcePathStyle: booleanSetting(env, 'FILES_S3_FORCE_PATH_STYLE', false),
+    uploads: uploadsAtOnce(env),
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) } : undefined,
   };
 }
