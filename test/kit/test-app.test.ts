@@ -5,10 +5,11 @@
  */
 import { inspect } from 'node:util';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createIsolatedSchema, createToken, serializer, sweepIsolatedSchemas } from 'restfold';
+import { allowAny, collection, createIsolatedSchema, createToken, defineApp, fields, model, serializer, sweepIsolatedSchemas } from 'restfold';
 import { expectStatus, testApp, type TestApp } from 'restfold/testing';
 import { onPostgres, testDialect } from '../support/database.js';
 import { Item, liveItemsApp } from '../support/live-items.js';
+import { withGeneratedMigrations } from '../support/migrations.js';
 
 const database = testDialect === 'postgres' ? process.env.TEST_DATABASE_URL! : 'sqlite';
 
@@ -105,6 +106,28 @@ describe('a test app of the kit', () => {
     expect(() => expectStatus(response, 201)).toThrow('POST /api/v1/items/ → 401, expected 201\n{"error":"Authentication credentials were not provided.","code":"not_authenticated"}');
     expect(inspect(response)).toBe('POST /api/v1/items/ → 401\n{"error":"Authentication credentials were not provided.","code":"not_authenticated"}');
     expect(expectStatus(response, 401)).toBe(response);
+  });
+});
+
+describe('files in a test app', () => {
+  const Attachment = model('kit_attachments', { id: fields.id(), doc: fields.file({ nullable: true }) });
+  const attachments = serializer(Attachment, { fields: ['id', 'doc'] });
+  const app = withGeneratedMigrations(defineApp({ collections: [collection('attachments', { serializer: attachments, permissions: [allowAny] })] }));
+
+  it("stores them through recordStore from a Buffer, answering a link under the API's prefix that the kit's client downloads", async () => {
+    const t = await testApp(app, { database });
+    try {
+      const created = await t.recordStore(attachments).create({ doc: Buffer.from('kit bytes') });
+      expect(created.doc).toMatchObject({ name: 'doc', size: 9, content_type: 'text/plain' });
+      const url = (created.doc as { url: string }).url;
+      expect(url).toMatch(new RegExp(`^/api/v1/attachments/${created.id}/_files/doc/\\?key=`));
+      expect(expectStatus(await t.client().get(url), 200).text).toBe('kit bytes');
+      // Read through the API, the same record renders an absolute link.
+      const read = expectStatus(await t.client().get(`/api/v1/attachments/${created.id}/`), 200).json;
+      expect(read.doc.url).toMatch(/^http:\/\/[^/]+\/api\/v1\/attachments\/\d+\/_files\/doc\/\?key=/);
+    } finally {
+      await t.close();
+    }
   });
 });
 
