@@ -49,10 +49,9 @@ export interface TestAppOptions {
   /**
    * Settings, as the environment names them (README's table), over the test app's: LOG_LEVEL
    * silent; every throttle off (THROTTLE_ANON, THROTTLE_USER, THROTTLE_LOGIN, THROTTLE_SIGNUP: set
-   * one to test it); a random SECRET_KEY; a pool of at most 5 PostgreSQL connections; uploaded
-   * files in a temporary folder of the test app's own, removed by `close` (unless FILES_STORAGE is
-   * given). The process's environment is not read (but TEST_DATABASE_URL), so a test sees the same
-   * app wherever it runs.
+   * one to test it); a random SECRET_KEY; a pool of at most 5 PostgreSQL connections; uploaded files
+   * (FILES_STORAGE) in a temporary folder of its own, removed at close. The process's
+   * environment is not read (but TEST_DATABASE_URL), so a test sees the same app wherever it runs.
    */
   readonly env?: Readonly<Record<string, string>>;
 }
@@ -141,22 +140,10 @@ export async function testApp(definition: AppDefinition, options: TestAppOptions
   const migrations = await migrationsOf(definition, options.migrations);
   const app = { ...definition, migrations };
   const place = await freshDatabase(options.database ?? process.env.TEST_DATABASE_URL ?? 'sqlite');
-  // Not the data folder beside the database (the working directory's ./data for one in memory): a test leaves no file behind.
-  const filesFolder = options.env?.FILES_STORAGE ? undefined : await mkdtemp(join(tmpdir(), 'restfold-test-files-'));
-  const dropAll = async (): Promise<void> => {
-    try {
-      await place.drop();
-    } finally {
-      if (filesFolder) await rm(filesFolder, { recursive: true, force: true });
-    }
-  };
-  const config = loadConfig({
-    ...TEST_SETTINGS,
-    ...(filesFolder && { FILES_STORAGE: `file:${filesFolder}` }),
-    SECRET_KEY: randomBytes(32).toString('base64url'),
-    ...options.env,
-    DATABASE_URL: place.url,
-  });
+  // Uploaded files go to a folder of the test app's own, removed at close, unless its env names a storage.
+  const files = options.env?.FILES_STORAGE ? undefined : await mkdtemp(join(tmpdir(), 'restfold-test-files-'));
+  const dropFiles = () => (files ? rm(files, { recursive: true, force: true }) : Promise.resolve());
+  const config = loadConfig({ ...TEST_SETTINGS, SECRET_KEY: randomBytes(32).toString('base64url'), ...(files && { FILES_STORAGE: `file:${files}` }), ...options.env, DATABASE_URL: place.url });
   const database = openDatabase(place.url, { maxConnections: config.maxConnections, maxIdleConnections: config.maxIdleConnections });
   // Which user each of the client's requests is forced to be made by: decided once per request, in
   // the context its client sent it from (a live stream's later checks run in others').
@@ -175,7 +162,8 @@ export async function testApp(definition: AppDefinition, options: TestAppOptions
     await server.ready();
   } catch (error) {
     await database.close();
-    await dropAll();
+    await place.drop();
+    await dropFiles();
     throw error;
   }
   const context = {
@@ -207,7 +195,8 @@ export async function testApp(definition: AppDefinition, options: TestAppOptions
         await server.close();
         await database.close();
       } finally {
-        await dropAll();
+        await place.drop();
+        await dropFiles();
       }
     },
   };

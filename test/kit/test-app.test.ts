@@ -110,6 +110,28 @@ describe('a test app of the kit', () => {
   });
 });
 
+describe('files in a test app', () => {
+  const Attachment = model('kit_attachments', { id: fields.id(), doc: fields.file({ nullable: true }) });
+  const attachments = serializer(Attachment, { fields: ['id', 'doc'] });
+  const app = withGeneratedMigrations(defineApp({ collections: [collection('attachments', { serializer: attachments, permissions: [allowAny] })] }));
+
+  it("stores them through recordStore from a Buffer, answering a link under the API's prefix that the kit's client downloads", async () => {
+    const t = await testApp(app, { database });
+    try {
+      const created = await t.recordStore(attachments).create({ doc: Buffer.from('kit bytes') });
+      expect(created.doc).toMatchObject({ name: 'doc', size: 9, content_type: 'text/plain' });
+      const url = (created.doc as { url: string }).url;
+      expect(url).toMatch(new RegExp(`^/api/v1/attachments/${created.id}/_files/doc/\\?key=`));
+      expect(expectStatus(await t.client().get(url), 200).text).toBe('kit bytes');
+      // Read through the API, the same record renders an absolute link.
+      const read = expectStatus(await t.client().get(`/api/v1/attachments/${created.id}/`), 200).json;
+      expect(read.doc.url).toMatch(/^http:\/\/[^/]+\/api\/v1\/attachments\/\d+\/_files\/doc\/\?key=/);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('test apps side by side', () => {
   it("keep their rows apart, and a closed one's database is gone", async () => {
     const [first, second] = await Promise.all([testApp(liveItemsApp, { database }), testApp(liveItemsApp, { database })]);
