@@ -171,7 +171,7 @@ describe('restfold installed from its tarball into a new folder', () => {
       npm_config_better_sqlite3_local_prebuilds: prebuilds,
     });
     expect(check()).toEqual([]);
-  }, 120_000);
+  }, 180_000);
 
   it('serves the TypeScript app with `npx restfold serve --app app.ts` from a CommonJS package: create and list over HTTP', async () => {
     // app.ts has `import` and `export`; Node would load it as CommonJS, as package.json says.
