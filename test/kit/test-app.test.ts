@@ -4,9 +4,11 @@
  * scope, tokens and sessions take the real credential paths, and a failed check names the request.
  */
 import { inspect } from 'node:util';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { allowAny, collection, createIsolatedSchema, createToken, defineApp, fields, model, serializer, sweepIsolatedSchemas } from 'restfold';
 import { expectStatus, testApp, type TestApp } from 'restfold/testing';
+import { storeDatabase } from '../../src/store/connection/database.js';
 import { onPostgres, testDialect } from '../support/database.js';
 import { pdf } from '../support/files.js';
 import { Item, liveItemsApp } from '../support/live-items.js';
@@ -126,6 +128,45 @@ describe('files in a test app', () => {
       // Read through the API, the same record renders an absolute link.
       const read = expectStatus(await t.client().get(`/api/v1/attachments/${created.id}/`), 200).json;
       expect(read.doc.url).toMatch(/^http:\/\/[^/]+\/api\/v1\/attachments\/\d+\/_files\/doc\/\?key=/);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('reset, whatever the foreign keys between the tables', () => {
+  it('empties a parent after its children, a table referring to itself, and two tables referring to each other', async () => {
+    const t = await testApp(liveItemsApp, { database });
+    try {
+      const run = (statement: string) => sql.raw(statement).execute(storeDatabase(t.database).db);
+      // Made parent first, so the catalogue's order would delete the parent while a child still refers to it.
+      await run('CREATE TABLE reset_parent (id integer PRIMARY KEY)');
+      await run('CREATE TABLE reset_child (id integer PRIMARY KEY, parent integer NOT NULL REFERENCES reset_parent (id) ON DELETE RESTRICT)');
+      await run('CREATE TABLE reset_tree (id integer PRIMARY KEY, up integer REFERENCES reset_tree (id))');
+      if (testDialect === 'postgres') {
+        await run('CREATE TABLE reset_ping (id integer PRIMARY KEY, pong integer)');
+        await run('CREATE TABLE reset_pong (id integer PRIMARY KEY, ping integer REFERENCES reset_ping (id))');
+        await run('ALTER TABLE reset_ping ADD FOREIGN KEY (pong) REFERENCES reset_pong (id)');
+      } else {
+        await run('CREATE TABLE reset_ping (id integer PRIMARY KEY, pong integer REFERENCES reset_pong (id))');
+        await run('CREATE TABLE reset_pong (id integer PRIMARY KEY, ping integer REFERENCES reset_ping (id))');
+      }
+      await t.createUser({ username: 'ivy' });
+      for (const statement of [
+        'INSERT INTO reset_parent VALUES (1)',
+        'INSERT INTO reset_child VALUES (1, 1)',
+        'INSERT INTO reset_tree VALUES (1, NULL), (2, 1)',
+        'INSERT INTO reset_ping VALUES (1, NULL)',
+        'INSERT INTO reset_pong VALUES (1, 1)',
+        'UPDATE reset_ping SET pong = 1',
+      ]) {
+        await run(statement);
+      }
+      await t.reset();
+      for (const table of ['reset_parent', 'reset_child', 'reset_tree', 'reset_ping', 'reset_pong', 'users']) {
+        const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${sql.table(table)}`.execute(storeDatabase(t.database).db);
+        expect([table, Number(rows[0]!.n)]).toEqual([table, 0]);
+      }
     } finally {
       await t.close();
     }
