@@ -668,9 +668,17 @@ export class Serializer {
     return this.options.validate !== undefined || also !== undefined;
   }
 
-  /** The model's fields of a stored record, as object validation sees them. */
+  /**
+   * The model's fields of a stored record, as object validation sees them: each as a body's value
+   * of it parses (a timestamp a Date, a JSON field its document, a boolean true or false), as a
+   * create's values are, whatever form the driver handed it back in (SQLite gives text and 0/1).
+   */
   storedFields(existing: Row): Row {
-    return Object.fromEntries(Object.keys(this.model.fields).filter((name) => name in existing).map((name) => [name, existing[name]]));
+    const record: Row = {};
+    for (const [name, field] of Object.entries(this.model.fields)) {
+      if (name in existing) record[name] = asParsed(field, existing[name]);
+    }
+    return record;
   }
 
   /**
@@ -734,6 +742,20 @@ export class Serializer {
     const validating = validate?.(parsed);
     if (isPending(validating)) return validating.then(() => requestingUserChecked(field, parsed, context));
     return requestingUserChecked(field, parsed, context);
+  }
+}
+
+/**
+ * A stored value as parsing its rendering gives it; the stored value itself where that is no value
+ * a body could send (a password's hash, a file's record) or parses only later.
+ */
+function asParsed(field: Field, stored: unknown): unknown {
+  if (stored === null || stored === undefined || field.writeOnly || field.file) return stored;
+  try {
+    const parsed = field.parse(field.render(stored));
+    return isPending(parsed) ? stored : parsed;
+  } catch {
+    return stored;
   }
 }
 
