@@ -5,7 +5,7 @@
  * key for key, from rows as either database's driver hands them back (PostgreSQL's Dates and
  * booleans, SQLite's text and 0/1). The HTTP suites run the compiled one on both databases.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { computed, fields, model, serializer, type Serializer } from '../../src/framework/index.js';
 import { passwordField } from '../../src/core/fields.js';
 import { ApiError } from '../../src/framework/base/errors.js';
@@ -177,5 +177,27 @@ describe('the compiled serializer against the interpreted one', () => {
       expect(exact(record)).toBe(exact(plain.render(row, { user: null })));
       expect(Object.keys(record)).toEqual(things.shownFields);
     }
+  });
+});
+
+describe('where the process forbids making code from text', () => {
+  it('serializers stay interpreted, and answer as they do compiled', async () => {
+    // As node --disallow-code-generation-from-strings makes `new Function` throw.
+    vi.stubGlobal('Function', function refused() {
+      throw new EvalError('Code generation from strings disallowed for this context');
+    });
+    let uncompiled: Serializer;
+    try {
+      uncompiled = serializer(Thing, { fields: ['id', 'title', 'count', 'created_at'], readOnly: ['created_at'] });
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect((uncompiled as unknown as { parseFields: unknown }).parseFields).toBeUndefined();
+    const twin = serializer(Thing, { fields: ['id', 'title', 'count', 'created_at'], readOnly: ['created_at'] });
+    for (const body of [{ title: 'ab', count: 2 }, { title: 'A', count: 13 }, {}]) {
+      for (const mode of modes) expect(await outcome(uncompiled, body, mode)).toBe(await outcome(twin, body, mode));
+    }
+    const row = { id: 1, title: 'ab', count: 2, created_at: CREATED };
+    expect(exact(uncompiled.render(row))).toBe(exact(twin.render(row)));
   });
 });

@@ -63,6 +63,22 @@ const NOT_NULL = 'This field may not be null.';
 const compilable = (name: string): boolean => name !== '__proto__';
 const literal = (text: string): string => JSON.stringify(text);
 
+/**
+ * The function `source` returns, given `parameters`; undefined where the process forbids making code
+ * from text (node --disallow-code-generation-from-strings): the serializer then stays interpreted.
+ */
+function generated(parameters: readonly string[], source: string, values: readonly unknown[]): unknown {
+  let make: (...values: unknown[]) => unknown;
+  try {
+    // Built from declared names and the steps' functions only (see the module's comment).
+    make = new Function(...parameters, source) as (...values: unknown[]) => unknown;
+  } catch (error) {
+    if (error instanceof EvalError) return undefined;
+    throw error;
+  }
+  return make(...values);
+}
+
 /** The interpreted renderer: each step in turn, into an object grown key by key. */
 export function interpretRender(steps: readonly RenderStep[]): RecordRenderer {
   return (row, context) => {
@@ -81,8 +97,7 @@ export function compileRender(steps: readonly RenderStep[]): RecordRenderer | un
 return function render(row, context) {
   return { ${entries.join(', ')} };
 };`;
-  // Built from declared names and the steps' functions only (see the module's comment).
-  return new Function('steps', source)(steps) as RecordRenderer;
+  return generated(['steps'], source, [steps]) as RecordRenderer | undefined;
 }
 
 /** A field's messages from what its parse threw (a FieldError); anything else is thrown on. */
@@ -133,6 +148,5 @@ return function parseFields(body, mode, context, values, details) {
   ${steps.map(parseSource).join('\n  ')}
   return undefined;
 };`;
-  // Built from declared names and the steps' functions only (see the module's comment).
-  return new Function('steps', 'later', 'isPending', 'fieldErrors', 'FieldError', source)(steps, later, isPending, fieldErrors, FieldError) as FieldsParser<Context>;
+  return generated(['steps', 'later', 'isPending', 'fieldErrors', 'FieldError'], source, [steps, later, isPending, fieldErrors, FieldError]) as FieldsParser<Context> | undefined;
 }
