@@ -51,10 +51,13 @@ type Mode = 'create' | 'update' | 'partial_update';
  * What the compiled parse calls when a field's value answers later (a password's hash): the rest
  * is parsed after it, from `index` on (the interpreted parse's continuation).
  */
-export type ParsedLater<Context> = (index: number, pending: Promise<unknown>, body: Row, mode: Mode, context: Context, values: Row, details: ErrorDetails) => Promise<void>;
+export type ParsedLater<Context> = (index: number, pending: Promise<unknown>, body: Row, mode: Mode, context: Context, values: Row, details: ErrorDetails) => Promise<ErrorDetails>;
 
-/** The body's writable fields into `values` (their errors into `details`); a promise only where a value answers later. */
-export type FieldsParser<Context> = (body: Row, mode: Mode, context: Context, values: Row, details: ErrorDetails) => Promise<void> | undefined;
+/**
+ * The body's writable fields into `values`; their errors by field, made only where there is one
+ * (undefined where none is); a promise only where a value answers later.
+ */
+export type FieldsParser<Context> = (body: Row, mode: Mode, context: Context, values: Row) => ErrorDetails | undefined | Promise<ErrorDetails>;
 
 const REQUIRED = 'This field is required.';
 const NOT_NULL = 'This field may not be null.';
@@ -118,7 +121,7 @@ function parseSource<Context>(step: ParseStep<Context>, index: number): string {
   const name = literal(step.name);
   const sent = `hasOwn(body, ${key})${step.hidden ? ` && body[${key}] !== null` : ''}`;
   const required = requiredWhen(step.field);
-  const missing = required ? ` else if (${required}) details[${name}] = [${literal(REQUIRED)}];` : '';
+  const missing = required ? ` else if (${required}) (details ??= newDetails())[${name}] = [${literal(REQUIRED)}];` : '';
   // A field with rules beyond its parse goes through the serializer's own parseValue; a plain one is parsed here.
   const parse = step.parseValue
     ? `parsed = p${index}(value, context);`
@@ -127,10 +130,10 @@ function parseSource<Context>(step: ParseStep<Context>, index: number): string {
     value = body[${key}];
     try {
       ${parse}
-      if (isPending(parsed)) return later(${index}, parsed, body, mode, context, values, details);
+      if (isPending(parsed)) return later(${index}, parsed, body, mode, context, values, details ??= newDetails());
       values[${name}] = parsed;
     } catch (error) {
-      details[${name}] = fieldErrors(error);
+      (details ??= newDetails())[${name}] = fieldErrors(error);
     }
   }${missing}`;
 }
@@ -139,14 +142,16 @@ function parseSource<Context>(step: ParseStep<Context>, index: number): string {
  * The writable fields' parse compiled: each field in order, straight-line, reading the body by the
  * names it is sent under; undefined where a name cannot be compiled.
  */
-export function compileFieldsParser<Context>(steps: readonly ParseStep<Context>[], later: ParsedLater<Context>): FieldsParser<Context> | undefined {
+export function compileFieldsParser<Context>(steps: readonly ParseStep<Context>[], newDetails: () => ErrorDetails, later: ParsedLater<Context>): FieldsParser<Context> | undefined {
   if (!steps.every((step) => compilable(step.name) && compilable(step.key))) return undefined;
   const source = `${steps.map((step, index) => `const p${index} = steps[${index}].${step.parseValue ? 'parseValue' : 'field'};`).join('\n')}
 const hasOwn = Object.hasOwn;
-return function parseFields(body, mode, context, values, details) {
-  let value, parsed;
+return function parseFields(body, mode, context, values) {
+  let value, parsed, details;
   ${steps.map(parseSource).join('\n  ')}
-  return undefined;
+  return details;
 };`;
-  return generated(['steps', 'later', 'isPending', 'fieldErrors', 'FieldError'], source, [steps, later, isPending, fieldErrors, FieldError]) as FieldsParser<Context> | undefined;
+  return generated(['steps', 'newDetails', 'later', 'isPending', 'fieldErrors', 'FieldError'], source, [steps, newDetails, later, isPending, fieldErrors, FieldError]) as
+    | FieldsParser<Context>
+    | undefined;
 }

@@ -335,8 +335,8 @@ export class Serializer {
       const ruled = field.validate !== undefined || field.requestingUserOnly !== undefined;
       return { name, key: shownOf(name), field, hidden: this.hidden.has(name), ...(ruled && { parseValue: (value, context) => this.parseValue(field, value, context) }) };
     });
-    this.parseFields = compileFieldsParser(parseSteps, (index, pending, body, mode, context, values, details) =>
-      this.parsedLater(index, pending, this.inputOf(body, mode), mode, context, values, details),
+    this.parseFields = compileFieldsParser(parseSteps, emptyDetails, (index, pending, body, mode, context, values, details) =>
+      this.parsedLater(index, pending, this.inputOf(body, mode), mode, context, values, details).then(() => details),
     );
     this.versions = [...new Set([...Object.keys(options.versions ?? {}), ...Object.values(this.nested).flatMap(({ serializer }) => serializer.versions)])];
     for (const [version, names] of Object.entries(options.versions ?? {})) {
@@ -556,18 +556,23 @@ export class Serializer {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw parseError('Expected a JSON object.');
     }
-    const details = emptyDetails();
     const values: Row = {};
     const known = mode === 'create' ? this.creatable : this.updatable;
     // Named as sent, never as the fields they might be renamed from.
     const unknown = Object.keys(body).filter((name) => !known.has(name));
     const { parseFields } = this;
-    // The compiled parse reads the body by the names it is sent under; the relations, and the rest
-    // after a value that answers later, go the interpreted way.
-    const parsing = parseFields
-      ? (parseFields(body as Row, mode, context, values, details) ??
-        (this.relationInputs.length > 0 ? this.parseInputs(this.inputOf(body as Row, mode), mode, context, values, details, this.writable.length) : undefined))
-      : this.parseInputs(this.inputOf(body as Row, mode), mode, context, values, details, 0);
+    if (!parseFields) return this.parsedFrom(body as Row, mode, context, values, emptyDetails(), 0, unknown);
+    // The compiled parse reads the body by the names it is sent under, and makes the details only
+    // when there is an error; the relations, and the rest after a value that answers later, go the interpreted way.
+    const found = parseFields(body as Row, mode, context, values);
+    if (isPending(found)) return found.then((details) => this.parsedBody(values, details, unknown, mode, context));
+    if (this.relationInputs.length > 0) return this.parsedFrom(body as Row, mode, context, values, found ?? emptyDetails(), this.writable.length, unknown);
+    return this.parsedBody(values, found, unknown, mode, context);
+  }
+
+  /** The body's inputs parsed the interpreted way from the `from`th on, then the parsed body. */
+  private parsedFrom(body: Row, mode: WriteMode, context: WriteContext, values: Row, details: ErrorDetails, from: number, unknown: readonly string[]): MaybePromise<Row> {
+    const parsing = this.parseInputs(this.inputOf(body, mode), mode, context, values, details, from);
     return parsing ? parsing.then(() => this.parsedBody(values, details, unknown, mode, context)) : this.parsedBody(values, details, unknown, mode, context);
   }
 
@@ -577,9 +582,9 @@ export class Serializer {
   }
 
   /** The parsed values, or 400 with the fields' errors and the unknown names; a create's defaults filled in. */
-  private parsedBody(values: Row, details: ErrorDetails, unknown: readonly string[], mode: WriteMode, context: WriteContext): Row {
-    if (Object.keys(details).length > 0 || unknown.length > 0) {
-      throw validationFailed({ ...this.shownDetails(details), ...Object.fromEntries(unknown.map((name) => [name, [UNKNOWN_FIELD]])) });
+  private parsedBody(values: Row, details: ErrorDetails | undefined, unknown: readonly string[], mode: WriteMode, context: WriteContext): Row {
+    if ((details && Object.keys(details).length > 0) || unknown.length > 0) {
+      throw validationFailed({ ...(details && this.shownDetails(details)), ...Object.fromEntries(unknown.map((name) => [name, [UNKNOWN_FIELD]])) });
     }
     if (mode === 'create') {
       for (const [name, field] of this.defaulted) {
