@@ -144,3 +144,28 @@ export async function freshDatabase(kind, label) {
   url.searchParams.set('options', `-c search_path=${schema}`);
   return { url: url.toString(), drop: () => admin(`DROP SCHEMA ${schema} CASCADE`) };
 }
+
+/**
+ * An haproxy configuration listening on `front` before `ports`: the backend is docs/deploying.md's
+ * recipe (bench/haproxy-backend.cfg, which a test holds equal to the page), its example servers
+ * replaced by these.
+ */
+export function haproxyConfig(front, ports) {
+  const backend = readFileSync(join(import.meta.dirname, 'haproxy-backend.cfg'), 'utf8')
+    .split('\n')
+    .filter((line) => !line.trim().startsWith('server '))
+    .join('\n')
+    .trimEnd();
+  return `global
+    maxconn 1000
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 60s
+frontend front
+    bind 127.0.0.1:${front}
+    default_backend api
+${backend}
+${ports.map((port, index) => `    server s${index} 127.0.0.1:${port} check`).join('\n')}
+`;
+}
