@@ -21,7 +21,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, freshDatabase, haproxyConfig, startServer } from './servers.mjs';
+import { freePort, freshDatabase, haproxyConfig, openArticleEvents, startServer } from './servers.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -43,38 +43,17 @@ const now = () => Number(process.hrtime.bigint()) / 1e6;
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
 const round1 = (ms) => Math.round(ms * 10) / 10;
 
-/** A stream of the articles: `onCreated(title)` per created event; resolves with the response's headers and a closer. */
-function openStream(base, token, onCreated) {
-  return new Promise((resolve, reject) => {
-    const request = http.get(`${base}/api/v1/articles/events/`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, agent: false }, (response) => {
-      if (response.statusCode !== 200) return reject(new Error(`stream answered ${response.statusCode}`));
-      response.setEncoding('utf8');
-      let buffer = '';
-      response.on('data', (chunk) => {
-        buffer += chunk;
-        let end;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          if (!/^event: created$/m.test(block)) continue;
-          const title = /"title":"latency (\d+)"/.exec(block)?.[1];
-          if (title !== undefined) onCreated(title);
-        }
-      });
-      response.on('error', () => {});
-      resolve({ headers: response.headers, close: () => request.destroy() });
-    });
-    request.on('error', reject);
-  });
-}
-
 /** One phase: streams opened on `streamBases` (in turn), creates sent to `writeBases` (in turn) at RATE for SECONDS. */
 async function phase(streamBases, writeBases, token, seconds = SECONDS) {
   const answered = new Map();
   const arrivals = [];
   const streams = [];
   for (let index = 0; index < SUBSCRIBERS; index++) {
-    streams.push(await openStream(streamBases[index % streamBases.length], token, (title) => arrivals.push({ title, at: now() })));
+    const opened = await openArticleEvents(streamBases[index % streamBases.length], token, (event, data) => {
+      const title = event === 'created' && /"title":"latency (\d+)"/.exec(data)?.[1];
+      if (title) arrivals.push({ title, at: now() });
+    });
+    streams.push(opened);
   }
   // Every stream subscribed on its instance before the first write.
   await sleep(1000);

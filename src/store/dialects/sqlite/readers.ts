@@ -22,8 +22,8 @@ const READER = new URL('./reader-thread.js', import.meta.url);
 
 /**
  * Threads at most, by default: two at least, so that one client's slow reads leave a thread to
- * everyone else's; one per core up to four. Each thread holds a V8 isolate (~10 MB resident) and
- * its connection's page cache, so this and the cache below bound the readers' memory.
+ * everyone else's; one per core up to four. Each thread holds a runtime of its own and its
+ * connection's page cache, so this and the cache below bound the readers' memory (docs/databases.md).
  */
 export const DEFAULT_READER_THREADS = Math.min(4, Math.max(2, availableParallelism()));
 /** Each reader connection's page cache by default, in KiB: SQLite's own default (2,000 KiB), stated so it is a documented bound. */
