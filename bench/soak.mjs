@@ -45,6 +45,8 @@ async function startServer(env) {
     if (up) return { child, port };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  // Not left behind: with WORKERS its workers would serve on, unwatched.
+  child.kill('SIGTERM');
   throw new Error('server did not start');
 }
 
