@@ -10,11 +10,10 @@
  * includes its own reading), and the write path's req/s (autocannon, 10 connections creating
  * articles) without streams and with them. PostgreSQL needs TEST_DATABASE_URL.
  */
-import http from 'node:http';
 import { spawn } from 'node:child_process';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { freshDatabase, rssOf, startServer } from './servers.mjs';
+import { freshDatabase, openArticleEvents, rssOf, startServer } from './servers.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -35,30 +34,6 @@ const runToEnd = (args, env) =>
   });
 
 const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
-
-/** A stream read as it arrives: `onEvent(event, data)` for each event, resolved once the response has started. */
-function openStream(base, token, onEvent) {
-  return new Promise((resolve, reject) => {
-    const request = http.get(`${base}/api/v1/articles/events/`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, agent: false }, (response) => {
-      if (response.statusCode !== 200) return reject(new Error(`stream answered ${response.statusCode}`));
-      response.setEncoding('utf8');
-      let buffer = '';
-      response.on('data', (chunk) => {
-        buffer += chunk;
-        let end;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          const event = /^event: (.*)$/m.exec(block)?.[1];
-          const data = /^data: (.*)$/m.exec(block)?.[1];
-          if (event && data) onEvent(event, data);
-        }
-      });
-      resolve(() => request.destroy());
-    });
-    request.on('error', reject);
-  });
-}
 
 async function writeLoad(base, token, seconds) {
   const result = await autocannon({
@@ -96,7 +71,7 @@ try {
   const closers = [];
   for (let index = 0; index < subscribers; index++) {
     closers.push(
-      await openStream(server.base, seeded.token, (event, data) => {
+      await openArticleEvents(server.base, seeded.token, (event, data) => {
         if (event !== 'created') return;
         const title = /"title":"live (\d+)"/.exec(data)?.[1];
         const at = title && sent.get(title);
@@ -124,7 +99,7 @@ try {
   delays.sort((a, b) => a - b);
   results.deliveries = { expected: writes * subscribers, received, p50Ms: percentile(delays, 50), p99Ms: percentile(delays, 99) };
   results.writesWithStreams = await writeLoad(server.base, seeded.token, Number(options.seconds));
-  for (const close of closers) close();
+  for (const stream of closers) stream.close();
 } finally {
   await server.stop();
   await database.drop();

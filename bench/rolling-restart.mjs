@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * A rolling restart under load: three `restfold serve` processes on one PostgreSQL behind haproxy
- * (configured as docs/deploying.md says: a health check on /readyz, `option http-no-delay`),
+ * (configured as docs/deploying.md says, from bench/haproxy-backend.cfg: a health check on /readyz,
+ * `option http-no-delay`),
  * clients sending a mixed load through it (creates, updates, reads, an authenticated list) on
  * kept-alive connections, while each process in turn gets SIGTERM and is started again once it has
  * exited. Counts every answer that is not a 2xx and every failed connection, then reads back every
@@ -18,9 +19,9 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { freePort, freshDatabase } from './servers.mjs';
+import { freePort, freshDatabase, haproxyConfig } from './servers.mjs';
 
-const { values } = parseArgs({ options: { drain: { type: 'string', default: '3000' }, clients: { type: 'string', default: '8' } } });
+const { values } = parseArgs({ options: { drain: { type: 'string', default: '5000' }, clients: { type: 'string', default: '8' } } });
 process.env.TEST_DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
 const root = join(import.meta.dirname, '..');
 const cli = join(root, 'dist', 'cli.js');
@@ -66,26 +67,7 @@ const ports = await Promise.all([0, 1, 2].map(() => freePort()));
 const servers = await Promise.all(ports.map((port) => serve(port)));
 const front = await freePort();
 const config = join(folder, 'haproxy.cfg');
-writeFileSync(config, `global
-    maxconn 1000
-defaults
-    mode http
-    timeout connect 2s
-    timeout client 60s
-    timeout server 60s
-    # A check answered slower than this fails: on a busy machine the default (inter) took healthy servers out.
-    timeout check 2s
-    option http-no-delay
-frontend api
-    bind 127.0.0.1:${front}
-    default_backend restfold
-backend restfold
-    balance roundrobin
-    option httpchk GET /readyz
-    http-check expect status 200
-    default-server inter 500ms fall 2 rise 2
-${ports.map((port, index) => `    server s${index} 127.0.0.1:${port} check`).join('\n')}
-`);
+writeFileSync(config, haproxyConfig(front, ports));
 const haproxy = spawn('haproxy', ['-f', config, '-db'], { stdio: ['ignore', 'ignore', 'inherit'] });
 const base = `http://127.0.0.1:${front}`;
 // Until haproxy listens and finds the servers up (on a busy machine that takes a while).

@@ -9,6 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { availableParallelism, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import http from 'node:http';
 import pg from 'pg';
 
 export function freePort() {
@@ -143,4 +144,54 @@ export async function freshDatabase(kind, label) {
   const url = new URL(base);
   url.searchParams.set('options', `-c search_path=${schema}`);
   return { url: url.toString(), drop: () => admin(`DROP SCHEMA ${schema} CASCADE`) };
+}
+
+/**
+ * An haproxy configuration listening on `front` before `ports`: the backend is docs/deploying.md's
+ * recipe (bench/haproxy-backend.cfg, which a test holds equal to the page), its example servers
+ * replaced by these.
+ */
+export function haproxyConfig(front, ports) {
+  const backend = readFileSync(join(import.meta.dirname, 'haproxy-backend.cfg'), 'utf8')
+    .split('\n')
+    .filter((line) => !line.trim().startsWith('server '))
+    .join('\n')
+    .trimEnd();
+  return `global
+    maxconn 1000
+defaults
+    mode http
+    timeout connect 2s
+    timeout client 60s
+frontend front
+    bind 127.0.0.1:${front}
+    default_backend api
+${backend}
+${ports.map((port, index) => `    server s${index} 127.0.0.1:${port} check`).join('\n')}
+`;
+}
+
+/** A stream of the articles (`/api/v1/articles/events/`) read as it arrives: `onEvent(event, data)` per event; resolves with its headers and a closer once it has started. */
+export function openArticleEvents(base, token, onEvent) {
+  return new Promise((resolve, reject) => {
+    const request = http.get(`${base}/api/v1/articles/events/`, { headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, agent: false }, (response) => {
+      if (response.statusCode !== 200) return reject(new Error(`stream answered ${response.statusCode}`));
+      response.setEncoding('utf8');
+      let buffer = '';
+      response.on('data', (chunk) => {
+        buffer += chunk;
+        let end;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const event = /^event: (.*)$/m.exec(block)?.[1];
+          const data = /^data: (.*)$/m.exec(block)?.[1];
+          if (event && data) onEvent(event, data);
+        }
+      });
+      response.on('error', () => {});
+      resolve({ headers: response.headers, close: () => request.destroy() });
+    });
+    request.on('error', reject);
+  });
 }

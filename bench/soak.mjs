@@ -5,6 +5,14 @@
 //
 //   npx tsc -p tsconfig.json && node bench/soak.mjs
 //   SOAK_SECONDS=300 SOAK_CONNECTIONS=50 SOAK_DATABASES=sqlite,postgres node bench/soak.mjs
+//   SOAK_SECONDS=3600 SOAK_RATE=200 SOAK_SUBSCRIBERS=20 node bench/soak.mjs   # a constant rate
+//
+// SOAK_RATE (operations/s): started on a fixed schedule, at most SOAK_CONNECTIONS in flight
+// (an operation due while all are busy is counted as late and skipped), so the load does not
+// follow the server's speed; unset, each connection sends its next as soon as one answers.
+// SOAK_SUBSCRIBERS live streams of the articles stay open, each reconnecting every
+// SOAK_RECONNECT_SECONDS. RSS (the server and its workers) is sampled every SOAK_SAMPLE_SECONDS
+// and printed to stderr as it goes, so a long run's file shows the curve.
 //
 // Passes when: no 5xx, no socket errors, RSS at the end at most 20 % above RSS
 // after warm-up (a leak grows; V8's heap saws, so a lower end is fine), and
@@ -19,6 +27,10 @@ const root = join(import.meta.dirname, '..');
 const SECONDS = Number(process.env.SOAK_SECONDS ?? 300);
 const CONNECTIONS = Number(process.env.SOAK_CONNECTIONS ?? 50);
 const WARM_UP_SECONDS = Math.max(5, Math.round(SECONDS * 0.1));
+const RATE = Number(process.env.SOAK_RATE ?? 0);
+const SUBSCRIBERS = Number(process.env.SOAK_SUBSCRIBERS ?? 0);
+const RECONNECT_SECONDS = Number(process.env.SOAK_RECONNECT_SECONDS ?? 30);
+const SAMPLE_SECONDS = Number(process.env.SOAK_SAMPLE_SECONDS ?? 60);
 const DATABASES = (process.env.SOAK_DATABASES ?? (process.env.TEST_DATABASE_URL ? 'sqlite,postgres' : 'sqlite')).split(',');
 
 
@@ -26,12 +38,15 @@ const DATABASES = (process.env.SOAK_DATABASES ?? (process.env.TEST_DATABASE_URL 
 async function startServer(env) {
   const port = await freePort();
   const child = spawn('node', ['dist/cli.js', 'serve'], { cwd: root, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'inherit', 'inherit'] });
-  for (let attempt = 0; attempt < 100; attempt++) {
+  // A minute at most: WORKERS=2 on a busy machine took more than 10 s.
+  for (let attempt = 0; attempt < 600; attempt++) {
     if (child.exitCode !== null) throw new Error(`server exited (${child.exitCode})`);
     const up = await fetch(`http://127.0.0.1:${port}/healthz`).then((reply) => reply.ok, () => false);
     if (up) return { child, port };
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
+  // Not left behind: with WORKERS its workers would serve on, unwatched.
+  child.kill('SIGTERM');
   throw new Error('server did not start');
 }
 
@@ -120,16 +135,73 @@ async function soak(kind) {
     }
   }
 
+  /** A live stream of the articles, read and dropped, reopened every RECONNECT_SECONDS (staggered) until the end. */
+  const streams = { opened: 0, events: 0, failed: 0 };
+  async function subscriber(end) {
+    await new Promise((resolve) => setTimeout(resolve, Math.random() * RECONNECT_SECONDS * 1000));
+    while (Date.now() < end) {
+      await new Promise((resolve) => {
+        const request = http.get({ host: '127.0.0.1', port, path: '/api/v1/articles/events/', headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' }, agent: false }, (res) => {
+          if (res.statusCode !== 200) {
+            // Refused (a limit of streams): come back a second later, as a client told Retry-After would, not at once.
+            streams.failed++;
+            res.resume();
+            setTimeout(resolve, 1000);
+            return;
+          }
+          streams.opened++;
+          res.on('data', (chunk) => (streams.events += (chunk.toString().match(/\nevent: /g) ?? []).length));
+          res.on('error', () => {});
+          res.on('close', resolve);
+        });
+        request.on('error', () => (streams.failed++, setTimeout(resolve, 1000)));
+        setTimeout(() => request.destroy(), Math.min(RECONNECT_SECONDS * 1000, Math.max(0, end - Date.now())));
+      });
+    }
+  }
+
   const started = Date.now();
   const end = started + SECONDS * 1000;
   let warmRss;
+  const samples = [];
+  const sample = () => {
+    const at = Math.round((Date.now() - started) / 1000);
+    samples.push({ seconds: at, rssMiB: rssMiB(child.pid), requests: stats.requests });
+    console.error(`soak ${kind}: ${at} s, RSS ${samples.at(-1).rssMiB} MiB, ${stats.requests} requests, ${stats.byClass['5xx']} 5xx`);
+  };
+  const sampler = setInterval(sample, SAMPLE_SECONDS * 1000);
   const warmTimer = setTimeout(() => (warmRss = rssMiB(child.pid)), WARM_UP_SECONDS * 1000);
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      while (Date.now() < end) await operation();
-    }),
-  );
+  const subscribers = Array.from({ length: SUBSCRIBERS }, () => subscriber(end));
+  let late = 0;
+  if (RATE > 0) {
+    let inFlight = 0;
+    const pending = new Set();
+    for (let due = started; due < end; due += 1000 / RATE) {
+      const wait = due - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      if (inFlight >= CONNECTIONS) {
+        late++;
+        continue;
+      }
+      inFlight++;
+      const done = operation().finally(() => {
+        inFlight--;
+        pending.delete(done);
+      });
+      pending.add(done);
+    }
+    await Promise.all(pending);
+  } else {
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (Date.now() < end) await operation();
+      }),
+    );
+  }
+  await Promise.all(subscribers);
+  clearInterval(sampler);
   clearTimeout(warmTimer);
+  sample();
   const endRss = rssMiB(child.pid);
   const elapsed = (Date.now() - started) / 1000;
 
@@ -153,6 +225,11 @@ async function soak(kind) {
     database: kind,
     seconds: Math.round(elapsed),
     connections: CONNECTIONS,
+    rate: RATE || 'closed loop',
+    late,
+    workers: Number(process.env.WORKERS ?? 1),
+    streams,
+    rssSamples: samples,
     requests: stats.requests,
     requestsPerSecond: Math.round(stats.requests / elapsed),
     statuses: stats.byClass,

@@ -74,6 +74,12 @@ export interface ApiRuntime {
   readonly versioning?: Versioning;
   /** The version this router's mount serves, under the path scheme (its prefix holds it). */
   readonly version?: string;
+  /**
+   * Put before a collection's name to name its throttle bucket: `auth/` for the framework's own
+   * collections under `/auth/`, whose names (users, groups) an app's collections may also have, so
+   * that an app's `throttles.users` neither applies to `/auth/users/` nor shares its counts.
+   */
+  readonly bucketPrefix?: string;
   readonly files?: FilesRuntime;
 }
 
@@ -126,7 +132,8 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   const allowed = checkPermissions(permissions, { user, action, version });
   if (isPending(allowed)) await allowed;
 
-  const counted = runtime.throttle.check(request, reply, user, collection.name);
+  const bucket = `${runtime.bucketPrefix ?? ''}${collection.name}`;
+  const counted = runtime.throttle.check(request, reply, user, bucket);
   if (isPending(counted)) await counted;
 
   const parameters = withoutVersion(queryParameters(request.url), runtime.versioning);
@@ -158,7 +165,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
       : parseRecordBody(request, envelope, fromForm);
   // Setting a password checks none, so it is not a login's to limit: a user's hashes count as requests, an anonymous client's as sign-ups.
   const hashings = bodySerializer?.hashingsIn(body) ?? 0;
-  if (hashings > 0) await runtime.throttle.passwordWrites(request, reply, user, collection.name, hashings);
+  if (hashings > 0) await runtime.throttle.passwordWrites(request, reply, user, bucket, hashings);
 
   const context = { user, parameters, version };
   const recordId = collection.singleton ? singletonId(collection.singleton, context) : id;

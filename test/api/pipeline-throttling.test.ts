@@ -153,6 +153,19 @@ describe('throttling: a bucket of its own per collection', () => {
     expectRateHeaders(reply, 2, 1);
   });
 
+  it("keeps the framework's /auth/users/ out of the app's users bucket: its rate and its counts", async () => {
+    const { request, user } = await start({ THROTTLE_USER: '5/min' }, defineApp({ ...service, throttles: { users: { user: '1/min' } } }));
+    const root = await user('root', { superuser: true });
+    const own = await request('GET', '/api/v1/users/', { token: root.token });
+    expect(own.status).toBe(200);
+    expectRateHeaders(own, 1, 0);
+    // Same collection name, another route: the default window at the default rate, not the app's spent bucket.
+    const framework = await request('GET', '/api/v1/auth/users/', { token: root.token });
+    expect(framework.status).toBe(200);
+    expectRateHeaders(framework, 5, 4);
+    expect((await request('GET', '/api/v1/users/', { token: root.token })).status).toBe(429);
+  });
+
   it('refuses to start with a bucket naming no collection or a malformed rate', async () => {
     await expect(startApi({}, defineApp({ ...service, throttles: { posts: { user: '1/min' } } }))).rejects.toThrow(
       'throttles: no collection named "posts".',

@@ -1,7 +1,8 @@
 /**
  * The spawned-server harness names a server's death: a suite whose server was killed mid-test
  * fails that test with the signal and the server's last lines, while a server stopped on purpose
- * fails nothing (test/fixtures/server-death/, run here as a suite of its own).
+ * fails nothing (test/fixtures/server-death/, run here as a suite of its own); the PostgreSQL
+ * suites' servers (test/postgres/spawned.ts) the same.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -31,4 +32,9 @@ it('fails the test whose server died unasked, with the signal and its last lines
   expect(message).toMatch(/exited unasked \(signal SIGKILL\)/);
   // Its last lines: the server's own log, down to the line saying where it listened.
   expect(message).toMatch(/"msg":"Server listening at http:\/\/127\.0\.0\.1:\d+"/);
+  // The PostgreSQL suites' servers (test/postgres/spawned.ts) alike.
+  expect(byTitle['a PostgreSQL-suite server signalled on purpose']?.status).toBe('passed');
+  const pgKilled = byTitle['a PostgreSQL-suite server killed mid-test']!;
+  expect(pgKilled.status).toBe('failed');
+  expect(pgKilled.failureMessages.join('\n')).toMatch(/exited unasked \(signal SIGKILL\)[^]*"msg":"Server listening at http:\/\/127\.0\.0\.1:\d+"/);
 }, 120_000);

@@ -136,4 +136,22 @@ describe.runIf(testDialect === 'postgres')('a PostgreSQL outage', () => {
     expect((await get(server.port, '/readyz')).status).toBe(200);
     expect(server.process.exitCode).toBeNull();
   });
+
+  it("tells of its LISTEN connection's loss in /readyz's body, staying 200, and of its return", async () => {
+    const applicationName = `rf_listen_${randomBytes(4).toString('hex')}`;
+    const server = await spawnServer({ DATABASE_URL: withApplicationName(database.url, applicationName) });
+    servers.push(server);
+    // The example service's articles are live and no REDIS_URL is set: changes cross processes over LISTEN/NOTIFY.
+    expect((await get(server.port, '/readyz')).json).toEqual({ status: 'ok', listen: 'ok' });
+    await onPostgres((client) => client.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [`${applicationName}-listen`]), database.url);
+    const lost = await eventually(async () => {
+      const reply = await get(server.port, '/readyz');
+      return reply.json?.listen === 'reconnecting' ? reply : undefined;
+    }, '/readyz to say the LISTEN connection is being connected again');
+    // Only live streams across processes depend on it: the process stays in rotation.
+    expect(lost.status).toBe(200);
+    expect(lost.json).toEqual({ status: 'ok', listen: 'reconnecting' });
+    await eventually(async () => ((await get(server.port, '/readyz')).json?.listen === 'ok' ? true : undefined), '/readyz to say the LISTEN connection is back');
+    expect((await get(server.port, '/api/v1/users/', token)).status).toBe(200);
+  });
 });

@@ -35,7 +35,7 @@ describe.runIf(testDialect === 'postgres')('SIGTERM', () => {
         async () => ((await backends(applicationName)).some((row) => row.waitEventType === 'Lock') ? true : undefined),
         'the request to wait on the lock',
       );
-      server.process.kill('SIGTERM');
+      server.kill('SIGTERM');
       await eventually(
         () => get(server.port, '/healthz').then(() => undefined, (error: NodeJS.ErrnoException) => error.code === 'ECONNREFUSED' || undefined),
         'the server to stop accepting connections',
@@ -62,7 +62,7 @@ describe.runIf(testDialect === 'postgres')('SIGTERM', () => {
         'the request to wait on the lock',
       );
       abandoned.destroy();
-      server.process.kill('SIGTERM');
+      server.kill('SIGTERM');
       // Its connection is gone, so the server has nothing left to drain but the handler itself.
       await eventually(async () => (server.output().includes('waiting for requests still being handled') ? true : undefined), 'the server to wait for the handler', 10);
       await blocker.query('COMMIT');

@@ -3,6 +3,10 @@
  * port, on the DATABASE_URL it is given (a PostgreSQL test database here; a
  * SQLite file in test/cli/shutdown), plus what the tests share: a user with a
  * token, raw HTTP requests, and the app's rows in pg_stat_activity.
+ *
+ * As the spawned-server harness does (test/support/spawned-server.ts), a server that exits unasked
+ * (not through stop() or kill()) fails the running test with its exit code or signal and its last
+ * lines: a death mid-suite is otherwise seen only as the next request's ECONNREFUSED.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
@@ -15,6 +19,7 @@ import { createUser } from '../../src/framework/app/admin.js';
 import { createToken } from '../../src/framework/stages/authentication/token.js';
 import service from '../../src/service/app.js';
 import { onPostgres } from '../support/database.js';
+import { OutputTail, watchForDeath } from '../support/spawned-server.js';
 
 const cli = join(import.meta.dirname, '..', '..', 'dist', 'cli.js');
 
@@ -25,6 +30,8 @@ export interface SpawnedServer {
   readonly exited: Promise<number | null>;
   /** Everything it printed so far (JSON log lines). */
   output(): string;
+  /** Sends `signal`: the exit that follows is asked for, not a death. */
+  kill(signal: NodeJS.Signals): void;
   /** SIGTERM, then wait for the exit; also removes its temp directory. */
   stop(): Promise<number | null>;
 }
@@ -50,21 +57,30 @@ export async function spawnServer(env: Record<string, string>): Promise<SpawnedS
   });
   let output = '';
   child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
+  const tail = new OutputTail(child);
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
     createInterface({ input: child.stdout! }).on('line', (line) => {
       output += `${line}\n`;
+      tail.push(line);
       const listening = /Server listening at http:\/\/127\.0\.0\.1:(\d+)/.exec(line);
       if (listening) resolve(Number(listening[1]));
     });
     void exited.then((code) => reject(new Error(`the server exited (${code}) before listening:\n${output}`)));
   });
+  let asked = false;
+  watchForDeath(child, `http://127.0.0.1:${port}`, tail, () => asked);
   return {
     process: child,
     port,
     exited,
     output: () => output,
+    kill(signal) {
+      asked = true;
+      child.kill(signal);
+    },
     async stop() {
+      asked = true;
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       const code = await exited;
       rmSync(directory, { recursive: true, force: true });

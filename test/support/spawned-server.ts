@@ -96,7 +96,7 @@ export function listeningUrl(child: ChildProcess, onLine: (line: string) => void
 }
 
 /** The last `size` lines a child process wrote, standard output and error as they came. */
-class OutputTail {
+export class OutputTail {
   private readonly lines: string[] = [];
 
   constructor(child: ChildProcess, private readonly size = KEPT_LINES) {
@@ -122,8 +122,8 @@ function tellDeaths(): void {
 afterEach(tellDeaths);
 afterAll(tellDeaths);
 
-/** Records `child`'s exit as a death unless `asked()` says it was told to stop. */
-function watchForDeath(child: ChildProcess, url: string, output: OutputTail, asked: () => boolean): void {
+/** Records `child`'s exit as a death unless `asked()` says it was told to stop (test/postgres/spawned.ts's servers too). */
+export function watchForDeath(child: ChildProcess, url: string, output: OutputTail, asked: () => boolean): void {
   child.once('exit', (code, signal) => {
     if (asked()) return;
     const how = signal === null ? `exit code ${code}` : `signal ${signal}`;

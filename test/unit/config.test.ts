@@ -48,6 +48,10 @@ describe('configuration from the environment', () => {
 
   it('reads DATABASE_REPLICA_URLS beside a PostgreSQL DATABASE_URL only, with the lag limit and poll interval', () => {
     expect(loadConfig({})).toMatchObject({ replicaUrls: [], replicaMaxLagMs: 1000, replicaPollMs: 100 });
+    // The SQLite readers' bounds (docs/databases.md, SQLite's reader threads): stated defaults, and settable.
+    expect(loadConfig({}).sqliteReaderCacheKib).toBe(2000);
+    expect([2, 3, 4]).toContain(loadConfig({}).sqliteReaderThreads);
+    expect(loadConfig({ SQLITE_READER_THREADS: '1', SQLITE_READER_CACHE_KIB: '512' })).toMatchObject({ sqliteReaderThreads: 1, sqliteReaderCacheKib: 512 });
     const primary = 'postgres://app@db1/app';
     expect(loadConfig({ DATABASE_URL: primary, DATABASE_REPLICA_URLS: ' postgres://app@r1/app, postgresql://app@r2/app ', DATABASE_REPLICA_MAX_LAG_MS: '250' })).toMatchObject({
       replicaUrls: ['postgres://app@r1/app', 'postgresql://app@r2/app'],
@@ -113,6 +117,8 @@ describe('configuration from the environment', () => {
   it.each([
     [{ PORT: 'eighty' }, /PORT must be an integer/],
     [{ DB_MAX_CONNECTIONS: '0' }, /DB_MAX_CONNECTIONS must be an integer >= 1/],
+    [{ SQLITE_READER_THREADS: '0' }, /SQLITE_READER_THREADS must be an integer >= 1/],
+    [{ SQLITE_READER_CACHE_KIB: '10' }, /SQLITE_READER_CACHE_KIB must be an integer >= 64/],
     [{ THROTTLE_ANON: '10/fortnight' }, /THROTTLE_ANON: Invalid rate/],
     [{ AUTH: 'token,basic' }, /AUTH: unknown kind "basic"/],
     [{ API_REQUIRE_AUTH: 'maybe' }, /API_REQUIRE_AUTH must be true or false/],

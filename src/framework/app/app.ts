@@ -124,7 +124,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   app.decorateRequest('csrfToken', undefined);
   const redis = config.redisUrl ? await sharedRedis(app, config.redisUrl) : undefined;
   // With a live collection, every write goes through a database that tells the live streams what it changed.
-  const { database, hub } = await liveChanges(app, styled, context.database, config, redis, (definition.userModel ?? User).table);
+  const { database, hub, listening } = await liveChanges(app, styled, context.database, config, redis, (definition.userModel ?? User).table);
   const counters = redis ? sharedOrLocalCounterStore(redis, config.redisKeyPrefix, app.log) : memoryCounterStore();
   const keys = signingKeys(await resolveSecretKey(config, app.log));
   await app.register(cookie, { secret: keys.cookie });
@@ -143,7 +143,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   await app.register(requestIdentity, { appLogLevel: config.logLevel });
   await app.register(allowedHosts, { allowedHosts: config.allowedHosts });
   await app.register(errors, { isDatabaseUnavailable: database.isUnavailable, page });
-  await app.register(health, { database, redis });
+  await app.register(health, { database, redis, listening });
   if (database.replicas) await app.register(readYourWrites, { replicas: database.replicas });
   await app.register(securityHeaders, { pagePrefixes: config.adminPrefix ? [config.adminPrefix] : [] });
   await app.register(corsPolicy, { origins: config.corsOrigins });

@@ -12,6 +12,7 @@ import { booleanSetting } from '../../core/settings.js';
 import { parseTrustProxy, type TrustProxy } from '../base/proxy.js';
 import { parseRate, type Rate } from '../stages/throttling.js';
 import type { LiveLimits } from '../actions/live/hub.js';
+import { DEFAULT_READER_CACHE_KIB, DEFAULT_READER_THREADS } from '../../store/dialects/sqlite/readers.js';
 
 /** The server's configuration, read by `loadConfig` from the environment. */
 export interface Config {
@@ -28,6 +29,9 @@ export interface Config {
   /** A replica further behind than this is skipped (DATABASE_REPLICA_MAX_LAG_MS), and how often that is measured (DATABASE_REPLICA_POLL_MS). */
   readonly replicaMaxLagMs: number;
   readonly replicaPollMs: number;
+  /** SQLite: reader threads at most (SQLITE_READER_THREADS) and each one's page cache in KiB (SQLITE_READER_CACHE_KIB); docs/databases.md. */
+  readonly sqliteReaderThreads: number;
+  readonly sqliteReaderCacheKib: number;
   /** undefined: generate one and keep it in the data folder (see secrets.ts). */
   readonly secretKey: string | undefined;
   readonly auth: readonly AuthKind[];
@@ -231,6 +235,8 @@ export function loadConfig(env: Env = process.env): Config {
     replicaUrls: replicaUrls(env, databaseUrl),
     replicaMaxLagMs: integer(env, 'DATABASE_REPLICA_MAX_LAG_MS', 1000, 1),
     replicaPollMs: integer(env, 'DATABASE_REPLICA_POLL_MS', 100, 10),
+    sqliteReaderThreads: integer(env, 'SQLITE_READER_THREADS', DEFAULT_READER_THREADS, 1),
+    sqliteReaderCacheKib: integer(env, 'SQLITE_READER_CACHE_KIB', DEFAULT_READER_CACHE_KIB, 64),
     // Both for the whole service, shared among its workers (cluster.ts): connections past what
     // PostgreSQL has cores for only queue there (docs/performance.md: workers share the pool).
     maxConnections: integer(env, 'DB_MAX_CONNECTIONS', 25, 1),

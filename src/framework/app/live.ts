@@ -85,6 +85,8 @@ export type Send = (message: Message) => Promise<unknown>;
 interface Carrier {
   readonly send: Send;
   close(): Promise<unknown>;
+  /** PostgreSQL's LISTEN connection: whether it is up, for /readyz (Redis's state is told there already). */
+  listening?(): boolean;
 }
 
 async function overRedis(app: FastifyInstance, hub: LiveHub, redis: Redis, prefix: string): Promise<Carrier> {
@@ -120,7 +122,7 @@ async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Databa
       await listening.notify(sent('credentials' in message ? { credentials: part } : { ...message, ids: part }));
     }
   };
-  return { send, close: () => listening.close() };
+  return { send, close: () => listening.close(), listening: () => listening.connected() };
 }
 
 /**
@@ -186,7 +188,7 @@ export async function liveChanges(
   config: Config,
   redis: Redis | undefined,
   usersTable: string,
-): Promise<{ database: Database; hub?: LiveHub }> {
+): Promise<{ database: Database; hub?: LiveHub; listening?: () => boolean }> {
   if (!collections.some(({ live }) => live)) return { database };
   const hub = new LiveHub(config.live, app.log);
   const carrier = redis
@@ -219,5 +221,5 @@ export async function liveChanges(
     if (change.table === usersTable && change.kind !== 'created') hub.publishCredentials(change.ids);
     if (GROUP_TABLES.has(change.table)) hub.publishRights();
   };
-  return { database: tellingChanges(database, listener), hub };
+  return { database: tellingChanges(database, listener), hub, listening: carrier?.listening };
 }

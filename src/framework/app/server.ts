@@ -20,6 +20,8 @@ const poolOptions = (config: Config): DatabaseOptions => ({
   maxIdleConnections: config.maxIdleConnections,
   connectionWaitMillis: config.connectionWaitMs,
   preparedStatements: config.preparedStatements,
+  sqliteReaderThreads: config.sqliteReaderThreads,
+  sqliteReaderCacheKib: config.sqliteReaderCacheKib,
 });
 
 /** The primary alone: what migrations, `check` and the other commands use. */

@@ -20,6 +20,8 @@ const PROBE_MS = 5000;
 export interface Listening {
   /** Sends `payload` (at most 8000 bytes: PostgreSQL's limit) to every process listening, this one included. */
   notify(payload: string): Promise<void>;
+  /** Whether the listening connection is up (false between losing it and connecting again). */
+  connected(): boolean;
   close(): Promise<void>;
 }
 
@@ -102,6 +104,7 @@ export async function listen(database: Database, url: string | undefined, handle
       if (!client) throw new Error('The connection live changes are sent on is lost; connecting again.');
       await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
     },
+    connected: () => client !== undefined,
     async close() {
       closed = true;
       await client?.end();

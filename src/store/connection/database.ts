@@ -38,6 +38,10 @@ export interface DatabaseOptions {
    * transaction whichever server connection is free.
    */
   preparedStatements?: boolean;
+  /** SQLite: reader threads at most (SQLITE_READER_THREADS; see readers.ts for the default). */
+  sqliteReaderThreads?: number;
+  /** SQLite: each reader thread's page cache, in KiB (SQLITE_READER_CACHE_KIB). */
+  sqliteReaderCacheKib?: number;
 }
 
 /**
@@ -137,7 +141,7 @@ export function openDatabase(url: string, options: DatabaseOptions = {}): Databa
 
 /** openDatabase, as the store (and a test that reaches under it) sees what it opens. */
 export function openStoreDatabase(url: string, options: DatabaseOptions = {}): StoreDatabase {
-  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length));
+  if (url.startsWith('sqlite:')) return openSqlite(url.slice('sqlite:'.length), options);
   if (url.startsWith('postgres://') || url.startsWith('postgresql://')) return openPostgres(url, options);
   throw new Error('DATABASE_URL must start with sqlite: or postgres://');
 }
@@ -206,7 +210,7 @@ export function openUnconnectedDatabase(): StoreDatabase {
   };
 }
 
-function openSqlite(path: string): StoreDatabase {
+function openSqlite(path: string, options: DatabaseOptions): StoreDatabase {
   if (path !== ':memory:') createOwnerOnly(path);
   const Sqlite = sqliteDriver();
   const connection = new Sqlite(path);
@@ -216,7 +220,7 @@ function openSqlite(path: string): StoreDatabase {
   connection.pragma('busy_timeout = 5000');
   registerSqlFunctions(connection);
   const statements = withStatementCache(connection);
-  const readers = sqliteReaders(path);
+  const readers = sqliteReaders(path, { threads: options.sqliteReaderThreads, cacheKib: options.sqliteReaderCacheKib });
   const config = { database: statements };
   const db = new Kysely<Tables>({ dialect: readers ? new SqliteDialectWithReaders(config, readers, connection, statements) : new ImmediateSqliteDialect(config) });
   return {

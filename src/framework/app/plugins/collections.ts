@@ -65,7 +65,7 @@ export const collections = appWide<CollectionsOptions>('collections', async (app
             await api.register(
               async (auth) => {
                 documentedUnderAuth(auth);
-                mountCollections(auth, { ...runtime, scopePlan }, own, false);
+                mountCollections(auth, { ...runtime, scopePlan, bucketPrefix: 'auth/' }, own, false);
               },
               { prefix: '/auth' },
             );

@@ -1,7 +1,7 @@
 /**
  * The health endpoints: /healthz (the process is up) and /readyz (the process takes requests: the
  * database is reachable and it is not shutting down; with replicas, which are in use; with Redis,
- * whether it answers). A 503 is the API's error envelope, its reason in `error`, with Retry-After.
+ * whether it answers; with live changes over PostgreSQL, whether its LISTEN connection is up). A 503 is the API's error envelope, its reason in `error`, with Retry-After.
  */
 import type { Redis } from 'ioredis';
 import type { Database } from '../../../store/connection/database.js';
@@ -29,6 +29,13 @@ const replicasSchema = {
 /** With REDIS_URL: whether Redis answers (`ok`) or not (`unreachable`: the process serves on without it). */
 const redisSchema = { type: 'string', enum: ['ok', 'unreachable'] };
 
+/**
+ * With live changes carried by PostgreSQL (no REDIS_URL): whether the LISTEN connection is up
+ * (`ok`) or being connected again (`reconnecting`: other processes' changes do not reach this
+ * one's streams until it is back, when they get `reset`; everything else is served).
+ */
+const listenSchema = { type: 'string', enum: ['ok', 'reconnecting'] };
+
 const documented = (name: string, summary: string, errors: readonly number[]) => ({
   schema: {
     tags: ['health'],
@@ -36,7 +43,7 @@ const documented = (name: string, summary: string, errors: readonly number[]) =>
     operationId: operationId(name, 'check'),
     ...ANONYMOUS,
     response: {
-      200: { description: 'OK', ...statusSchema, properties: { ...statusSchema.properties, replicas: replicasSchema, redis: redisSchema } },
+      200: { description: 'OK', ...statusSchema, properties: { ...statusSchema.properties, replicas: replicasSchema, redis: redisSchema, listen: listenSchema } },
       ...errorResponses(errors),
     },
   },
@@ -47,10 +54,10 @@ const shuttingDown = (): ApiError =>
   new ApiError(503, 'service_unavailable', 'This server is shutting down; send requests to another.', undefined, { 'Retry-After': '1' });
 
 /**
- * `redis`: REDIS_URL's connection, whose state the body tells (`ok`, `unreachable`) without a 503:
+ * `redis`: REDIS_URL's connection, and `listening` the LISTEN connection's, whose states the body tells without a 503:
  * every process would be out of rotation at once, while what needs Redis alone fails (docs/deploying.md, Dependency outages).
  */
-export const health = appWide<{ readonly database: Database; readonly redis?: Redis }>('health', async (app, { database, redis }) => {
+export const health = appWide<{ readonly database: Database; readonly redis?: Redis; readonly listening?: () => boolean }>('health', async (app, { database, redis, listening }) => {
   app.get('/healthz', documented('health', 'The process is up', []), async () => ({ status: 'ok' }));
   app.get('/readyz', documented('readiness', 'The process takes requests: the database is reachable and it is not shutting down', [503]), async (_request, reply) => {
     if (isDraining(app)) return renderJsonError(reply, shuttingDown());
@@ -58,7 +65,12 @@ export const health = appWide<{ readonly database: Database; readonly redis?: Re
       await ping(database);
       // Ready while the primary answers: a replica out of use only moves its reads there.
       const replicas = database.replicas?.status().map(({ name, state, lagMillis }) => ({ name, state, lag_ms: lagMillis }));
-      return { status: 'ok', ...(replicas && { replicas }), ...(redis && { redis: redis.status === 'ready' ? 'ok' : 'unreachable' }) };
+      return {
+        status: 'ok',
+        ...(replicas && { replicas }),
+        ...(redis && { redis: redis.status === 'ready' ? 'ok' : 'unreachable' }),
+        ...(listening && { listen: listening() ? 'ok' : 'reconnecting' }),
+      };
     } catch (error) {
       reply.log.warn({ err: error }, 'database unreachable');
       return renderJsonError(reply, databaseUnavailable());

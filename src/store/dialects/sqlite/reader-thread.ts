@@ -16,6 +16,12 @@ export interface ReadRequest {
   readonly parameters: readonly unknown[];
 }
 
+/** What a thread is started with: the file, and its page cache's bound in KiB. */
+export interface ReaderData {
+  readonly path: string;
+  readonly cacheKib: number;
+}
+
 export type ReadResponse = { readonly rows: unknown[] } | { readonly error: { readonly message: string; readonly code?: string } };
 
 /**
@@ -38,8 +44,11 @@ const STATEMENTS_KEPT = 500;
 
 if (parentPort) {
   const port = parentPort;
-  const connection = new SQLite((workerData as { path: string }).path, { readonly: true, fileMustExist: true });
+  const { path, cacheKib } = workerData as ReaderData;
+  const connection = new SQLite(path, { readonly: true, fileMustExist: true });
   connection.pragma('busy_timeout = 5000');
+  // Negative: a size in KiB, not in pages, so the bound holds whatever the page size.
+  connection.pragma(`cache_size = -${Math.trunc(cacheKib)}`);
   lowerPriority();
   registerSqlFunctions(connection);
   const statements = new Map<string, SQLite.Statement>();

@@ -11,7 +11,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { sqliteDriver } from './driver.js';
-import type { ReadRequest, ReadResponse } from './reader-thread.js';
+import type { ReadRequest, ReadResponse, ReaderData } from './reader-thread.js';
 
 export interface SqliteReaders {
   read(sql: string, parameters: readonly unknown[]): Promise<unknown[]>;
@@ -20,8 +20,19 @@ export interface SqliteReaders {
 
 const READER = new URL('./reader-thread.js', import.meta.url);
 
-/** Threads at most: two at least, so that one client's slow reads leave a thread to everyone else's; one per core up to four. */
-const READER_THREADS = Math.min(4, Math.max(2, availableParallelism()));
+/**
+ * Threads at most, by default: two at least, so that one client's slow reads leave a thread to
+ * everyone else's; one per core up to four. Each thread holds a runtime of its own and its
+ * connection's page cache, so this and the cache below bound the readers' memory (docs/databases.md).
+ */
+export const DEFAULT_READER_THREADS = Math.min(4, Math.max(2, availableParallelism()));
+/** Each reader connection's page cache by default, in KiB: SQLite's own default (2,000 KiB), stated so it is a documented bound. */
+export const DEFAULT_READER_CACHE_KIB = 2000;
+
+export interface ReaderLimits {
+  readonly threads?: number;
+  readonly cacheKib?: number;
+}
 /**
  * Reads waiting for a thread at most; past it a read fails as a busy database does (503). Each
  * request waits on one read at a time, so this is well above what the open connections can ask.
@@ -46,9 +57,11 @@ interface Thread {
  * compiled script to start. Compiled, a missing script is an error: reads left on the event loop
  * would answer, slowly and blocking every other request, with nothing said.
  */
-export function sqliteReaders(path: string): SqliteReaders | undefined {
+export function sqliteReaders(path: string, limits: ReaderLimits = {}): SqliteReaders | undefined {
   if (path === ':memory:' || path === '' || !import.meta.url.endsWith('.js')) return undefined;
   if (!existsSync(fileURLToPath(READER))) throw new Error(`The SQLite reader threads' script is missing: ${fileURLToPath(READER)}`);
+  const most = limits.threads ?? DEFAULT_READER_THREADS;
+  const workerData: ReaderData = { path, cacheKib: limits.cacheKib ?? DEFAULT_READER_CACHE_KIB };
   const threads = new Set<Thread>();
   const idle: Thread[] = [];
   const queue: Waiting[] = [];
@@ -76,7 +89,7 @@ export function sqliteReaders(path: string): SqliteReaders | undefined {
     if (queue.length > 0 && !closed) dispatch(start());
   };
   const start = (): Thread => {
-    const thread: Thread = { worker: new Worker(READER, { workerData: { path } }) };
+    const thread: Thread = { worker: new Worker(READER, { workerData }) };
     threads.add(thread);
     thread.worker.on('message', (response: ReadResponse) => {
       const running = thread.running;
@@ -97,7 +110,7 @@ export function sqliteReaders(path: string): SqliteReaders | undefined {
       if (queue.length >= READS_QUEUED) return Promise.reject(new (sqliteDriver().SqliteError)('Too many reads are waiting for a reader thread.', 'SQLITE_BUSY'));
       return new Promise<unknown[]>((resolve, reject) => {
         queue.push({ request: { sql, parameters }, resolve, reject });
-        const free = idle.pop() ?? (threads.size < READER_THREADS ? start() : undefined);
+        const free = idle.pop() ?? (threads.size < most ? start() : undefined);
         if (free) dispatch(free);
       });
     },
