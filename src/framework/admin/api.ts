@@ -48,6 +48,8 @@ export async function callApi(request: FastifyRequest, call: ApiCall): Promise<A
 export function refusal(answer: ApiAnswer): { readonly message: string; readonly details: Readonly<Record<string, readonly string[]>> } {
   const body = (typeof answer.body === 'object' && answer.body !== null ? answer.body : {}) as Record<string, unknown>;
   const details = typeof body.details === 'object' && body.details !== null ? (body.details as Record<string, readonly string[]>) : {};
-  const message = typeof body.message === 'string' ? body.message : typeof body.detail === 'string' ? body.detail : `The API answered ${answer.status}.`;
+  // The message under the name the app's error shape gives it (SPEC's `error`, DRF's `detail`, or `message`).
+  const named = [body.message, body.error, body.detail].find((value): value is string => typeof value === 'string');
+  const message = named ?? `The API answered ${answer.status}.`;
   return { message, details };
 }

@@ -59,14 +59,17 @@ const RELATION_INPUTS = {
   slugs: { 'data-kind': 'slugs', placeholder: 'comma-separated' },
 } as const;
 
-/** A writable relation: a many-to-many's ids (sent as a list of numbers) or slugs (a list of strings), comma-separated, or a slug as text. */
-export function RelationInput(props: { name: string; value: unknown; writes: keyof typeof RELATION_INPUTS; errors?: readonly string[] }) {
+/**
+ * A writable relation: a many-to-many's ids (sent as a list of numbers) or slugs (a list of strings), comma-separated, or a slug as text.
+ * `lookup`: the admin's lookup page for it, which the admin's script searches as it is typed in.
+ */
+export function RelationInput(props: { name: string; value: unknown; writes: keyof typeof RELATION_INPUTS; errors?: readonly string[]; lookup?: string }) {
   const shown = Array.isArray(props.value) ? props.value.join(', ') : typeof props.value === 'string' ? props.value : '';
   const kind = RELATION_INPUTS[props.writes];
   return (
     <label class="field" for={`field-${props.name}`}>
       <span>{props.name}</span>
-      <input type="text" id={`field-${props.name}`} name={props.name} value={shown} {...kind} />
+      <input type="text" id={`field-${props.name}`} name={props.name} value={shown} {...kind} data-lookup={props.lookup} data-many={props.writes === 'slug' ? undefined : 'true'} autocomplete={props.lookup ? 'off' : undefined} />
       <Errors messages={props.errors} />
     </label>
   );
