@@ -7,9 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import shop from '../../examples/shop/app.js';
 import migrations from '../../examples/shop/migrations/index.js';
 import service from '../../src/service/app.js';
-import { collection, defineApp, modelAdmin } from '../../src/framework/index.js';
+import { collection, defineApp, fields, model, modelAdmin, serializer } from '../../src/framework/index.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { adminClient, loggedIn, makeStaff } from '../support/admin-client.js';
+import { withGeneratedMigrations } from '../support/migrations.js';
 
 describe('the example service', () => {
   let api: TestApi;
@@ -166,5 +167,50 @@ describe('examples/shop', () => {
     expect(viewed.body).toContain('aria-label="lines"');
     expect(viewed.body).not.toContain('/inline/lines/');
     expect((await clerk.post(`/admin/orders/${order.id}/inline/lines/`, { product: 'coffee', quantity: '1' })).status).toBe(403);
+  });
+});
+
+describe('every field kind on the forms', () => {
+  const Event = model('events', {
+    id: fields.id(),
+    title: fields.string({ maxLength: 100 }),
+    kind: fields.choice(['talk', 'party']),
+    day: fields.date({ nullable: true }),
+    starts_at: fields.timestamp({ nullable: true }),
+    fee: fields.decimal({ digits: 6, places: 2, default: '0' }),
+    public: fields.boolean({ default: false }),
+    extra: fields.json({ nullable: true }),
+  });
+  const events = collection('events', { serializer: serializer(Event, { fields: ['id', 'title', 'kind', 'day', 'starts_at', 'fee', 'public', 'extra'], readOnly: ['id'] }) });
+  let api: TestApi;
+  beforeAll(async () => {
+    api = await startApi({}, withGeneratedMigrations(defineApp({ collections: [events], admin: { collections: [modelAdmin(events, { columns: ['title', 'kind', 'starts_at'] })] } })));
+    await makeStaff(api, (await api.user('boss', { superuser: true })).id);
+  });
+  afterAll(() => api.close());
+
+  it('renders each kind with its control, reads the pickers in UTC, and shows refusals beside each field', async () => {
+    const client = await loggedIn(api, 'boss');
+    const form = await client.get('/admin/events/add/');
+    expect(form.body).toContain('<select id="field-kind" name="kind" data-kind="choice"><option value>---------</option><option value="talk">talk</option>');
+    expect(form.body).toContain('<input type="date" id="field-day" name="day" data-kind="date" value/>');
+    expect(form.body).toContain('<input type="datetime-local" step="0.001" id="field-starts_at" name="starts_at" data-kind="timestamp" value aria-describedby="field-starts_at-zone"/>');
+    expect(form.body).toContain('<input type="number" step="0.01" id="field-fee" name="fee"');
+    expect(form.body).toContain('<input type="checkbox" id="field-public" name="public" data-kind="boolean"/>');
+    expect(form.body).toContain('<textarea id="field-extra" name="extra" data-kind="json" rows="4"></textarea>');
+    const refused = await client.post('/admin/events/add/', { title: '', kind: 'dance', day: '', starts_at: '2026-03-01T18:30', fee: '1.234', extra: '{"a": 1}', _save: '' });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain('<p class="errornote">Please correct the errors below.</p>');
+    for (const field of ['title', 'kind', 'fee']) expect(refused.body).toMatch(new RegExp(`<label class="field" for="field-${field}">[^]*?<ul class="errorlist"><li>`));
+    // The posted time is shown again as picked.
+    expect(refused.body).toContain('id="field-starts_at" name="starts_at" data-kind="timestamp" value="2026-03-01T18:30:00.000"');
+    const saved = await client.post('/admin/events/add/', { title: 'Launch', kind: 'party', day: '2026-03-01', starts_at: '2026-03-01T18:30', fee: '12.50', public: 'on', extra: '{"a": 1}', _continue: '' });
+    expect(saved.status).toBe(302);
+    const stored = (await api.request('GET', '/api/v1/events/1/', { token: (await api.user('reader')).token })).json;
+    expect(stored).toMatchObject({ title: 'Launch', kind: 'party', day: '2026-03-01', fee: '12.50', public: true, extra: { a: 1 } });
+    expect(new Date(stored.starts_at as string).toISOString()).toBe('2026-03-01T18:30:00.000Z');
+    const change = await client.get(saved.location!);
+    expect(change.body).toContain('value="2026-03-01T18:30:00.000"');
+    expect(change.body).toContain('<input type="checkbox" id="field-public" name="public" data-kind="boolean" checked/>');
   });
 });

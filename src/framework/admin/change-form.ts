@@ -36,16 +36,40 @@ function unset(serializer: Serializer, shown: string, creating: boolean): boolea
  * given", nor a field the admin declares read-only (Django ignores a posted read-only field too).
  */
 function apiForm(form: URLSearchParams, serializer: Serializer, creating: boolean, readOnly: ReadonlySet<string> = new Set()): URLSearchParams {
+  const times = timestamps(serializer);
   return new URLSearchParams(
-    [...form].filter(([name, value]) => name !== CSRF_FIELD && !BUTTONS.includes(name) && !readOnly.has(name) && (value !== '' || !unset(serializer, name, creating))),
+    [...form]
+      .filter(([name, value]) => name !== CSRF_FIELD && !BUTTONS.includes(name) && !readOnly.has(name) && (value !== '' || !unset(serializer, name, creating)))
+      .map(([name, value]) => [name, times.has(name) ? inUtc(value) : value]),
   );
+}
+
+const timestamps = (serializer: Serializer): Set<string> =>
+  new Set(serializer.writable.filter((name) => serializer.model.fields[name]!.kind === 'timestamp').map((name) => serializer.shown(name)));
+
+/** A `datetime-local` picker's value (no offset; the form says UTC) as the API reads a time: in UTC, with seconds. */
+const inUtc = (value: string): string => (/^\d{4}-\d\d-\d\dT\d\d:\d\d$/.test(value) ? `${value}:00Z` : /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?$/.test(value) ? `${value}Z` : value);
+
+function jsonOrText(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
 }
 
 /** A refused form's values, to show again as posted (a ticked box as true). */
 function postedValues(form: URLSearchParams, serializer: Serializer): Record<string, unknown> {
   const values: Record<string, unknown> = Object.fromEntries(form);
   for (const name of serializer.writable) {
-    if (serializer.model.fields[name]!.valueType === 'boolean') values[serializer.shown(name)] = form.has(serializer.shown(name));
+    const shown = serializer.shown(name);
+    const { valueType } = serializer.model.fields[name]!;
+    if (valueType === 'boolean') values[shown] = form.has(shown);
+    const posted = values[shown];
+    if (typeof posted !== 'string') continue;
+    // JSON as it was typed (text that is not JSON comes back as a JSON string); a picked time as the UTC it means.
+    if (valueType === 'json') values[shown] = jsonOrText(posted);
+    if (serializer.model.fields[name]!.kind === 'timestamp') values[shown] = inUtc(posted);
   }
   return values;
 }

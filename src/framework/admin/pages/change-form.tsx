@@ -62,7 +62,7 @@ function Inputs(props: { serializer: Serializer; values: Readonly<Record<string,
               </div>
             );
           }
-          return <FieldInput key={name} name={shown} field={field} value={values[shown]} hidden={serializer.hidden.has(name)} creating={props.creating} errors={errors[shown]} />;
+          return <FieldInput key={name} name={shown} field={field} value={values[shown]} hidden={serializer.hidden.has(name)} creating={props.creating} errors={errors[shown]} utcPicker />;
         })}
       {serializer.relationInputs
         .filter((name) => !props.skip.has(serializer.shown(name)))

@@ -18,11 +18,23 @@ function Errors(props: { messages: readonly string[] | undefined }) {
   );
 }
 
-export function FieldInput(props: { name: string; field: Field; value: unknown; hidden: boolean; creating: boolean; errors?: readonly string[] }) {
+/** A stored time as a `datetime-local` input's value: its UTC date and time, without the offset. */
+function utcLocal(value: unknown): string {
+  const time = typeof value === 'string' ? new Date(value) : undefined;
+  return time && !Number.isNaN(time.getTime()) ? time.toISOString().slice(0, 23) : '';
+}
+
+/**
+ * `utcPicker`: a timestamp as the browser's date-and-time picker, in UTC (the admin's forms, which
+ * add the offset before the API reads it); else a text box of ISO 8601 (the browsable API's).
+ */
+export function FieldInput(props: { name: string; field: Field; value: unknown; hidden: boolean; creating: boolean; errors?: readonly string[]; utcPicker?: boolean }) {
   const { name, field, value } = props;
   const common = { id: `field-${name}`, name, 'data-kind': field.kind };
   let input;
-  if (field.kind === 'boolean') {
+  if (field.kind === 'timestamp' && props.utcPicker) {
+    input = <input type="datetime-local" step="0.001" {...common} value={utcLocal(value)} aria-describedby={`field-${name}-zone`} />;
+  } else if (field.kind === 'boolean') {
     input = <input type="checkbox" {...common} checked={value === undefined ? field.default?.({ userId: null }) === true : value === true} />;
   } else if (field.kind === 'text') {
     input = (
@@ -47,6 +59,11 @@ export function FieldInput(props: { name: string; field: Field; value: unknown; 
         {field.required === 'always' || (field.required === 'create' && props.creating) ? ' *' : ''}
       </span>
       {input}
+      {field.kind === 'timestamp' && props.utcPicker && (
+        <small id={`field-${name}-zone`} class="help">
+          UTC
+        </small>
+      )}
       <Errors messages={props.errors} />
     </label>
   );
