@@ -3,13 +3,17 @@
  * related-field lookup, inlines through the nested collection's API and the app's own bulk
  * actions; on the example service and on examples/shop.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import shop from '../../examples/shop/app.js';
 import migrations from '../../examples/shop/migrations/index.js';
 import service from '../../src/service/app.js';
 import { collection, defineApp, fields, model, modelAdmin, serializer } from '../../src/framework/index.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
-import { adminClient, loggedIn, makeStaff } from '../support/admin-client.js';
+import { adminClient, loggedIn, makeStaff, type AdminClient } from '../support/admin-client.js';
+import { formOf, pdf, png } from '../support/files.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 
 describe('the example service', () => {
@@ -212,5 +216,60 @@ describe('every field kind on the forms', () => {
     const change = await client.get(saved.location!);
     expect(change.body).toContain('value="2026-03-01T18:30:00.000"');
     expect(change.body).toContain('<input type="checkbox" id="field-public" name="public" data-kind="boolean" checked/>');
+  });
+});
+
+describe('file and image fields on the forms', () => {
+  const Poster = model('posters', {
+    id: fields.id(),
+    title: fields.string({ maxLength: 100 }),
+    picture: fields.image({ maxWidth: 64, maxHeight: 64, nullable: true }),
+    leaflet: fields.file({ accept: ['application/pdf'], nullable: true }),
+  });
+  const posters = collection('posters', { serializer: serializer(Poster, { fields: ['id', 'title', 'picture', 'leaflet'], readOnly: ['id'] }) });
+  let api: TestApi;
+  let folder: string;
+  beforeAll(async () => {
+    folder = await mkdtemp(join(tmpdir(), 'restfold-admin-files-'));
+    api = await startApi({ FILES_STORAGE: `file:${folder}`, FILES_MAX_PARTS: '10', FILES_MAX_BODY_BYTES: String(256 * 1024) }, withGeneratedMigrations(defineApp({ collections: [posters] })));
+    await makeStaff(api, (await api.user('boss', { superuser: true })).id);
+  });
+  afterAll(async () => {
+    await api.close();
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  /** Posts `form` as a browser posts a form with files, with the client's cookies. */
+  async function postFiles(client: AdminClient, url: string, form: FormData) {
+    const encoded = new Response(form);
+    const cookie = [...client.cookies].map(([name, value]) => `${name}=${value}`).join('; ');
+    const headers = { cookie, 'content-type': encoded.headers.get('content-type')!, accept: 'text/html' };
+    return api.app.inject({ method: 'POST', url, headers, payload: Buffer.from(await encoded.arrayBuffer()) });
+  }
+
+  it('uploads through the API, shows the current file and an image preview, and refuses a wrong file beside its field', async () => {
+    const client = await loggedIn(api, 'boss');
+    const form = await client.get('/admin/posters/add/');
+    expect(form.body).toContain('enctype="multipart/form-data"');
+    expect(form.body).toContain('<input type="file" id="field-picture" name="picture" accept="image/*"/>');
+    expect(form.body).toContain('<input type="file" id="field-leaflet" name="leaflet" accept="application/pdf"/>');
+    const added = await postFiles(client, '/admin/posters/add/', formOf({ csrfmiddlewaretoken: client.csrf, title: 'Spring', _continue: '' }, { picture: [png(8, 8), 'spring.png', 'image/png'], leaflet: [pdf(), 'spring.pdf', 'application/pdf'] }));
+    expect(added.statusCode).toBe(302);
+    const change = await client.get(added.headers.location as string);
+    expect(change.body).toMatch(/Currently: <a href="http:\/\/[^"]+\/api\/v1\/_files\/posters\/[^"]+">spring\.png<\/a><img class="preview" src="http:\/\/[^"]+" alt="picture preview"\/>/);
+    expect(change.body).toMatch(/Currently: <a href="[^"]+">spring\.pdf<\/a><\/span>/);
+    const id = /\/admin\/posters\/(\d+)\/change\//.exec(added.headers.location as string)![1]!;
+    // A file input left empty keeps the file; a PNG posted as the PDF is refused beside the field.
+    const kept = await postFiles(client, `/admin/posters/${id}/change/`, formOf({ csrfmiddlewaretoken: client.csrf, title: 'Spring!', _save: '' }, { picture: [Buffer.alloc(0), '', 'application/octet-stream'] }));
+    expect(kept.statusCode).toBe(302);
+    expect((await client.get(`/admin/posters/${id}/change/`)).body).toContain('>spring.png</a>');
+    const wrong = await postFiles(client, `/admin/posters/${id}/change/`, formOf({ csrfmiddlewaretoken: client.csrf, title: 'Spring', _save: '' }, { leaflet: [png(2, 2), 'fake.pdf', 'application/pdf'] }));
+    expect(wrong.statusCode).toBe(400);
+    expect(wrong.body).toMatch(/<label class="field" for="field-leaflet">[^]*?<ul class="errorlist"><li>/);
+    // Without the CSRF field, or past the body limit: refused, nothing stored.
+    expect((await postFiles(client, '/admin/posters/add/', formOf({ title: 'Forged' }, { picture: [png(8, 8), 'x.png', 'image/png'] }))).statusCode).toBe(403);
+    expect((await postFiles(client, '/admin/posters/add/', formOf({ csrfmiddlewaretoken: client.csrf, title: 'Huge' }, { leaflet: [Buffer.alloc(300 * 1024), 'big.pdf'] }))).statusCode).toBe(413);
+    const titles = ((await api.request('GET', '/api/v1/posters/', { token: (await api.user('reader')).token })).json as { results: { title: string }[] }).results.map(({ title }) => title);
+    expect(titles).toEqual(['Spring!']);
   });
 });

@@ -12,6 +12,7 @@ import { idOf, labelOf, recordOf } from './answers.js';
 import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection, type AdminSite } from './site.js';
 import type { Serializer } from '../declare/serializer.js';
 import { lookupsOf } from './related.js';
+import { multipartOf, type Posted } from './uploads.js';
 import { inlinesOf, type InlineRefusal } from './inlines.js';
 import type { Collection } from '../declare/collection.js';
 
@@ -75,7 +76,7 @@ function postedValues(form: URLSearchParams, serializer: Serializer): Record<str
 }
 
 /**
- * `id`: the record changed; undefined: a new one. `form`: the POSTed fields; undefined: the form to
+ * `id`: the record changed; undefined: a new one. `posted`: the POSTed fields and files; undefined: the form to
  * fill. `refused`: an inline's add the API refused, shown again with its messages.
  */
 export async function changeForm(
@@ -84,9 +85,10 @@ export async function changeForm(
   request: FastifyRequest,
   reply: FastifyReply,
   id: string | undefined,
-  form?: URLSearchParams,
+  posted?: Posted,
   refused?: InlineRefusal,
 ): Promise<FastifyReply> {
+  const form = posted?.form;
   const staff = await staffOnly(site, request, reply, form);
   if (!staff) return reply;
   const { collection } = entry;
@@ -115,7 +117,11 @@ export async function changeForm(
     return sendPage(reply, refused?.status ?? 200, ChangeFormPage, { frame: refused ? { ...frame, error: refused.message } : frame, model: { ...page, values, errors: {}, inlines } });
   }
   const method = creating ? 'POST' : write === 'update' ? 'PUT' : 'PATCH';
-  const answer = await callApi(request, { method, url: creating ? entry.list : entry.detail(id), form: apiForm(form, serializer, creating, readOnly), csrfToken: staff.csrfToken });
+  const fields = apiForm(form, serializer, creating, readOnly);
+  // Files go on as a multipart body, each to a file field the form shows; without any, the form as it is.
+  const uploads = posted!.files.filter(({ name }) => serializer.writable.some((writable) => serializer.shown(writable) === name && serializer.model.fields[writable]!.file));
+  const body = uploads.length > 0 ? { multipart: await multipartOf(fields, uploads) } : { form: fields };
+  const answer = await callApi(request, { method, url: creating ? entry.list : entry.detail(id), ...body, csrfToken: staff.csrfToken });
   if (answer.status >= 300) {
     const { message, details } = refusal(answer);
     const inlines = creating ? [] : await inlinesOf(site, entry, request, staff, id);

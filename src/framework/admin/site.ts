@@ -41,6 +41,8 @@ export interface AdminSite {
   readonly sessions: SessionCredentials;
   readonly check: CredentialCheck;
   readonly ended: CredentialEnded;
+  /** A form with files: its bytes in all and its parts (FILES_MAX_BODY_BYTES, FILES_MAX_PARTS). */
+  readonly uploads: { readonly maxBodyBytes: number; readonly maxParts: number };
 }
 
 /** Django's model permissions, by the admin's verb. */

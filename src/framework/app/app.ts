@@ -166,6 +166,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       sessions: auth.sessions,
       check: credentialCheck(database, passwordThrottle),
       ended: (userId) => hub?.publishCredentials([userId]),
+      uploads: { maxBodyBytes: config.files.maxBodyBytes, maxParts: config.files.maxParts },
     });
   }
   return app;

@@ -7,7 +7,8 @@ import type { Field } from '../../../core/fields.js';
 import type { Serializer } from '../../declare/serializer.js';
 import { boundsOf, kindInput, textRulesOf } from './inputs.js';
 
-function Errors(props: { messages: readonly string[] | undefined }) {
+/** A field's messages from a refused write, beside it. */
+export function Errors(props: { messages: readonly string[] | undefined }) {
   if (!props.messages || props.messages.length === 0) return null;
   return (
     <ul class="errorlist">
