@@ -1,15 +1,21 @@
 /**
  * The admin as the example service declares it, in a real headless Chromium with its script on:
  * log in, search, filter, sort, add an article whose author is picked by typing in the picker
- * after fixing a refused field, delete a selection after confirming; no page trips its CSP.
+ * after fixing a refused field, delete a selection after confirming; add a poster with a picked
+ * tag and an uploaded picture, then see its preview; no page trips its CSP.
  * SCREENSHOTS=<folder> also saves the index, a change list and a change form there (docs/admin-*.png).
  */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PASSWORD, startApi, type TestApi } from '../support/api.js';
 import { launchChromium } from '../support/chromium.js';
 import { makeStaff } from '../support/admin-client.js';
+import { png } from '../support/files.js';
+import { withGeneratedMigrations } from '../support/migrations.js';
+import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
 
 let api: TestApi;
 let base: string;
@@ -103,4 +109,48 @@ it('logs in, searches, filters, sorts, adds with a picked author after a fix, an
   expect(await page.locator('.count').textContent()).toBe('3 results');
   expect(violations).toEqual([]);
   await page.close();
+}, 60_000);
+
+it('adds a record with a picked tag and an uploaded picture, and shows its preview', async () => {
+  const Tag = model('tags', { id: fields.id(), name: fields.string({ maxLength: 50 }) });
+  const Poster = model('posters', { id: fields.id(), title: fields.string({ maxLength: 100 }), tag_id: fields.foreignKey('tags'), picture: fields.image({ nullable: true }) });
+  const app = withGeneratedMigrations(
+    defineApp({
+      collections: [
+        collection('tags', { serializer: serializer(Tag, { fields: ['id', 'name'], search: ['name'] }) }),
+        collection('posters', { serializer: serializer(Poster, { fields: ['id', 'title', 'tag_id', 'picture'] }) }),
+      ],
+    }),
+  );
+  const folder = await mkdtemp(join(tmpdir(), 'restfold-admin-browser-'));
+  const served = await startApi({ FILES_STORAGE: `file:${folder}` }, app);
+  try {
+    const boss = await served.user('boss', { superuser: true });
+    await makeStaff(served, boss.id);
+    for (const name of ['autumn', 'spring', 'summer']) await served.request('POST', '/api/v1/tags/', { token: boss.token, body: { name } });
+    const picture = join(folder, 'poster.png');
+    await writeFile(picture, png(24, 16));
+    const page = await browser.newPage();
+    const failures: string[] = [];
+    page.on('pageerror', (error) => failures.push(error.message));
+    await page.goto(`http://127.0.0.1:${await served.listen()}/admin/posters/add/`);
+    await page.fill('#id_username', 'boss');
+    await page.fill('#id_password', PASSWORD);
+    await submit(page, 'form.login button[type=submit]');
+    await page.fill('#field-title', 'Spring fair');
+    await page.locator('#field-tag_id').pressSequentially('spr');
+    await page.click('ul.picker button[data-id="2"]');
+    await page.setInputFiles('#field-picture', picture);
+    await submit(page, 'button[name=_continue]');
+    expect(await page.locator('.message.success').textContent()).toContain('was added successfully');
+    expect(await page.inputValue('#field-tag_id')).toBe('2');
+    expect(await page.locator('.current-file a').textContent()).toBe('poster.png');
+    // The preview loads from the API's signed link (same origin, so the CSP allows it).
+    expect(await page.locator('img.preview').evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth)).toBe(24);
+    expect(failures).toEqual([]);
+    await page.close();
+  } finally {
+    await served.close();
+    await rm(folder, { recursive: true, force: true });
+  }
 }, 60_000);
