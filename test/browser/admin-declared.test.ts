@@ -13,6 +13,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PASSWORD, startApi, type TestApi } from '../support/api.js';
 import { launchChromium } from '../support/chromium.js';
 import { makeStaff } from '../support/admin-client.js';
+import { submit, titles } from '../support/admin-browser.js';
 import { png } from '../support/files.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
@@ -41,8 +42,6 @@ afterAll(async () => {
   await api?.close();
 });
 
-const submit = (page: Page, selector: string) => Promise.all([page.waitForEvent('load'), page.click(selector)]);
-const titles = (page: Page) => page.locator('table.results tbody tr td:nth-child(2)').allTextContents();
 const shot = async (page: Page, name: string) => {
   if (process.env.SCREENSHOTS) await page.screenshot({ path: join(process.env.SCREENSHOTS, name), fullPage: true });
 };

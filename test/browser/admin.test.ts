@@ -3,11 +3,12 @@
  * search, sort, add a record after fixing a refused field, delete a selection after confirming,
  * log out; no page trips its own Content-Security-Policy.
  */
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PASSWORD, startApi, type TestApi } from '../support/api.js';
 import { launchChromium } from '../support/chromium.js';
 import { makeStaff } from '../support/admin-client.js';
+import { submit, titles } from '../support/admin-browser.js';
 
 let api: TestApi;
 let base: string;
@@ -27,9 +28,6 @@ afterAll(async () => {
   await api?.close();
 });
 
-const submit = (page: Page, selector: string) => Promise.all([page.waitForEvent('load'), page.click(selector)]);
-// The example service's admin declares the title as the first column, after the checkbox.
-const titles = (page: Page) => page.locator('table.results tbody tr td:nth-child(2)').allTextContents();
 
 it('logs in, searches, sorts, adds, fixes a refused field, deletes a selection and logs out', async () => {
   const page = await browser.newPage({ javaScriptEnabled: false });
