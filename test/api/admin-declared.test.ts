@@ -251,13 +251,13 @@ describe('file and image fields on the forms', () => {
     const client = await loggedIn(api, 'boss');
     const form = await client.get('/admin/posters/add/');
     expect(form.body).toContain('enctype="multipart/form-data"');
-    expect(form.body).toContain('<input type="file" id="field-picture" name="picture" accept="image/*"/>');
-    expect(form.body).toContain('<input type="file" id="field-leaflet" name="leaflet" accept="application/pdf"/>');
+    expect(form.body).toContain('<input type="file" id="field-picture" name="picture" data-kind="image" accept="image/*"/>');
+    expect(form.body).toContain('<input type="file" id="field-leaflet" name="leaflet" data-kind="file" accept="application/pdf"/>');
     const added = await postFiles(client, '/admin/posters/add/', formOf({ csrfmiddlewaretoken: client.csrf, title: 'Spring', _continue: '' }, { picture: [png(8, 8), 'spring.png', 'image/png'], leaflet: [pdf(), 'spring.pdf', 'application/pdf'] }));
     expect(added.statusCode).toBe(302);
     const change = await client.get(added.headers.location as string);
-    expect(change.body).toMatch(/Currently: <a href="http:\/\/[^"]+">spring\.png<\/a><img class="preview" src="http:\/\/[^"]+" alt="picture preview"\/>/);
-    expect(change.body).toMatch(/Currently: <a href="[^"]+">spring\.pdf<\/a><\/span>/);
+    expect(change.body).toMatch(/Currently: <a href="http:\/\/[^"]+">spring\.png<\/a> \(\d+ bytes\)<img class="file-preview" src="http:\/\/[^"]+" alt="spring.png"\/>/);
+    expect(change.body).toMatch(/Currently: <a href="[^"]+">spring\.pdf<\/a> \(\d+ bytes\)<\/span>/);
     const id = /\/admin\/posters\/(\d+)\/change\//.exec(added.headers.location as string)![1]!;
     // A file input left empty keeps the file; a PNG posted as the PDF is refused beside the field.
     const kept = await postFiles(client, `/admin/posters/${id}/change/`, formOf({ csrfmiddlewaretoken: client.csrf, title: 'Spring!', _save: '' }, { picture: [Buffer.alloc(0), '', 'application/octet-stream'] }));
@@ -265,7 +265,7 @@ describe('file and image fields on the forms', () => {
     expect((await client.get(`/admin/posters/${id}/change/`)).body).toContain('>spring.png</a>');
     const wrong = await postFiles(client, `/admin/posters/${id}/change/`, formOf({ csrfmiddlewaretoken: client.csrf, title: 'Spring', _save: '' }, { leaflet: [png(2, 2), 'fake.pdf', 'application/pdf'] }));
     expect(wrong.statusCode).toBe(400);
-    expect(wrong.body).toMatch(/<label class="field" for="field-leaflet">[^]*?<ul class="errorlist"><li>/);
+    expect(wrong.body).toMatch(/<input type="file" id="field-leaflet"[^>]*\/>[^]*?<ul class="errorlist"><li>/);
     // Without the CSRF field, or past the body limit: refused, nothing stored.
     expect((await postFiles(client, '/admin/posters/add/', formOf({ title: 'Forged' }, { picture: [png(8, 8), 'x.png', 'image/png'] }))).statusCode).toBe(403);
     expect((await postFiles(client, '/admin/posters/add/', formOf({ csrfmiddlewaretoken: client.csrf, title: 'Huge' }, { leaflet: [Buffer.alloc(300 * 1024), 'big.pdf'] }))).statusCode).toBe(413);

@@ -145,7 +145,7 @@ it('adds a record with a picked tag and an uploaded picture, and shows its previ
     expect(await page.inputValue('#field-tag_id')).toBe('2');
     expect(await page.locator('.current-file a').textContent()).toBe('poster.png');
     // The preview loads from the API's signed link (same origin, so the CSP allows it).
-    expect(await page.locator('img.preview').evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth)).toBe(24);
+    expect(await page.locator('img.file-preview').evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth)).toBe(24);
     expect(failures).toEqual([]);
     await page.close();
   } finally {

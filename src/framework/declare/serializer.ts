@@ -520,7 +520,16 @@ export class Serializer {
     if (computed || this.relations[name]) return (row) => row[name];
     if (nested) return (row, context) => (row[name] ? nested.render(row[name] as Row, context) : null);
     const field = this.model.fields[name]!;
-    if (field.file) return (row, { request, fileLinks }) => renderFile(field.render(row[name]) as StoredFile | null, request, fileLinks);
+    if (field.file) {
+      const { table } = this.model;
+      const shown = this.shown(name);
+      return (row, { request, fileLinks, links }) => {
+        const stored = field.render(row[name]) as StoredFile | null;
+        if (!stored || !request || !fileLinks) return renderFile(stored, null);
+        const place = links?.filePlace(request, table, row);
+        return renderFile(stored, place ? fileLinks.url(request, place, shown, stored) : null);
+      };
+    }
     return (row) => field.render(row[name]);
   }
 

@@ -5,9 +5,8 @@
  * collection's lookup page (the admin's script turns it into a search-as-you-type picker). A staff
  * user who may view but not change sees the values, not the form. The inlines follow.
  */
-import type { Field } from '../../../core/fields.js';
 import type { Serializer } from '../../declare/serializer.js';
-import { Errors, FieldInput, RelationInput, relationWrites } from '../../render/browsable/fields.js';
+import { FieldInput, RelationInput, relationWrites } from '../../render/browsable/fields.js';
 import { CSRF_FIELD } from '../access.js';
 import type { InlineModel } from '../inlines.js';
 import { cellText } from './cell.js';
@@ -54,7 +53,6 @@ function Inputs(props: { serializer: Serializer; values: Readonly<Record<string,
         .map((name) => {
           const shown = serializer.shown(name);
           const field = serializer.model.fields[name]!;
-          if (field.file) return <FileInput key={name} name={shown} field={field} value={values[shown]} errors={errors[shown]} />;
           if (lookups[shown]) {
             // A foreign key: the id as text, so it is not a number spinner, with its lookup.
             return (
@@ -78,26 +76,6 @@ function Inputs(props: { serializer: Serializer; values: Readonly<Record<string,
           );
         })}
     </>
-  );
-}
-
-/** A file field: its current file's link (an image's preview too) and an upload input; left empty, the file stays. */
-function FileInput(props: { name: string; field: Field; value: unknown; errors?: readonly string[] }) {
-  const { name, field } = props;
-  const current = typeof props.value === 'object' && props.value !== null ? (props.value as { url?: unknown; name?: unknown }) : undefined;
-  const url = typeof current?.url === 'string' ? current.url : undefined;
-  return (
-    <label class="field" for={`field-${name}`}>
-      <span>{name}</span>
-      {url && (
-        <span class="current-file">
-          Currently: <a href={url}>{typeof current?.name === 'string' ? current.name : name}</a>
-          {field.file?.image && <img class="preview" src={url} alt={`${name} preview`} />}
-        </span>
-      )}
-      <input type="file" id={`field-${name}`} name={name} accept={field.file?.accept?.join(',') ?? (field.file?.image ? 'image/*' : undefined)} />
-      <Errors messages={props.errors} />
-    </label>
   );
 }
 
