@@ -12,6 +12,7 @@ import {
   fields,
   hasPermission,
   increment,
+  modelAdmin,
   isAuthenticated,
   model,
   notFound,
@@ -81,6 +82,19 @@ const productCollection = collection('products', {
   actions: {
     // A page of the list, its filters, ordering and pagination included.
     'low-stock': { detail: false, method: 'GET', where: { stock__lt: LOW_STOCK }, summary: `Products with fewer than ${LOW_STOCK} in stock.` },
+    // Off sale without deleting it (lines keep naming it): the admin offers it on a selection of products.
+    retire: {
+      detail: true,
+      method: 'POST',
+      body: false,
+      permissions: managers,
+      summary: 'Takes the product off sale.',
+      handler: async ({ database, record }) => {
+        const store = products(database);
+        await store.updateMatching({ sku: record!.sku }, { status: 'retired' });
+        return store.get(record!.id as number);
+      },
+    },
     restock: {
       detail: true,
       method: 'POST',
@@ -163,6 +177,14 @@ const lineCollection = collection('lines', {
 
 export default defineApp({
   collections: [productCollection, orderCollection, lineCollection],
+  // The admin at /admin/: products with a bulk "retire"; an order's lines listed and added on its
+  // form (each through /orders/<id>/lines/, so the stock is taken as over the API).
+  admin: {
+    collections: [
+      modelAdmin(productCollection, { columns: ['sku', 'name', 'price', 'stock', 'status'], filters: ['status'], readOnly: ['sku'], actions: { retire: 'Retire selected products' } }),
+      modelAdmin(orderCollection, { inlines: [lineCollection] }),
+    ],
+  },
   // Generated from the declarations above by `npx restfold makemigrations --app examples/shop/app.ts`
   // into ./migrations/, where every command finds them.
 });

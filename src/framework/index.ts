@@ -57,6 +57,8 @@ export { mountSimpleRoutes, readJsonBody, sendJsonArray } from './routing/simple
 export type { SimpleEndpoint, SimpleHandler, SimpleMethod, SimpleRoutes } from './routing/simple-routes.js';
 export { ANONYMOUS, errorResponses, inputSchema, recordSchema, textErrorResponses } from './docs/openapi.js';
 export { User } from './declare/users/user-model.js';
+export { modelAdmin } from './admin/declare.js';
+export type { AdminOptions, ModelAdmin, ModelAdminOptions } from './admin/declare.js';
 // Users and groups made by code as `restfold createuser` and `restfold groups` make them (a test kit, a seed script, an app's own code).
 export {
   AdminInputError,

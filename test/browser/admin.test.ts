@@ -1,13 +1,14 @@
 /**
- * The admin's core flow in a real headless Chromium, without its script (it has none): log in,
+ * The admin's core flow in a real headless Chromium with JavaScript off (no page needs it): log in,
  * search, sort, add a record after fixing a refused field, delete a selection after confirming,
  * log out; no page trips its own Content-Security-Policy.
  */
-import type { Browser, Page } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PASSWORD, startApi, type TestApi } from '../support/api.js';
 import { launchChromium } from '../support/chromium.js';
 import { makeStaff } from '../support/admin-client.js';
+import { submit, titles } from '../support/admin-browser.js';
 
 let api: TestApi;
 let base: string;
@@ -27,8 +28,6 @@ afterAll(async () => {
   await api?.close();
 });
 
-const submit = (page: Page, selector: string) => Promise.all([page.waitForEvent('load'), page.click(selector)]);
-const titles = (page: Page) => page.locator('table.results tbody tr td:nth-child(3)').allTextContents();
 
 it('logs in, searches, sorts, adds, fixes a refused field, deletes a selection and logs out', async () => {
   const page = await browser.newPage({ javaScriptEnabled: false });

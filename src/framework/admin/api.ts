@@ -17,6 +17,8 @@ export interface ApiCall {
   readonly url: string;
   /** An HTML form's fields, posted as the form they came in. */
   readonly form?: URLSearchParams;
+  /** A multipart body (a form with files), in place of `form`. */
+  readonly multipart?: { readonly body: Buffer; readonly contentType: string };
   /** The session's CSRF token the admin's form carried (writes need it with the cookie). */
   readonly csrfToken?: string;
 }
@@ -28,12 +30,14 @@ export async function callApi(request: FastifyRequest, call: ApiCall): Promise<A
   if (request.headers.host) headers.host = request.headers.host;
   if (call.csrfToken) headers['x-csrf-token'] = call.csrfToken;
   if (call.form) headers['content-type'] = 'application/x-www-form-urlencoded';
+  if (call.multipart) headers['content-type'] = call.multipart.contentType;
   const response = await request.server.inject({
     method: call.method,
     url: call.url,
     headers,
     remoteAddress: request.ip,
     ...(call.form && { payload: call.form.toString() }),
+    ...(call.multipart && { payload: call.multipart.body }),
   });
   let body: unknown;
   try {
@@ -48,6 +52,8 @@ export async function callApi(request: FastifyRequest, call: ApiCall): Promise<A
 export function refusal(answer: ApiAnswer): { readonly message: string; readonly details: Readonly<Record<string, readonly string[]>> } {
   const body = (typeof answer.body === 'object' && answer.body !== null ? answer.body : {}) as Record<string, unknown>;
   const details = typeof body.details === 'object' && body.details !== null ? (body.details as Record<string, readonly string[]>) : {};
-  const message = typeof body.message === 'string' ? body.message : typeof body.detail === 'string' ? body.detail : `The API answered ${answer.status}.`;
+  // The message under the name the app's error shape gives it (SPEC's `error`, DRF's `detail`, or `message`).
+  const named = [body.message, body.error, body.detail].find((value): value is string => typeof value === 'string');
+  const message = named ?? `The API answered ${answer.status}.`;
   return { message, details };
 }

@@ -11,6 +11,10 @@ import { ChangeFormPage } from './pages/change-form.js';
 import { idOf, labelOf, recordOf } from './answers.js';
 import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection, type AdminSite } from './site.js';
 import type { Serializer } from '../declare/serializer.js';
+import { lookupsOf } from './related.js';
+import { multipartOf, type Posted } from './uploads.js';
+import { inlinesOf, type InlineRefusal } from './inlines.js';
+import type { Collection } from '../declare/collection.js';
 
 const BUTTONS = ['_save', '_addanother', '_continue'];
 
@@ -28,35 +32,80 @@ function unset(serializer: Serializer, shown: string, creating: boolean): boolea
   return !required && !field.nullable && field.valueType !== 'string';
 }
 
-/** The form's fields the API is sent: not the admin's own, nor an empty input that means "not given". */
-function apiForm(form: URLSearchParams, serializer: Serializer, creating: boolean): URLSearchParams {
-  return new URLSearchParams([...form].filter(([name, value]) => name !== CSRF_FIELD && !BUTTONS.includes(name) && (value !== '' || !unset(serializer, name, creating))));
+/**
+ * The form's fields the API is sent: not the admin's own, nor an empty input that means "not
+ * given", nor a field the admin declares read-only (Django ignores a posted read-only field too).
+ */
+function apiForm(form: URLSearchParams, serializer: Serializer, creating: boolean, readOnly: ReadonlySet<string> = new Set()): URLSearchParams {
+  const times = timestamps(serializer);
+  return new URLSearchParams(
+    [...form]
+      .filter(([name, value]) => name !== CSRF_FIELD && !BUTTONS.includes(name) && !readOnly.has(name) && (value !== '' || !unset(serializer, name, creating)))
+      .map(([name, value]) => [name, times.has(name) ? inUtc(value) : value]),
+  );
+}
+
+const timestamps = (serializer: Serializer): Set<string> =>
+  new Set(serializer.writable.filter((name) => serializer.model.fields[name]!.kind === 'timestamp').map((name) => serializer.shown(name)));
+
+/** A `datetime-local` picker's value (no offset; the form says UTC) as the API reads a time: in UTC, with seconds. */
+const inUtc = (value: string): string => (/^\d{4}-\d\d-\d\dT\d\d:\d\d$/.test(value) ? `${value}:00Z` : /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?$/.test(value) ? `${value}Z` : value);
+
+function jsonOrText(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return text;
+  }
 }
 
 /** A refused form's values, to show again as posted (a ticked box as true). */
 function postedValues(form: URLSearchParams, serializer: Serializer): Record<string, unknown> {
   const values: Record<string, unknown> = Object.fromEntries(form);
   for (const name of serializer.writable) {
-    if (serializer.model.fields[name]!.valueType === 'boolean') values[serializer.shown(name)] = form.has(serializer.shown(name));
+    const shown = serializer.shown(name);
+    const { valueType } = serializer.model.fields[name]!;
+    if (valueType === 'boolean') values[shown] = form.has(shown);
+    const posted = values[shown];
+    if (typeof posted !== 'string') continue;
+    // JSON as it was typed (text that is not JSON comes back as a JSON string); a picked time as the UTC it means.
+    if (valueType === 'json') values[shown] = jsonOrText(posted);
+    if (serializer.model.fields[name]!.kind === 'timestamp') values[shown] = inUtc(posted);
   }
   return values;
 }
 
-/** `id`: the record changed; undefined: a new one. `form`: the POSTed fields; undefined: the form to fill. */
-export async function changeForm(site: AdminSite, entry: AdminCollection, request: FastifyRequest, reply: FastifyReply, id: string | undefined, form?: URLSearchParams): Promise<FastifyReply> {
+/**
+ * `id`: the record changed; undefined: a new one. `posted`: the POSTed fields and files; undefined: the form to
+ * fill. `refused`: an inline's add the API refused, shown again with its messages.
+ */
+export async function changeForm(
+  site: AdminSite,
+  entry: AdminCollection,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  id: string | undefined,
+  posted?: Posted,
+  refused?: InlineRefusal,
+): Promise<FastifyReply> {
+  const form = posted?.form;
   const staff = await staffOnly(site, request, reply, form);
   if (!staff) return reply;
   const { collection } = entry;
   const creating = id === undefined;
   const list = `${site.root}${collection.name}/`;
-  const write = creating ? 'create' : collection.builtInActions.has('update') ? 'update' : 'partial_update';
+  // A change leaving out read-only fields is a PATCH where the collection has one (a PUT would ask for them).
+  const partial = !creating && (entry.options.readOnly?.length ?? 0) > 0 && collection.builtInActions.has('partial_update');
+  const write = creating ? 'create' : collection.builtInActions.has('update') && !partial ? 'update' : 'partial_update';
   const frame = staffFrame(site, request, reply, staff, creating ? `Add ${collection.name}` : `Change ${collection.name}`, [{ label: collection.name, href: list }, { label: creating ? 'Add' : id }]);
   const editable = collection.builtInActions.has(write) && (await may(staff.user, collection, creating ? 'add' : 'change'));
   if (creating ? !editable : !(await may(staff.user, collection, 'view'))) return refusedPage(reply, frame, 403, 'You do not have permission to do this.');
   if (form && !editable) return refusedPage(reply, frame, 403, 'You do not have permission to change this record.');
   const serializer = collection.serializerFor({ action: write, user: staff.user });
+  // Read-only on a change only: the add form sets them (a record's key, say), as it is set once.
+  const readOnly = new Set(creating ? [] : (entry.options.readOnly ?? []).map((name) => serializer.shown(name)));
   const action = creating ? `${list}add/` : `${list}${encodeURIComponent(id)}/change/`;
-  const page = { serializer, creating, action, editable, deleteHref: !creating && collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')) ? `${list}${encodeURIComponent(id)}/delete/` : undefined };
+  const page = { serializer, creating, action, editable, readOnly, lookups: await lookupsOf(site, staff.user, serializer), deleteHref: !creating && collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')) ? `${list}${encodeURIComponent(id)}/delete/` : undefined };
   if (!form) {
     let values = {};
     if (!creating) {
@@ -64,13 +113,19 @@ export async function changeForm(site: AdminSite, entry: AdminCollection, reques
       if (answer.status !== 200) return refusedPage(reply, frame, answer.status === 403 ? 403 : 404, `${collection.name} with ID “${id}” doesn’t exist. Perhaps it was deleted?`);
       values = recordOf(collection, answer.body);
     }
-    return sendPage(reply, 200, ChangeFormPage, { frame, model: { ...page, values, errors: {} } });
+    const inlines = creating ? [] : await inlinesOf(site, entry, request, staff, id, refused);
+    return sendPage(reply, refused?.status ?? 200, ChangeFormPage, { frame: refused ? { ...frame, error: refused.message } : frame, model: { ...page, values, errors: {}, inlines } });
   }
   const method = creating ? 'POST' : write === 'update' ? 'PUT' : 'PATCH';
-  const answer = await callApi(request, { method, url: creating ? entry.list : entry.detail(id), form: apiForm(form, serializer, creating), csrfToken: staff.csrfToken });
+  const fields = apiForm(form, serializer, creating, readOnly);
+  // Files go on as a multipart body, each to a file field the form shows; without any, the form as it is.
+  const uploads = posted!.files.filter(({ name }) => serializer.writable.some((writable) => serializer.shown(writable) === name && serializer.model.fields[writable]!.file));
+  const body = uploads.length > 0 ? { multipart: await multipartOf(fields, uploads) } : { form: fields };
+  const answer = await callApi(request, { method, url: creating ? entry.list : entry.detail(id), ...body, csrfToken: staff.csrfToken });
   if (answer.status >= 300) {
     const { message, details } = refusal(answer);
-    return sendPage(reply, answer.status, ChangeFormPage, { frame: { ...frame, error: message }, model: { ...page, values: postedValues(form, serializer), errors: details } });
+    const inlines = creating ? [] : await inlinesOf(site, entry, request, staff, id);
+    return sendPage(reply, answer.status, ChangeFormPage, { frame: { ...frame, error: message }, model: { ...page, values: postedValues(form, serializer), errors: details, inlines } });
   }
   const record = recordOf(collection, answer.body);
   const saved = idOf(collection, record) || id || '';
@@ -79,4 +134,23 @@ export async function changeForm(site: AdminSite, entry: AdminCollection, reques
   const more = form.has('_addanother') ? ' You may add another below.' : form.has('_continue') ? ' You may edit it again below.' : '';
   flash(request, reply, `The ${label} was ${creating ? 'added' : 'changed'} successfully.${more}`);
   return reply.redirect(next, 302);
+}
+
+/** POST `<parent>/<id>/inline/<child>/`: a record added under `id` through the nested collection's API. */
+export async function addInline(site: AdminSite, entry: AdminCollection, request: FastifyRequest, reply: FastifyReply, id: string, childName: string, form: URLSearchParams): Promise<FastifyReply> {
+  const staff = await staffOnly(site, request, reply, form);
+  if (!staff) return reply;
+  const change = `${site.root}${entry.collection.name}/${encodeURIComponent(id)}/change/`;
+  const child: Collection | undefined = entry.inlines.find(({ name }) => name === childName);
+  if (!child || !child.builtInActions.has('create') || !(await may(staff.user, child, 'add'))) {
+    return refusedPage(reply, staffFrame(site, request, reply, staff, '', [{ label: entry.collection.name, href: `${site.root}${entry.collection.name}/` }]), 403, 'You do not have permission to do this.');
+  }
+  const serializer = child.serializerFor({ action: 'create', user: staff.user });
+  const answer = await callApi(request, { method: 'POST', url: entry.nestedList(id, child), form: apiForm(form, serializer, true), csrfToken: staff.csrfToken });
+  if (answer.status >= 300) {
+    const { message, details } = refusal(answer);
+    return changeForm(site, entry, request, reply, id, undefined, { child: child.name, status: answer.status, message, errors: details, values: Object.fromEntries(form) });
+  }
+  flash(request, reply, `The ${child.name} record was added successfully.`);
+  return reply.redirect(change, 302);
 }

@@ -33,7 +33,7 @@ export async function index(site: AdminSite, request: FastifyRequest, reply: Fas
 /** The sidebar's filters: each declared filter field's exact lookup, a choice list where the field has one. */
 function filtersOf(entry: AdminCollection, query: URLSearchParams): ListFilter[] {
   const { filters, fields } = entry.collection.queryRules;
-  return [...filters.keys()].map((name) => {
+  return (entry.options.filters ?? [...filters.keys()]).map((name) => {
     const field = fields[name];
     const choices = field?.valueType === 'boolean' ? ['true', 'false'] : field?.choices;
     return { name, ...(choices && { choices }), value: query.get(name) ?? '' };
@@ -58,20 +58,24 @@ export async function changeList(site: AdminSite, entry: AdminCollection, reques
   const apiQuery = renamed(query, TO_API);
   const answer = await callApi(request, { method: 'GET', url: apiQuery.size > 0 ? `${entry.list}?${apiQuery.toString()}` : entry.list });
   const list = listOf(collection, answer.body);
-  const columns = collection.serializerFor({ action: 'list', user: staff.user }).shownFields;
+  const shown = collection.serializerFor({ action: 'list', user: staff.user }).shownFields;
+  // A declared column the user's serializer does not show (another serializer for them) is left out.
+  const columns = entry.options.columns?.filter((column) => shown.includes(column)) ?? shown;
   const model = {
     path,
     columns,
     orderable: new Set(collection.queryRules.ordering),
     rows: list.rows.map((record) => ({ id: idOf(collection, record), cells: columns.map((column) => record[column]) })),
     count: list.count,
-    search: collection.serializer.search.length > 0,
+    search: entry.options.search !== false && collection.serializer.search.length > 0,
     query,
     filters: filtersOf(entry, query),
     previous: adminLink(path, list.previous),
     next: adminLink(path, list.next),
     addHref: collection.builtInActions.has('create') && (await may(staff.user, collection, 'add')) ? `${path}add/` : undefined,
     canDelete: collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')),
+    // The app's own actions: each is its custom action's POST, which the API checks per record; shown to those who may change.
+    actions: (await may(staff.user, collection, 'change')) ? Object.entries(entry.options.actions ?? {}).map(([name, label]) => ({ name, label })) : [],
   };
   // A query the API refuses (a bad filter value, say) shows its message above an empty list, as Django's "?e=1".
   const error = answer.status >= 400 ? `The list could not be read: ${String((answer.body as { message?: unknown } | undefined)?.message ?? answer.status)}` : undefined;

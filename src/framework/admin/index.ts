@@ -4,7 +4,10 @@
  *   login/ logout/ · <collection>/ · <collection>/add/ · <collection>/<id>/change/ · <collection>/<id>/delete/
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { changeForm } from './change-form.js';
+import { runAction } from './actions.js';
+import { addInline, changeForm } from './change-form.js';
+import { lookup } from './lookup.js';
+import { readPosted } from './uploads.js';
 import { changeList, index } from './change-list.js';
 import { deleteRecords } from './deletion.js';
 import { logIn, logOut, showLogin } from './sign-in.js';
@@ -20,24 +23,32 @@ const hidden = { schema: { hide: true } };
 function mountCollection(app: FastifyInstance, site: AdminSite, entry: AdminCollection): void {
   const path = `${site.root}${entry.collection.name}/`;
   app.get(path, hidden, (request, reply) => changeList(site, entry, request, reply));
-  // The change list's bulk action (the only one: delete the selection).
+  // The change list's bulk actions: delete the selection, or one of the app's declared actions.
   app.post(path, hidden, (request, reply) => {
     const form = formOf(request);
-    if (form.get('action') !== 'delete_selected') return changeList(site, entry, request, reply);
-    return deleteRecords(site, entry, request, reply, form.getAll('_selected_action'), true, form);
+    const action = form.get('action') ?? '';
+    if (action === 'delete_selected') return deleteRecords(site, entry, request, reply, form.getAll('_selected_action'), true, form);
+    if (Object.hasOwn(entry.options.actions ?? {}, action)) return runAction(site, entry, request, reply, action, form);
+    return changeList(site, entry, request, reply);
   });
   app.get(`${path}add/`, hidden, (request, reply) => changeForm(site, entry, request, reply, undefined));
-  app.post(`${path}add/`, hidden, (request, reply) => changeForm(site, entry, request, reply, undefined, formOf(request)));
+  app.post(`${path}add/`, hidden, async (request, reply) => changeForm(site, entry, request, reply, undefined, await readPosted(request, site.uploads.maxParts)));
   app.get(`${path}:id/change/`, hidden, (request: IdRequest, reply) => changeForm(site, entry, request, reply, request.params.id));
-  app.post(`${path}:id/change/`, hidden, (request: IdRequest, reply) => changeForm(site, entry, request, reply, request.params.id, formOf(request)));
+  app.post(`${path}:id/change/`, hidden, async (request: IdRequest, reply) => changeForm(site, entry, request, reply, request.params.id, await readPosted(request, site.uploads.maxParts)));
+  app.post(`${path}:id/inline/:child/`, hidden, (request: FastifyRequest<{ Params: { id: string; child: string } }>, reply) =>
+    addInline(site, entry, request, reply, request.params.id, request.params.child, formOf(request)),
+  );
+  app.get(`${path}lookup/`, hidden, (request, reply) => lookup(site, entry, request, reply));
   app.get(`${path}:id/delete/`, hidden, (request: IdRequest, reply) => deleteRecords(site, entry, request, reply, [request.params.id], false));
   app.post(`${path}:id/delete/`, hidden, (request: IdRequest, reply) => deleteRecords(site, entry, request, reply, [request.params.id], false, formOf(request)));
 }
 
 export async function adminSite(app: FastifyInstance, site: AdminSite): Promise<void> {
-  // Its forms post application/x-www-form-urlencoded; nothing else.
+  // Its forms post application/x-www-form-urlencoded, or multipart/form-data with files; nothing else.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+  // A form with files (the add and change forms of a collection with file fields), whole, within the upload limit.
+  app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer', bodyLimit: site.uploads.maxBodyBytes }, (_request, body, done) => done(null, body));
   app.get(site.root.slice(0, -1), hidden, (_request, reply: FastifyReply) => reply.redirect(site.root, 301));
   app.get(site.root, hidden, (request, reply) => index(site, request, reply));
   app.get(`${site.root}login/`, hidden, (request: FastifyRequest<{ Querystring: { next?: string } }>, reply) => showLogin(site, request, reply));

@@ -12,6 +12,7 @@ import type { CredentialCheck } from '../routing/auth/login.js';
 import type { CredentialEnded } from '../routing/auth/kind.js';
 import { CsrfRefused, sessionOf, takeFlash, type StaffSession } from './access.js';
 import { Layout, type Frame } from './pages/layout.js';
+import type { ModelAdminOptions } from './declare.js';
 
 /** A collection as the admin shows it: the API paths it reads and writes it through, and its group on the index. */
 export interface AdminCollection {
@@ -21,6 +22,16 @@ export interface AdminCollection {
   readonly list: string;
   /** The API's path of a record. */
   detail(id: string): string;
+  /** The app's declared options (docs/admin.md, Declaring the admin); `{}` for the defaults. */
+  readonly options: ModelAdminOptions;
+  /** The nested collections edited inline on a record's change form, as the API serves them. */
+  readonly inlines: readonly Collection[];
+  /** The API's path of a detail custom action on a record. */
+  action(id: string, name: string): string;
+  /** The API's path of a nested collection's list under a record. */
+  nestedList(parentId: string, child: Collection): string;
+  /** The API's path of a nested record under a record. */
+  nestedDetail(parentId: string, child: Collection, id: string): string;
 }
 
 export interface AdminSite {
@@ -30,6 +41,8 @@ export interface AdminSite {
   readonly sessions: SessionCredentials;
   readonly check: CredentialCheck;
   readonly ended: CredentialEnded;
+  /** A form with files: its bytes in all and its parts (FILES_MAX_BODY_BYTES, FILES_MAX_PARTS). */
+  readonly uploads: { readonly maxBodyBytes: number; readonly maxParts: number };
 }
 
 /** Django's model permissions, by the admin's verb. */

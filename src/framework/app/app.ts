@@ -185,10 +185,11 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   if (config.adminPrefix && auth.sessions) {
     await app.register(adminSite, {
       root: `${config.adminPrefix}/`,
-      collections: adminCollections(routers),
+      collections: adminCollections(routers, definition.admin),
       sessions: auth.sessions,
       check: credentialCheck(database, passwordThrottle),
       ended: (userId) => hub?.publishCredentials([userId]),
+      uploads: { maxBodyBytes: config.files.maxBodyBytes, maxParts: config.files.maxParts },
     });
   }
   return app;

@@ -4,6 +4,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Database } from '../../store/connection/database.js';
+import type { AdminOptions } from '../admin/declare.js';
 import accountMigrations from '../../store/accounts/migrations/index.js';
 import { migrate, migrationsTable, type Migrations } from '../../store/schema/migrations.js';
 import { recordedState } from '../../store/schema/operations.js';
@@ -37,6 +38,8 @@ export interface AppContext {
 /** An app: its collections and what they share (made with `defineApp`; an app module's default export). */
 export interface AppDefinition {
   readonly collections: readonly Collection[];
+  /** The admin at ADMIN_PREFIX: which collections it shows and how (`modelAdmin`); left out, every top-level list with defaults (docs/admin.md). */
+  readonly admin?: AdminOptions;
   /**
    * The app's own user model (Django's AUTH_USER_MODEL): `User.extend({ bio: fields.text({ nullable: true }) })`.
    * Its migrations alter the framework's `users` table; createuser checks its fields. Default: the framework's `User`.

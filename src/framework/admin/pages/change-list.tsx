@@ -28,6 +28,8 @@ export interface ChangeListModel {
   readonly next?: string;
   readonly addHref?: string;
   readonly canDelete: boolean;
+  /** The app's declared bulk actions (besides delete). */
+  readonly actions: readonly { readonly name: string; readonly label: string }[];
 }
 
 /** The list's URL with `changes` applied to its query (an empty value removes the parameter). */
@@ -85,6 +87,7 @@ function Sidebar(props: { model: ChangeListModel }) {
 
 export function ChangeListPage(props: { frame: Frame; model: ChangeListModel }) {
   const { frame, model } = props;
+  const selectable = model.canDelete || model.actions.length > 0;
   return (
     <Layout frame={frame}>
       {model.addHref && (
@@ -103,11 +106,16 @@ export function ChangeListPage(props: { frame: Frame; model: ChangeListModel }) 
       <div class="change-list">
         <form method="post" action={model.path}>
           <input type="hidden" name={CSRF_FIELD} value={frame.staff!.csrfToken} />
-          {model.canDelete && (
+          {selectable && (
             <div class="actions">
               <label for="action">Action: </label>
               <select id="action" name="action">
-                <option value="delete_selected">Delete selected</option>
+                {model.canDelete && <option value="delete_selected">Delete selected</option>}
+                {model.actions.map((action) => (
+                  <option key={action.name} value={action.name}>
+                    {action.label}
+                  </option>
+                ))}
               </select>
               <button type="submit">Go</button>
             </div>
@@ -115,7 +123,7 @@ export function ChangeListPage(props: { frame: Frame; model: ChangeListModel }) 
           <table class="results">
             <thead>
               <tr>
-                {model.canDelete && <th scope="col">Select</th>}
+                {selectable && <th scope="col">Select</th>}
                 {model.columns.map((column) => (
                   <Header key={column} model={model} column={column} />
                 ))}
@@ -124,7 +132,7 @@ export function ChangeListPage(props: { frame: Frame; model: ChangeListModel }) 
             <tbody>
               {model.rows.map((row) => (
                 <tr key={row.id}>
-                  {model.canDelete && (
+                  {selectable && (
                     <td>
                       <input type="checkbox" name="_selected_action" value={row.id} aria-label={`Select ${row.id}`} />
                     </td>

@@ -4,6 +4,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import { CSRF_FIELD } from '../access.js';
+import { PageHead } from '../../render/browsable/head.js';
 
 export interface Crumb {
   readonly label: string;
@@ -25,12 +26,7 @@ export function Layout(props: { frame: Frame; children: ComponentChildren }) {
   const { frame } = props;
   return (
     <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>{`${frame.title} | Restfold administration`}</title>
-        <link rel="stylesheet" href="/api/static/browsable.css" />
-      </head>
+      <PageHead title={`${frame.title} | Restfold administration`} script="admin.js" />
       <body class="admin">
         <header>
           <a class="brand" href={frame.root}>

@@ -7,7 +7,8 @@ import type { Field } from '../../../core/fields.js';
 import type { Serializer } from '../../declare/serializer.js';
 import { boundsOf, kindInput, textRulesOf } from './inputs.js';
 
-function Errors(props: { messages: readonly string[] | undefined }) {
+/** A field's messages from a refused write, beside it. */
+export function Errors(props: { messages: readonly string[] | undefined }) {
   if (!props.messages || props.messages.length === 0) return null;
   return (
     <ul class="errorlist">
@@ -16,6 +17,12 @@ function Errors(props: { messages: readonly string[] | undefined }) {
       ))}
     </ul>
   );
+}
+
+/** A stored time as a `datetime-local` input's value: its UTC date and time, without the offset. */
+function utcLocal(value: unknown): string {
+  const time = typeof value === 'string' ? new Date(value) : undefined;
+  return time && !Number.isNaN(time.getTime()) ? time.toISOString().slice(0, 23) : '';
 }
 
 /** The rendered file object's parts the form shows; its link only when it is a web address (a link rendered outside a request has none). */
@@ -61,12 +68,18 @@ function FileInput(props: { name: string; field: Field; value: unknown; creating
   );
 }
 
-export function FieldInput(props: { name: string; field: Field; value: unknown; hidden: boolean; creating: boolean; errors?: readonly string[] }) {
+/**
+ * `utcPicker`: a timestamp as the browser's date-and-time picker, in UTC (the admin's forms, which
+ * add the offset before the API reads it); else a text box of ISO 8601 (the browsable API's).
+ */
+export function FieldInput(props: { name: string; field: Field; value: unknown; hidden: boolean; creating: boolean; errors?: readonly string[]; utcPicker?: boolean }) {
   const { name, field, value } = props;
   if (field.file) return <FileInput name={name} field={field} value={value} creating={props.creating} errors={props.errors} />;
   const common = { id: `field-${name}`, name, 'data-kind': field.kind };
   let input;
-  if (field.kind === 'boolean') {
+  if (field.kind === 'timestamp' && props.utcPicker) {
+    input = <input type="datetime-local" step="0.001" {...common} value={utcLocal(value)} aria-describedby={`field-${name}-zone`} />;
+  } else if (field.kind === 'boolean') {
     input = <input type="checkbox" {...common} checked={value === undefined ? field.default?.({ userId: null }) === true : value === true} />;
   } else if (field.kind === 'text') {
     input = (
@@ -91,6 +104,11 @@ export function FieldInput(props: { name: string; field: Field; value: unknown; 
         {field.required === 'always' || (field.required === 'create' && props.creating) ? ' *' : ''}
       </span>
       {input}
+      {field.kind === 'timestamp' && props.utcPicker && (
+        <small id={`field-${name}-zone`} class="help">
+          UTC
+        </small>
+      )}
       <Errors messages={props.errors} />
     </label>
   );
@@ -103,14 +121,17 @@ const RELATION_INPUTS = {
   slugs: { 'data-kind': 'slugs', placeholder: 'comma-separated' },
 } as const;
 
-/** A writable relation: a many-to-many's ids (sent as a list of numbers) or slugs (a list of strings), comma-separated, or a slug as text. */
-export function RelationInput(props: { name: string; value: unknown; writes: keyof typeof RELATION_INPUTS; errors?: readonly string[] }) {
+/**
+ * A writable relation: a many-to-many's ids (sent as a list of numbers) or slugs (a list of strings), comma-separated, or a slug as text.
+ * `lookup`: the admin's lookup page for it, which the admin's script searches as it is typed in.
+ */
+export function RelationInput(props: { name: string; value: unknown; writes: keyof typeof RELATION_INPUTS; errors?: readonly string[]; lookup?: string }) {
   const shown = Array.isArray(props.value) ? props.value.join(', ') : typeof props.value === 'string' ? props.value : '';
   const kind = RELATION_INPUTS[props.writes];
   return (
     <label class="field" for={`field-${props.name}`}>
       <span>{props.name}</span>
-      <input type="text" id={`field-${props.name}`} name={props.name} value={shown} {...kind} />
+      <input type="text" id={`field-${props.name}`} name={props.name} value={shown} {...kind} data-lookup={props.lookup} data-many={props.writes === 'slug' ? undefined : 'true'} autocomplete={props.lookup ? 'off' : undefined} />
       <Errors messages={props.errors} />
     </label>
   );

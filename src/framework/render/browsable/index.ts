@@ -137,6 +137,8 @@ export function renderPage(
 const STATIC = new URL('../../../../static/', import.meta.url);
 const assets: Record<string, string> = {
   'browsable.js': 'text/javascript; charset=utf-8',
+  // The admin's pickers (its pages work without it).
+  'admin.js': 'text/javascript; charset=utf-8',
   'browsable.css': 'text/css; charset=utf-8',
 };
 

@@ -8,6 +8,7 @@ import type { ComponentChildren } from 'preact';
 import { stringifyJson } from '../../../core/json.js';
 import type { Serializer } from '../../declare/serializer.js';
 import { FieldInput, RelationInput, relationWrites } from './fields.js';
+import { PageHead } from './head.js';
 
 export interface PageLink {
   readonly label: string;
@@ -202,14 +203,7 @@ export function Page(props: { model: PageModel }) {
   const { model } = props;
   return (
     <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        {model.csrfToken && <meta name="csrf-token" content={model.csrfToken} />}
-        <title>{`${model.title} – Restfold API`}</title>
-        <link rel="stylesheet" href="/api/static/browsable.css" />
-        <script src="/api/static/browsable.js" defer />
-      </head>
+      <PageHead title={`${model.title} – Restfold API`} script="browsable.js" csrfToken={model.csrfToken} />
       <body>
         <header>
           <a class="brand" href="/api/v1/">
