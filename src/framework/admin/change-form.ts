@@ -56,7 +56,8 @@ export async function changeForm(site: AdminSite, entry: AdminCollection, reques
   if (form && !editable) return refusedPage(reply, frame, 403, 'You do not have permission to change this record.');
   const serializer = collection.serializerFor({ action: write, user: staff.user });
   const action = creating ? `${list}add/` : `${list}${encodeURIComponent(id)}/change/`;
-  const page = { serializer, creating, action, editable, deleteHref: !creating && collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')) ? `${list}${encodeURIComponent(id)}/delete/` : undefined };
+  const historyHref = creating ? undefined : `${list}${encodeURIComponent(id)}/history/`;
+  const page = { serializer, creating, action, editable, historyHref, deleteHref: !creating && collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')) ? `${list}${encodeURIComponent(id)}/delete/` : undefined };
   if (!form) {
     let values = {};
     if (!creating) {

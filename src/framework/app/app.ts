@@ -20,6 +20,9 @@ import type { FilesRuntime } from '../views.js';
 import type { Config } from './config.js';
 import { credentialCheck, loginCheck } from '../routing/auth/login.js';
 import { adminSite } from '../admin/index.js';
+import { HISTORY_SHOWN } from '../admin/history.js';
+import { loggedName } from '../write/history.js';
+import { logEntriesOf } from '../../store/accounts/log-entries.js';
 import { adminCollections } from './admin-site.js';
 import { authenticationFor } from './authentication.js';
 import { credentialSetup } from '../toolkit/credential-store.js';
@@ -166,6 +169,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       sessions: auth.sessions,
       check: credentialCheck(database, passwordThrottle),
       ended: (userId) => hub?.publishCredentials([userId]),
+      history: (collection, id) => logEntriesOf(database, loggedName(collection), id, HISTORY_SHOWN),
     });
   }
   return app;

@@ -7,6 +7,7 @@ import type { Serializer } from '../../declare/serializer.js';
 import { FieldInput, RelationInput, relationWrites } from '../../render/browsable/fields.js';
 import { CSRF_FIELD } from '../access.js';
 import { cellText } from './cell.js';
+import { HistoryLink } from './history.js';
 import { Layout, type Frame } from './layout.js';
 
 export interface ChangeFormModel {
@@ -16,6 +17,7 @@ export interface ChangeFormModel {
   readonly errors: Readonly<Record<string, readonly string[]>>;
   readonly action: string;
   readonly deleteHref?: string;
+  readonly historyHref?: string;
   /** False: shown read-only (the user has `.view` but not `.change`). */
   readonly editable: boolean;
 }
@@ -34,6 +36,7 @@ export function ChangeFormPage(props: { frame: Frame; model: ChangeFormModel }) 
   if (!model.editable) {
     return (
       <Layout frame={frame}>
+        <HistoryLink href={model.historyHref} />
         <ReadOnly model={model} />
       </Layout>
     );
@@ -41,6 +44,7 @@ export function ChangeFormPage(props: { frame: Frame; model: ChangeFormModel }) 
   const shownErrors = Object.keys(errors).length > 0;
   return (
     <Layout frame={frame}>
+      <HistoryLink href={model.historyHref} />
       {shownErrors && <p class="errornote">Please correct the errors below.</p>}
       {errors.non_field_errors && (
         <ul class="errorlist">

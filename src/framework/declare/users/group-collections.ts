@@ -13,7 +13,7 @@ import { collection, type Collection } from '../collection.js';
 import { hasPermission, type Permission } from '../permission-classes.js';
 import { serializer } from '../serializer.js';
 import type { Model } from '../model.js';
-import { Group, GroupMember, GroupPermission } from './group-models.js';
+import { Group, GroupMember, GroupPermission, UserPermission } from './group-models.js';
 import { User } from './user-model.js';
 
 /** The permission that manages groups, their grants and members (superusers hold it). */
@@ -70,7 +70,7 @@ const userSerializer = serializer(User, {
   computed: {
     groups: listed(GroupMember.table, 'user_id', 'group_id', 'integer'),
     // Their own (Django's user_permissions); what they hold is these and their groups'.
-    user_permissions: listed('user_permissions', 'user_id', 'name', 'string'),
+    user_permissions: listed(UserPermission.table, 'user_id', 'name', 'string'),
   },
 });
 

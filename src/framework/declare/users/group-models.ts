@@ -2,7 +2,7 @@
  * Django's groups: a named set of permissions its members hold beside their own (a user's effective
  * permissions, store/accounts/user-permissions.ts). Three tables of the framework's, declared here
  * as the User model is (its migrations are generated from them): the groups, each group's permission
- * names, and who is in which group. The two link tables have ids of their own so that each link is a
+ * names, and who is in which group; and a user's own permission names. The link tables have ids of their own so that each link is a
  * record the API adds and removes on its own (a grant, a membership), never a list rewritten whole.
  */
 import { fields } from '../fields.js';
@@ -11,6 +11,8 @@ import { model, type Model } from '../model.js';
 /** Permission names: letters, digits and _ . : - (the CLI's rule, checked before anything is stored). */
 export const PERMISSION_NAME = /^[\w.:-]{1,200}$/;
 export const PERMISSION_NAME_RULE = 'use letters, digits and _ . : - (1-200 characters)';
+
+const permissionName = () => fields.string({ maxLength: 200, pattern: PERMISSION_NAME, patternMessage: `Enter a valid permission name: ${PERMISSION_NAME_RULE}.` });
 
 export const Group: Model = model('auth_groups', {
   id: fields.id(),
@@ -22,7 +24,7 @@ export const GroupPermission: Model = model(
   {
     id: fields.id(),
     group_id: fields.foreignKey('auth_groups'),
-    name: fields.string({ maxLength: 200, pattern: PERMISSION_NAME, patternMessage: `Enter a valid permission name: ${PERMISSION_NAME_RULE}.` }),
+    name: permissionName(),
   },
   { uniqueTogether: [['group_id', 'name']] },
 );
@@ -33,4 +35,16 @@ export const GroupMember: Model = model(
   { uniqueTogether: [['group_id', 'user_id']] },
 );
 
-export const groupModels: readonly Model[] = [Group, GroupPermission, GroupMember];
+/** A user's own permission names (Django's user_permissions), a grant per record as a group's. */
+export const UserPermission: Model = model(
+  'auth_user_permissions',
+  {
+    id: fields.id(),
+    user_id: fields.foreignKey('users'),
+    name: permissionName(),
+  },
+  { uniqueTogether: [['user_id', 'name']] },
+);
+
+/** The tables whose rows decide what users hold beside their own flags. */
+export const groupModels: readonly Model[] = [Group, GroupPermission, GroupMember, UserPermission];
