@@ -3,6 +3,8 @@
  * request adds, changes or deletes, in the write's own transaction, whatever surface sent it (the
  * API, the admin's in-process requests, a bulk create or delete). A change names the fields whose
  * stored values differ (a password's hash among them, by name only); values are never kept.
+ * An app's database logs them unless HISTORY=false (docs/admin.md): the log makes each request's
+ * write a transaction of its own, with one INSERT more.
  */
 import type { Row } from '../../core/rows.js';
 import type { Database } from '../../store/connection/database.js';
@@ -25,6 +27,15 @@ export interface LoggedWriter {
  * (`users.groups`, not the `groups` a user's memberships and the groups themselves share).
  */
 export const loggedName = (collection: LoggedCollection): string => (collection.parent ? `${loggedName(collection.parent.collection)}.${collection.name}` : collection.name);
+
+/** The database as the write unit sees whether it logs: the copies a transaction or a request makes keep it. */
+type Logging = Database & { readonly logsWrites?: boolean };
+
+/** `database`, its requests' writes logged. */
+export const loggingWrites = (database: Database): Database => ({ ...database, logsWrites: true }) as Logging;
+
+/** Whether a request's write on `database` is logged. */
+export const logsWrites = (database: Database): boolean => (database as Logging).logsWrites === true;
 
 /** A value as compared across two reads of a row (a driver's Date, bigint or Buffer as text). */
 const comparable = (value: unknown): string =>
