@@ -131,6 +131,19 @@ describe('the history of writes', () => {
     expect((await (await loggedIn(api, 'boss')).get('/admin/notes/999999/history/')).status).toBe(404);
   });
 
+  it('logs nothing with HISTORY=false', async () => {
+    const quiet = await startApi({ HISTORY: 'false' }, app);
+    try {
+      const owner = await quiet.user('owner', { superuser: true });
+      const created = await quiet.request('POST', '/api/v1/notes/', { token: owner.token, body: { title: 'unlogged' } });
+      expect(created.status).toBe(201);
+      expect((await quiet.request('PATCH', `/api/v1/notes/${created.json.id}/`, { token: owner.token, body: { body: 'x' } })).status).toBe(200);
+      expect(await quiet.database.db.selectFrom('admin_log_entries').selectAll().execute()).toEqual([]);
+    } finally {
+      await quiet.close();
+    }
+  });
+
   it.runIf(testDialect === 'postgres')('keeps one entry per write under 20 concurrent PATCHes', async () => {
     const created = await api.request('POST', '/api/v1/notes/', { token: boss.token, body: { title: 'busy' } });
     const id = String((created.json as { id: number }).id);
