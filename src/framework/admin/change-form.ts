@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callApi, refusal } from './api.js';
 import { CSRF_FIELD, flash } from './access.js';
 import { ChangeFormPage } from './pages/change-form.js';
+import { passwordField } from './password.js';
 import { idOf, labelOf, recordOf } from './answers.js';
 import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection, type AdminSite } from './site.js';
 import type { Serializer } from '../declare/serializer.js';
@@ -57,7 +58,8 @@ export async function changeForm(site: AdminSite, entry: AdminCollection, reques
   const serializer = collection.serializerFor({ action: write, user: staff.user });
   const action = creating ? `${list}add/` : `${list}${encodeURIComponent(id)}/change/`;
   const historyHref = creating ? undefined : `${list}${encodeURIComponent(id)}/history/`;
-  const page = { serializer, creating, action, editable, historyHref, deleteHref: !creating && collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')) ? `${list}${encodeURIComponent(id)}/delete/` : undefined };
+  const passwordHref = !creating && editable && passwordField(entry, staff.user) ? `${list}${encodeURIComponent(id)}/password/` : undefined;
+  const page = { serializer, creating, action, editable, historyHref, passwordHref, deleteHref: !creating && collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')) ? `${list}${encodeURIComponent(id)}/delete/` : undefined };
   if (!form) {
     let values = {};
     if (!creating) {

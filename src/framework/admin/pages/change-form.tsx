@@ -7,7 +7,7 @@ import type { Serializer } from '../../declare/serializer.js';
 import { FieldInput, RelationInput, relationWrites } from '../../render/browsable/fields.js';
 import { CSRF_FIELD } from '../access.js';
 import { cellText } from './cell.js';
-import { HistoryLink } from './history.js';
+import { ObjectTools } from './object-tools.js';
 import { Layout, type Frame } from './layout.js';
 
 export interface ChangeFormModel {
@@ -18,6 +18,7 @@ export interface ChangeFormModel {
   readonly action: string;
   readonly deleteHref?: string;
   readonly historyHref?: string;
+  readonly passwordHref?: string;
   /** False: shown read-only (the user has `.view` but not `.change`). */
   readonly editable: boolean;
 }
@@ -36,7 +37,7 @@ export function ChangeFormPage(props: { frame: Frame; model: ChangeFormModel }) 
   if (!model.editable) {
     return (
       <Layout frame={frame}>
-        <HistoryLink href={model.historyHref} />
+        <ObjectTools historyHref={model.historyHref} passwordHref={model.passwordHref} />
         <ReadOnly model={model} />
       </Layout>
     );
@@ -44,7 +45,7 @@ export function ChangeFormPage(props: { frame: Frame; model: ChangeFormModel }) 
   const shownErrors = Object.keys(errors).length > 0;
   return (
     <Layout frame={frame}>
-      <HistoryLink href={model.historyHref} />
+      <ObjectTools historyHref={model.historyHref} passwordHref={model.passwordHref} />
       {shownErrors && <p class="errornote">Please correct the errors below.</p>}
       {errors.non_field_errors && (
         <ul class="errorlist">

@@ -1,4 +1,4 @@
-/** Django's object history: who changed the record, when, and what, newest first; and the change form's link to it. */
+/** Django's object history: who changed the record, when, and what, newest first. */
 import type { LogEntryRow } from '../../../store/accounts/log-entries.js';
 import { Layout, type Frame } from './layout.js';
 
@@ -10,15 +10,6 @@ function said(entry: LogEntryRow): string {
   if (entry.changed.length === 0) return 'No fields changed.';
   const names = entry.changed.length === 1 ? entry.changed[0]! : `${entry.changed.slice(0, -1).join(', ')} and ${entry.changed.at(-1)!}`;
   return `Changed ${names}.`;
-}
-
-export function HistoryLink(props: { href: string | undefined }) {
-  if (!props.href) return null;
-  return (
-    <p class="object-tools">
-      <a href={props.href}>History</a>
-    </p>
-  );
 }
 
 export function HistoryPage(props: { frame: Frame; entries: readonly LogEntryRow[] }) {
