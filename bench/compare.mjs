@@ -126,7 +126,8 @@ try {
       const before = cpuTicksOf(server.pid);
       const [databaseBefore, poolerBefore] = [processTicks('postgres'), processTicks('pgbouncer')];
       const result = await load(server, slotSeconds);
-      if (result.non2xx || result.errors) throw new Error(`${server.name}: ${result.non2xx} non-2xx, ${result.errors} errors.`);
+      // Which statuses, so an overloaded machine's 503s are told from a wrong answer.
+      if (result.non2xx || result.errors) throw new Error(`${server.name}: ${result.non2xx} non-2xx (by status: ${JSON.stringify(result.statusCodeStats)}), ${result.errors} errors.`);
       const ticks = cpuTicksOf(server.pid) - before;
       const [database, pooler] = [ticksSince(databaseBefore, processTicks('postgres')), ticksSince(poolerBefore, processTicks('pgbouncer'))];
       server.slots.push({ ticks, database, pooler, requests: result.requests.total, rps: result.requests.total / slotSeconds });

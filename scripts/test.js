@@ -5,15 +5,16 @@
 // or TEST_PGBOUNCER_PREPARED_URL (transaction mode carrying named statements) is set too, and the
 // Redis suites when TEST_REDIS_URL is set; the examples' own tests (written with restfold/testing)
 // with node --test on SQLite, and on PostgreSQL too when TEST_DATABASE_URL is set. Skipped suites are named, with why.
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const failures = [];
 const skipped = [];
 const counts = { passed: 0, failed: 0, skipped: 0 };
-const reportFile = join(mkdtempSync(join(tmpdir(), 'restfold-test-')), 'report.json');
+const reports = mkdtempSync(join(tmpdir(), 'restfold-test-'));
+const reportFile = join(reports, 'report.json');
 
 function run(title, command, args, env = {}) {
   console.log(`\n=== ${title} ===`);
@@ -23,20 +24,50 @@ function run(title, command, args, env = {}) {
 
 const bin = (name) => `node_modules/.bin/${name}`;
 
+const vitestArgs = (paths, report) => ['run', ...paths, '--reporter=default', '--reporter=json', `--outputFile=${report}`];
+
+function count(report) {
+  if (!existsSync(report)) return;
+  const { numPassedTests, numFailedTests, numPendingTests, numTodoTests } = JSON.parse(readFileSync(report, 'utf8'));
+  counts.passed += numPassedTests;
+  counts.failed += numFailedTests;
+  counts.skipped += numPendingTests + numTodoTests;
+  rmSync(report);
+}
+
 function vitest(title, paths, env) {
-  run(title, bin('vitest'), ['run', ...paths, '--reporter=default', '--reporter=json', `--outputFile=${reportFile}`], env);
-  if (!existsSync(reportFile)) return;
-  const report = JSON.parse(readFileSync(reportFile, 'utf8'));
-  counts.passed += report.numPassedTests;
-  counts.failed += report.numFailedTests;
-  counts.skipped += report.numPendingTests + report.numTodoTests;
-  rmSync(reportFile);
+  run(title, bin('vitest'), vitestArgs(paths, reportFile), env);
+  count(reportFile);
+}
+
+/**
+ * A vitest run started beside the next ones, its output kept in a file and printed when `finish`
+ * awaits it (a pipe would fill while the others block this process).
+ */
+function vitestBeside(title, paths, env) {
+  const log = join(reports, 'beside.log');
+  const report = join(reports, 'beside.json');
+  const out = openSync(log, 'w');
+  const child = spawn(bin('vitest'), vitestArgs(paths, report), { stdio: ['ignore', out, out], env: { ...process.env, ...env } });
+  const exited = new Promise((resolve) => child.once('close', resolve));
+  closeSync(out);
+  return async () => {
+    const status = await exited;
+    console.log(`\n=== ${title} (run beside the suite above) ===`);
+    console.log(readFileSync(log, 'utf8'));
+    if (status !== 0) failures.push(title);
+    count(report);
+  };
 }
 
 run('build', 'npm', ['run', '--silent', 'build']);
 run('type-check', bin('tsc'), ['-p', 'tsconfig.check.json']);
 run('lint', bin('eslint'), ['.']);
-vitest('tests on SQLite', ['test/unit', 'test/api', 'test/cli', 'test/crash', 'test/realworld', 'test/kit'], { RESTFOLD_TEST_DB: 'sqlite' });
+// The files that pack the package and install it in a new folder spend most of their time waiting
+// on npm and on the commands they run there: they run beside the rest (docs/performance.md, CI).
+const packedInstalls = ['test/cli/tutorial.test.ts', 'test/cli/installed-package.test.ts', 'test/cli/installed-test-kit.test.ts'];
+const packedFinished = vitestBeside('the packed-install tests on SQLite', packedInstalls, { RESTFOLD_TEST_DB: 'sqlite' });
+vitest('tests on SQLite', ['test/unit', 'test/api', 'test/cli', 'test/crash', 'test/realworld', 'test/kit', ...packedInstalls.flatMap((file) => ['--exclude', file])], { RESTFOLD_TEST_DB: 'sqlite' });
 
 // The examples' own tests, written with restfold/testing as an app's are, run as their users run
 // them: node --test through tsx, on the built package; on SQLite here (TEST_DATABASE_URL unset, the
@@ -45,6 +76,8 @@ const exampleTests = readdirSync('examples', { withFileTypes: true })
   .filter((entry) => entry.isDirectory() && existsSync(join('examples', entry.name, 'tests')))
   .flatMap((entry) => readdirSync(join('examples', entry.name, 'tests')).filter((name) => name.endsWith('.test.ts')).map((name) => join('examples', entry.name, 'tests', name)));
 run("the examples' own tests on SQLite (node --test)", 'node', ['--import', 'tsx', '--test', ...exampleTests], { TEST_DATABASE_URL: undefined });
+// Before the PostgreSQL suites, whose pool-limits file needs the cluster to itself.
+await packedFinished();
 
 if (process.env.TEST_DATABASE_URL) {
   // The pool's limits are read off the cluster's connections, which other suites would also take

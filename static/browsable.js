@@ -1,18 +1,21 @@
 // The browsable API's behaviour: forms send JSON (so the API's 415 rule holds
-// for browsers too), with the session's CSRF token when there is one.
+// for browsers too), or multipart/form-data where they hold a file field, with
+// the session's CSRF token when there is one.
 'use strict';
 
 const csrfToken = document.querySelector('meta[name="csrf-token"]')?.content;
 
 async function send(method, url, body) {
   const headers = { Accept: 'application/json' };
-  if (body !== undefined) headers['Content-Type'] = 'application/json';
+  // A FormData's Content-Type (with its boundary) is the browser's to set.
+  const form = body instanceof FormData;
+  if (body !== undefined && !form) headers['Content-Type'] = 'application/json';
   if (csrfToken) headers['X-CSRF-Token'] = csrfToken;
   const response = await fetch(url, {
     method,
     headers,
     credentials: 'same-origin',
-    body: body === undefined ? undefined : JSON.stringify(body),
+    body: body === undefined || form ? body : JSON.stringify(body),
   });
   const text = await response.text();
   return { response, text };
@@ -42,12 +45,16 @@ function jsonOrText(text) {
   }
 }
 
+/** File inputs: sent only as multipart parts (uploadBody), never in the JSON body. */
+const FILE_KINDS = new Set(['file', 'image']);
+
 /** A form's inputs → the JSON body, typed by each field's kind; empty optional numbers and passwords are left out. */
 function formBody(form) {
   const body = {};
   for (const element of form.elements) {
     if (!element.name || !element.dataset.kind) continue;
     const kind = element.dataset.kind;
+    if (FILE_KINDS.has(kind)) continue;
     if (kind === 'boolean') body[element.name] = element.checked;
     else if (kind === 'integer' || kind === 'foreign_key' || kind === 'float') {
       if (element.value !== '') body[element.name] = Number(element.value);
@@ -65,13 +72,39 @@ function formBody(form) {
   return body;
 }
 
+/** A text part of a multipart body, as the API reads a form's fields: a list as its key repeated, a JSON value as its text, null as empty. */
+function appendText(parts, name, value) {
+  if (Array.isArray(value)) {
+    if (value.length === 0) parts.append(name, '');
+    for (const one of value) parts.append(name, String(one));
+  } else if (value === null) parts.append(name, '');
+  else if (typeof value === 'object') parts.append(name, JSON.stringify(value));
+  else parts.append(name, String(value));
+}
+
+/**
+ * A form with file inputs → a multipart body: the same values as formBody's as text parts, each
+ * chosen file as a file part, an empty part for a file the form clears; a file input left empty
+ * sends nothing (the stored file is kept).
+ */
+function uploadBody(form) {
+  const parts = new FormData();
+  for (const [name, value] of Object.entries(formBody(form))) appendText(parts, name, value);
+  for (const element of form.elements) {
+    if (FILE_KINDS.has(element.dataset.kind) && element.files.length > 0) parts.append(element.name, element.files[0]);
+    else if (element.dataset.clear && element.checked) parts.append(element.dataset.clear, '');
+  }
+  return parts;
+}
+
 const parentPath = (path) => path.replace(/[^/]+\/$/, '');
 
 for (const form of document.querySelectorAll('form.record-form')) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const method = event.submitter?.dataset.method ?? 'POST';
-    const outcome = await send(method, form.dataset.url, formBody(form));
+    const body = form.enctype === 'multipart/form-data' ? uploadBody(form) : formBody(form);
+    const outcome = await send(method, form.dataset.url, body);
     if (!outcome.response.ok) return show(outcome);
     if (method === 'POST') window.location.assign(outcome.response.headers.get('Location') ?? window.location.href);
     else window.location.reload();

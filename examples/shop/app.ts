@@ -33,6 +33,8 @@ const Product = model(
     price: fields.decimal({ digits: 10, places: 2, minValue: 0 }),
     stock: fields.integer({ default: 0, minValue: 0 }),
     status: fields.choice(['draft', 'active', 'retired'], { default: 'draft' }),
+    // A photo, uploaded as multipart/form-data; the bytes live in FILES_STORAGE, never in the row.
+    image: fields.image({ maxBytes: 5 * 1024 * 1024, maxWidth: 4000, maxHeight: 4000, nullable: true }),
   },
   {
     // Held by the database whatever writes the row: an order line's atomic decrement included.
@@ -60,7 +62,7 @@ const Line = model('lines', {
 
 // ---- products -----------------------------------------------------------------------------------
 
-const productSerializer = serializer(Product, { fields: ['sku', 'name', 'price', 'stock', 'status'], search: ['name', 'sku'] });
+const productSerializer = serializer(Product, { fields: ['sku', 'name', 'price', 'stock', 'status', 'image'], search: ['name', 'sku'] });
 const products = (database: Database): RecordStore => recordStore(database, productSerializer, { name: 'product' });
 
 const managers = [hasPermission('shop.manage')];

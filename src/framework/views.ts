@@ -198,7 +198,8 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
 }
 
 const withFiles = new WeakMap<Collection, boolean>();
-const hasFiles = (collection: Collection): boolean => {
+/** Whether the collection's model has a file field. */
+export const hasFiles = (collection: Collection): boolean => {
   let found = withFiles.get(collection);
   if (found === undefined) withFiles.set(collection, (found = Object.values(collection.serializer.model.fields).some((field) => field.file)));
   return found;

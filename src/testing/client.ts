@@ -47,10 +47,19 @@ export function withQuery(path: string, query: RequestOptions['query']): string 
   return `${path}${path.includes('?') ? '&' : '?'}${text}`;
 }
 
-/** A body as sent: an object or array as JSON; a string or bytes as they are. */
-function encoded(body: unknown, headers: Record<string, string>): string | Buffer | undefined {
+/**
+ * A body as sent: a FormData as multipart/form-data (its files as file parts, as a browser sends
+ * them); an object or array as JSON; a string or bytes as they are.
+ */
+async function encoded(body: unknown, headers: Record<string, string>): Promise<string | Buffer | undefined> {
   if (body === undefined) return undefined;
   if (typeof body === 'string' || Buffer.isBuffer(body)) return body;
+  if (body instanceof FormData) {
+    // The platform's own encoder writes the parts and names the boundary.
+    const multipart = new Response(body);
+    headers['content-type'] = multipart.headers.get('content-type')!;
+    return Buffer.from(await multipart.arrayBuffer());
+  }
   if (!Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) headers['content-type'] = 'application/json';
   return JSON.stringify(body);
 }
@@ -120,9 +129,9 @@ export class TestClient {
   async request(method: Method, path: string, body?: unknown, options: RequestOptions = {}): Promise<TestResponse> {
     const url = withQuery(path, options.query);
     const headers = this.#headers(options);
-    const payload = encoded(body, headers);
+    const payload = await encoded(body, headers);
     const response = await this.#context.asUser(this.#identity.forced, () => this.#context.server.inject({ method, url, headers, ...(payload !== undefined && { payload }) }));
-    return testResponse(method, url, response.statusCode, response.headers, response.body);
+    return testResponse(method, url, response.statusCode, response.headers, response.rawPayload);
   }
 
   /**

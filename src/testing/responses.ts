@@ -17,6 +17,8 @@ export interface TestResponse {
   readonly json: any; // eslint-disable-line @typescript-eslint/no-explicit-any -- a test reads the shapes it expects
   /** The body as text. */
   readonly text: string;
+  /** The body's bytes, as sent (a download's, which text would garble). */
+  readonly bytes: Buffer;
 }
 
 /** How much of a body a failure message shows. */
@@ -37,8 +39,9 @@ function parsed(text: string): unknown {
   }
 }
 
-export function testResponse(method: string, path: string, status: number, headers: Headers, text: string): TestResponse {
-  const response = { method, path, status, headers, json: parsed(text), text };
+export function testResponse(method: string, path: string, status: number, headers: Headers, bytes: Buffer): TestResponse {
+  const text = bytes.toString('utf8');
+  const response = { method, path, status, headers, json: parsed(text), text, bytes };
   // Printed (a failed assert's message, console.log) as the request and its answer, not as fields.
   Object.defineProperties(response, {
     toString: { value: () => describeResponse(response), enumerable: false },

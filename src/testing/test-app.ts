@@ -6,6 +6,9 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import {
   assertSchemaMatches,
   buildApp,
@@ -46,7 +49,8 @@ export interface TestAppOptions {
   /**
    * Settings, as the environment names them (README's table), over the test app's: LOG_LEVEL
    * silent; every throttle off (THROTTLE_ANON, THROTTLE_USER, THROTTLE_LOGIN, THROTTLE_SIGNUP: set
-   * one to test it); a random SECRET_KEY; a pool of at most 5 PostgreSQL connections. The process's
+   * one to test it); a random SECRET_KEY; a pool of at most 5 PostgreSQL connections; uploaded files
+   * (FILES_STORAGE) in a temporary folder of its own, removed at close. The process's
    * environment is not read (but TEST_DATABASE_URL), so a test sees the same app wherever it runs.
    */
   readonly env?: Readonly<Record<string, string>>;
@@ -136,7 +140,10 @@ export async function testApp(definition: AppDefinition, options: TestAppOptions
   const migrations = await migrationsOf(definition, options.migrations);
   const app = { ...definition, migrations };
   const place = await freshDatabase(options.database ?? process.env.TEST_DATABASE_URL ?? 'sqlite');
-  const config = loadConfig({ ...TEST_SETTINGS, SECRET_KEY: randomBytes(32).toString('base64url'), ...options.env, DATABASE_URL: place.url });
+  // Uploaded files go to a folder of the test app's own, removed at close, unless its env names a storage.
+  const files = options.env?.FILES_STORAGE ? undefined : await mkdtemp(join(tmpdir(), 'restfold-test-files-'));
+  const dropFiles = () => (files ? rm(files, { recursive: true, force: true }) : Promise.resolve());
+  const config = loadConfig({ ...TEST_SETTINGS, SECRET_KEY: randomBytes(32).toString('base64url'), ...(files && { FILES_STORAGE: `file:${files}` }), ...options.env, DATABASE_URL: place.url });
   const database = openDatabase(place.url, { maxConnections: config.maxConnections, maxIdleConnections: config.maxIdleConnections });
   // Which user each of the client's requests is forced to be made by: decided once per request, in
   // the context its client sent it from (a live stream's later checks run in others').
@@ -156,6 +163,7 @@ export async function testApp(definition: AppDefinition, options: TestAppOptions
   } catch (error) {
     await database.close();
     await place.drop();
+    await dropFiles();
     throw error;
   }
   const context = {
@@ -188,6 +196,7 @@ export async function testApp(definition: AppDefinition, options: TestAppOptions
         await database.close();
       } finally {
         await place.drop();
+        await dropFiles();
       }
     },
   };

@@ -88,13 +88,11 @@ describe('the OpenAPI document', () => {
     expect(document.paths['/api/v1/articles/'].get.security).toBeUndefined();
   });
 
-  it('documents every route Fastify serves (slashed form), apart from the docs UI, page assets, the admin and file downloads', () => {
+  it('documents every route Fastify serves (slashed form), apart from the docs UI, page assets and the admin', () => {
     const documented = new Set(Object.keys(document.paths));
     for (const path of routedPaths()) {
       // The docs UI, page assets and the admin's HTML pages are not the API's operations.
       if (path.startsWith('/api/docs') || path.startsWith('/api/static/') || path.startsWith('/admin')) continue;
-      // The signed file downloads' wildcard: a link a record renders (docs/files.md), not an operation.
-      if (path.endsWith('*')) continue;
       const slashed = path.startsWith('/api/v1') && !path.endsWith('/') ? `${path}/` : path;
       // A parameter named differently by the routes through it (a record's {id}, a nested collection's
       // {parent}) prints as `{id}|{parent}`: the path is documented under one of the names.

@@ -14,7 +14,7 @@ import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { onPostgres } from '../support/database.js';
 import { blocksOf, region, root, sampleSource } from '../support/doc-samples.js';
-import { localPrebuild, packTarball } from '../support/packed-install.js';
+import { packedBuild } from '../support/packed-install.js';
 
 const PAGE = 'docs/tutorial.md';
 const port = 20_000 + Math.floor(Math.random() * 6_000); // below Linux's ephemeral ports, which outgoing connections take
@@ -71,7 +71,7 @@ function tutorialScript(tarball: string): string {
 
 beforeAll(async () => {
   folder = mkdtempSync(join(tmpdir(), 'restfold-tutorial-'));
-  const tarball = packTarball(folder);
+  const { tarball, prebuilds } = packedBuild();
   // The page names the tarball of this version; a new version must change the page too.
   const { version } = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { version: string };
   expect(basename(tarball)).toBe(`restfold-${version}.tgz`);
@@ -86,7 +86,7 @@ beforeAll(async () => {
       PORT: String(port),
       API_URL: `http://127.0.0.1:${port}`, // the typed client's server, 127.0.0.1:8000 on the page
       LOG_LEVEL: 'warn',
-      npm_config_better_sqlite3_local_prebuilds: localPrebuild(folder),
+      npm_config_better_sqlite3_local_prebuilds: prebuilds,
       npm_config_prefer_offline: 'true',
       npm_config_audit: 'false',
       npm_config_fund: 'false',

@@ -4,11 +4,15 @@
  * scope, tokens and sessions take the real credential paths, and a failed check names the request.
  */
 import { inspect } from 'node:util';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { createIsolatedSchema, createToken, serializer, sweepIsolatedSchemas } from 'restfold';
+import { allowAny, collection, createIsolatedSchema, createToken, defineApp, fields, model, serializer, sweepIsolatedSchemas } from 'restfold';
 import { expectStatus, testApp, type TestApp } from 'restfold/testing';
+import { storeDatabase } from '../../src/store/connection/database.js';
 import { onPostgres, testDialect } from '../support/database.js';
+import { pdf } from '../support/files.js';
 import { Item, liveItemsApp } from '../support/live-items.js';
+import { withGeneratedMigrations } from '../support/migrations.js';
 
 const database = testDialect === 'postgres' ? process.env.TEST_DATABASE_URL! : 'sqlite';
 
@@ -108,6 +112,67 @@ describe('a test app of the kit', () => {
   });
 });
 
+describe('files in a test app', () => {
+  const Attachment = model('kit_attachments', { id: fields.id(), doc: fields.file({ nullable: true }) });
+  const attachments = serializer(Attachment, { fields: ['id', 'doc'] });
+  const app = withGeneratedMigrations(defineApp({ collections: [collection('attachments', { serializer: attachments, permissions: [allowAny] })] }));
+
+  it("stores them through recordStore from a Buffer, answering a link under the API's prefix that the kit's client downloads", async () => {
+    const t = await testApp(app, { database });
+    try {
+      const created = await t.recordStore(attachments).create({ doc: Buffer.from('kit bytes') });
+      expect(created.doc).toMatchObject({ name: 'doc', size: 9, content_type: 'text/plain' });
+      const url = (created.doc as { url: string }).url;
+      expect(url).toMatch(new RegExp(`^/api/v1/attachments/${created.id}/_files/doc/\\?key=`));
+      expect(expectStatus(await t.client().get(url), 200).text).toBe('kit bytes');
+      // Read through the API, the same record renders an absolute link.
+      const read = expectStatus(await t.client().get(`/api/v1/attachments/${created.id}/`), 200).json;
+      expect(read.doc.url).toMatch(/^http:\/\/[^/]+\/api\/v1\/attachments\/\d+\/_files\/doc\/\?key=/);
+    } finally {
+      await t.close();
+    }
+  });
+});
+
+describe('reset, whatever the foreign keys between the tables', () => {
+  it('empties a parent after its children, a table referring to itself, and two tables referring to each other', async () => {
+    const t = await testApp(liveItemsApp, { database });
+    try {
+      const run = (statement: string) => sql.raw(statement).execute(storeDatabase(t.database).db);
+      // Made parent first, so the catalogue's order would delete the parent while a child still refers to it.
+      await run('CREATE TABLE reset_parent (id integer PRIMARY KEY)');
+      await run('CREATE TABLE reset_child (id integer PRIMARY KEY, parent integer NOT NULL REFERENCES reset_parent (id) ON DELETE RESTRICT)');
+      await run('CREATE TABLE reset_tree (id integer PRIMARY KEY, up integer REFERENCES reset_tree (id))');
+      if (testDialect === 'postgres') {
+        await run('CREATE TABLE reset_ping (id integer PRIMARY KEY, pong integer)');
+        await run('CREATE TABLE reset_pong (id integer PRIMARY KEY, ping integer REFERENCES reset_ping (id))');
+        await run('ALTER TABLE reset_ping ADD FOREIGN KEY (pong) REFERENCES reset_pong (id)');
+      } else {
+        await run('CREATE TABLE reset_ping (id integer PRIMARY KEY, pong integer REFERENCES reset_pong (id))');
+        await run('CREATE TABLE reset_pong (id integer PRIMARY KEY, ping integer REFERENCES reset_ping (id))');
+      }
+      await t.createUser({ username: 'ivy' });
+      for (const statement of [
+        'INSERT INTO reset_parent VALUES (1)',
+        'INSERT INTO reset_child VALUES (1, 1)',
+        'INSERT INTO reset_tree VALUES (1, NULL), (2, 1)',
+        'INSERT INTO reset_ping VALUES (1, NULL)',
+        'INSERT INTO reset_pong VALUES (1, 1)',
+        'UPDATE reset_ping SET pong = 1',
+      ]) {
+        await run(statement);
+      }
+      await t.reset();
+      for (const table of ['reset_parent', 'reset_child', 'reset_tree', 'reset_ping', 'reset_pong', 'users']) {
+        const { rows } = await sql<{ n: number | string }>`SELECT count(*) AS n FROM ${sql.table(table)}`.execute(storeDatabase(t.database).db);
+        expect([table, Number(rows[0]!.n)]).toEqual([table, 0]);
+      }
+    } finally {
+      await t.close();
+    }
+  });
+});
+
 describe('test apps side by side', () => {
   it("keep their rows apart, and a closed one's database is gone", async () => {
     const [first, second] = await Promise.all([testApp(liveItemsApp, { database }), testApp(liveItemsApp, { database })]);
@@ -121,6 +186,31 @@ describe('test apps side by side', () => {
       await Promise.all([first.close(), second.close()]);
     }
     await expect(first.client().get('/api/v1/items/')).rejects.toThrow();
+  });
+});
+
+describe("the kit's uploads", () => {
+  const Invoice = model('kit_invoices', { id: fields.id(), number: fields.integer(), scan: fields.file({ accept: ['application/pdf'] }) });
+  const invoicesApp = withGeneratedMigrations(
+    defineApp({ collections: [collection('invoices', { serializer: serializer(Invoice, { fields: ['id', 'number', 'scan'] }), permissions: [allowAny] })] }),
+  );
+
+  it("sends a FormData as multipart/form-data, its fields read as a form's, and answers a download's bytes", async () => {
+    const t = await testApp(invoicesApp, { database });
+    try {
+      const form = new FormData();
+      form.append('number', '42');
+      form.append('scan', new Blob([new Uint8Array(pdf())], { type: 'application/pdf' }), 'scan.pdf');
+      const created = expectStatus(await t.client().post('/api/v1/invoices/', form), 201).json;
+      expect(created).toMatchObject({ number: 42, scan: { name: 'scan.pdf', size: pdf().length, content_type: 'application/pdf' } });
+      const download = expectStatus(await t.client().get(created.scan.url), 200);
+      expect(download.bytes.equals(pdf())).toBe(true);
+      // The link names that object: gone with the record, it answers 404.
+      expectStatus(await t.client().delete(`/api/v1/invoices/${created.id}/`), 204);
+      expectStatus(await t.client().get(created.scan.url), 404);
+    } finally {
+      await t.close();
+    }
   });
 });
 

@@ -19,13 +19,18 @@ export const shownBody = async (page: Page): Promise<any> => JSON.parse((await p
 
 /**
  * `app` served on a loopback port for a test file's tests, with alice signed in to a Chromium page;
- * `prepare` runs with her token before the browser starts. Read `api`, `base` and `page` inside tests.
+ * `prepare` runs with her token before the browser starts; `env`: settings over the test app's. Read
+ * `api`, `base` and `page` inside tests.
  */
-export function servedToChromium(app: AppDefinition, prepare?: (api: TestApi, token: string) => Promise<void>): { readonly api: TestApi; readonly base: string; readonly page: Page } {
+export function servedToChromium(
+  app: AppDefinition,
+  prepare?: (api: TestApi, token: string) => Promise<void>,
+  env: Record<string, string> = {},
+): { readonly api: TestApi; readonly base: string; readonly page: Page } {
   const served = {} as { api: TestApi; base: string; page: Page };
   let browser: Browser | undefined;
   beforeAll(async () => {
-    served.api = await startApi({}, app);
+    served.api = await startApi(env, app);
     served.base = `http://127.0.0.1:${await served.api.listen()}`;
     const { token } = await served.api.user('alice');
     await prepare?.(served.api, token);

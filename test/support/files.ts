@@ -1,7 +1,10 @@
-/** What file tests send and count: real PNGs made here, multipart bodies sent with fetch, objects on disk. */
+/** What file tests send and count: real PNGs made here, multipart bodies sent with fetch, objects on disk or in an S3 bucket. */
 import { crc32, deflateSync } from 'node:zlib';
-import { readdir } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { s3Storage } from '../../src/store/files/s3.js';
+import { startS3Server } from './s3-server.js';
 
 function chunk(type: string, data: Buffer): Buffer {
   const length = Buffer.alloc(4);
@@ -67,3 +70,40 @@ export function formOf(fields: Record<string, string>, files: Record<string, [Bu
   for (const [name, [bytes, fileName, type]] of Object.entries(files)) form.append(name, new Blob([new Uint8Array(bytes)], { type: type ?? 'application/octet-stream' }), fileName);
   return form;
 }
+
+/** Where a files suite stores its objects, and how it counts them. */
+export interface TestStorage {
+  /** FILES_STORAGE and whatever else the store needs. */
+  readonly env: Record<string, string>;
+  /** Every object stored (on disk, partial files included: none may be left). */
+  objects(): Promise<string[]>;
+  close(): Promise<void>;
+}
+
+/** A fresh folder on disk. */
+export async function diskTestStorage(): Promise<TestStorage> {
+  const folder = await mkdtemp(join(tmpdir(), 'restfold-files-'));
+  return { env: { FILES_STORAGE: `file:${folder}` }, objects: () => objectsIn(folder), close: () => rm(folder, { recursive: true, force: true }) };
+}
+
+/** A fresh bucket on an S3 API server in this process (s3-server.ts), counted by listing it. */
+export async function s3TestStorage(): Promise<TestStorage> {
+  const server = await startS3Server();
+  const env = { FILES_STORAGE: `s3://${server.bucket}/uploads`, ...server.env };
+  const storage = s3Storage(env.FILES_STORAGE, env);
+  return {
+    env,
+    async objects() {
+      const keys: string[] = [];
+      for await (const key of storage.list('')) keys.push(key);
+      return keys;
+    },
+    async close() {
+      await storage.close();
+      await server.stop();
+    },
+  };
+}
+
+/** The storages a files suite runs against. */
+export const TEST_STORAGES = { disk: diskTestStorage, s3: s3TestStorage } as const;

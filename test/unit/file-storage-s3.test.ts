@@ -143,6 +143,30 @@ describe('S3 storage: where objects go', () => {
   });
 });
 
+describe('S3 storage: uploads at once', () => {
+  it('sends at most FILES_S3_UPLOADS uploads at once: the next starts when one ends', async () => {
+    const storage = s3Storage(`s3://${server.bucket}/turns`, { ...server.env, FILES_S3_UPLOADS: '1' });
+    const requests: string[] = [];
+    server.onRequest((method, url) => requests.push(`${method} ${url}`));
+    try {
+      const first = new Readable({ read() {} });
+      first.push(Buffer.from('first'));
+      const firstPut = storage.put('one', first, 'text/plain');
+      const secondPut = storage.put('two', Readable.from([Buffer.from('second')]), 'text/plain');
+      // The second waits its turn however long the first's body takes.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(requests.filter((request) => request.includes('/turns/'))).toEqual([]);
+      first.push(null);
+      expect(await firstPut).toEqual({ size: 5 });
+      expect(await secondPut).toEqual({ size: 6 });
+      expect(requests.findIndex((request) => request.includes('/turns/one'))).toBeLessThan(requests.findIndex((request) => request.includes('/turns/two')));
+    } finally {
+      server.onRequest(undefined);
+      await storage.close();
+    }
+  });
+});
+
 describe('S3 storage: credentials', () => {
   it('keeps the secret and the key id out of a failure’s message and fields', async () => {
     const secret = 'wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY';
@@ -179,6 +203,7 @@ describe('S3 settings', () => {
       endpoint: 'http://127.0.0.1:9000',
       region: 'eu-west-3',
       forcePathStyle: true,
+      uploads: 2,
       credentials: { accessKeyId: 'id', secretAccessKey: 'secret' },
     });
     expect(parseS3Settings('s3://my.bucket', { AWS_REGION: 'us-west-2' })).toEqual({
@@ -187,8 +212,10 @@ describe('S3 settings', () => {
       endpoint: undefined,
       region: 'us-west-2',
       forcePathStyle: false,
+      uploads: 2,
       credentials: undefined,
     });
+    expect(parseS3Settings('s3://bucket', { FILES_S3_UPLOADS: '6' }).uploads).toBe(6);
   });
 
   it.each([
@@ -200,6 +227,7 @@ describe('S3 settings', () => {
     ['s3://bucket/a b', {}, /prefix/],
     ['s3://bucket/x', { FILES_S3_ENDPOINT: 'minio:9000' }, /FILES_S3_ENDPOINT/],
     ['s3://bucket/x', { FILES_S3_FORCE_PATH_STYLE: 'maybe' }, /FILES_S3_FORCE_PATH_STYLE must be true or false/],
+    ['s3://bucket/x', { FILES_S3_UPLOADS: '0' }, /FILES_S3_UPLOADS must be an integer from 1/],
     ['s3://bucket/x', { AWS_ACCESS_KEY_ID: 'id' }, /set together/],
   ])('refuses %s with %j', (url, settings, message) => {
     expect(() => parseS3Settings(url, settings)).toThrow(message);

@@ -85,7 +85,7 @@ async function subscribe(action: ActionRequest, hub: LiveHub, reauthenticate: Re
   const source = { ...collection.listSource, selection: selectionOf(action, serializer) };
   const among = (extra: readonly Filter[], pageSize: number) => ({ page: 1, pageSize, search, ordering: [], filters: [...filters, ...extra], scope });
   const read = (plan: Pick<Parameters<typeof readList>[1], 'source' | 'query'>) => readList(database, { ...plan, paging: { by: 'number' }, count: 'none', estimateThreshold: 0 });
-  const context = { user, request, links: action.links, version: action.version };
+  const context = { user, request, links: action.links, version: action.version, fileLinks: action.fileLinks };
   const lastEventId = request.headers['last-event-id'];
   const subscription: Subscription = {
     table: collection.serializer.model.table,

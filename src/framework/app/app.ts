@@ -15,7 +15,11 @@ import { authenticateAppRoutes } from '../toolkit/app-routes.js';
 import type { AuthUser } from '../base/auth-user.js';
 import { resolveSecretKey, signingKeys } from './secrets.js';
 import { openFileStorage } from '../../store/files/open.js';
-import { fileLinks } from '../base/file-links.js';
+import { fileLinks, linkPath } from '../base/file-links.js';
+import { attachFiles, type AttachedFiles } from '../../store/files/attached.js';
+import { filePlaceIn } from '../render/record-links.js';
+import { listPath } from '../declare/paths.js';
+import { hasFiles } from '../views.js';
 import type { FilesRuntime } from '../views.js';
 import type { Config } from './config.js';
 import { credentialCheck, loginCheck } from '../routing/auth/login.js';
@@ -71,9 +75,27 @@ function assertThrottledCollectionsExist(definition: AppDefinition): void {
   }
 }
 
+/**
+ * The files the app's database lends a record store: its storage, and links under the first
+ * router's prefix to the records of its top-level collections (a path from the app's origin: no
+ * request names the host).
+ */
+function recordStoreFiles(first: MountedRouter, files: FilesRuntime, seconds: number): AttachedFiles {
+  return {
+    storage: files.storage,
+    link(table, row, field, stored) {
+      const target = first.collections.find((collection) => !collection.parent && collection.serializer.model.table === table && hasFiles(collection));
+      const place = target && filePlaceIn(target, listPath(target), row);
+      if (!place) return null;
+      const expires = Math.floor(Date.now() / 1000) + seconds;
+      return `${first.prefix}${linkPath(files.linkKey, place, field, stored, expires, endOf(first.trailingSlash))}`;
+    },
+  };
+}
+
 /** Uploaded files' store (FILES_STORAGE), opened at start so a bad setting stops the process there, and the links' signing. */
 async function filesRuntime(app: FastifyInstance, config: Config, linkKey: Uint8Array): Promise<FilesRuntime> {
-  const storage = await openFileStorage({ url: config.files.storage, env: process.env });
+  const storage = await openFileStorage({ url: config.files.storage, env: config.files.s3Env });
   app.addHook('onClose', () => storage.close());
   const { maxBodyBytes, maxParts, linkSeconds, s3Redirect } = config.files;
   return { storage, linkKey, links: fileLinks(linkKey, linkSeconds), limits: { maxBodyBytes, maxParts, maxFieldBytes: config.maxBodyBytes }, redirect: s3Redirect };
@@ -116,6 +138,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   // Simple routes (mounted by the app's `routes`) that declare a throttle bucket count with the same counters.
   app.decorate('restfoldThrottle', throttle);
   const files = await filesRuntime(app, config, keys.files);
+  for (const lent of new Set([context.database, database])) attachFiles(lent, recordStoreFiles(first, files, config.files.linkSeconds));
   const end = endOf(first.trailingSlash);
   const document = await registerOpenApi(app, config.auth, { keywords: credentialKeywords, prefix: first.prefix, end, pattern: first.pattern }, versioning);
 

@@ -8,6 +8,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { AuthKind } from '../stages/authentication/index.js';
 import { parseAllowedHosts } from '../base/hosts.js';
+import { booleanSetting } from '../../core/settings.js';
 import { parseTrustProxy, type TrustProxy } from '../base/proxy.js';
 import { parseRate, type Rate } from '../stages/throttling.js';
 import type { LiveLimits } from '../actions/live/hub.js';
@@ -93,17 +94,9 @@ function integer(env: Env, name: string, fallback: number, min: number): number 
   return Number(text);
 }
 
-function boolean(env: Env, name: string, fallback: boolean): boolean {
-  const text = env[name]?.toLowerCase();
-  if (text === undefined || text === '') return fallback;
-  if (['true', '1', 'yes', 'on'].includes(text)) return true;
-  if (['false', '0', 'no', 'off'].includes(text)) return false;
-  throw new Error(`${name} must be true or false (got "${env[name]}").`);
-}
-
 /** Django's admin is on by default at /admin/; a prefix is one or more path segments, without the trailing slash. */
 function adminPrefix(env: Env): string | undefined {
-  if (!boolean(env, 'ADMIN', true)) return undefined;
+  if (!booleanSetting(env, 'ADMIN', true)) return undefined;
   const prefix = (env.ADMIN_PREFIX || '/admin').replace(/\/$/, '');
   if (!/^(\/[A-Za-z0-9._~-]+)+$/.test(prefix)) throw new Error(`ADMIN_PREFIX must be a path such as /admin (got "${env.ADMIN_PREFIX}").`);
   return prefix;
@@ -185,7 +178,11 @@ export interface FilesConfig {
   readonly maxParts: number;
   /** FILES_S3_REDIRECT: with S3, downloads answer 302 to a presigned URL instead of streaming. */
   readonly s3Redirect: boolean;
+  /** The S3 store's settings (FILES_S3_* and the standard AWS_* ones) from the environment the config was read from. */
+  readonly s3Env: Readonly<Record<string, string | undefined>>;
 }
+
+const S3_SETTINGS = ['FILES_S3_ENDPOINT', 'FILES_S3_REGION', 'FILES_S3_FORCE_PATH_STYLE', 'FILES_S3_UPLOADS', 'AWS_REGION', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'];
 
 /** Where generated state lives: beside the SQLite file, or ./data (PostgreSQL); none for an in-memory database. */
 export function dataFolder(databaseUrl: string): string | undefined {
@@ -202,7 +199,8 @@ function filesConfig(env: Env, databaseUrl: string): FilesConfig {
     linkSeconds: duration(env, 'FILES_LINK_SECONDS', '1h'),
     maxBodyBytes: integer(env, 'FILES_MAX_BODY_BYTES', 100 * 1024 * 1024, 1),
     maxParts: integer(env, 'FILES_MAX_PARTS', 100, 1),
-    s3Redirect: boolean(env, 'FILES_S3_REDIRECT', false),
+    s3Redirect: booleanSetting(env, 'FILES_S3_REDIRECT', false),
+    s3Env: Object.fromEntries(S3_SETTINGS.map((name) => [name, env[name]])),
   };
 }
 
@@ -240,10 +238,10 @@ export function loadConfig(env: Env = process.env): Config {
     maxConnections: integer(env, 'DB_MAX_CONNECTIONS', 25, 1),
     maxIdleConnections: integer(env, 'DB_MAX_IDLE_CONNECTIONS', 5, 0),
     connectionWaitMs: integer(env, 'DB_CONNECTION_WAIT_MS', 5000, 1),
-    preparedStatements: boolean(env, 'DB_PREPARED_STATEMENTS', true),
+    preparedStatements: booleanSetting(env, 'DB_PREPARED_STATEMENTS', true),
     secretKey: env.SECRET_KEY || undefined,
     auth: [...new Set(auth)] as AuthKind[],
-    requireAuth: boolean(env, 'API_REQUIRE_AUTH', true),
+    requireAuth: booleanSetting(env, 'API_REQUIRE_AUTH', true),
     jwtAccessLifetime: duration(env, 'JWT_ACCESS_LIFETIME', '5m'),
     jwtRefreshLifetime: duration(env, 'JWT_REFRESH_LIFETIME', '1d'),
     sessionLifetime: duration(env, 'SESSION_LIFETIME', '14d'),
@@ -267,8 +265,8 @@ export function loadConfig(env: Env = process.env): Config {
     allowedHosts: parseAllowedHosts(env.ALLOWED_HOSTS),
     corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
     adminPrefix: adminPrefix(env),
-    history: boolean(env, 'HISTORY', true),
-    metrics: boolean(env, 'METRICS', false),
+    history: booleanSetting(env, 'HISTORY', true),
+    metrics: booleanSetting(env, 'METRICS', false),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1) : undefined,
     live: {
       heartbeatMs: integer(env, 'LIVE_HEARTBEAT_MS', 15_000, 1),

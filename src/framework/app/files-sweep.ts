@@ -28,7 +28,7 @@ function fileColumns(definition: AppDefinition): FileColumns[] {
 
 /** The orphaned keys in FILES_STORAGE, removed when `remove` is set. */
 export async function sweepFiles(definition: AppDefinition, config: Config, database: Database, options: { remove: boolean }): Promise<string[]> {
-  const storage = await openFileStorage({ url: config.files.storage, env: process.env });
+  const storage = await openFileStorage({ url: config.files.storage, env: config.files.s3Env });
   try {
     // Listed before the rows are read: an object stored meanwhile is named by then, or young.
     const keys: string[] = [];

@@ -1,67 +1,92 @@
 /**
- * Signed download links (as Active Storage's and S3's presigned URLs): the stored object's key in
- * the path, and its name, type and expiry in the query, signed together with HMAC-SHA256 under
- * the key SECRET_KEY derives for files. A link is bound to that object: a replaced or deleted
- * record's old object is removed, and its link then answers 404. It is rendered only where the
- * record is (scopes and permissions decided that), so holding a link is the right to the bytes
- * until it expires.
+ * Signed download links (as Active Storage's and S3's presigned URLs). A link names the record and
+ * the field that hold the file, `<record path>/_files/<field>/`, so that the same path answers a
+ * request with ordinary credentials (the collection's own pipeline: its permissions and scope
+ * decide, as for the record). Its query carries the stored object's key, name, type and expiry,
+ * signed together with the record and field under the key SECRET_KEY derives for files: such a
+ * link works without credentials until it expires. It is bound to that object: a replaced or
+ * deleted record's old object is removed, and its link then answers 404.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { StoredFile } from '../../core/file-fields.js';
 import { absoluteLink } from './hosts.js';
+import { pathEnd } from './style.js';
 
-/** The path segment the download route is mounted at under a router's prefix. */
-export const DOWNLOAD_PATH = '/_files/';
+/** The path segment under a record's path that its files' downloads are mounted at. */
+export const FILES_SEGMENT = '_files';
 
-/** What a valid link says of the object beside its key. */
+/** The download path's parameter naming the file field (its name as the serializer shows it). */
+export const FILE_FIELD_PARAMETER = 'fileField';
+
+/** Where a record's files are downloaded: the collection and record the path names, and the path itself. */
+export interface FilePlace {
+  readonly collection: string;
+  /** The record key's value as the path's parameter reads it (decoded); '' for a singleton. */
+  readonly record: string;
+  /** The path under the router's prefix, up to and including `_files/` (the field's name follows). */
+  readonly path: string;
+}
+
+/** What a signed link names. */
 export interface LinkedFile {
+  readonly collection: string;
+  readonly record: string;
+  readonly field: string;
+  readonly key: string;
   readonly name: string;
   readonly type: string;
   /** Unix seconds. */
   readonly expires: number;
 }
 
-const signature = (secret: Uint8Array, key: string, file: LinkedFile): Buffer =>
-  createHmac('sha256', secret).update(`restfold file\n${key}\n${file.type}\n${file.name}\n${file.expires}`).digest();
+const signature = (secret: Uint8Array, file: LinkedFile): Buffer =>
+  createHmac('sha256', secret)
+    .update(['restfold file', file.collection, file.record, file.field, file.key, file.type, file.name, String(file.expires)].join('\n'))
+    .digest();
 
-/** The link's path and query (under the router's prefix), valid until `expires`. */
-export function signedPath(secret: Uint8Array, key: string, file: LinkedFile): string {
-  const query = new URLSearchParams({ name: file.name, type: file.type, expires: String(file.expires), signature: signature(secret, key, file).toString('base64url') });
-  return `${DOWNLOAD_PATH}${key}?${query.toString()}`;
+/** The link's query, valid until `expires`. */
+export function signedQuery(secret: Uint8Array, file: LinkedFile): string {
+  return new URLSearchParams({ key: file.key, name: file.name, type: file.type, expires: String(file.expires), signature: signature(secret, file).toString('base64url') }).toString();
 }
 
-/** The link's file when its signature is good; undefined otherwise (expiry is the caller's to judge). */
-export function verifiedLink(secret: Uint8Array, key: string, query: URLSearchParams): LinkedFile | undefined {
+/** The link's file when its signature is good for that record and field; undefined otherwise (expiry is the caller's to judge). */
+export function verifiedLink(secret: Uint8Array, place: Pick<LinkedFile, 'collection' | 'record' | 'field'>, query: URLSearchParams): LinkedFile | undefined {
+  const key = query.get('key');
   const name = query.get('name');
   const type = query.get('type');
   const expires = Number(query.get('expires'));
   const given = Buffer.from(query.get('signature') ?? '', 'base64url');
-  if (name === null || type === null || !Number.isSafeInteger(expires)) return undefined;
-  const file = { name, type, expires };
-  const expected = signature(secret, key, file);
+  if (key === null || name === null || type === null || !Number.isSafeInteger(expires)) return undefined;
+  const file = { ...place, key, name, type, expires };
+  const expected = signature(secret, file);
   return given.length === expected.length && timingSafeEqual(given, expected) ? file : undefined;
 }
 
 /** How a response renders its file fields: the stored metadata with a fresh signed link. */
 export interface FileLinks {
-  render(request: FastifyRequest, stored: StoredFile): Record<string, unknown>;
+  /** The absolute signed URL of `field`'s file `stored`, held by the record at `place`, as `request` reaches the API. */
+  url(request: FastifyRequest, place: FilePlace, field: string, stored: StoredFile): string;
+}
+
+/** A link's path from `place` on (the router's prefix and the origin go before it), valid until `expires`; `end`: the router's path end. */
+export function linkPath(secret: Uint8Array, place: FilePlace, field: string, { key, name, content_type }: Pick<StoredFile, 'key' | 'name' | 'content_type'>, expires: number, end: string): string {
+  const query = signedQuery(secret, { collection: place.collection, record: place.record, field, key, name, type: content_type, expires });
+  return `${place.path}${encodeURIComponent(field)}${end}?${query}`;
 }
 
 export function fileLinks(secret: Uint8Array, seconds: number, now: () => number = Date.now): FileLinks {
   return {
-    render(request, { key, name, size, content_type, width, height }) {
+    url(request, place, field, stored) {
       const expires = Math.floor(now() / 1000) + seconds;
-      const url = absoluteLink(request, `${request.server.prefix}${signedPath(secret, key, { name, type: content_type, expires })}`);
-      return { url, name, size, content_type, ...(width !== undefined && { width, height }) };
+      return absoluteLink(request, `${request.server.prefix}${linkPath(secret, place, field, stored, expires, pathEnd(request))}`);
     },
   };
 }
 
-/** A file field's rendering: its object with a signed link, or without one (null) outside a request's collection routes. */
-export function renderFile(stored: StoredFile | null, request: FastifyRequest | undefined, links: FileLinks | undefined): Record<string, unknown> | null {
+/** A file field's rendering: its object with a signed link, or with a null one where no link can be made (no request, or no path serves the record). */
+export function renderFile(stored: StoredFile | null, url: string | null): Record<string, unknown> | null {
   if (stored === null) return null;
-  if (request && links) return links.render(request, stored);
   const { name, size, content_type, width, height } = stored;
-  return { url: null, name, size, content_type, ...(width !== undefined && { width, height }) };
+  return { url, name, size, content_type, ...(width !== undefined && { width, height }) };
 }

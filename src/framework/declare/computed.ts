@@ -12,7 +12,7 @@ import type { Table } from '../../core/model.js';
 import type { JoinColumns } from '../../store/read/join-rows.js';
 import type { AuthUser } from '../base/auth-user.js';
 import type { Credentials } from './credentials.js';
-import type { FileLinks } from '../base/file-links.js';
+import type { FileLinks, FilePlace } from '../base/file-links.js';
 import { whereConditions, type ScopeConditions } from './scope.js';
 import { User } from './users/user-model.js';
 
@@ -35,6 +35,8 @@ export interface RenderContext {
 export interface RecordLinks {
   /** The absolute URL of a record of `table`, from a collection of the router that serves `request`; null when none serves it. */
   recordUrl(request: FastifyRequest, table: string, row: Row): string | null;
+  /** Where a record of `table` has its files downloaded (the request's own collection's path, else the first of the router's that serves the table); null when none. */
+  filePlace(request: FastifyRequest, table: string, row: Row): FilePlace | null;
 }
 
 /** A computed field, as `computed.*` declares it. */

@@ -8,6 +8,7 @@ import type { FastifySchema } from 'fastify';
 import type { JsonSchema } from '../../core/fields.js';
 import type { Collection } from './collection.js';
 import type { CustomAction } from './custom-action.js';
+import { FILE_FIELD_PARAMETER, FILES_SEGMENT } from '../base/file-links.js';
 
 /** The path parameter naming a nested collection's parent record. */
 export const PARENT_PARAMETER = 'parent';
@@ -18,6 +19,9 @@ export const listPath = (collection: Collection): string =>
 
 /** One record's path: the list's, then its record key's parameter (`:id/` unless the collection names another). */
 export const detailPath = (collection: Collection): string => `${listPath(collection)}:${collection.recordKey.field}/`;
+
+/** Where a record's files are downloaded (routing/downloads.ts): under its path (a singleton's list path), then the field's name. */
+export const filesPath = (collection: Collection): string => `${collection.singleton ? listPath(collection) : detailPath(collection)}${FILES_SEGMENT}/:${FILE_FIELD_PARAMETER}/`;
 
 /** A route schema with the parent's path parameter before its own, for a nested collection; unchanged otherwise. */
 export function withPathParameters(collection: Collection, schema: FastifySchema): FastifySchema {

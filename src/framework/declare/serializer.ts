@@ -8,6 +8,7 @@ import { renderFile } from '../base/file-links.js';
 import { cached } from '../../core/cache.js';
 import { FieldError, type DefaultContext, type Field } from '../../core/fields.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
+import { compileFieldsParser, compileRender, fieldErrors, interpretRender, type FieldsParser, type ParseStep, type RecordRenderer, type RenderStep } from './compiled-serializer.js';
 import type { Aggregate, Batch, Join, Row, Selection } from '../../core/rows.js';
 import { clashDetails, type RecordRefused } from '../../core/refused.js';
 import { emptyDetails, parseError, validationFailed, type ErrorDetails, throwIfInvalid } from '../base/errors.js';
@@ -206,7 +207,11 @@ export class Serializer {
   private readonly format: Readonly<Record<string, (stored: unknown, row: Row) => unknown>>;
   private readonly options: SerializerOptions;
   /** Each shown field and how its value comes from a row, decided once rather than per row. */
-  private readonly renderers: readonly (readonly [string, (row: Row, context: RenderContext) => unknown])[];
+  private readonly renderSteps: readonly RenderStep[];
+  /** A row → its record: compiled from renderSteps (compiled-serializer.ts). */
+  private readonly renderRecord: RecordRenderer;
+  /** The body's writable fields parsed: compiled, where their names allow (else parseInputs does it all). */
+  private readonly parseFields: FieldsParser<WriteContext> | undefined;
   /** Whether a shown aggregate depends on the requesting user (the selection is then made per request). */
   readonly perUser: boolean;
   /** The versions its `versions` or a nested record's serializer's name: each shows fewer fields. */
@@ -323,7 +328,16 @@ export class Serializer {
     this.writableBy = new Map(Object.entries(options.writableBy ?? {}));
     const unrestrictable = [...this.writableBy.keys()].filter((name) => !this.writable.includes(name) && !this.relationInputs.includes(name));
     if (unrestrictable.length > 0) throw new Error(`${model.table}: writableBy ${unrestrictable.join(', ')} must be writable fields of \`fields\`.`);
-    this.renderers = this.fields.filter((name) => !this.writeOnly.has(name)).map((name) => [shownOf(name), this.rendererOf(name)] as const);
+    this.renderSteps = this.fields.filter((name) => !this.writeOnly.has(name)).map((name) => this.renderStepOf(name, shownOf(name)));
+    this.renderRecord = compileRender(this.renderSteps) ?? interpretRender(this.renderSteps);
+    const parseSteps = this.writable.map((name): ParseStep<WriteContext> => {
+      const field = fieldOf(name)!;
+      const ruled = field.validate !== undefined || field.requestingUserOnly !== undefined;
+      return { name, key: shownOf(name), field, hidden: this.hidden.has(name), ...(ruled && { parseValue: (value, context) => this.parseValue(field, value, context) }) };
+    });
+    this.parseFields = compileFieldsParser(parseSteps, emptyDetails, (index, pending, body, mode, context, values, details) =>
+      this.parsedLater(index, pending, this.inputOf(body, mode), mode, context, values, details).then(() => details),
+    );
     this.versions = [...new Set([...Object.keys(options.versions ?? {}), ...Object.values(this.nested).flatMap(({ serializer }) => serializer.versions)])];
     for (const [version, names] of Object.entries(options.versions ?? {})) {
       const unknown = names.filter((name) => !this.fields.includes(name));
@@ -356,7 +370,7 @@ export class Serializer {
 
   /** The names of a rendered record, in order (write-only fields are never rendered). */
   get shownFields(): readonly string[] {
-    return this.renderers.map(([name]) => name);
+    return this.renderSteps.map(({ name }) => name);
   }
 
   /**
@@ -492,36 +506,44 @@ export class Serializer {
 
   /** A stored row (nested rows already attached under their names) → the JSON record; `context` is what computed fields see. */
   render(row: Row, context: RenderContext = { user: null }): Row {
-    const record: Row = {};
-    for (const [name, value] of this.renderers) record[name] = value(row, context);
-    return record;
+    return this.renderRecord(row, context);
   }
 
-  private rendererOf(name: string): (row: Row, context: RenderContext) => unknown {
+  /** How the field `name`, shown as `shown`, renders: its model field's rendering of its column, or a function of the row. */
+  private renderStepOf(name: string, shown: string): RenderStep {
+    const step = (render: (row: Row, context: RenderContext) => unknown): RenderStep => ({ name: shown, render });
     const format = this.format[name];
     const nested = this.nested[name]?.serializer;
     const computed = this.computed[name];
-    if (this.hidden.has(name)) return () => null;
-    if (computed?.compute) return computed.compute;
+    if (this.hidden.has(name)) return step(() => null);
+    if (computed?.compute) return step(computed.compute);
     if (computed?.recordUrl) {
       const { table } = this.model;
-      return (row, { request, links }) => (request && links ? links.recordUrl(request, table, row) : null);
+      return step((row, { request, links }) => (request && links ? links.recordUrl(request, table, row) : null));
     }
-    if (format) return (row) => format(row[name], row);
+    if (format) return step((row) => format(row[name], row));
     const slug = this.relations[name]?.slug;
-    if (slug) return (row) => (row[name] as Row | null)?.[slug.field] ?? null;
+    if (slug) return step((row) => (row[name] as Row | null)?.[slug.field] ?? null);
     const listed = this.relations[name]?.serializer;
-    if (listed) return (row, context) => (row[name] as Row[]).map((related) => listed.render(related, context));
+    if (listed) return step((row, context) => (row[name] as Row[]).map((related) => listed.render(related, context)));
     const slugs = this.relations[name]?.slugs;
     if (slugs) {
       const field = slugs.target.fields[slugs.field]!;
-      return (row) => (row[name] as Row[]).map((related) => field.render(related[slugs.field]));
+      return step((row) => (row[name] as Row[]).map((related) => field.render(related[slugs.field])));
     }
-    if (computed || this.relations[name]) return (row) => row[name];
-    if (nested) return (row, context) => (row[name] ? nested.render(row[name] as Row, context) : null);
+    if (computed || this.relations[name]) return step((row) => row[name]);
+    if (nested) return step((row, context) => (row[name] ? nested.render(row[name] as Row, context) : null));
     const field = this.model.fields[name]!;
-    if (field.file) return (row, { request, fileLinks }) => renderFile(field.render(row[name]) as StoredFile | null, request, fileLinks);
-    return (row) => field.render(row[name]);
+    if (field.file) {
+      const { table } = this.model;
+      return step((row, { request, fileLinks, links }) => {
+        const stored = field.render(row[name]) as StoredFile | null;
+        if (!stored || !request || !fileLinks) return renderFile(stored, null);
+        const place = links?.filePlace(request, table, row);
+        return renderFile(stored, place ? fileLinks.url(request, place, shown, stored) : null);
+      });
+    }
+    return { name: shown, column: name, field };
   }
 
   /**
@@ -534,21 +556,35 @@ export class Serializer {
     if (typeof body !== 'object' || body === null || Array.isArray(body)) {
       throw parseError('Expected a JSON object.');
     }
-    const details = emptyDetails();
     const values: Row = {};
     const known = mode === 'create' ? this.creatable : this.updatable;
     // Named as sent, never as the fields they might be renamed from.
     const unknown = Object.keys(body).filter((name) => !known.has(name));
-    // By the model's names from here on.
-    const input = this.renames ? this.renamed(body as Row, known) : (body as Row);
-    const parsing = this.parseInputs(input, mode, context, values, details, 0);
+    const { parseFields } = this;
+    if (!parseFields) return this.parsedFrom(body as Row, mode, context, values, emptyDetails(), 0, unknown);
+    // The compiled parse reads the body by the names it is sent under, and makes the details only
+    // when there is an error; the relations, and the rest after a value that answers later, go the interpreted way.
+    const found = parseFields(body as Row, mode, context, values);
+    if (isPending(found)) return found.then((details) => this.parsedBody(values, details, unknown, mode, context));
+    if (this.relationInputs.length > 0) return this.parsedFrom(body as Row, mode, context, values, found ?? emptyDetails(), this.writable.length, unknown);
+    return this.parsedBody(values, found, unknown, mode, context);
+  }
+
+  /** The body's inputs parsed the interpreted way from the `from`th on, then the parsed body. */
+  private parsedFrom(body: Row, mode: WriteMode, context: WriteContext, values: Row, details: ErrorDetails, from: number, unknown: readonly string[]): MaybePromise<Row> {
+    const parsing = this.parseInputs(this.inputOf(body, mode), mode, context, values, details, from);
     return parsing ? parsing.then(() => this.parsedBody(values, details, unknown, mode, context)) : this.parsedBody(values, details, unknown, mode, context);
   }
 
+  /** A body's known fields by the model's names (itself, unless fields are renamed). */
+  private inputOf(body: Row, mode: WriteMode): Row {
+    return this.renames ? this.renamed(body, mode === 'create' ? this.creatable : this.updatable) : body;
+  }
+
   /** The parsed values, or 400 with the fields' errors and the unknown names; a create's defaults filled in. */
-  private parsedBody(values: Row, details: ErrorDetails, unknown: readonly string[], mode: WriteMode, context: WriteContext): Row {
-    if (Object.keys(details).length > 0 || unknown.length > 0) {
-      throw validationFailed({ ...this.shownDetails(details), ...Object.fromEntries(unknown.map((name) => [name, [UNKNOWN_FIELD]])) });
+  private parsedBody(values: Row, details: ErrorDetails | undefined, unknown: readonly string[], mode: WriteMode, context: WriteContext): Row {
+    if ((details && Object.keys(details).length > 0) || unknown.length > 0) {
+      throw validationFailed({ ...(details && this.shownDetails(details)), ...Object.fromEntries(unknown.map((name) => [name, [UNKNOWN_FIELD]])) });
     }
     if (mode === 'create') {
       for (const [name, field] of this.defaulted) {
@@ -580,16 +616,25 @@ export class Serializer {
         values[name] = parsed;
         continue;
       }
-      return Promise.resolve(parsed).then(
+      return this.parsedLater(index, parsed, input, mode, context, values, details);
+    }
+    return undefined;
+  }
+
+  /** The `index`th input's value once it answers (or its errors), then the inputs after it. */
+  private parsedLater(index: number, pending: Promise<unknown>, input: Row, mode: WriteMode, context: WriteContext, values: Row, details: ErrorDetails): Promise<void> {
+    const { writable, relationInputs } = this;
+    const name = index < writable.length ? writable[index]! : relationInputs[index - writable.length]!;
+    return Promise.resolve(pending)
+      .then(
         (value) => {
           values[name] = value;
         },
         (error: unknown) => {
           details[name] = fieldErrors(error);
         },
-      ).then(() => this.parseInputs(input, mode, context, values, details, index + 1));
-    }
-    return undefined;
+      )
+      .then(() => this.parseInputs(input, mode, context, values, details, index + 1));
   }
 
   /** A writable model field's value from the body; SKIPPED when the body does not set it (noting it in `details` when it must). */
@@ -659,9 +704,17 @@ export class Serializer {
     return this.options.validate !== undefined || also !== undefined;
   }
 
-  /** The model's fields of a stored record, as object validation sees them. */
+  /**
+   * The model's fields of a stored record, as object validation sees them: each as a body's value
+   * of it parses (a timestamp a Date, a JSON field its document, a boolean true or false), as a
+   * create's values are, whatever form the driver handed it back in (SQLite gives text and 0/1).
+   */
   storedFields(existing: Row): Row {
-    return Object.fromEntries(Object.keys(this.model.fields).filter((name) => name in existing).map((name) => [name, existing[name]]));
+    const record: Row = {};
+    for (const [name, field] of Object.entries(this.model.fields)) {
+      if (name in existing) record[name] = asParsed(field, existing[name]);
+    }
+    return record;
   }
 
   /**
@@ -728,14 +781,22 @@ export class Serializer {
   }
 }
 
+/**
+ * A stored value as parsing its rendering gives it; the stored value itself where that is no value
+ * a body could send (a password's hash, a file's record) or parses only later.
+ */
+function asParsed(field: Field, stored: unknown): unknown {
+  if (stored === null || stored === undefined || field.writeOnly || field.file) return stored;
+  try {
+    const parsed = field.parse(field.render(stored));
+    return isPending(parsed) ? stored : parsed;
+  } catch {
+    return stored;
+  }
+}
+
 /** What is not taken from a body (a field it does not set). */
 const SKIPPED = Symbol('skipped');
-
-/** A field's messages from what its parse threw (a FieldError); anything else is thrown on. */
-function fieldErrors(error: unknown): string[] {
-  if (!(error instanceof FieldError)) throw error;
-  return error.messages;
-}
 
 /** `id`, once checkRequestingUser passed: at once when the field names no requesting user, or names them. */
 function requestingUserChecked(field: Field, id: unknown, context: WriteContext): unknown {

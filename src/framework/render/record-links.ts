@@ -10,6 +10,7 @@ import type { Collection } from '../declare/collection.js';
 import { listPath, PARENT_PARAMETER } from '../declare/paths.js';
 import type { RecordLinks } from '../declare/computed.js';
 import { absoluteLink } from '../base/hosts.js';
+import { FILES_SEGMENT, type FilePlace } from '../base/file-links.js';
 
 /** Whether each record of the collection has a path of its own that answers GET (a singleton's path names no record). */
 const retrievable = (collection: Collection): boolean => collection.builtInActions.has('retrieve') && !collection.singleton;
@@ -26,20 +27,37 @@ export function recordLinks(collection: Collection, routed: readonly Collection[
     const table = other.serializer.model.table;
     if (!byTable.has(table) && !other.parent && retrievable(other)) byTable.set(table, other);
   }
+  /** The collection's path, a nested one's under the request's parent record; undefined when the request names none. */
+  const pathOf = (request: FastifyRequest, target: Collection): string | undefined => {
+    if (!target.parent) return listPath(target);
+    const parent = (request.params as Partial<Record<string, string>>)[PARENT_PARAMETER];
+    return parent === undefined ? undefined : listPath(target).replace(`:${PARENT_PARAMETER}`, encodeURIComponent(parent));
+  };
+  const own = collection.serializer.model.table;
   return {
     recordUrl(request: FastifyRequest, table: string, row: Row): string | null {
       const target = byTable.get(table);
-      if (!target) return null;
-      let path = listPath(target);
-      if (target.parent) {
-        const parent = (request.params as Partial<Record<string, string>>)[PARENT_PARAMETER];
-        if (parent === undefined) return null;
-        path = path.replace(`:${PARENT_PARAMETER}`, encodeURIComponent(parent));
-      }
+      const path = target && pathOf(request, target);
+      if (!target || path === undefined) return null;
       if (row[target.recordKey.field] === undefined || row[target.recordKey.field] === null) return null;
       return absoluteLink(request, `${request.server.prefix}${path}${target.recordKey.segment(row)}${pathEnd(request)}`);
     },
+    filePlace(request: FastifyRequest, table: string, row: Row): FilePlace | null {
+      // The request's own collection serves its files' downloads even where it answers no GET for the record.
+      const target = table === own ? collection : byTable.get(table);
+      const path = target && pathOf(request, target);
+      return !target || path === undefined ? null : filePlaceIn(target, path, row);
+    },
   };
+}
+
+/** Where `row`'s files are downloaded in `target`, whose list is at `path` (a nested one's parent filled in); null when the row has no key. */
+export function filePlaceIn(target: Collection, path: string, row: Row): FilePlace | null {
+  if (target.singleton) return { collection: target.name, record: '', path: `${path}${FILES_SEGMENT}/` };
+  const value = row[target.recordKey.field];
+  if (value === undefined || value === null) return null;
+  const segment = target.recordKey.segment(row);
+  return { collection: target.name, record: decodeURIComponent(segment), path: `${path}${segment}/${FILES_SEGMENT}/` };
 }
 
 /**
@@ -56,4 +74,6 @@ export const withLinkQuery = (links: RecordLinks, query: string): RecordLinks =>
     const url = links.recordUrl(request, table, row);
     return url === null ? null : `${url}${query}`;
   },
+  // Downloads answer every version alike: their links carry none.
+  filePlace: (request, table, row) => links.filePlace(request, table, row),
 });

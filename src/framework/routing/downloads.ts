@@ -1,15 +1,26 @@
 /**
- * The download route, `<prefix>/_files/<key>?name&type&expires&signature` (base/file-links.ts):
- * GET and HEAD stream the object's bytes, with its type, an ETag (the key names one version of the
- * bytes, so it never changes), its length, and single byte ranges (206, 416). Nothing downloaded
- * runs in the API's origin: `nosniff`, a sandboxing Content-Security-Policy, and anything but a
- * raster image (SVG is no image here) as an attachment under its original name, RFC 6266-encoded.
+ * A record's file downloads, `<record path>/_files/<field>/` (base/file-links.ts). With a signed
+ * link's query (`key`, `name`, `type`, `expires`, `signature`) the object answers without
+ * credentials; without one, the request passes the collection's own pipeline as the record's GET
+ * does (authentication, permissions, throttling, scope, object checks), and the bytes of the file
+ * the record holds now answer. GET and HEAD stream the bytes, with their type, an ETag (the key
+ * names one version of the bytes, so it never changes), their length, and single byte ranges
+ * (206, 416). Nothing downloaded runs in the API's origin: `nosniff`, a sandboxing
+ * Content-Security-Policy, and anything but a raster image (SVG is no image here) as an
+ * attachment under its original name, RFC 6266-encoded.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { Readable } from 'node:stream';
+import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import type { StoredFile } from '../../core/file-fields.js';
 import { ApiError, notFound } from '../base/errors.js';
-import { DOWNLOAD_PATH, verifiedLink, type LinkedFile } from '../base/file-links.js';
+import { FILE_FIELD_PARAMETER, verifiedLink } from '../base/file-links.js';
 import { checkedKey, type ByteRange } from '../../store/files/storage.js';
-import type { FilesRuntime } from '../views.js';
+import type { Collection } from '../declare/collection.js';
+import { loadRecord, type ActionResult, type ActionRoute } from '../actions/request.js';
+import { dispatch, type ApiRuntime, type FilesRuntime } from '../views.js';
+
+/** Longest a presigned URL of a redirected download lives, in seconds. */
+const PRESIGNED_SECONDS = 300;
 
 /** An ASCII name for old clients, and the UTF-8 one (RFC 5987) for all others. */
 export function contentDisposition(kind: 'inline' | 'attachment', name: string): string {
@@ -34,55 +45,85 @@ function rangeOf(header: string | undefined, size: number): ByteRange | null | u
   return start >= size || end < start ? null : { start, end };
 }
 
-function linked(request: FastifyRequest, files: FilesRuntime): { key: string; file: LinkedFile } {
-  const key = (request.params as Record<string, string>)['*'] ?? '';
-  try {
-    checkedKey(key);
-  } catch {
-    throw notFound();
-  }
-  const file = verifiedLink(files.linkKey, key, new URLSearchParams(request.url.slice(request.url.indexOf('?') + 1)));
-  if (!file) throw notFound();
-  if (file.expires * 1000 < Date.now()) throw new ApiError(403, 'permission_denied', 'This link has expired: read the record again for a new one.');
-  return { key, file };
-}
-
-async function download(request: FastifyRequest, reply: FastifyReply, files: FilesRuntime): Promise<FastifyReply> {
-  const { key, file } = linked(request, files);
-  const disposition = contentDisposition(inline(file.type) ? 'inline' : 'attachment', file.name);
+/** The object's answer, as a result the pipeline sends as it is (its `type` set, so it is never rendered). */
+async function fileAnswer(request: FastifyRequest, files: FilesRuntime, stored: Pick<StoredFile, 'key' | 'name' | 'content_type'>, presignedSeconds: number): Promise<ActionResult & { type: string }> {
+  const { key, name, content_type: type } = stored;
+  const disposition = contentDisposition(inline(type) ? 'inline' : 'attachment', name);
   if (files.redirect && files.storage.presign) {
-    const seconds = Math.max(1, Math.min(300, file.expires - Math.floor(Date.now() / 1000)));
-    const url = await files.storage.presign(key, { expiresIn: seconds, contentType: file.type, contentDisposition: disposition });
-    return reply.code(302).header('location', url).header('cache-control', 'no-store').send();
+    const url = await files.storage.presign(key, { expiresIn: presignedSeconds, contentType: type, contentDisposition: disposition });
+    return { status: 302, headers: { location: url, 'cache-control': 'no-store' }, type: 'text/plain; charset=utf-8' };
   }
   const stat = await files.storage.stat(key);
   if (!stat) throw notFound();
   const etag = `"${key.slice(key.lastIndexOf('/') + 1)}"`;
-  reply
-    .header('content-type', file.type)
-    .header('etag', etag)
-    .header('accept-ranges', 'bytes')
-    .header('x-content-type-options', 'nosniff')
-    .header('content-security-policy', "sandbox; default-src 'none'")
-    .header('content-disposition', disposition)
-    .header('cache-control', 'private, max-age=3600');
-  if (request.headers['if-none-match'] === etag) return reply.code(304).send();
+  const headers: Record<string, string> = {
+    etag,
+    'accept-ranges': 'bytes',
+    'x-content-type-options': 'nosniff',
+    'content-security-policy': "sandbox; default-src 'none'",
+    'content-disposition': disposition,
+    'cache-control': 'private, max-age=3600',
+  };
+  if (request.headers['if-none-match'] === etag) return { status: 304, headers, type };
   const range = rangeOf(request.headers.range, stat.size);
-  if (range === null) return reply.code(416).header('content-range', `bytes */${stat.size}`).send();
-  if (range) reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${stat.size}`);
-  reply.header('content-length', range ? range.end - range.start + 1 : stat.size);
-  if (request.method === 'HEAD') return reply.send();
+  if (range === null) return { status: 416, headers: { ...headers, 'content-range': `bytes */${stat.size}` }, type };
+  if (range) headers['content-range'] = `bytes ${range.start}-${range.end}/${stat.size}`;
+  headers['content-length'] = String(range ? range.end - range.start + 1 : stat.size);
+  const status = range ? 206 : 200;
+  // An empty stream: Fastify's HEAD route keeps the length set above for a stream (it would call no body 0).
+  if (request.method === 'HEAD') return { status, headers, type, body: Readable.from([]) };
   const bytes = await files.storage.read(key, range);
   if (!bytes) throw notFound();
-  return reply.send(bytes);
+  return { status, headers, type, body: bytes };
 }
 
-/** Mounts the download route under the router's prefix (the links the router's records render point here). */
-export function mountDownloads(api: FastifyInstance, files: FilesRuntime): void {
-  api.route({
-    method: ['GET', 'HEAD'],
-    url: `${DOWNLOAD_PATH}*`,
+/** A signed link's download: the signature, not a credential, is the right to the bytes. */
+async function signedDownload(request: FastifyRequest, reply: FastifyReply, files: FilesRuntime, collection: Collection, query: URLSearchParams): Promise<FastifyReply> {
+  const params = request.params as Record<string, string | undefined>;
+  const place = { collection: collection.name, record: collection.singleton ? '' : (collection.recordKey.segmentIn(params) ?? ''), field: params[FILE_FIELD_PARAMETER] ?? '' };
+  const file = verifiedLink(files.linkKey, place, query);
+  if (!file) throw notFound();
+  try {
+    checkedKey(file.key);
+  } catch {
+    throw notFound();
+  }
+  const left = file.expires - Math.floor(Date.now() / 1000);
+  if (left < 0) throw new ApiError(403, 'permission_denied', 'This link has expired: read the record again for a new one.');
+  const answer = await fileAnswer(request, files, { key: file.key, name: file.name, content_type: file.type }, Math.max(1, Math.min(PRESIGNED_SECONDS, left)));
+  reply.code(answer.status).headers(answer.headers ?? {});
+  return reply.type(answer.type).send(answer.body);
+}
+
+/** A download with ordinary credentials, as the pipeline runs it: the record's GET, its file field's bytes in place of its body. */
+function downloadRoute(collection: Collection, files: FilesRuntime): ActionRoute {
+  return {
+    action: 'retrieve',
+    mediaTypes: collection.representations,
+    takesBody: false,
+    enveloped: false,
+    async run(action) {
+      const serializer = action.collection.serializerFor(action);
+      const shown = (action.request.params as Record<string, string | undefined>)[FILE_FIELD_PARAMETER];
+      // A field the request's serializer shows, and a file: any other name has no download.
+      const name = serializer.fields.find((each) => serializer.shown(each) === shown && serializer.model.fields[each]?.file);
+      if (name === undefined) throw notFound();
+      const { row } = await loadRecord(action, serializer);
+      const stored = serializer.model.fields[name]!.render(row[name]) as StoredFile | null;
+      if (!stored) throw notFound();
+      return fileAnswer(action.request, files, stored, PRESIGNED_SECONDS);
+    },
+  };
+}
+
+/** The endpoint a collection's records' files are downloaded at: by signature, or through the pipeline. */
+export function downloadEndpoint(runtime: ApiRuntime, files: FilesRuntime, collection: Collection): { handler: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>; schema: FastifySchema } {
+  const route = downloadRoute(collection, files);
+  return {
     schema: { hide: true },
-    handler: (request, reply) => download(request, reply, files),
-  });
+    handler(request, reply) {
+      const query = new URLSearchParams(request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '');
+      return query.has('signature') ? signedDownload(request, reply, files, collection, query) : dispatch(request, reply, runtime, collection, route);
+    },
+  };
 }

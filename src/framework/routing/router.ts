@@ -8,7 +8,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, FastifySchema } fro
 import { pathEnd } from '../base/style.js';
 import { atVersion, type Collection } from '../declare/collection.js';
 import type { VersionedRouteConfig } from '../docs/versions.js';
-import { detailPath, listPath, withPathParameters } from '../declare/paths.js';
+import { detailPath, filesPath, listPath, withPathParameters } from '../declare/paths.js';
 import type { CustomAction, Method } from '../declare/custom-action.js';
 import { customActionPath } from '../declare/paths.js';
 import { envelopedSchema } from '../docs/envelopes.js';
@@ -27,7 +27,8 @@ import { queryParameters } from '../base/query-string.js';
 import { recordLinks } from '../render/record-links.js';
 import { renderResult } from '../render/renderers.js';
 import type { Action, Permission } from '../declare/permission-classes.js';
-import { dispatch, permissionsFor, type ApiRuntime } from '../views.js';
+import { dispatch, hasFiles, permissionsFor, type ApiRuntime } from '../views.js';
+import { downloadEndpoint } from './downloads.js';
 import { DRAINED_LIMITS, dropRest, isMultipart } from '../stages/parsers/multipart.js';
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
@@ -270,6 +271,7 @@ export function mountCollections(instance: FastifyInstance, runtime: ApiRuntime,
       if (Object.keys(endpoints).length > 0) resource(instance, path, endpoints);
       else absent(instance, path);
     }
+    if (own.files && hasFiles(collection)) resource(instance, filesPath(collection), { GET: downloadEndpoint(own, own.files, collection) });
     if (collection.bulkCreateMax !== undefined) resource(instance, `${listPath(collection)}bulk/`, { POST: bulkCreateEndpoint(own, collection) });
     if (collection.live) resource(instance, `${listPath(collection)}${collection.live.path}/`, { GET: eventsEndpoint(own, collection) });
     for (const [path, endpoints] of customActionEndpoints(own, collection)) resource(instance, path, endpoints);

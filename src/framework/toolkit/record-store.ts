@@ -20,6 +20,7 @@ import type { Ordering } from '../../core/list-query.js';
 import type { Row } from '../../core/rows.js';
 import type { Serializer, WriteContext } from '../declare/serializer.js';
 import { internalColumns } from '../declare/model.js';
+import { recordFiles } from './record-files.js';
 
 export type { RecordId };
 
@@ -159,6 +160,8 @@ export function recordStore(database: Database, serializer: Serializer, options:
   const missing = (): ApiError => notFound(`${capitalized(options.name)} not found.`);
   // Anonymous: no user, no permissions.
   const context: WriteContext = { userId: null, hasPermission: async () => false };
+  const files = recordFiles(database, serializer);
+  const render = (row: Row): Row => files.linked(serializer.render(row) as Row, row);
 
   const parse = async (body: unknown, mode: 'create' | 'partial_update'): Promise<Row> => {
     const input =
@@ -222,7 +225,7 @@ export function recordStore(database: Database, serializer: Serializer, options:
   };
 
   return {
-    get: async (id, { lock = false } = {}) => serializer.render(await load(id, lock)),
+    get: async (id, { lock = false } = {}) => render(await load(id, lock)),
 
     async list(where, ordering) {
       const filters = filtersOf(where);
@@ -230,7 +233,7 @@ export function recordStore(database: Database, serializer: Serializer, options:
       const rows = values
         ? await listRecords(database, model, selection, values, orderingOf(ordering))
         : await recordsMatching(database, model, selection, filters, orderingOf(ordering));
-      return rows.map((row) => serializer.render(row));
+      return rows.map((row) => render(row));
     },
 
     async *each(where, ordering) {
@@ -240,16 +243,17 @@ export function recordStore(database: Database, serializer: Serializer, options:
       const filters = filtersOf(where);
       const source = { selection, fields: model.fields, searchFields: [] };
       for await (const rows of recordsInBatches(database, source, { filters, ordering: terms }, BATCH_SIZE)) {
-        for (const row of rows) yield serializer.render(row);
+        for (const row of rows) yield render(row);
       }
     },
 
-    async create(body, set = {}) {
-      const values = { ...(await parse(body, 'create')), ...set };
-      model.rules?.creates?.(values, null);
-      const [row] = await writing('save', () => createRecords(database, { serializer, selection, context, records: [values] }));
-      return serializer.render(row!);
-    },
+    create: (body, set = {}) =>
+      files.storing(body, async (withFiles) => {
+        const values = { ...(await parse(withFiles, 'create')), ...set };
+        model.rules?.creates?.(values, null);
+        const [row] = await writing('save', () => createRecords(database, { serializer, selection, context, records: [values] }));
+        return render(row!);
+      }),
 
     async getOrCreate(where, set = {}) {
       const named = Object.keys(where).filter((name) => !model.fields[name] || Array.isArray(where[name]));
@@ -259,17 +263,17 @@ export function recordStore(database: Database, serializer: Serializer, options:
       const match = Object.fromEntries(Object.keys(where).map((name) => [name, values[name]]));
       const found = async () => (await listRecords(database, model, selection, match, [{ field: 'id', descending: false }]))[0];
       const existing = await found();
-      if (existing) return { record: serializer.render(existing), created: false };
+      if (existing) return { record: render(existing), created: false };
       model.rules?.creates?.(values, null);
       for (let attempt = 1; ; attempt += 1) {
         const row = await writing('save', () => insertRowIfAbsent(database, model, selection, values));
-        if (row) return { record: serializer.render(row), created: true };
+        if (row) return { record: render(row), created: true };
         const stored = await found();
-        if (stored) return { record: serializer.render(stored), created: false };
+        if (stored) return { record: render(stored), created: false };
         // Taken by a record that is gone already (deleted meanwhile), or another unique field's values
         // are: the plain create tells which, behind a savepoint so that its refusal fails no transaction.
         try {
-          return { record: serializer.render(await savepointed(database, () => insertRow(database, model, selection, values))), created: true };
+          return { record: render(await savepointed(database, () => insertRow(database, model, selection, values))), created: true };
         } catch (error) {
           // `where`'s own fields clash again: a record made and deleted meanwhile, once more; looked for again.
           const again = error instanceof RecordRefused && error.clashing !== undefined && error.clashing.length > 0 && error.clashing.every((name) => name in where);
@@ -280,15 +284,33 @@ export function recordStore(database: Database, serializer: Serializer, options:
 
     async update(id, readBody, set = {}) {
       await load(id);
-      const values = { ...(await parse(readBody(), 'partial_update')), ...set };
-      // Only the body's fields are written, so a concurrent save of other fields is not undone.
-      const row = await writing('save', () => updateRecord(database, { serializer, selection, context, id, values }));
-      if (!row) throw missing();
-      return serializer.render(row);
+      return files.storing(readBody(), async (body) => {
+        const values = { ...(await parse(body, 'partial_update')), ...set };
+        // Only the body's fields are written, so a concurrent save of other fields is not undone.
+        if (!files.any) {
+          const row = await writing('save', () => updateRecord(database, { serializer, selection, context, id, values }));
+          if (!row) throw missing();
+          return render(row);
+        }
+        // With files, the row written over is read locked in the write's transaction: of concurrent replaces, each removes the object the one before it stored.
+        const written = await writing('save', () =>
+          inTransaction(database, async (transaction) => {
+            const old = await findRecord(transaction, selection, id, { lock: true });
+            const row = old && (await updateRecord(transaction, { serializer, selection, context, id, values }));
+            return old && row && { old, row };
+          }),
+        );
+        if (!written) throw missing();
+        await files.replaced(written.old, written.row);
+        return render(written.row);
+      });
     },
 
     async delete(id) {
+      // The objects the record names go with it: read first where it has files.
+      const old = files.any ? await load(id) : undefined;
       if (!(await writing('delete', () => deleteRecord(database, { model, selection, id })))) throw missing();
+      if (old) await files.replaced(old, undefined);
     },
 
     async updateMatching(where, changes) {

@@ -112,6 +112,6 @@ export interface DialectCapabilities {
   liveIndexes<DB>(db: Kysely<DB>): Promise<LiveIndex[]>;
   /** The named check constraints of every table (of the current schema). */
   liveChecks<DB>(db: Kysely<DB>): Promise<LiveIndex[]>;
-  /** Deletes every row of `tables` (of the current schema) whatever their foreign keys, and starts their ids again from 1. */
-  emptyTables<DB>(db: Kysely<DB>, tables: readonly string[]): Promise<void>;
+  /** Deletes every row of every table of the current schema but `kept`, whatever their foreign keys, and starts their ids again from 1. */
+  emptyTables<DB>(db: Kysely<DB>, kept: readonly string[]): Promise<void>;
 }

@@ -16,6 +16,20 @@ const PARTIAL = '.partial';
 
 const missing = (error: unknown): boolean => (error as NodeJS.ErrnoException).code === 'ENOENT';
 
+/**
+ * What an upload's write buffers while the file system is busy with the last write: the chunks
+ * that arrive meanwhile go out in one writev, so a large file takes far fewer trips to the thread
+ * pool than at the stream's default. Held per upload in flight (see docs/performance.md, Files).
+ */
+const WRITE_BUFFER_BYTES = 256 * 1024;
+
+/**
+ * A download's reads, larger than the stream's default: fewer reads, socket writes and buffers for
+ * the collector per byte (see docs/performance.md, Files). Held per download in flight, which
+ * MAX_CONNECTIONS bounds; a smaller object reads at its own size.
+ */
+const READ_BUFFER_BYTES = 256 * 1024;
+
 export function diskStorage(folder: string): FileStorage {
   const root = resolve(folder);
   const pathOf = (key: string): string => join(root, ...checkedKey(key).split('/'));
@@ -25,19 +39,15 @@ export function diskStorage(folder: string): FileStorage {
     await mkdir(dirname(path), { recursive: true });
     const draft = `${path}.${randomBytes(6).toString('hex')}${PARTIAL}`;
     try {
-      await pipeline(body, createWriteStream(draft, { flags: 'wx', mode: 0o600 }));
-      const handle = await open(draft, 'r');
-      try {
-        await handle.sync();
-      } finally {
-        await handle.close();
-      }
+      // Synced (flush) before the stream closes its file, with no second open: durable once renamed into place.
+      const file = createWriteStream(draft, { flags: 'wx', mode: 0o600, flush: true, highWaterMark: WRITE_BUFFER_BYTES });
+      await pipeline(body, file);
       await rename(draft, path);
+      return { size: file.bytesWritten };
     } catch (error) {
       await rm(draft, { force: true });
       throw error;
     }
-    return { size: (await stat(path)).size };
   }
 
   async function read(key: string, range?: ByteRange): Promise<Readable | null> {
@@ -48,8 +58,10 @@ export function diskStorage(folder: string): FileStorage {
       throw error;
     });
     if (!handle) return null;
+    const length = range ? range.end - range.start + 1 : (await handle.stat()).size;
+    const highWaterMark = Math.max(16 * 1024, Math.min(READ_BUFFER_BYTES, length));
     // The stream takes the handle itself (never its bare fd, which the handle would close again when collected).
-    return createReadStream('', { fd: handle, autoClose: true, ...(range && { start: range.start, end: range.end }) });
+    return createReadStream('', { fd: handle, autoClose: true, highWaterMark, ...(range && { start: range.start, end: range.end }) });
   }
 
   async function* walk(folderPath: string): AsyncGenerator<string> {

@@ -7,9 +7,12 @@
  *   FILES_S3_REGION                        else AWS_REGION, else us-east-1
  *   FILES_S3_FORCE_PATH_STYLE              true: `<endpoint>/<bucket>/<key>` (MinIO), not `<bucket>.<endpoint>`
  *   FILES_S3_REDIRECT                      true: downloads answer 302 to a presigned URL
+ *   FILES_S3_UPLOADS                       uploads sent to the store at once (default 2); others wait their turn
  *   AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
  *                                          else the SDK's own chain (instance or task role, profile)
  */
+import { booleanSetting } from '../../core/settings.js';
+
 export interface S3Settings {
   bucket: string;
   /** Prepended to every key, without slashes at either end; '' for none. */
@@ -17,6 +20,8 @@ export interface S3Settings {
   endpoint: string | undefined;
   region: string;
   forcePathStyle: boolean;
+  /** Uploads sent at once, each holding up to two 5 MiB parts in memory (FILES_S3_UPLOADS). */
+  uploads: number;
   credentials: { accessKeyId: string; secretAccessKey: string; sessionToken?: string } | undefined;
 }
 
@@ -27,11 +32,10 @@ const BUCKET = /^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/;
 // Path segments an operator would write; no `.`/`..`, so the prefix means the same on every store.
 const PREFIX = /^(?!\.\.?(\/|$))[A-Za-z0-9._-]+(\/(?!\.\.?(\/|$))[A-Za-z0-9._-]+)*$/;
 
-function flag(env: Env, name: string): boolean {
-  const text = env[name]?.trim().toLowerCase() ?? '';
-  if (['', 'false', '0', 'no', 'off'].includes(text)) return false;
-  if (['true', '1', 'yes', 'on'].includes(text)) return true;
-  throw new Error(`${name} must be true or false (got ${JSON.stringify(env[name])}).`);
+function uploadsAtOnce(env: Env): number {
+  const text = env.FILES_S3_UPLOADS?.trim() || '2';
+  if (!/^\d+$/.test(text) || Number(text) < 1 || Number(text) > 1000) throw new Error(`FILES_S3_UPLOADS must be an integer from 1 to 1000 (got ${JSON.stringify(env.FILES_S3_UPLOADS)}).`);
+  return Number(text);
 }
 
 export function parseS3Settings(url: string, env: Env): S3Settings {
@@ -50,7 +54,8 @@ export function parseS3Settings(url: string, env: Env): S3Settings {
     prefix,
     endpoint,
     region: env.FILES_S3_REGION || env.AWS_REGION || 'us-east-1',
-    forcePathStyle: flag(env, 'FILES_S3_FORCE_PATH_STYLE'),
+    forcePathStyle: booleanSetting(env, 'FILES_S3_FORCE_PATH_STYLE', false),
+    uploads: uploadsAtOnce(env),
     credentials: accessKeyId && secretAccessKey ? { accessKeyId, secretAccessKey, ...(env.AWS_SESSION_TOKEN ? { sessionToken: env.AWS_SESSION_TOKEN } : {}) } : undefined,
   };
 }
@@ -61,5 +66,5 @@ export function parseS3Settings(url: string, env: Env): S3Settings {
  * default: the store must then be reachable by the clients, and the link leaves the API's origin.
  */
 export function s3Redirects(env: Env): boolean {
-  return flag(env, 'FILES_S3_REDIRECT');
+  return booleanSetting(env, 'FILES_S3_REDIRECT', false);
 }

@@ -18,11 +18,29 @@ import { parseS3Settings, type S3Settings } from './s3-settings.js';
 
 /**
  * An upload holds at most (QUEUE_SIZE + 1) parts of PART_BYTES in memory at once, whatever the
- * file's size: one being filled from the request, QUEUE_SIZE being sent. 5 MiB is S3's smallest
- * part; at 10,000 parts that allows files up to ~48 GiB.
+ * file's size: one being filled from the request, one being sent. 5 MiB is S3's smallest part; at
+ * 10,000 parts that allows files up to ~48 GiB. How many uploads are sent at once is the
+ * settings' `uploads` (the rest wait, their requests paused): together they bound the memory.
  */
 const PART_BYTES = 5 * 1_048_576;
-const QUEUE_SIZE = 2;
+const QUEUE_SIZE = 1;
+
+/** At most `size` holders at once; the others wait in order. */
+function slots(size: number): { take(): Promise<void>; give(): void } {
+  let free = size;
+  const waiting: (() => void)[] = [];
+  return {
+    async take() {
+      if (free > 0) free -= 1;
+      else await new Promise<void>((resolve) => waiting.push(resolve));
+    },
+    give() {
+      const next = waiting.shift();
+      if (next) next();
+      else free += 1;
+    },
+  };
+}
 
 /** The store's status, name and message only: an SDK error's other fields can carry the key id or what was signed. */
 class S3StorageError extends Error {
@@ -78,31 +96,41 @@ export function s3Storage(url: string, env: Readonly<Record<string, string | und
   const settings = parseS3Settings(url, env);
   const s3 = client(settings);
   const { bucket } = settings;
+  const sending = slots(settings.uploads);
   const secrets = [settings.credentials?.secretAccessKey, settings.credentials?.accessKeyId, settings.credentials?.sessionToken].filter(
     (secret): secret is string => !!secret,
   );
   const objectKey = (key: string): string => (settings.prefix ? `${settings.prefix}/${checkedKey(key)}` : checkedKey(key));
   const failed = (operation: string, error: unknown): S3StorageError => new S3StorageError(operation, bucket, error, secrets);
 
+  async function send(key: string, body: Readable, contentType: string): Promise<StoredObject> {
+    const Key = objectKey(key);
+    const counted = counter();
+    // pipeline destroys `counted` (and so fails the upload's read) when `body` fails, and `body` when `counted` is destroyed.
+    pipeline(body, counted, () => {});
+    const upload = new Upload({ client: s3, params: { Bucket: bucket, Key, Body: counted, ContentType: contentType }, partSize: PART_BYTES, queueSize: QUEUE_SIZE });
+    try {
+      // A failed multipart upload is aborted by Upload itself (its parts removed): no object appears under Key.
+      await upload.done();
+    } catch (error) {
+      // The body's own failure (a client gone, a size limit) tells the caller more than the store's echo of it.
+      const cut = body.errored ?? (body.destroyed && !body.readableEnded ? new Error('The file’s stream closed before its end.') : null);
+      counted.destroy();
+      throw cut ?? failed('PutObject', error);
+    }
+    return { size: counted.bytes };
+  }
+
   return {
     kind: 's3',
 
     async put(key: string, body: Readable, contentType: string): Promise<StoredObject> {
-      const Key = objectKey(key);
-      const counted = counter();
-      // pipeline destroys `counted` (and so fails the upload's read) when `body` fails, and `body` when `counted` is destroyed.
-      pipeline(body, counted, () => {});
-      const upload = new Upload({ client: s3, params: { Bucket: bucket, Key, Body: counted, ContentType: contentType }, partSize: PART_BYTES, queueSize: QUEUE_SIZE });
+      await sending.take();
       try {
-        // A failed multipart upload is aborted by Upload itself (its parts removed): no object appears under Key.
-        await upload.done();
-      } catch (error) {
-        // The body's own failure (a client gone, a size limit) tells the caller more than the store's echo of it.
-        const cut = body.errored ?? (body.destroyed && !body.readableEnded ? new Error('The file’s stream closed before its end.') : null);
-        counted.destroy();
-        throw cut ?? failed('PutObject', error);
+        return await send(key, body, contentType);
+      } finally {
+        sending.give();
       }
-      return { size: counted.bytes };
     },
 
     async read(key: string, range?: ByteRange): Promise<Readable | null> {

@@ -7,6 +7,5 @@ import { storeDatabase, type Database } from '../connection/database.js';
 /** Deletes every row of every table of the current schema but `kept`'s (the migrations' records), and starts ids again from 1. */
 export async function emptyTables(database: Database, kept: readonly string[]): Promise<void> {
   const { db, capabilities } = storeDatabase(database);
-  const tables = new Set((await capabilities.liveColumns(db)).map(({ table }) => table));
-  await capabilities.emptyTables(db, [...tables].filter((table) => !kept.includes(table)));
+  await capabilities.emptyTables(db, kept);
 }

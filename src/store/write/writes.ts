@@ -164,7 +164,9 @@ function inserted(database: Database, model: Model, selection: Selection, values
   const driverValues = toDriverValues(model, values);
   const columns = Object.keys(driverValues);
   const query = writeQuery(selection, `${ifAbsent ? 'insert-if-absent' : 'insert'} ${columns.join(',')}`, columns.length, (database, placeholders) => {
-    const insert = storeDatabase(database).db.insertInto(model.table).values(bound(columns, placeholders));
+    const into = storeDatabase(database).db.insertInto(model.table);
+    // A record of no values (a model of its key alone): `VALUES ()` is no SQL on either database.
+    const insert = columns.length === 0 ? into.defaultValues() : into.values(bound(columns, placeholders));
     return (ifAbsent ? insert.onConflict((conflict) => conflict.doNothing()) : insert) as unknown as Returnable;
   });
   return refusing(database, model, values, driverValues, () => writtenRow(database, selection, query, Object.values(driverValues))).then((row) => {

@@ -56,7 +56,8 @@ export function ChangeFormPage(props: { frame: Frame; model: ChangeFormModel }) 
       )}
       <form method="post" action={model.action} class="record-form" novalidate>
         <input type="hidden" name={CSRF_FIELD} value={frame.staff!.csrfToken} />
-        {serializer.writable.map((name) => {
+        {/* Its forms post urlencoded, which carries no file: files are uploaded through the API (the browsable form). */}
+        {serializer.writable.filter((name) => !serializer.model.fields[name]!.file).map((name) => {
           const shown = serializer.shown(name);
           return <FieldInput key={name} name={shown} field={serializer.model.fields[name]!} value={values[shown]} hidden={serializer.hidden.has(name)} creating={model.creating} errors={errors[shown]} />;
         })}

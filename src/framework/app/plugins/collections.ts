@@ -12,7 +12,6 @@ import type { AuthKind } from '../../stages/authentication/index.js';
 import type { BrowsableContext } from '../../render/browsable/index.js';
 import { ANONYMOUS, errorResponses, operationId } from '../../docs/openapi.js';
 import { keepRawBodies, mountCollections, resource } from '../../routing/router.js';
-import { mountDownloads } from '../../routing/downloads.js';
 import type { ApiRuntime } from '../../views.js';
 import type { Collection } from '../../declare/collection.js';
 import type { ScopePlan } from '../../stages/scope/plan.js';
@@ -61,7 +60,6 @@ export const collections = appWide<CollectionsOptions>('collections', async (app
         if (serves) options.mountAuthRoutes(api);
         const runtime = { ...options.runtime, page: { ...options.runtime.page, root }, version: router.version };
         mountCollections(api, runtime, router.collections, router.root);
-        if (runtime.files) mountDownloads(api, runtime.files);
         if (serves) {
           for (const { collections: own, scopePlan } of options.authCollections) {
             await api.register(

@@ -18,8 +18,52 @@ function Errors(props: { messages: readonly string[] | undefined }) {
   );
 }
 
+/** The rendered file object's parts the form shows; its link only when it is a web address (a link rendered outside a request has none). */
+function currentFile(value: unknown): { name: string; size: number; url?: string } | undefined {
+  if (typeof value !== 'object' || value === null) return undefined;
+  const { name, size, url } = value as Record<string, unknown>;
+  if (typeof name !== 'string') return undefined;
+  return { name, size: Number(size), ...(typeof url === 'string' && /^https?:\/\//i.test(url) && { url }) };
+}
+
+/**
+ * A file or image field: the file now stored (its link, an image shown small) and a file input; a
+ * nullable one that holds a file, a box to clear it. The browsable page's script sends the form as
+ * multipart/form-data (a chosen file uploaded; none chosen, the file kept).
+ */
+function FileInput(props: { name: string; field: Field; value: unknown; creating: boolean; errors?: readonly string[] }) {
+  const { name, field } = props;
+  const current = currentFile(props.value);
+  // What the browser's picker offers; the server judges the bytes whatever is picked.
+  const accept = field.kind === 'image' ? 'image/*' : field.file?.accept?.join(',');
+  return (
+    <div class="field file-field">
+      <label for={`field-${name}`}>
+        <span>
+          {name}
+          {field.required === 'always' || (field.required === 'create' && props.creating) ? ' *' : ''}
+        </span>
+      </label>
+      {current && (
+        <span class="current-file">
+          Currently: {current.url ? <a href={current.url}>{current.name}</a> : current.name} ({current.size} bytes)
+          {field.kind === 'image' && current.url && <img class="file-preview" src={current.url} alt={current.name} />}
+        </span>
+      )}
+      <input type="file" id={`field-${name}`} name={name} data-kind={field.kind} accept={accept} />
+      {current && field.nullable && (
+        <label class="clear-file">
+          <input type="checkbox" data-clear={name} /> clear
+        </label>
+      )}
+      <Errors messages={props.errors} />
+    </div>
+  );
+}
+
 export function FieldInput(props: { name: string; field: Field; value: unknown; hidden: boolean; creating: boolean; errors?: readonly string[] }) {
   const { name, field, value } = props;
+  if (field.file) return <FileInput name={name} field={field} value={value} creating={props.creating} errors={props.errors} />;
   const common = { id: `field-${name}`, name, 'data-kind': field.kind };
   let input;
   if (field.kind === 'boolean') {

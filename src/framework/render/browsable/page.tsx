@@ -1,7 +1,8 @@
 /**
  * The browsable API page, as JSX rendered to a string: Preact escapes every
  * value it renders, so record data can never become markup. The page's
- * behaviour lives in /api/static/browsable.js; forms send JSON from there.
+ * behaviour lives in /api/static/browsable.js; forms send JSON from there (multipart/form-data where
+ * they hold a file field).
  */
 import type { ComponentChildren } from 'preact';
 import { stringifyJson } from '../../../core/json.js';
@@ -92,8 +93,10 @@ function UpdateInput(props: { name: string }) {
 
 function RecordForm(props: { form: NonNullable<PageModel['form']>; path: string }) {
   const { serializer, kind, values = {} } = props.form;
+  // A form with a file field is sent as multipart/form-data (its script reads the enctype).
+  const uploads = serializer.writable.some((name) => serializer.model.fields[name]!.file !== undefined);
   return (
-    <form class="record-form" data-url={props.path}>
+    <form class="record-form" data-url={props.path} enctype={uploads ? 'multipart/form-data' : undefined}>
       {serializer.writable.map((name) => (
         <FieldInput
           key={name}

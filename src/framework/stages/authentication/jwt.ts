@@ -13,7 +13,7 @@
  * owner's alike. The rows are one per live login, not one per token used.
  */
 import { randomUUID } from 'node:crypto';
-import { SignJWT, jwtVerify, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
 import { advanceRefreshFamily, endRefreshFamily, startRefreshFamily } from '../../../store/accounts/refresh-families.js';
 import type { Database } from '../../../store/connection/database.js';
 import type { RequestReader } from '../../../store/read/reader.js';
@@ -28,6 +28,10 @@ export interface JwtSettings {
   readonly accessLifetime: number;
   readonly refreshLifetime: number;
 }
+
+// Loaded when a token is first signed or checked: an app without JWTs (or a test file) does not pay
+// for its modules at start-up (docs/performance.md).
+const jose = () => import('jose');
 
 type TokenType = 'access' | 'refresh';
 const ALGORITHM = 'HS256';
@@ -54,8 +58,8 @@ export function jwtCredentials(database: Database, settings: JwtSettings): JwtCr
   const key = settings.signingKey;
   const lifetimes: Record<TokenType, number> = { access: settings.accessLifetime, refresh: settings.refreshLifetime };
 
-  const sign = (user: AuthUser, type: TokenType, claims: Record<string, unknown> = {}): Promise<string> =>
-    new SignJWT({ token_type: type, ver: user.credentialsVersion, ...claims })
+  const sign = async (user: AuthUser, type: TokenType, claims: Record<string, unknown> = {}): Promise<string> =>
+    new (await jose()).SignJWT({ token_type: type, ver: user.credentialsVersion, ...claims })
       .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
       .setSubject(String(user.id))
       .setIssuedAt()
@@ -94,7 +98,7 @@ export function jwtCredentials(database: Database, settings: JwtSettings): JwtCr
   async function verify(token: string, type: TokenType, reader?: RequestReader): Promise<{ user: AuthUser; payload: JWTPayload }> {
     let payload;
     try {
-      ({ payload } = await jwtVerify(token, key, { algorithms: [ALGORITHM], requiredClaims: ['exp', 'sub'] }));
+      ({ payload } = await (await jose()).jwtVerify(token, key, { algorithms: [ALGORITHM], requiredClaims: ['exp', 'sub'] }));
     } catch {
       throw authenticationFailed('Invalid or expired token.');
     }

@@ -4,13 +4,15 @@
  * from its header, within the field's bounds. Text that no signature names is text/plain (an HTML
  * page or an SVG so becomes a download, never a page of the API's origin).
  */
-import { fileTypeFromBuffer } from 'file-type';
-import { imageSize } from 'image-size';
 import { accepts } from '../../../core/file-fields.js';
 import { FieldError, type FileRules } from '../../../core/fields.js';
 
 /** Bytes read before judging: enough for every signature, and for an image's header past its metadata (EXIF). */
 export const HEAD_BYTES = 256 * 1024;
+
+// Loaded with the first upload: an app (or a test file) with no file field does not load their
+// many modules at start-up (docs/performance.md).
+const sniffers = () => Promise.all([import('file-type'), import('image-size')]);
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -36,6 +38,7 @@ export interface Judged {
 
 /** The upload's type (and dimensions), or FieldError saying what the field refuses of it. */
 export async function judgeContent(head: Buffer, rules: FileRules): Promise<Judged> {
+  const [{ fileTypeFromBuffer }, { imageSize }] = await sniffers();
   const sniffed = await fileTypeFromBuffer(head);
   const contentType = sniffed?.mime ?? (looksLikeText(head) ? 'text/plain' : 'application/octet-stream');
   if (rules.image) {

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import type { Readable } from 'node:stream';
 import { PassThrough } from 'node:stream';
-import busboy, { type FileInfo } from 'busboy';
+import busboy from 'busboy';
 import type { FastifyRequest } from 'fastify';
 import { UploadedFile, type StoredFile } from '../../../core/file-fields.js';
 import { FieldError, type FileRules } from '../../../core/fields.js';
@@ -80,8 +80,12 @@ function readHead(stream: Readable, size: number): Promise<{ head: Buffer; ended
   });
 }
 
-/** One file part judged and stored; on refusal the rest of it is drained, so the body reads on. */
-async function storeFile(file: Readable, info: FileInfo, rules: FileRules, target: UploadTarget): Promise<StoredFile> {
+/**
+ * One file judged by its first bytes and stored under a new key (pushed to `target.stored`) as it
+ * streams; on refusal (FieldError, or a 413 ApiError over maxBytes) the rest of it is drained, so
+ * a multipart body reads on.
+ */
+export async function storeFile(file: Readable, fileName: string, rules: FileRules, target: Pick<UploadTarget, 'storage' | 'prefix' | 'stored'>): Promise<StoredFile> {
   try {
     const { head, ended } = await readHead(file, Math.min(HEAD_BYTES, rules.maxBytes + 1));
     if (head.length > rules.maxBytes) throw tooLarge('A file is too large.');
@@ -103,7 +107,7 @@ async function storeFile(file: Readable, info: FileInfo, rules: FileRules, targe
     }
     const stored = await target.storage.put(key, body, judged.contentType);
     target.stored.push(key);
-    const name = (info.filename ?? '').slice(0, 255);
+    const name = fileName.slice(0, 255);
     return { key, name, size: stored.size, content_type: judged.contentType, ...(judged.width !== undefined && { width: judged.width, height: judged.height }) };
   } finally {
     file.resume();
@@ -168,7 +172,7 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
       }
       seen.add(name);
       tasks.push(
-        storeFile(file, info, rules, target).then(
+        storeFile(file, info.filename, rules, target).then(
           (stored) => {
             files[name] = new UploadedFile(stored);
           },

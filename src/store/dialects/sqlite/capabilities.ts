@@ -104,7 +104,9 @@ export const sqliteCapabilities: DialectCapabilities = {
     return rows.flatMap(({ table, sql: definition }) => [...definition.matchAll(/\bconstraint\s+"?(\w+)"?\s+check\b/gi)].map((match) => ({ table, name: match[1]! })));
   },
   // In one transaction whose foreign keys are checked at its end only, when every row is gone: any order works.
-  async emptyTables(db, tables) {
+  async emptyTables(db, kept) {
+    const { rows } = await sql<{ name: string }>`SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'`.execute(db);
+    const tables = rows.map(({ name }) => name).filter((table) => !kept.includes(table));
     await db.transaction().execute(async (transaction) => {
       await sql`PRAGMA defer_foreign_keys = ON`.execute(transaction);
       for (const table of tables) await sql`DELETE FROM ${sql.table(table)}`.execute(transaction);
