@@ -66,6 +66,25 @@ describe('groups over the API', () => {
     expect((await as(root).get(`/api/v1/auth/users/${bob.id}/`)).json.groups).toEqual([]);
   });
 
+  it("manages a user's own permissions one grant at a time under /auth/users/{id}/permissions/", async () => {
+    const tag = await as(bob).post('/api/v1/tags/', { name: 'own' });
+    const rename = (name: string) => as(bob).patch(`/api/v1/tags/${tag.json.id}/`, { name });
+    const grants = `/api/v1/auth/users/${bob.id}/permissions/`;
+    const granted = await as(root).post(grants, { name: 'tags.change' });
+    expect(granted.status, granted.body).toBe(201);
+    expect(granted.json).toEqual({ id: expect.any(Number), name: 'tags.change' });
+    expect((await rename('a')).status).toBe(200);
+    expect((await as(root).get(`/api/v1/auth/users/${bob.id}/`)).json.user_permissions).toEqual(['tags.change']);
+    // Twice is a 400 naming the field; a bad name too; another user's grant is not under this user.
+    expect((await as(root).post(grants, { name: 'tags.change' })).status).toBe(400);
+    expect((await as(root).post(grants, { name: 'no spaces' })).json.details).toHaveProperty('name');
+    expect((await as(root).get(`/api/v1/auth/users/${root.id}/permissions/${granted.json.id}/`)).status).toBe(404);
+    expect((await as(bob).get(grants)).status).toBe(403);
+    expect((await as(root).get(grants)).json.results).toEqual([granted.json]);
+    expect((await as(root).delete(`${grants}${granted.json.id}/`)).status).toBe(204);
+    expect((await rename('b')).status).toBe(403);
+  });
+
   it('only superusers and holders of auth.manage_groups (their own or a group\'s) reach them', async () => {
     const urls = ['/api/v1/auth/groups/', '/api/v1/auth/users/', `/api/v1/auth/users/${bob.id}/groups/`];
     for (const url of urls) {
@@ -122,9 +141,12 @@ describe('groups over the API', () => {
       '/api/v1/auth/users/{id}/',
       '/api/v1/auth/users/{parent}/groups/',
       '/api/v1/auth/users/{parent}/groups/{id}/',
+      '/api/v1/auth/users/{parent}/permissions/',
+      '/api/v1/auth/users/{parent}/permissions/{id}/',
     ]);
     const ids = operations.flatMap(([, methods]) => Object.values(methods).map(({ operationId, tags }) => ({ operationId, tags })));
     expect(ids).toContainEqual({ operationId: 'authUsersGroupsCreate', tags: ['auth'] });
+    expect(ids).toContainEqual({ operationId: 'authUsersPermissionsCreate', tags: ['auth'] });
     const all = Object.values(document.paths as Record<string, Record<string, { operationId: string }>>).flatMap((methods) => Object.values(methods).map(({ operationId }) => operationId));
     expect(new Set(all).size).toBe(all.length);
   });

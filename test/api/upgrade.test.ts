@@ -6,7 +6,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { buildApp, declaredSchemaDifferences, loadConfig, migrateApp } from '../../src/framework/index.js';
 import { createToken } from '../../src/framework/stages/authentication/token.js';
-import { grantPermissions } from '../../src/framework/app/admin.js';
+import { effectivePermissions } from '../../src/framework/app/admin.js';
 import { hashPassword } from '../../src/framework/base/passwords.js';
 import service from '../../src/service/app.js';
 import { releaseAccountMigrations } from '../../src/store/accounts/release-migrations.js';
@@ -17,11 +17,13 @@ import { PASSWORD } from '../support/api.js';
 import { createTestDatabase, type TestDatabase } from '../support/database.js';
 
 const TABLES = ['users', 'user_permissions', 'auth_tokens', 'articles', 'posts'];
+/** After the upgrade, a user's own permissions are in the framework's table whose rows have ids. */
+const UPGRADED_TABLES = TABLES.map((table) => (table === 'user_permissions' ? 'auth_user_permissions' : table));
 
 /** Every row of every table, in id order, as plain JSON (timestamps as the driver gives them, made text). */
-async function everyRow(database: StoreDatabase): Promise<Record<string, unknown[]>> {
+async function everyRow(database: StoreDatabase, tables = TABLES): Promise<Record<string, unknown[]>> {
   const rows: Record<string, unknown[]> = {};
-  for (const table of TABLES) {
+  for (const table of tables) {
     const found = await database.db.selectFrom(table).selectAll().execute();
     rows[table] = JSON.parse(JSON.stringify(found.sort((a, b) => JSON.stringify(a).localeCompare(JSON.stringify(b)))));
   }
@@ -59,7 +61,8 @@ describe('upgrading a database made by the hand-written migrations of Restfold 0
         return Number(row.id);
       }),
     );
-    await grantPermissions(database, bob!, ['articles.change']);
+    // As 0.1 stored a grant (the framework's grantPermissions writes the later table).
+    await database.db.insertInto('user_permissions').values({ user_id: bob!, name: 'articles.change' }).execute();
     const token = await createToken(database, alice!);
     await database.db.insertInto('articles').values({ title: 'Before the upgrade', body: 'kept', author_id: alice, created_at: now }).execute();
     await database.db
@@ -70,14 +73,18 @@ describe('upgrading a database made by the hand-written migrations of Restfold 0
 
     const applied = await migrateApp(database, service);
 
-    // The framework's own later migration (groups and staff) runs too, before the app's.
-    expect(applied).toEqual(['0002_groups_and_staff', '0002_posts_published_default', '0003_tags', '0004_articles_without_tags']);
-    expect(await migrated(database, 'restfold')).toEqual(['0001_initial', '0002_groups_and_staff']);
+    // The framework's own later migrations (groups and staff; the log and permissions with ids) run too, before the app's.
+    expect(applied).toEqual(['0002_groups_and_staff', '0003_admin_log_and_user_permission_ids', '0002_posts_published_default', '0003_tags', '0004_articles_without_tags']);
+    expect(await migrated(database, 'restfold')).toEqual(['0001_initial', '0002_groups_and_staff', '0003_admin_log_and_user_permission_ids']);
     expect(await migrated(database, 'app')).toEqual(['0001_initial', '0002_posts_published_default', '0003_tags', '0004_articles_without_tags']);
     // Every row kept; the users gain the framework's later staff flag, false (the rebuilds kept it, whatever their order).
-    const after = await everyRow(database);
+    const { auth_user_permissions: grants, ...after } = await everyRow(database, UPGRADED_TABLES);
+    // Bob's grant moved, gaining an id.
+    expect(grants!.map((grant) => ({ ...(grant as object), id: undefined }))).toEqual(before.user_permissions);
+    expect(grants!.map((grant) => typeof (grant as { id: unknown }).id)).toEqual(['number']);
+    expect(await effectivePermissions(database, bob!)).toEqual(['articles.change']);
     expect(after.users!.map((user) => (user as { is_staff: unknown }).is_staff)).toEqual(before.users!.map(() => types.booleanValue(false)));
-    expect({ ...after, users: after.users!.map((user) => ({ ...(user as object), is_staff: undefined })) }).toEqual({
+    expect({ ...after, user_permissions: before.user_permissions, users: after.users!.map((user) => ({ ...(user as object), is_staff: undefined })) }).toEqual({
       ...before,
       users: before.users!.map((user) => ({ ...(user as object), is_staff: undefined })),
     });
@@ -112,7 +119,7 @@ describe('upgrading a database made by the hand-written migrations of Restfold 0
       'app_migrations: 0001_initial replaces 0001_articles, 0002_posts, 0003_search_indexes, 0004_list_indexes, of which only 0001_articles ran',
     );
     // The framework's history was finished with its own 0.1 steps before the app's refused.
-    expect(await migrated(database, 'restfold')).toEqual(['0001_initial', '0002_groups_and_staff']);
+    expect(await migrated(database, 'restfold')).toEqual(['0001_initial', '0002_groups_and_staff', '0003_admin_log_and_user_permission_ids']);
     expect((await database.capabilities.liveColumns(database.db)).filter((column) => column.table === 'users').map((column) => column.column)).toContain(
       'credentials_version',
     );

@@ -1,7 +1,7 @@
 /**
  * The admin's core flow in a real headless Chromium with JavaScript off (no page needs it): log in,
- * search, sort, add a record after fixing a refused field, delete a selection after confirming,
- * log out; no page trips its own Content-Security-Policy.
+ * search, sort, add a record after fixing a refused field, see its history, delete a selection after
+ * confirming, log out; no page trips its own Content-Security-Policy.
  */
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
@@ -29,7 +29,7 @@ afterAll(async () => {
 });
 
 
-it('logs in, searches, sorts, adds, fixes a refused field, deletes a selection and logs out', async () => {
+it('logs in, searches, sorts, adds, fixes a refused field, sees the history, deletes a selection and logs out', async () => {
   const page = await browser.newPage({ javaScriptEnabled: false });
   const violations: string[] = [];
   page.on('console', (message) => {
@@ -61,6 +61,11 @@ it('logs in, searches, sorts, adds, fixes a refused field, deletes a selection a
   await submit(page, 'button[name=_save]');
   expect(await page.locator('.message.success').textContent()).toContain('was added successfully');
   expect(await page.locator('.count').textContent()).toBe('4 results');
+
+  await submit(page, 'tr:has-text("date") td a');
+  await submit(page, '.object-tools a:text("History")');
+  expect(await page.locator('table.history tbody tr td').allTextContents()).toEqual(['editor', 'Added.']);
+  await page.goto(`${base}/admin/articles/`);
 
   await page.check('input[aria-label="Select 1"]');
   await page.check('input[aria-label="Select 2"]');

@@ -1,7 +1,8 @@
 /** destroy: the record the path names, or on the list path the records its filters select (`bulkDelete`). */
 import { deleteMatching } from '../../store/write/writes.js';
 import { notFound, validationFailed } from '../base/errors.js';
-import { deleteRecord, type WriteCheck } from '../write/unit.js';
+import { deleteRecord, inTransaction, type WriteCheck } from '../write/unit.js';
+import { logsWrites, logWrites } from '../write/history.js';
 import type { Row } from '../../core/rows.js';
 import { PAGING_PARAMETERS } from './limit-offset.js';
 import { parseListQuery } from '../stages/list-params.js';
@@ -15,7 +16,7 @@ const deleteReadsRecord = ({ request, permissions, collection: { hooks } }: Acti
 
 /**
  * DELETE on the list path (the collection's `bulkDelete`): every record the list's filters and
- * search select within the request's scope, in one statement; 204. With no filter, refused unless
+ * search select within the request's scope, in one statement (logged in its transaction); 204. With no filter, refused unless
  * the collection allows deleting all its records at once.
  */
 async function destroyMatching(action: ActionRequest): Promise<ActionResult> {
@@ -27,7 +28,16 @@ async function destroyMatching(action: ActionRequest): Promise<ActionResult> {
   if (filters.length === 0 && search.length === 0 && collection.bulkDelete !== 'all') {
     throw validationFailed({ non_field_errors: ['Name at least one filter: this collection does not delete all its records at once.'] });
   }
-  await deleteMatching(action.reader.database, collection.listSource, { filters, search, scope: action.scope?.conditions });
+  const { database } = action.reader;
+  const matching = { filters, search, scope: action.scope?.conditions };
+  if (!logsWrites(database)) await deleteMatching(database, collection.listSource, matching);
+  else {
+    // Logged in the delete's own transaction, as the write unit logs one record's.
+    await inTransaction(database, async (transaction) => {
+      const keys = await deleteMatching(transaction, collection.listSource, matching);
+      await logWrites(transaction, action, 'delete', keys.map((key) => ({ key, changed: [] })));
+    });
+  }
   return { status: 204 };
 }
 

@@ -8,6 +8,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callApi, refusal } from './api.js';
 import { CSRF_FIELD, flash } from './access.js';
 import { ChangeFormPage } from './pages/change-form.js';
+import { passwordField } from './password.js';
 import { idOf, labelOf, recordOf } from './answers.js';
 import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection, type AdminSite } from './site.js';
 import type { Serializer } from '../declare/serializer.js';
@@ -105,7 +106,9 @@ export async function changeForm(
   // Read-only on a change only: the add form sets them (a record's key, say), as it is set once.
   const readOnly = new Set(creating ? [] : (entry.options.readOnly ?? []).map((name) => serializer.shown(name)));
   const action = creating ? `${list}add/` : `${list}${encodeURIComponent(id)}/change/`;
-  const page = { serializer, creating, action, editable, readOnly, lookups: await lookupsOf(site, staff.user, serializer), deleteHref: !creating && collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')) ? `${list}${encodeURIComponent(id)}/delete/` : undefined };
+  const historyHref = creating ? undefined : `${list}${encodeURIComponent(id)}/history/`;
+  const passwordHref = !creating && editable && passwordField(entry, staff.user) ? `${list}${encodeURIComponent(id)}/password/` : undefined;
+  const page = { serializer, creating, action, editable, readOnly, historyHref, passwordHref, lookups: await lookupsOf(site, staff.user, serializer), deleteHref: !creating && collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')) ? `${list}${encodeURIComponent(id)}/delete/` : undefined };
   if (!form) {
     let values = {};
     if (!creating) {

@@ -2,6 +2,7 @@
  * The admin (Django's, at ADMIN_PREFIX, /admin/ by default): server-rendered pages for staff, over
  * the API's own collections and sessions (docs/admin.md). Django's URL layout:
  *   login/ logout/ · <collection>/ · <collection>/add/ · <collection>/<id>/change/ · <collection>/<id>/delete/
+ *   · <collection>/<id>/history/ · <collection>/<id>/password/ (a collection that writes a password)
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { runAction } from './actions.js';
@@ -10,6 +11,8 @@ import { lookup } from './lookup.js';
 import { readPosted } from './uploads.js';
 import { changeList, index } from './change-list.js';
 import { deleteRecords } from './deletion.js';
+import { history } from './history.js';
+import { passwordChange } from './password.js';
 import { logIn, logOut, showLogin } from './sign-in.js';
 import type { AdminCollection, AdminSite } from './site.js';
 
@@ -41,6 +44,9 @@ function mountCollection(app: FastifyInstance, site: AdminSite, entry: AdminColl
   app.get(`${path}lookup/`, hidden, (request, reply) => lookup(site, entry, request, reply));
   app.get(`${path}:id/delete/`, hidden, (request: IdRequest, reply) => deleteRecords(site, entry, request, reply, [request.params.id], false));
   app.post(`${path}:id/delete/`, hidden, (request: IdRequest, reply) => deleteRecords(site, entry, request, reply, [request.params.id], false, formOf(request)));
+  app.get(`${path}:id/history/`, hidden, (request: IdRequest, reply) => history(site, entry, request, reply, request.params.id));
+  app.get(`${path}:id/password/`, hidden, (request: IdRequest, reply) => passwordChange(site, entry, request, reply, request.params.id));
+  app.post(`${path}:id/password/`, hidden, (request: IdRequest, reply) => passwordChange(site, entry, request, reply, request.params.id, formOf(request)));
 }
 
 export async function adminSite(app: FastifyInstance, site: AdminSite): Promise<void> {

@@ -10,6 +10,7 @@ import type { AuthUser } from '../base/auth-user.js';
 import type { SessionCredentials } from '../stages/authentication/session.js';
 import type { CredentialCheck } from '../routing/auth/login.js';
 import type { CredentialEnded } from '../routing/auth/kind.js';
+import type { LogEntryRow } from '../../store/accounts/log-entries.js';
 import { CsrfRefused, sessionOf, takeFlash, type StaffSession } from './access.js';
 import { Layout, type Frame } from './pages/layout.js';
 import type { ModelAdminOptions } from './declare.js';
@@ -43,6 +44,8 @@ export interface AdminSite {
   readonly ended: CredentialEnded;
   /** A form with files: its bytes in all and its parts (FILES_MAX_BODY_BYTES, FILES_MAX_PARTS). */
   readonly uploads: { readonly maxBodyBytes: number; readonly maxParts: number };
+  /** The record's history, newest first (the write unit's log: framework/write/history.ts). */
+  history(collection: Collection, id: string): Promise<readonly LogEntryRow[]>;
 }
 
 /** Django's model permissions, by the admin's verb. */

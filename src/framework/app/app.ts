@@ -24,6 +24,9 @@ import type { FilesRuntime } from '../views.js';
 import type { Config } from './config.js';
 import { credentialCheck, loginCheck } from '../routing/auth/login.js';
 import { adminSite } from '../admin/index.js';
+import { HISTORY_SHOWN } from '../admin/history.js';
+import { loggedName, loggingWrites } from '../write/history.js';
+import { logEntriesOf } from '../../store/accounts/log-entries.js';
 import { adminCollections } from './admin-site.js';
 import { authenticationFor } from './authentication.js';
 import { credentialSetup } from '../toolkit/credential-store.js';
@@ -124,7 +127,8 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   app.decorateRequest('csrfToken', undefined);
   const redis = config.redisUrl ? await sharedRedis(app, config.redisUrl) : undefined;
   // With a live collection, every write goes through a database that tells the live streams what it changed.
-  const { database, hub, listening } = await liveChanges(app, styled, context.database, config, redis, (definition.userModel ?? User).table);
+  const { database: telling, hub, listening } = await liveChanges(app, styled, context.database, config, redis, (definition.userModel ?? User).table);
+  const database = config.history ? loggingWrites(telling) : telling;
   const counters = redis ? sharedOrLocalCounterStore(redis, config.redisKeyPrefix, app.log) : memoryCounterStore();
   const keys = signingKeys(await resolveSecretKey(config, app.log));
   await app.register(cookie, { secret: keys.cookie });
@@ -190,6 +194,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       check: credentialCheck(database, passwordThrottle),
       ended: (userId) => hub?.publishCredentials([userId]),
       uploads: { maxBodyBytes: config.files.maxBodyBytes, maxParts: config.files.maxParts },
+      history: (collection, id) => logEntriesOf(database, loggedName(collection), id, HISTORY_SHOWN),
     });
   }
   return app;

@@ -70,6 +70,8 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** The admin's path (ADMIN_PREFIX, default /admin), or undefined when it is off (ADMIN=false): docs/admin.md. */
   readonly adminPrefix: string | undefined;
+  /** Whether each request's write is logged, in its transaction, for the admin's history pages (HISTORY, default true): docs/admin.md. */
+  readonly history: boolean;
   /** Serve Prometheus metrics (METRICS=true); on METRICS_PORT alone when that is set. */
   readonly metrics: boolean;
   readonly metricsPort: number | undefined;
@@ -269,6 +271,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowedHosts: parseAllowedHosts(env.ALLOWED_HOSTS),
     corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
     adminPrefix: adminPrefix(env),
+    history: booleanSetting(env, 'HISTORY', true),
     metrics: booleanSetting(env, 'METRICS', false),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1) : undefined,
     live: {

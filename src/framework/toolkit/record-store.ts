@@ -332,7 +332,7 @@ export function recordStore(database: Database, serializer: Serializer, options:
       const source = { selection, fields: model.fields, searchFields: [] };
       // Built outside `writing`: a condition that could never apply throws as itself.
       const filters = filtersOf(where);
-      return writing('delete', () => deleteMatching(database, source, { filters, search: [] }));
+      return writing('delete', async () => (await deleteMatching(database, source, { filters, search: [] })).length);
     },
   };
 }

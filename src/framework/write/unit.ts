@@ -3,7 +3,7 @@
  * the built-in create (one record or several), update and delete, and for the app's own writes
  * (recordStore's, a custom action's, a hook's, which join the transaction they are given):
  *
- *   1. the transaction: opened where a step needs one (after-hooks, a scope re-read,
+ *   1. the transaction: opened where a step needs one (the history, after-hooks, a scope re-read,
  *      `hooks.inTransaction`, several records, many-to-many links, a locked read); joined where the
  *      database given is in one already; none otherwise (one statement commits itself);
  *   2. hooks before (an update's first, as its values choose the way it goes), then the model's checks;
@@ -13,13 +13,14 @@
  *   4. the statement (store/write/writes.ts: INSERT, UPDATE, UPDATE if the version is as seen,
  *      DELETE), then the many-to-many links, and the record read again to show them;
  *   5. the scope re-read: the written records read within the scope, refused (403) outside it;
- *   6. hooks after, in the transaction;
+ *   6. the history (history.ts: who added, changed or deleted which record), then hooks after,
+ *      in the transaction;
  *   7. commit, then the writes' changes told (store/changes/changes.ts);
  *   8. afterCommit.
  *
  * An update whose record has a version (PostgreSQL's xmin) and writes nothing alongside is one
- * conditional UPDATE on the version the request saw, with no transaction; on a miss (the record
- * moved on) it goes the locked way. Validation, and so password hashing, happen before, outside.
+ * conditional UPDATE on the version the request saw, with no transaction where nothing else needs
+ * one; on a miss (the record moved on) it goes the locked way. Validation, and so password hashing, happen before, outside.
  */
 import type { FastifyBaseLogger } from 'fastify';
 import type { ListSource, RecordScope } from '../../core/list-query.js';
@@ -40,6 +41,7 @@ import type { UpdateRules } from '../declare/model.js';
 import type { Serializer, WriteContext } from '../declare/serializer.js';
 import { fromTable, type RequestCredentials } from '../toolkit/credential-store.js';
 import { ownValues, setsRelation, writeLinks } from './links.js';
+import { changedFields, logsWrites, logWrites, type LoggedWriter } from './history.js';
 
 /**
  * `work` in a transaction: the one already open on `database`, else a new one, committed when
@@ -67,8 +69,8 @@ export interface Writer {
   /** The body as sent, where the model's update rules read their inputs. */
   readonly body?: unknown;
   readonly request: { readonly log: FastifyBaseLogger };
-  /** Named in the log when its afterCommit hook fails. */
-  readonly collection: { readonly name: string };
+  /** Named in the log when its afterCommit hook fails, and in the history (history.ts). */
+  readonly collection: LoggedWriter['collection'];
 }
 
 /** What a request's write carries beside its values: who makes it, its collection's hooks, and its scope. */
@@ -194,6 +196,9 @@ function withLinks<T extends Row | undefined>(database: Database, write: Target,
   return setsRelation(write.serializer, values) ? linked(database, write, values, statement) : statement(database, values);
 }
 
+/** Whether the write is a request's that the database logs (history.ts). */
+const logged = (database: Database, request: Requested | undefined): request is Requested => request !== undefined && logsWrites(database);
+
 /** Each record's errors under `<index>.<field>`. */
 export function atIndex(index: number, details: ErrorDetails | undefined): ErrorDetails {
   return Object.fromEntries(Object.entries(details ?? {}).map(([field, messages]) => [`${index}.${field}`, messages]));
@@ -203,7 +208,7 @@ export function atIndex(index: number, details: ErrorDetails | undefined): Error
 export async function createRecords(database: Database, write: CreateWrite): Promise<Row[]> {
   const { request, many = false } = write;
   const hooks = request?.hooks;
-  const transactional = request?.within !== undefined || hooks?.afterCreate !== undefined || hooks?.inTransaction === true || many;
+  const transactional = request?.within !== undefined || hooks?.afterCreate !== undefined || hooks?.inTransaction === true || many || logged(database, request);
   const rows = transactional ? await inTransaction(database, (transaction) => created(transaction, write)) : await created(database, write);
   if (hooks?.afterCommit) await committed(request!, hooks.afterCommit, 'create', rows);
   return rows;
@@ -236,6 +241,7 @@ async function created(database: Database, write: CreateWrite): Promise<Row[]> {
   }
   const rows = request?.within ? await inScope(database, request.within, stored, CREATED_OUTSIDE) : stored;
   fromTable(serializer.model, ...rows);
+  if (logged(database, request)) await logWrites(database, request.writer, 'add', rows.map((row, index) => ({ key: row[recordKeyOf(selection)], changed: Object.keys(values[index]!) })));
   const afterCreate = request?.hooks.afterCreate;
   if (afterCreate) for (const [index, record] of rows.entries()) await afterCreate({ ...hookEvent(request.writer, database), values: values[index]!, record });
   return rows;
@@ -254,7 +260,7 @@ export async function updateRecord(database: Database, write: UpdateWrite): Prom
   // Whether the update may move the record out of the scope (a before-hook may set any field): then it is read again within it before it commits.
   const checksScope = within !== undefined && (hooks.beforeUpdate !== undefined || mayLeave(within.scope, values));
   const row =
-    hooks.afterUpdate !== undefined || hooks.inTransaction === true || checksScope
+    hooks.afterUpdate !== undefined || hooks.inTransaction === true || checksScope || logged(database, request)
       ? await inTransaction(database, (transaction) => updated(transaction, write, request, checksScope))
       : await updated(database, write, request, checksScope);
   if (row && hooks.afterCommit) await committed(request, hooks.afterCommit, 'update', [row]);
@@ -283,6 +289,7 @@ async function updated(database: Database, write: UpdateWrite, request: UpdateRe
   const row = written && checksScope && mayLeave(within!.scope, values) ? (await inScope(database, within!, [written], MOVED_OUT))[0] : written;
   if (!row) return undefined;
   fromTable(model, row);
+  if (logged(database, request)) await logWrites(database, writer, 'change', [{ key: write.id, changed: changedFields(values, existing, row) }]);
   if (hooks.afterUpdate) await hooks.afterUpdate({ ...hookEvent(writer, database), values, existing, record: row });
   return row;
 }
@@ -326,14 +333,14 @@ const mayLeave = (scope: RecordScope, values: Row): boolean =>
 /**
  * Whether the record existed (and is now gone). One DELETE; where the request must see the record
  * (a check, a hook) or has a scope, the record is locked first (within the scope), checked and shown
- * to the before-hook, then deleted, and the after-hook run, in one transaction.
+ * to the before-hook, then deleted, and the after-hook run; these and the history in one transaction.
  */
 export async function deleteRecord(database: Database, { model, selection, id, request }: DeleteWrite): Promise<boolean> {
-  if (!request?.check && !request?.within) return deleteRow(database, selection, id);
+  if (!request?.check && !request?.within && !logged(database, request)) return deleteRow(database, selection, id);
   const { check, hooks, writer, within } = request;
   let existing: Row | undefined;
   const deleted = await inTransaction(database, async (transaction) => {
-    const row = await lockRecord(transaction, selection, id, within?.scope);
+    const row = check || within ? await lockRecord(transaction, selection, id, within?.scope) : {};
     if (!row) return false;
     if (check) {
       await check(row, transaction);
@@ -342,6 +349,7 @@ export async function deleteRecord(database: Database, { model, selection, id, r
       await hooks.beforeDelete?.({ ...hookEvent(writer, transaction), existing: row });
     }
     const gone = await deleteRow(transaction, selection, id);
+    if (gone && logged(database, request)) await logWrites(transaction, writer, 'delete', [{ key: id, changed: [] }]);
     if (gone && existing && hooks.afterDelete) await hooks.afterDelete({ ...hookEvent(writer, transaction), existing });
     return gone;
   });

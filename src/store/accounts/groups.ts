@@ -3,7 +3,7 @@
  * membership is a row of its own, added or removed by one statement that leaves any other row alone,
  * so concurrent changes to one group never undo each other. Names come checked by the caller.
  */
-import { storeDatabase, type Database } from '../connection/database.js';
+import { storeDatabase, transaction, type Database } from '../connection/database.js';
 
 export interface GroupRow {
   readonly id: number;
@@ -39,11 +39,20 @@ export async function insertGroup(database: Database, name: string): Promise<num
   return Number(row.id);
 }
 
-/** Deletes the group, its grants and memberships (cascades); its members, so their streams are checked again. */
-export async function deleteGroup(database: Database, groupId: number): Promise<number[]> {
-  const members = await groupMembers(database, groupId);
-  await storeDatabase(database).db.deleteFrom('auth_groups').where('id', '=', groupId).execute();
-  return members;
+/**
+ * Deletes the group, its grants and memberships (cascades), in one transaction; its members, so
+ * their streams are checked again. The group's row is locked first, so no one joins it between the
+ * read of its members and its deletion (a membership's foreign key waits on the lock, then fails).
+ */
+export function deleteGroup(database: Database, groupId: number): Promise<number[]> {
+  return transaction(database, async (within) => {
+    const { db, capabilities } = storeDatabase(within);
+    const group = db.selectFrom('auth_groups').select('id').where('id', '=', groupId);
+    await (capabilities.supportsRowLocks ? group.forUpdate() : group).execute();
+    const members = await groupMembers(within, groupId);
+    await db.deleteFrom('auth_groups').where('id', '=', groupId).execute();
+    return members;
+  });
 }
 
 export async function groupMembers(database: Database, groupId: number): Promise<number[]> {

@@ -1,7 +1,8 @@
 /**
- * The accounts' tables beside `users` (whose model is the framework's User): named permissions,
- * API tokens, sessions and JWT refresh families, each with the credential version it was issued
- * under (see refresh-families.ts and framework/authentication/). Declared; migrations/ is generated.
+ * The accounts' tables beside `users` (whose model is the framework's User and its permissions'
+ * and groups' models): API tokens, sessions and JWT refresh families, each with the credential
+ * version it was issued under (see refresh-families.ts and framework/authentication/), and the log
+ * of writes (Django's LogEntry, log-entries.ts). Declared; migrations/ is generated.
  */
 import { fields } from '../../core/fields.js';
 import { table } from '../../core/model.js';
@@ -10,7 +11,6 @@ const hash = () => fields.string({ maxLength: 64 });
 const credentialsVersion = () => fields.integer({ bits: 32, default: 0 });
 
 export const accountTables = [
-  table('user_permissions', { user_id: fields.foreignKey('users'), name: fields.string({ maxLength: 200 }) }, { primaryKey: ['user_id', 'name'] }),
   table('auth_tokens', {
     id: fields.id(),
     user_id: fields.foreignKey('users'),
@@ -27,5 +27,21 @@ export const accountTables = [
     'auth_refresh_families',
     { id: hash(), user_id: fields.foreignKey('users'), generation: fields.integer({ bits: 32 }), expires_at: fields.timestamp() },
     { primaryKey: ['id'], indexes: [{ columns: ['expires_at'] }] },
+  ),
+  // Who wrote which record of which collection, how, and the fields a change set: names, never values.
+  table(
+    'admin_log_entries',
+    {
+      id: fields.id(),
+      action_time: fields.timestamp(),
+      // Kept when the user goes, as the record of what happened.
+      user_id: fields.foreignKey('users', { nullable: true, onDelete: 'set null' }),
+      collection: fields.string({ maxLength: 200 }),
+      record_id: fields.string({ maxLength: 255 }),
+      // add, change or delete (Django's ADDITION, CHANGE, DELETION).
+      action: fields.string({ maxLength: 10 }),
+      changed: fields.text(),
+    },
+    { indexes: [{ columns: ['collection', 'record_id'] }] },
   ),
 ];

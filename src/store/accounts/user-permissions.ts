@@ -10,7 +10,7 @@ import type { Placeholder } from '../statements/placeholder.js';
 const effectivePermissionsOf: Build<{ name: string }> = (database: Database, userId: Placeholder) => {
   const { db } = storeDatabase(database);
   return db
-    .selectFrom('user_permissions')
+    .selectFrom('auth_user_permissions')
     .select('name')
     .where('user_id', '=', userId)
     .union(
@@ -31,7 +31,7 @@ export async function effectivePermissions(database: Database, userId: number): 
 
 /** The user's own names, those `grantPermissions` and `revokePermissions` change. */
 export async function listPermissions(database: Database, userId: number): Promise<string[]> {
-  const rows = await storeDatabase(database).db.selectFrom('user_permissions').select('name').where('user_id', '=', userId).orderBy('name').execute();
+  const rows = await storeDatabase(database).db.selectFrom('auth_user_permissions').select('name').where('user_id', '=', userId).orderBy('name').execute();
   return rows.map((row) => row.name as string);
 }
 
@@ -39,7 +39,7 @@ export async function listPermissions(database: Database, userId: number): Promi
 export async function grantPermissions(database: Database, userId: number, names: readonly string[]): Promise<void> {
   for (const name of names) {
     await storeDatabase(database).db
-      .insertInto('user_permissions')
+      .insertInto('auth_user_permissions')
       .values({ user_id: userId, name })
       .onConflict((conflict) => conflict.columns(['user_id', 'name']).doNothing())
       .execute();
@@ -50,7 +50,7 @@ export async function grantPermissions(database: Database, userId: number, names
 export async function revokePermissions(database: Database, userId: number, names: readonly string[]): Promise<number> {
   if (names.length === 0) return 0;
   const result = await storeDatabase(database).db
-    .deleteFrom('user_permissions')
+    .deleteFrom('auth_user_permissions')
     .where('user_id', '=', userId)
     .where('name', 'in', names)
     .executeTakeFirst();

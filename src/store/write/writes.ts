@@ -275,13 +275,14 @@ async function blockingTables(database: Database, table: string, deleted: (eb: W
 
 /**
  * A DELETE's statement, refused by a restricting foreign key as RecordProtected naming the tables
- * that still refer to its records; how many it deleted (their ids returned, for the change it makes).
+ * that still refer to its records; the deleted records' `key` values (their ids returned too, for
+ * the change it makes).
  */
-async function deleting(database: Database, table: string, deleted: (eb: Where) => Expression<SqlBool>): Promise<number> {
+async function deleting(database: Database, table: string, deleted: (eb: Where) => Expression<SqlBool>, key = 'id'): Promise<RecordId[]> {
   try {
-    const rows = await storeDatabase(database).db.deleteFrom(table).where(deleted).returning('id').execute();
+    const rows = await storeDatabase(database).db.deleteFrom(table).where(deleted).returning(key === 'id' ? ['id'] : ['id', key]).execute();
     noteChange(database, table, 'deleted', rows.map((row: Row) => row.id as RecordId));
-    return rows.length;
+    return rows.map((row: Row) => row[key] as RecordId);
   } catch (error) {
     const named = database.stillReferenced(error);
     if (named === undefined) throw error;
@@ -291,10 +292,11 @@ async function deleting(database: Database, table: string, deleted: (eb: Where) 
 
 /**
  * Every record the list query's filters, search and scope select, deleted by one `DELETE … WHERE`
- * (a restricting foreign key refuses them all); how many were.
+ * (a restricting foreign key refuses them all); the record keys of those that were.
  */
-export async function deleteMatching(database: Database, source: ListSource, query: Matching): Promise<number> {
-  return deleting(database, source.selection.table, (eb) => matching(database, source, query, eb));
+export async function deleteMatching(database: Database, source: ListSource, query: Matching): Promise<RecordId[]> {
+  const { selection } = source;
+  return deleting(database, selection.table, (eb) => matching(database, source, query, eb), recordKeyOf(selection));
 }
 
 /**
@@ -302,7 +304,7 @@ export async function deleteMatching(database: Database, source: ListSource, que
  * RecordProtected naming the tables that still refer to it.
  */
 export const deleteRow = async (database: Database, selection: Selection, id: RecordId): Promise<boolean> =>
-  (await deleting(database, selection.table, (eb) => eb(recordKeyOf(selection), '=', id))) > 0;
+  (await deleting(database, selection.table, (eb) => eb(recordKeyOf(selection), '=', id))).length > 0;
 
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);

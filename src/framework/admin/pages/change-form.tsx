@@ -10,6 +10,7 @@ import { FieldInput, RelationInput, relationWrites } from '../../render/browsabl
 import { CSRF_FIELD } from '../access.js';
 import type { InlineModel } from '../inlines.js';
 import { cellText } from './cell.js';
+import { ObjectTools } from './object-tools.js';
 import { Layout, type Frame } from './layout.js';
 
 export interface ChangeFormModel {
@@ -19,6 +20,8 @@ export interface ChangeFormModel {
   readonly errors: Readonly<Record<string, readonly string[]>>;
   readonly action: string;
   readonly deleteHref?: string;
+  readonly historyHref?: string;
+  readonly passwordHref?: string;
   /** False: shown read-only (the user has `.view` but not `.change`). */
   readonly editable: boolean;
   /** The fields the app declares read-only in the admin, by shown name. */
@@ -127,6 +130,7 @@ export function ChangeFormPage(props: { frame: Frame; model: ChangeFormModel }) 
   if (!model.editable) {
     return (
       <Layout frame={frame}>
+        <ObjectTools historyHref={model.historyHref} passwordHref={model.passwordHref} />
         <ReadOnly values={values} names={Object.keys(values)} />
         {inlines}
       </Layout>
@@ -137,6 +141,7 @@ export function ChangeFormPage(props: { frame: Frame; model: ChangeFormModel }) 
   const shownReadOnly = model.creating ? [] : Object.keys(values).filter((name) => !writable.has(name) || model.readOnly.has(name));
   return (
     <Layout frame={frame}>
+      <ObjectTools historyHref={model.historyHref} passwordHref={model.passwordHref} />
       {Object.keys(errors).length > 0 && <p class="errornote">Please correct the errors below.</p>}
       {errors.non_field_errors && (
         <ul class="errorlist">

@@ -4,7 +4,8 @@
  * filters, errors, ETags and OpenAPI entries: `groups` (a group shows its permission names and its
  * members' ids), and under each group its `permissions` (a grant per record) and `members` (a user
  * per record); `users` (read-only: a user's standing, groups and own permissions), and under each
- * user their `groups` (a membership per record, the same rows as a group's members). Adding or removing one grant or member is one row, so concurrent changes to one group
+ * user their `groups` (a membership per record, the same rows as a group's members) and their own
+ * `permissions` (a grant per record). Adding or removing one grant or member is one row, so concurrent changes to one group
  * never undo each other, where a list written whole would (DRF's nested routers, Django's
  * `group.permissions.add()`). Superusers, or holders of `auth.manage_groups`, manage them.
  */
@@ -13,7 +14,7 @@ import { collection, type Collection } from '../collection.js';
 import { hasPermission, type Permission } from '../permission-classes.js';
 import { serializer } from '../serializer.js';
 import type { Model } from '../model.js';
-import { Group, GroupMember, GroupPermission } from './group-models.js';
+import { Group, GroupMember, GroupPermission, UserPermission } from './group-models.js';
 import { User } from './user-model.js';
 
 /** The permission that manages groups, their grants and members (superusers hold it). */
@@ -70,7 +71,7 @@ const userSerializer = serializer(User, {
   computed: {
     groups: listed(GroupMember.table, 'user_id', 'group_id', 'integer'),
     // Their own (Django's user_permissions); what they hold is these and their groups'.
-    user_permissions: listed('user_permissions', 'user_id', 'name', 'string'),
+    user_permissions: listed(UserPermission.table, 'user_id', 'name', 'string'),
   },
 });
 
@@ -83,6 +84,7 @@ export const users = collection('users', {
 });
 
 export const userGroups = links('groups', GroupMember, 'AuthUserGroup', users, 'user_id', 'group_id');
+export const userPermissions = links('permissions', UserPermission, 'AuthUserPermission', users, 'user_id', 'name');
 
 /**
  * What the `/auth/` router mounts beside the authentication endpoints: two sets, each mounted on its
@@ -90,5 +92,5 @@ export const userGroups = links('groups', GroupMember, 'AuthUserGroup', users, '
  */
 export const authCollections: readonly (readonly Collection[])[] = [
   [groups, groupPermissions, groupMembers],
-  [users, userGroups],
+  [users, userGroups, userPermissions],
 ];
