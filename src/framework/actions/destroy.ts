@@ -2,7 +2,7 @@
 import { deleteMatching } from '../../store/write/writes.js';
 import { notFound, validationFailed } from '../base/errors.js';
 import { deleteRecord, inTransaction, type WriteCheck } from '../write/unit.js';
-import { logsWrites, logWrites } from '../write/history.js';
+import { logsWrites, logWrites } from '../write/change-log.js';
 import type { Row } from '../../core/rows.js';
 import { PAGING_PARAMETERS } from './limit-offset.js';
 import { parseListQuery } from '../stages/list-params.js';

@@ -44,7 +44,7 @@ export interface AdminSite {
   readonly ended: CredentialEnded;
   /** A form with files: its bytes in all and its parts (FILES_MAX_BODY_BYTES, FILES_MAX_PARTS). */
   readonly uploads: { readonly maxBodyBytes: number; readonly maxParts: number };
-  /** The record's history, newest first (the write unit's log: framework/write/history.ts). */
+  /** The record's history, newest first (the write unit's log: framework/write/change-log.ts). */
   history(collection: Collection, id: string): Promise<readonly LogEntryRow[]>;
 }
 

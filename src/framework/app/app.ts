@@ -25,7 +25,7 @@ import type { Config } from './config.js';
 import { credentialCheck, loginCheck } from '../routing/auth/login.js';
 import { adminSite } from '../admin/index.js';
 import { HISTORY_SHOWN } from '../admin/history.js';
-import { loggedName, loggingWrites } from '../write/history.js';
+import { loggedName, loggingWrites } from '../write/change-log.js';
 import { logEntriesOf } from '../../store/accounts/log-entries.js';
 import { adminCollections } from './admin-site.js';
 import { authenticationFor } from './authentication.js';

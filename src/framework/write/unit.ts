@@ -41,7 +41,7 @@ import type { UpdateRules } from '../declare/model.js';
 import type { Serializer, WriteContext } from '../declare/serializer.js';
 import { fromTable, type RequestCredentials } from '../toolkit/credential-store.js';
 import { ownValues, setsRelation, writeLinks } from './links.js';
-import { changedFields, logsWrites, logWrites, type LoggedWriter } from './history.js';
+import { changedFields, logsWrites, logWrites, type LoggedWriter } from './change-log.js';
 
 /**
  * `work` in a transaction: the one already open on `database`, else a new one, committed when
