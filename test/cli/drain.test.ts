@@ -74,7 +74,7 @@ it('drains on SIGTERM: /readyz 503 at once, every request still served with Conn
   const clients = Array.from({ length: CLIENTS }, (_, index) => client(index));
   await eventually(async () => (replies.length >= 20 ? true : undefined), 'the clients to be under way');
 
-  server.process.kill('SIGTERM');
+  server.kill('SIGTERM');
   // The bound the issue names: within 100 ms of the signal, the process says it is going.
   await sleep(100);
   const ready = await call(agent, port, 'GET', '/readyz');
@@ -119,7 +119,7 @@ it('drains on SIGTERM: /readyz 503 at once, every request still served with Conn
 
 it('stops at once on SIGINT, as Ctrl-C in a terminal', async () => {
   server = await spawnServer({ DATABASE_URL: `sqlite:${join(folder, 'interrupt.sqlite3')}`, SHUTDOWN_DRAIN_MS: '60000' });
-  server.process.kill('SIGINT');
+  server.kill('SIGINT');
   expect(await server.exited).toBe(0);
   expect(server.output()).toMatch(/"signal":"SIGINT","drain_ms":0,"msg":"shutting down"/);
 });
@@ -137,7 +137,7 @@ it('passes the drain to every worker under WORKERS=2, and exits 0 once they all 
     return answered;
   };
   await eventually(async () => ((await workersAnswering(200)).size === 2 ? true : undefined), 'both workers to serve');
-  server.process.kill('SIGTERM');
+  server.kill('SIGTERM');
   await eventually(async () => ((await workersAnswering(503)).size === 2 ? true : undefined), 'both workers to drain');
   expect(await server.exited).toBe(0);
 }, 60_000);

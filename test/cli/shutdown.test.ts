@@ -42,7 +42,7 @@ it('lets logins whose client hung up finish before it closes the database', asyn
   // Long enough for the server to have read them all, far shorter than hashing them all takes.
   await sleep(300);
   for (const login of logins) login.destroy();
-  server.process.kill('SIGTERM');
+  server.kill('SIGTERM');
 
   expect(await server.exited).toBe(0);
   const errors = server.output().split('\n').filter((line) => line.includes('"level":50'));
