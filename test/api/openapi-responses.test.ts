@@ -373,6 +373,7 @@ describe('every operation, answered as the document says', () => {
       ['/api/v1/auth/groups/{parent}/permissions/', `${url}permissions/`, { name: 'tags.change' }, { name: 'tags.delete' }],
       ['/api/v1/auth/groups/{parent}/members/', `${url}members/`, { user_id: writer.id }, { user_id: admin.id }],
       ['/api/v1/auth/users/{parent}/groups/', `/api/v1/auth/users/${admin.id}/groups/`, { group_id: made.json.id }, { group_id: made.json.id }],
+      ['/api/v1/auth/users/{parent}/permissions/', `/api/v1/auth/users/${admin.id}/permissions/`, { name: 'documented.one' }, { name: 'documented.two' }],
     ];
     for (const [list, at, body, other] of links) {
       const detail = `${list}{id}/`;
