@@ -23,8 +23,10 @@ export interface AuthUser {
   /**
    * Superusers hold every permission; others their own and their groups' (read once per request, on
    * first use, so a permission removed from the user or a group is refused from the next request on).
+   * Read on `database` when given: a write's open transaction, which on SQLite holds the one
+   * connection a read elsewhere would wait for.
    */
-  hasPermission(name: string): Promise<boolean>;
+  hasPermission(name: string, database?: Database): Promise<boolean>;
 }
 
 /** The AuthUsers the framework made, each from a users row (what credentials.issue takes as a user). */
@@ -41,9 +43,9 @@ export function toAuthUser(database: Database, row: UserRow, credentialId?: stri
     isStaff: Boolean(row.is_staff),
     credentialsVersion: Number(row.credentials_version),
     credentialId,
-    async hasPermission(name) {
+    async hasPermission(name, within) {
       if (isSuperuser) return true;
-      permissions ??= effectivePermissions(database, Number(row.id)).then((names) => new Set(names));
+      permissions ??= effectivePermissions(within ?? database, Number(row.id)).then((names) => new Set(names));
       return (await permissions).has(name);
     },
   };
