@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { User, collection, defineApp, serializer } from '../../src/framework/index.js';
 import { PASSWORD, startApi, type TestApi, type TestUser } from '../support/api.js';
+import { testDialect } from '../support/database.js';
 
 let api: TestApi;
 let admin: TestUser;
@@ -74,7 +75,8 @@ describe('routes', () => {
 
   it('serves /healthz and /readyz', async () => {
     expect((await api.request('GET', '/healthz')).json).toEqual({ status: 'ok' });
-    expect((await api.request('GET', '/readyz')).json).toEqual({ status: 'ok' });
+    // On PostgreSQL without Redis the example's live collection listens on a connection of its own, which /readyz reports.
+    expect((await api.request('GET', '/readyz')).json).toEqual({ status: 'ok', ...(testDialect === 'postgres' && { listen: 'ok' }) });
   });
 });
 
