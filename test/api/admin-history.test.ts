@@ -56,7 +56,7 @@ const entries = async (recordId?: string): Promise<Entry[]> => {
 };
 
 beforeAll(async () => {
-  api = await startApi({ THROTTLE_LOGIN: 'off' }, app);
+  api = await startApi({ THROTTLE_LOGIN: 'off', HISTORY: 'true' }, app);
   boss = await api.user('boss', { superuser: true });
   stranger = await api.user('stranger', { permissions: ['notes.add'] });
   for (const user of [boss, stranger]) await makeStaff(api, user.id);

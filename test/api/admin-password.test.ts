@@ -12,7 +12,7 @@ let boss: TestUser;
 let target: TestUser;
 
 beforeAll(async () => {
-  api = await startApi({ THROTTLE_LOGIN: 'off' });
+  api = await startApi({ THROTTLE_LOGIN: 'off', HISTORY: 'true' });
   boss = await api.user('boss', { superuser: true });
   const viewer = await api.user('viewer', { permissions: ['users.view'] });
   target = await api.user('target');

@@ -15,7 +15,7 @@ let base: string;
 let browser: Browser;
 
 beforeAll(async () => {
-  api = await startApi();
+  api = await startApi({ HISTORY: 'true' });
   const editor = await api.user('editor', { permissions: ['articles.view', 'articles.add', 'articles.change', 'articles.delete'] });
   await makeStaff(api, editor.id);
   for (const title of ['apple', 'banana', 'cherry']) await api.request('POST', '/api/v1/articles/', { token: editor.token, body: { title } });

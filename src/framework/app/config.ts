@@ -70,7 +70,7 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** The admin's path (ADMIN_PREFIX, default /admin), or undefined when it is off (ADMIN=false): docs/admin.md. */
   readonly adminPrefix: string | undefined;
-  /** Whether each request's write is logged, in its transaction, for the admin's history pages (HISTORY, default true): docs/admin.md. */
+  /** Whether each request's write is logged, in its transaction, for the admin's history pages (HISTORY, default false: it costs every write a transaction; docs/admin.md): docs/admin.md. */
   readonly history: boolean;
   /** Serve Prometheus metrics (METRICS=true); on METRICS_PORT alone when that is set. */
   readonly metrics: boolean;
@@ -271,7 +271,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowedHosts: parseAllowedHosts(env.ALLOWED_HOSTS),
     corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
     adminPrefix: adminPrefix(env),
-    history: booleanSetting(env, 'HISTORY', true),
+    history: booleanSetting(env, 'HISTORY', false),
     metrics: booleanSetting(env, 'METRICS', false),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1) : undefined,
     live: {

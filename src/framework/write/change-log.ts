@@ -3,8 +3,8 @@
  * request adds, changes or deletes, in the write's own transaction, whatever surface sent it (the
  * API, the admin's in-process requests, a bulk create or delete). A change names the fields whose
  * stored values differ (a password's hash among them, by name only); values are never kept.
- * An app's database logs them unless HISTORY=false (docs/admin.md): the log makes each request's
- * write a transaction of its own, with one INSERT more.
+ * An app's database logs them when HISTORY=true (docs/admin.md): the log makes each request's
+ * write a transaction of its own, with one INSERT more, which is why it is off by default.
  */
 import type { Row } from '../../core/rows.js';
 import type { Database } from '../../store/connection/database.js';
