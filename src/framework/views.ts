@@ -141,8 +141,9 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
 
   const envelope = route.enveloped ? collection.envelope : undefined;
   const bodySerializer = route.bodySerializer?.({ action, user, version }, seen);
+  const multipart = isMultipart(request.headers['content-type']);
   // Only a write that may store or replace files keeps account of them.
-  const fileWrites = runtime.files && (route.takesBody || action === 'destroy') && (hasFiles(collection) || isMultipart(request.headers['content-type'])) ? new FileWrites(runtime.files.storage, request.log) : undefined;
+  const fileWrites = runtime.files && (route.takesBody || action === 'destroy') && (hasFiles(collection) || multipart) ? new FileWrites(runtime.files.storage, request.log) : undefined;
   let result: ActionResult;
   try {
     result = await acted();
@@ -160,7 +161,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   const fromForm = (form: URLSearchParams): unknown => formBody(seen, route, bodySerializer, form);
   const body = !route.takesBody
     ? undefined
-    : runtime.files && fileWrites && bodySerializer && isMultipart(request.headers['content-type'])
+    : runtime.files && fileWrites && bodySerializer && multipart
       ? await uploadBody(request, runtime.files, bodySerializer, fileWrites, fromForm)
       : parseRecordBody(request, envelope, fromForm);
   // Setting a password checks none, so it is not a login's to limit: a user's hashes count as requests, an anonymous client's as sign-ups.
