@@ -49,6 +49,8 @@ async function restfold(label) {
   const server = await startServer([...values['node-flags'].split(' ').filter(Boolean), 'dist/cli.js', 'serve', '--app', 'bench/files/app.ts'], {
     DATABASE_URL: `sqlite:${join(work, `${label}.sqlite3`)}`,
     FILES_STORAGE: `file:${folder}`,
+    // The app's field takes 64 MiB; the largest file any field accepts is 10 MiB unless raised.
+    FILES_MAX_BYTES: String(64 * 1024 * 1024),
     SECRET_KEY: 'files-bench-secret-key-0123456789abcdef',
     LOG_LEVEL: 'warn',
     WORKERS: '1',

@@ -153,7 +153,8 @@ export interface Field {
 
 /** A file field's rules, as an upload is checked against them (file-fields.ts). */
 export interface FileRules {
-  readonly maxBytes: number;
+  /** The field's own bound, below the app's FILES_MAX_BYTES; the app's when absent (file-fields.ts, withinCap). */
+  readonly maxBytes?: number;
   /** Media types (`application/pdf`) or families (`image/*`) the sniffed type must match; any when absent. */
   readonly accept?: readonly string[];
   /** Set on an image: it must decode, within these bounds (pixels). */

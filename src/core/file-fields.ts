@@ -23,8 +23,9 @@ export class UploadedFile {
   constructor(readonly stored: StoredFile) {}
 }
 
-/** 10 MiB: DRF's DATA_UPLOAD_MAX_MEMORY_SIZE is 2.5 MiB for memory; a file streams, so more is fine. */
-export const DEFAULT_MAX_FILE_BYTES = 10 * 1024 * 1024;
+/** A field's rules as an upload is judged by them: its maxBytes within the app's largest file (FILES_MAX_BYTES), that one where it declares none. */
+export type CappedRules = FileRules & { readonly maxBytes: number };
+export const withinCap = (rules: FileRules, maxFileBytes: number): CappedRules => ({ ...rules, maxBytes: Math.min(rules.maxBytes ?? maxFileBytes, maxFileBytes) });
 
 export interface FileOptions {
   maxBytes?: number;
@@ -69,7 +70,7 @@ function readStored(stored: unknown): StoredFile {
 }
 
 function fileKind(kind: 'file' | 'image', rules: FileRules, schema: JsonSchema, options: FileOptions): Field {
-  if (!Number.isSafeInteger(rules.maxBytes) || rules.maxBytes < 1) throw new Error(`fields.${kind}'s maxBytes must be a positive integer.`);
+  if (rules.maxBytes !== undefined && (!Number.isSafeInteger(rules.maxBytes) || rules.maxBytes < 1)) throw new Error(`fields.${kind}'s maxBytes must be a positive integer.`);
   const field = makeField(
     {
       kind,
@@ -93,14 +94,14 @@ function fileKind(kind: 'file' | 'image', rules: FileRules, schema: JsonSchema, 
 }
 
 function file(options: FileOptions = {}): Field {
-  const rules: FileRules = { maxBytes: options.maxBytes ?? DEFAULT_MAX_FILE_BYTES, keep: options.keep ?? false, ...(options.accept && { accept: [...options.accept] }) };
+  const rules: FileRules = { ...(options.maxBytes !== undefined && { maxBytes: options.maxBytes }), keep: options.keep ?? false, ...(options.accept && { accept: [...options.accept] }) };
   return fileKind('file', rules, FILE_OBJECT_SCHEMA, options);
 }
 
 function image(options: ImageOptions = {}): Field {
   const bounds = { ...(options.maxWidth !== undefined && { maxWidth: options.maxWidth }), ...(options.maxHeight !== undefined && { maxHeight: options.maxHeight }) };
   // SVG is no image here: it is a document that may run script, so it is never shown inline.
-  const rules: FileRules = { maxBytes: options.maxBytes ?? DEFAULT_MAX_FILE_BYTES, keep: options.keep ?? false, accept: ['image/*'], image: bounds };
+  const rules: FileRules = { ...(options.maxBytes !== undefined && { maxBytes: options.maxBytes }), keep: options.keep ?? false, accept: ['image/*'], image: bounds };
   return fileKind('image', rules, IMAGE_OBJECT_SCHEMA, options);
 }
 

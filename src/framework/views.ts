@@ -36,6 +36,7 @@ import type { LiveHub } from './actions/live/hub.js';
 import type { FileStorage } from '../store/files/storage.js';
 import type { FileLinks } from './base/file-links.js';
 import { isMultipart, parseMultipart, type UploadLimits } from './stages/parsers/multipart.js';
+import { withinCap } from '../core/file-fields.js';
 import { FileWrites } from './write/file-writes.js';
 
 /** Uploaded files: where they are stored, how links to them are signed, and the uploads' limits. */
@@ -216,7 +217,7 @@ export const hasFiles = (collection: Collection): boolean => {
 /** A multipart body: its ordinary fields read as a form's, its files stored (the write keeps their keys to remove if it fails). */
 async function uploadBody(request: FastifyRequest, files: FilesRuntime, serializer: Serializer, writes: FileWrites, fromForm: (form: URLSearchParams) => unknown): Promise<unknown> {
   const { model } = serializer;
-  const rules = new Map(Object.entries(model.fields).flatMap(([name, field]) => (field.file ? [[name, field.file] as const] : [])));
+  const rules = new Map(Object.entries(model.fields).flatMap(([name, field]) => (field.file ? [[name, withinCap(field.file, files.limits.maxFileBytes)] as const] : [])));
   const parsed = await parseMultipart(request, files.limits, {
     storage: files.storage,
     rulesOf: (name) => rules.get(name),

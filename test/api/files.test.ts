@@ -59,7 +59,7 @@ describe.each(Object.keys(TEST_STORAGES) as (keyof typeof TEST_STORAGES)[])('fil
 
   beforeAll(async () => {
     storage = await TEST_STORAGES[kind]();
-    api = await startApi({ LOG_LEVEL: 'error', ...storage.env, FILES_MAX_PARTS: '10', FILES_MAX_BODY_BYTES: String(1024 * 1024) }, app);
+    api = await startApi({ LOG_LEVEL: 'error', ...storage.env, FILES_MAX_PARTS: '10', FILES_MAX_BODY_BYTES: String(1024 * 1024), FILES_MAX_BYTES: String(512 * 1024), FILES_URL_TTL: '2m' }, app);
     base = `http://127.0.0.1:${await api.listen()}`;
     alice = await api.user('filealice');
     bob = await api.user('filebob');
@@ -111,6 +111,20 @@ describe.each(Object.keys(TEST_STORAGES) as (keyof typeof TEST_STORAGES)[])('fil
       expect(refused.status).toBe(413);
       expect(refused.json.details.attachment[0]).toMatch(/at most 65536 bytes/);
       expect((await storage.objects()).length).toBe(before);
+    });
+
+    it('holds a field that declares no maxBytes to FILES_MAX_BYTES: 413 naming it, storing nothing', async () => {
+      const refused = await create({ title: 'over the app cap' }, { kept: [Buffer.alloc(600 * 1024, 1), 'big.bin'] });
+      expect(refused.status).toBe(413);
+      expect(refused.json.details.kept[0]).toMatch(/at most 524288 bytes/);
+      expect((await storage.objects()).length).toBe(before);
+    });
+
+    it('signs links for FILES_URL_TTL', async () => {
+      const created = await create({ title: 'ttl' }, { kept: [Buffer.from('short-lived'), 'a.txt'] });
+      const expires = Number(new URL(created.json.kept.url).searchParams.get('expires'));
+      expect(expires - Date.now() / 1000).toBeGreaterThan(100);
+      expect(expires - Date.now() / 1000).toBeLessThanOrEqual(120);
     });
 
     it('refuses a body over the global cap, and more parts than allowed, with 413', async () => {

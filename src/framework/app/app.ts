@@ -83,6 +83,7 @@ function assertThrottledCollectionsExist(definition: AppDefinition): void {
 function recordStoreFiles(first: MountedRouter, files: FilesRuntime, seconds: number): AttachedFiles {
   return {
     storage: files.storage,
+    maxFileBytes: files.limits.maxFileBytes,
     link(table, row, field, stored) {
       const target = first.collections.find((collection) => !collection.parent && collection.serializer.model.table === table && hasFiles(collection));
       const place = target && filePlaceIn(target, listPath(target), row);
@@ -97,8 +98,8 @@ function recordStoreFiles(first: MountedRouter, files: FilesRuntime, seconds: nu
 async function filesRuntime(app: FastifyInstance, config: Config, linkKey: Uint8Array): Promise<FilesRuntime> {
   const storage = await openFileStorage({ url: config.files.storage, env: config.files.s3Env });
   app.addHook('onClose', () => storage.close());
-  const { maxBodyBytes, maxParts, linkSeconds, s3Redirect } = config.files;
-  return { storage, linkKey, links: fileLinks(linkKey, linkSeconds), limits: { maxBodyBytes, maxParts, maxFieldBytes: config.maxBodyBytes }, redirect: s3Redirect };
+  const { maxBodyBytes, maxParts, maxFileBytes, linkSeconds, s3Redirect } = config.files;
+  return { storage, linkKey, links: fileLinks(linkKey, linkSeconds), limits: { maxBodyBytes, maxParts, maxFileBytes, maxFieldBytes: config.maxBodyBytes }, redirect: s3Redirect };
 }
 
 /**

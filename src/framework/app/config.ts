@@ -174,8 +174,10 @@ function replicaUrls(env: Env, databaseUrl: string): string[] {
 export interface FilesConfig {
   /** FILES_STORAGE: `file:<folder>` or `s3://bucket/prefix`; by default a `files` folder in the data folder. */
   readonly storage: string;
-  /** FILES_LINK_SECONDS: how long a signed download link works. */
+  /** FILES_URL_TTL: how long a signed download link works, in seconds. */
   readonly linkSeconds: number;
+  /** FILES_MAX_BYTES: the largest file any field accepts; a field that declares no maxBytes accepts this much. */
+  readonly maxFileBytes: number;
   /** FILES_MAX_BODY_BYTES: a multipart body's bytes in all (each field has its own maxBytes below it). */
   readonly maxBodyBytes: number;
   /** FILES_MAX_PARTS: a multipart body's parts (fields and files). */
@@ -200,7 +202,8 @@ function filesConfig(env: Env, databaseUrl: string): FilesConfig {
   if (!/^(file:.|s3:\/\/[^/])/.test(storage)) throw new Error('FILES_STORAGE must be file:<folder> or s3://<bucket>/<prefix>.');
   return {
     storage,
-    linkSeconds: duration(env, 'FILES_LINK_SECONDS', '1h'),
+    linkSeconds: duration(env, 'FILES_URL_TTL', '1h'),
+    maxFileBytes: integer(env, 'FILES_MAX_BYTES', 10 * 1024 * 1024, 1),
     maxBodyBytes: integer(env, 'FILES_MAX_BODY_BYTES', 100 * 1024 * 1024, 1),
     maxParts: integer(env, 'FILES_MAX_PARTS', 100, 1),
     s3Redirect: booleanSetting(env, 'FILES_S3_REDIRECT', false),

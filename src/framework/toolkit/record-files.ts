@@ -8,7 +8,7 @@ import { createReadStream, type ReadStream } from 'node:fs';
 import { basename } from 'node:path';
 import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { UploadedFile, type StoredFile } from '../../core/file-fields.js';
+import { UploadedFile, withinCap, type StoredFile } from '../../core/file-fields.js';
 import { FieldError } from '../../core/fields.js';
 import { isJsonObject } from '../../core/json.js';
 import type { Row } from '../../core/rows.js';
@@ -69,7 +69,7 @@ export function recordFiles(database: Database, serializer: Serializer): RecordF
       const source = opened(out[shown], shown);
       if (!source) continue;
       if (!files) throw new Error(`${model.table}: storing a file needs the app's storage: use the database the app hands out (a hook's, an action's, the test kit's).`);
-      const rules = model.fields[name]!.file!;
+      const rules = withinCap(model.fields[name]!.file!, files.maxFileBytes);
       try {
         out[shown] = new UploadedFile(await storeFile(source.stream, source.name, rules, { storage: files.storage, prefix: model.table, stored: keys }));
       } catch (error) {

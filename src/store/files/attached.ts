@@ -10,6 +10,8 @@ import type { Row } from '../../core/rows.js';
 /** What the app lends its database for files. */
 export interface AttachedFiles {
   readonly storage: FileStorage;
+  /** FILES_MAX_BYTES: the largest file any field accepts. */
+  readonly maxFileBytes: number;
   /**
    * A signed link to the file `file` held by `field` (its shown name) of `row`, of `table`, as a
    * path from the app's origin under its first router's prefix (no request names a host); null

@@ -11,8 +11,8 @@ import type { Readable } from 'node:stream';
 import { PassThrough } from 'node:stream';
 import busboy from 'busboy';
 import type { FastifyRequest } from 'fastify';
-import { UploadedFile, type StoredFile } from '../../../core/file-fields.js';
-import { FieldError, type FileRules } from '../../../core/fields.js';
+import { UploadedFile, type CappedRules, type StoredFile } from '../../../core/file-fields.js';
+import { FieldError } from '../../../core/fields.js';
 import type { FileStorage } from '../../../store/files/storage.js';
 import { ApiError, emptyDetails, parseError, validationFailed, type ErrorDetails } from '../../base/errors.js';
 import { checkedForm } from '../parsers.js';
@@ -24,12 +24,14 @@ export interface UploadLimits {
   readonly maxParts: number;
   /** An ordinary field's bytes (MAX_BODY_BYTES, a JSON body's limit). */
   readonly maxFieldBytes: number;
+  /** A file's bytes in any field (FILES_MAX_BYTES): each field's own maxBytes is bounded by it. */
+  readonly maxFileBytes: number;
 }
 
 export interface UploadTarget {
   readonly storage: FileStorage;
   /** The file field a part's name names, or undefined (then it is refused as an unknown file). */
-  rulesOf(name: string): FileRules | undefined;
+  rulesOf(name: string): CappedRules | undefined;
   /** The largest maxBytes of the file fields (what the parser itself stops a file part at). */
   readonly largestFile: number;
   /** The folder keys are made in (the table's name). */
@@ -85,7 +87,7 @@ function readHead(stream: Readable, size: number): Promise<{ head: Buffer; ended
  * streams; on refusal (FieldError, or a 413 ApiError over maxBytes) the rest of it is drained, so
  * a multipart body reads on.
  */
-export async function storeFile(file: Readable, fileName: string, rules: FileRules, target: Pick<UploadTarget, 'storage' | 'prefix' | 'stored'>): Promise<StoredFile> {
+export async function storeFile(file: Readable, fileName: string, rules: CappedRules, target: Pick<UploadTarget, 'storage' | 'prefix' | 'stored'>): Promise<StoredFile> {
   try {
     const { head, ended } = await readHead(file, Math.min(HEAD_BYTES, rules.maxBytes + 1));
     if (head.length > rules.maxBytes) throw tooLarge('A file is too large.');
