@@ -70,7 +70,7 @@ it('logs in, searches, sorts, adds, fixes a refused field, sees the history, del
   await page.check('input[aria-label="Select 1"]');
   await page.check('input[aria-label="Select 2"]');
   await submit(page, '.actions button');
-  expect(await page.locator('.deleted-objects li').allTextContents()).toEqual(['articles “apple”', 'articles “banana”']);
+  expect(await page.locator('.deleted-objects li').allTextContents()).toEqual(['article “apple”', 'article “banana”']);
   await submit(page, 'button.danger');
   expect(await page.locator('.message.success').textContent()).toBe('Successfully deleted 2 articles.');
   expect(await page.locator('.count').textContent()).toBe('2 results');
