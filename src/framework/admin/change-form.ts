@@ -161,6 +161,6 @@ export async function addInline(site: AdminSite, entry: AdminCollection, request
     const { message, details } = refusal(answer);
     return changeForm(site, entry, request, reply, id, undefined, { child: child.name, status: answer.status, message, errors: details, values: Object.fromEntries(form) });
   }
-  flash(request, reply, `The ${child.name} record was added successfully.`);
+  flash(request, reply, `The ${labelOf({ collection: child, options: {} }, recordOf(child, answer.body))} was added successfully.`);
   return reply.redirect(change, 302);
 }

@@ -11,6 +11,7 @@ import { callApi } from './api.js';
 import type { StaffSession } from './access.js';
 import { idOf, listOf } from './answers.js';
 import { lookupsOf } from './related.js';
+import { verboseNames } from './display.js';
 import { shownRows } from './values.js';
 import type { Shown } from './pages/value.js';
 import { may, type AdminCollection, type AdminSite } from './site.js';
@@ -45,6 +46,8 @@ export interface InlineRow {
 
 export interface InlineModel {
   readonly name: string;
+  /** Its verbose names (from its name: an inline has no options of its own). */
+  readonly names: { readonly one: string; readonly many: string };
   readonly columns: readonly string[];
   readonly rows: readonly InlineRow[];
   /** Refusals of rows it does not list (gone, or hidden by the nested collection's scope): `<id>: message`. */
@@ -103,7 +106,7 @@ export async function inlinesOf(site: AdminSite, entry: AdminCollection, request
     const unlisted = Object.entries(mine?.rows ?? {})
       .filter(([key]) => !rows.some((row) => row.id === key))
       .flatMap(([key, row]) => Object.values(row.errors).flat().map((message) => `${key}: ${message}`));
-    shown.push({ name: child.name, columns, rows, unlisted, count: list.count, add, edit });
+    shown.push({ name: child.name, names: verboseNames({ collection: child, options: {} }), columns, rows, unlisted, count: list.count, add, edit });
   }
   return shown;
 }

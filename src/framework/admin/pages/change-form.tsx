@@ -134,7 +134,7 @@ function InlineRows(props: { inline: InlineModel }) {
             ))}
             {edit?.deletable && (
               <td>
-                <input type="checkbox" name={`${inline.name}-${index}-DELETE`} checked={row.deleting} aria-label={`Delete ${inline.name} ${row.id}`} />
+                <input type="checkbox" name={`${inline.name}-${index}-DELETE`} checked={row.deleting} aria-label={`Delete ${inline.names.one} ${row.id}`} />
               </td>
             )}
             {row.errors.non_field_errors && (
@@ -163,14 +163,14 @@ function Inline(props: { inline: InlineModel; csrfToken: string }) {
   const { inline } = props;
   return (
     <section class="inline-group" aria-label={inline.name}>
-      <h2>{inline.name}</h2>
+      <h2>{inline.names.many}</h2>
       {inline.unlisted.length > 0 && <Errors messages={inline.unlisted} />}
       {inline.edit ? (
         <form method="post" action={inline.edit.action} class="inline-rows" novalidate>
           <input type="hidden" name={CSRF_FIELD} value={props.csrfToken} />
           <InlineRows inline={inline} />
           <div class="actions">
-            <button type="submit">Save {inline.name}</button>
+            <button type="submit">Save {inline.names.many}</button>
           </div>
         </form>
       ) : (
@@ -179,7 +179,7 @@ function Inline(props: { inline: InlineModel; csrfToken: string }) {
       {inline.count !== undefined && <p class="count">{`${inline.count} ${inline.count === 1 ? 'record' : 'records'}`}</p>}
       {inline.add && (
         <form method="post" action={inline.add.action} class="record-form inline-add" novalidate>
-          <h3>Add another {inline.name}</h3>
+          <h3>Add another {inline.names.one}</h3>
           <input type="hidden" name={CSRF_FIELD} value={props.csrfToken} />
           {Object.keys(inline.add.errors).length > 0 && <p class="errornote">Please correct the errors below.</p>}
           <Inputs serializer={inline.add.serializer} values={inline.add.values} errors={inline.add.errors} creating skip={new Set()} lookups={inline.add.lookups} />
