@@ -181,6 +181,13 @@ describe('the admin as staff read it', () => {
     const forged = await editor.post(`/admin/books/${bookId}/inline/chapters/change/`, { 'chapters-0-id': String(hidden), 'chapters-0-title': 'Leaked', 'chapters-0-pages': '5' });
     expect(forged.status).toBe(400);
     expect(forged.body).toContain(`<ul class="errorlist"><li>${hidden}: chapter with ID “${hidden}” doesn’t exist. Perhaps it was deleted?</li></ul>`);
+    // A chapter of another book, posted under this one: not this book's, so refused too.
+    const other = ((await api.request('POST', '/api/v1/books/', { token: boss.token, body: { title: 'Other', author_id: annId } })).json as { id: number }).id;
+    const elsewhere = ((await api.request('POST', `/api/v1/books/${other}/chapters/`, { token: boss.token, body: { title: 'Elsewhere', pages: 3 } })).json as { id: number }).id;
+    const moved = await editor.post(`/admin/books/${bookId}/inline/chapters/change/`, { 'chapters-0-id': String(elsewhere), 'chapters-0-title': 'Moved', 'chapters-0-pages': '3' });
+    expect(moved.status).toBe(400);
+    expect(moved.body).toContain(`${elsewhere}: chapter with ID “${elsewhere}” doesn’t exist.`);
+    expect((await api.request('GET', `/api/v1/books/${other}/chapters/${elsewhere}/`, { token: boss.token })).json).toMatchObject({ title: 'Elsewhere' });
     const deleting = await editor.post(`/admin/books/${bookId}/inline/chapters/change/`, { 'chapters-0-id': String(hidden), 'chapters-0-DELETE': 'on' });
     expect(deleting.status).toBe(400);
     expect(deleting.body).toMatch(new RegExp(`<ul class="errorlist"><li>${hidden}: Not found\\.</li></ul>`));
