@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collection, defineApp, fields, hasPermission, isAuthenticated, model, modelAdmin, serializer } from '../../src/framework/index.js';
 import { FILTER_LINKS } from '../../src/framework/admin/change-list.js';
+import { MAX_ROWS } from '../../src/framework/admin/inline-rows.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { adminClient, loggedIn, makeStaff } from '../support/admin-client.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
@@ -167,6 +168,10 @@ describe('the admin as staff read it', () => {
     expect(await chapter(chapterIds[0]!)).toMatchObject({ title: 'One!', pages: 12 });
     expect((await api.request('GET', `/api/v1/books/${bookId}/chapters/${chapterIds[1]}/`, { token: boss.token })).status).toBe(404);
     expect((await client.post(`/admin/books/${bookId}/inline/chapters/change/`, { ...rows(['One', 'Two', 'Three'], ['1', '1', '1']), csrfmiddlewaretoken: 'forged' })).status).toBe(403);
+    const flood = Object.fromEntries(Array.from({ length: MAX_ROWS + 1 }, (_, index) => [`chapters-${index}-id`, String(chapterIds[2])]));
+    const refusedFlood = await client.post(`/admin/books/${bookId}/inline/chapters/change/`, flood);
+    expect(refusedFlood.status).toBe(400);
+    expect(refusedFlood.body).toContain(`At most ${MAX_ROWS} rows are saved at once; ${MAX_ROWS + 1} were posted.`);
     expect(await chapter(chapterIds[2]!)).toMatchObject({ pages: 30 });
   });
 

@@ -21,6 +21,9 @@ import { may, refusedPage, staffFrame, staffOnly, type AdminCollection, type Adm
 
 type Row = Readonly<Record<string, unknown>>;
 
+/** Each row is a request or two to the API: a form posting more than this (the table lists one page) is refused whole. */
+export const MAX_ROWS = 1000;
+
 /** The rows a form posts: each row's key, whether it is to be deleted, and its fields without the prefix. */
 function postedRows(form: URLSearchParams, child: string): { key: string; deleting: boolean; fields: URLSearchParams }[] {
   const rows = new Map<string, { key: string; deleting: boolean; fields: URLSearchParams }>();
@@ -85,6 +88,9 @@ export async function changeInlineRows(site: AdminSite, entry: AdminCollection, 
   const rows = child ? postedRows(form, child.name) : [];
   if (!child || (!canChange && !canDelete) || (rows.some(({ deleting }) => deleting) && !canDelete)) {
     return refusedPage(reply, staffFrame(site, request, reply, staff, '', [{ label: verboseNames(entry).many, href: `${site.root}${entry.collection.name}/` }]), 403, 'You do not have permission to do this.');
+  }
+  if (rows.length > MAX_ROWS) {
+    return changeForm(site, entry, request, reply, id, undefined, { child: child.name, status: 400, message: `At most ${MAX_ROWS} rows are saved at once; ${rows.length} were posted.`, errors: {}, values: {} });
   }
   const serializer = child.serializerFor({ action: 'partial_update', user: staff.user });
   const refused: Record<string, InlineRowRefusal> = {};
