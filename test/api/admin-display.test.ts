@@ -15,10 +15,12 @@ import { withGeneratedMigrations } from '../support/migrations.js';
 const HOSTILE = '<script>alert(1)</script>';
 
 const Author = model('authors', { id: fields.id(), name: fields.string({ maxLength: 100 }) });
+const Publisher = model('publishers', { id: fields.id(), name: fields.string({ maxLength: 100 }), listed: fields.boolean({ default: true }) });
 const Book = model('books', {
   id: fields.id(),
   title: fields.string({ maxLength: 100 }),
   author_id: fields.foreignKey('authors'),
+  publisher_id: fields.foreignKey('publishers', { nullable: true }),
   published_on: fields.date({ nullable: true }),
   created_at: fields.timestamp({ default: () => new Date() }),
 });
@@ -31,8 +33,15 @@ const Chapter = model('chapters', {
 });
 
 const authors = collection('authors', { serializer: serializer(Author, { fields: ['id', 'name'], readOnly: ['id'], search: ['name'] }), permissions: [isAuthenticated] });
+// The admin reads the publishers a page names in one request (their `id` filters with `in`), the authors one by one.
+const publishers = collection('publishers', {
+  serializer: serializer(Publisher, { fields: ['id', 'name', 'listed'], readOnly: ['id'] }),
+  filterFields: ['id'],
+  permissions: [isAuthenticated],
+  scope: async ({ user }) => ((await user?.hasPermission('publishers.see_unlisted')) ? {} : { listed: true }),
+});
 const books = collection('books', {
-  serializer: serializer(Book, { fields: ['id', 'title', 'author_id', 'published_on', 'created_at'], readOnly: ['id', 'created_at'] }),
+  serializer: serializer(Book, { fields: ['id', 'title', 'author_id', 'publisher_id', 'published_on', 'created_at'], readOnly: ['id', 'created_at'] }),
   filterFields: ['author_id'],
   permissions: [isAuthenticated],
 });
@@ -47,9 +56,9 @@ const chapters = collection('chapters', {
 
 const app = withGeneratedMigrations(
   defineApp({
-    collections: [authors, books, chapters],
+    collections: [authors, publishers, books, chapters],
     admin: {
-      collections: [modelAdmin(books, { readOnly: ['author_id'], inlines: [chapters] }), modelAdmin(authors, { display: 'name', verboseName: 'writer', verboseNamePlural: 'writers' })],
+      collections: [modelAdmin(books, { readOnly: ['author_id'], inlines: [chapters] }), modelAdmin(authors, { display: 'name', verboseName: 'writer', verboseNamePlural: 'writers' }), publishers],
     },
   }),
 );
@@ -59,6 +68,7 @@ describe('the admin as staff read it', () => {
   let boss: TestUser;
   let bookId: number;
   let annId: number;
+  let unlistedId: number;
   const chapterIds: number[] = [];
   beforeAll(async () => {
     api = await startApi({}, app);
@@ -73,8 +83,10 @@ describe('the admin as staff read it', () => {
     const made = async (path: string, body: Record<string, unknown>) => ((await api.request('POST', path, { token: boss.token, body })).json as { id: number }).id;
     annId = await made('/api/v1/authors/', { name: 'Ann' });
     const hostileId = await made('/api/v1/authors/', { name: HOSTILE });
-    bookId = await made('/api/v1/books/', { title: 'Dune', author_id: annId, published_on: '2026-03-01' });
-    await made('/api/v1/books/', { title: 'Emma', author_id: hostileId });
+    const penguin = await made('/api/v1/publishers/', { name: 'Penguin' });
+    unlistedId = await made('/api/v1/publishers/', { name: 'Unlisted', listed: false });
+    bookId = await made('/api/v1/books/', { title: 'Dune', author_id: annId, publisher_id: penguin, published_on: '2026-03-01' });
+    await made('/api/v1/books/', { title: 'Emma', author_id: hostileId, publisher_id: unlistedId });
     for (const [title, pages] of [['One', 10], ['Two', 20], ['Three', 30]] as const) chapterIds.push(await made(`/api/v1/books/${bookId}/chapters/`, { title, pages }));
     await api.database.db.insertInto('chapters').values({ book_id: bookId, title: 'Hidden', pages: 5, secret: 1 }).execute();
   });
@@ -90,6 +102,8 @@ describe('the admin as staff read it', () => {
     expect(list.body).toContain(`<td><a href="/admin/authors/${annId}/change/">Ann</a></td>`);
     expect(list.body).toContain('>&lt;script>alert(1)&lt;/script></a></td>');
     expect(list.body).not.toContain('<script>alert');
+    expect(list.body).toContain('<td><a href="/admin/publishers/1/change/">Penguin</a></td>');
+    expect(list.body).toContain(`<td><a href="/admin/publishers/${unlistedId}/change/">Unlisted</a></td>`);
     // A read-only foreign key on the change form: the same.
     const form = await client.get(`/admin/books/${bookId}/change/`);
     expect(form.body).toContain(`<dt>author_id</dt><dd><a href="/admin/authors/${annId}/change/">Ann</a></dd>`);
@@ -98,6 +112,10 @@ describe('the admin as staff read it', () => {
     const seen = await clerk.get('/admin/books/');
     expect(seen.body).toContain('<td>Ann</td>');
     expect(seen.body).not.toContain('/admin/authors/');
+    // Nor the publishers, and the unlisted one their scope hides from the clerk: its id, unlinked.
+    expect(seen.body).toContain('<td>Penguin</td>');
+    expect(seen.body).toContain(`<td>${unlistedId}</td>`);
+    expect(seen.body).not.toContain('Unlisted');
     expect((await clerk.get(`/admin/books/${bookId}/change/`)).body).toContain('<dt>author_id</dt><dd>Ann</dd>');
   });
 
