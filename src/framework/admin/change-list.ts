@@ -7,6 +7,9 @@ import { callApi } from './api.js';
 import { IndexPage, type IndexGroup } from './pages/index.js';
 import { ChangeListPage, type ListFilter } from './pages/change-list.js';
 import { idOf, listOf } from './answers.js';
+import type { AuthUser } from '../base/auth-user.js';
+import { displayOf, verboseNames } from './display.js';
+import { adminOf, shownRows } from './values.js';
 import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection, type AdminSite } from './site.js';
 
 /** The admin's parameter → the API's. */
@@ -20,24 +23,48 @@ export async function index(site: AdminSite, request: FastifyRequest, reply: Fas
   const staff = await staffOnly(site, request, reply);
   if (!staff) return reply;
   const groups = new Map<string, IndexGroup['collections'][number][]>();
-  for (const { collection, group } of site.collections) {
+  for (const entry of site.collections) {
+    const { collection, group } = entry;
     if (!(await may(staff.user, collection, 'view'))) continue;
     const href = `${site.root}${collection.name}/`;
     const addHref = collection.builtInActions.has('create') && (await may(staff.user, collection, 'add')) ? `${href}add/` : undefined;
-    groups.set(group, [...(groups.get(group) ?? []), { name: collection.name, href, addHref }]);
+    groups.set(group, [...(groups.get(group) ?? []), { name: verboseNames(entry).many, href, addHref }]);
   }
   const shown = [...groups].map(([label, collections]) => ({ label, collections }));
   return sendPage(reply, 200, IndexPage, { frame: staffFrame(site, request, reply, staff, 'Site administration', undefined), groups: shown });
 }
 
-/** The sidebar's filters: each declared filter field's exact lookup, a choice list where the field has one. */
-function filtersOf(entry: AdminCollection, query: URLSearchParams): ListFilter[] {
+/** A foreign key's filter lists a link per related record (Django's RelatedFieldListFilter) up to this many; past it, the picker. */
+export const FILTER_LINKS = 20;
+
+/**
+ * The sidebar's filters, each declared filter field's exact lookup: a choice list where the field
+ * has one; for a foreign key to a collection the admin shows and the user may view, a link per
+ * related record (read through its API) when they are few, else the change form's picker; else a text box.
+ */
+async function filtersOf(site: AdminSite, entry: AdminCollection, request: FastifyRequest, user: AuthUser, query: URLSearchParams): Promise<ListFilter[]> {
   const { filters, fields } = entry.collection.queryRules;
-  return (entry.options.filters ?? [...filters.keys()]).map((name) => {
+  const shown: ListFilter[] = [];
+  for (const name of entry.options.filters ?? [...filters.keys()]) {
     const field = fields[name];
+    const value = query.get(name) ?? '';
     const choices = field?.valueType === 'boolean' ? ['true', 'false'] : field?.choices;
-    return { name, ...(choices && { choices }), value: query.get(name) ?? '' };
-  });
+    const target = field?.references === undefined ? undefined : adminOf(site, field.references);
+    // A related record's filter value is its id: the admin's record key must be it.
+    if (choices || !target || target.collection.recordKey.field !== 'id' || !(await may(user, target.collection, 'view'))) {
+      shown.push({ name, ...(choices && { choices }), value });
+      continue;
+    }
+    const answer = await callApi(request, { method: 'GET', url: target.list });
+    const related = listOf(target.collection, answer.body);
+    const few = answer.status === 200 && related.next === undefined && related.rows.length <= FILTER_LINKS;
+    shown.push(
+      few
+        ? { name, value, links: related.rows.map((record) => ({ value: idOf(target.collection, record), text: displayOf(target, record) })) }
+        : { name, value, lookup: `${site.root}${target.collection.name}/lookup/` },
+    );
+  }
+  return shown;
 }
 
 /** The API's next or previous page link → the same page of the change list. */
@@ -52,27 +79,30 @@ export async function changeList(site: AdminSite, entry: AdminCollection, reques
   if (!staff) return reply;
   const { collection } = entry;
   const path = `${site.root}${collection.name}/`;
-  const frame = staffFrame(site, request, reply, staff, `Select ${collection.name} to change`, [{ label: collection.name }]);
+  const names = verboseNames(entry);
+  const frame = staffFrame(site, request, reply, staff, `Select ${names.one} to change`, [{ label: names.many }]);
   if (!(await may(staff.user, collection, 'view'))) return refusedPage(reply, frame, 403, 'You do not have permission to view this collection.');
   const query = new URLSearchParams(request.url.split('?')[1] ?? '');
   const apiQuery = renamed(query, TO_API);
   const answer = await callApi(request, { method: 'GET', url: apiQuery.size > 0 ? `${entry.list}?${apiQuery.toString()}` : entry.list });
   const list = listOf(collection, answer.body);
-  const shown = collection.serializerFor({ action: 'list', user: staff.user }).shownFields;
+  const serializer = collection.serializerFor({ action: 'list', user: staff.user });
+  const shown = serializer.shownFields;
   // A declared column the user's serializer does not show (another serializer for them) is left out.
   const columns = entry.options.columns?.filter((column) => shown.includes(column)) ?? shown;
   const model = {
     path,
     columns,
     orderable: new Set(collection.queryRules.ordering),
-    rows: list.rows.map((record) => ({ id: idOf(collection, record), cells: columns.map((column) => record[column]) })),
+    rows: (await shownRows(site, request, staff.user, serializer, columns, list.rows)).map((cells, index) => ({ id: idOf(collection, list.rows[index]!), cells })),
     count: list.count,
     search: entry.options.search !== false && collection.serializer.search.length > 0,
     query,
-    filters: filtersOf(entry, query),
+    filters: await filtersOf(site, entry, request, staff.user, query),
     previous: adminLink(path, list.previous),
     next: adminLink(path, list.next),
     addHref: collection.builtInActions.has('create') && (await may(staff.user, collection, 'add')) ? `${path}add/` : undefined,
+    addLabel: `Add ${names.one}`,
     canDelete: collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')),
     // The app's own actions: each is its custom action's POST, which the API checks per record; shown to those who may change.
     actions: (await may(staff.user, collection, 'change')) ? Object.entries(entry.options.actions ?? {}).map(([name, label]) => ({ name, label })) : [],
