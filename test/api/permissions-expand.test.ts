@@ -164,6 +164,8 @@ describe("framework migration 0003 under servers of the release before it", () =
 
     expect(applied.framework).toEqual(['0003_admin_log_and_user_permission_ids']);
     expect(applied.held).toEqual(['restfold.0004_drop_table_user_permissions']);
+    // What `serve` checks before it starts: the new release serves on the expanded schema.
+    expect(await declaredSchemaDifferences(current, service)).toEqual([]);
     const server = await newServer();
     const kept = ['articles.change', ...loopGranted, ...(grantDuring ? ['during.migration'] : [])].sort();
     expect(await server.names()).toEqual(kept);
