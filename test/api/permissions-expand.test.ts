@@ -22,6 +22,7 @@ import { recordedState } from '../../src/store/schema/operations.js';
 import { compiledStatement, type Build } from '../../src/store/statements/compiled.js';
 import type { Placeholder } from '../../src/store/statements/placeholder.js';
 import { PASSWORD } from '../support/api.js';
+import { runCli } from '../support/spawned-server.js';
 import { createTestDatabase, testDialect, withApplicationName, type TestDatabase } from '../support/database.js';
 
 /** The framework's migrations of the release before 0003. */
@@ -207,6 +208,15 @@ describe("framework migration 0003 under servers of the release before it", () =
     expect(await server.names()).toEqual(['after.contract', 'articles.change']);
     expect((await server.revoke('articles.change')).statusCode).toBe(204);
     expect(await server.names()).toEqual(['after.contract']);
+  });
+
+  it('`restfold migrate` says what waits for `--contract`, which runs it', () => {
+    const env = { PATH: process.env.PATH, DATABASE_URL: testDatabase.url, LOG_LEVEL: 'silent', SECRET_KEY: 'permissions-expand-secret-0123456789abcdef' };
+    const waiting = 'Waiting for `restfold migrate --contract`, to run once no server of the release before serves: restfold.0004_drop_table_user_permissions.\n';
+    expect(runCli(['migrate'], env)).toMatchObject({ status: 0, stdout: `Applied the framework's migrations: 0003_admin_log_and_user_permission_ids\n${waiting}` });
+    expect(runCli(['migrate'], env)).toMatchObject({ status: 0, stdout: `Migrations are up to date.\n${waiting}` });
+    expect(runCli(['migrate', '--contract'], env)).toMatchObject({ status: 0, stdout: "Applied the framework's migrations: 0004_drop_table_user_permissions\n" });
+    expect(runCli(['migrate'], env)).toMatchObject({ status: 0, stdout: 'Migrations are up to date.\n' });
   });
 
   it('runs 0004 at once on a database that had none of the migrations: no server of a release before serves it', async () => {
