@@ -16,7 +16,7 @@ import { applyMigration } from './compile.js';
 import { recordedState, type Migration, type MigrationStep, type Migrations } from './operations.js';
 import type { SchemaState } from '../../core/schema.js';
 
-export type { SqlTypes } from '../dialects/capabilities.js';
+export type { RowsMove, SqlTypes } from '../dialects/capabilities.js';
 export type { Migration, MigrationStep, Migrations, Operation } from './operations.js';
 
 const replacedNames = (migration: Migration): readonly string[] =>
