@@ -118,6 +118,7 @@ describe("framework migration 0003 under servers of the release before it", () =
       },
       grant: (name: string) => served.inject({ method: 'POST', url: grants, headers, payload: { name } }),
       revoke: (name: string) => served.inject({ method: 'DELETE', url: `${grants}?name=${encodeURIComponent(name)}`, headers }),
+      rename: (id: number, name: string) => served.inject({ method: 'PATCH', url: `${grants}${id}/`, headers, payload: { name } }),
     };
   }
 
@@ -179,7 +180,11 @@ describe("framework migration 0003 under servers of the release before it", () =
     expect(await old.effective(bob)).toContain('new.side');
     expect((await server.revoke('old.side')).statusCode).toBe(204);
     expect(await old.effective(bob)).not.toContain('old.side');
-    expect(await old.revoke(bob, 'new.side')).toBe(1);
+    const renamed = await server.rename((granted.json() as { id: number }).id, 'new.renamed');
+    expect(renamed.statusCode, renamed.body).toBe(200);
+    expect(await old.effective(bob)).toEqual(expect.arrayContaining(['new.renamed']));
+    expect(await old.effective(bob)).not.toContain('new.side');
+    expect(await old.revoke(bob, 'new.renamed')).toBe(1);
     expect(await server.names()).toEqual(kept);
 
     // Both at once, the same names: each side answers as it does alone (201, or 400 when the other's came first), never a 500.
