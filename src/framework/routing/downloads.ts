@@ -14,6 +14,7 @@ import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
 import type { StoredFile } from '../../core/file-fields.js';
 import { ApiError, notFound } from '../base/errors.js';
 import { FILE_FIELD_PARAMETER, verifiedLink } from '../base/file-links.js';
+import { fileTransfer } from '../base/transfer-heap.js';
 import { checkedKey, type ByteRange } from '../../store/files/storage.js';
 import type { Collection } from '../declare/collection.js';
 import { loadRecord, type ActionResult, type ActionRoute } from '../actions/request.js';
@@ -74,6 +75,7 @@ async function fileAnswer(request: FastifyRequest, files: FilesRuntime, stored: 
   if (request.method === 'HEAD') return { status, headers, type, body: Readable.from([]) };
   const bytes = await files.storage.read(key, range);
   if (!bytes) throw notFound();
+  bytes.once('close', fileTransfer());
   return { status, headers, type, body: bytes };
 }
 

@@ -15,6 +15,7 @@ import { UploadedFile, type CappedRules, type StoredFile } from '../../../core/f
 import { FieldError } from '../../../core/fields.js';
 import type { FileStorage } from '../../../store/files/storage.js';
 import { ApiError, emptyDetails, parseError, validationFailed, type ErrorDetails } from '../../base/errors.js';
+import { fileTransfer } from '../../base/transfer-heap.js';
 import { checkedForm } from '../parsers.js';
 import { HEAD_BYTES, judgeContent } from './content.js';
 
@@ -139,6 +140,7 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
       void dropRest(request.raw, DRAINED_LIMITS * limits.maxBodyBytes).then(() => reject(parseError(`Malformed multipart body: ${(error as Error).message}`)));
       return;
     }
+    const transferred = fileTransfer();
     const form = new URLSearchParams();
     const files: Record<string, UploadedFile> = {};
     const seen = new Set<string>();
@@ -198,6 +200,7 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
       settled = true;
       raw.off('data', onData);
       void Promise.all([...tasks, dropRest(raw, DRAINED_LIMITS * limits.maxBodyBytes)]).then(() => {
+        transferred();
         if (failure === undefined && Object.keys(details).length > 0) failure = validationFailed(details);
         if (failure !== undefined) reject(failure as Error);
         else {
