@@ -15,6 +15,7 @@ import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 import { openEvents } from '../support/event-stream.js';
 import { formOf, pdf, png, send, TEST_STORAGES, type TestStorage } from '../support/files.js';
+import { lintProblems } from '../support/openapi-lint.js';
 
 const Doc = model('file_docs', {
   id: fields.id(),
@@ -398,6 +399,23 @@ describe.each(Object.keys(TEST_STORAGES) as (keyof typeof TEST_STORAGES)[])('fil
       const record = document.components.schemas.FileDoc;
       expect(record.properties.picture.properties).toMatchObject({ url: { type: 'string' }, content_type: { type: 'string' }, width: { type: 'integer' } });
       expect(record.properties.attachment.type).toEqual(['object', 'null']);
+    });
+
+    it('describes the download: its file fields, Range and 206, and a signed link\'s query as the links carry it', async () => {
+      const document = (await send(base, 'GET', '/api/v1/schema/')).json;
+      expect(await lintProblems(document)).toEqual([]);
+      const download = document.paths['/api/v1/docs/{id}/_files/{fileField}/'].get;
+      const parameters = (place: string): { name: string; schema: { enum?: string[] } }[] => download.parameters.filter((parameter: { in: string }) => parameter.in === place);
+      expect(parameters('path').find(({ name }) => name === 'fileField')!.schema.enum).toEqual(['attachment', 'picture', 'kept']);
+      expect(parameters('header').map(({ name }) => name)).toContain('Range');
+      const created = await create({ title: 'documented' }, { attachment: [pdf(), 'a.pdf'] });
+      const linkQuery = [...new URL(created.json.attachment.url as string, base).searchParams.keys()];
+      expect(parameters('query').map(({ name }) => name).sort()).toEqual(linkQuery.sort());
+      expect(download.responses['200'].content['*/*'].schema.format).toBe('binary');
+      expect(download.responses['206'].headers['Content-Range']).toBeDefined();
+      expect(Object.keys(download.responses)).toEqual(expect.arrayContaining(['304', '403', '404', '416']));
+      // A signed link needs no credential.
+      expect(download.security).toContainEqual({});
     });
   });
 });

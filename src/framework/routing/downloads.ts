@@ -10,7 +10,7 @@
  * attachment under its original name, RFC 6266-encoded.
  */
 import { Readable } from 'node:stream';
-import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StoredFile } from '../../core/file-fields.js';
 import { ApiError, notFound } from '../base/errors.js';
 import { FILE_FIELD_PARAMETER, verifiedLink } from '../base/file-links.js';
@@ -118,14 +118,11 @@ function downloadRoute(collection: Collection, files: FilesRuntime): ActionRoute
   };
 }
 
-/** The endpoint a collection's records' files are downloaded at: by signature, or through the pipeline. */
-export function downloadEndpoint(runtime: ApiRuntime, files: FilesRuntime, collection: Collection): { handler: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>; schema: FastifySchema } {
+/** What answers at a collection's records' files (documented by docs/openapi.ts, downloadSchema): by signature, or through the pipeline. */
+export function downloadHandler(runtime: ApiRuntime, files: FilesRuntime, collection: Collection): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   const route = downloadRoute(collection, files);
-  return {
-    schema: { hide: true },
-    handler(request, reply) {
-      const query = new URLSearchParams(request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '');
-      return query.has('signature') ? signedDownload(request, reply, files, collection, query) : dispatch(request, reply, runtime, collection, route);
-    },
+  return (request, reply) => {
+    const query = new URLSearchParams(request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '');
+    return query.has('signature') ? signedDownload(request, reply, files, collection, query) : dispatch(request, reply, runtime, collection, route);
   };
 }
