@@ -73,7 +73,8 @@ async function fileAnswer(request: FastifyRequest, files: FilesRuntime, stored: 
   const status = range ? 206 : 200;
   // An empty stream: Fastify's HEAD route keeps the length set above for a stream (it would call no body 0).
   if (request.method === 'HEAD') return { status, headers, type, body: Readable.from([]) };
-  const bytes = await files.storage.read(key, range);
+  // The whole object as a range when none was asked: its size is known here, so the store need not read it again.
+  const bytes = await files.storage.read(key, range ?? (stat.size > 0 ? { start: 0, end: stat.size - 1 } : undefined));
   if (!bytes) throw notFound();
   bytes.once('close', fileTransfer());
   return { status, headers, type, body: bytes };
