@@ -15,12 +15,13 @@ export interface HeapGrowth {
   readonly transferring: string;
 }
 
-/** How long no transfer may have run before the idle growth is set again. */
+/** How often the growth is checked: the idle one is set again after a whole interval without a transfer. */
 const SETTLE_MS = 1000;
 
 let growth: HeapGrowth | undefined;
 let inFlight = 0;
-let startedSinceCheck = false;
+/** Whether a transfer began or ended since the last check: the idle growth waits for a whole quiet interval. */
+let movedSinceCheck = false;
 let timer: NodeJS.Timeout | undefined;
 
 const done = (): void => undefined;
@@ -31,8 +32,8 @@ export function growHeapForTransfers(chosen: HeapGrowth): void {
 }
 
 function check(): void {
-  if (inFlight > 0 || startedSinceCheck) {
-    startedSinceCheck = false;
+  if (inFlight > 0 || movedSinceCheck) {
+    movedSinceCheck = false;
     return;
   }
   clearInterval(timer);
@@ -44,7 +45,7 @@ function check(): void {
 export function fileTransfer(): () => void {
   if (!growth) return done;
   inFlight += 1;
-  startedSinceCheck = true;
+  movedSinceCheck = true;
   if (!timer) {
     setFlagsFromString(growth.transferring);
     timer = setInterval(check, SETTLE_MS).unref();
@@ -54,5 +55,6 @@ export function fileTransfer(): () => void {
     if (ended) return;
     ended = true;
     inFlight -= 1;
+    movedSinceCheck = true;
   };
 }
