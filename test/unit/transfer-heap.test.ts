@@ -1,5 +1,5 @@
 /**
- * The heap's growth by file transfers (base/transfer-heap.ts): V8's own while any moves, `serve`'s
+ * The heap's growth by file transfers (base/transfer-heap.ts): the transfers' while any moves, `serve`'s
  * once none has for a second, and nothing set at all where `serve` chose no growth (an app built
  * in a test, or a deployer's own flag). The flags V8 gets are recorded, not set.
  */
@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 const flags: string[] = [];
 vi.mock('node:v8', () => ({ setFlagsFromString: (flag: string) => flags.push(flag) }));
 
-const growth = { idle: '--heap-growing-percent=50', transferring: '--heap-growing-percent=0' };
+const growth = { idle: '--heap-growing-percent=50', transferring: '--heap-growing-percent=200' };
 const load = () => import('../../src/framework/base/transfer-heap.js');
 
 describe('heap growth by file transfers', () => {
@@ -26,7 +26,7 @@ describe('heap growth by file transfers', () => {
     expect(flags).toEqual([]);
   });
 
-  it("sets V8's own growth while files move, and serve's again a second after the last", async () => {
+  it("sets the transfers' growth while files move, and serve's again after a quiet second", async () => {
     const { fileTransfer, growHeapForTransfers } = await load();
     growHeapForTransfers(growth);
     const first = fileTransfer();

@@ -43,11 +43,11 @@ const withConfiguredReplicas = (primary: Database, config: Config): Promise<Data
  * Garbage collection tuned for a request server rather than a browser tab (measured in
  * docs/performance.md, Memory): the objects of requests in flight are collected young, and the heap
  * grows less before a full collection, for a lower and steadier RSS at no measurable CPU cost.
- * While files move, V8's own growth instead (base/transfer-heap.ts; docs/performance.md, Files).
+ * While files move, a fixed 3x (base/transfer-heap.ts; docs/performance.md, Files).
  * Set at run time, as both are read at each collection; a deployer who passes either to node keeps
  * their choice.
  */
-const HEAP_GROWTH = { idle: '--heap-growing-percent=50', transferring: '--heap-growing-percent=0' };
+const HEAP_GROWTH = { idle: '--heap-growing-percent=50', transferring: '--heap-growing-percent=200' };
 const GC_FLAGS = ['--no-allocation-site-pretenuring', HEAP_GROWTH.idle];
 
 /** `--heap_growing_percent=30`, `--no-allocation-site-pretenuring` → the setting named, however node was given it. */

@@ -3,8 +3,9 @@
  * memory outside its heap allocated since the last full collection (every buffer a socket read or
  * a file read made, dead or alive) as if the heap had grown by it: a process moving files at
  * `serve`'s growth factor (50 %, for a JSON API's RSS) starts a full collection after every few
- * MiB moved, each marking the whole heap. While files move, V8's own factor is set instead, and
- * `serve`'s again once none has moved for a second (measured in docs/performance.md, Files).
+ * MiB moved, each marking the whole heap. While files move, a larger factor is set instead (a
+ * fixed one: V8's own shrinks to 1.1x after a quiet spell), and `serve`'s again once none has
+ * begun or ended for a second (measured in docs/performance.md, Files).
  */
 import { setFlagsFromString } from 'node:v8';
 
