@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -119,6 +120,28 @@ describe.each(Object.keys(TEST_STORAGES) as (keyof typeof TEST_STORAGES)[])('fil
       expect(refused.status).toBe(413);
       expect(refused.json.details.kept[0]).toMatch(/at most 524288 bytes/);
       expect((await storage.objects()).length).toBe(before);
+    });
+
+    it('stores nothing when the client goes away mid-upload', async () => {
+      const boundary = 'restfold-cut-off';
+      const head = `--${boundary}\r\nContent-Disposition: form-data; name="kept"; filename="cut.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+      const socket = connect(Number(new URL(base).port), '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write(
+        `POST /api/v1/docs/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${alice.token}\r\n` +
+          `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${400 * 1024}\r\n\r\n${head}`,
+      );
+      socket.write(Buffer.alloc(300 * 1024, 1));
+      // Long enough for the upload to reach the storage (on disk: a partial file).
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      socket.destroy();
+      let left = await storage.objects();
+      for (let waited = 0; left.length !== before && waited < 5000; waited += 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        left = await storage.objects();
+      }
+      expect(left).toHaveLength(before);
+      expect((await create({ title: 'after the cut' })).status).toBe(201);
     });
 
     it('signs links for FILES_URL_TTL', async () => {
