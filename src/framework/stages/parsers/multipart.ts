@@ -15,6 +15,7 @@ import { UploadedFile, type CappedRules, type StoredFile } from '../../../core/f
 import { FieldError } from '../../../core/fields.js';
 import type { FileStorage } from '../../../store/files/storage.js';
 import { ApiError, emptyDetails, parseError, validationFailed, type ErrorDetails } from '../../base/errors.js';
+import { fileTransfer } from '../../base/transfer-heap.js';
 import { checkedForm } from '../parsers.js';
 import { HEAD_BYTES, judgeContent } from './content.js';
 
@@ -105,6 +106,8 @@ export async function storeFile(file: Readable, fileName: string, rules: CappedR
       });
       body.on('drain', () => file.resume());
       file.once('end', () => body.end());
+      // The body cut off (the client gone): the partial object goes with it.
+      file.once('error', (error) => body.destroy(error));
       file.resume();
     }
     const stored = await target.storage.put(key, body, judged.contentType);
@@ -139,6 +142,7 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
       void dropRest(request.raw, DRAINED_LIMITS * limits.maxBodyBytes).then(() => reject(parseError(`Malformed multipart body: ${(error as Error).message}`)));
       return;
     }
+    const transferred = fileTransfer();
     const form = new URLSearchParams();
     const files: Record<string, UploadedFile> = {};
     const seen = new Set<string>();
@@ -150,6 +154,14 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
     };
     let received = 0;
     const raw = request.raw;
+    // A client gone before its body ended: the parser stops, destroying the file being stored.
+    let aborted = false;
+    const onClose = (): void => {
+      // An injected request (light-my-request) never sets `complete`: its end is `readableEnded`.
+      if (raw.complete || raw.readableEnded) return;
+      aborted = true;
+      parser.destroy(new Error('the client closed the connection before the body ended'));
+    };
     const onData = (chunk: Buffer): void => {
       received += chunk.length;
       if (received > limits.maxBodyBytes) {
@@ -181,7 +193,7 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
           (error: unknown) => {
             if (error instanceof FieldError) details[name] = error.messages;
             else if (error instanceof ApiError && error.status === 413) fail(tooLarge(`A file is larger than this field allows (${rules.maxBytes} bytes).`, { [name]: [`Ensure this file has at most ${rules.maxBytes} bytes.`] }));
-            else fail(error instanceof ApiError ? error : uploadFailed(request, error));
+            else fail(error instanceof ApiError || aborted ? error : uploadFailed(request, error));
           },
         ),
       );
@@ -197,7 +209,9 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
       if (settled) return;
       settled = true;
       raw.off('data', onData);
+      raw.off('close', onClose);
       void Promise.all([...tasks, dropRest(raw, DRAINED_LIMITS * limits.maxBodyBytes)]).then(() => {
+        transferred();
         if (failure === undefined && Object.keys(details).length > 0) failure = validationFailed(details);
         if (failure !== undefined) reject(failure as Error);
         else {
@@ -211,6 +225,7 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
     }
     parser.on('close', settle);
     raw.on('data', onData);
+    raw.once('close', onClose);
     raw.pipe(parser);
   });
 }
@@ -223,7 +238,7 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
 export function dropRest(raw: IncomingMessage, most: number): Promise<void> {
   return new Promise((resolve) => {
     // An injected request (light-my-request: tests, the test kit) never sets `complete`: its end is `readableEnded`.
-    if (raw.complete || raw.readableEnded) return resolve();
+    if (raw.complete || raw.readableEnded || raw.destroyed) return resolve();
     let dropped = 0;
     raw.on('data', (chunk: Buffer) => {
       dropped += chunk.length;
