@@ -104,7 +104,11 @@ export async function storeFile(file: Readable, fileName: string, rules: CappedR
         else if (!body.write(chunk)) file.pause();
       });
       body.on('drain', () => file.resume());
-      file.once('end', () => body.end());
+      // A body cut short (over its limit, or malformed) destroys the file with an error: the stored object is then abandoned.
+      file.once('error', (error) => body.destroy(error));
+      // The chunk that filled the head may have been the file's last: its end was then told while the head was judged.
+      if (file.readableEnded) body.end();
+      else file.once('end', () => body.end());
       file.resume();
     }
     const stored = await target.storage.put(key, body, judged.contentType);
