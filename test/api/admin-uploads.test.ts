@@ -8,21 +8,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collection, defineApp, fields, model, serializer } from '../../src/framework/index.js';
+import { defineApp } from '../../src/framework/index.js';
 import { PASSWORD, startApi, type TestApi } from '../support/api.js';
 import { loggedIn, makeStaff, type AdminClient } from '../support/admin-client.js';
 import { formOf, objectsIn, pdf, png } from '../support/files.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
+import { posters } from '../support/posters.js';
 
 const MAX_BODY = 1024 * 1024;
-
-const Poster = model('posters', {
-  id: fields.id(),
-  title: fields.string({ maxLength: 100 }),
-  picture: fields.image({ maxWidth: 64, maxHeight: 64, nullable: true }),
-  leaflet: fields.file({ accept: ['application/pdf'], nullable: true }),
-});
-const posters = collection('posters', { serializer: serializer(Poster, { fields: ['id', 'title', 'picture', 'leaflet'], readOnly: ['id'] }) });
 
 let api: TestApi;
 let folder: string;
