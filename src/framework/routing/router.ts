@@ -49,8 +49,16 @@ export function keepRawBodies(instance: FastifyInstance, maxMultipartBytes?: num
   instance.removeAllContentTypeParsers();
   instance.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
   // Never buffered: the parsing stage streams a multipart body's files to storage as they arrive.
+  keepMultipartUnread(instance, maxMultipartBytes);
+}
+
+/**
+ * A multipart body left unread by the content-type parsers, for its reader to stream; one answered
+ * before its body was read (401, 403, 415) reads it first: a client still sending it would drop the
+ * connection.
+ */
+export function keepMultipartUnread(instance: FastifyInstance, maxMultipartBytes?: number): void {
   instance.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
-  // One answered before its body was read (401, 403, 415) reads it first: a client still sending it would drop the connection.
   instance.addHook('onSend', async (request) => {
     if (!request.raw.complete && isMultipart(request.headers['content-type'])) await dropRest(request.raw, DRAINED_LIMITS * (maxMultipartBytes ?? request.routeOptions.bodyLimit ?? 0));
   });

@@ -105,9 +105,11 @@ export async function storeFile(file: Readable, fileName: string, rules: CappedR
         else if (!body.write(chunk)) file.pause();
       });
       body.on('drain', () => file.resume());
-      file.once('end', () => body.end());
-      // The body cut off (the client gone): the partial object goes with it.
+      // A body cut short (over its limit, or malformed) destroys the file with an error: the stored object is then abandoned.
       file.once('error', (error) => body.destroy(error));
+      // The chunk that filled the head may have been the file's last: its end was then told while the head was judged.
+      if (file.readableEnded) body.end();
+      else file.once('end', () => body.end());
       file.resume();
     }
     const stored = await target.storage.put(key, body, judged.contentType);
@@ -120,10 +122,11 @@ export async function storeFile(file: Readable, fileName: string, rules: CappedR
 }
 
 /**
- * The body's ordinary fields (as a form) and its files, stored. Over a limit: 413; a file its field
- * refuses: 400 naming the field; a malformed body: 400. Resolves only once the whole body is read.
+ * The body's ordinary fields (as a form, read into `form`, which holds those read so far if the
+ * body is refused) and its files, stored. Over a limit: 413; a file its field refuses: 400 naming
+ * the field; a malformed body: 400. Resolves only once the whole body is read.
  */
-export function parseMultipart(request: FastifyRequest, limits: UploadLimits, target: UploadTarget): Promise<{ form: URLSearchParams; files: Record<string, UploadedFile> }> {
+export function parseMultipart(request: FastifyRequest, limits: UploadLimits, target: UploadTarget, form = new URLSearchParams()): Promise<{ form: URLSearchParams; files: Record<string, UploadedFile> }> {
   const declared = Number(request.headers['content-length']);
   if (declared > limits.maxBodyBytes) {
     return dropRest(request.raw, DRAINED_LIMITS * limits.maxBodyBytes).then(() => {
@@ -143,7 +146,6 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
       return;
     }
     const transferred = fileTransfer();
-    const form = new URLSearchParams();
     const files: Record<string, UploadedFile> = {};
     const seen = new Set<string>();
     const details = emptyDetails();
@@ -242,7 +244,8 @@ export function dropRest(raw: IncomingMessage, most: number): Promise<void> {
     let dropped = 0;
     raw.on('data', (chunk: Buffer) => {
       dropped += chunk.length;
-      if (dropped > most) raw.socket.destroy();
+      // The request's destroy ends its connection (and an in-process request's, which has no socket of its own).
+      if (dropped > most) raw.destroy();
     });
     raw.once('end', () => resolve());
     raw.once('close', () => resolve());
