@@ -9,8 +9,10 @@
  * build on another URL to the same data (url:URL, a pooler in front of it say), on the database at
  * DATABASE_URL, filled by `npm run bench:seed` first. Both servers run at once and
  * the load (50 connections) moves from one to the other every slot, so the machine's drift, tens of
- * per cent over minutes on a shared VM, reaches both alike; a slot's CPU is read from /proc. Prints
- * each side's CPU per request and req/s, and the medians of the per-slot ratios, which a change of a
+ * per cent over minutes on a shared VM, reaches both alike; a slot's CPU is read from /proc, and the
+ * bytes each server process's V8 heap allocated over it (garbage included: bench/allocation-probe.mjs,
+ * loaded into every server). Prints each side's CPU, allocation per request and req/s, and the medians
+ * of the per-slot ratios, which a change of a
  * few per cent can be read from where `npm run bench`'s one-server-at-a-time rounds cannot. Where
  * PostgreSQL runs on this machine, also the CPU its processes spent per request (the cluster's own
  * and the benchmark database's backends: other databases' load is left out, not their share of the
