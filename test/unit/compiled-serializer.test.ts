@@ -285,7 +285,7 @@ const selection: Selection = {
     aggregate('reply_ids', 'ids'),
     aggregate('names', 'ids', { text: true }),
     aggregate('total', 'sum', { of: ['cost'], value: { type: 'decimal', places: 2 } }),
-    aggregate('mean', 'avg', { of: ['ratio'], value: { type: 'number' } }),
+    aggregate('mean', 'avg', { of: ['ratio'], value: { type: 'float' } }),
   ],
 };
 
