@@ -12,6 +12,7 @@ import { requestReader } from '../store/read/reader.js';
 import { unscoped } from '../store/conditions/table-scopes.js';
 import type { ActionRequest, ActionResult, ActionRoute } from './actions/request.js';
 import { authenticate, type Authenticator, type ForcedUser } from './stages/authentication/index.js';
+import { readPermissions } from './base/auth-user.js';
 import type { BrowsableContext } from './render/browsable/index.js';
 import { atVersion, type Collection, type Singleton } from './declare/collection.js';
 import type { Serializer } from './declare/serializer.js';
@@ -131,6 +132,8 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   const permissions = permissionsFor(runtime, collection, action, route.permissions);
   const allowed = checkPermissions(permissions, { user, action, version });
   if (isPending(allowed)) await allowed;
+  // Before any transaction the action opens, where the app's code may ask inside one (a write's hooks, a custom action).
+  if (route.custom || !READ_ONLY_METHODS.has(request.method)) await readPermissions(user);
 
   const bucket = `${runtime.bucketPrefix ?? ''}${collection.name}`;
   const counted = runtime.throttle.check(request, reply, user, bucket);
