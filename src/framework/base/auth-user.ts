@@ -22,10 +22,10 @@ export interface AuthUser {
   readonly credentialId: string | undefined;
   /**
    * Superusers hold every permission; others their own and their groups' (read once per request, so
-   * a permission removed from the user or a group is refused from the next request on). A request
-   * that may run the app's code in a transaction (a write's hooks, a custom action, an app route, an
-   * admin page) has them read before that code runs, so that asking there reads nothing: on SQLite
-   * the transaction holds the one connection such a read would wait for.
+   * a permission removed from the user or a group is refused from the next request on). Never read
+   * inside a transaction: a write's or a custom action's waits for them before it opens, and an app
+   * route or admin page reads them as it authenticates, so that asking in a hook or a handler's
+   * transaction reads nothing (on SQLite the transaction holds the one connection a read would wait for).
    */
   hasPermission(name: string): Promise<boolean>;
 }
@@ -36,8 +36,8 @@ export const isAuthUser = (value: object): value is AuthUser => madeHere.has(val
 
 /**
  * The user's permissions read now unless they are already (nothing for a superuser, or a user the
- * framework did not make): called before a request's action runs where it may write, outside any
- * transaction, after which `hasPermission` answers from what was read.
+ * framework did not make): called outside any transaction, before one opens where the app's code
+ * may ask within it, after which `hasPermission` answers from what was read.
  */
 export async function readPermissions(user: AuthUser | null): Promise<void> {
   if (user) await madeHere.get(user)?.();
