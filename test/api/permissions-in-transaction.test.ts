@@ -5,11 +5,12 @@
  * the one write connection, so a read of them there would wait for ever; a short timeout fails a hang.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { collection, defineApp, fields, inTransaction, model, recordStore, serializer } from '../../src/framework/index.js';
+import { collection, defineApp, fields, inTransaction, model, recordStore, serializer, type Permission } from '../../src/framework/index.js';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 
 const STAMP = 'memos.stamp';
+const ARCHIVE = 'memos.archive';
 
 const Memo = model('memos', {
   id: fields.id(),
@@ -21,9 +22,17 @@ const Memo = model('memos', {
 
 const checks = serializer(Memo, { fields: ['id', 'checked'] });
 
+// An object permission of the app's own, asked of the record a delete reads locked, in its transaction.
+const archivable: Permission = {
+  description: 'memos.archive for a stamped memo',
+  hasPermission: ({ user }) => user !== null,
+  hasObjectPermission: async ({ user, action }, record) => action !== 'destroy' || !record.stamped || ((await user?.hasPermission(ARCHIVE)) ?? false),
+};
+
 const memos = collection('memos', {
   serializer: serializer(Memo, { fields: ['id', 'text', 'stamped', 'checked'], readOnly: ['stamped', 'checked'] }),
   scope: ({ user }) => ({ owner_id: user?.id ?? null }),
+  permissions: [archivable],
   hooks: {
     inTransaction: true,
     beforeCreate: async ({ user }) => ({ stamped: (await user?.hasPermission(STAMP)) ?? false }),
@@ -81,6 +90,18 @@ describe('hasPermission inside a write’s transaction', () => {
     const updated = await api.request('PATCH', `/api/v1/memos/${held.json.id}/`, { token: stamper.token, body: { text: 'c' } });
     expect(updated.status).toBe(200);
     expect(updated.json).toMatchObject({ text: 'c', stamped: true });
+  });
+
+  it('is answered in an object permission checked on the record a delete locks', SHORT, async () => {
+    const archiver = await api.user('archiver', { permissions: [STAMP, ARCHIVE] });
+    for (const [user, status] of [[stamper, 403], [archiver, 204]] as const) {
+      const memo = await api.request('POST', '/api/v1/memos/', { token: user.token, body: { text: 'old' } });
+      expect(memo.json.stamped).toBe(true);
+      const url = `/api/v1/memos/${memo.json.id}/`;
+      const etag = (await api.request('GET', url, { token: user.token })).headers.etag as string;
+      // If-Match: the record is read locked, and the object permission asked, in the delete's transaction.
+      expect((await api.request('DELETE', url, { token: user.token, headers: { 'if-match': etag } })).status, user.username).toBe(status);
+    }
   });
 
   it('is answered in a custom action’s own transaction, POST or GET', SHORT, async () => {
