@@ -1,6 +1,7 @@
 /**
  * An app's own code asking `hasPermission` inside a write's transaction (a before-hook with
- * `inTransaction`, an after-hook, a custom action's `inTransaction`) is answered, through HTTP: the
+ * `inTransaction`, an after-hook, an object permission on a locked record, a custom action's or an
+ * app route's `inTransaction`) is answered, through HTTP: the
  * request's permissions were read before the transaction opened. On SQLite the transaction holds
  * the one write connection, so a read of them there would wait for ever; a short timeout fails a hang.
  */
@@ -59,7 +60,13 @@ const memos = collection('memos', {
   },
 });
 
-const app = withGeneratedMigrations(defineApp({ collections: [memos] }));
+const app = withGeneratedMigrations(defineApp({
+  collections: [memos],
+  // An app route opening a transaction on the app's database, and asking within it.
+  routes: (routes, { database }) => {
+    routes.get('/stamp-held', (request) => inTransaction(database, async () => ({ held: (await request.user?.hasPermission(STAMP)) ?? false })));
+  },
+}));
 
 let api: TestApi;
 let stamper: TestUser;
@@ -113,6 +120,11 @@ describe('hasPermission inside a write’s transaction', () => {
       expect(got.status, user.username).toBe(200);
       expect(got.json).toEqual({ held });
     }
+  });
+
+  it('is answered in an app route’s own transaction', SHORT, async () => {
+    expect((await api.request('GET', '/stamp-held', { token: stamper.token })).json).toEqual({ held: true });
+    expect((await api.request('GET', '/stamp-held', { token: plain.token })).json).toEqual({ held: false });
   });
 
   it('sees a permission granted since, from the next request on', SHORT, async () => {
