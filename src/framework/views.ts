@@ -12,6 +12,8 @@ import { requestReader } from '../store/read/reader.js';
 import { unscoped } from '../store/conditions/table-scopes.js';
 import type { ActionRequest, ActionResult, ActionRoute } from './actions/request.js';
 import { authenticate, type Authenticator, type ForcedUser } from './stages/authentication/index.js';
+import { readPermissions } from './base/auth-user.js';
+import { readyingTransactions } from './write/unit.js';
 import type { BrowsableContext } from './render/browsable/index.js';
 import { atVersion, type Collection, type Singleton } from './declare/collection.js';
 import type { Serializer } from './declare/serializer.js';
@@ -121,7 +123,11 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   const version = determineVersion(runtime.versioning, request, runtime.version);
   const seen = atVersion(collection, version);
   // A GET or HEAD writes nothing (a custom action's code writes on the primary all the same): its reads may go to a replica.
-  const reader = requestReader(runtime.database, READ_ONLY_METHODS.has(request.method));
+  const readOnly = READ_ONLY_METHODS.has(request.method);
+  // Where the app's code may ask for a permission inside a transaction (a write's hooks, a custom
+  // action's), the user's are read before one opens: a statement only where a transaction is.
+  const database = readOnly && !route.custom ? runtime.database : readyingTransactions(runtime.database, () => readPermissions(request.user));
+  const reader = requestReader(database, readOnly);
   const id = collection.singleton ? undefined : collection.recordKey.segmentIn(request.params);
   route.announce?.(reader, id, request.url, runtime.scopePlan.scopedTables, seen);
   const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader, runtime.forcedUser);

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import accountMigrations from '../../src/store/accounts/migrations/index.js';
 import service from '../../src/service/app.js';
+import { testApp } from '../../src/testing/index.js';
 import { onPostgres } from '../support/database.js';
 import { get, spawnServer, userWithToken, type SpawnedServer } from '../postgres/spawned.js';
 import { migrateCli, mixedLoad, pooledDatabase, servedThrough, transactionPooler, type PooledDatabase } from './pooled.js';
@@ -55,5 +56,12 @@ describe.runIf(transactionPooler)('through PgBouncer in transaction mode, DB_PRE
     );
     expect(unexpected).toEqual([]);
     expect(requests).toBe(8 * 2 * 19);
+  });
+
+  it("refuses restfold/testing's schema per test app at once, saying to reach PostgreSQL directly, and leaves no schema behind", async () => {
+    // The pooler refuses the `options` startup parameter the schema is chosen with; unchecked, the app's tables would go to `public`.
+    await expect(testApp(service, { database: database.pooled })).rejects.toThrow(/through a pooler .* Give the tests a URL that reaches PostgreSQL directly/);
+    const left = await onPostgres((client) => client.query("SELECT nspname FROM pg_namespace WHERE starts_with(nspname, 'restfold_test_')"), database.direct);
+    expect(left.rows).toEqual([]);
   });
 });

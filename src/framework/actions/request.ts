@@ -181,7 +181,7 @@ async function refuseWrites(action: ActionRequest, serializer: Serializer, recor
 export function writeContext({ user, version }: Pick<ActionRequest, 'user' | 'version'>): WriteContext {
   return {
     userId: user?.id ?? null,
-    hasPermission: async (name, database) => (await user?.hasPermission(name, database)) ?? false,
+    hasPermission: async (name) => (await user?.hasPermission(name)) ?? false,
     version,
   };
 }

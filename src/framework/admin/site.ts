@@ -6,7 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { h, type FunctionComponent } from 'preact';
 import { renderToString } from 'preact-render-to-string';
 import type { Collection } from '../declare/collection.js';
-import type { AuthUser } from '../base/auth-user.js';
+import { readPermissions, type AuthUser } from '../base/auth-user.js';
 import type { SessionCredentials } from '../stages/authentication/session.js';
 import type { CredentialCheck } from '../routing/auth/login.js';
 import type { CredentialEnded } from '../routing/auth/kind.js';
@@ -90,7 +90,11 @@ export async function staffOnly(site: AdminSite, request: FastifyRequest, reply:
     refusedPage(reply, { root: site.root, title: '' }, 403, CSRF_FAILED);
     return undefined;
   }
-  if (staff?.user.isStaff) return staff;
+  if (staff?.user.isStaff) {
+    // Every page asks them; a save asks them again in its hooks, inside its transaction.
+    await readPermissions(staff.user);
+    return staff;
+  }
   const next = request.method === 'GET' ? request.url : site.root;
   await reply.redirect(`${site.root}login/?next=${encodeURIComponent(next)}`, 302);
   return undefined;

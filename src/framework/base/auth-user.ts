@@ -21,21 +21,32 @@ export interface AuthUser {
   /** Names the credential the request came with (a token's or session's hash, a JWT's id), so a change it makes can keep it. */
   readonly credentialId: string | undefined;
   /**
-   * Superusers hold every permission; others their own and their groups' (read once per request, on
-   * first use, so a permission removed from the user or a group is refused from the next request on).
-   * Read on `database` when given: a write's open transaction, which on SQLite holds the one
-   * connection a read elsewhere would wait for.
+   * Superusers hold every permission; others their own and their groups' (read once per request, so
+   * a permission removed from the user or a group is refused from the next request on). Never read
+   * inside a transaction: a write's or a custom action's waits for them before it opens, and an app
+   * route or admin page reads them as it authenticates, so that asking in a hook or a handler's
+   * transaction reads nothing (on SQLite the transaction holds the one connection a read would wait for).
    */
-  hasPermission(name: string, database?: Database): Promise<boolean>;
+  hasPermission(name: string): Promise<boolean>;
 }
 
-/** The AuthUsers the framework made, each from a users row (what credentials.issue takes as a user). */
-const madeHere = new WeakSet<object>();
+/** The AuthUsers the framework made, each from a users row (what credentials.issue takes as a user), with how their permissions are read. */
+const madeHere = new WeakMap<object, () => Promise<unknown>>();
 export const isAuthUser = (value: object): value is AuthUser => madeHere.has(value);
+
+/**
+ * The user's permissions read now unless they are already (nothing for a superuser, or a user the
+ * framework did not make): called outside any transaction, before one opens where the app's code
+ * may ask within it, after which `hasPermission` answers from what was read.
+ */
+export async function readPermissions(user: AuthUser | null): Promise<void> {
+  if (user) await madeHere.get(user)?.();
+}
 
 export function toAuthUser(database: Database, row: UserRow, credentialId?: string): AuthUser {
   const isSuperuser = Boolean(row.is_superuser);
   let permissions: Promise<Set<string>> | undefined;
+  const read = (): Promise<Set<string>> => (permissions ??= effectivePermissions(database, Number(row.id)).then((names) => new Set(names)));
   const user: AuthUser = {
     id: Number(row.id),
     username: row.username,
@@ -43,13 +54,11 @@ export function toAuthUser(database: Database, row: UserRow, credentialId?: stri
     isStaff: Boolean(row.is_staff),
     credentialsVersion: Number(row.credentials_version),
     credentialId,
-    async hasPermission(name, within) {
-      if (isSuperuser) return true;
-      permissions ??= effectivePermissions(within ?? database, Number(row.id)).then((names) => new Set(names));
-      return (await permissions).has(name);
+    async hasPermission(name) {
+      return isSuperuser || (await read()).has(name);
     },
   };
-  madeHere.add(user);
+  madeHere.set(user, isSuperuser ? () => Promise.resolve() : read);
   return user;
 }
 

@@ -19,7 +19,6 @@ import type { Model } from './model.js';
 import { parseRelatedIds, parseRelatedSlugs } from './related-ids.js';
 import { formFieldValue, formListValue } from './form-values.js';
 import type { JoinColumns } from '../../store/read/join-rows.js';
-import type { Database } from '../../store/connection/database.js';
 import type { Across } from '../../core/list-query.js';
 import type { Table } from '../../core/model.js';
 
@@ -151,8 +150,8 @@ export interface SlugField {
 }
 
 export interface WriteContext extends DefaultContext {
-  /** Whether the requesting user holds the named permission (false for anonymous requests); read on `database` when given (AuthUser.hasPermission). */
-  hasPermission(name: string, database?: Database): Promise<boolean>;
+  /** Whether the requesting user holds the named permission (false for anonymous requests; AuthUser.hasPermission). */
+  hasPermission(name: string): Promise<boolean>;
   /** The API version the request asked for (the app's `versions`); undefined when it declares none. */
   readonly version?: string;
 }
@@ -807,9 +806,9 @@ function requestingUserChecked(field: Field, id: unknown, context: WriteContext)
 }
 
 /** A key that may name only the requesting user (unless they hold a permission): throws FieldError when it names another. */
-export async function checkRequestingUser(field: Field, id: unknown, context: WriteContext, database?: Database): Promise<void> {
+export async function checkRequestingUser(field: Field, id: unknown, context: WriteContext): Promise<void> {
   const only = field.requestingUserOnly;
-  if (only && id !== context.userId && !(await context.hasPermission(only.unless, database))) {
+  if (only && id !== context.userId && !(await context.hasPermission(only.unless))) {
     throw new FieldError(`You may only name yourself here, unless you hold the permission "${only.unless}".`);
   }
 }

@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Database } from '../../store/connection/database.js';
 import { requestReader } from '../../store/read/reader.js';
 import { authenticate, type Authenticator, type ForcedUser } from '../stages/authentication/index.js';
+import { readPermissions } from '../base/auth-user.js';
 import { type Action, type Permission } from '../declare/permission-classes.js';
 import { checkPermissions } from '../stages/permissions.js';
 
@@ -19,6 +20,8 @@ export function authenticateAppRoutes(
 ): void {
   instance.addHook('onRequest', async (request) => {
     request.user = await authenticate(request, authenticators, sessionCookie, requestReader(database), forcedUser);
+    // The handler is the app's own code, which may ask inside a transaction it opens.
+    await readPermissions(request.user);
   });
 }
 

@@ -32,8 +32,7 @@ async function resolveSlug(database: Database, name: string, key: Field, slug: S
   const id = await idWhere(database, slug.target.table, slug.field, slug.target.fields[slug.field]!.toDriver(value));
   if (id === undefined) throw new RecordRefused({ [name]: [`No ${slug.target.table} with ${slug.field} "${String(value)}".`] });
   try {
-    // In the write's transaction: on SQLite a read outside it would wait for its connection.
-    await checkRequestingUser(key, id, context, database);
+    await checkRequestingUser(key, id, context);
   } catch (error) {
     if (error instanceof FieldError) throw new RecordRefused({ [name]: error.messages });
     throw error;

@@ -43,12 +43,26 @@ import { fromTable, type RequestCredentials } from '../toolkit/credential-store.
 import { ownValues, setsRelation, writeLinks } from './links.js';
 import { changedFields, logsWrites, logWrites, type LoggedWriter } from './change-log.js';
 
+/** A database as a request hands it to the app's code: what must be read before a transaction opens on it (the copies made of it keep it). */
+type Readying = Database & { readonly beforeTransaction?: () => Promise<unknown> };
+
+/**
+ * `database`, whose transactions `first` waits for before they open: a read that, once one is open,
+ * would wait on SQLite for the connection the transaction holds (the request's permissions).
+ */
+export const readyingTransactions = (database: Database, first: () => Promise<unknown>): Database => ({ ...database, beforeTransaction: first }) as Readying;
+
 /**
  * `work` in a transaction: the one already open on `database`, else a new one, committed when
  * `work` resolves, and its writes' changes told then. The one place a transaction is opened.
  */
 export function inTransaction<T>(database: Database, work: (transaction: Database) => Promise<T>): Promise<T> {
   if (storeDatabase(database).db.isTransaction) return work(database);
+  const first = (database as Readying).beforeTransaction;
+  return first ? first().then(() => opened(database, work)) : opened(database, work);
+}
+
+function opened<T>(database: Database, work: (transaction: Database) => Promise<T>): Promise<T> {
   const held = heldChanges(database);
   if (!held) return transaction(database, work);
   return transaction(database, (opened) => work(held.within(opened))).then((result) => {

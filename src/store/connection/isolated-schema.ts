@@ -30,14 +30,34 @@ async function onServer<T>(url: string, work: (client: pg.Client) => Promise<T>)
   }
 }
 
-/** A new, empty schema in the database `url` names. */
+/** Why a confined URL does not confine: a pooler in front (PgBouncer) refuses the `options` startup parameter, or drops it. */
+const NOT_CONFINED =
+  'cannot confine its connections to a schema of their own: the URL reaches PostgreSQL through a pooler (PgBouncer) that refuses or drops the `options` startup parameter the schema is chosen with. Give the tests a URL that reaches PostgreSQL directly.';
+
+/**
+ * A new, empty schema in the database `url` names; refused (the schema dropped) when a connection on
+ * its URL is not confined to it, as through a pooler: the app's tables would go wherever the
+ * server's search_path says, where a test app's reset would empty another's, or a real one.
+ */
 export async function createIsolatedSchema(url: string): Promise<IsolatedSchema> {
   const name = `${PREFIX}${Math.floor(Date.now() / 1000).toString(36)}_${process.pid}_${randomBytes(4).toString('hex')}`;
   // The name is ours (letters, digits, _): never request text.
   await onServer(url, (client) => client.query(`CREATE SCHEMA ${name}`));
   const confined = new URL(url);
   confined.searchParams.set('options', `-c search_path=${name}`);
-  return { name, url: confined.toString(), drop: () => onServer(url, (client) => client.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`)).then(() => undefined) };
+  const drop = () => onServer(url, (client) => client.query(`DROP SCHEMA IF EXISTS ${name} CASCADE`)).then(() => undefined);
+  const schema = await onServer(confined.toString(), (client) => client.query<{ schema: string | null }>('SELECT current_schema() AS schema')).then(
+    ({ rows }) => rows[0]?.schema,
+    async (error: unknown) => {
+      await drop();
+      throw new Error(`A test database ${NOT_CONFINED} (${String((error as Error).message)})`, { cause: error });
+    },
+  );
+  if (schema !== name) {
+    await drop();
+    throw new Error(`A test database ${NOT_CONFINED} (its connections use the schema ${String(schema)})`);
+  }
+  return { name, url: confined.toString(), drop };
 }
 
 /**
