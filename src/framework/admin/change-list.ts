@@ -7,13 +7,14 @@ import { callApi } from './api.js';
 import { IndexPage, type IndexGroup } from './pages/index.js';
 import { ChangeListPage, type ListFilter } from './pages/change-list.js';
 import { idOf, listOf } from './answers.js';
+import { authIndexGroup } from './auth/index-group.js';
 import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection, type AdminSite } from './site.js';
 
 /** The admin's parameter → the API's. */
-const TO_API: Readonly<Record<string, string>> = { q: 'search', o: 'ordering', p: 'page' };
+export const TO_API: Readonly<Record<string, string>> = { q: 'search', o: 'ordering', p: 'page' };
 const FROM_API: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(TO_API).map(([admin, api]) => [api, admin]));
 
-const renamed = (query: URLSearchParams, names: Readonly<Record<string, string>>): URLSearchParams =>
+export const renamed = (query: URLSearchParams, names: Readonly<Record<string, string>>): URLSearchParams =>
   new URLSearchParams([...query].map(([name, value]) => [names[name] ?? name, value]));
 
 export async function index(site: AdminSite, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
@@ -26,7 +27,9 @@ export async function index(site: AdminSite, request: FastifyRequest, reply: Fas
     const addHref = collection.builtInActions.has('create') && (await may(staff.user, collection, 'add')) ? `${href}add/` : undefined;
     groups.set(group, [...(groups.get(group) ?? []), { name: collection.name, href, addHref }]);
   }
-  const shown = [...groups].map(([label, collections]) => ({ label, collections }));
+  // Django lists its auth app among the others; first here, as it sorts first by its label.
+  const auth = await authIndexGroup(site, staff.user);
+  const shown = [...(auth ? [auth] : []), ...[...groups].map(([label, collections]) => ({ label, collections }))];
   return sendPage(reply, 200, IndexPage, { frame: staffFrame(site, request, reply, staff, 'Site administration', undefined), groups: shown });
 }
 
@@ -41,7 +44,7 @@ function filtersOf(entry: AdminCollection, query: URLSearchParams): ListFilter[]
 }
 
 /** The API's next or previous page link → the same page of the change list. */
-function adminLink(path: string, apiLink: string | undefined): string | undefined {
+export function adminLink(path: string, apiLink: string | undefined): string | undefined {
   if (!apiLink) return undefined;
   const query = renamed(new URL(apiLink, 'http://admin.invalid').searchParams, FROM_API);
   return query.size > 0 ? `${path}?${query.toString()}` : path;

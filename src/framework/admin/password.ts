@@ -20,22 +20,43 @@ export function passwordField(entry: AdminCollection, user: AuthUser): string | 
   return name === undefined ? undefined : serializer.shown(name);
 }
 
-export async function passwordChange(site: AdminSite, entry: AdminCollection, request: FastifyRequest, reply: FastifyReply, id: string, form?: URLSearchParams): Promise<FastifyReply> {
+/**
+ * Where a password form reads and writes: its record's name in the admin's crumbs, the admin's list
+ * it is under, the API's record, and the field a PATCH of it writes for `user` (undefined: none, or
+ * not for them).
+ */
+export interface PasswordTarget {
+  readonly name: string;
+  readonly list: string;
+  readonly record: string;
+  field(user: AuthUser): Promise<string | undefined>;
+}
+
+export function passwordChange(site: AdminSite, entry: AdminCollection, request: FastifyRequest, reply: FastifyReply, id: string, form?: URLSearchParams): Promise<FastifyReply> {
+  const target: PasswordTarget = {
+    name: entry.collection.name,
+    list: `${site.root}${entry.collection.name}/`,
+    record: entry.detail(id),
+    field: async (user) => ((await may(user, entry.collection, 'change')) ? passwordField(entry, user) : undefined),
+  };
+  return passwordForm(site, target, request, reply, id, form);
+}
+
+export async function passwordForm(site: AdminSite, target: PasswordTarget, request: FastifyRequest, reply: FastifyReply, id: string, form?: URLSearchParams): Promise<FastifyReply> {
   const staff = await staffOnly(site, request, reply, form);
   if (!staff) return reply;
-  const { collection } = entry;
-  const list = `${site.root}${collection.name}/`;
+  const { list } = target;
   const change = `${list}${encodeURIComponent(id)}/change/`;
-  const frame = staffFrame(site, request, reply, staff, `Change password: ${collection.name} ${id}`, [{ label: collection.name, href: list }, { label: id, href: change }, { label: 'Change password' }]);
-  const field = passwordField(entry, staff.user);
-  if (!field || !(await may(staff.user, collection, 'change'))) return refusedPage(reply, frame, 403, 'You do not have permission to change this password.');
-  const found = await callApi(request, { method: 'GET', url: entry.detail(id) });
-  if (found.status !== 200) return refusedPage(reply, frame, found.status === 403 ? 403 : 404, `${collection.name} with ID “${id}” doesn’t exist. Perhaps it was deleted?`);
+  const frame = staffFrame(site, request, reply, staff, `Change password: ${target.name} ${id}`, [{ label: target.name, href: list }, { label: id, href: change }, { label: 'Change password' }]);
+  const field = await target.field(staff.user);
+  if (!field) return refusedPage(reply, frame, 403, 'You do not have permission to change this password.');
+  const found = await callApi(request, { method: 'GET', url: target.record });
+  if (found.status !== 200) return refusedPage(reply, frame, found.status === 403 ? 403 : 404, `${target.name} with ID “${id}” doesn’t exist. Perhaps it was deleted?`);
   const action = `${list}${encodeURIComponent(id)}/password/`;
   if (!form) return sendPage(reply, 200, PasswordPage, { frame, action, errors: {} });
   const password = form.get('password1') ?? '';
   if (password !== (form.get('password2') ?? '')) return sendPage(reply, 400, PasswordPage, { frame, action, errors: { password2: ['The two password fields didn’t match.'] } });
-  const answer = await callApi(request, { method: 'PATCH', url: entry.detail(id), form: new URLSearchParams([[field, password]]), csrfToken: staff.csrfToken });
+  const answer = await callApi(request, { method: 'PATCH', url: target.record, form: new URLSearchParams([[field, password]]), csrfToken: staff.csrfToken });
   if (answer.status >= 300) {
     const { message, details } = refusal(answer);
     const shown = details[field] ?? (Object.keys(details).length > 0 ? Object.values(details).flat() : [message]);

@@ -72,6 +72,7 @@ export const groupMembers = links('members', GroupMember, 'AuthGroupMember', gro
  * lets its holder make themselves superuser.
  */
 export const CHANGE_USERS = 'users.change';
+export const VIEW_USERS = 'users.view';
 
 const userSerializer = serializer(User, {
   name: 'AuthUser',
@@ -87,7 +88,7 @@ const userSerializer = serializer(User, {
 });
 
 // Read by those who manage groups, or who may view or change users (Django's view_user shows a user's groups and permissions).
-const userReaders: readonly Permission[] = [anyOf(hasPermission(MANAGE_GROUPS), hasPermission('users.view'), hasPermission(CHANGE_USERS))];
+const userReaders: readonly Permission[] = [anyOf(hasPermission(MANAGE_GROUPS), hasPermission(VIEW_USERS), hasPermission(CHANGE_USERS))];
 
 export const users = collection('users', {
   serializer: userSerializer,
