@@ -64,6 +64,10 @@ describe('groups', () => {
     expect(form.body).toContain('<select id="id_permissions" name="permissions" multiple');
     expect(form.body).toContain('<option value="articles.change">articles.change</option>');
     expect(form.body).toContain('class="choice-filter"');
+    // The filter box's script is the service's own file (the CSP allows no other).
+    expect(form.body).toContain('<script src="/api/static/admin-filter.js" defer></script>');
+    const script = await api.app.inject({ method: 'GET', url: '/api/static/admin-filter.js' });
+    expect([script.statusCode, script.headers['content-type']]).toEqual([200, 'text/javascript; charset=utf-8']);
     const added = await client.post('/admin/auth/groups/add/', { name: 'editors', permissions: ['articles.change', 'articles.view'], permissions_other: 'organizers shop.refund', _continue: '' });
     expect(added.status, added.body).toBe(302);
     const group = (await groupNamed('editors'))!;
