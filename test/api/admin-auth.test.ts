@@ -101,6 +101,16 @@ describe('groups', () => {
     expect(bad.status).toBe(400);
     expect(bad.body).toContain('Not a valid permission name');
     expect(await groupNamed('odd')).toBeUndefined();
+    expect((await client.post('/admin/auth/groups/add/', { name: 'x'.repeat(151) })).status).toBe(400);
+    // A record that is not there, or an id no record can have: Django's 404 page, never a 500.
+    for (const page of ['/admin/auth/groups/999999/change/', '/admin/auth/groups/abc/change/', '/admin/auth/groups/999999/delete/', '/admin/auth/users/999999/change/', '/admin/auth/users/abc/change/']) {
+      expect((await client.get(page)).status, page).toBe(404);
+    }
+    const boss = await loggedIn(api, 'boss');
+    expect((await boss.get('/admin/auth/users/999999/password/')).status).toBe(404);
+    expect((await boss.post('/admin/auth/groups/999999/change/', { name: 'ghost', permissions: ['articles.view'] })).status).toBe(404);
+    expect((await boss.post('/admin/auth/users/999999/change/', { is_staff: 'true' })).status).toBe(404);
+    expect(await groupNamed('ghost')).toBeUndefined();
   });
 
   it('shows a group named <script> as text on its list and form', async () => {
