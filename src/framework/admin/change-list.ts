@@ -3,18 +3,20 @@
  * `o` to order, `p` for the page); the rest are the API's filters, passed on as they are.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { callApi } from './api.js';
+import { callApi, type ApiAnswer } from './api.js';
+import type { Collection } from '../declare/collection.js';
+import type { Frame } from './pages/layout.js';
 import { IndexPage, type IndexGroup } from './pages/index.js';
-import { ChangeListPage, type ListFilter } from './pages/change-list.js';
+import { ChangeListPage, type ChangeListModel, type ListFilter } from './pages/change-list.js';
 import { idOf, listOf } from './answers.js';
 import { authIndexGroup } from './auth/index-group.js';
 import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection, type AdminSite } from './site.js';
 
 /** The admin's parameter → the API's. */
-export const TO_API: Readonly<Record<string, string>> = { q: 'search', o: 'ordering', p: 'page' };
+const TO_API: Readonly<Record<string, string>> = { q: 'search', o: 'ordering', p: 'page' };
 const FROM_API: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(TO_API).map(([admin, api]) => [api, admin]));
 
-export const renamed = (query: URLSearchParams, names: Readonly<Record<string, string>>): URLSearchParams =>
+const renamed = (query: URLSearchParams, names: Readonly<Record<string, string>>): URLSearchParams =>
   new URLSearchParams([...query].map(([name, value]) => [names[name] ?? name, value]));
 
 export async function index(site: AdminSite, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
@@ -44,7 +46,7 @@ function filtersOf(entry: AdminCollection, query: URLSearchParams): ListFilter[]
 }
 
 /** The API's next or previous page link → the same page of the change list. */
-export function adminLink(path: string, apiLink: string | undefined): string | undefined {
+function adminLink(path: string, apiLink: string | undefined): string | undefined {
   if (!apiLink) return undefined;
   const query = renamed(new URL(apiLink, 'http://admin.invalid').searchParams, FROM_API);
   return query.size > 0 ? `${path}?${query.toString()}` : path;
@@ -57,29 +59,47 @@ export async function changeList(site: AdminSite, entry: AdminCollection, reques
   const path = `${site.root}${collection.name}/`;
   const frame = staffFrame(site, request, reply, staff, `Select ${collection.name} to change`, [{ label: collection.name }]);
   if (!(await may(staff.user, collection, 'view'))) return refusedPage(reply, frame, 403, 'You do not have permission to view this collection.');
-  const query = new URLSearchParams(request.url.split('?')[1] ?? '');
-  const apiQuery = renamed(query, TO_API);
-  const answer = await callApi(request, { method: 'GET', url: apiQuery.size > 0 ? `${entry.list}?${apiQuery.toString()}` : entry.list });
-  const list = listOf(collection, answer.body);
   const shown = collection.serializerFor({ action: 'list', user: staff.user }).shownFields;
   // A declared column the user's serializer does not show (another serializer for them) is left out.
   const columns = entry.options.columns?.filter((column) => shown.includes(column)) ?? shown;
+  const { answer, page } = await readPage(request, collection, entry.list, path, columns);
   const model = {
-    path,
-    columns,
-    orderable: new Set(collection.queryRules.ordering),
-    rows: list.rows.map((record) => ({ id: idOf(collection, record), cells: columns.map((column) => record[column]) })),
-    count: list.count,
+    ...page,
     search: entry.options.search !== false && collection.serializer.search.length > 0,
-    query,
-    filters: filtersOf(entry, query),
-    previous: adminLink(path, list.previous),
-    next: adminLink(path, list.next),
+    filters: filtersOf(entry, page.query),
     addHref: collection.builtInActions.has('create') && (await may(staff.user, collection, 'add')) ? `${path}add/` : undefined,
     canDelete: collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')),
     // The app's own actions: each is its custom action's POST, which the API checks per record; shown to those who may change.
     actions: (await may(staff.user, collection, 'change')) ? Object.entries(entry.options.actions ?? {}).map(([name, label]) => ({ name, label })) : [],
   };
+  return sendList(reply, frame, answer, model);
+}
+
+/** What every change list shows of a page the API answered (the app's collections' and the framework's: auth/lists.ts). */
+type ListPage = Pick<ChangeListModel, 'path' | 'columns' | 'orderable' | 'rows' | 'count' | 'query' | 'previous' | 'next'>;
+
+/** One page of `apiList`, read with the request's `q`, `o`, `p` as the API's parameters (the rest passed on), shown at `path` with `columns`. */
+export async function readPage(request: FastifyRequest, collection: Collection, apiList: string, path: string, columns: readonly string[]): Promise<{ answer: ApiAnswer; page: ListPage }> {
+  const query = new URLSearchParams(request.url.split('?')[1] ?? '');
+  const apiQuery = renamed(query, TO_API);
+  const answer = await callApi(request, { method: 'GET', url: apiQuery.size > 0 ? `${apiList}?${apiQuery.toString()}` : apiList });
+  const list = listOf(collection, answer.body);
+  return {
+    answer,
+    page: {
+      path,
+      columns,
+      orderable: new Set(collection.queryRules.ordering),
+      rows: list.rows.map((record) => ({ id: idOf(collection, record), cells: columns.map((column) => record[column]) })),
+      count: list.count,
+      query,
+      previous: adminLink(path, list.previous),
+      next: adminLink(path, list.next),
+    },
+  };
+}
+
+export function sendList(reply: FastifyReply, frame: Frame, answer: ApiAnswer, model: ChangeListModel): FastifyReply {
   // A query the API refuses (a bad filter value, say) shows its message above an empty list, as Django's "?e=1".
   const error = answer.status >= 400 ? `The list could not be read: ${String((answer.body as { message?: unknown } | undefined)?.message ?? answer.status)}` : undefined;
   return sendPage(reply, answer.status >= 400 && answer.status !== 400 ? answer.status : 200, ChangeListPage, { frame: { ...frame, error }, model });

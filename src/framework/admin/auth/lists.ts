@@ -5,11 +5,9 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { AuthUser } from '../../base/auth-user.js';
-import { callApi } from '../api.js';
-import { idOf, listOf } from '../answers.js';
-import { TO_API, adminLink, renamed } from '../change-list.js';
-import { ChangeListPage, type ListFilter } from '../pages/change-list.js';
-import { refusedPage, sendPage, staffFrame, staffOnly, type AdminSite } from '../site.js';
+import { readPage, sendList } from '../change-list.js';
+import type { ListFilter } from '../pages/change-list.js';
+import { refusedPage, staffFrame, staffOnly, type AdminSite } from '../site.js';
 import { AUTH_GROUP, apiPath, pagePath, type AuthKind } from './auth-paths.js';
 import { managesGroups, viewsUsers } from './rights.js';
 
@@ -18,7 +16,7 @@ const COLUMNS: Readonly<Record<AuthKind, readonly string[]>> = { groups: ['name'
 const FILTERS: Readonly<Record<AuthKind, readonly string[]>> = { groups: [], users: ['is_staff', 'is_superuser', 'is_active'] };
 
 /** Whether the user may see the kind's pages at all. */
-export const mayView = (user: AuthUser, kind: AuthKind): Promise<boolean> => (kind === 'groups' ? managesGroups(user) : viewsUsers(user));
+const mayView = (user: AuthUser, kind: AuthKind): Promise<boolean> => (kind === 'groups' ? managesGroups(user) : viewsUsers(user));
 
 export async function authList(site: AdminSite, kind: AuthKind, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
   const staff = await staffOnly(site, request, reply);
@@ -26,29 +24,16 @@ export async function authList(site: AdminSite, kind: AuthKind, request: Fastify
   const path = pagePath(site.root, kind);
   const frame = staffFrame(site, request, reply, staff, `Select ${kind === 'groups' ? 'group' : 'user'} to change`, [{ label: AUTH_GROUP }, { label: kind }]);
   if (!(await mayView(staff.user, kind))) return refusedPage(reply, frame, 403, `You do not have permission to view ${kind}.`);
-  const collection = site.auth[kind];
-  const query = new URLSearchParams(request.url.split('?')[1] ?? '');
-  const apiQuery = renamed(query, TO_API);
-  const answer = await callApi(request, { method: 'GET', url: `${apiPath(site.auth, kind)}${apiQuery.size > 0 ? `?${apiQuery.toString()}` : ''}` });
-  const list = listOf(collection, answer.body);
   const columns = COLUMNS[kind];
-  const filters: ListFilter[] = FILTERS[kind].map((name) => ({ name, choices: ['true', 'false'], value: query.get(name) ?? '' }));
+  const { answer, page } = await readPage(request, site.auth[kind], apiPath(site.auth, kind), path, columns);
   const manages = kind === 'groups' && (await managesGroups(staff.user));
   const model = {
-    path,
-    columns,
-    orderable: new Set(collection.queryRules.ordering),
-    rows: list.rows.map((record) => ({ id: idOf(collection, record), cells: columns.map((column) => record[column]) })),
-    count: list.count,
+    ...page,
     search: true,
-    query,
-    filters,
-    previous: adminLink(path, list.previous),
-    next: adminLink(path, list.next),
+    filters: FILTERS[kind].map((name): ListFilter => ({ name, choices: ['true', 'false'], value: page.query.get(name) ?? '' })),
     addHref: manages ? pagePath(site.root, kind, 'add') : undefined,
     canDelete: manages,
     actions: [],
   };
-  const error = answer.status >= 400 ? `The list could not be read: ${String((answer.body as { message?: unknown } | undefined)?.message ?? answer.status)}` : undefined;
-  return sendPage(reply, answer.status >= 400 && answer.status !== 400 ? answer.status : 200, ChangeListPage, { frame: { ...frame, error }, model });
+  return sendList(reply, frame, answer, model);
 }

@@ -2,7 +2,8 @@
 import { CSRF_FIELD } from '../../access.js';
 import { Errors } from '../../../render/browsable/fields.js';
 import { Layout, type Frame } from '../../pages/layout.js';
-import { MultiSelect, SaveButtons, type Choice } from './multi-select.js';
+import { SaveButtons } from '../../pages/save-buttons.js';
+import { MultiSelect, type Choice } from './multi-select.js';
 
 export interface GroupFormModel {
   readonly action: string;

@@ -8,7 +8,8 @@ import { Errors } from '../../../render/browsable/fields.js';
 import { cellText } from '../../pages/cell.js';
 import { ObjectTools } from '../../pages/object-tools.js';
 import { Layout, type Frame } from '../../pages/layout.js';
-import { MultiSelect, SaveButtons, type Choice } from './multi-select.js';
+import { SaveButtons } from '../../pages/save-buttons.js';
+import { MultiSelect, type Choice } from './multi-select.js';
 
 /** The flags, with Django's help texts. */
 export const FLAGS: readonly { readonly name: 'is_active' | 'is_staff' | 'is_superuser'; readonly label: string; readonly help: string }[] = [
