@@ -194,6 +194,7 @@ describe('users', () => {
     const form = await client.get(path);
     expect(form.status).toBe(200);
     expect(form.body).not.toContain(hash);
+    expect(form.body).not.toContain('name="old_password"');
     expect((await client.get(`/admin/auth/users/${target.id}/change/`)).body).not.toContain(hash);
     expect((await client.post(path, { password1: 'another-passphrase', password2: 'another-passphrase' })).location).toBe(`/admin/auth/users/${target.id}/change/`);
     expect((await api.request('POST', '/api/v1/auth/login/', { body: { username: 'renamed', password: 'another-passphrase' } })).status).toBe(200);
@@ -201,6 +202,21 @@ describe('users', () => {
     expect((await manager.get(path)).status).toBe(403);
     expect((await client.get(`/admin/auth/users/${boss.id}/password/`)).status).toBe(200);
     expect((await client.post(`/admin/auth/users/${boss.id}/password/`, { password1: 'taken-over-now', password2: 'taken-over-now' })).status).toBe(403);
+  });
+
+  it('asks for the old password on the staff user’s own account, as the API does', async () => {
+    const self = await api.user('self', { superuser: true });
+    await makeStaff(api, self.id);
+    const client = await loggedIn(api, 'self');
+    const path = `/admin/auth/users/${self.id}/password/`;
+    expect((await client.get(path)).body).toContain('name="old_password"');
+    const wrong = await client.post(path, { old_password: 'not-it-at-all', password1: 'my-own-new-one', password2: 'my-own-new-one' });
+    expect(wrong.status).toBe(400);
+    expect(wrong.body).toMatch(/<label class="field" for="id_old_password">.*The current password is incorrect\./s);
+    expect((await client.post(path, { old_password: PASSWORD, password1: 'my-own-new-one', password2: 'my-own-new-one' })).status).toBe(302);
+    expect((await api.request('POST', '/api/v1/auth/login/', { body: { username: 'self', password: 'my-own-new-one' } })).status).toBe(200);
+    // The session the change was made with goes on.
+    expect((await client.get(`/admin/auth/users/${self.id}/change/`)).body).toContain('Password changed successfully.');
   });
 });
 

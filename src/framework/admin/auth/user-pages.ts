@@ -80,6 +80,6 @@ export async function userForm(site: AdminSite, request: FastifyRequest, reply: 
 
 /** Django's admin password form for an account, sent as a PATCH of `/auth/users/<id>/` (users.change). */
 export function userPassword(site: AdminSite, request: FastifyRequest, reply: FastifyReply, id: string, form?: URLSearchParams): Promise<FastifyReply> {
-  const target = { name: 'users', list: pagePath(site.root, 'users'), record: apiPath(site.auth, 'users', id), field: async (user: Parameters<typeof changesUsers>[0]) => ((await changesUsers(user)) ? 'password' : undefined) };
+  const target = { name: 'users', list: pagePath(site.root, 'users'), record: apiPath(site.auth, 'users', id), model: site.auth.users.serializer.model, field: async (user: Parameters<typeof changesUsers>[0]) => ((await changesUsers(user)) ? 'password' : undefined) };
   return passwordForm(site, target, request, reply, id, form);
 }
