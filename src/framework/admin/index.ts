@@ -19,7 +19,6 @@ import type { AdminCollection, AdminSite } from './site.js';
 import { mountAuth } from './auth/routes.js';
 
 export type { AdminCollection, AdminSite } from './site.js';
-export type { AuthAdmin } from './auth/auth-paths.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 const formOf = (request: FastifyRequest): URLSearchParams => new URLSearchParams(typeof request.body === 'string' ? request.body : '');

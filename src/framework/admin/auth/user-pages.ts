@@ -6,6 +6,7 @@
  * by the app's own users collection or `createuser`.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { AuthUser } from '../../base/auth-user.js';
 import { callApi, refusal } from '../api.js';
 import { flash } from '../access.js';
 import { recordOf } from '../answers.js';
@@ -80,6 +81,6 @@ export async function userForm(site: AdminSite, request: FastifyRequest, reply: 
 
 /** Django's admin password form for an account, sent as a PATCH of `/auth/users/<id>/` (users.change). */
 export function userPassword(site: AdminSite, request: FastifyRequest, reply: FastifyReply, id: string, form?: URLSearchParams): Promise<FastifyReply> {
-  const target = { name: 'users', list: pagePath(site.root, 'users'), record: apiPath(site.auth, 'users', id), model: site.auth.users.serializer.model, field: async (user: Parameters<typeof changesUsers>[0]) => ((await changesUsers(user)) ? 'password' : undefined) };
+  const target = { name: 'users', list: pagePath(site.root, 'users'), record: apiPath(site.auth, 'users', id), model: site.auth.users.serializer.model, field: async (user: AuthUser) => ((await changesUsers(user)) ? 'password' : undefined) };
   return passwordForm(site, target, request, reply, id, form);
 }
