@@ -63,8 +63,9 @@ const USAGE = `Usage: restfold <command> [options]
 Commands:
   new DIR                            write a new app into DIR: app.ts, its first migration, a README
   serve [--app FILE]                 migrate, then serve HTTP on HOST:PORT (WORKERS processes)
-  migrate [--app FILE]               apply pending migrations, the framework's then the app's,
-                                     saying which were whose
+  migrate [--app FILE] [--contract]  apply pending migrations, the framework's then the app's,
+                                     saying which were whose; a contract step (which drops what
+                                     the release before still uses) waits for --contract
   makemigrations [--app FILE] [--name NAME] [--rename TABLE.OLD=NEW ...] [--check]
                                      write the migration from the migrations' state to the
                                      declarations; --check: exit 1 naming the changes instead
@@ -100,6 +101,10 @@ compiled beside it; run makemigrations on its source. The accounts' commands
 (createuser, token, permissions, groups) need --app only for an app with a user model
 of its own (User.extend); without it they migrate the framework's tables alone.
 Settings come from the environment (DATABASE_URL, PORT, ...; see README).`;
+
+/** What `migrate` left for `--contract`: steps that drop what servers of the release before still use. */
+const heldMessage = (held: readonly string[]): string =>
+  `Waiting for \`restfold migrate --contract\`, to run once no server of the release before serves: ${held.join(', ')}.`;
 
 class UsageError extends Error {}
 const isUserMistake = (error: unknown): boolean =>
@@ -227,11 +232,16 @@ async function readStdin(): Promise<string> {
   return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
 }
 
-/** Opens the database, migrates it, and runs `work` with the names of the migrations just applied. */
-async function withDatabase<T>(config: Config, app: AppDefinition | undefined, work: (database: Database, applied: AppliedMigrations) => Promise<T>): Promise<T> {
+/** Opens the database, migrates it (`contract`: contract steps too), and runs `work` with the names of the migrations just applied. */
+async function withDatabase<T>(
+  config: Config,
+  app: AppDefinition | undefined,
+  work: (database: Database, applied: AppliedMigrations) => Promise<T>,
+  contract = false,
+): Promise<T> {
   const database = openConfiguredDatabase(config);
   try {
-    const applied = app ? await migrateFrameworkAndApp(database, app) : { framework: await migrateFramework(database), app: [] };
+    const applied = app ? await migrateFrameworkAndApp(database, app, contract) : await migrateFramework(database, contract);
     return await work(database, applied);
   } finally {
     await database.close();
@@ -256,6 +266,7 @@ async function main(argv: string[]): Promise<void> {
       name: { type: 'string' },
       rename: { type: 'string', multiple: true },
       check: { type: 'boolean' },
+      contract: { type: 'boolean' },
       delete: { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -319,12 +330,13 @@ async function main(argv: string[]): Promise<void> {
       return;
     }
     case 'migrate': {
-      const { framework, app: own } = await withDatabase(config, app, async (_database, applied) => applied);
+      const { framework, app: own, held } = await withDatabase(config, app, async (_database, applied) => applied, values.contract ?? false);
       const lines = [
         ...(framework.length > 0 ? [`Applied the framework's migrations: ${framework.join(', ')}`] : []),
         ...(own.length > 0 ? [`Applied the app's migrations: ${own.join(', ')}`] : []),
       ];
       console.log(lines.length > 0 ? lines.join('\n') : 'Migrations are up to date.');
+      if (held.length > 0) console.log(heldMessage(held));
       return;
     }
     case 'createuser': {

@@ -82,7 +82,7 @@ export type { IsolatedSchema } from '../store/connection/isolated-schema.js';
 export { createToken } from './stages/authentication/token.js';
 export type { Database, Dialect } from '../store/connection/database.js';
 export { migration, operations } from '../store/schema/operations.js';
-export type { Migration, MigrationStep, Migrations, Operation, SqlTypes } from '../store/schema/migrations.js';
+export type { Migration, MigrationStep, Migrations, Operation, RowsMove, SqlTypes } from '../store/schema/migrations.js';
 export type {
   CheckConstraint,
   Column,

@@ -35,7 +35,8 @@ describe('the example service', () => {
     expect(list.status).toBe(200);
     const headers = [...list.body.matchAll(/<th scope="col"[^>]*>(?:<a [^>]*>)?([A-Za-z_]+)/g)].map((found) => found[1]);
     expect(headers).toEqual(['Select', 'title', 'author_id', 'created_at', 'id']);
-    expect(list.body).toContain('id="filter-author_id"');
+    // The author filter: a link per user (few of them), as Django's list_filter on a foreign key.
+    expect(list.body).toMatch(/<nav class="filter-links" aria-label="By author_id"><h3>By author_id<\/h3><ul><li class="selected"><a href="\/admin\/articles\/" aria-current="true">All<\/a><\/li><li><a href="\/admin\/articles\/\?author_id=1">boss<\/a>/);
     expect(list.body).not.toContain('id="filter-title"');
     expect(list.body).toContain('name="q"');
     // The title is the first column, so the link to the record, and shown as text.
@@ -56,7 +57,7 @@ describe('the example service', () => {
     const lookup = await client.get('/admin/users/lookup/?q=edi');
     expect(lookup.status).toBe(200);
     expect(lookup.body).toContain(`<tr data-id="${editorId}">`);
-    expect(lookup.body).not.toContain('data-id="1"><td><code>1</code></td><td class="label">users “boss”');
+    expect(lookup.body).not.toContain('data-id="1"><td><code>1</code></td><td class="label">boss');
     const added = await client.post('/admin/articles/add/', { title: 'picked', author_id: editorId, body: '', _save: '' });
     expect(added.status).toBe(302);
     const stored = (await api.request('GET', '/api/v1/articles/?search=picked', { token: boss.token })).json as { results: { author_id: number }[] };
@@ -74,7 +75,7 @@ describe('the example service', () => {
     const found = await client.get(`/admin/articles/lookup/?q=${encodeURIComponent('<script>')}`);
     expect(found.status).toBe(200);
     expect(found.body).toContain('value="&lt;script>"');
-    expect(found.body).toContain('<td class="label">articles “&lt;script>alert(1)&lt;/script>”</td>');
+    expect(found.body).toContain('<td class="label">&lt;script>alert(1)&lt;/script></td>');
     expect(found.body).not.toContain('<script>alert');
     expect((await adminClient(api).get('/admin/articles/lookup/')).status).toBe(302);
   });
@@ -119,7 +120,7 @@ describe('examples/shop', () => {
     // The clerk may change in the admin's terms, but the action itself needs shop.manage: the API refuses each.
     const refused = await clerk.post('/admin/products/', { action: 'retire', _selected_action: ['tea'] });
     expect(refused.status).toBe(302);
-    expect((await clerk.get('/admin/products/')).body).toContain('Retire selected products: done for 0 of 1 products. Refused: tea.');
+    expect((await clerk.get('/admin/products/')).body).toContain('Retire selected products: done for 0 of 1 product. Refused: tea.');
     expect((await clerk.post('/admin/products/', { action: 'retire', _selected_action: ['tea'], csrfmiddlewaretoken: 'forged' })).status).toBe(403);
     const client = await loggedIn(api, 'manager');
     await client.get('/admin/products/');
@@ -157,7 +158,7 @@ describe('examples/shop', () => {
     expect(added.status).toBe(302);
     expect(added.location).toBe(change);
     const shown = await client.get(change);
-    expect(shown.body).toContain('The lines record was added successfully.');
+    expect(shown.body).toMatch(/The line “\d+” was added successfully\./);
     expect(shown.body).toMatch(/<td>coffee<\/td><td>2<\/td><td>3\.00<\/td>/);
     expect((await api.request('GET', '/api/v1/products/coffee/', { token: manager.token })).json).toMatchObject({ stock: 3 });
     const refused = await client.post(`/admin/orders/${order.id}/inline/lines/`, { product: 'coffee', quantity: '9' });

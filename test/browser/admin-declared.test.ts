@@ -1,6 +1,7 @@
 /**
  * The admin as the example service declares it, in a real headless Chromium with its script on:
- * log in, search, filter, sort, add an article whose author is picked by typing in the picker
+ * log in, search, see the author by name and the times readably, filter by an author's link, sort,
+ * add an article whose author is picked by typing in the picker
  * after fixing a refused field, delete a selection after confirming; add a poster with a picked
  * tag and an uploaded picture, then see its preview; no page trips its CSP.
  * SCREENSHOTS=<folder> also saves the index, a change list and a change form there (docs/admin-*.png).
@@ -71,10 +72,18 @@ it('logs in, searches, filters, sorts, adds with a picked author after a fix, an
   await submit(page, 'form.search button');
   expect(await titles(page)).toEqual(['banana bread']);
 
+  // The author: by name, linked to the user's change page; the time readable, its ISO value kept.
+  const editorRow = page.locator('table.results tbody tr', { hasText: 'banana bread' });
+  expect(await editorRow.locator('td:nth-child(3) a').textContent()).toBe('editor');
+  expect(await editorRow.locator('td:nth-child(3) a').getAttribute('href')).toBe(`/admin/users/${editorId}/change/`);
+  expect(await editorRow.locator('td:nth-child(4) time').textContent()).toMatch(/^[A-Z][a-z]+\.? \d{1,2}, \d{4}, .+ UTC$/);
+  expect(await editorRow.locator('td:nth-child(4) time').getAttribute('datetime')).toMatch(/^\d{4}-\d\d-\d\dT[\d:.]+Z$/);
+
+  // The author filter: a link per user.
   await page.goto(`${base}/admin/articles/`);
-  await page.fill('#filter-author_id', String(editorId));
-  await submit(page, 'form.filters button');
+  await submit(page, '.filter-links a:text("editor")');
   expect((await titles(page)).sort()).toEqual(['banana bread', 'cherry tart']);
+  expect(await page.locator('.filter-links li.selected').textContent()).toBe('editor');
   await submit(page, 'th a:text("title")');
   await submit(page, 'th a:text("title")');
   expect(await titles(page)).toEqual(['cherry tart', 'banana bread']);
@@ -93,7 +102,9 @@ it('logs in, searches, filters, sorts, adds with a picked author after a fix, an
   expect(await page.inputValue('#field-author_id')).toBe(String(editorId));
   await page.fill('#field-title', 'dumplings');
   await submit(page, 'button[name=_continue]');
-  expect(await page.locator('.message.success').textContent()).toContain('was added successfully. You may edit it again below.');
+  expect(await page.locator('.message.success').textContent()).toBe('The article “dumplings” was added successfully. You may edit it again below.');
+  expect(await page.locator('dl.readonly dd a:text("editor")').getAttribute('href')).toBe(`/admin/users/${editorId}/change/`);
+  expect(await page.locator('.object-tools a').first().textContent()).toBe('History');
   await shot(page, 'admin-change-form.png');
   const stored = (await api.request('GET', '/api/v1/articles/?search=dumplings', { token: (await api.user('reader')).token })).json as { results: { author_id: number }[] };
   expect(stored.results[0]!.author_id).toBe(editorId);
@@ -102,7 +113,7 @@ it('logs in, searches, filters, sorts, adds with a picked author after a fix, an
   await page.check('input[aria-label="Select 1"]');
   await page.check('input[aria-label="Select 2"]');
   await submit(page, '.change-list .actions button');
-  expect((await page.locator('.deleted-objects li').allTextContents()).sort()).toEqual(['articles “apple pie”', 'articles “banana bread”']);
+  expect((await page.locator('.deleted-objects li').allTextContents()).sort()).toEqual(['article “apple pie”', 'article “banana bread”']);
   await submit(page, 'button.danger');
   expect(await page.locator('.message.success').textContent()).toBe('Successfully deleted 2 articles.');
   expect(await page.locator('.count').textContent()).toBe('3 results');

@@ -6,6 +6,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callApi } from './api.js';
 import { flash } from './access.js';
+import { counted, verboseNames } from './display.js';
 import { may, refusedPage, staffFrame, staffOnly, type AdminCollection, type AdminSite } from './site.js';
 
 export async function runAction(site: AdminSite, entry: AdminCollection, request: FastifyRequest, reply: FastifyReply, name: string, form: URLSearchParams): Promise<FastifyReply> {
@@ -15,7 +16,7 @@ export async function runAction(site: AdminSite, entry: AdminCollection, request
   const list = `${site.root}${collection.name}/`;
   const label = entry.options.actions?.[name];
   if (label === undefined || !(await may(staff.user, collection, 'change'))) {
-    return refusedPage(reply, staffFrame(site, request, reply, staff, '', [{ label: collection.name, href: list }]), 403, 'You do not have permission to do this.');
+    return refusedPage(reply, staffFrame(site, request, reply, staff, '', [{ label: verboseNames(entry).many, href: list }]), 403, 'You do not have permission to do this.');
   }
   const ids = [...new Set(form.getAll('_selected_action'))];
   if (ids.length === 0) {
@@ -28,6 +29,6 @@ export async function runAction(site: AdminSite, entry: AdminCollection, request
     if (answer.status >= 300) refused.push(id);
   }
   const failed = refused.length > 0 ? ` Refused: ${refused.join(', ')}.` : '';
-  flash(request, reply, `${label}: done for ${ids.length - refused.length} of ${ids.length} ${collection.name}.${failed}`);
+  flash(request, reply, `${label}: done for ${ids.length - refused.length} of ${counted(entry, ids.length)}.${failed}`);
   return reply.redirect(list, 302);
 }

@@ -1,6 +1,5 @@
-/** How the admin reads the API's answers about records: a record out of its envelope, its id and its label. */
+/** How the admin reads the API's answers about records: a record out of its envelope, a list's records, a record's id. */
 import type { Collection } from '../declare/collection.js';
-import { cellText } from './pages/cell.js';
 
 type Row = Readonly<Record<string, unknown>>;
 const isRow = (value: unknown): value is Row => typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -24,8 +23,3 @@ export function listOf(collection: Collection, body: unknown): { rows: readonly 
 
 export const idOf = (collection: Collection, record: Row): string => String(record[collection.recordKey.field] ?? '');
 
-/** Django's `str(obj)`: the collection's name and the record's first shown value (its id when that is all). */
-export function labelOf(collection: Collection, record: Row, columns: readonly string[]): string {
-  const first = columns.find((column) => column !== collection.recordKey.field && record[column] !== undefined);
-  return `${collection.name} “${cellText(first ? record[first] : idOf(collection, record))}”`;
-}

@@ -9,7 +9,9 @@ import { callApi, refusal } from './api.js';
 import { CSRF_FIELD, flash } from './access.js';
 import { ChangeFormPage } from './pages/change-form.js';
 import { passwordField } from './password.js';
-import { idOf, labelOf, recordOf } from './answers.js';
+import { idOf, recordOf } from './answers.js';
+import { labelOf, verboseNames } from './display.js';
+import { shownRows } from './values.js';
 import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection, type AdminSite } from './site.js';
 import type { Serializer } from '../declare/serializer.js';
 import { lookupsOf } from './related.js';
@@ -37,7 +39,7 @@ function unset(serializer: Serializer, shown: string, creating: boolean): boolea
  * The form's fields the API is sent: not the admin's own, nor an empty input that means "not
  * given", nor a field the admin declares read-only (Django ignores a posted read-only field too).
  */
-function apiForm(form: URLSearchParams, serializer: Serializer, creating: boolean, readOnly: ReadonlySet<string> = new Set()): URLSearchParams {
+export function apiForm(form: URLSearchParams, serializer: Serializer, creating: boolean, readOnly: ReadonlySet<string> = new Set()): URLSearchParams {
   const times = timestamps(serializer);
   return new URLSearchParams(
     [...form]
@@ -50,7 +52,7 @@ const timestamps = (serializer: Serializer): Set<string> =>
   new Set(serializer.writable.filter((name) => serializer.model.fields[name]!.kind === 'timestamp').map((name) => serializer.shown(name)));
 
 /** A `datetime-local` picker's value (no offset; the form says UTC) as the API reads a time: in UTC, with seconds. */
-const inUtc = (value: string): string => (/^\d{4}-\d\d-\d\dT\d\d:\d\d$/.test(value) ? `${value}:00Z` : /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?$/.test(value) ? `${value}Z` : value);
+export const inUtc = (value: string): string => (/^\d{4}-\d\d-\d\dT\d\d:\d\d$/.test(value) ? `${value}:00Z` : /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?$/.test(value) ? `${value}Z` : value);
 
 function jsonOrText(text: string): unknown {
   try {
@@ -61,7 +63,7 @@ function jsonOrText(text: string): unknown {
 }
 
 /** A refused form's values, to show again as posted (a ticked box as true). */
-function postedValues(form: URLSearchParams, serializer: Serializer): Record<string, unknown> {
+export function postedValues(form: URLSearchParams, serializer: Serializer): Record<string, unknown> {
   const values: Record<string, unknown> = Object.fromEntries(form);
   for (const name of serializer.writable) {
     const shown = serializer.shown(name);
@@ -98,7 +100,8 @@ export async function changeForm(
   // A change leaving out read-only fields is a PATCH where the collection has one (a PUT would ask for them).
   const partial = !creating && (entry.options.readOnly?.length ?? 0) > 0 && collection.builtInActions.has('partial_update');
   const write = creating ? 'create' : collection.builtInActions.has('update') && !partial ? 'update' : 'partial_update';
-  const frame = staffFrame(site, request, reply, staff, creating ? `Add ${collection.name}` : `Change ${collection.name}`, [{ label: collection.name, href: list }, { label: creating ? 'Add' : id }]);
+  const names = verboseNames(entry);
+  const frame = staffFrame(site, request, reply, staff, creating ? `Add ${names.one}` : `Change ${names.one}`, [{ label: names.many, href: list }, { label: creating ? 'Add' : id }]);
   const editable = collection.builtInActions.has(write) && (await may(staff.user, collection, creating ? 'add' : 'change'));
   if (creating ? !editable : !(await may(staff.user, collection, 'view'))) return refusedPage(reply, frame, 403, 'You do not have permission to do this.');
   if (form && !editable) return refusedPage(reply, frame, 403, 'You do not have permission to change this record.');
@@ -110,14 +113,18 @@ export async function changeForm(
   const passwordHref = !creating && editable && passwordField(entry, staff.user) ? `${list}${encodeURIComponent(id)}/password/` : undefined;
   const page = { serializer, creating, action, editable, readOnly, historyHref, passwordHref, lookups: await lookupsOf(site, staff.user, serializer), deleteHref: !creating && collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')) ? `${list}${encodeURIComponent(id)}/delete/` : undefined };
   if (!form) {
-    let values = {};
+    let values: Record<string, unknown> = {};
+    let shown = {};
     if (!creating) {
       const answer = await callApi(request, { method: 'GET', url: entry.detail(id) });
-      if (answer.status !== 200) return refusedPage(reply, frame, answer.status === 403 ? 403 : 404, `${collection.name} with ID “${id}” doesn’t exist. Perhaps it was deleted?`);
+      if (answer.status !== 200) return refusedPage(reply, frame, answer.status === 403 ? 403 : 404, `${names.one} with ID “${id}” doesn’t exist. Perhaps it was deleted?`);
       values = recordOf(collection, answer.body);
+      const fields = Object.keys(values);
+      const [cells] = await shownRows(site, request, staff.user, collection.serializerFor({ action: 'retrieve', user: staff.user }), fields, [values]);
+      shown = Object.fromEntries(fields.map((name, index) => [name, cells![index]!]));
     }
     const inlines = creating ? [] : await inlinesOf(site, entry, request, staff, id, refused);
-    return sendPage(reply, refused?.status ?? 200, ChangeFormPage, { frame: refused ? { ...frame, error: refused.message } : frame, model: { ...page, values, errors: {}, inlines } });
+    return sendPage(reply, refused?.status ?? 200, ChangeFormPage, { frame: refused ? { ...frame, error: refused.message } : frame, model: { ...page, values, shown, errors: {}, inlines } });
   }
   const method = creating ? 'POST' : write === 'update' ? 'PUT' : 'PATCH';
   const fields = apiForm(form, serializer, creating, readOnly);
@@ -128,11 +135,11 @@ export async function changeForm(
   if (answer.status >= 300) {
     const { message, details } = refusal(answer);
     const inlines = creating ? [] : await inlinesOf(site, entry, request, staff, id);
-    return sendPage(reply, answer.status, ChangeFormPage, { frame: { ...frame, error: message }, model: { ...page, values: postedValues(form, serializer), errors: details, inlines } });
+    return sendPage(reply, answer.status, ChangeFormPage, { frame: { ...frame, error: message }, model: { ...page, values: postedValues(form, serializer), shown: {}, errors: details, inlines } });
   }
   const record = recordOf(collection, answer.body);
   const saved = idOf(collection, record) || id || '';
-  const label = labelOf(collection, record, collection.serializerFor({ action: 'list', user: staff.user }).shownFields);
+  const label = labelOf(entry, record);
   const next = form.has('_addanother') ? `${list}add/` : form.has('_continue') ? `${list}${encodeURIComponent(saved)}/change/` : list;
   const more = form.has('_addanother') ? ' You may add another below.' : form.has('_continue') ? ' You may edit it again below.' : '';
   flash(request, reply, `The ${label} was ${creating ? 'added' : 'changed'} successfully.${more}`);
@@ -154,6 +161,6 @@ export async function addInline(site: AdminSite, entry: AdminCollection, request
     const { message, details } = refusal(answer);
     return changeForm(site, entry, request, reply, id, undefined, { child: child.name, status: answer.status, message, errors: details, values: Object.fromEntries(form) });
   }
-  flash(request, reply, `The ${child.name} record was added successfully.`);
+  flash(request, reply, `The ${labelOf({ collection: child, options: {} }, recordOf(child, answer.body))} was added successfully.`);
   return reply.redirect(change, 302);
 }

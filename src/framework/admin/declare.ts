@@ -23,6 +23,16 @@ export interface ModelAdminOptions {
    * (`{ retire: 'Retire selected products' }`); each selected record gets its own POST.
    */
   readonly actions?: Readonly<Record<string, string>>;
+  /**
+   * The field a record is named by (Django's `__str__`), among the list serializer's fields: in
+   * messages, confirmations, the lookup and wherever another record refers to it. Default: its
+   * first of `name`, `title`, `username`, `label`, `slug`, `email` with text, else its key.
+   */
+  readonly display?: string;
+  /** One record's name in messages and titles (`verbose_name`). Default: the collection's name in the singular (`articles` → `article`). */
+  readonly verboseName?: string;
+  /** The name of several (`verbose_name_plural`). Default: the collection's name, `_` as spaces. */
+  readonly verboseNamePlural?: string;
 }
 
 /** A collection as the app registers it with the admin. */
@@ -56,6 +66,7 @@ export function checkedModelAdmin(entry: Collection | ModelAdmin): ModelAdmin {
   const { collection, options } = 'options' in entry && 'collection' in entry ? entry : modelAdmin(entry);
   unknown(collection, 'columns', options.columns, collection.serializerFor({ action: 'list', user: null }).shownFields);
   unknown(collection, 'filters', options.filters, [...collection.queryRules.filters.keys()]);
+  unknown(collection, 'display', options.display === undefined ? undefined : [options.display], collection.serializerFor({ action: 'list', user: null }).shownFields);
   unknown(collection, 'readOnly', options.readOnly, Object.keys(collection.serializer.model.fields).concat(collection.serializer.relationInputs));
   unknown(collection, 'actions', Object.keys(options.actions ?? {}), Object.keys(collection.customActions));
   for (const name of Object.keys(options.actions ?? {})) {

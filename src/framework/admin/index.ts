@@ -3,11 +3,13 @@
  * the API's own collections and sessions (docs/admin.md). Django's URL layout:
  *   login/ logout/ · <collection>/ · <collection>/add/ · <collection>/<id>/change/ · <collection>/<id>/delete/
  *   · <collection>/<id>/history/ · <collection>/<id>/password/ (a collection that writes a password)
+ *   · <collection>/<id>/inline/<nested>/ (add) and …/change/ (change and delete the listed rows)
  *   · auth/groups/… and auth/users/… (the framework's own: auth/routes.ts)
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { runAction } from './actions.js';
 import { addInline, changeForm } from './change-form.js';
+import { changeInlineRows } from './inline-rows.js';
 import { lookup } from './lookup.js';
 import { readPosted } from './uploads.js';
 import { changeList, index } from './change-list.js';
@@ -42,6 +44,9 @@ function mountCollection(app: FastifyInstance, site: AdminSite, entry: AdminColl
   app.post(`${path}:id/change/`, hidden, async (request: IdRequest, reply) => changeForm(site, entry, request, reply, request.params.id, await readPosted(request, site.uploads.maxParts)));
   app.post(`${path}:id/inline/:child/`, hidden, (request: FastifyRequest<{ Params: { id: string; child: string } }>, reply) =>
     addInline(site, entry, request, reply, request.params.id, request.params.child, formOf(request)),
+  );
+  app.post(`${path}:id/inline/:child/change/`, hidden, (request: FastifyRequest<{ Params: { id: string; child: string } }>, reply) =>
+    changeInlineRows(site, entry, request, reply, request.params.id, request.params.child, formOf(request)),
   );
   app.get(`${path}lookup/`, hidden, (request, reply) => lookup(site, entry, request, reply));
   app.get(`${path}:id/delete/`, hidden, (request: IdRequest, reply) => deleteRecords(site, entry, request, reply, [request.params.id], false));

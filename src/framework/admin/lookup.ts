@@ -6,7 +6,8 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callApi } from './api.js';
-import { idOf, labelOf, listOf } from './answers.js';
+import { idOf, listOf } from './answers.js';
+import { displayOf, verboseNames } from './display.js';
 import { LookupPage } from './pages/lookup.js';
 import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection, type AdminSite } from './site.js';
 
@@ -17,12 +18,12 @@ export async function lookup(site: AdminSite, entry: AdminCollection, request: F
   const staff = await staffOnly(site, request, reply);
   if (!staff) return reply;
   const { collection } = entry;
-  const frame = staffFrame(site, request, reply, staff, `Select ${collection.name}`, [{ label: collection.name, href: `${site.root}${collection.name}/` }, { label: 'Lookup' }]);
+  const names = verboseNames(entry);
+  const frame = staffFrame(site, request, reply, staff, `Select ${names.one}`, [{ label: names.many, href: `${site.root}${collection.name}/` }, { label: 'Lookup' }]);
   if (!(await may(staff.user, collection, 'view'))) return refusedPage(reply, frame, 403, 'You do not have permission to view this collection.');
   const q = (new URLSearchParams(request.url.split('?')[1] ?? '').get('q') ?? '').slice(0, MAX_QUERY);
   const search = collection.serializer.search.length > 0;
   const answer = await callApi(request, { method: 'GET', url: search && q ? `${entry.list}?${new URLSearchParams({ search: q }).toString()}` : entry.list });
-  const columns = collection.serializerFor({ action: 'list', user: staff.user }).shownFields;
-  const items = listOf(collection, answer.body).rows.map((record) => ({ id: idOf(collection, record), label: labelOf(collection, record, columns) }));
+  const items = listOf(collection, answer.body).rows.map((record) => ({ id: idOf(collection, record), label: displayOf(entry, record) }));
   return sendPage(reply, 200, LookupPage, { frame, action: `${site.root}${collection.name}/lookup/`, q, search, items });
 }

@@ -2,6 +2,7 @@
 import type { AuthUser } from '../base/auth-user.js';
 import type { Serializer } from '../declare/serializer.js';
 import { may, type AdminSite } from './site.js';
+import { adminOf } from './values.js';
 
 /** The table a writable field or relation input names records of: a foreign key's, a many-to-many's, a slug's. */
 function relatedTable(serializer: Serializer, name: string): string | undefined {
@@ -17,7 +18,7 @@ export async function lookupsOf(site: AdminSite, user: AuthUser, serializer: Ser
   const lookups: Record<string, string> = {};
   for (const name of [...serializer.writable, ...serializer.relationInputs]) {
     const table = relatedTable(serializer, name);
-    const target = table === undefined ? undefined : site.collections.find(({ collection }) => collection.serializer.model.table === table);
+    const target = table === undefined ? undefined : adminOf(site, table);
     if (target && (await may(user, target.collection, 'view'))) lookups[serializer.shown(name)] = `${site.root}${target.collection.name}/lookup/`;
   }
   return lookups;

@@ -37,7 +37,8 @@ export async function serveWorkers(definition: AppDefinition, config: Config): P
   const log = primaryLogger(config.logLevel);
   const database = openConfiguredDatabase(config);
   try {
-    log.info({ applied: appliedNames(await migrateFrameworkAndApp(database, definition)) }, 'migrated');
+    const migrated = await migrateFrameworkAndApp(database, definition);
+    log.info({ applied: appliedNames(migrated), held: migrated.held }, 'migrated');
     await assertSchemaMatches(database, definition);
   } finally {
     await database.close();

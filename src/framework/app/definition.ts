@@ -105,20 +105,31 @@ export interface AppliedMigrations {
   readonly framework: readonly string[];
   /** The app's own, tracked in `app_migrations`. */
   readonly app: readonly string[];
+  /** Contract steps, and the migrations after them, that wait for `migrate --contract`, named as `appliedNames` names them. */
+  readonly held: readonly string[];
 }
 
 /** Whose migrations a database records, each in its own table: the framework's and the app's. */
 const FRAMEWORK = 'restfold';
 const APP = 'app';
 
-/** The framework's migrations (generated from its declarations: store/accounts/migrations/), then the app's. */
-export async function migrateFrameworkAndApp(database: Database, definition: AppDefinition): Promise<AppliedMigrations> {
-  const framework = await migrateFramework(database);
-  return { framework, app: await migrate(database, APP, definition.migrations ?? {}, recordedState(accountMigrations)) };
+const qualified = (whose: string, names: readonly string[]): string[] => names.map((name) => `${whose}.${name}`);
+
+/**
+ * The framework's migrations (generated from its declarations: store/accounts/migrations/), then the
+ * app's. `contract`: run contract steps too (`migrate --contract`), once no server of the release before serves.
+ */
+export async function migrateFrameworkAndApp(database: Database, definition: AppDefinition, contract = false): Promise<AppliedMigrations> {
+  const framework = await migrate(database, FRAMEWORK, accountMigrations, undefined, contract);
+  const app = await migrate(database, APP, definition.migrations ?? {}, recordedState(accountMigrations), contract);
+  return { framework: framework.applied, app: app.applied, held: [...qualified(FRAMEWORK, framework.held), ...qualified(APP, app.held)] };
 }
 
 /** The framework's own migrations alone (its accounts' tables): what the accounts' commands need. */
-export const migrateFramework = (database: Database): Promise<string[]> => migrate(database, FRAMEWORK, accountMigrations);
+export async function migrateFramework(database: Database, contract = false): Promise<AppliedMigrations> {
+  const { applied, held } = await migrate(database, FRAMEWORK, accountMigrations, undefined, contract);
+  return { framework: applied, app: [], held: qualified(FRAMEWORK, held) };
+}
 
 /**
  * Deletes every row of the app's and the framework's tables (users, tokens, sessions included),
@@ -132,7 +143,7 @@ export const emptyAppTables = (database: Database): Promise<void> => emptyTables
  * `migrate` names them (`restfold.0001_initial`, `app.0001_initial`): the framework's and the
  * app's have names in common.
  */
-export const appliedNames = ({ framework, app }: AppliedMigrations): string[] => [...framework.map((name) => `restfold.${name}`), ...app.map((name) => `app.${name}`)];
+export const appliedNames = ({ framework, app }: AppliedMigrations): string[] => [...qualified(FRAMEWORK, framework), ...qualified(APP, app)];
 
 /** migrateFrameworkAndApp's names in the order they ran. */
 export async function migrateApp(database: Database, definition: AppDefinition): Promise<string[]> {

@@ -62,13 +62,15 @@ function tuneGarbageCollection(): void {
 export async function serve(definition: AppDefinition, config: Config): Promise<FastifyInstance> {
   tuneGarbageCollection();
   const primary = openConfiguredDatabase(config);
-  const applied = appliedNames(await migrateFrameworkAndApp(primary, definition));
+  const migrated = await migrateFrameworkAndApp(primary, definition);
+  const applied = appliedNames(migrated);
   // A table or column the declarations name but the database lacks would be a 500 on the first write: refuse now.
   await assertSchemaMatches(primary, definition);
   // Migrated and checked on the primary alone; the replicas replay it.
   const database = await withConfiguredReplicas(primary, config);
   const app = await buildApp(definition, { database, config });
   if (applied.length > 0) app.log.info({ migrations: applied }, 'migrations applied');
+  if (migrated.held.length > 0) app.log.info({ migrations: migrated.held }, 'migrations waiting for `restfold migrate --contract`');
   app.addHook('onClose', async () => {
     const unfinished = await repliesSent(app);
     if (unfinished > 0) app.log.warn({ requests: unfinished }, 'closing the database under requests still being handled');

@@ -36,6 +36,19 @@ export interface SqlTypes {
    * in place; where not (SQLite), the table is rebuilt from its declared state, rows copied.
    */
   readonly altersColumnsInPlace: boolean;
+  /**
+   * Rows of table `from` moved to `to` (`key` unique in each), with `from` still answering the
+   * statements of servers of the previous release, reads and writes, and each release seeing the
+   * other's writes: an expand migration's step (the rows copied, each once, and `from` kept
+   * answering) and its contract step's (`from` gone), once no such server is left.
+   */
+  movedRows(from: string, to: string, key: readonly string[]): RowsMove;
+}
+
+/** The statements of a move's expand and contract steps, each run in order. */
+export interface RowsMove {
+  readonly expand: readonly RawBuilder<unknown>[];
+  readonly contract: readonly RawBuilder<unknown>[];
 }
 
 /** A live column as introspection reads it, its type as `columnTypes` names it (`varchar(64)`), its default as a value. */

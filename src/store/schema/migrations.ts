@@ -7,7 +7,7 @@
  * the transaction, not the session: Kysely's Migrator takes a session lock and releases it with
  * another statement, which behind a transaction pooler may reach another server connection and
  * leave the lock held. Migrations that replace others (`replaces`) take their place in the
- * bookkeeping first, in the same run.
+ * bookkeeping first, in the same run. A contract step (`contract`) and those after it wait until asked.
  */
 import type { Kysely } from 'kysely';
 import { storeDatabase, transaction, type Database, type Tables } from '../connection/database.js';
@@ -16,7 +16,7 @@ import { applyMigration } from './compile.js';
 import { recordedState, type Migration, type MigrationStep, type Migrations } from './operations.js';
 import type { SchemaState } from '../../core/schema.js';
 
-export type { SqlTypes } from '../dialects/capabilities.js';
+export type { RowsMove, SqlTypes } from '../dialects/capabilities.js';
 export type { Migration, MigrationStep, Migrations, Operation } from './operations.js';
 
 const replacedNames = (migration: Migration): readonly string[] =>
@@ -69,19 +69,28 @@ function ranInOrder(table: string, rows: readonly Ran[], names: readonly string[
   return ran;
 }
 
+const isContract = (migration: Migration | MigrationStep): boolean => typeof migration !== 'function' && migration.contract === true;
+
 /** The table that records which of `name`'s migrations have run. */
 export const migrationsTable = (name: string): string => `${name}_migrations`;
 
+/** What `migrate` ran, and what it held: a contract step, and those after it, that wait for `contract`. */
+export interface MigrateResult {
+  readonly applied: string[];
+  readonly held: string[];
+}
+
 /**
  * Runs what has not run yet of `migrations`, bookkept in `<name>_migrations`; returns the names of
- * what ran (a replaced migration's among them, where a database had run only some of them).
- * `baseline`: the state of the migrations run before these (the framework's), whose tables these alter.
+ * what ran (a replaced migration's among them, where a database had run only some of them), and of
+ * what waits. `baseline`: the state of the migrations run before these (the framework's), whose
+ * tables these alter. `contract`: run contract steps too.
  */
-export async function migrate(database: Database, name: string, migrations: Migrations, baseline?: SchemaState): Promise<string[]> {
+export async function migrate(database: Database, name: string, migrations: Migrations, baseline?: SchemaState, contract = false): Promise<MigrateResult> {
   const { db, capabilities } = storeDatabase(database);
   const table = migrationsTable(name);
   const names = Object.keys(migrations).sort();
-  const run = async (db: Kysely<Tables>): Promise<string[]> => {
+  const run = async (db: Kysely<Tables>): Promise<MigrateResult> => {
     if (capabilities.migrationLock) await capabilities.migrationLock.execute(db);
     // Under the lock, no other process is making it meanwhile.
     await db.schema
@@ -93,14 +102,17 @@ export async function migrate(database: Database, name: string, migrations: Migr
     const recorded = async () => (await db.selectFrom(table).select(['name', 'timestamp']).execute()) as unknown as Ran[];
     const applied = await adoptReplaced(db, capabilities, table, migrations, new Set((await recorded()).map((row) => row.name)));
     const done = ranInOrder(table, await recorded(), names);
-    for (const pending of names.slice(done.length)) {
-      const migration = migrations[pending]!;
+    const pending = names.slice(done.length);
+    const heldFrom = contract || done.length === 0 ? -1 : pending.findIndex((next) => isContract(migrations[next]!));
+    const held = heldFrom < 0 ? [] : pending.splice(heldFrom);
+    for (const next of pending) {
+      const migration = migrations[next]!;
       if (typeof migration === 'function') await migration(db, capabilities.types);
-      else await applyMigration(db, capabilities, migration, recordedState(migrations, pending), baseline);
-      await db.insertInto(table).values({ name: pending, timestamp: new Date().toISOString() }).execute();
-      applied.push(pending);
+      else await applyMigration(db, capabilities, migration, recordedState(migrations, next), baseline);
+      await db.insertInto(table).values({ name: next, timestamp: new Date().toISOString() }).execute();
+      applied.push(next);
     }
-    return applied;
+    return { applied, held };
   };
   if (capabilities.migrationLock) return transaction(database, (transaction) => run(storeDatabase(transaction).db));
   return db.connection().execute(run);

@@ -44,6 +44,13 @@ export interface Migration {
    */
   readonly replaces?: readonly string[] | Readonly<Record<string, MigrationStep>>;
   readonly operations: readonly Operation[];
+  /**
+   * A contract step: it removes what servers of an earlier release still use (a table the expand
+   * step before it replaced), so `migrate` holds it, and every migration after it, until asked
+   * (`migrate --contract`), once none of them serves. A database that had run none of the list's
+   * migrations runs it at once: nothing served it before.
+   */
+  readonly contract?: boolean;
   /** The schema after this migration; left out by a hand-written one that changes no declared table. */
   readonly state?: SchemaState;
 }

@@ -25,13 +25,14 @@ export async function authList(site: AdminSite, kind: AuthKind, request: Fastify
   const frame = staffFrame(site, request, reply, staff, `Select ${kind === 'groups' ? 'group' : 'user'} to change`, [{ label: AUTH_GROUP }, { label: kind }]);
   if (!(await mayView(staff.user, kind))) return refusedPage(reply, frame, 403, `You do not have permission to view ${kind}.`);
   const columns = COLUMNS[kind];
-  const { answer, page } = await readPage(request, site.auth[kind], apiPath(site.auth, kind), path, columns);
+  const { answer, page } = await readPage(site, request, staff.user, site.auth[kind], apiPath(site.auth, kind), path, columns);
   const manages = kind === 'groups' && (await managesGroups(staff.user));
   const model = {
     ...page,
     search: true,
     filters: FILTERS[kind].map((name): ListFilter => ({ name, choices: ['true', 'false'], value: page.query.get(name) ?? '' })),
     addHref: manages ? pagePath(site.root, kind, 'add') : undefined,
+    addLabel: kind === 'groups' ? 'Add group' : 'Add user',
     canDelete: manages,
     actions: [],
   };

@@ -8,16 +8,19 @@
 import type { Serializer } from '../../declare/serializer.js';
 import { FieldInput, RelationInput, relationWrites } from '../../render/browsable/fields.js';
 import { CSRF_FIELD } from '../access.js';
-import type { InlineModel } from '../inlines.js';
+import type { InlineModel, InlineRow } from '../inlines.js';
 import { cellText } from './cell.js';
 import { ObjectTools } from './object-tools.js';
 import { SaveButtons } from './save-buttons.js';
 import { Layout, type Frame } from './layout.js';
+import { ShownValue, type Shown } from './value.js';
 
 export interface ChangeFormModel {
   readonly serializer: Serializer;
   readonly creating: boolean;
   readonly values: Readonly<Record<string, unknown>>;
+  /** The record's values as shown read-only (a related record by its name, a time readably), by shown name. */
+  readonly shown: Readonly<Record<string, Shown>>;
   readonly errors: Readonly<Record<string, readonly string[]>>;
   readonly action: string;
   readonly deleteHref?: string;
@@ -32,11 +35,23 @@ export interface ChangeFormModel {
   readonly inlines: readonly InlineModel[];
 }
 
-function ReadOnly(props: { values: Readonly<Record<string, unknown>>; names: readonly string[] }) {
+/** The model field a serializer shows as `shown`. */
+function fieldOf(serializer: Serializer, shown: string) {
+  const name = serializer.writable.find((candidate) => serializer.shown(candidate) === shown);
+  return name === undefined ? undefined : serializer.model.fields[name];
+}
+
+function ReadOnly(props: { model: ChangeFormModel; names: readonly string[] }) {
   if (props.names.length === 0) return null;
+  const { shown, values } = props.model;
   return (
     <dl class="readonly">
-      {props.names.map((name) => [<dt key={`${name}-name`}>{name}</dt>, <dd key={`${name}-value`}>{cellText(props.values[name])}</dd>])}
+      {props.names.map((name) => [
+        <dt key={`${name}-name`}>{name}</dt>,
+        <dd key={`${name}-value`}>
+          <ShownValue value={shown[name] ?? { text: cellText(values[name]) }} />
+        </dd>,
+      ])}
     </dl>
   );
 }
@@ -83,35 +98,89 @@ function Inputs(props: { serializer: Serializer; values: Readonly<Record<string,
   );
 }
 
+/** An inline row's cell: an input where the row's field is changed here, else its value. */
+function RowCell(props: { inline: InlineModel; row: InlineRow; index: number; column: number }) {
+  const { inline, row, column } = props;
+  const name = inline.columns[column]!;
+  const edit = inline.edit;
+  const field = edit?.inputs.has(name) ? fieldOf(edit.serializer, name) : undefined;
+  if (!edit || !field) return <ShownValue value={row.cells[column]!} />;
+  return <FieldInput name={`${inline.name}-${props.index}-${name}`} field={field} value={row.values[name]} hidden={false} creating={false} errors={row.errors[name]} utcPicker />;
+}
+
+/** Django's TabularInline: the nested records in a table, as inputs where the user may change them, each with a delete box where they may delete. */
+function InlineRows(props: { inline: InlineModel }) {
+  const { inline } = props;
+  const edit = inline.edit;
+  return (
+    <table class="results tabular">
+      <thead>
+        <tr>
+          {inline.columns.map((column) => (
+            <th key={column} scope="col">
+              {column}
+            </th>
+          ))}
+          {edit?.deletable && <th scope="col">Delete?</th>}
+        </tr>
+      </thead>
+      <tbody>
+        {inline.rows.map((row, index) => (
+          <tr key={row.id}>
+            {inline.columns.map((column, at) => (
+              <td key={column}>
+                {at === 0 && edit && <input type="hidden" name={`${inline.name}-${index}-id`} value={row.id} />}
+                <RowCell inline={inline} row={row} index={index} column={at} />
+              </td>
+            ))}
+            {edit?.deletable && (
+              <td>
+                <input type="checkbox" name={`${inline.name}-${index}-DELETE`} checked={row.deleting} aria-label={`Delete ${inline.names.one} ${row.id}`} />
+              </td>
+            )}
+            {row.errors.non_field_errors && (
+              <td>
+                <Errors messages={row.errors.non_field_errors} />
+              </td>
+            )}
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function Errors(props: { messages: readonly string[] }) {
+  return (
+    <ul class="errorlist">
+      {props.messages.map((message) => (
+        <li key={message}>{message}</li>
+      ))}
+    </ul>
+  );
+}
+
 function Inline(props: { inline: InlineModel; csrfToken: string }) {
   const { inline } = props;
   return (
     <section class="inline-group" aria-label={inline.name}>
-      <h2>{inline.name}</h2>
-      <table class="results">
-        <thead>
-          <tr>
-            {inline.columns.map((column) => (
-              <th key={column} scope="col">
-                {column}
-              </th>
-            ))}
-          </tr>
-        </thead>
-        <tbody>
-          {inline.rows.map((row) => (
-            <tr key={row.id}>
-              {row.cells.map((cell, index) => (
-                <td key={inline.columns[index]}>{cellText(cell)}</td>
-              ))}
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <h2>{inline.names.many}</h2>
+      {inline.unlisted.length > 0 && <Errors messages={inline.unlisted} />}
+      {inline.edit ? (
+        <form method="post" action={inline.edit.action} class="inline-rows" novalidate>
+          <input type="hidden" name={CSRF_FIELD} value={props.csrfToken} />
+          <InlineRows inline={inline} />
+          <div class="actions">
+            <button type="submit">Save {inline.names.many}</button>
+          </div>
+        </form>
+      ) : (
+        <InlineRows inline={inline} />
+      )}
       {inline.count !== undefined && <p class="count">{`${inline.count} ${inline.count === 1 ? 'record' : 'records'}`}</p>}
       {inline.add && (
         <form method="post" action={inline.add.action} class="record-form inline-add" novalidate>
-          <h3>Add another {inline.name}</h3>
+          <h3>Add another {inline.names.one}</h3>
           <input type="hidden" name={CSRF_FIELD} value={props.csrfToken} />
           {Object.keys(inline.add.errors).length > 0 && <p class="errornote">Please correct the errors below.</p>}
           <Inputs serializer={inline.add.serializer} values={inline.add.values} errors={inline.add.errors} creating skip={new Set()} lookups={inline.add.lookups} />
@@ -132,7 +201,7 @@ export function ChangeFormPage(props: { frame: Frame; model: ChangeFormModel }) 
     return (
       <Layout frame={frame}>
         <ObjectTools historyHref={model.historyHref} passwordHref={model.passwordHref} />
-        <ReadOnly values={values} names={Object.keys(values)} />
+        <ReadOnly model={model} names={Object.keys(values)} />
         {inlines}
       </Layout>
     );
@@ -144,14 +213,8 @@ export function ChangeFormPage(props: { frame: Frame; model: ChangeFormModel }) 
     <Layout frame={frame}>
       <ObjectTools historyHref={model.historyHref} passwordHref={model.passwordHref} />
       {Object.keys(errors).length > 0 && <p class="errornote">Please correct the errors below.</p>}
-      {errors.non_field_errors && (
-        <ul class="errorlist">
-          {errors.non_field_errors.map((message) => (
-            <li key={message}>{message}</li>
-          ))}
-        </ul>
-      )}
-      <ReadOnly values={values} names={shownReadOnly} />
+      {errors.non_field_errors && <Errors messages={errors.non_field_errors} />}
+      <ReadOnly model={model} names={shownReadOnly} />
       <form method="post" action={model.action} class="record-form" novalidate enctype={serializer.writable.some((name) => serializer.model.fields[name]!.file) ? 'multipart/form-data' : undefined}>
         <input type="hidden" name={CSRF_FIELD} value={frame.staff!.csrfToken} />
         <Inputs serializer={serializer} values={values} errors={errors} creating={model.creating} skip={model.readOnly} lookups={model.lookups} />

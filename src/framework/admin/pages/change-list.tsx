@@ -4,13 +4,17 @@
  * list, which answers with a confirmation page first).
  */
 import { CSRF_FIELD } from '../access.js';
-import { cellText } from './cell.js';
 import { Layout, type Frame } from './layout.js';
+import { ShownValue, type Shown } from './value.js';
 
 export interface ListFilter {
   readonly name: string;
   /** Choices to pick from (a boolean's, a choice field's); none: a text box. */
   readonly choices?: readonly string[];
+  /** A foreign key's related records, a link each (Django's RelatedFieldListFilter). */
+  readonly links?: readonly { readonly value: string; readonly text: string }[];
+  /** A foreign key with too many related records for links: the lookup page of the text box's picker. */
+  readonly lookup?: string;
   readonly value: string;
 }
 
@@ -19,7 +23,7 @@ export interface ChangeListModel {
   readonly columns: readonly string[];
   /** The column whose header orders by it, by column. */
   readonly orderable: ReadonlySet<string>;
-  readonly rows: readonly { readonly id: string; readonly cells: readonly unknown[] }[];
+  readonly rows: readonly { readonly id: string; readonly cells: readonly Shown[] }[];
   readonly count?: number;
   readonly search: boolean;
   readonly query: URLSearchParams;
@@ -27,6 +31,8 @@ export interface ChangeListModel {
   readonly previous?: string;
   readonly next?: string;
   readonly addHref?: string;
+  /** "Add article". */
+  readonly addLabel: string;
   readonly canDelete: boolean;
   /** The app's declared bulk actions (besides delete). */
   readonly actions: readonly { readonly name: string; readonly label: string }[];
@@ -56,32 +62,76 @@ function Header(props: { model: ChangeListModel; column: string }) {
   );
 }
 
+/** A foreign key's filter with few related records: "All" and a link per record, the chosen one marked. */
+function FilterLinks(props: { model: ChangeListModel; filter: ListFilter }) {
+  const { model, filter } = props;
+  const links = [{ value: '', text: 'All' }, ...(filter.links ?? [])];
+  return (
+    <nav class="filter-links" aria-label={`By ${filter.name}`}>
+      <h3>By {filter.name}</h3>
+      <ul>
+        {links.map((link) => (
+          <li key={link.value} class={link.value === filter.value ? 'selected' : undefined}>
+            <a href={withQuery(model, { [filter.name]: link.value })} aria-current={link.value === filter.value ? 'true' : undefined}>
+              {link.text}
+            </a>
+          </li>
+        ))}
+      </ul>
+    </nav>
+  );
+}
+
+function FilterInput(props: { filter: ListFilter }) {
+  const { filter } = props;
+  const id = `filter-${filter.name}`;
+  if (filter.choices) {
+    return (
+      <select id={id} name={filter.name}>
+        <option value="">All</option>
+        {filter.choices.map((choice) => (
+          <option key={choice} value={choice} selected={choice === filter.value}>
+            {choice}
+          </option>
+        ))}
+      </select>
+    );
+  }
+  return <input type="text" id={id} name={filter.name} value={filter.value} data-lookup={filter.lookup} autocomplete={filter.lookup ? 'off' : undefined} />;
+}
+
 function Sidebar(props: { model: ChangeListModel }) {
   const { model } = props;
   if (model.filters.length === 0) return null;
+  const inputs = model.filters.filter((filter) => !filter.links);
   return (
-    <form method="get" class="filters" action={model.path} aria-label="Filter">
+    <aside class="filters" aria-label="Filter">
       <h2>Filter</h2>
-      {['q', 'o'].map((name) => model.query.has(name) && <input key={name} type="hidden" name={name} value={model.query.get(name)!} />)}
-      {model.filters.map((filter) => (
-        <label class="field" key={filter.name} for={`filter-${filter.name}`}>
-          <span>By {filter.name}</span>
-          {filter.choices ? (
-            <select id={`filter-${filter.name}`} name={filter.name}>
-              <option value="">All</option>
-              {filter.choices.map((choice) => (
-                <option key={choice} value={choice} selected={choice === filter.value}>
-                  {choice}
-                </option>
-              ))}
-            </select>
-          ) : (
-            <input type="text" id={`filter-${filter.name}`} name={filter.name} value={filter.value} />
-          )}
-        </label>
-      ))}
-      <button type="submit">Filter</button>
-    </form>
+      {model.filters.filter((filter) => filter.links).map((filter) => <FilterLinks key={filter.name} model={model} filter={filter} />)}
+      {inputs.length > 0 && (
+        <form method="get" action={model.path}>
+          {[...model.query]
+            .filter(([name]) => !inputs.some((filter) => filter.name === name) && name !== 'p')
+            .map(([name, value]) => (
+              <input key={name} type="hidden" name={name} value={value} />
+            ))}
+          {inputs.map((filter) => (
+            <div class={filter.lookup ? 'related' : undefined} key={filter.name}>
+              <label class="field" for={`filter-${filter.name}`}>
+                <span>By {filter.name}</span>
+                <FilterInput filter={filter} />
+              </label>
+              {filter.lookup && (
+                <a class="related-lookup" href={filter.lookup} target="_blank" rel="noopener" data-for={`filter-${filter.name}`}>
+                  Look up {filter.name}
+                </a>
+              )}
+            </div>
+          ))}
+          <button type="submit">Filter</button>
+        </form>
+      )}
+    </aside>
   );
 }
 
@@ -93,7 +143,7 @@ export function ChangeListPage(props: { frame: Frame; model: ChangeListModel }) 
       {model.addHref && (
         <p>
           <a class="button" href={model.addHref}>
-            Add {frame.crumbs?.at(-1)?.label}
+            {model.addLabel}
           </a>
         </p>
       )}
@@ -138,7 +188,15 @@ export function ChangeListPage(props: { frame: Frame; model: ChangeListModel }) 
                     </td>
                   )}
                   {row.cells.map((cell, index) => (
-                    <td key={model.columns[index]}>{index === 0 ? <a href={`${model.path}${encodeURIComponent(row.id)}/change/`}>{cellText(cell)}</a> : cellText(cell)}</td>
+                    <td key={model.columns[index]}>
+                      {index === 0 ? (
+                        <a href={`${model.path}${encodeURIComponent(row.id)}/change/`}>
+                          <ShownValue value={cell} linked={false} />
+                        </a>
+                      ) : (
+                        <ShownValue value={cell} />
+                      )}
+                    </td>
                   ))}
                 </tr>
               ))}

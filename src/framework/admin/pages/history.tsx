@@ -1,6 +1,7 @@
 /** Django's object history: who changed the record, when, and what, newest first. */
 import type { LogEntryRow } from '../../../store/accounts/log-entries.js';
 import { Layout, type Frame } from './layout.js';
+import { readableTime } from './time.js';
 
 const VERBS: Readonly<Record<LogEntryRow['action'], string>> = { add: 'Added', change: 'Changed', delete: 'Deleted' };
 
@@ -30,7 +31,7 @@ export function HistoryPage(props: { frame: Frame; entries: readonly LogEntryRow
             {props.entries.map((entry) => (
               <tr key={entry.id}>
                 <th scope="row">
-                  <time datetime={entry.actionTime.toISOString()}>{entry.actionTime.toISOString().replace('T', ' ').slice(0, 19)} UTC</time>
+                  <time datetime={entry.actionTime.toISOString()}>{readableTime(entry.actionTime)}</time>
                 </th>
                 <td>{entry.username ?? (entry.userId === null ? 'anonymous' : `deleted user ${entry.userId}`)}</td>
                 <td>{said(entry)}</td>

@@ -2,6 +2,7 @@
 import { sql, type SqlBool } from 'kysely';
 import type { OnDelete } from '../../../core/schema.js';
 import type { DialectCapabilities, LiveColumn } from '../capabilities.js';
+import { postgresMovedRows } from './moved-rows-view.js';
 
 interface ColumnRow {
   table: string;
@@ -82,6 +83,7 @@ export const postgresCapabilities: DialectCapabilities = {
       json: 'jsonb',
     },
     altersColumnsInPlace: true,
+    movedRows: postgresMovedRows,
   },
   mergesRoundTrips: true,
   notifies: true,

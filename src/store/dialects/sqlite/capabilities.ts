@@ -2,6 +2,7 @@
 import { sql, type SqlBool } from 'kysely';
 import type { OnDelete } from '../../../core/schema.js';
 import type { DialectCapabilities, LiveColumn } from '../capabilities.js';
+import { sqliteMovedRows } from './moved-rows-mirror.js';
 
 interface ColumnRow {
   table: string;
@@ -53,6 +54,7 @@ export const sqliteCapabilities: DialectCapabilities = {
       json: 'text',
     },
     altersColumnsInPlace: false,
+    movedRows: sqliteMovedRows,
   },
   mergesRoundTrips: false,
   notifies: false,

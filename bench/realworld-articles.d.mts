@@ -1,0 +1,1 @@
+export declare function seedArticles(file: string, count: number): void;
