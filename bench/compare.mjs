@@ -9,8 +9,10 @@
  * build on another URL to the same data (url:URL, a pooler in front of it say), on the database at
  * DATABASE_URL, filled by `npm run bench:seed` first. Both servers run at once and
  * the load (50 connections) moves from one to the other every slot, so the machine's drift, tens of
- * per cent over minutes on a shared VM, reaches both alike; a slot's CPU is read from /proc. Prints
- * each side's CPU per request and req/s, and the medians of the per-slot ratios, which a change of a
+ * per cent over minutes on a shared VM, reaches both alike; a slot's CPU is read from /proc, and the
+ * bytes each server process's V8 heap allocated over it (garbage included: bench/allocation-probe.mjs,
+ * loaded into every server). Prints each side's CPU, allocation per request and req/s, and the medians
+ * of the per-slot ratios, which a change of a
  * few per cent can be read from where `npm run bench`'s one-server-at-a-time rounds cannot. Where
  * PostgreSQL runs on this machine, also the CPU its processes spent per request (the cluster's own
  * and the benchmark database's backends: other databases' load is left out, not their share of the
@@ -20,7 +22,8 @@
  * DIR/this and DIR/other (for bench/profile-summary.mjs), and each one's profiled time per request
  * (warm-up included) is printed by layer (bench/layers.mjs), side by side.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
@@ -41,11 +44,13 @@ if (!options.against || !process.env.DATABASE_URL) throw new Error('Set DATABASE
 const slotSeconds = Number(options['slot-seconds']);
 const TICKS_PER_SECOND = 100;
 
-const serverEnv = { DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: 'warn', THROTTLE_ANON: 'off', THROTTLE_USER: 'off' };
+// Each server process reports the bytes its heap allocated, read per slot (bench/allocation-probe.mjs).
+const allocations = mkdtempSync(join(tmpdir(), 'restfold-allocation-'));
+const serverEnv = { DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: 'warn', THROTTLE_ANON: 'off', THROTTLE_USER: 'off', BENCH_ALLOCATION_DIR: allocations };
 const profiles = options.profile;
 /** The baseline (over node:http or Fastify), a build's dist/, or `workers:N`, pooler mode or another URL of this one. */
 function start(against, side) {
-  const node = profiles ? ['--cpu-prof', `--cpu-prof-dir=${join(profiles, side)}`] : [];
+  const node = [`--import=${new URL('allocation-probe.mjs', import.meta.url).href}`, ...(profiles ? ['--cpu-prof', `--cpu-prof-dir=${join(profiles, side)}`] : [])];
   const serve = (args, env = serverEnv) => startServer([...node, ...args], env);
   if (against === 'baseline') return serve(['bench/baseline/server.mjs']);
   if (against === 'floor') return serve(['bench/baseline/fastify.mjs']);
@@ -81,6 +86,34 @@ function processTicks(command) {
     }
   }
   return ticks;
+}
+/** A process and its children (cluster workers), by pid. */
+function processTree(pid) {
+  try {
+    return [pid, ...readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean).flatMap((child) => processTree(Number(child)))];
+  } catch {
+    return [];
+  }
+}
+const readingOf = (pid) => {
+  const file = join(allocations, String(pid));
+  const [reading, bytes] = existsSync(file) ? readFileSync(file, 'utf8').split(' ').map(Number) : [0, 0];
+  return { reading, bytes };
+};
+/** The bytes a server's processes have allocated so far: each asked (SIGUSR2) and its new reading waited for. */
+async function allocatedBytes(pid) {
+  let sum = 0;
+  for (const each of processTree(pid)) {
+    const before = readingOf(each).reading;
+    process.kill(each, 'SIGUSR2');
+    let now = readingOf(each);
+    for (let waited = 0; now.reading <= before; waited++, now = readingOf(each)) {
+      if (waited > 200) throw new Error(`process ${each} did not report its allocation`);
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    sum += now.bytes;
+  }
+  return sum;
 }
 /** Ticks spent between two readings (a backend started meanwhile counts from 0; one that ended is lost). */
 const ticksSince = (before, after) => [...after].reduce((sum, [pid, ticks]) => sum + ticks - (before.get(pid) ?? 0), 0);
@@ -123,6 +156,7 @@ try {
   for (let slot = 0; slot < Number(options.slots); slot++) {
     // Alternate which side goes first, so neither always follows the other's load.
     for (const server of slot % 2 === 0 ? servers : [...servers].reverse()) {
+      const allocatedBefore = await allocatedBytes(server.pid);
       const before = cpuTicksOf(server.pid);
       const [databaseBefore, poolerBefore] = [processTicks('postgres'), processTicks('pgbouncer')];
       const result = await load(server, slotSeconds);
@@ -130,7 +164,8 @@ try {
       if (result.non2xx || result.errors) throw new Error(`${server.name}: ${result.non2xx} non-2xx (by status: ${JSON.stringify(result.statusCodeStats)}), ${result.errors} errors.`);
       const ticks = cpuTicksOf(server.pid) - before;
       const [database, pooler] = [ticksSince(databaseBefore, processTicks('postgres')), ticksSince(poolerBefore, processTicks('pgbouncer'))];
-      server.slots.push({ ticks, database, pooler, requests: result.requests.total, rps: result.requests.total / slotSeconds });
+      const allocated = (await allocatedBytes(server.pid)) - allocatedBefore;
+      server.slots.push({ ticks, database, pooler, allocated, requests: result.requests.total, rps: result.requests.total / slotSeconds });
     }
   }
 
@@ -140,12 +175,15 @@ try {
   for (const { name, slots } of servers) {
     const requests = total(slots, 'requests');
     const spent = (key, whose) => (total(slots, key) ? `, ${micros({ ticks: total(slots, key), requests }).toFixed(1)} µs of ${whose}` : '');
-    console.log(`${name}: ${micros({ ticks: total(slots, 'ticks'), requests }).toFixed(1)} µs of CPU per request${spent('database', "PostgreSQL's")}${spent('pooler', "PgBouncer's")}, ${(requests / (slots.length * slotSeconds)).toFixed(0)} req/s`);
+    const kilobytes = (total(slots, 'allocated') / 1024 / requests).toFixed(1);
+    console.log(`${name}: ${micros({ ticks: total(slots, 'ticks'), requests }).toFixed(1)} µs of CPU per request${spent('database', "PostgreSQL's")}${spent('pooler', "PgBouncer's")}, ${kilobytes} KB allocated per request, ${(requests / (slots.length * slotSeconds)).toFixed(0)} req/s`);
   }
   const ratios = (of) => median(servers[0].slots.map((slot, index) => of(slot) / of(servers[1].slots[index]))).toFixed(3);
-  console.log(`this build / ${options.against}, median of ${options.slots} slots: CPU per request ${ratios(micros)}, req/s ${ratios((slot) => slot.rps)}`);
+  const perRequest = (slot) => slot.allocated / slot.requests;
+  console.log(`this build / ${options.against}, median of ${options.slots} slots: CPU per request ${ratios(micros)}, allocation per request ${ratios(perRequest)}, req/s ${ratios((slot) => slot.rps)}`);
 } finally {
   await Promise.all(servers.map((server) => server.stop()));
+  rmSync(allocations, { recursive: true, force: true });
 }
 if (profiles) {
   // Each side's profiled time (self, by layer) over every request it answered, the warm-up's included.

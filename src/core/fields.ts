@@ -739,9 +739,15 @@ export const fields = {
             return parseTimestamp(value);
           },
           parseText: (text) => parseDay(text) ?? parseTimestamp(text),
-          // SQLite hands back the ISO text it stored; PostgreSQL a Date.
+          // SQLite hands back the ISO text it stored; PostgreSQL a Date, written as it is (not copied first).
           render: (stored) =>
-            stored === null || stored === undefined ? null : typeof stored === 'string' && ISO_STORED.test(stored) ? stored : new Date(stored as string | Date).toISOString(),
+            stored === null || stored === undefined
+              ? null
+              : stored instanceof Date
+                ? stored.toISOString()
+                : typeof stored === 'string' && ISO_STORED.test(stored)
+                  ? stored
+                  : new Date(stored as string).toISOString(),
           // ISO text sorts correctly in SQLite and casts implicitly to timestamptz in PostgreSQL.
           toDriver: (value) => (value instanceof Date ? value.toISOString() : value),
         },

@@ -19,7 +19,7 @@ import type { RecordLinks } from './declare/computed.js';
 import { notAuthenticated, notFound } from './base/errors.js';
 import type { RequestContext } from './declare/scope.js';
 import { negotiate } from './stages/negotiation.js';
-import { parseRecordBody } from './stages/parsers.js';
+import { parseRecordBody } from './stages/parsers/record-body.js';
 import { queryParameters } from './base/query-string.js';
 import type { Action, Permission } from './declare/permission-classes.js';
 import { checkPermissions } from './stages/permissions.js';
@@ -35,8 +35,7 @@ import { isPending } from '../core/maybe-promise.js';
 import type { LiveHub } from './actions/live/hub.js';
 import type { FileStorage } from '../store/files/storage.js';
 import type { FileLinks } from './base/file-links.js';
-import { isMultipart, parseMultipart, type UploadLimits } from './stages/parsers/multipart.js';
-import { withinCap } from '../core/file-fields.js';
+import type { UploadLimits } from './stages/parsers/multipart.js';
 import { FileWrites } from './write/file-writes.js';
 
 /** Uploaded files: where they are stored, how links to them are signed, and the uploads' limits. */
@@ -142,9 +141,8 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
 
   const envelope = route.enveloped ? collection.envelope : undefined;
   const bodySerializer = route.bodySerializer?.({ action, user, version }, seen);
-  const multipart = isMultipart(request.headers['content-type']);
   // Only a write that may store or replace files keeps account of them.
-  const fileWrites = runtime.files && (route.takesBody || action === 'destroy') && (hasFiles(collection) || multipart) ? new FileWrites(runtime.files.storage, request.log) : undefined;
+  const fileWrites = runtime.files && (route.takesBody || action === 'destroy') && (hasFiles(collection) || (bodySerializer !== undefined && modelHasFiles(bodySerializer.model))) ? new FileWrites(runtime.files.storage, request.log) : undefined;
   let result: ActionResult;
   try {
     result = await acted();
@@ -160,11 +158,10 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   /** The body parsed, then the action run (what it stored removed by the caller if either fails). */
   async function acted(): Promise<ActionResult> {
   const fromForm = (form: URLSearchParams): unknown => formBody(seen, route, bodySerializer, form);
-  const body = !route.takesBody
-    ? undefined
-    : runtime.files && fileWrites && bodySerializer && multipart
-      ? await uploadBody(request, runtime.files, bodySerializer, fileWrites, fromForm)
-      : parseRecordBody(request, envelope, fromForm);
+  // A body's serializer takes a multipart body (its fields read as a form's; files only to its file fields).
+  const uploads = runtime.files && bodySerializer && { model: bodySerializer.model, storage: runtime.files.storage, limits: runtime.files.limits, stored: fileWrites?.stored ?? [] };
+  const parsed = route.takesBody ? parseRecordBody(request, envelope, fromForm, uploads) : undefined;
+  const body = isPending(parsed) ? await parsed : parsed;
   // Setting a password checks none, so it is not a login's to limit: a user's hashes count as requests, an anonymous client's as sign-ups.
   const hashings = bodySerializer?.hashingsIn(body) ?? 0;
   if (hashings > 0) await runtime.throttle.passwordWrites(request, reply, user, bucket, hashings);
@@ -206,28 +203,16 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   }
 }
 
-const withFiles = new WeakMap<Collection, boolean>();
-/** Whether the collection's model has a file field. */
-export const hasFiles = (collection: Collection): boolean => {
-  let found = withFiles.get(collection);
-  if (found === undefined) withFiles.set(collection, (found = Object.values(collection.serializer.model.fields).some((field) => field.file)));
+const withFiles = new WeakMap<Serializer['model'], boolean>();
+/** Whether a model has a file field. */
+const modelHasFiles = (model: Serializer['model']): boolean => {
+  let found = withFiles.get(model);
+  if (found === undefined) withFiles.set(model, (found = Object.values(model.fields).some((field) => field.file)));
   return found;
 };
 
-/** A multipart body: its ordinary fields read as a form's, its files stored (the write keeps their keys to remove if it fails). */
-async function uploadBody(request: FastifyRequest, files: FilesRuntime, serializer: Serializer, writes: FileWrites, fromForm: (form: URLSearchParams) => unknown): Promise<unknown> {
-  const { model } = serializer;
-  const rules = new Map(Object.entries(model.fields).flatMap(([name, field]) => (field.file ? [[name, withinCap(field.file, files.limits.maxFileBytes)] as const] : [])));
-  const parsed = await parseMultipart(request, files.limits, {
-    storage: files.storage,
-    rulesOf: (name) => rules.get(name),
-    largestFile: Math.max(0, ...[...rules.values()].map((rule) => rule.maxBytes)),
-    prefix: model.table,
-    stored: writes.stored,
-  });
-  const body = fromForm(parsed.form);
-  return { ...(body as object), ...parsed.files };
-}
+/** Whether the collection's model has a file field. */
+export const hasFiles = (collection: Collection): boolean => modelHasFiles(collection.serializer.model);
 
 /** A form's fields as the body JSON would carry, read by the serializer that validates it (strings, where none does). */
 function formBody(collection: Collection, route: ActionRoute, serializer: Serializer | undefined, form: URLSearchParams): unknown {

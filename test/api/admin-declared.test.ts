@@ -15,6 +15,7 @@ import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { adminClient, loggedIn, makeStaff, type AdminClient } from '../support/admin-client.js';
 import { formOf, pdf, png } from '../support/files.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
+import { posters } from '../support/posters.js';
 
 describe('the example service', () => {
   let api: TestApi;
@@ -221,13 +222,6 @@ describe('every field kind on the forms', () => {
 });
 
 describe('file and image fields on the forms', () => {
-  const Poster = model('posters', {
-    id: fields.id(),
-    title: fields.string({ maxLength: 100 }),
-    picture: fields.image({ maxWidth: 64, maxHeight: 64, nullable: true }),
-    leaflet: fields.file({ accept: ['application/pdf'], nullable: true }),
-  });
-  const posters = collection('posters', { serializer: serializer(Poster, { fields: ['id', 'title', 'picture', 'leaflet'], readOnly: ['id'] }) });
   let api: TestApi;
   let folder: string;
   beforeAll(async () => {

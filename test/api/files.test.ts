@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { writeFile } from 'node:fs/promises';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -15,6 +16,7 @@ import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 import { openEvents } from '../support/event-stream.js';
 import { formOf, pdf, png, send, TEST_STORAGES, type TestStorage } from '../support/files.js';
+import { lintProblems } from '../support/openapi-lint.js';
 
 const Doc = model('file_docs', {
   id: fields.id(),
@@ -118,6 +120,28 @@ describe.each(Object.keys(TEST_STORAGES) as (keyof typeof TEST_STORAGES)[])('fil
       expect(refused.status).toBe(413);
       expect(refused.json.details.kept[0]).toMatch(/at most 524288 bytes/);
       expect((await storage.objects()).length).toBe(before);
+    });
+
+    it('stores nothing when the client goes away mid-upload', async () => {
+      const boundary = 'restfold-cut-off';
+      const head = `--${boundary}\r\nContent-Disposition: form-data; name="kept"; filename="cut.bin"\r\nContent-Type: application/octet-stream\r\n\r\n`;
+      const socket = connect(Number(new URL(base).port), '127.0.0.1');
+      await new Promise((resolve) => socket.once('connect', resolve));
+      socket.write(
+        `POST /api/v1/docs/ HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${alice.token}\r\n` +
+          `Content-Type: multipart/form-data; boundary=${boundary}\r\nContent-Length: ${400 * 1024}\r\n\r\n${head}`,
+      );
+      socket.write(Buffer.alloc(300 * 1024, 1));
+      // Long enough for the upload to reach the storage (on disk: a partial file).
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      socket.destroy();
+      let left = await storage.objects();
+      for (let waited = 0; left.length !== before && waited < 5000; waited += 100) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        left = await storage.objects();
+      }
+      expect(left).toHaveLength(before);
+      expect((await create({ title: 'after the cut' })).status).toBe(201);
     });
 
     it('signs links for FILES_URL_TTL', async () => {
@@ -398,6 +422,23 @@ describe.each(Object.keys(TEST_STORAGES) as (keyof typeof TEST_STORAGES)[])('fil
       const record = document.components.schemas.FileDoc;
       expect(record.properties.picture.properties).toMatchObject({ url: { type: 'string' }, content_type: { type: 'string' }, width: { type: 'integer' } });
       expect(record.properties.attachment.type).toEqual(['object', 'null']);
+    });
+
+    it('describes the download: its file fields, Range and 206, and a signed link\'s query as the links carry it', async () => {
+      const document = (await send(base, 'GET', '/api/v1/schema/')).json;
+      expect(await lintProblems(document)).toEqual([]);
+      const download = document.paths['/api/v1/docs/{id}/_files/{fileField}/'].get;
+      const parameters = (place: string): { name: string; schema: { enum?: string[] } }[] => download.parameters.filter((parameter: { in: string }) => parameter.in === place);
+      expect(parameters('path').find(({ name }) => name === 'fileField')!.schema.enum).toEqual(['attachment', 'picture', 'kept']);
+      expect(parameters('header').map(({ name }) => name)).toContain('Range');
+      const created = await create({ title: 'documented' }, { attachment: [pdf(), 'a.pdf'] });
+      const linkQuery = [...new URL(created.json.attachment.url as string, base).searchParams.keys()];
+      expect(parameters('query').map(({ name }) => name).sort()).toEqual(linkQuery.sort());
+      expect(download.responses['200'].content['*/*'].schema.format).toBe('binary');
+      expect(download.responses['206'].headers['Content-Range']).toBeDefined();
+      expect(Object.keys(download.responses)).toEqual(expect.arrayContaining(['304', '403', '404', '416']));
+      // A signed link needs no credential.
+      expect(download.security).toContainEqual({});
     });
   });
 });

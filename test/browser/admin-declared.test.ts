@@ -121,7 +121,7 @@ it('logs in, searches, filters, sorts, adds with a picked author after a fix, an
   await page.close();
 }, 60_000);
 
-it('adds a record with a picked tag and an uploaded picture, and shows its preview', async () => {
+it('adds a record with a picked tag and an uploaded picture, shows its preview, and clears it with its box', async () => {
   const Tag = model('tags', { id: fields.id(), name: fields.string({ maxLength: 50 }) });
   const Poster = model('posters', { id: fields.id(), title: fields.string({ maxLength: 100 }), tag_id: fields.foreignKey('tags'), picture: fields.image({ nullable: true }) });
   const app = withGeneratedMigrations(
@@ -157,6 +157,12 @@ it('adds a record with a picked tag and an uploaded picture, and shows its previ
     expect(await page.locator('.current-file a').textContent()).toBe('poster.png');
     // The preview loads from the API's signed link (same origin, so the CSP allows it).
     expect(await page.locator('img.file-preview').evaluate((image: HTMLImageElement) => image.complete && image.naturalWidth)).toBe(24);
+    // The clear box, posted by the browser's own form: the picture goes, the rest stays.
+    await page.check('input[name=picture-clear]');
+    await submit(page, 'button[name=_continue]');
+    expect(await page.locator('.message.success').textContent()).toContain('was changed successfully');
+    expect(await page.locator('.current-file').count()).toBe(0);
+    expect(await page.inputValue('#field-title')).toBe('Spring fair');
     expect(failures).toEqual([]);
     await page.close();
   } finally {

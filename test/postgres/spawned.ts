@@ -36,10 +36,10 @@ export interface SpawnedServer {
   stop(): Promise<number | null>;
 }
 
-/** Starts the server and resolves once it listens (its log line names the port it got). */
-export async function spawnServer(env: Record<string, string>): Promise<SpawnedServer> {
+/** Starts the server (`serve` with `args`, such as `--app`) and resolves once it listens (its log line names the port it got). */
+export async function spawnServer(env: Record<string, string>, args: readonly string[] = []): Promise<SpawnedServer> {
   const directory = mkdtempSync(join(tmpdir(), 'restfold-pg-'));
-  const child = spawn(process.execPath, [cli, 'serve'], {
+  const child = spawn(process.execPath, [cli, 'serve', ...args], {
     cwd: directory,
     env: {
       PATH: process.env.PATH,

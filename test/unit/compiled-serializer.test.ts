@@ -1,9 +1,16 @@
 /**
- * The compiled serializer answers exactly as the interpreted one (framework/declare/compiled-serializer.ts):
+ * The compiled write and read paths answer exactly as the interpreted ones. The serializer
+ * (framework/declare/compiled-serializer.ts):
  * the same values, in the same key order, or the same 400 with the same details in the same order,
  * for every field kind, every error a body can have and every write mode; and the same records,
  * key for key, from rows as either database's driver hands them back (PostgreSQL's Dates and
- * booleans, SQLite's text and 0/1). The HTTP suites run the compiled one on both databases.
+ * booleans, SQLite's text and 0/1). A write's values → the driver's parameters
+ * (store/write/driver-values.ts): the same columns and parameters as toDriverValues for every body
+ * any mode parses, and the same error for a name that is no field. A row read → the record
+ * (store/read/records.ts, compileAssembly): the same record, key for key, for nested records with
+ * their aggregates and every kind of aggregate, as either driver hands them back, with and without
+ * the columns a statement carries beside it. test/api/compiled-writes.test.ts runs both ways over
+ * HTTP, on both databases.
  */
 import { describe, expect, it, vi } from 'vitest';
 import { computed, fields, model, serializer, type Serializer } from '../../src/framework/index.js';
@@ -11,7 +18,9 @@ import { passwordField } from '../../src/core/fields.js';
 import { ApiError } from '../../src/framework/base/errors.js';
 import { interpretRender, type RenderStep } from '../../src/framework/declare/compiled-serializer.js';
 import type { WriteContext, WriteMode } from '../../src/framework/declare/serializer.js';
-import type { Row } from '../../src/core/rows.js';
+import type { Aggregate, Row, Selection } from '../../src/core/rows.js';
+import { driverShape, toDriverValues } from '../../src/store/write/driver-values.js';
+import { compileAssembly, interpretAssembly } from '../../src/store/read/records.js';
 
 const CREATED = new Date('2024-05-01T10:00:00.000Z');
 
@@ -199,5 +208,149 @@ describe('where the process forbids making code from text', () => {
     }
     const row = { id: 1, title: 'ab', count: 2, created_at: CREATED };
     expect(exact(uncompiled.render(row))).toBe(exact(twin.render(row)));
+  });
+});
+
+/** Parameters as exact text, an undefined one told from null. */
+const parametersText = (columns: readonly string[], parameters: readonly unknown[]): string => exact([columns, parameters.map((value) => (value === undefined ? 'undefined' : value))]);
+
+/** A write's values → the parameters, both ways: the columns and parameters, or the error. */
+function driverOutcome(values: Row): string {
+  let interpreted: string;
+  try {
+    const driverValues = toDriverValues(Thing, values);
+    interpreted = parametersText(Object.keys(driverValues), Object.values(driverValues));
+  } catch (error) {
+    interpreted = `thrown ${String(error)}`;
+  }
+  let compiled: string;
+  try {
+    const shape = driverShape(Thing, values);
+    compiled = parametersText(shape.columns, shape.parameters(values));
+  } catch (error) {
+    compiled = `thrown ${String(error)}`;
+  }
+  expect(compiled, exact(values)).toBe(interpreted);
+  return compiled;
+}
+
+describe("a write's parameters, compiled per set of columns, against toDriverValues", () => {
+  it('gives the same columns and parameters for every body any mode parses, in their order', async () => {
+    let compared = 0;
+    for (const mode of modes) {
+      for (const [key, values] of Object.entries(candidates)) {
+        for (const value of values) {
+          let parsed: Row;
+          try {
+            parsed = await things.parseBody({ ...valid, [key]: value }, mode, context);
+          } catch {
+            continue;
+          }
+          driverOutcome(parsed);
+          // Each value null, the keys in another order, and a value left undefined.
+          driverOutcome(Object.fromEntries(Object.keys(parsed).map((name) => [name, null])));
+          driverOutcome(Object.fromEntries(Object.entries(parsed).reverse()));
+          driverOutcome({ ...parsed, title: undefined });
+          compared++;
+        }
+      }
+    }
+    expect(compared).toBeGreaterThan(100);
+  });
+
+  it('keeps one shape per set of columns, and refuses a name that is no field as toDriverValues does', () => {
+    const values = { title: 'ab', count: 2 };
+    expect(driverShape(Thing, { title: 'cd', count: 3 })).toBe(driverShape(Thing, values));
+    expect(driverShape(Thing, { count: 3, title: 'cd' })).not.toBe(driverShape(Thing, values));
+    expect(driverOutcome({ title: 'ab', nope: 1 })).toBe('thrown Error: things has no field "nope"');
+    expect(driverOutcome(Object.assign(Object.create(null) as Row, values))).toBe(driverOutcome(values));
+    expect(driverOutcome(Object.assign(Object.create({ inherited: 1 }) as Row, values))).toBe(driverOutcome(values));
+    expect(driverOutcome({})).toBe(parametersText([], []));
+  });
+});
+
+const aggregate = (name: string, kind: Aggregate['kind'], extra: Partial<Aggregate> = {}): Aggregate => ({ name, kind, table: 'others', via: 'thing_id', ...extra });
+
+/** A selection with a nested record (with an aggregate of its own), a slug-like join, and an aggregate of every kind. */
+const selection: Selection = {
+  table: 'things',
+  columns: ['id', 'title', 'owner_id', 'created_at'],
+  joins: [
+    { name: 'owner', table: 'users', via: 'owner_id', columns: ['id', 'username'], aggregates: [aggregate('posts', 'count')] },
+    { name: 'tag', table: 'tags', via: 'tag_id', columns: ['id', 'slug'] },
+  ],
+  aggregates: [
+    aggregate('replies', 'count'),
+    aggregate('answered', 'exists'),
+    aggregate('reply_ids', 'ids'),
+    aggregate('names', 'ids', { text: true }),
+    aggregate('total', 'sum', { of: ['cost'], value: { type: 'decimal', places: 2 } }),
+    aggregate('mean', 'avg', { of: ['ratio'], value: { type: 'float' } }),
+  ],
+};
+
+const assembled = (assemble: (row: Row) => Row, row: Row): string => exact(assemble(row));
+
+describe("a row's assembly, compiled per selection, against the interpreted one", () => {
+  const postgres: Row = {
+    id: 1, title: 'ab', owner_id: 5, created_at: CREATED, owner__id: 5, owner__username: 'u', owner__posts: '3', tag__id: 2, tag__slug: 's',
+    replies: '2', answered: true, reply_ids: '4,10', names: 'a,b', total: '12.5', mean: '1.25',
+  };
+  const sqlite: Row = {
+    id: 1, title: 'ab', owner_id: 5, created_at: '2024-05-01T10:00:00.000Z', owner__id: 5, owner__username: 'u', owner__posts: 3, tag__id: null, tag__slug: null,
+    replies: 0, answered: 0, reply_ids: null, names: '', total: 12.5, mean: null,
+  };
+  const missing: Row = { ...postgres, owner_id: null, owner__id: null, owner__username: null, owner__posts: '0', total: null };
+  // A join's key read as undefined counts as no record, as null does.
+  const undefinedKey: Row = { ...sqlite, tag__id: undefined, tag__slug: undefined };
+
+  it('is compiled (else this would compare the interpreted one with itself)', () => {
+    expect(compileAssembly(selection, new Set())).toBeTypeOf('function');
+  });
+
+  it('gives the same records, key for key, from rows as both drivers hand them back, nested records missing or not', () => {
+    for (const row of [postgres, sqlite, missing, undefinedKey]) {
+      const none = new Set<string>();
+      expect(assembled(compileAssembly(selection, none)!, row)).toBe(assembled(interpretAssembly(selection, none), row));
+    }
+  });
+
+  it('leaves out the columns a statement carried beside the record (a version, a count, an owner, a companion), wherever they come', () => {
+    const dropped = new Set(['_version', '_companion__id']);
+    for (const row of [
+      { ...postgres, _version: '123' },
+      { _companion__id: 9, ...sqlite, _version: '1' },
+    ]) {
+      expect(assembled(compileAssembly(selection, dropped)!, row)).toBe(assembled(interpretAssembly(selection, dropped), row));
+    }
+  });
+
+  it('assembles a selection without joins or aggregates that drops a column, and one of its key alone', () => {
+    const bare: Selection = { table: 'things', columns: ['id', 'title'], joins: [] };
+    const count = new Set(['_count']);
+    const row = { _count: '4', id: 1, title: 'ab' };
+    expect(assembled(compileAssembly(bare, count)!, row)).toBe(assembled(interpretAssembly(bare, count), row));
+    const key: Selection = { table: 'things', columns: ['id'], joins: [], aggregates: [aggregate('n', 'count')] };
+    expect(assembled(compileAssembly(key, count)!, { id: 2, n: 0, _count: 1 })).toBe(assembled(interpretAssembly(key, count), { id: 2, n: 0, _count: 1 }));
+  });
+});
+
+describe('where the process forbids making code from text, the store', () => {
+  it('keeps parameters and assemblies interpreted, and answers as it does compiled', () => {
+    const Plain = model('plain_things', { id: fields.id(), title: fields.string(), flag: fields.boolean(), at: fields.timestamp({ nullable: true }) });
+    const values = { title: 'ab', flag: true, at: CREATED };
+    vi.stubGlobal('Function', function refused() {
+      throw new EvalError('Code generation from strings disallowed for this context');
+    });
+    let shape: ReturnType<typeof driverShape>;
+    let assembly: ReturnType<typeof compileAssembly>;
+    try {
+      shape = driverShape(Plain, values);
+      assembly = compileAssembly(selection, new Set());
+    } finally {
+      vi.unstubAllGlobals();
+    }
+    expect(assembly).toBeUndefined();
+    expect(exact([shape.columns, shape.parameters(values)])).toBe(exact([Object.keys(values), Object.values(toDriverValues(Plain, values))]));
   });
 });

@@ -304,8 +304,9 @@ describe('the layers depend one way: framework → store → core', () => {
     const entry = join(SRC, 'framework/index.ts');
     const program = ts.createProgram([entry], { strict: true, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext });
     // The two places an app writes SQL of its own on purpose, through Kysely: a hand-written
-    // migration step, and a scope's condition beyond the filter vocabulary (storeCondition).
-    const escapes = new Set(['MigrationStep', 'Migrations', 'SqlTypes', 'storeCondition', 'StoreExpression']);
+    // migration step (with SqlTypes' statements, RowsMove among them), and a scope's condition
+    // beyond the filter vocabulary (storeCondition).
+    const escapes = new Set(['MigrationStep', 'Migrations', 'SqlTypes', 'RowsMove', 'storeCondition', 'StoreExpression']);
     expect(kyselyReachedFrom(program, entry, escapes)).toEqual([]);
     // The walk finds what it looks for: the migration steps do lead to Kysely.
     expect(kyselyReachedFrom(program, entry, new Set())).toEqual(expect.arrayContaining([expect.stringMatching(/\(db\): Kysely/)]));

@@ -7,7 +7,7 @@ import { pathEnd } from '../base/style.js';
 import { strongEtag } from '../stages/conditional.js';
 import { ApiError, validationFailed, type ErrorDetails, throwIfInvalid } from '../base/errors.js';
 import { atIndex, createRecords } from '../write/unit.js';
-import { absoluteLink } from '../base/hosts.js';
+import { linkBelow } from '../base/hosts.js';
 import type { Row } from '../../core/rows.js';
 import type { Serializer, WriteContext } from '../declare/serializer.js';
 import { isPending } from '../../core/maybe-promise.js';
@@ -56,8 +56,7 @@ export async function create(action: ActionRequest): Promise<ActionResult> {
   const body = serializer.render(row, action);
   // A 200 names no new resource (RFC 9110 gives Location a meaning in a 201 or a redirect only).
   if (collection.createStatus === 200) return written(200, body, strongEtag);
-  const path = `${request.url.split('?')[0]!.replace(/\/?$/, '/')}${collection.recordKey.segment(row)}${pathEnd(request)}${action.linkQuery ?? ''}`;
-  return written(201, body, strongEtag, absoluteLink(request, path));
+  return written(201, body, strongEtag, linkBelow(request, `${collection.recordKey.segment(row)}${pathEnd(request)}${action.linkQuery ?? ''}`));
 }
 
 /** A bulk create: every record valid and stored, in one transaction, or none. */

@@ -4,6 +4,7 @@
  * so scopes, permissions, throttles, hooks and validation hold exactly as for any client, and
  * there is no second write path to keep in step.
  */
+import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
 
 export interface ApiAnswer {
@@ -17,20 +18,24 @@ export interface ApiCall {
   readonly url: string;
   /** An HTML form's fields, posted as the form they came in. */
   readonly form?: URLSearchParams;
-  /** A multipart body (a form with files), in place of `form`. */
-  readonly multipart?: { readonly body: Buffer; readonly contentType: string };
+  /** A form with files: the admin's request's own multipart body, streamed on as it arrives, in place of `form`. */
+  readonly multipart?: { readonly body: Readable; readonly contentType: string; readonly contentLength?: string };
+  /** Headers of the call's own. */
+  readonly headers?: Readonly<Record<string, string>>;
   /** The session's CSRF token the admin's form carried (writes need it with the cookie). */
   readonly csrfToken?: string;
 }
 
 export async function callApi(request: FastifyRequest, call: ApiCall): Promise<ApiAnswer> {
-  const headers: Record<string, string> = { accept: 'application/json' };
+  const headers: Record<string, string> = { ...call.headers, accept: 'application/json' };
   // The caller's own credential and address: the API authenticates and throttles them, not the admin.
   if (request.headers.cookie) headers.cookie = request.headers.cookie;
   if (request.headers.host) headers.host = request.headers.host;
   if (call.csrfToken) headers['x-csrf-token'] = call.csrfToken;
   if (call.form) headers['content-type'] = 'application/x-www-form-urlencoded';
   if (call.multipart) headers['content-type'] = call.multipart.contentType;
+  // The length the client declared, so the API refuses a body over its limit before reading it.
+  if (call.multipart?.contentLength) headers['content-length'] = call.multipart.contentLength;
   const response = await request.server.inject({
     method: call.method,
     url: call.url,

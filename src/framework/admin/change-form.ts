@@ -15,11 +15,25 @@ import { shownRows } from './values.js';
 import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection, type AdminSite } from './site.js';
 import type { Serializer } from '../declare/serializer.js';
 import { lookupsOf } from './related.js';
-import { multipartOf, type Posted } from './uploads.js';
+import { leadingField } from '../stages/parsers/leading-field.js';
+import { withFormReader } from '../stages/parsers/form-reader.js';
+import { clearName } from '../render/browsable/fields.js';
 import { inlinesOf, type InlineRefusal } from './inlines.js';
 import type { Collection } from '../declare/collection.js';
 
 const BUTTONS = ['_save', '_addanother', '_continue'];
+
+/** A POSTed form: its fields (urlencoded), or a form with files, its multipart body still unread. */
+export type Posted = { readonly form: URLSearchParams } | { readonly unread: true };
+
+/** How far into a form with files its CSRF field may come: its first parts, before any file. */
+const CSRF_FIELD_WITHIN = 16 * 1024;
+
+/** The CSRF field of a form with files, read from its first parts (as the form puts it), the body left to stream on. */
+async function leadingCsrf(request: FastifyRequest): Promise<URLSearchParams> {
+  const token = await leadingField(request.raw, request.headers['content-type'] ?? '', CSRF_FIELD, CSRF_FIELD_WITHIN);
+  return new URLSearchParams(token === undefined ? [] : [[CSRF_FIELD, token]]);
+}
 
 /**
  * Whether an empty input means "not given" (DRF's HTML form reading): a field this write does not
@@ -41,11 +55,15 @@ function unset(serializer: Serializer, shown: string, creating: boolean): boolea
  */
 export function apiForm(form: URLSearchParams, serializer: Serializer, creating: boolean, readOnly: ReadonlySet<string> = new Set()): URLSearchParams {
   const times = timestamps(serializer);
-  return new URLSearchParams(
-    [...form]
-      .filter(([name, value]) => name !== CSRF_FIELD && !BUTTONS.includes(name) && !readOnly.has(name) && (value !== '' || !unset(serializer, name, creating)))
+  const files = serializer.writable.filter((name) => serializer.model.fields[name]!.file).map((name) => serializer.shown(name));
+  const clears = new Set(files.map(clearName));
+  return new URLSearchParams([
+    ...[...form]
+      .filter(([name, value]) => name !== CSRF_FIELD && !BUTTONS.includes(name) && !clears.has(name) && !readOnly.has(name) && (value !== '' || !unset(serializer, name, creating)))
       .map(([name, value]) => [name, times.has(name) ? inUtc(value) : value]),
-  );
+    // A ticked clear box is the empty text that clears a nullable file (a file chosen too wins).
+    ...files.filter((name) => form.has(clearName(name)) && !readOnly.has(name)).map((name) => [name, '']),
+  ]);
 }
 
 const timestamps = (serializer: Serializer): Set<string> =>
@@ -91,8 +109,8 @@ export async function changeForm(
   posted?: Posted,
   refused?: InlineRefusal,
 ): Promise<FastifyReply> {
-  const form = posted?.form;
-  const staff = await staffOnly(site, request, reply, form);
+  // Staff and the CSRF field before a byte of a file is read.
+  const staff = await staffOnly(site, request, reply, posted && ('form' in posted ? posted.form : await leadingCsrf(request)));
   if (!staff) return reply;
   const { collection } = entry;
   const creating = id === undefined;
@@ -104,7 +122,7 @@ export async function changeForm(
   const frame = staffFrame(site, request, reply, staff, creating ? `Add ${names.one}` : `Change ${names.one}`, [{ label: names.many, href: list }, { label: creating ? 'Add' : id }]);
   const editable = collection.builtInActions.has(write) && (await may(staff.user, collection, creating ? 'add' : 'change'));
   if (creating ? !editable : !(await may(staff.user, collection, 'view'))) return refusedPage(reply, frame, 403, 'You do not have permission to do this.');
-  if (form && !editable) return refusedPage(reply, frame, 403, 'You do not have permission to change this record.');
+  if (posted && !editable) return refusedPage(reply, frame, 403, 'You do not have permission to change this record.');
   const serializer = collection.serializerFor({ action: write, user: staff.user });
   // Read-only on a change only: the add form sets them (a record's key, say), as it is set once.
   const readOnly = new Set(creating ? [] : (entry.options.readOnly ?? []).map((name) => serializer.shown(name)));
@@ -112,7 +130,7 @@ export async function changeForm(
   const historyHref = creating ? undefined : `${list}${encodeURIComponent(id)}/history/`;
   const passwordHref = !creating && editable && passwordField(entry, staff.user) ? `${list}${encodeURIComponent(id)}/password/` : undefined;
   const page = { serializer, creating, action, editable, readOnly, historyHref, passwordHref, lookups: await lookupsOf(site, staff.user, serializer), deleteHref: !creating && collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')) ? `${list}${encodeURIComponent(id)}/delete/` : undefined };
-  if (!form) {
+  if (!posted) {
     let values: Record<string, unknown> = {};
     let shown = {};
     if (!creating) {
@@ -126,16 +144,23 @@ export async function changeForm(
     const inlines = creating ? [] : await inlinesOf(site, entry, request, staff, id, refused);
     return sendPage(reply, refused?.status ?? 200, ChangeFormPage, { frame: refused ? { ...frame, error: refused.message } : frame, model: { ...page, values, shown, errors: {}, inlines } });
   }
-  const method = creating ? 'POST' : write === 'update' ? 'PUT' : 'PATCH';
-  const fields = apiForm(form, serializer, creating, readOnly);
-  // Files go on as a multipart body, each to a file field the form shows; without any, the form as it is.
-  const uploads = posted!.files.filter(({ name }) => serializer.writable.some((writable) => serializer.shown(writable) === name && serializer.model.fields[writable]!.file));
-  const body = uploads.length > 0 ? { multipart: await multipartOf(fields, uploads) } : { form: fields };
-  const answer = await callApi(request, { method, url: creating ? entry.list : entry.detail(id), ...body, csrfToken: staff.csrfToken });
+  const call = { method: creating ? 'POST' : write === 'update' ? 'PUT' : 'PATCH', url: creating ? entry.list : entry.detail(id), csrfToken: staff.csrfToken } as const;
+  // A form with files streams on to the API's own multipart parsing, which hands its fields here to be read as a form's are.
+  let read = 'form' in posted ? posted.form : undefined;
+  const answer =
+    'form' in posted
+      ? await callApi(request, { ...call, form: apiForm(posted.form, serializer, creating, readOnly) })
+      : await withFormReader(
+          (fields) => apiForm((read = fields), serializer, creating, readOnly),
+          (headers) => callApi(request, { ...call, headers, multipart: { body: request.raw, contentType: request.headers['content-type'] ?? '', contentLength: request.headers['content-length'] } }),
+        );
+  const form = read ?? new URLSearchParams();
   if (answer.status >= 300) {
     const { message, details } = refusal(answer);
     const inlines = creating ? [] : await inlinesOf(site, entry, request, staff, id);
-    return sendPage(reply, answer.status, ChangeFormPage, { frame: { ...frame, error: message }, model: { ...page, values: postedValues(form, serializer), shown: {}, errors: details, inlines } });
+    // Refused before its fields were read (a body over the limit), a change shows the record as it is.
+    const values = read ? postedValues(read, serializer) : creating ? {} : recordOf(collection, (await callApi(request, { method: 'GET', url: entry.detail(id) })).body);
+    return sendPage(reply, answer.status, ChangeFormPage, { frame: { ...frame, error: message }, model: { ...page, values, shown: {}, errors: details, inlines } });
   }
   const record = recordOf(collection, answer.body);
   const saved = idOf(collection, record) || id || '';

@@ -8,10 +8,10 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { runAction } from './actions.js';
-import { addInline, changeForm } from './change-form.js';
+import { addInline, changeForm, type Posted } from './change-form.js';
 import { changeInlineRows } from './inline-rows.js';
 import { lookup } from './lookup.js';
-import { readPosted } from './uploads.js';
+import { keepMultipartUnread } from '../routing/router.js';
 import { changeList, index } from './change-list.js';
 import { deleteRecords } from './deletion.js';
 import { history } from './history.js';
@@ -24,6 +24,8 @@ export type { AdminCollection, AdminSite } from './site.js';
 
 type IdRequest = FastifyRequest<{ Params: { id: string } }>;
 const formOf = (request: FastifyRequest): URLSearchParams => new URLSearchParams(typeof request.body === 'string' ? request.body : '');
+/** An add or change form's post: its fields, or (a form with files) its body left unread, to stream on to the API. */
+const postedTo = (request: FastifyRequest): Posted => (typeof request.body === 'string' ? { form: new URLSearchParams(request.body) } : { unread: true });
 
 const hidden = { schema: { hide: true } };
 
@@ -39,9 +41,9 @@ function mountCollection(app: FastifyInstance, site: AdminSite, entry: AdminColl
     return changeList(site, entry, request, reply);
   });
   app.get(`${path}add/`, hidden, (request, reply) => changeForm(site, entry, request, reply, undefined));
-  app.post(`${path}add/`, hidden, async (request, reply) => changeForm(site, entry, request, reply, undefined, await readPosted(request, site.uploads.maxParts)));
+  app.post(`${path}add/`, hidden, (request, reply) => changeForm(site, entry, request, reply, undefined, postedTo(request)));
   app.get(`${path}:id/change/`, hidden, (request: IdRequest, reply) => changeForm(site, entry, request, reply, request.params.id));
-  app.post(`${path}:id/change/`, hidden, async (request: IdRequest, reply) => changeForm(site, entry, request, reply, request.params.id, await readPosted(request, site.uploads.maxParts)));
+  app.post(`${path}:id/change/`, hidden, (request: IdRequest, reply) => changeForm(site, entry, request, reply, request.params.id, postedTo(request)));
   app.post(`${path}:id/inline/:child/`, hidden, (request: FastifyRequest<{ Params: { id: string; child: string } }>, reply) =>
     addInline(site, entry, request, reply, request.params.id, request.params.child, formOf(request)),
   );
@@ -60,8 +62,8 @@ export async function adminSite(app: FastifyInstance, site: AdminSite): Promise<
   // Its forms post application/x-www-form-urlencoded, or multipart/form-data with files; nothing else.
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) => done(null, body));
-  // A form with files (the add and change forms of a collection with file fields), whole, within the upload limit.
-  app.addContentTypeParser('multipart/form-data', { parseAs: 'buffer', bodyLimit: site.uploads.maxBodyBytes }, (_request, body, done) => done(null, body));
+  // A form with files (the add and change forms of a collection with file fields): never buffered here; streamed on to the API.
+  keepMultipartUnread(app, site.uploads.maxBodyBytes);
   app.get(site.root.slice(0, -1), hidden, (_request, reply: FastifyReply) => reply.redirect(site.root, 301));
   app.get(site.root, hidden, (request, reply) => index(site, request, reply));
   app.get(`${site.root}login/`, hidden, (request: FastifyRequest<{ Querystring: { next?: string } }>, reply) => showLogin(site, request, reply));

@@ -45,8 +45,8 @@ export interface AdminSite {
   readonly sessions: SessionCredentials;
   readonly check: CredentialCheck;
   readonly ended: CredentialEnded;
-  /** A form with files: its bytes in all and its parts (FILES_MAX_BODY_BYTES, FILES_MAX_PARTS). */
-  readonly uploads: { readonly maxBodyBytes: number; readonly maxParts: number };
+  /** A form with files: its bytes in all (FILES_MAX_BODY_BYTES), past which one refused unread is dropped (its connection closed). */
+  readonly uploads: { readonly maxBodyBytes: number };
   /** The record's history, newest first (the write unit's log: framework/write/change-log.ts). */
   history(collection: Collection, id: string): Promise<readonly LogEntryRow[]>;
 }

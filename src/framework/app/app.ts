@@ -198,7 +198,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       sessions: auth.sessions,
       check: credentialCheck(database, passwordThrottle),
       ended: (userId) => hub?.publishCredentials([userId]),
-      uploads: { maxBodyBytes: config.files.maxBodyBytes, maxParts: config.files.maxParts },
+      uploads: { maxBodyBytes: config.files.maxBodyBytes },
       history: (collection, id) => logEntriesOf(database, loggedName(collection), id, HISTORY_SHOWN),
     });
   }

@@ -12,6 +12,7 @@ import { buildApp } from './app.js';
 import { appliedNames, migrateFrameworkAndApp, type AppDefinition } from './definition.js';
 import { repliesSent } from './plugins/request-identity.js';
 import { beginDrain } from './plugins/draining.js';
+import { growHeapForTransfers } from '../base/transfer-heap.js';
 import type { Config } from './config.js';
 import { assertSchemaMatches } from './declared-schema.js';
 
@@ -42,10 +43,12 @@ const withConfiguredReplicas = (primary: Database, config: Config): Promise<Data
  * Garbage collection tuned for a request server rather than a browser tab (measured in
  * docs/performance.md, Memory): the objects of requests in flight are collected young, and the heap
  * grows less before a full collection, for a lower and steadier RSS at no measurable CPU cost.
+ * While files move, a fixed 3x (base/transfer-heap.ts; docs/performance.md, Files).
  * Set at run time, as both are read at each collection; a deployer who passes either to node keeps
  * their choice.
  */
-const GC_FLAGS = ['--no-allocation-site-pretenuring', '--heap-growing-percent=50'];
+const HEAP_GROWTH = { idle: '--heap-growing-percent=50', transferring: '--heap-growing-percent=200' };
+const GC_FLAGS = ['--no-allocation-site-pretenuring', HEAP_GROWTH.idle];
 
 /** `--heap_growing_percent=30`, `--no-allocation-site-pretenuring` → the setting named, however node was given it. */
 const flagName = (flag: string): string => flag.replaceAll('_', '-').replace(/^--(no-?)?/, '').replace(/=.*/, '');
@@ -53,6 +56,7 @@ const flagName = (flag: string): string => flag.replaceAll('_', '-').replace(/^-
 function tuneGarbageCollection(): void {
   const given = new Set(process.execArgv.map(flagName));
   for (const flag of GC_FLAGS) if (!given.has(flagName(flag))) setFlagsFromString(flag);
+  if (!given.has(flagName(HEAP_GROWTH.idle))) growHeapForTransfers(HEAP_GROWTH);
 }
 
 /**

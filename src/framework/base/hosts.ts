@@ -89,10 +89,26 @@ export function absoluteUrl(request: FastifyRequest, path = request.url): URL {
  */
 const PLAIN_PATH = /^\/(?!\/)(?:[\w\-.~!$&'()*+,;=:@/]|%[0-9a-f]{2})*$/i;
 const DOT_SEGMENT = /\/(?:\.|%2e)/i;
-/** Origins as the URL parser writes them (host lower-cased, default port dropped), per origin as sent. */
-const origins = new Map<string, string>();
-/** Bounded: with ALLOWED_HOSTS empty a client may name any host. */
+/** Per origin as sent: the origin as the URL parser writes it (host lower-cased, default port dropped), and the bases below it linkBelow checked. */
+interface KnownOrigin {
+  readonly written: string;
+  /** By the request URL: the collection path's absolute link, or null where it goes through the URL parser. */
+  readonly bases: Map<string, string | null>;
+}
+const origins = new Map<string, KnownOrigin>();
+/** Bounded: with ALLOWED_HOSTS empty a client may name any host, and any URL. */
 const ORIGINS_KEPT = 64;
+const BASES_KEPT = 64;
+
+function knownOrigin(origin: string): KnownOrigin {
+  let known = origins.get(origin);
+  if (known === undefined) {
+    if (origins.size >= ORIGINS_KEPT) origins.clear();
+    known = { written: new URL(origin).origin, bases: new Map() };
+    origins.set(origin, known);
+  }
+  return known;
+}
 
 /**
  * `absoluteUrl(request, path).toString()`, without parsing the URL again when `path` is plain: a
@@ -101,11 +117,29 @@ const ORIGINS_KEPT = 64;
 export function absoluteLink(request: FastifyRequest, path: string): string {
   const origin = requestOrigin(request);
   if (!PLAIN_PATH.test(path) || DOT_SEGMENT.test(path)) return new URL(path, origin).toString();
-  let written = origins.get(origin);
-  if (written === undefined) {
-    if (origins.size >= ORIGINS_KEPT) origins.clear();
-    written = new URL(origin).origin;
-    origins.set(origin, written);
+  return `${knownOrigin(origin).written}${path}`;
+}
+
+/** The request's path without its query, ending in a slash: the collection a create was addressed to. */
+const collectionPath = (url: string): string => url.split('?')[0]!.replace(/\/?$/, '/');
+
+/** A tail that, after a plain path ending in a slash, keeps the whole plain: PLAIN_PATH's characters, no dot segment, no leading slash. */
+const PLAIN_TAIL = /^(?!\/)(?:[\w\-.~!$&'()*+,;=:@/]|%[0-9a-f]{2})*$/i;
+const DOT_TAIL = /(?:^|\/)(?:\.|%2e)/i;
+
+/**
+ * `absoluteLink(request, <the request's collection path><tail>)`: a created record's Location. The
+ * collection's part, the same on every create there, is checked and joined to the origin once per
+ * origin and request URL; only the tail (the record's key) is checked per create.
+ */
+export function linkBelow(request: FastifyRequest, tail: string): string {
+  const known = knownOrigin(requestOrigin(request));
+  let base = known.bases.get(request.url);
+  if (base === undefined) {
+    if (known.bases.size >= BASES_KEPT) known.bases.clear();
+    const path = collectionPath(request.url);
+    base = PLAIN_PATH.test(path) && !DOT_SEGMENT.test(path) ? `${known.written}${path}` : null;
+    known.bases.set(request.url, base);
   }
-  return `${written}${path}`;
+  return base === null || !PLAIN_TAIL.test(tail) || DOT_TAIL.test(tail) ? absoluteLink(request, `${collectionPath(request.url)}${tail}`) : `${base}${tail}`;
 }

@@ -13,6 +13,7 @@
  * runs both over every field kind and error).
  */
 import { FieldError, type Field } from '../../core/fields.js';
+import { compilable, generated, literal } from '../../core/generated-code.js';
 import { isPending } from '../../core/maybe-promise.js';
 import type { Row } from '../../core/rows.js';
 import type { ErrorDetails } from '../base/errors.js';
@@ -61,26 +62,6 @@ export type FieldsParser<Context> = (body: Row, mode: Mode, context: Context, va
 
 const REQUIRED = 'This field is required.';
 const NOT_NULL = 'This field may not be null.';
-
-/** A name the generated source may hold as a key. */
-const compilable = (name: string): boolean => name !== '__proto__';
-const literal = (text: string): string => JSON.stringify(text);
-
-/**
- * The function `source` returns, given `parameters`; undefined where the process forbids making code
- * from text (node --disallow-code-generation-from-strings): the serializer then stays interpreted.
- */
-function generated(parameters: readonly string[], source: string, values: readonly unknown[]): unknown {
-  let make: (...values: unknown[]) => unknown;
-  try {
-    // Built from declared names and the steps' functions only (see the module's comment).
-    make = new Function(...parameters, source) as (...values: unknown[]) => unknown;
-  } catch (error) {
-    if (error instanceof EvalError) return undefined;
-    throw error;
-  }
-  return make(...values);
-}
 
 /** The interpreted renderer: each step in turn, into an object grown key by key. */
 export function interpretRender(steps: readonly RenderStep[]): RecordRenderer {

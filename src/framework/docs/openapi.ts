@@ -13,6 +13,7 @@ import type { Collection } from '../declare/collection.js';
 import type { JsonSchema } from '../../core/fields.js';
 import type { Action, Permission } from '../declare/permission-classes.js';
 import { PAGING_PARAMETERS } from '../actions/limit-offset.js';
+import { FILE_FIELD_PARAMETER } from '../base/file-links.js';
 import { RESERVED_PARAMETERS } from '../stages/list-params.js';
 import { relationSchema } from '../declare/relations.js';
 import type { Serializer, WriteMode } from '../declare/serializer.js';
@@ -357,6 +358,70 @@ function eventStream(serializers: readonly Serializer[], scoped: ReadonlySet<str
         'x-itemSchema': events,
       },
     },
+  };
+}
+
+const DOWNLOAD_HEADERS: Record<string, JsonSchema> = {
+  ...ETAG,
+  'Content-Length': { type: 'integer', description: 'The bytes sent: the file\'s, or the range\'s.' },
+  'Accept-Ranges': { type: 'string', const: 'bytes' },
+  'Content-Disposition': { type: 'string', description: '`inline` for a raster image, `attachment` for anything else, with the original file name (RFC 6266).' },
+  'X-Content-Type-Options': { type: 'string', const: 'nosniff' },
+};
+const fileBytes = (description: string, headers: Record<string, JsonSchema> = {}): JsonSchema => ({
+  description,
+  headers: { ...DOWNLOAD_HEADERS, ...headers },
+  content: { '*/*': { schema: { type: 'string', format: 'binary', description: 'The bytes, with the Content-Type sniffed when they were uploaded.' } } },
+});
+const signedLinkParameter = (description: string, type: JsonSchema = { type: 'string' }): JsonSchema => ({ ...type, description: `${description} Part of a signed link: use the \`url\` a record renders as it is.` });
+
+/**
+ * A record's file download (routing/downloads.ts): GET, and HEAD with the same headers and no
+ * bytes. By a signed link (the `url` a record renders) it needs no credential until it expires;
+ * without the link's query it is the record's GET, its credentials, permissions and scope applying.
+ */
+export function downloadSchema(collection: Collection, kinds: readonly AuthKind[]): FastifySchema {
+  const serializers = collection.serializersFor('retrieve');
+  const fileFields = [...new Set(serializers.flatMap((serializer) => serializer.fields.filter((name) => serializer.model.fields[name]?.file).map((name) => serializer.shown(name))))];
+  const recordParams = collection.singleton ? { properties: {}, required: [] } : (collection.recordKey.params as { properties: Record<string, JsonSchema>; required?: string[] });
+  return {
+    tags: [collection.name],
+    summary: `Download a file of ${collection.name}`,
+    operationId: operationId(collection.name, 'download'),
+    description:
+      'The bytes of the file a record\'s field holds. With a signed link\'s query (the `url` in the file object a record renders) no credential is needed until `expires`, ' +
+      'and the link serves that version of the file only (after a replace or delete: 404); without it, the request is the record\'s GET (credentials, permissions, scope) ' +
+      'and serves the file the record holds now. HEAD answers the same headers without the bytes. One byte range (`Range: bytes=a-b`, `a-`, `-n`) answers 206; several, ' +
+      'or another unit, the whole file. With S3 storage and FILES_S3_REDIRECT=true: 302 to a presigned URL instead.',
+    params: {
+      type: 'object',
+      properties: { ...recordParams.properties, [FILE_FIELD_PARAMETER]: { type: 'string', enum: fileFields, description: 'The file field, as the record renders it.' } },
+      required: [...(recordParams.required ?? []), FILE_FIELD_PARAMETER],
+    },
+    querystring: {
+      type: 'object',
+      properties: {
+        key: signedLinkParameter('The stored object.'),
+        name: signedLinkParameter('The file\'s name.'),
+        type: signedLinkParameter('The file\'s Content-Type.'),
+        expires: signedLinkParameter('When the link stops working (Unix seconds).', { type: 'integer' }),
+        signature: signedLinkParameter('The signature over the record, the field and the parameters above.'),
+      },
+    },
+    headers: requestHeaders({ Range: { type: 'string', description: 'One byte range: `bytes=a-b`, `bytes=a-` or `bytes=-n`.' }, ...IF_NONE_MATCH }),
+    // Either a credential, or none with a signed link.
+    security: [...kinds.map((kind) => ({ [kind]: [] })), {}],
+    response: withHeaders(
+      {
+        200: fileBytes('The file'),
+        206: fileBytes('The range asked for', { 'Content-Range': { type: 'string', description: '`bytes a-b/size`.' } }),
+        302: { description: 'With FILES_S3_REDIRECT=true: the presigned URL the store serves the file at, for at most five minutes', type: 'null', headers: { Location: { type: 'string', format: 'uri' } } },
+        304: notModifiedResponse,
+        416: { description: 'The range starts past the file\'s end', type: 'null', headers: { 'Content-Range': { type: 'string', description: '`bytes */size`.' } } },
+        ...errorResponses([401, 403, 404, 429, 503]),
+      },
+      RATE_LIMIT_HEADERS,
+    ),
   };
 }
 

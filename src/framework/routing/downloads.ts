@@ -10,10 +10,11 @@
  * attachment under its original name, RFC 6266-encoded.
  */
 import { Readable } from 'node:stream';
-import type { FastifyReply, FastifyRequest, FastifySchema } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StoredFile } from '../../core/file-fields.js';
 import { ApiError, notFound } from '../base/errors.js';
 import { FILE_FIELD_PARAMETER, verifiedLink } from '../base/file-links.js';
+import { fileTransfer } from '../base/transfer-heap.js';
 import { checkedKey, type ByteRange } from '../../store/files/storage.js';
 import type { Collection } from '../declare/collection.js';
 import { loadRecord, type ActionResult, type ActionRoute } from '../actions/request.js';
@@ -72,8 +73,10 @@ async function fileAnswer(request: FastifyRequest, files: FilesRuntime, stored: 
   const status = range ? 206 : 200;
   // An empty stream: Fastify's HEAD route keeps the length set above for a stream (it would call no body 0).
   if (request.method === 'HEAD') return { status, headers, type, body: Readable.from([]) };
-  const bytes = await files.storage.read(key, range);
+  // The whole object as a range when none was asked: its size is known here, so the store need not read it again.
+  const bytes = await files.storage.read(key, range ?? (stat.size > 0 ? { start: 0, end: stat.size - 1 } : undefined));
   if (!bytes) throw notFound();
+  bytes.once('close', fileTransfer());
   return { status, headers, type, body: bytes };
 }
 
@@ -116,14 +119,11 @@ function downloadRoute(collection: Collection, files: FilesRuntime): ActionRoute
   };
 }
 
-/** The endpoint a collection's records' files are downloaded at: by signature, or through the pipeline. */
-export function downloadEndpoint(runtime: ApiRuntime, files: FilesRuntime, collection: Collection): { handler: (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>; schema: FastifySchema } {
+/** What answers at a collection's records' files (documented by docs/openapi.ts, downloadSchema): by signature, or through the pipeline. */
+export function downloadHandler(runtime: ApiRuntime, files: FilesRuntime, collection: Collection): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   const route = downloadRoute(collection, files);
-  return {
-    schema: { hide: true },
-    handler(request, reply) {
-      const query = new URLSearchParams(request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '');
-      return query.has('signature') ? signedDownload(request, reply, files, collection, query) : dispatch(request, reply, runtime, collection, route);
-    },
+  return (request, reply) => {
+    const query = new URLSearchParams(request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '');
+    return query.has('signature') ? signedDownload(request, reply, files, collection, query) : dispatch(request, reply, runtime, collection, route);
   };
 }

@@ -20,7 +20,7 @@ import { authenticate } from '../stages/authentication/index.js';
 import { requestReader } from '../../store/read/reader.js';
 import { notFound } from '../base/errors.js';
 import { refuseOtherMethods } from './method-not-allowed.js';
-import { actionSchema, ANONYMOUS, credentialsFor, errorResponses, operationId } from '../docs/openapi.js';
+import { actionSchema, ANONYMOUS, credentialsFor, downloadSchema, errorResponses, operationId } from '../docs/openapi.js';
 import { API_REPRESENTATIONS, negotiate } from '../stages/negotiation.js';
 import { absoluteLink, absoluteUrl } from '../base/hosts.js';
 import { queryParameters } from '../base/query-string.js';
@@ -28,7 +28,7 @@ import { recordLinks } from '../render/record-links.js';
 import { renderResult } from '../render/renderers.js';
 import type { Action, Permission } from '../declare/permission-classes.js';
 import { dispatch, hasFiles, permissionsFor, type ApiRuntime } from '../views.js';
-import { downloadEndpoint } from './downloads.js';
+import { downloadHandler } from './downloads.js';
 import { DRAINED_LIMITS, dropRest, isMultipart } from '../stages/parsers/multipart.js';
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
@@ -49,8 +49,16 @@ export function keepRawBodies(instance: FastifyInstance, maxMultipartBytes?: num
   instance.removeAllContentTypeParsers();
   instance.addContentTypeParser('*', { parseAs: 'buffer' }, (_request, body, done) => done(null, body));
   // Never buffered: the parsing stage streams a multipart body's files to storage as they arrive.
+  keepMultipartUnread(instance, maxMultipartBytes);
+}
+
+/**
+ * A multipart body left unread by the content-type parsers, for its reader to stream; one answered
+ * before its body was read (401, 403, 415) reads it first: a client still sending it would drop the
+ * connection.
+ */
+export function keepMultipartUnread(instance: FastifyInstance, maxMultipartBytes?: number): void {
   instance.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
-  // One answered before its body was read (401, 403, 415) reads it first: a client still sending it would drop the connection.
   instance.addHook('onSend', async (request) => {
     if (!request.raw.complete && isMultipart(request.headers['content-type'])) await dropRest(request.raw, DRAINED_LIMITS * (maxMultipartBytes ?? request.routeOptions.bodyLimit ?? 0));
   });
@@ -271,7 +279,10 @@ export function mountCollections(instance: FastifyInstance, runtime: ApiRuntime,
       if (Object.keys(endpoints).length > 0) resource(instance, path, endpoints);
       else absent(instance, path);
     }
-    if (own.files && hasFiles(collection)) resource(instance, filesPath(collection), { GET: downloadEndpoint(own, own.files, collection) });
+    if (own.files && hasFiles(collection)) {
+      const kinds = own.authenticators.map(({ kind }) => kind);
+      resource(instance, filesPath(collection), { GET: { handler: downloadHandler(own, own.files, collection), ...documented(own, collection, (seen) => withPathParameters(collection, downloadSchema(seen, kinds))) } });
+    }
     if (collection.bulkCreateMax !== undefined) resource(instance, `${listPath(collection)}bulk/`, { POST: bulkCreateEndpoint(own, collection) });
     if (collection.live) resource(instance, `${listPath(collection)}${collection.live.path}/`, { GET: eventsEndpoint(own, collection) });
     for (const [path, endpoints] of customActionEndpoints(own, collection)) resource(instance, path, endpoints);

@@ -77,10 +77,11 @@ export function parseJsonBody(request: FastifyRequest): unknown {
 }
 
 /**
- * A record's body: JSON taken out of the envelope, or an HTML form's fields read by `fromForm`
- * (the serializer's, by each field's kind; a form is one record, never in an envelope).
+ * A record's body that is text: JSON taken out of the envelope, or an HTML form's fields read by
+ * `fromForm` (the serializer's, by each field's kind; a form is one record, never in an envelope).
+ * A multipart body is parsers/record-body.ts's.
  */
-export function parseRecordBody(request: FastifyRequest, envelope: Envelope | undefined, fromForm: (form: URLSearchParams) => unknown): unknown {
+export function parseFormOrJson(request: FastifyRequest, envelope: Envelope | undefined, fromForm: (form: URLSearchParams) => unknown): unknown {
   const contentType = request.headers['content-type'];
   if (contentType !== undefined && isForm(contentType)) return fromForm(parseForm(rawBody(request)));
   if (contentType !== undefined && !isJson(contentType)) throw unsupportedMediaType(contentType, `application/json or ${FORM}`);

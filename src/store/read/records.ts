@@ -3,8 +3,9 @@
  * declaration (checked in model()); every value is bound.
  */
 import { expressionBuilder, sql, type AliasedRawBuilder, type RawBuilder, type SelectQueryBuilder } from 'kysely';
-import { parseInteger64, type Field } from '../../core/fields.js';
+import { parseInteger64 } from '../../core/fields.js';
 import type { Ordering } from '../../core/list-query.js';
+import { compilable, generated, literal } from '../../core/generated-code.js';
 import { isPending } from '../../core/maybe-promise.js';
 import type { Model } from '../../core/model.js';
 import { recordKeyOf, type Aggregate, type Batch, type NumericAggregate, type Row, type Selection } from '../../core/rows.js';
@@ -12,6 +13,7 @@ import { storeDatabase, type Database, type Tables } from '../connection/databas
 import { compileConditions, visibleRow } from '../conditions/filters.js';
 import type { Placeholder } from '../statements/placeholder.js';
 import { compiledStatement, identityOf, type Compiled } from '../statements/compiled.js';
+import { toDriverValues } from '../write/driver-values.js';
 
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- a select over run-time tables has no static row type
 export type RowQuery = SelectQueryBuilder<Tables, string, {}>;
@@ -122,6 +124,9 @@ function pickNested(row: Row, columns: NestedColumns): Row {
   return nested;
 }
 
+/** A row as the statement read it → the record (assembleRow). */
+type Assemble = (row: Row) => Row;
+
 /** How a selection's rows are assembled, worked out once per selection rather than per row. */
 interface Assembly {
   readonly joins: readonly { readonly name: string; readonly columns: NestedColumns; readonly aggregates: readonly (readonly [name: string, key: string, value: (stored: unknown) => unknown])[] }[];
@@ -129,6 +134,9 @@ interface Assembly {
   readonly flattened: ReadonlySet<string>;
   /** The selection's own aggregates, and how each is read. */
   readonly aggregates: readonly (readonly [name: string, value: (stored: unknown) => unknown])[];
+  /** The assembly compiled, by the columns dropped beside it; made on the selection's second use (see assembleRow). */
+  readonly compiled: Map<ReadonlySet<string>, Assemble>;
+  uses: number;
 }
 
 const assemblies = new WeakMap<Selection, Assembly>();
@@ -142,7 +150,8 @@ function assemblyOf(selection: Selection): Assembly {
       aggregates: (join.aggregates ?? []).map((aggregate) => [aggregate.name, nestedColumn(join.name, aggregate.name), aggregateValue(aggregate)] as const),
     }));
     const aggregates = (selection.aggregates ?? []).map((aggregate) => [aggregate.name, aggregateValue(aggregate)] as const);
-    assembly = { joins, flattened: new Set(joins.flatMap((join) => [...join.columns, ...join.aggregates].map(([, key]) => key))), aggregates };
+    const flattened = new Set(joins.flatMap((join) => [...join.columns, ...join.aggregates].map(([, key]) => key)));
+    assembly = { joins, flattened, aggregates, compiled: new Map(), uses: 0 };
     assemblies.set(selection, assembly);
   }
   return assembly;
@@ -176,23 +185,75 @@ function decimalText(stored: unknown, places: number): string {
 }
 
 /**
+ * The assembly interpreted: the row's own columns copied but the flattened and dropped ones, then
+ * each nested object picked from its columns (null when the join found nothing), the aggregates
+ * read in place.
+ */
+export function interpretAssembly(selection: Selection, dropped: ReadonlySet<string>): Assemble {
+  const { joins, flattened, aggregates } = assemblyOf(selection);
+  return (row) => {
+    const assembled: Row = {};
+    for (const key in row) if (!flattened.has(key) && !dropped.has(key)) assembled[key] = row[key];
+    for (const { name, columns, aggregates: nestedAggregates } of joins) {
+      const nested = pickNested(row, columns);
+      for (const [aggregate, key, value] of nestedAggregates) nested[aggregate] = value(row[key]);
+      assembled[name] = nested.id === null || nested.id === undefined ? null : nested;
+    }
+    for (const [name, value] of aggregates) assembled[name] = value(row[name]);
+    return assembled;
+  };
+}
+
+/**
+ * The assembly compiled into straight-line code: each nested object one literal, the record one
+ * literal of the selection's columns, its aggregates and its nested objects, in the order the
+ * interpreted one gives them (the statement selects the columns, the nested ones, then the
+ * aggregates); undefined where a name cannot be compiled. The rows it takes are the selection's
+ * statements' (selectColumns, selectRecord), which carry these columns and the dropped ones only.
+ */
+export function compileAssembly(selection: Selection, dropped: ReadonlySet<string>): Assemble | undefined {
+  const { joins, flattened, aggregates } = assemblyOf(selection);
+  const own = selection.columns.filter((column) => !flattened.has(column) && !dropped.has(column));
+  const names = [...own, ...aggregates.map(([name]) => name), ...joins.flatMap((join) => [join.name, ...join.columns.map(([column]) => column), ...join.aggregates.map(([name]) => name)])];
+  if (!names.every(compilable)) return undefined;
+  const read = (key: string): string => `row[${literal(key)}]`;
+  const nested = joins.map(
+    (join, index) =>
+      `const n${index} = { ${[
+        ...join.columns.map(([column, key]) => `${literal(column)}: ${read(key)}`),
+        ...join.aggregates.map(([name, key], at) => `${literal(name)}: joins[${index}].aggregates[${at}][2](${read(key)})`),
+      ].join(', ')} };`,
+  );
+  const entries = [
+    ...own.map((column) => `${literal(column)}: ${read(column)}`),
+    ...aggregates.map(([name], index) => `${literal(name)}: aggregates[${index}][1](${read(name)})`),
+    ...joins.map((join, index) => `${literal(join.name)}: n${index}.id === null || n${index}.id === undefined ? null : n${index}`),
+  ];
+  const source = `return function assemble(row) {
+  ${nested.join('\n  ')}
+  return { ${entries.join(', ')} };
+};`;
+  return generated(['joins', 'aggregates'], source, [joins, aggregates]) as Assemble | undefined;
+}
+
+/**
  * Flattened nested columns → one object per nested field (null when the join found nothing);
  * aggregates as values; the `dropped` columns (what a statement carried beside the record) left
  * out. A new object rather than the driver's row with properties deleted, which would make every
- * later read of the row (rendering, hooks) slower.
+ * later read of the row (rendering, hooks) slower. Interpreted on a selection's first use, compiled
+ * from its second on: a selection made for one request (a list ordered by a column it does not
+ * show, one bound to the requesting user) is used once, and compiling it would cost more than it saves.
  */
 export function assembleRow(row: Row, selection: Selection, dropped = NOTHING): Row {
-  const { joins, flattened, aggregates } = assemblyOf(selection);
-  if (joins.length === 0 && aggregates.length === 0 && dropped.size === 0) return row;
-  const assembled: Row = {};
-  for (const key in row) if (!flattened.has(key) && !dropped.has(key)) assembled[key] = row[key];
-  for (const { name, columns, aggregates: nestedAggregates } of joins) {
-    const nested = pickNested(row, columns);
-    for (const [aggregate, key, value] of nestedAggregates) nested[aggregate] = value(row[key]);
-    assembled[name] = nested.id === null || nested.id === undefined ? null : nested;
+  const assembly = assemblyOf(selection);
+  if (assembly.joins.length === 0 && assembly.aggregates.length === 0 && dropped.size === 0) return row;
+  let assemble = assembly.compiled.get(dropped);
+  if (!assemble) {
+    if (assembly.uses++ === 0) return interpretAssembly(selection, dropped)(row);
+    assemble = compileAssembly(selection, dropped) ?? interpretAssembly(selection, dropped);
+    assembly.compiled.set(dropped, assemble);
   }
-  for (const [name, value] of aggregates) assembled[name] = value(row[name]);
-  return assembled;
+  return assemble(row);
 }
 
 /**
@@ -373,16 +434,6 @@ export async function recordExists(database: Database, table: string, id: unknow
   let query = storeDatabase(database).db.selectFrom(table).select(sql.lit(1).as('found')).where('id', '=', id);
   if (visible) query = query.where(visible);
   return (await query.executeTakeFirst()) !== undefined;
-}
-
-export function toDriverValues(model: Model, values: Row): Row {
-  const driverValues: Row = {};
-  for (const [name, value] of Object.entries(values)) {
-    const field: Field | undefined = model.fields[name];
-    if (!field) throw new Error(`${model.table} has no field "${name}"`);
-    driverValues[name] = value === null ? null : field.toDriver(value);
-  }
-  return driverValues;
 }
 
 export async function insertRecord(database: Database, model: Model, values: Row): Promise<RecordId> {

@@ -23,7 +23,8 @@ import { findScopedRecord, matching, type Matching } from '../read/list.js';
 import type { Placeholder } from '../statements/placeholder.js';
 import { compiledStatement, type Compiled } from '../statements/compiled.js';
 import { compileConditions, visibleRow } from '../conditions/filters.js';
-import { assembleRow, findRecord, fromSelection, recordExists, returnedColumns, selectColumns, toDriverValues, withBatches, type RecordId, type RowQuery } from '../read/records.js';
+import { assembleRow, findRecord, fromSelection, recordExists, returnedColumns, selectColumns, withBatches, type RecordId, type RowQuery } from '../read/records.js';
+import { driverShape, toDriverValues, type DriverShape } from './driver-values.js';
 
 type Where = ExpressionBuilder<Tables, string>;
 
@@ -62,6 +63,16 @@ function writeQuery(
   build: (database: Database, placeholders: readonly Placeholder[]) => Returnable,
 ): Compiled<Row> {
   return compiledStatement(selection, shape, (database, ...placeholders) => returningRow(database, selection, build(database, placeholders)), count);
+}
+
+type WriteKind = 'insert' | 'insert-if-absent' | 'update' | 'update-versioned';
+const statementShapes = new WeakMap<DriverShape, Partial<Record<WriteKind, string>>>();
+
+/** What a write of `kind` of the shape's columns is compiled under, made once per shape rather than per write. */
+function statementShape(shape: DriverShape, kind: WriteKind): string {
+  let named = statementShapes.get(shape);
+  if (!named) statementShapes.set(shape, (named = {}));
+  return (named[kind] ??= `${kind} ${shape.key}`);
 }
 
 /** The columns' values bound to their placeholders. */
@@ -119,15 +130,17 @@ async function refusal(database: Database, model: Model, values: Row, error: unk
 }
 
 /**
- * The foreign keys among `driverValues` naming a row of a scoped table (store/conditions/table-scopes.ts):
- * those naming none the request may see, in one statement; undefined, with no statement, when none
- * names a scoped table. `kept`: the record as stored, whose keys an update leaves as they are.
+ * The foreign keys among the `columns` set to `parameters` naming a row of a scoped table
+ * (store/conditions/table-scopes.ts): those naming none the request may see, in one statement;
+ * undefined, with no statement, when none names a scoped table. `kept`: the record as stored, whose
+ * keys an update leaves as they are.
  */
-function hiddenReferences(database: Database, model: Model, driverValues: Row, kept?: Row): Promise<string[]> | undefined {
+function hiddenReferences(database: Database, model: Model, columns: readonly string[], parameters: readonly unknown[], kept?: Row): Promise<string[]> | undefined {
   // Nothing to look at (no allocation per write) where the request sees every row.
   if (!database.scopes) return undefined;
   const { db } = storeDatabase(database);
-  const checked = Object.entries(driverValues).flatMap(([name, value]) => {
+  const checked = columns.flatMap((name, index) => {
+    const value = parameters[index];
     const table = model.fields[name]?.references;
     if (!table || value === null || (kept && name in kept && String(kept[name]) === String(value))) return [];
     const alias = `named_${name}`;
@@ -146,8 +159,8 @@ function hiddenReferences(database: Database, model: Model, driverValues: Row, k
  * key names a row of a scoped table, refused as naming none when it names one the request may
  * not see (row-level security's WITH CHECK): the answer is the one for a row that does not exist.
  */
-function refusing<T>(database: Database, model: Model, values: Row, driverValues: Row, write: () => Promise<T>, kept?: Row): Promise<T> {
-  const hidden = hiddenReferences(database, model, driverValues, kept);
+function refusing<T>(database: Database, model: Model, values: Row, columns: readonly string[], parameters: readonly unknown[], write: () => Promise<T>, kept?: Row): Promise<T> {
+  const hidden = hiddenReferences(database, model, columns, parameters, kept);
   const checked = hidden
     ? hidden.then((names) => {
         if (names.length > 0) throw missingRefusal(names, values);
@@ -161,15 +174,16 @@ function refusing<T>(database: Database, model: Model, values: Row, driverValues
 
 /** A new record, as `selection` reads it; `ifAbsent`: none (undefined) where a unique constraint finds its values taken. */
 function inserted(database: Database, model: Model, selection: Selection, values: Row, ifAbsent: boolean): Promise<Row | undefined> {
-  const driverValues = toDriverValues(model, values);
-  const columns = Object.keys(driverValues);
-  const query = writeQuery(selection, `${ifAbsent ? 'insert-if-absent' : 'insert'} ${columns.join(',')}`, columns.length, (database, placeholders) => {
+  const shape = driverShape(model, values);
+  const parameters = shape.parameters(values);
+  const { columns } = shape;
+  const query = writeQuery(selection, statementShape(shape, ifAbsent ? 'insert-if-absent' : 'insert'), columns.length, (database, placeholders) => {
     const into = storeDatabase(database).db.insertInto(model.table);
     // A record of no values (a model of its key alone): `VALUES ()` is no SQL on either database.
     const insert = columns.length === 0 ? into.defaultValues() : into.values(bound(columns, placeholders));
     return (ifAbsent ? insert.onConflict((conflict) => conflict.doNothing()) : insert) as unknown as Returnable;
   });
-  return refusing(database, model, values, driverValues, () => writtenRow(database, selection, query, Object.values(driverValues))).then((row) => {
+  return refusing(database, model, values, shape.columns, parameters, () => writtenRow(database, selection, query, parameters)).then((row) => {
     if (row) noteChange(database, model.table, 'created', [row.id as RecordId]);
     return row;
   });
@@ -214,9 +228,10 @@ export async function savepointed<T>(database: Database, work: () => Promise<T>)
 export const lockRecord = (database: Database, selection: Selection, id: RecordId, scope?: RecordScope): Promise<Row | undefined> =>
   scope ? findScopedRecord(database, selection, id, scope, { lock: true }) : findRecord(database, selection, id, { lock: true });
 
-/** The UPDATE by key of `columns`; `versioned`: only of the row as it was at a version, bound after the key. */
-const updateQuery = (model: Model, selection: Selection, columns: readonly string[], versioned: boolean): Compiled<Row> =>
-  writeQuery(selection, `update ${columns.join(',')}${versioned ? ' versioned' : ''}`, columns.length + (versioned ? 2 : 1), (database, placeholders) => {
+/** The UPDATE by key of the shape's columns; `versioned`: only of the row as it was at a version, bound after the key. */
+const updateQuery = (model: Model, selection: Selection, shape: DriverShape, versioned: boolean): Compiled<Row> =>
+  writeQuery(selection, statementShape(shape, versioned ? 'update-versioned' : 'update'), shape.columns.length + (versioned ? 2 : 1), (database, placeholders) => {
+    const { columns } = shape;
     const [id, version] = placeholders.slice(columns.length);
     const write = storeDatabase(database).db.updateTable(model.table).set(bound(columns, placeholders)).where(recordKeyOf(selection), '=', id);
     return (versioned ? write.where(storeDatabase(database).capabilities.rowVersion!(model.table), '=', version as unknown as string) : write) as unknown as Returnable;
@@ -224,10 +239,13 @@ const updateQuery = (model: Model, selection: Selection, columns: readonly strin
 
 /** The UPDATE (conditional on `version` when given); `kept`: the record as stored, whose foreign keys an update may keep. */
 function updated(database: Database, model: Model, selection: Selection, id: RecordId, values: Row, kept: Row | undefined, version: string | undefined): Promise<Row | undefined> {
-  const driverValues = toDriverValues(model, values);
-  const query = updateQuery(model, selection, Object.keys(driverValues), version !== undefined);
-  const bindings = [...Object.values(driverValues), id, ...(version === undefined ? [] : [version])];
-  return refusing(database, model, values, driverValues, () => writtenRow(database, selection, query, bindings), kept).then((row) => {
+  const shape = driverShape(model, values);
+  const query = updateQuery(model, selection, shape, version !== undefined);
+  // The key, then the version, bound after the columns' values (a new array per write: extended, not copied).
+  const bindings = shape.parameters(values);
+  bindings.push(id);
+  if (version !== undefined) bindings.push(version);
+  return refusing(database, model, values, shape.columns, bindings, () => writtenRow(database, selection, query, bindings), kept).then((row) => {
     if (row) noteChange(database, model.table, 'updated', [row.id as RecordId]);
     return row;
   });
@@ -396,10 +414,10 @@ export function matchingUpdate(database: Database, model: Model, conditions: rea
     noteChange(database, model.table, 'updated', rows.map((row: Row) => row.id as RecordId));
     return rows.length;
   };
-  if (bounds.length === 0) return { checksRanges: false, run: (database) => refusing(database, model, changes, plain, () => update(database)) };
+  if (bounds.length === 0) return { checksRanges: false, run: (database) => refusing(database, model, changes, Object.keys(plain), Object.values(plain), () => update(database)) };
   const run = (transaction: Database): Promise<number> => {
     if (!storeDatabase(transaction).db.isTransaction) throw new Error(`${model.table}: an update kept within its fields' ranges runs in a transaction`);
-    return refusing(transaction, model, changes, plain, async () => {
+    return refusing(transaction, model, changes, Object.keys(plain), Object.values(plain), async () => {
       const { db, capabilities } = storeDatabase(transaction);
       // Each range's check over every record selected, those locked until the update (SQLite's write transaction excludes other writers already).
       const checked = db

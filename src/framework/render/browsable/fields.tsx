@@ -33,6 +33,9 @@ function currentFile(value: unknown): { name: string; size: number; url?: string
   return { name, size: Number(size), ...(typeof url === 'string' && /^https?:\/\//i.test(url) && { url }) };
 }
 
+/** The name of a file field's clear box (Django's): a form posted without script sends it ticked, and the admin clears the field. */
+export const clearName = (name: string): string => `${name}-clear`;
+
 /**
  * A file or image field: the file now stored (its link, an image shown small) and a file input; a
  * nullable one that holds a file, a box to clear it. The browsable page's script sends the form as
@@ -60,7 +63,7 @@ function FileInput(props: { name: string; field: Field; value: unknown; creating
       <input type="file" id={`field-${name}`} name={name} data-kind={field.kind} accept={accept} />
       {current && field.nullable && (
         <label class="clear-file">
-          <input type="checkbox" data-clear={name} /> clear
+          <input type="checkbox" name={clearName(name)} data-clear={name} /> clear
         </label>
       )}
       <Errors messages={props.errors} />

@@ -15,6 +15,7 @@ import { UploadedFile, type CappedRules, type StoredFile } from '../../../core/f
 import { FieldError } from '../../../core/fields.js';
 import type { FileStorage } from '../../../store/files/storage.js';
 import { ApiError, emptyDetails, parseError, validationFailed, type ErrorDetails } from '../../base/errors.js';
+import { fileTransfer } from '../../base/transfer-heap.js';
 import { checkedForm } from '../parsers.js';
 import { HEAD_BYTES, judgeContent } from './content.js';
 
@@ -104,7 +105,11 @@ export async function storeFile(file: Readable, fileName: string, rules: CappedR
         else if (!body.write(chunk)) file.pause();
       });
       body.on('drain', () => file.resume());
-      file.once('end', () => body.end());
+      // A body cut short (over its limit, or malformed) destroys the file with an error: the stored object is then abandoned.
+      file.once('error', (error) => body.destroy(error));
+      // The chunk that filled the head may have been the file's last: its end was then told while the head was judged.
+      if (file.readableEnded) body.end();
+      else file.once('end', () => body.end());
       file.resume();
     }
     const stored = await target.storage.put(key, body, judged.contentType);
@@ -117,10 +122,11 @@ export async function storeFile(file: Readable, fileName: string, rules: CappedR
 }
 
 /**
- * The body's ordinary fields (as a form) and its files, stored. Over a limit: 413; a file its field
- * refuses: 400 naming the field; a malformed body: 400. Resolves only once the whole body is read.
+ * The body's ordinary fields (as a form, read into `form`, which holds those read so far if the
+ * body is refused) and its files, stored. Over a limit: 413; a file its field refuses: 400 naming
+ * the field; a malformed body: 400. Resolves only once the whole body is read.
  */
-export function parseMultipart(request: FastifyRequest, limits: UploadLimits, target: UploadTarget): Promise<{ form: URLSearchParams; files: Record<string, UploadedFile> }> {
+export function parseMultipart(request: FastifyRequest, limits: UploadLimits, target: UploadTarget, form = new URLSearchParams()): Promise<{ form: URLSearchParams; files: Record<string, UploadedFile> }> {
   const declared = Number(request.headers['content-length']);
   if (declared > limits.maxBodyBytes) {
     return dropRest(request.raw, DRAINED_LIMITS * limits.maxBodyBytes).then(() => {
@@ -139,7 +145,7 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
       void dropRest(request.raw, DRAINED_LIMITS * limits.maxBodyBytes).then(() => reject(parseError(`Malformed multipart body: ${(error as Error).message}`)));
       return;
     }
-    const form = new URLSearchParams();
+    const transferred = fileTransfer();
     const files: Record<string, UploadedFile> = {};
     const seen = new Set<string>();
     const details = emptyDetails();
@@ -150,6 +156,14 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
     };
     let received = 0;
     const raw = request.raw;
+    // A client gone before its body ended: the parser stops, destroying the file being stored.
+    let aborted = false;
+    const onClose = (): void => {
+      // An injected request (light-my-request) never sets `complete`: its end is `readableEnded`.
+      if (raw.complete || raw.readableEnded) return;
+      aborted = true;
+      parser.destroy(new Error('the client closed the connection before the body ended'));
+    };
     const onData = (chunk: Buffer): void => {
       received += chunk.length;
       if (received > limits.maxBodyBytes) {
@@ -181,7 +195,7 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
           (error: unknown) => {
             if (error instanceof FieldError) details[name] = error.messages;
             else if (error instanceof ApiError && error.status === 413) fail(tooLarge(`A file is larger than this field allows (${rules.maxBytes} bytes).`, { [name]: [`Ensure this file has at most ${rules.maxBytes} bytes.`] }));
-            else fail(error instanceof ApiError ? error : uploadFailed(request, error));
+            else fail(error instanceof ApiError || aborted ? error : uploadFailed(request, error));
           },
         ),
       );
@@ -197,7 +211,9 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
       if (settled) return;
       settled = true;
       raw.off('data', onData);
+      raw.off('close', onClose);
       void Promise.all([...tasks, dropRest(raw, DRAINED_LIMITS * limits.maxBodyBytes)]).then(() => {
+        transferred();
         if (failure === undefined && Object.keys(details).length > 0) failure = validationFailed(details);
         if (failure !== undefined) reject(failure as Error);
         else {
@@ -211,6 +227,7 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
     }
     parser.on('close', settle);
     raw.on('data', onData);
+    raw.once('close', onClose);
     raw.pipe(parser);
   });
 }
@@ -223,11 +240,12 @@ export function parseMultipart(request: FastifyRequest, limits: UploadLimits, ta
 export function dropRest(raw: IncomingMessage, most: number): Promise<void> {
   return new Promise((resolve) => {
     // An injected request (light-my-request: tests, the test kit) never sets `complete`: its end is `readableEnded`.
-    if (raw.complete || raw.readableEnded) return resolve();
+    if (raw.complete || raw.readableEnded || raw.destroyed) return resolve();
     let dropped = 0;
     raw.on('data', (chunk: Buffer) => {
       dropped += chunk.length;
-      if (dropped > most) raw.socket.destroy();
+      // The request's destroy ends its connection (and an in-process request's, which has no socket of its own).
+      if (dropped > most) raw.destroy();
     });
     raw.once('end', () => resolve());
     raw.once('close', () => resolve());
