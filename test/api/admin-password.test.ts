@@ -31,6 +31,9 @@ describe('the admin password change form', () => {
     const form = await client.get(path);
     expect(form.status).toBe(200);
     expect(form.body).toContain('name="password1"');
+    // The old password only on one's own account (the API asks it of anyone changing their own).
+    expect(form.body).not.toContain('name="old_password"');
+    expect((await client.get(`/admin/users/${boss.id}/password/`)).body).toContain('name="old_password"');
     expect(form.body).not.toContain(stored);
     const mismatch = await client.post(path, { password1: 'a-new-passphrase', password2: 'another-one' });
     expect(mismatch.status).toBe(400);

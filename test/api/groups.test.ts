@@ -96,8 +96,30 @@ describe('groups over the API', () => {
     expect((await as(carol).post('/api/v1/auth/groups/', { name: 'theirs' })).status).toBe(201);
     await group('managers', ['auth.manage_groups'], [bob]);
     for (const url of urls) expect((await as(bob).get(url)).status).toBe(200);
-    // /auth/users/ reads only: accounts are changed through the app's own collection.
-    expect((await as(root).patch(`/api/v1/auth/users/${bob.id}/`, { is_staff: true })).status).toBe(405);
+  });
+
+  it("changes an account by PATCH with users.change, whose flags only a superuser changes, themselves included", async () => {
+    const account = (user: TestUser) => `/api/v1/auth/users/${user.id}/`;
+    const login = (password: string) => api.request('POST', '/api/v1/auth/login/', { body: { username: 'bob', password } });
+    // auth.manage_groups reads accounts but does not change them.
+    const carol = await api.user('carol', { permissions: ['auth.manage_groups'] });
+    expect((await as(carol).get(account(bob))).status).toBe(200);
+    expect((await as(carol).patch(account(bob), { password: 'a-new-passphrase' })).status).toBe(403);
+    const dave = await api.user('dave', { permissions: ['users.change'] });
+    // The hash is never answered (a hidden field reads null, as on the app's users collection).
+    expect((await as(dave).get(account(bob))).json.password).toBeNull();
+    expect((await as(dave).patch(account(bob), { password: 'a-new-passphrase' })).status).toBe(200);
+    expect((await login('a-new-passphrase')).status).toBe(200);
+    // Django's change_user would let dave make himself superuser; here the flags are a superuser's alone.
+    for (const flag of ['is_superuser', 'is_staff', 'is_active']) {
+      const reply = await as(dave).patch(account(dave), { [flag]: flag !== 'is_active' });
+      expect(reply.status, flag).toBe(403);
+      expect(reply.json.message ?? reply.json.error ?? reply.body).toContain(`Only a superuser may change ${flag}`);
+    }
+    expect((await as(dave).patch(account(root), { password: 'taken-over-now' })).status).toBe(403);
+    expect((await as(dave).get(account(dave))).json).toMatchObject({ is_superuser: false, is_staff: false, is_active: true });
+    expect((await as(root).patch(account(dave), { is_staff: true })).json).toMatchObject({ is_staff: true });
+    expect((await as(root).patch(account(bob), { username: 'robert' })).json.username).toBe('bob');
   });
 
   it('refuses bad input with 400 or 404 naming the field, never a 500', async () => {

@@ -397,6 +397,8 @@ describe('every operation, answered as the document says', () => {
     await call('get', '/api/v1/auth/users/', '/api/v1/auth/users/', { user: writer });
     await call('get', '/api/v1/auth/users/{id}/', `/api/v1/auth/users/${admin.id}/`, { user: admin });
     await call('get', '/api/v1/auth/users/{id}/', '/api/v1/auth/users/999999/', { user: admin });
+    await call('patch', '/api/v1/auth/users/{id}/', `/api/v1/auth/users/${writer.id}/`, { user: admin, body: { is_staff: false } });
+    await call('patch', '/api/v1/auth/users/{id}/', `/api/v1/auth/users/${admin.id}/`, { user: writer, body: { is_staff: true } });
     await call('delete', group, url, { user: writer });
     await call('delete', group, url, { user: admin });
   });

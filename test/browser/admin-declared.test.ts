@@ -58,8 +58,8 @@ it('logs in, searches, filters, sorts, adds with a picked author after a fix, an
   await page.fill('#id_username', 'boss');
   await page.fill('#id_password', PASSWORD);
   await submit(page, 'form.login button[type=submit]');
-  expect(await page.locator('caption').allTextContents()).toEqual(['/api/v1']);
-  expect(await page.locator('table.module th a').allTextContents()).toEqual(['articles', 'users', 'tags']);
+  expect(await page.locator('caption').allTextContents()).toEqual(['Authentication and authorization', '/api/v1']);
+  expect(await page.locator('table.module th a').allTextContents()).toEqual(['groups', 'users', 'articles', 'users', 'tags']);
   await shot(page, 'admin-index.png');
 
   await submit(page, 'th a:text("articles")');

@@ -3,10 +3,13 @@
  * `o` to order, `p` for the page); the rest are the API's filters, passed on as they are.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { callApi } from './api.js';
+import { callApi, type ApiAnswer } from './api.js';
+import type { Collection } from '../declare/collection.js';
+import type { Frame } from './pages/layout.js';
 import { IndexPage, type IndexGroup } from './pages/index.js';
-import { ChangeListPage, type ListFilter } from './pages/change-list.js';
+import { ChangeListPage, type ChangeListModel, type ListFilter } from './pages/change-list.js';
 import { idOf, listOf } from './answers.js';
+import { authIndexGroup } from './auth/index-group.js';
 import type { AuthUser } from '../base/auth-user.js';
 import { displayOf, verboseNames } from './display.js';
 import { adminOf, shownRows } from './values.js';
@@ -30,7 +33,9 @@ export async function index(site: AdminSite, request: FastifyRequest, reply: Fas
     const addHref = collection.builtInActions.has('create') && (await may(staff.user, collection, 'add')) ? `${href}add/` : undefined;
     groups.set(group, [...(groups.get(group) ?? []), { name: verboseNames(entry).many, href, addHref }]);
   }
-  const shown = [...groups].map(([label, collections]) => ({ label, collections }));
+  // Django lists its auth app among the others; first here, as it sorts first by its label.
+  const auth = await authIndexGroup(site, staff.user);
+  const shown = [...(auth ? [auth] : []), ...[...groups].map(([label, collections]) => ({ label, collections }))];
   return sendPage(reply, 200, IndexPage, { frame: staffFrame(site, request, reply, staff, 'Site administration', undefined), groups: shown });
 }
 
@@ -82,31 +87,48 @@ export async function changeList(site: AdminSite, entry: AdminCollection, reques
   const names = verboseNames(entry);
   const frame = staffFrame(site, request, reply, staff, `Select ${names.one} to change`, [{ label: names.many }]);
   if (!(await may(staff.user, collection, 'view'))) return refusedPage(reply, frame, 403, 'You do not have permission to view this collection.');
-  const query = new URLSearchParams(request.url.split('?')[1] ?? '');
-  const apiQuery = renamed(query, TO_API);
-  const answer = await callApi(request, { method: 'GET', url: apiQuery.size > 0 ? `${entry.list}?${apiQuery.toString()}` : entry.list });
-  const list = listOf(collection, answer.body);
-  const serializer = collection.serializerFor({ action: 'list', user: staff.user });
-  const shown = serializer.shownFields;
+  const shown = collection.serializerFor({ action: 'list', user: staff.user }).shownFields;
   // A declared column the user's serializer does not show (another serializer for them) is left out.
   const columns = entry.options.columns?.filter((column) => shown.includes(column)) ?? shown;
+  const { answer, page } = await readPage(site, request, staff.user, collection, entry.list, path, columns);
   const model = {
-    path,
-    columns,
-    orderable: new Set(collection.queryRules.ordering),
-    rows: (await shownRows(site, request, staff.user, serializer, columns, list.rows)).map((cells, index) => ({ id: idOf(collection, list.rows[index]!), cells })),
-    count: list.count,
+    ...page,
     search: entry.options.search !== false && collection.serializer.search.length > 0,
-    query,
-    filters: await filtersOf(site, entry, request, staff.user, query),
-    previous: adminLink(path, list.previous),
-    next: adminLink(path, list.next),
+    filters: await filtersOf(site, entry, request, staff.user, page.query),
     addHref: collection.builtInActions.has('create') && (await may(staff.user, collection, 'add')) ? `${path}add/` : undefined,
     addLabel: `Add ${names.one}`,
     canDelete: collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')),
     // The app's own actions: each is its custom action's POST, which the API checks per record; shown to those who may change.
     actions: (await may(staff.user, collection, 'change')) ? Object.entries(entry.options.actions ?? {}).map(([name, label]) => ({ name, label })) : [],
   };
+  return sendList(reply, frame, answer, model);
+}
+
+/** What every change list shows of a page the API answered (the app's collections' and the framework's: auth/lists.ts). */
+type ListPage = Pick<ChangeListModel, 'path' | 'columns' | 'orderable' | 'rows' | 'count' | 'query' | 'previous' | 'next'>;
+
+/** One page of `apiList`, read with the request's `q`, `o`, `p` as the API's parameters (the rest passed on), shown at `path` with `columns`. */
+export async function readPage(site: AdminSite, request: FastifyRequest, user: AuthUser, collection: Collection, apiList: string, path: string, columns: readonly string[]): Promise<{ answer: ApiAnswer; page: ListPage }> {
+  const query = new URLSearchParams(request.url.split('?')[1] ?? '');
+  const apiQuery = renamed(query, TO_API);
+  const answer = await callApi(request, { method: 'GET', url: apiQuery.size > 0 ? `${apiList}?${apiQuery.toString()}` : apiList });
+  const list = listOf(collection, answer.body);
+  return {
+    answer,
+    page: {
+      path,
+      columns,
+      orderable: new Set(collection.queryRules.ordering),
+      rows: (await shownRows(site, request, user, collection.serializerFor({ action: 'list', user }), columns, list.rows)).map((cells, index) => ({ id: idOf(collection, list.rows[index]!), cells })),
+      count: list.count,
+      query,
+      previous: adminLink(path, list.previous),
+      next: adminLink(path, list.next),
+    },
+  };
+}
+
+export function sendList(reply: FastifyReply, frame: Frame, answer: ApiAnswer, model: ChangeListModel): FastifyReply {
   // A query the API refuses (a bad filter value, say) shows its message above an empty list, as Django's "?e=1".
   const error = answer.status >= 400 ? `The list could not be read: ${String((answer.body as { message?: unknown } | undefined)?.message ?? answer.status)}` : undefined;
   return sendPage(reply, answer.status >= 400 && answer.status !== 400 ? answer.status : 200, ChangeListPage, { frame: { ...frame, error }, model });

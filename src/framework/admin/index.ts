@@ -4,6 +4,7 @@
  *   login/ logout/ · <collection>/ · <collection>/add/ · <collection>/<id>/change/ · <collection>/<id>/delete/
  *   · <collection>/<id>/history/ · <collection>/<id>/password/ (a collection that writes a password)
  *   · <collection>/<id>/inline/<nested>/ (add) and …/change/ (change and delete the listed rows)
+ *   · auth/groups/… and auth/users/… (the framework's own: auth/routes.ts)
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { runAction } from './actions.js';
@@ -17,6 +18,7 @@ import { history } from './history.js';
 import { passwordChange } from './password.js';
 import { logIn, logOut, showLogin } from './sign-in.js';
 import type { AdminCollection, AdminSite } from './site.js';
+import { mountAuth } from './auth/routes.js';
 
 export type { AdminCollection, AdminSite } from './site.js';
 
@@ -68,4 +70,5 @@ export async function adminSite(app: FastifyInstance, site: AdminSite): Promise<
   app.post(`${site.root}login/`, hidden, (request, reply) => logIn(site, request, reply, formOf(request)));
   app.post(`${site.root}logout/`, hidden, (request, reply) => logOut(site, request, reply, formOf(request)));
   for (const entry of site.collections) mountCollection(app, site, entry);
+  mountAuth(app, site, formOf);
 }

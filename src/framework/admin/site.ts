@@ -14,6 +14,7 @@ import type { LogEntryRow } from '../../store/accounts/log-entries.js';
 import { CsrfRefused, sessionOf, takeFlash, type StaffSession } from './access.js';
 import { Layout, type Frame } from './pages/layout.js';
 import type { ModelAdminOptions } from './declare.js';
+import type { AuthAdmin } from './auth/auth-paths.js';
 
 /** A collection as the admin shows it: the API paths it reads and writes it through, and its group on the index. */
 export interface AdminCollection {
@@ -39,6 +40,8 @@ export interface AdminSite {
   /** The admin's root path, ending in `/`. */
   readonly root: string;
   readonly collections: readonly AdminCollection[];
+  /** The framework's users and groups, with their pages under `auth/` (auth/routes.ts). */
+  readonly auth: AuthAdmin;
   readonly sessions: SessionCredentials;
   readonly check: CredentialCheck;
   readonly ended: CredentialEnded;

@@ -10,8 +10,8 @@ import { checkedModelAdmin, type AdminOptions, type ModelAdmin } from '../admin/
 import type { Collection } from '../declare/collection.js';
 import type { MountedRouter } from '../routing/routers.js';
 
-/** The admin's own pages, which a collection's name would collide with. */
-const ADMIN_PATHS: ReadonlySet<string> = new Set(['login', 'logout']);
+/** The admin's own pages, which a collection's name would collide with (`auth`: the framework's users and groups). */
+const ADMIN_PATHS: ReadonlySet<string> = new Set(['login', 'logout', 'auth']);
 
 const listable = (collection: Collection): boolean => !collection.parent && !collection.singleton && collection.builtInActions.has('list') && !ADMIN_PATHS.has(collection.name);
 

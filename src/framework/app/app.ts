@@ -35,6 +35,7 @@ import { assertKeywords, DEFAULT_KEYWORDS, endOf } from '../base/style.js';
 import { mountedRouters, withAppDefaults, type MountedRouter } from '../routing/routers.js';
 import { User } from '../declare/users/user-model.js';
 import { authCollections } from '../declare/users/group-collections.js';
+import type { Collection } from '../declare/collection.js';
 import { registerOpenApi } from '../docs/openapi.js';
 import { allowAny, isAuthenticated, readActions } from '../declare/permission-classes.js';
 import { allowedHosts } from './plugins/allowed-hosts.js';
@@ -102,6 +103,9 @@ async function filesRuntime(app: FastifyInstance, config: Config, linkKey: Uint8
   return { storage, linkKey, links: fileLinks(linkKey, linkSeconds), limits: { maxBodyBytes, maxParts, maxFileBytes, maxFieldBytes: config.maxBodyBytes }, redirect: s3Redirect };
 }
 
+/** The framework's top-level collection `name` among its styled `/auth/` sets (a user's `groups` is nested, the groups are not). */
+const topLevel = (sets: readonly (readonly Collection[])[], name: string): Collection => sets.flat().find((own) => own.name === name && !own.parent)!;
+
 /**
  * The app as a Fastify instance on `context.database`, not listening: `serve` listens; a test sends it
  * requests with `inject` (docs/guides/testing.md). Refuses a declaration that cannot be served.
@@ -162,14 +166,13 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       await definition.routes!(instance, { ...context, database });
     });
   }
+  // The framework's groups and users as the app's defaults style them: served under /auth/, and read so by the admin.
+  const ownAuth = authCollections.map((set) => withAppDefaults(set, definition));
   await app.register(collections, {
     routers,
     mountAuthRoutes: auth.mountRoutes,
     document,
-    authCollections: authCollections.map((set) => {
-      const own = withAppDefaults(set, definition);
-      return { collections: own, scopePlan: scopePlan(own, tables) };
-    }),
+    authCollections: ownAuth.map((own) => ({ collections: own, scopePlan: scopePlan(own, tables) })),
     runtime: {
       versioning,
       database,
@@ -191,6 +194,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
     await app.register(adminSite, {
       root: `${config.adminPrefix}/`,
       collections: adminCollections(routers, definition.admin),
+      auth: { api: `${first.prefix}/auth`, end, groups: topLevel(ownAuth, 'groups'), users: topLevel(ownAuth, 'users') },
       sessions: auth.sessions,
       check: credentialCheck(database, passwordThrottle),
       ended: (userId) => hub?.publishCredentials([userId]),

@@ -11,6 +11,7 @@ import { CSRF_FIELD } from '../access.js';
 import type { InlineModel, InlineRow } from '../inlines.js';
 import { cellText } from './cell.js';
 import { ObjectTools } from './object-tools.js';
+import { SaveButtons } from './save-buttons.js';
 import { Layout, type Frame } from './layout.js';
 import { ShownValue, type Shown } from './value.js';
 
@@ -217,22 +218,7 @@ export function ChangeFormPage(props: { frame: Frame; model: ChangeFormModel }) 
       <form method="post" action={model.action} class="record-form" novalidate enctype={serializer.writable.some((name) => serializer.model.fields[name]!.file) ? 'multipart/form-data' : undefined}>
         <input type="hidden" name={CSRF_FIELD} value={frame.staff!.csrfToken} />
         <Inputs serializer={serializer} values={values} errors={errors} creating={model.creating} skip={model.readOnly} lookups={model.lookups} />
-        <div class="actions">
-          <button type="submit" name="_save">
-            Save
-          </button>
-          <button type="submit" name="_addanother" class="secondary">
-            Save and add another
-          </button>
-          <button type="submit" name="_continue" class="secondary">
-            Save and continue editing
-          </button>
-          {model.deleteHref && (
-            <a class="danger" href={model.deleteHref}>
-              Delete
-            </a>
-          )}
-        </div>
+        <SaveButtons addAnother deleteHref={model.deleteHref} />
       </form>
       {inlines}
     </Layout>

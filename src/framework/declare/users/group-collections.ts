@@ -7,11 +7,13 @@
  * user their `groups` (a membership per record, the same rows as a group's members) and their own
  * `permissions` (a grant per record). Adding or removing one grant or member is one row, so concurrent changes to one group
  * never undo each other, where a list written whole would (DRF's nested routers, Django's
- * `group.permissions.add()`). Superusers, or holders of `auth.manage_groups`, manage them.
+ * `group.permissions.add()`). Superusers, or holders of `auth.manage_groups`, manage them. A user's
+ * account (password, flags) is changed by a PATCH of the user, which needs `users.change`, and
+ * whose flags only a superuser changes (the User model's rules: rules.ts).
  */
 import type { ComputedField } from '../computed.js';
 import { collection, type Collection } from '../collection.js';
-import { hasPermission, type Permission } from '../permission-classes.js';
+import { anyOf, hasPermission, type Permission } from '../permission-classes.js';
 import { serializer } from '../serializer.js';
 import type { Model } from '../model.js';
 import { Group, GroupMember, GroupPermission, UserPermission } from './group-models.js';
@@ -63,10 +65,20 @@ const links = (name: string, model: Model, serializerName: string, parent: Colle
 export const groupPermissions = links('permissions', GroupPermission, 'AuthGroupPermission', groups, 'group_id', 'name');
 export const groupMembers = links('members', GroupMember, 'AuthGroupMember', groups, 'group_id', 'user_id');
 
+/**
+ * Who changes an account (its password, its flags): the users table's model permission, the one an
+ * app's own users collection asks for updates, so it is one power over one table. The flags stay a
+ * superuser's alone whoever holds it (rules.ts): stricter than Django's admin, where `change_user`
+ * lets its holder make themselves superuser.
+ */
+export const CHANGE_USERS = 'users.change';
+export const VIEW_USERS = 'users.view';
+
 const userSerializer = serializer(User, {
   name: 'AuthUser',
-  fields: ['id', 'username', 'is_active', 'is_staff', 'is_superuser', 'groups', 'user_permissions'],
-  readOnly: ['id', 'username', 'is_active', 'is_staff', 'is_superuser'],
+  fields: ['id', 'username', 'is_active', 'is_staff', 'is_superuser', 'password', 'groups', 'user_permissions'],
+  readOnly: ['id', 'username'],
+  hidden: ['password'],
   search: ['username'],
   computed: {
     groups: listed(GroupMember.table, 'user_id', 'group_id', 'integer'),
@@ -75,12 +87,15 @@ const userSerializer = serializer(User, {
   },
 });
 
+// Read by those who manage groups, or who may view or change users (Django's view_user shows a user's groups and permissions).
+const userReaders: readonly Permission[] = [anyOf(hasPermission(MANAGE_GROUPS), hasPermission(VIEW_USERS), hasPermission(CHANGE_USERS))];
+
 export const users = collection('users', {
   serializer: userSerializer,
-  builtInActions: ['list', 'retrieve'],
+  builtInActions: ['list', 'retrieve', 'partial_update'],
   filterFields: ['id', 'username', 'is_staff', 'is_superuser', 'is_active'],
   orderingFields: ['id', 'username'],
-  permissions: managers,
+  permissions: { list: userReaders, retrieve: userReaders, partial_update: [hasPermission(CHANGE_USERS)] },
 });
 
 export const userGroups = links('groups', GroupMember, 'AuthUserGroup', users, 'user_id', 'group_id');

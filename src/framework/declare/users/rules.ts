@@ -13,7 +13,8 @@ import type { ModelRules, RecordUpdate } from '../model.js';
 import { verifyPassword } from '../../base/passwords.js';
 import { readActions, type Permission } from '../permission-classes.js';
 
-const CURRENT_PASSWORD = 'current_password';
+/** What a user changing their own password sends beside it (the API's name; the admin's form asks it as Django's `old_password`). */
+export const CURRENT_PASSWORD = 'current_password';
 const MAX_PASSWORD_LENGTH = 4096;
 
 /** Only a superuser may change or delete a superuser's record. */

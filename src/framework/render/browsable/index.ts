@@ -139,6 +139,8 @@ const assets: Record<string, string> = {
   'browsable.js': 'text/javascript; charset=utf-8',
   // The admin's pickers (its pages work without it).
   'admin.js': 'text/javascript; charset=utf-8',
+  // The filter box above the admin's permission and group multi-selects (they work without it).
+  'admin-filter.js': 'text/javascript; charset=utf-8',
   'browsable.css': 'text/css; charset=utf-8',
 };
 
