@@ -14,6 +14,8 @@ import type { ActionRequest, ActionResult, ActionRoute } from './actions/request
 import { authenticate, type Authenticator, type ForcedUser } from './stages/authentication/index.js';
 import { readPermissions } from './base/auth-user.js';
 import { readyingTransactions } from './write/unit.js';
+import { asAdminWrite } from './write/change-log.js';
+import { isAdminCall } from './base/admin-calls.js';
 import type { BrowsableContext } from './render/browsable/index.js';
 import { atVersion, type Collection, type Singleton } from './declare/collection.js';
 import type { Serializer } from './declare/serializer.js';
@@ -126,7 +128,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   const readOnly = READ_ONLY_METHODS.has(request.method);
   // Where the app's code may ask for a permission inside a transaction (a write's hooks, a custom
   // action's), the user's are read before one opens: a statement only where a transaction is.
-  const database = readOnly && !route.custom ? runtime.database : readyingTransactions(runtime.database, () => readPermissions(request.user));
+  const database = readOnly && !route.custom ? runtime.database : readyingTransactions(isAdminCall(request) ? asAdminWrite(runtime.database) : runtime.database, () => readPermissions(request.user));
   const reader = requestReader(database, readOnly);
   const id = collection.singleton ? undefined : collection.recordKey.segmentIn(request.params);
   route.announce?.(reader, id, request.url, runtime.scopePlan.scopedTables, seen);

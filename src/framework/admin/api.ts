@@ -6,6 +6,7 @@
  */
 import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
+import { asAdminCall, type FormReader } from '../base/admin-calls.js';
 
 export interface ApiAnswer {
   readonly status: number;
@@ -20,14 +21,14 @@ export interface ApiCall {
   readonly form?: URLSearchParams;
   /** A form with files: the admin's request's own multipart body, streamed on as it arrives, in place of `form`. */
   readonly multipart?: { readonly body: Readable; readonly contentType: string; readonly contentLength?: string };
-  /** Headers of the call's own. */
-  readonly headers?: Readonly<Record<string, string>>;
+  /** With `multipart`: what the API's parsing hands the form's fields to, to be read as the admin means them. */
+  readonly formReader?: FormReader;
   /** The session's CSRF token the admin's form carried (writes need it with the cookie). */
   readonly csrfToken?: string;
 }
 
 export async function callApi(request: FastifyRequest, call: ApiCall): Promise<ApiAnswer> {
-  const headers: Record<string, string> = { ...call.headers, accept: 'application/json' };
+  const headers: Record<string, string> = { accept: 'application/json' };
   // The caller's own credential and address: the API authenticates and throttles them, not the admin.
   if (request.headers.cookie) headers.cookie = request.headers.cookie;
   if (request.headers.host) headers.host = request.headers.host;
@@ -36,14 +37,16 @@ export async function callApi(request: FastifyRequest, call: ApiCall): Promise<A
   if (call.multipart) headers['content-type'] = call.multipart.contentType;
   // The length the client declared, so the API refuses a body over its limit before reading it.
   if (call.multipart?.contentLength) headers['content-length'] = call.multipart.contentLength;
-  const response = await request.server.inject({
-    method: call.method,
-    url: call.url,
-    headers,
-    remoteAddress: request.ip,
-    ...(call.form && { payload: call.form.toString() }),
-    ...(call.multipart && { payload: call.multipart.body }),
-  });
+  const response = await asAdminCall({ formReader: call.formReader }, (named) =>
+    request.server.inject({
+      method: call.method,
+      url: call.url,
+      headers: { ...headers, ...named },
+      remoteAddress: request.ip,
+      ...(call.form && { payload: call.form.toString() }),
+      ...(call.multipart && { payload: call.multipart.body }),
+    }),
+  );
   let body: unknown;
   try {
     body = response.body ? (JSON.parse(response.body) as unknown) : undefined;

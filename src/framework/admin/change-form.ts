@@ -16,7 +16,6 @@ import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection
 import type { Serializer } from '../declare/serializer.js';
 import { lookupsOf } from './related.js';
 import { leadingField } from '../stages/parsers/leading-field.js';
-import { withFormReader } from '../stages/parsers/form-reader.js';
 import { clearName } from '../render/browsable/fields.js';
 import { inlinesOf, type InlineRefusal } from './inlines.js';
 import type { Collection } from '../declare/collection.js';
@@ -150,10 +149,11 @@ export async function changeForm(
   const answer =
     'form' in posted
       ? await callApi(request, { ...call, form: apiForm(posted.form, serializer, creating, readOnly) })
-      : await withFormReader(
-          (fields) => apiForm((read = fields), serializer, creating, readOnly),
-          (headers) => callApi(request, { ...call, headers, multipart: { body: request.raw, contentType: request.headers['content-type'] ?? '', contentLength: request.headers['content-length'] } }),
-        );
+      : await callApi(request, {
+          ...call,
+          formReader: (fields) => apiForm((read = fields), serializer, creating, readOnly),
+          multipart: { body: request.raw, contentType: request.headers['content-type'] ?? '', contentLength: request.headers['content-length'] },
+        });
   const form = read ?? new URLSearchParams();
   if (answer.status >= 300) {
     const { message, details } = refusal(answer);

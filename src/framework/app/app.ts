@@ -133,7 +133,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
   const redis = config.redisUrl ? await sharedRedis(app, config.redisUrl) : undefined;
   // With a live collection, every write goes through a database that tells the live streams what it changed.
   const { database: telling, hub, listening } = await liveChanges(app, styled, context.database, config, redis, (definition.userModel ?? User).table);
-  const database = config.history ? loggingWrites(telling) : telling;
+  const database = loggingWrites(telling, config.history);
   const counters = redis ? sharedOrLocalCounterStore(redis, config.redisKeyPrefix, app.log) : memoryCounterStore();
   const keys = signingKeys(await resolveSecretKey(config, app.log));
   await app.register(cookie, { secret: keys.cookie });

@@ -9,6 +9,7 @@ import { dirname, join } from 'node:path';
 import type { AuthKind } from '../stages/authentication/index.js';
 import { parseAllowedHosts } from '../base/hosts.js';
 import { booleanSetting } from '../../core/settings.js';
+import type { HistoryKept } from '../write/change-log.js';
 import { parseTrustProxy, type TrustProxy } from '../base/proxy.js';
 import { parseRate, type Rate } from '../stages/throttling.js';
 import type { LiveLimits } from '../actions/live/hub.js';
@@ -70,8 +71,12 @@ export interface Config {
   readonly corsOrigins: readonly string[];
   /** The admin's path (ADMIN_PREFIX, default /admin), or undefined when it is off (ADMIN=false): docs/admin.md. */
   readonly adminPrefix: string | undefined;
-  /** Whether each request's write is logged, in its transaction, for the admin's history pages (HISTORY, default false: it costs every write a transaction; docs/admin.md): docs/admin.md. */
-  readonly history: boolean;
+  /**
+   * Whose writes are logged, in their transaction, for the admin's history pages (HISTORY): `admin`
+   * (the default) the admin's, `all` (HISTORY=true) every request's, which costs every API write a
+   * transaction and an INSERT, `off` (HISTORY=false) none (docs/admin.md).
+   */
+  readonly history: HistoryKept;
   /** Serve Prometheus metrics (METRICS=true); on METRICS_PORT alone when that is set. */
   readonly metrics: boolean;
   readonly metricsPort: number | undefined;
@@ -99,6 +104,17 @@ function integer(env: Env, name: string, fallback: number, min: number): number 
 }
 
 /** Django's admin is on by default at /admin/; a prefix is one or more path segments, without the trailing slash. */
+/** HISTORY: `admin` (or unset) logs the admin's writes, a true value every request's, a false one none. */
+function historyKept(env: Env): HistoryKept {
+  const text = env.HISTORY?.trim().toLowerCase();
+  if (!text || text === 'admin') return 'admin';
+  try {
+    return booleanSetting(env, 'HISTORY', false) ? 'all' : 'off';
+  } catch {
+    throw new Error(`HISTORY must be admin, true or false (got ${JSON.stringify(env.HISTORY)}).`);
+  }
+}
+
 function adminPrefix(env: Env): string | undefined {
   if (!booleanSetting(env, 'ADMIN', true)) return undefined;
   const prefix = (env.ADMIN_PREFIX || '/admin').replace(/\/$/, '');
@@ -274,7 +290,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowedHosts: parseAllowedHosts(env.ALLOWED_HOSTS),
     corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
     adminPrefix: adminPrefix(env),
-    history: booleanSetting(env, 'HISTORY', false),
+    history: historyKept(env),
     metrics: booleanSetting(env, 'METRICS', false),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1) : undefined,
     live: {

@@ -3,8 +3,9 @@
  * request adds, changes or deletes, in the write's own transaction, whatever surface sent it (the
  * API, the admin's in-process requests, a bulk create or delete). A change names the fields whose
  * stored values differ (a password's hash among them, by name only); values are never kept.
- * An app's database logs them when HISTORY=true (docs/admin.md): the log makes each request's
- * write a transaction of its own, with one INSERT more, which is why it is off by default.
+ * An app's database logs the admin's writes by default, and every request's with HISTORY=true
+ * (docs/admin.md): the log makes each write a transaction of its own, with one INSERT more, which
+ * is why the API's are not logged by default.
  */
 import type { Row } from '../../core/rows.js';
 import type { Database } from '../../store/connection/database.js';
@@ -28,14 +29,20 @@ export interface LoggedWriter {
  */
 export const loggedName = (collection: LoggedCollection): string => (collection.parent ? `${loggedName(collection.parent.collection)}.${collection.name}` : collection.name);
 
-/** The database as the write unit sees whether it logs: the copies a transaction or a request makes keep it. */
-type Logging = Database & { readonly logsWrites?: boolean };
+/** Whose writes are logged (HISTORY): every request's, the admin's only (the default, as Django's LogEntry), or none. */
+export type HistoryKept = 'all' | 'admin' | 'off';
 
-/** `database`, its requests' writes logged. */
-export const loggingWrites = (database: Database): Database => ({ ...database, logsWrites: true }) as Logging;
+/** The database as the write unit sees whose writes it logs: the copies a transaction or a request makes keep it. */
+type Logging = Database & { readonly logsWrites?: HistoryKept };
+
+/** `database`, the writes of the requests `kept` names logged. */
+export const loggingWrites = (database: Database, kept: HistoryKept): Database => (kept === 'off' ? database : ({ ...database, logsWrites: kept } as Logging));
+
+/** `database` as one of the admin's requests writes on it: logged where the admin's writes are. */
+export const asAdminWrite = (database: Database): Database => ((database as Logging).logsWrites === 'admin' ? loggingWrites(database, 'all') : database);
 
 /** Whether a request's write on `database` is logged. */
-export const logsWrites = (database: Database): boolean => (database as Logging).logsWrites === true;
+export const logsWrites = (database: Database): boolean => (database as Logging).logsWrites === 'all';
 
 /** A value as compared across two reads of a row (a driver's Date, bigint or Buffer as text). */
 const comparable = (value: unknown): string =>

@@ -11,7 +11,7 @@ import type { Envelope } from '../../declare/collection.js';
 import type { Model } from '../../declare/model.js';
 import { parseFormOrJson } from '../parsers.js';
 import type { MaybePromise } from '../../../core/maybe-promise.js';
-import { formReaderOf } from './form-reader.js';
+import { formReaderOf } from '../../base/admin-calls.js';
 import { isMultipart, parseMultipart, type UploadLimits } from './multipart.js';
 
 /** Where a multipart body's files go: the body's model, the storage, and the keys stored so far (the write removes them if it fails). */
