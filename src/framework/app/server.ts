@@ -43,7 +43,7 @@ const withConfiguredReplicas = (primary: Database, config: Config): Promise<Data
  * Garbage collection tuned for a request server rather than a browser tab (measured in
  * docs/performance.md, Memory): the objects of requests in flight are collected young, and the heap
  * grows less before a full collection, for a lower and steadier RSS at no measurable CPU cost.
- * While files move, a fixed 3x (base/transfer-heap.ts; docs/performance.md, Files).
+ * While files move, a larger fixed growth (base/transfer-heap.ts; docs/performance.md, Files).
  * Set at run time, as both are read at each collection; a deployer who passes either to node keeps
  * their choice.
  */

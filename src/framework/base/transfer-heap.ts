@@ -1,12 +1,11 @@
 /**
- * The heap's growth between full collections, chosen by what the process is doing. V8 counts the
- * memory outside its heap allocated since the last full collection (every buffer a socket read or
- * a file read made, dead or alive) as if the heap had grown by it: a process moving files at
- * `serve`'s growth factor (50 %, for a JSON API's RSS) starts a full collection after every few
- * MiB moved, each marking the whole heap. While files move, a larger factor is set instead (a
- * fixed one: V8's own shrinks to 1.1x after a quiet spell), and `serve`'s again once none has
- * begun or ended for a second (measured in docs/performance.md, Files).
- */
+ * The heap's growth between full collections, chosen by what the process is doing. Memory outside
+ * the heap that sockets and file reads allocate counts towards the next full collection as if the
+ * heap had grown by it, so a process moving files at `serve`'s growth factor (chosen for a JSON
+ * API's RSS) would mark its whole heap every few buffers' worth of bytes. While files move, a
+ * larger fixed factor is set instead (the runtime's own would shrink back after a quiet spell), and
+ * `serve`'s again once no transfer has begun or ended for a whole interval (measured in
+ * docs/performance.md, Files). */
 import { setFlagsFromString } from 'node:v8';
 
 export interface HeapGrowth {
