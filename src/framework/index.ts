@@ -22,6 +22,7 @@ export type { Renderer, RenderInput } from './declare/renderer.js';
 export type { Envelope } from './declare/collection.js';
 export { loadConfig, loadDotEnv } from './app/config.js';
 export type { Config } from './app/config.js';
+export type { HistoryKept } from './write/change-log.js';
 export type { BucketRates } from './stages/throttling.js';
 export { ApiError, MalformedPathId, notAuthenticated, notFound, parseError, permissionDenied, validationFailed } from './base/errors.js';
 export type { ErrorCode, ErrorDetails } from './base/errors.js';
