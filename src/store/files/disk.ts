@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -34,13 +34,31 @@ export function diskStorage(folder: string): FileStorage {
   const root = resolve(folder);
   const pathOf = (key: string): string => join(root, ...checkedKey(key).split('/'));
 
+  /**
+   * The draft opened for writing. Its folder is made only when the open finds it missing (the first
+   * object under a prefix, or after the folder was removed), not before every upload: a trip to the
+   * thread pool each, queued behind the writes of the uploads in flight.
+   */
+  async function openDraft(draft: string): Promise<FileHandle> {
+    try {
+      return await open(draft, 'wx', 0o600);
+    } catch (error) {
+      if (!missing(error)) throw error;
+      await mkdir(dirname(draft), { recursive: true });
+      return open(draft, 'wx', 0o600);
+    }
+  }
+
   async function put(key: string, body: Readable): Promise<StoredObject> {
     const path = pathOf(key);
-    await mkdir(dirname(path), { recursive: true });
     const draft = `${path}.${randomBytes(6).toString('hex')}${PARTIAL}`;
     try {
-      // Synced (flush) before the stream closes its file, with no second open: durable once renamed into place.
-      const file = createWriteStream(draft, { flags: 'wx', mode: 0o600, flush: true, highWaterMark: WRITE_BUFFER_BYTES });
+      const handle = await openDraft(draft).catch((error: unknown) => {
+        body.destroy();
+        throw error;
+      });
+      // Synced (flush) before the stream closes its file: durable once renamed into place. The stream takes the handle itself.
+      const file = createWriteStream('', { fd: handle, flush: true, highWaterMark: WRITE_BUFFER_BYTES });
       await pipeline(body, file);
       await rename(draft, path);
       return { size: file.bytesWritten };
