@@ -15,7 +15,7 @@ import { collection, defineApp, fields, isAuthenticated, model, recordStore, ser
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 import { openEvents } from '../support/event-stream.js';
-import { formOf, pdf, png, send, TEST_STORAGES, type TestStorage } from '../support/files.js';
+import { diskTestStorage, formOf, pdf, png, send, TEST_STORAGES, type TestStorage } from '../support/files.js';
 import { lintProblems } from '../support/openapi-lint.js';
 
 const Doc = model('file_docs', {
@@ -440,5 +440,36 @@ describe.each(Object.keys(TEST_STORAGES) as (keyof typeof TEST_STORAGES)[])('fil
       // A signed link needs no credential.
       expect(download.security).toContainEqual({});
     });
+  });
+});
+
+describe('files when the storage fails', () => {
+  // The folder a collection's objects go in is a file: storing any of them fails once the upload's first bytes are judged.
+  const Broken = model('broken_docs', { id: fields.id(), kept: fields.file({ nullable: true }) });
+  const brokenApp = withGeneratedMigrations(defineApp({ collections: [collection('broken', { serializer: serializer(Broken, { fields: ['id', 'kept'] }), permissions: [isAuthenticated] })] }));
+  let storage: TestStorage;
+  let api: TestApi;
+  let base: string;
+  let alice: TestUser;
+
+  beforeAll(async () => {
+    storage = await diskTestStorage();
+    const folder = storage.env.FILES_STORAGE!.slice('file:'.length);
+    await writeFile(join(folder, 'broken_docs'), 'not a folder');
+    api = await startApi({ LOG_LEVEL: 'fatal', ...storage.env }, brokenApp);
+    base = `http://127.0.0.1:${await api.listen()}`;
+    alice = await api.user('brokenalice');
+  });
+  afterAll(async () => {
+    await api.close();
+    await storage.close();
+  });
+
+  it('answers the server error once the whole body is read, and the connection serves the next request', async () => {
+    // Larger than the sniffing head and than the buffers between the parser and the storage: the rest of it must still be read.
+    const failed = await send(base, 'POST', '/api/v1/broken/', { token: alice.token, form: formOf({}, { kept: [Buffer.alloc(2 * 1024 * 1024, 1), 'big.bin'] }) });
+    expect(failed.status).toBe(500);
+    expect(failed.json).toMatchObject({ code: 'server_error' });
+    expect((await send(base, 'GET', '/api/v1/broken/', { token: alice.token })).status).toBe(200);
   });
 });
