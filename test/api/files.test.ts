@@ -5,7 +5,7 @@
  * case counts the objects stored). The whole suite runs on disk and on an S3 API server.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -443,19 +443,18 @@ describe.each(Object.keys(TEST_STORAGES) as (keyof typeof TEST_STORAGES)[])('fil
   });
 });
 
-describe('files when the storage fails', () => {
-  // The folder a collection's objects go in is a file: storing any of them fails once the upload's first bytes are judged.
+describe('files on disk, their folder changed under the server', () => {
   const Broken = model('broken_docs', { id: fields.id(), kept: fields.file({ nullable: true }) });
   const brokenApp = withGeneratedMigrations(defineApp({ collections: [collection('broken', { serializer: serializer(Broken, { fields: ['id', 'kept'] }), permissions: [isAuthenticated] })] }));
   let storage: TestStorage;
+  let folder: string;
   let api: TestApi;
   let base: string;
   let alice: TestUser;
 
   beforeAll(async () => {
     storage = await diskTestStorage();
-    const folder = storage.env.FILES_STORAGE!.slice('file:'.length);
-    await writeFile(join(folder, 'broken_docs'), 'not a folder');
+    folder = join(storage.env.FILES_STORAGE!.slice('file:'.length), 'broken_docs');
     api = await startApi({ LOG_LEVEL: 'fatal', ...storage.env }, brokenApp);
     base = `http://127.0.0.1:${await api.listen()}`;
     alice = await api.user('brokenalice');
@@ -465,9 +464,22 @@ describe('files when the storage fails', () => {
     await storage.close();
   });
 
-  it('answers the server error once the whole body is read, and the connection serves the next request', async () => {
+  const upload = (bytes: Buffer) => send(base, 'POST', '/api/v1/broken/', { token: alice.token, form: formOf({}, { kept: [bytes, 'a.bin'] }) });
+
+  it('stores into a folder removed since the last upload', async () => {
+    expect((await upload(Buffer.from('first'))).status).toBe(201);
+    await rm(folder, { recursive: true });
+    const again = await upload(Buffer.from('second'));
+    expect(again.status).toBe(201);
+    expect((await send(base, 'GET', again.json.kept.url)).bytes.toString()).toBe('second');
+  });
+
+  it('answers the server error when the storage fails mid-upload, once the whole body is read, and the connection serves the next request', async () => {
+    // The folder is a file: storing fails once the upload's first bytes are judged.
+    await rm(folder, { recursive: true, force: true });
+    await writeFile(folder, 'not a folder');
     // Larger than the sniffing head and than the buffers between the parser and the storage: the rest of it must still be read.
-    const failed = await send(base, 'POST', '/api/v1/broken/', { token: alice.token, form: formOf({}, { kept: [Buffer.alloc(2 * 1024 * 1024, 1), 'big.bin'] }) });
+    const failed = await upload(Buffer.alloc(2 * 1024 * 1024, 1));
     expect(failed.status).toBe(500);
     expect(failed.json).toMatchObject({ code: 'server_error' });
     expect((await send(base, 'GET', '/api/v1/broken/', { token: alice.token })).status).toBe(200);
