@@ -5,7 +5,7 @@
  * case counts the objects stored). The whole suite runs on disk and on an S3 API server.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,7 +15,7 @@ import { collection, defineApp, fields, isAuthenticated, model, recordStore, ser
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
 import { openEvents } from '../support/event-stream.js';
-import { formOf, pdf, png, send, TEST_STORAGES, type TestStorage } from '../support/files.js';
+import { diskTestStorage, formOf, pdf, png, send, TEST_STORAGES, type TestStorage } from '../support/files.js';
 import { lintProblems } from '../support/openapi-lint.js';
 
 const Doc = model('file_docs', {
@@ -440,5 +440,48 @@ describe.each(Object.keys(TEST_STORAGES) as (keyof typeof TEST_STORAGES)[])('fil
       // A signed link needs no credential.
       expect(download.security).toContainEqual({});
     });
+  });
+});
+
+describe('files on disk, their folder changed under the server', () => {
+  const Broken = model('broken_docs', { id: fields.id(), kept: fields.file({ nullable: true }) });
+  const brokenApp = withGeneratedMigrations(defineApp({ collections: [collection('broken', { serializer: serializer(Broken, { fields: ['id', 'kept'] }), permissions: [isAuthenticated] })] }));
+  let storage: TestStorage;
+  let folder: string;
+  let api: TestApi;
+  let base: string;
+  let alice: TestUser;
+
+  beforeAll(async () => {
+    storage = await diskTestStorage();
+    folder = join(storage.env.FILES_STORAGE!.slice('file:'.length), 'broken_docs');
+    api = await startApi({ LOG_LEVEL: 'fatal', ...storage.env }, brokenApp);
+    base = `http://127.0.0.1:${await api.listen()}`;
+    alice = await api.user('brokenalice');
+  });
+  afterAll(async () => {
+    await api.close();
+    await storage.close();
+  });
+
+  const upload = (bytes: Buffer) => send(base, 'POST', '/api/v1/broken/', { token: alice.token, form: formOf({}, { kept: [bytes, 'a.bin'] }) });
+
+  it('stores into a folder removed since the last upload', async () => {
+    expect((await upload(Buffer.from('first'))).status).toBe(201);
+    await rm(folder, { recursive: true });
+    const again = await upload(Buffer.from('second'));
+    expect(again.status).toBe(201);
+    expect((await send(base, 'GET', again.json.kept.url)).bytes.toString()).toBe('second');
+  });
+
+  it('answers the server error when the storage fails mid-upload, once the whole body is read, and the connection serves the next request', async () => {
+    // The folder is a file: storing fails once the upload's first bytes are judged.
+    await rm(folder, { recursive: true, force: true });
+    await writeFile(folder, 'not a folder');
+    // Larger than the sniffing head and than the buffers between the parser and the storage: the rest of it must still be read.
+    const failed = await upload(Buffer.alloc(2 * 1024 * 1024, 1));
+    expect(failed.status).toBe(500);
+    expect(failed.json).toMatchObject({ code: 'server_error' });
+    expect((await send(base, 'GET', '/api/v1/broken/', { token: alice.token })).status).toBe(200);
   });
 });

@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -30,18 +30,65 @@ const WRITE_BUFFER_BYTES = 256 * 1024;
  */
 const READ_BUFFER_BYTES = 256 * 1024;
 
+/**
+ * An upload's draft is synced in the background each time this much more of it has been received,
+ * so that the sync before it is renamed into place finds little left to write: the disk works while
+ * the rest of the body arrives, not after it (see docs/performance.md, Files).
+ */
+const SYNC_EVERY_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Background syncs under way at once in the process, at most: each holds one of the thread pool's
+ * threads until the disk answers, and the uploads' writes (and every other file system call) share them.
+ */
+const MOST_BACKGROUND_SYNCS = 1;
+let backgroundSyncs = 0;
+
+/** Syncs `handle` in the background each SYNC_EVERY_BYTES `body` yields, while no other background sync is under way. */
+function syncWhileReceiving(body: Readable, handle: FileHandle): void {
+  let unsynced = 0;
+  body.on('data', (chunk: Buffer) => {
+    unsynced += chunk.length;
+    if (unsynced < SYNC_EVERY_BYTES || backgroundSyncs >= MOST_BACKGROUND_SYNCS) return;
+    unsynced = 0;
+    backgroundSyncs++;
+    // The final sync is what makes the file durable; one that fails here (the file already closed) changes nothing.
+    handle
+      .datasync()
+      .catch(() => undefined)
+      .finally(() => backgroundSyncs--);
+  });
+}
+
 export function diskStorage(folder: string): FileStorage {
   const root = resolve(folder);
   const pathOf = (key: string): string => join(root, ...checkedKey(key).split('/'));
 
+  /**
+   * The draft opened for writing. Its folder is made only when the open finds it missing (the first
+   * object under a prefix, or after the folder was removed), not before every upload: a trip to the
+   * thread pool each, queued behind the writes of the uploads in flight.
+   */
+  async function openDraft(draft: string): Promise<FileHandle> {
+    try {
+      return await open(draft, 'wx', 0o600);
+    } catch (error) {
+      if (!missing(error)) throw error;
+      await mkdir(dirname(draft), { recursive: true });
+      return open(draft, 'wx', 0o600);
+    }
+  }
+
   async function put(key: string, body: Readable): Promise<StoredObject> {
     const path = pathOf(key);
-    await mkdir(dirname(path), { recursive: true });
     const draft = `${path}.${randomBytes(6).toString('hex')}${PARTIAL}`;
     try {
-      // Synced (flush) before the stream closes its file, with no second open: durable once renamed into place.
-      const file = createWriteStream(draft, { flags: 'wx', mode: 0o600, flush: true, highWaterMark: WRITE_BUFFER_BYTES });
-      await pipeline(body, file);
+      const handle = await openDraft(draft);
+      // Synced (flush) before the stream closes its file: durable once renamed into place. The stream takes the handle itself.
+      const file = createWriteStream('', { fd: handle, flush: true, highWaterMark: WRITE_BUFFER_BYTES });
+      const written = pipeline(body, file);
+      syncWhileReceiving(body, handle);
+      await written;
       await rename(draft, path);
       return { size: file.bytesWritten };
     } catch (error) {

@@ -11,8 +11,10 @@ import { FieldError, type FileRules } from '../../../core/fields.js';
 export const HEAD_BYTES = 256 * 1024;
 
 // Loaded with the first upload: an app (or a test file) with no file field does not load their
-// many modules at start-up (docs/performance.md).
-const sniffers = () => Promise.all([import('file-type'), import('image-size')]);
+// many modules at start-up (docs/performance.md). Kept once loaded: each `import()` asks the module
+// loader again, through its hooks' thread when an app is loaded by tsx, which an upload then waits on.
+let loaded: Promise<[typeof import('file-type'), typeof import('image-size')]> | undefined;
+const sniffers = () => (loaded ??= Promise.all([import('file-type'), import('image-size')]));
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 

@@ -89,27 +89,31 @@ function readHead(stream: Readable, size: number): Promise<{ head: Buffer; ended
  * a multipart body reads on.
  */
 export async function storeFile(file: Readable, fileName: string, rules: CappedRules, target: Pick<UploadTarget, 'storage' | 'prefix' | 'stored'>): Promise<StoredFile> {
+  let body: PassThrough | undefined;
   try {
     const { head, ended } = await readHead(file, Math.min(HEAD_BYTES, rules.maxBytes + 1));
     if (head.length > rules.maxBytes) throw tooLarge('A file is too large.');
     const judged = await judgeContent(head, rules);
     const key = newKey(target.prefix);
     let size = head.length;
-    const body = new PassThrough();
+    body = new PassThrough();
     body.write(head);
     if (ended) body.end();
     else {
+      const into = body;
       file.on('data', (chunk: Buffer) => {
+        // Destroyed (over the limit, or the storage failed): the rest of the file is read and dropped.
+        if (into.destroyed) return;
         size += chunk.length;
-        if (size > rules.maxBytes) body.destroy(tooLarge('A file is too large.'));
-        else if (!body.write(chunk)) file.pause();
+        if (size > rules.maxBytes) into.destroy(tooLarge('A file is too large.'));
+        else if (!into.write(chunk)) file.pause();
       });
-      body.on('drain', () => file.resume());
+      into.on('drain', () => file.resume());
       // A body cut short (over its limit, or malformed) destroys the file with an error: the stored object is then abandoned.
-      file.once('error', (error) => body.destroy(error));
+      file.once('error', (error) => into.destroy(error));
       // The chunk that filled the head may have been the file's last: its end was then told while the head was judged.
-      if (file.readableEnded) body.end();
-      else file.once('end', () => body.end());
+      if (file.readableEnded) into.end();
+      else file.once('end', () => into.end());
       file.resume();
     }
     const stored = await target.storage.put(key, body, judged.contentType);
@@ -117,6 +121,8 @@ export async function storeFile(file: Readable, fileName: string, rules: CappedR
     const name = fileName.slice(0, 255);
     return { key, name, size: stored.size, content_type: judged.contentType, ...(judged.width !== undefined && { width: judged.width, height: judged.height }) };
   } finally {
+    // Stored or failed, the storage reads no more of it: what is left of the file is dropped, never waited on.
+    body?.destroy();
     file.resume();
   }
 }
