@@ -108,10 +108,10 @@ export async function changeForm(
   posted?: Posted,
   refused?: InlineRefusal,
 ): Promise<FastifyReply> {
-  // Staff and the CSRF field before a byte of a file is read.
-  const staff = await staffOnly(site, request, reply, posted && ('form' in posted ? posted.form : await leadingCsrf(request)));
-  if (!staff) return reply;
   const { collection } = entry;
+  // Staff and the CSRF field before a byte of a file is read.
+  const staff = await staffOnly(site, request, reply, posted && ('form' in posted ? posted.form : await leadingCsrf(request)), collection.name);
+  if (!staff) return reply;
   const creating = id === undefined;
   const list = `${site.root}${collection.name}/`;
   // A change leaving out read-only fields is a PATCH where the collection has one (a PUT would ask for them).
@@ -173,7 +173,7 @@ export async function changeForm(
 
 /** POST `<parent>/<id>/inline/<child>/`: a record added under `id` through the nested collection's API. */
 export async function addInline(site: AdminSite, entry: AdminCollection, request: FastifyRequest, reply: FastifyReply, id: string, childName: string, form: URLSearchParams): Promise<FastifyReply> {
-  const staff = await staffOnly(site, request, reply, form);
+  const staff = await staffOnly(site, request, reply, form, entry.collection.name);
   if (!staff) return reply;
   const change = `${site.root}${entry.collection.name}/${encodeURIComponent(id)}/change/`;
   const child: Collection | undefined = entry.inlines.find(({ name }) => name === childName);
