@@ -19,6 +19,8 @@ import { leadingField } from '../stages/parsers/leading-field.js';
 import { clearName } from '../render/browsable/fields.js';
 import { inlinesOf, type InlineRefusal } from './inlines.js';
 import type { Collection } from '../declare/collection.js';
+import type { AuthUser } from '../base/auth-user.js';
+import type { Shown } from './pages/value.js';
 
 const BUTTONS = ['_save', '_addanother', '_continue'];
 
@@ -95,6 +97,12 @@ export function postedValues(form: URLSearchParams, serializer: Serializer): Rec
   return values;
 }
 
+/** How a record's `names` are shown (a related record by its display name, linked where the user may view it), by shown name. */
+async function shownOf(site: AdminSite, request: FastifyRequest, user: AuthUser, collection: Collection, values: Readonly<Record<string, unknown>>, names: readonly string[]): Promise<Record<string, Shown>> {
+  const [cells] = await shownRows(site, request, user, collection.serializerFor({ action: 'retrieve', user }), names, [values]);
+  return Object.fromEntries(names.map((name, index) => [name, cells![index]!]));
+}
+
 /**
  * `id`: the record changed; undefined: a new one. `posted`: the POSTed fields and files; undefined: the form to
  * fill. `refused`: an inline's add the API refused, shown again with its messages.
@@ -131,14 +139,12 @@ export async function changeForm(
   const page = { serializer, creating, action, editable, readOnly, historyHref, passwordHref, lookups: await lookupsOf(site, staff.user, serializer), deleteHref: !creating && collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')) ? `${list}${encodeURIComponent(id)}/delete/` : undefined };
   if (!posted) {
     let values: Record<string, unknown> = {};
-    let shown = {};
+    let shown: Record<string, Shown> = {};
     if (!creating) {
       const answer = await callApi(request, { method: 'GET', url: entry.detail(id) });
       if (answer.status !== 200) return refusedPage(reply, frame, answer.status === 403 ? 403 : 404, `${names.one} with ID “${id}” doesn’t exist. Perhaps it was deleted?`);
       values = recordOf(collection, answer.body);
-      const fields = Object.keys(values);
-      const [cells] = await shownRows(site, request, staff.user, collection.serializerFor({ action: 'retrieve', user: staff.user }), fields, [values]);
-      shown = Object.fromEntries(fields.map((name, index) => [name, cells![index]!]));
+      shown = await shownOf(site, request, staff.user, collection, values, Object.keys(values));
     }
     const inlines = creating ? [] : await inlinesOf(site, entry, request, staff, id, refused);
     return sendPage(reply, refused?.status ?? 200, ChangeFormPage, { frame: refused ? { ...frame, error: refused.message } : frame, model: { ...page, values, shown, errors: {}, inlines } });
@@ -160,7 +166,9 @@ export async function changeForm(
     const inlines = creating ? [] : await inlinesOf(site, entry, request, staff, id);
     // Refused before its fields were read (a body over the limit), a change shows the record as it is.
     const values = read ? postedValues(read, serializer) : creating ? {} : recordOf(collection, (await callApi(request, { method: 'GET', url: entry.detail(id) })).body);
-    return sendPage(reply, answer.status, ChangeFormPage, { frame: { ...frame, error: message }, model: { ...page, values, shown: {}, errors: details, inlines } });
+    // The records the posted foreign keys name, beside their boxes.
+    const shown = await shownOf(site, request, staff.user, collection, values, Object.keys(page.lookups).filter((name) => name in values));
+    return sendPage(reply, answer.status, ChangeFormPage, { frame: { ...frame, error: message }, model: { ...page, values, shown, errors: details, inlines } });
   }
   const record = recordOf(collection, answer.body);
   const saved = idOf(collection, record) || id || '';
