@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callApi, refusal } from './api.js';
-import { CSRF_FIELD, flash } from './access.js';
+import { CSRF_FIELD, csrfHeader, flash } from './access.js';
 import { ChangeFormPage } from './pages/change-form.js';
 import { passwordField } from './password.js';
 import { idOf, recordOf } from './answers.js';
@@ -21,6 +21,7 @@ import { inlinesOf, type InlineRefusal } from './inlines.js';
 import type { Collection } from '../declare/collection.js';
 import type { AuthUser } from '../base/auth-user.js';
 import type { Shown } from './pages/value.js';
+import { ApiError } from '../base/errors.js';
 
 const BUTTONS = ['_save', '_addanother', '_continue'];
 
@@ -30,11 +31,18 @@ export type Posted = { readonly form: URLSearchParams } | { readonly unread: tru
 /** How far into a form with files its CSRF field may come: its first parts, before any file. */
 const CSRF_FIELD_WITHIN = 16 * 1024;
 
-/** The CSRF field of a form with files, read from its first parts (as the form puts it), the body left to stream on. */
+/**
+ * The CSRF field of a form with files, read from its first parts (as the form puts it), the body
+ * left to stream on; none read where the `X-CSRFToken` header carries the token (a script's post),
+ * the body then not read at all before the check. An ApiError 400 (parse_error) for a body
+ * malformed before the field.
+ */
 async function leadingCsrf(request: FastifyRequest): Promise<URLSearchParams> {
+  if (csrfHeader(request) !== undefined) return new URLSearchParams();
   const token = await leadingField(request.raw, request.headers['content-type'] ?? '', CSRF_FIELD, CSRF_FIELD_WITHIN);
   return new URLSearchParams(token === undefined ? [] : [[CSRF_FIELD, token]]);
 }
+
 
 /**
  * Whether an empty input means "not given" (DRF's HTML form reading): a field this write does not
@@ -117,8 +125,16 @@ export async function changeForm(
   refused?: InlineRefusal,
 ): Promise<FastifyReply> {
   const { collection } = entry;
-  // Staff and the CSRF field before a byte of a file is read.
-  const staff = await staffOnly(site, request, reply, posted && ('form' in posted ? posted.form : await leadingCsrf(request)), collection.name);
+  // Staff and the CSRF field before a byte of a file is read. A body malformed before the field has
+  // no token to check a session by: a page of its own says so, as a CSRF refusal's does.
+  let leading: URLSearchParams | undefined;
+  try {
+    leading = posted && ('form' in posted ? posted.form : await leadingCsrf(request));
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 400) return refusedPage(reply, { root: site.root, title: '' }, 400, error.message);
+    throw error;
+  }
+  const staff = await staffOnly(site, request, reply, leading, collection.name);
   if (!staff) return reply;
   const creating = id === undefined;
   const list = `${site.root}${collection.name}/`;

@@ -73,7 +73,7 @@ export function sendPage<Props extends object>(reply: FastifyReply, status: numb
     .send(`<!doctype html>\n${renderToString(h(page, props))}`);
 }
 
-const REFUSED_TITLES = { 403: '403 Forbidden', 404: 'Not found', 429: 'Too many requests' } as const;
+const REFUSED_TITLES = { 400: 'Bad request', 403: '403 Forbidden', 404: 'Not found', 429: 'Too many requests' } as const;
 
 export function refusedPage(reply: FastifyReply, frame: Frame, status: keyof typeof REFUSED_TITLES, message: string): FastifyReply {
   return sendPage(reply, status, Layout, { frame: { ...frame, title: REFUSED_TITLES[status] }, children: message });
