@@ -1,6 +1,7 @@
 // The admin's related-field pickers: the pages work without this script (a related field is a
 // text input of ids, with a link to its collection's lookup page); with it, typing in the field
-// searches that lookup page and offers the records found. It reads the page as HTML, so there is
+// searches that lookup page and offers the records found, and the name beside a foreign key's box
+// follows what is picked. It reads the page as HTML, so there is
 // no second format to keep in step, and builds every element itself (no markup from data).
 'use strict';
 
@@ -19,6 +20,23 @@ function pick(input, id) {
     input.value = id;
   }
   input.focus();
+}
+
+/**
+ * The name beside a foreign key's box (the page shows the record it holds, linked): kept true to
+ * the box, so the record picked, or none while its id is being typed.
+ */
+function named(input, label) {
+  if (input.dataset.many) return;
+  const related = input.closest('.related');
+  let name = related.querySelector('.related-name');
+  if (!name) {
+    name = document.createElement('strong');
+    name.className = 'related-name';
+    (related.querySelector('.related-lookup') ?? input).after(name);
+  }
+  name.textContent = label;
+  name.hidden = label === '';
 }
 
 async function found(url, query) {
@@ -40,6 +58,7 @@ function picker(input) {
   let timer;
   let asked = 0;
   input.addEventListener('input', () => {
+    named(input, '');
     clearTimeout(timer);
     timer = setTimeout(async () => {
       const ask = ++asked;
@@ -56,6 +75,7 @@ function picker(input) {
           button.textContent = `${record.id} — ${record.label}`;
           button.addEventListener('click', () => {
             pick(input, record.id);
+            named(input, record.label);
             list.hidden = true;
           });
           item.append(button);

@@ -15,7 +15,7 @@ import { authenticate, type Authenticator, type ForcedUser } from './stages/auth
 import { readPermissions } from './base/auth-user.js';
 import { readyingTransactions } from './write/unit.js';
 import { asAdminWrite } from './write/change-log.js';
-import { isAdminCall } from './base/admin-calls.js';
+import { isAdminCall, pageUserOf } from './base/admin-calls.js';
 import type { BrowsableContext } from './render/browsable/index.js';
 import { atVersion, type Collection, type Singleton } from './declare/collection.js';
 import type { Serializer } from './declare/serializer.js';
@@ -132,7 +132,9 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   const reader = requestReader(database, readOnly);
   const id = collection.singleton ? undefined : collection.recordKey.segmentIn(request.params);
   route.announce?.(reader, id, request.url, runtime.scopePlan.scopedTables, seen);
-  const user = await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader, runtime.forcedUser);
+  // An admin page's call is made by the page's user, authenticated (and counted below) once for the page.
+  const pageUser = pageUserOf(request);
+  const user = pageUser ?? (await authenticate(request, runtime.authenticators, runtime.sessionCookie, reader, runtime.forcedUser));
   request.user = user;
   reader.authenticated(user !== null);
 
@@ -141,7 +143,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   if (isPending(allowed)) await allowed;
 
   const bucket = `${runtime.bucketPrefix ?? ''}${collection.name}`;
-  const counted = runtime.throttle.check(request, reply, user, bucket);
+  const counted = pageUser ? undefined : runtime.throttle.check(request, reply, user, bucket);
   if (isPending(counted)) await counted;
 
   const parameters = withoutVersion(queryParameters(request.url), runtime.versioning);

@@ -146,6 +146,26 @@ describe('admin forms', () => {
     expect((await api.request('GET', `/api/v1/articles/${id}/`, { token: editor.token })).json.title).toBe('renamed');
   });
 
+  it("shows a record's author once: by name beside the author_id box (Django's raw-id widget), not again read-only", async () => {
+    const client = await loggedIn(api, 'boss');
+    const article = await api.request('POST', '/api/v1/articles/', { token: editor.token, body: { title: 'by the editor' } });
+    const form = await client.get(`/admin/articles/${article.json.id}/change/`);
+    expect(form.body).toMatch(new RegExp(`name="author_id"[^>]*value="${editor.id}"`));
+    // The name the users' admin shows it by, linked to its change page, right after the box's lookup.
+    expect(form.body).toMatch(new RegExp(`Look up author_id</a><strong class="related-name"><a href="/admin/users/${editor.id}/change/">editor</a></strong>`));
+    // The nested author is the same record: not listed again among the read-only fields.
+    expect(form.body).not.toMatch(/<dt>author<\/dt>/);
+    expect(form.body.match(/>editor<\/a>/g)).toHaveLength(1);
+    // A refused form names the record its posted id names, as the API shows it to the user.
+    const refused = await client.post(`/admin/articles/${article.json.id}/change/`, { title: 'x'.repeat(201), author_id: String(boss.id) });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toContain(`<strong class="related-name"><a href="/admin/users/${boss.id}/change/">boss</a></strong>`);
+    // With view alone, the values as text: the author once, by name.
+    const viewed = await (await loggedIn(api, 'viewer')).get(`/admin/articles/${article.json.id}/change/`);
+    expect(viewed.body).toContain('<dt>author_id</dt>');
+    expect(viewed.body).not.toContain('<dt>author</dt>');
+  });
+
   it('refuses a write without the CSRF field, and a change by a user with only view', async () => {
     const client = await loggedIn(api, 'editor');
     await client.get('/admin/articles/add/');

@@ -141,6 +141,54 @@ describe('a form with files', () => {
     expect(await objectsIn(folder)).toEqual([]);
   });
 
+  it("takes the token from the X-CSRFToken header too (Django's), the body then unread before the check", async () => {
+    const file = { picture: [png(8, 8), 'x.png', 'image/png'] as [Buffer, string, string] };
+    // A form with files, none chosen (the suite's later tests count the objects stored).
+    const saved = await post(boss, '/admin/posters/add/', formOf({ title: 'By header', _save: '' }), false, { 'x-csrftoken': boss.csrf });
+    expect(saved.status).toBe(302);
+    expect(await titles()).toContain('By header');
+    // A wrong header is refused as a wrong field is, past the body limit too (the body never parsed).
+    const huge = { leaflet: [Buffer.alloc(2 * MAX_BODY), 'big.pdf', 'application/pdf'] as [Buffer, string, string] };
+    for (const files of [file, huge]) expect((await post(boss, '/admin/posters/add/', formOf({ title: 'Forged header' }, files), false, { 'x-csrftoken': 'forged' })).status).toBe(403);
+    expect(await titles()).not.toContain('Forged header');
+    // A form without files takes it too.
+    const plain = await api.app.inject({
+      method: 'POST',
+      url: '/admin/posters/add/',
+      headers: { cookie: cookieOf(boss), 'x-csrftoken': boss.csrf, 'content-type': 'application/x-www-form-urlencoded' },
+      payload: new URLSearchParams({ title: 'Plain by header', _save: '' }).toString(),
+    });
+    expect(plain.statusCode).toBe(302);
+    expect(await titles()).toContain('Plain by header');
+  });
+
+  it('that is malformed before its CSRF field gets a 400 page (no token to check: as a CSRF refusal, no form), nothing stored', async () => {
+    const boundary = 'x-boundary';
+    const bodies = [
+      // A part whose headers never end.
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="title"\r\nBroken`),
+      // The body ends inside the first field, before the token's part.
+      Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="title"\r\n\r\nCut short`),
+    ];
+    for (const body of bodies) {
+      const reply = await fetch(`${base}/admin/posters/add/`, { method: 'POST', headers: { cookie: cookieOf(boss), 'content-type': `multipart/form-data; boundary=${boundary}`, accept: 'text/html' }, body, redirect: 'manual' });
+      const page = await reply.text();
+      expect(reply.status).toBe(400);
+      expect(page).toContain('<h1>Bad request</h1>');
+      expect(page).toContain('Malformed multipart body: Unexpected end of form');
+      expect(page).not.toContain('name="title"');
+    }
+    // No boundary at all.
+    const unbounded = await fetch(`${base}/admin/posters/add/`, { method: 'POST', headers: { cookie: cookieOf(boss), 'content-type': 'multipart/form-data' }, body: 'x', redirect: 'manual' });
+    await unbounded.arrayBuffer();
+    expect(unbounded.status).toBe(400);
+    // Without a session, the same: nothing about the admin is shown.
+    const anonymous = await fetch(`${base}/admin/posters/add/`, { method: 'POST', headers: { 'content-type': `multipart/form-data; boundary=${boundary}` }, body: bodies[1], redirect: 'manual' });
+    expect(anonymous.status).toBe(400);
+    expect(await anonymous.text()).not.toContain('Welcome');
+    expect(await objectsIn(folder)).toEqual([]);
+  });
+
   it('whose file arrives in one chunk past the bytes read to sniff it (as an in-process client sends it) is stored whole', async () => {
     const big = Buffer.concat([pdf(), Buffer.alloc(512 * 1024, 0x20)]);
     const sent = async (url: string, fields: Record<string, string>, headers: Record<string, string>) => {

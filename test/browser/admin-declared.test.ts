@@ -96,6 +96,8 @@ it('logs in, searches, filters, sorts, adds with a picked author after a fix, an
   await page.locator('#field-author_id').pressSequentially('edi');
   await page.click(`ul.picker button[data-id="${editorId}"]`);
   expect(await page.inputValue('#field-author_id')).toBe(String(editorId));
+  // The name beside the box follows the pick.
+  expect(await page.locator('.related-name').textContent()).toBe('editor');
   await submit(page, 'button[name=_continue]');
   expect(await page.locator('.errornote').textContent()).toBe('Please correct the errors below.');
   expect(await page.locator('label[for=field-title] .errorlist').count()).toBe(1);
@@ -103,7 +105,9 @@ it('logs in, searches, filters, sorts, adds with a picked author after a fix, an
   await page.fill('#field-title', 'dumplings');
   await submit(page, 'button[name=_continue]');
   expect(await page.locator('.message.success').textContent()).toBe('The article “dumplings” was added successfully. You may edit it again below.');
-  expect(await page.locator('dl.readonly dd a:text("editor")').getAttribute('href')).toBe(`/admin/users/${editorId}/change/`);
+  // The author once: by name beside the author_id box, linked; not again among the read-only fields.
+  expect(await page.locator('.related-name a:text("editor")').getAttribute('href')).toBe(`/admin/users/${editorId}/change/`);
+  expect(await page.locator('dl.readonly dt').allTextContents()).toEqual(['id', 'created_at']);
   expect(await page.locator('.object-tools a').first().textContent()).toBe('History');
   await shot(page, 'admin-change-form.png');
   const stored = (await api.request('GET', '/api/v1/articles/?search=dumplings', { token: (await api.user('reader')).token })).json as { results: { author_id: number }[] };

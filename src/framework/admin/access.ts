@@ -12,6 +12,14 @@ import { constantTimeEqual, newCredential } from '../stages/authentication/opaqu
 
 /** The hidden field of every admin form (Django's name). */
 export const CSRF_FIELD = 'csrfmiddlewaretoken';
+/** The header a script's post may carry the token in instead (Django's CSRF_HEADER_NAME, `X-CSRFToken`). */
+const CSRF_HEADER = 'x-csrftoken';
+
+/** The token a post's `X-CSRFToken` header carries, if it carries one. */
+export function csrfHeader(request: FastifyRequest): string | undefined {
+  const sent = request.headers[CSRF_HEADER];
+  return typeof sent === 'string' && sent !== '' ? sent : undefined;
+}
 const LOGIN_CSRF_COOKIE = 'restfold_admin_csrf';
 const MESSAGE_COOKIE = 'restfold_admin_message';
 
@@ -26,7 +34,8 @@ export class CsrfRefused extends Error {}
 
 /**
  * The request's session and user, or undefined without a valid one. `form`: a POST's fields,
- * whose hidden token the session's check compares (it reads the header the API's clients send).
+ * whose hidden token, or where it has none the `X-CSRFToken` header's (as Django reads them), the
+ * session's check compares (it reads the header the API's clients send).
  */
 export async function sessionOf(request: FastifyRequest, sessions: SessionCredentials, form?: URLSearchParams): Promise<StaffSession | undefined> {
   const cookie = request.cookies[SESSION_COOKIE];
@@ -34,7 +43,7 @@ export async function sessionOf(request: FastifyRequest, sessions: SessionCreden
     if (form) throw new CsrfRefused();
     return undefined;
   }
-  if (form) request.headers['x-csrf-token'] = form.get(CSRF_FIELD) ?? '';
+  if (form) request.headers['x-csrf-token'] = form.get(CSRF_FIELD) || csrfHeader(request) || '';
   try {
     const current = await sessions.current({ scheme: 'cookie', value: cookie }, request);
     return current && { ...current, csrfToken: request.csrfToken! };

@@ -10,7 +10,7 @@ import { counted, verboseNames } from './display.js';
 import { may, refusedPage, staffFrame, staffOnly, type AdminCollection, type AdminSite } from './site.js';
 
 export async function runAction(site: AdminSite, entry: AdminCollection, request: FastifyRequest, reply: FastifyReply, name: string, form: URLSearchParams): Promise<FastifyReply> {
-  const staff = await staffOnly(site, request, reply, form);
+  const staff = await staffOnly(site, request, reply, form, entry.collection.name);
   if (!staff) return reply;
   const { collection } = entry;
   const list = `${site.root}${collection.name}/`;

@@ -1,8 +1,9 @@
 /**
  * The admin reads and writes through the API itself: each page's data is a request to the
  * collection's endpoint, made in-process with the staff user's own session cookie and CSRF token,
- * so scopes, permissions, throttles, hooks and validation hold exactly as for any client, and
- * there is no second write path to keep in step.
+ * so scopes, permissions, hooks and validation hold exactly as for any client, and there is no
+ * second write path to keep in step. Each call is part of its page (base/admin-calls.ts): one
+ * request in the log, the metrics and the throttle.
  */
 import type { Readable } from 'node:stream';
 import type { FastifyRequest } from 'fastify';
@@ -29,7 +30,9 @@ export interface ApiCall {
 
 export async function callApi(request: FastifyRequest, call: ApiCall): Promise<ApiAnswer> {
   const headers: Record<string, string> = { accept: 'application/json' };
-  // The caller's own credential and address: the API authenticates and throttles them, not the admin.
+  // The caller's own credential and address. The page authenticated them and counted them in the
+  // throttle (site.ts, staffOnly): the call is made by the page's user, neither authenticated nor
+  // counted again; its cookie stays, for whatever reads it as a client's.
   if (request.headers.cookie) headers.cookie = request.headers.cookie;
   if (request.headers.host) headers.host = request.headers.host;
   if (call.csrfToken) headers['x-csrf-token'] = call.csrfToken;
@@ -37,7 +40,7 @@ export async function callApi(request: FastifyRequest, call: ApiCall): Promise<A
   if (call.multipart) headers['content-type'] = call.multipart.contentType;
   // The length the client declared, so the API refuses a body over its limit before reading it.
   if (call.multipart?.contentLength) headers['content-length'] = call.multipart.contentLength;
-  const response = await asAdminCall({ formReader: call.formReader }, (named) =>
+  const response = await asAdminCall({ requestId: request.id, user: request.user ?? undefined, formReader: call.formReader }, (named) =>
     request.server.inject({
       method: call.method,
       url: call.url,

@@ -6,7 +6,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { callApi, refusal } from './api.js';
-import { CSRF_FIELD, flash } from './access.js';
+import { CSRF_FIELD, csrfHeader, flash } from './access.js';
 import { ChangeFormPage } from './pages/change-form.js';
 import { passwordField } from './password.js';
 import { idOf, recordOf } from './answers.js';
@@ -19,6 +19,9 @@ import { leadingField } from '../stages/parsers/leading-field.js';
 import { clearName } from '../render/browsable/fields.js';
 import { inlinesOf, type InlineRefusal } from './inlines.js';
 import type { Collection } from '../declare/collection.js';
+import type { AuthUser } from '../base/auth-user.js';
+import type { Shown } from './pages/value.js';
+import { ApiError } from '../base/errors.js';
 
 const BUTTONS = ['_save', '_addanother', '_continue'];
 
@@ -28,11 +31,18 @@ export type Posted = { readonly form: URLSearchParams } | { readonly unread: tru
 /** How far into a form with files its CSRF field may come: its first parts, before any file. */
 const CSRF_FIELD_WITHIN = 16 * 1024;
 
-/** The CSRF field of a form with files, read from its first parts (as the form puts it), the body left to stream on. */
+/**
+ * The CSRF field of a form with files, read from its first parts (as the form puts it), the body
+ * left to stream on; none read where the `X-CSRFToken` header carries the token (a script's post),
+ * the body then not read at all before the check. An ApiError 400 (parse_error) for a body
+ * malformed before the field.
+ */
 async function leadingCsrf(request: FastifyRequest): Promise<URLSearchParams> {
+  if (csrfHeader(request) !== undefined) return new URLSearchParams();
   const token = await leadingField(request.raw, request.headers['content-type'] ?? '', CSRF_FIELD, CSRF_FIELD_WITHIN);
   return new URLSearchParams(token === undefined ? [] : [[CSRF_FIELD, token]]);
 }
+
 
 /**
  * Whether an empty input means "not given" (DRF's HTML form reading): a field this write does not
@@ -95,6 +105,12 @@ export function postedValues(form: URLSearchParams, serializer: Serializer): Rec
   return values;
 }
 
+/** How a record's `names` are shown (a related record by its display name, linked where the user may view it), by shown name. */
+async function shownOf(site: AdminSite, request: FastifyRequest, user: AuthUser, collection: Collection, values: Readonly<Record<string, unknown>>, names: readonly string[]): Promise<Record<string, Shown>> {
+  const [cells] = await shownRows(site, request, user, collection.serializerFor({ action: 'retrieve', user }), names, [values]);
+  return Object.fromEntries(names.map((name, index) => [name, cells![index]!]));
+}
+
 /**
  * `id`: the record changed; undefined: a new one. `posted`: the POSTed fields and files; undefined: the form to
  * fill. `refused`: an inline's add the API refused, shown again with its messages.
@@ -108,10 +124,18 @@ export async function changeForm(
   posted?: Posted,
   refused?: InlineRefusal,
 ): Promise<FastifyReply> {
-  // Staff and the CSRF field before a byte of a file is read.
-  const staff = await staffOnly(site, request, reply, posted && ('form' in posted ? posted.form : await leadingCsrf(request)));
-  if (!staff) return reply;
   const { collection } = entry;
+  // Staff and the CSRF field before a byte of a file is read. A body malformed before the field has
+  // no token to check a session by: a page of its own says so, as a CSRF refusal's does.
+  let leading: URLSearchParams | undefined;
+  try {
+    leading = posted && ('form' in posted ? posted.form : await leadingCsrf(request));
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 400) return refusedPage(reply, { root: site.root, title: '' }, 400, error.message);
+    throw error;
+  }
+  const staff = await staffOnly(site, request, reply, leading, collection.name);
+  if (!staff) return reply;
   const creating = id === undefined;
   const list = `${site.root}${collection.name}/`;
   // A change leaving out read-only fields is a PATCH where the collection has one (a PUT would ask for them).
@@ -131,14 +155,12 @@ export async function changeForm(
   const page = { serializer, creating, action, editable, readOnly, historyHref, passwordHref, lookups: await lookupsOf(site, staff.user, serializer), deleteHref: !creating && collection.builtInActions.has('destroy') && (await may(staff.user, collection, 'delete')) ? `${list}${encodeURIComponent(id)}/delete/` : undefined };
   if (!posted) {
     let values: Record<string, unknown> = {};
-    let shown = {};
+    let shown: Record<string, Shown> = {};
     if (!creating) {
       const answer = await callApi(request, { method: 'GET', url: entry.detail(id) });
       if (answer.status !== 200) return refusedPage(reply, frame, answer.status === 403 ? 403 : 404, `${names.one} with ID “${id}” doesn’t exist. Perhaps it was deleted?`);
       values = recordOf(collection, answer.body);
-      const fields = Object.keys(values);
-      const [cells] = await shownRows(site, request, staff.user, collection.serializerFor({ action: 'retrieve', user: staff.user }), fields, [values]);
-      shown = Object.fromEntries(fields.map((name, index) => [name, cells![index]!]));
+      shown = await shownOf(site, request, staff.user, collection, values, Object.keys(values));
     }
     const inlines = creating ? [] : await inlinesOf(site, entry, request, staff, id, refused);
     return sendPage(reply, refused?.status ?? 200, ChangeFormPage, { frame: refused ? { ...frame, error: refused.message } : frame, model: { ...page, values, shown, errors: {}, inlines } });
@@ -160,7 +182,9 @@ export async function changeForm(
     const inlines = creating ? [] : await inlinesOf(site, entry, request, staff, id);
     // Refused before its fields were read (a body over the limit), a change shows the record as it is.
     const values = read ? postedValues(read, serializer) : creating ? {} : recordOf(collection, (await callApi(request, { method: 'GET', url: entry.detail(id) })).body);
-    return sendPage(reply, answer.status, ChangeFormPage, { frame: { ...frame, error: message }, model: { ...page, values, shown: {}, errors: details, inlines } });
+    // The records the posted foreign keys name, beside their boxes.
+    const shown = await shownOf(site, request, staff.user, collection, values, Object.keys(page.lookups).filter((name) => name in values));
+    return sendPage(reply, answer.status, ChangeFormPage, { frame: { ...frame, error: message }, model: { ...page, values, shown, errors: details, inlines } });
   }
   const record = recordOf(collection, answer.body);
   const saved = idOf(collection, record) || id || '';
@@ -173,7 +197,7 @@ export async function changeForm(
 
 /** POST `<parent>/<id>/inline/<child>/`: a record added under `id` through the nested collection's API. */
 export async function addInline(site: AdminSite, entry: AdminCollection, request: FastifyRequest, reply: FastifyReply, id: string, childName: string, form: URLSearchParams): Promise<FastifyReply> {
-  const staff = await staffOnly(site, request, reply, form);
+  const staff = await staffOnly(site, request, reply, form, entry.collection.name);
   if (!staff) return reply;
   const change = `${site.root}${entry.collection.name}/${encodeURIComponent(id)}/change/`;
   const child: Collection | undefined = entry.inlines.find(({ name }) => name === childName);

@@ -80,7 +80,7 @@ function adminLink(path: string, apiLink: string | undefined): string | undefine
 }
 
 export async function changeList(site: AdminSite, entry: AdminCollection, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const staff = await staffOnly(site, request, reply);
+  const staff = await staffOnly(site, request, reply, undefined, entry.collection.name);
   if (!staff) return reply;
   const { collection } = entry;
   const path = `${site.root}${collection.name}/`;

@@ -26,7 +26,7 @@ async function readable(request: FastifyRequest, entry: AdminCollection, ids: re
 
 /** `ids`: one record (`/<id>/delete/`) or the change list's selection (`bulk`). */
 export async function deleteRecords(site: AdminSite, entry: AdminCollection, request: FastifyRequest, reply: FastifyReply, ids: readonly string[], bulk: boolean, form?: URLSearchParams): Promise<FastifyReply> {
-  const staff = await staffOnly(site, request, reply, form);
+  const staff = await staffOnly(site, request, reply, form, entry.collection.name);
   if (!staff) return reply;
   const { collection } = entry;
   const list = `${site.root}${collection.name}/`;

@@ -13,7 +13,7 @@ import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection
 export const HISTORY_SHOWN = 200;
 
 export async function history(site: AdminSite, entry: AdminCollection, request: FastifyRequest, reply: FastifyReply, id: string): Promise<FastifyReply> {
-  const staff = await staffOnly(site, request, reply);
+  const staff = await staffOnly(site, request, reply, undefined, entry.collection.name);
   if (!staff) return reply;
   const { collection } = entry;
   const list = `${site.root}${collection.name}/`;

@@ -79,7 +79,7 @@ function rowErrors(answer: ApiAnswer): Readonly<Record<string, readonly string[]
 }
 
 export async function changeInlineRows(site: AdminSite, entry: AdminCollection, request: FastifyRequest, reply: FastifyReply, id: string, childName: string, form: URLSearchParams): Promise<FastifyReply> {
-  const staff = await staffOnly(site, request, reply, form);
+  const staff = await staffOnly(site, request, reply, form, entry.collection.name);
   if (!staff) return reply;
   const change = `${site.root}${entry.collection.name}/${encodeURIComponent(id)}/change/`;
   const child: Collection | undefined = entry.inlines.find(({ name }) => name === childName);

@@ -15,7 +15,7 @@ import { may, refusedPage, sendPage, staffFrame, staffOnly, type AdminCollection
 const MAX_QUERY = 200;
 
 export async function lookup(site: AdminSite, entry: AdminCollection, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const staff = await staffOnly(site, request, reply);
+  const staff = await staffOnly(site, request, reply, undefined, entry.collection.name);
   if (!staff) return reply;
   const { collection } = entry;
   const names = verboseNames(entry);

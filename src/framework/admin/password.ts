@@ -34,6 +34,8 @@ export interface PasswordTarget {
   readonly model: Model;
   readonly list: string;
   readonly record: string;
+  /** The throttle bucket the page counts in: the API's for the collection. */
+  readonly bucket: string;
   field(user: AuthUser): Promise<string | undefined>;
 }
 
@@ -42,6 +44,7 @@ export function passwordChange(site: AdminSite, entry: AdminCollection, request:
     name: entry.collection.name,
     list: `${site.root}${entry.collection.name}/`,
     record: entry.detail(id),
+    bucket: entry.collection.name,
     model: entry.collection.serializer.model,
     field: async (user) => ((await may(user, entry.collection, 'change')) ? passwordField(entry, user) : undefined),
   };
@@ -49,7 +52,7 @@ export function passwordChange(site: AdminSite, entry: AdminCollection, request:
 }
 
 export async function passwordForm(site: AdminSite, target: PasswordTarget, request: FastifyRequest, reply: FastifyReply, id: string, form?: URLSearchParams): Promise<FastifyReply> {
-  const staff = await staffOnly(site, request, reply, form);
+  const staff = await staffOnly(site, request, reply, form, target.bucket);
   if (!staff) return reply;
   const { list } = target;
   const change = `${list}${encodeURIComponent(id)}/change/`;

@@ -8,6 +8,8 @@ import { renderToString } from 'preact-render-to-string';
 import type { Collection } from '../declare/collection.js';
 import { readPermissions, type AuthUser } from '../base/auth-user.js';
 import type { SessionCredentials } from '../stages/authentication/session.js';
+import type { Throttle } from '../stages/throttling.js';
+import { ApiError } from '../base/errors.js';
 import type { CredentialCheck } from '../routing/auth/login.js';
 import type { CredentialEnded } from '../routing/auth/kind.js';
 import type { LogEntryRow } from '../../store/accounts/log-entries.js';
@@ -45,6 +47,8 @@ export interface AdminSite {
   readonly sessions: SessionCredentials;
   readonly check: CredentialCheck;
   readonly ended: CredentialEnded;
+  /** The API's throttle, which counts each page once (its in-process calls are not counted again). */
+  readonly throttle: Throttle;
   /** A form with files: its bytes in all (FILES_MAX_BODY_BYTES), past which one refused unread is dropped (its connection closed). */
   readonly uploads: { readonly maxBodyBytes: number };
   /** The record's history, newest first (the write unit's log: framework/write/change-log.ts). */
@@ -69,8 +73,10 @@ export function sendPage<Props extends object>(reply: FastifyReply, status: numb
     .send(`<!doctype html>\n${renderToString(h(page, props))}`);
 }
 
-export function refusedPage(reply: FastifyReply, frame: Frame, status: 403 | 404, message: string): FastifyReply {
-  return sendPage(reply, status, Layout, { frame: { ...frame, title: status === 403 ? '403 Forbidden' : 'Not found' }, children: message });
+const REFUSED_TITLES = { 400: 'Bad request', 403: '403 Forbidden', 404: 'Not found', 429: 'Too many requests' } as const;
+
+export function refusedPage(reply: FastifyReply, frame: Frame, status: keyof typeof REFUSED_TITLES, message: string): FastifyReply {
+  return sendPage(reply, status, Layout, { frame: { ...frame, title: REFUSED_TITLES[status] }, children: message });
 }
 
 export const CSRF_FAILED = 'CSRF verification failed. Request aborted.';
@@ -80,11 +86,19 @@ export function staffFrame(site: AdminSite, request: FastifyRequest, reply: Fast
   return { root: site.root, title, crumbs, staff: { username: staff.user.username, csrfToken: staff.csrfToken }, message: takeFlash(request, reply) };
 }
 
+/** The pages' staff sessions: a page that shows another (a refused inline shows its change form) is checked and counted once. */
+const staffOf = new WeakMap<FastifyRequest, StaffSession>();
+
 /**
  * The staff session of a page's request, else undefined with the answer sent: a redirect to the
- * login page (no session, or not staff: Django's), or 403 for a POST with a bad CSRF token.
+ * login page (no session, or not staff: Django's), 403 for a POST with a bad CSRF token, or 429
+ * over the user's rate. The page is counted once in the throttle, in `bucket`'s window as the API
+ * counts a request to that collection (the default window without one), and its user is the one
+ * its in-process calls to the API are made by (api.ts): they are neither authenticated nor counted again.
  */
-export async function staffOnly(site: AdminSite, request: FastifyRequest, reply: FastifyReply, form?: URLSearchParams): Promise<StaffSession | undefined> {
+export async function staffOnly(site: AdminSite, request: FastifyRequest, reply: FastifyReply, form?: URLSearchParams, bucket = ''): Promise<StaffSession | undefined> {
+  const checked = staffOf.get(request);
+  if (checked) return checked;
   let staff: StaffSession | undefined;
   try {
     staff = await sessionOf(request, site.sessions, form);
@@ -94,8 +108,18 @@ export async function staffOnly(site: AdminSite, request: FastifyRequest, reply:
     return undefined;
   }
   if (staff?.user.isStaff) {
+    request.user = staff.user;
+    try {
+      await site.throttle.check(request, reply, staff.user, bucket);
+    } catch (error) {
+      if (!(error instanceof ApiError) || error.status !== 429) throw error;
+      reply.headers(error.headers);
+      refusedPage(reply, { root: site.root, title: '' }, 429, error.message);
+      return undefined;
+    }
     // Every page asks them; a save asks them again in its hooks, inside its transaction.
     await readPermissions(staff.user);
+    staffOf.set(request, staff);
     return staff;
   }
   const next = request.method === 'GET' ? request.url : site.root;

@@ -74,12 +74,14 @@ export async function shownRows(site: AdminSite, request: FastifyRequest, user: 
   // The foreign keys' records the rows do not carry nested, by table: read through their collections' API, once each.
   const wanted = new Map<AdminCollection, Set<string>>();
   for (const [column, relation] of related) {
-    const target = relation && !relation.nested && relation.sibling === undefined ? adminOf(site, relation.table) : undefined;
+    const target = relation && !relation.nested ? adminOf(site, relation.table) : undefined;
     // Read by the API's record key, which must then be the id the foreign key holds.
     if (!target || target.collection.recordKey.field !== 'id') continue;
     const ids = wanted.get(target) ?? new Set<string>();
     wanted.set(target, ids);
-    for (const row of rows) if (row[column] !== null && row[column] !== undefined) ids.add(String(row[column]));
+    // Not where the row carries it nested (a refused form's posted values do not).
+    const carried = (row: Row): boolean => relation!.sibling !== undefined && isRow(row[relation!.sibling]);
+    for (const row of rows) if (row[column] !== null && row[column] !== undefined && !carried(row)) ids.add(String(row[column]));
   }
   const read = new Map<AdminCollection, Map<string, Row>>();
   for (const [target, ids] of wanted) if (ids.size > 0) read.set(target, await readRecords(request, target, [...ids]));

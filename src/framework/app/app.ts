@@ -196,6 +196,7 @@ export async function buildApp(definition: AppDefinition, context: AppContext): 
       collections: adminCollections(routers, definition.admin),
       auth: { api: `${first.prefix}/auth`, end, groups: topLevel(ownAuth, 'groups'), users: topLevel(ownAuth, 'users') },
       sessions: auth.sessions,
+      throttle,
       check: credentialCheck(database, passwordThrottle),
       ended: (userId) => hub?.publishCredentials([userId]),
       uploads: { maxBodyBytes: config.files.maxBodyBytes },

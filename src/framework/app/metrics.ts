@@ -11,6 +11,7 @@ import type { Database } from '../../store/connection/database.js';
 import { compiledStatementCounts } from '../../store/statements/compiled.js';
 import type { Config } from './config.js';
 import type { CounterStore } from '../stages/throttling.js';
+import { isAdminCall } from '../base/admin-calls.js';
 
 function createMetrics(app: FastifyInstance, database: Database, counters: CounterStore): Registry {
   const registry = new Registry();
@@ -95,6 +96,8 @@ function createMetrics(app: FastifyInstance, database: Database, counters: Count
   }
 
   app.addHook('onResponse', (request, reply, done) => {
+    // An admin page counts once, as itself: its in-process calls to the API are part of it.
+    if (isAdminCall(request)) return done();
     // The route pattern, not the path, so ids do not multiply the series.
     const labels = { method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) };
     requests.inc(labels);

@@ -26,3 +26,6 @@ export const pagePath = (root: string, kind: AuthKind, id?: string, page?: strin
 
 /** Django's app label for them on the index and in breadcrumbs. */
 export const AUTH_GROUP = 'Authentication and authorization';
+
+/** The throttle bucket a page of a kind counts in: the API's for its `/auth/` collection (views.ts, bucketPrefix). */
+export const authBucket = (kind: AuthKind): string => `auth/${kind}`;

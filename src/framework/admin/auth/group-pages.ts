@@ -13,7 +13,7 @@ import type { StaffSession } from '../access.js';
 import { GroupFormPage, type GroupFormModel } from './pages/group-form.js';
 import { badNames, initialOf, picked, saveLinks } from './grants.js';
 import { permissionChoices } from './choices.js';
-import { AUTH_GROUP, apiPath, pagePath } from './auth-paths.js';
+import { AUTH_GROUP, apiPath, authBucket, pagePath } from './auth-paths.js';
 import { managesGroups } from './rights.js';
 
 const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
@@ -28,7 +28,7 @@ function saved(site: AdminSite, request: FastifyRequest, reply: FastifyReply, fo
 }
 
 async function allowed(site: AdminSite, request: FastifyRequest, reply: FastifyReply, title: string, crumb: string, form?: URLSearchParams): Promise<StaffSession | undefined> {
-  const staff = await staffOnly(site, request, reply, form);
+  const staff = await staffOnly(site, request, reply, form, authBucket('groups'));
   if (!staff) return undefined;
   if (await managesGroups(staff.user)) return staff;
   refusedPage(reply, staffFrame(site, request, reply, staff, title, [{ label: AUTH_GROUP }, { label: 'groups', href: pagePath(site.root, 'groups') }, { label: crumb }]), 403, 'You do not have permission to manage groups.');

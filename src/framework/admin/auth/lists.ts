@@ -8,7 +8,7 @@ import type { AuthUser } from '../../base/auth-user.js';
 import { readPage, sendList } from '../change-list.js';
 import type { ListFilter } from '../pages/change-list.js';
 import { refusedPage, staffFrame, staffOnly, type AdminSite } from '../site.js';
-import { AUTH_GROUP, apiPath, pagePath, type AuthKind } from './auth-paths.js';
+import { AUTH_GROUP, apiPath, authBucket, pagePath, type AuthKind } from './auth-paths.js';
 import { managesGroups, viewsUsers } from './rights.js';
 
 const COLUMNS: Readonly<Record<AuthKind, readonly string[]>> = { groups: ['name'], users: ['username', 'is_staff', 'is_superuser', 'is_active'] };
@@ -19,7 +19,7 @@ const FILTERS: Readonly<Record<AuthKind, readonly string[]>> = { groups: [], use
 const mayView = (user: AuthUser, kind: AuthKind): Promise<boolean> => (kind === 'groups' ? managesGroups(user) : viewsUsers(user));
 
 export async function authList(site: AdminSite, kind: AuthKind, request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply> {
-  const staff = await staffOnly(site, request, reply);
+  const staff = await staffOnly(site, request, reply, undefined, authBucket(kind));
   if (!staff) return reply;
   const path = pagePath(site.root, kind);
   const frame = staffFrame(site, request, reply, staff, `Select ${kind === 'groups' ? 'group' : 'user'} to change`, [{ label: AUTH_GROUP }, { label: kind }]);

@@ -15,7 +15,7 @@ import { refusedPage, sendPage, staffFrame, staffOnly, type AdminSite } from '..
 import { FLAGS, UserFormPage, type UserFormModel } from './pages/user-form.js';
 import { badNames, initialOf, picked, saveLinks } from './grants.js';
 import { groupChoices, permissionChoices } from './choices.js';
-import { AUTH_GROUP, apiPath, pagePath } from './auth-paths.js';
+import { AUTH_GROUP, apiPath, authBucket, pagePath } from './auth-paths.js';
 import { changesUsers, managesGroups, viewsUsers } from './rights.js';
 
 const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map(String) : []);
@@ -23,7 +23,7 @@ const strings = (value: unknown): string[] => (Array.isArray(value) ? value.map(
 const crumbs = (site: AdminSite, id: string) => [{ label: AUTH_GROUP }, { label: 'users', href: pagePath(site.root, 'users') }, { label: id }];
 
 export async function userForm(site: AdminSite, request: FastifyRequest, reply: FastifyReply, id: string, form?: URLSearchParams): Promise<FastifyReply> {
-  const staff = await staffOnly(site, request, reply, form);
+  const staff = await staffOnly(site, request, reply, form, authBucket('users'));
   if (!staff) return reply;
   const frame = staffFrame(site, request, reply, staff, 'Change user', crumbs(site, id));
   if (!(await viewsUsers(staff.user))) return refusedPage(reply, frame, 403, 'You do not have permission to view users.');
@@ -81,6 +81,6 @@ export async function userForm(site: AdminSite, request: FastifyRequest, reply: 
 
 /** Django's admin password form for an account, sent as a PATCH of `/auth/users/<id>/` (users.change). */
 export function userPassword(site: AdminSite, request: FastifyRequest, reply: FastifyReply, id: string, form?: URLSearchParams): Promise<FastifyReply> {
-  const target = { name: 'users', list: pagePath(site.root, 'users'), record: apiPath(site.auth, 'users', id), model: site.auth.users.serializer.model, field: async (user: AuthUser) => ((await changesUsers(user)) ? 'password' : undefined) };
+  const target = { name: 'users', bucket: authBucket('users'), list: pagePath(site.root, 'users'), record: apiPath(site.auth, 'users', id), model: site.auth.users.serializer.model, field: async (user: AuthUser) => ((await changesUsers(user)) ? 'password' : undefined) };
   return passwordForm(site, target, request, reply, id, form);
 }

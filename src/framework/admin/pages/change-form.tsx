@@ -2,7 +2,9 @@
  * Django's add and change forms, from the serializer's field declarations: the browsable API's own
  * inputs (render/browsable/fields.tsx), posted as a form; a refused write's messages beside each
  * field and at the top. A related field is a text input of the ids it names with a link to its
- * collection's lookup page (the admin's script turns it into a search-as-you-type picker). A staff
+ * collection's lookup page (the admin's script turns it into a search-as-you-type picker), and a
+ * foreign key's box the record it names by its display name beside it (Django's raw-id widget); a
+ * nested record the form names by its foreign key is not shown again above the form. A staff
  * user who may view but not change sees the values, not the form. The inlines follow.
  */
 import type { Serializer } from '../../declare/serializer.js';
@@ -19,7 +21,7 @@ export interface ChangeFormModel {
   readonly serializer: Serializer;
   readonly creating: boolean;
   readonly values: Readonly<Record<string, unknown>>;
-  /** The record's values as shown read-only (a related record by its name, a time readably), by shown name. */
+  /** The record's values as shown read-only (a related record by its name, a time readably), by shown name; a foreign key's name is shown beside its box too. */
   readonly shown: Readonly<Record<string, Shown>>;
   readonly errors: Readonly<Record<string, readonly string[]>>;
   readonly action: string;
@@ -41,6 +43,29 @@ function fieldOf(serializer: Serializer, shown: string) {
   return name === undefined ? undefined : serializer.model.fields[name];
 }
 
+/**
+ * The nested records that name the record a foreign key among `names` names (`author` beside
+ * `author_id`): the form shows it once, by the key (as its box, with its name beside it, or read-only by its name).
+ */
+function nestedTwins(serializer: Serializer, names: ReadonlySet<string>): Set<string> {
+  return new Set(
+    Object.entries(serializer.nested)
+      .filter(([, nested]) => names.has(serializer.shown(nested.source)))
+      .map(([name]) => serializer.shown(name)),
+  );
+}
+
+/** The related record a foreign key's box names, beside it, where it was found (else nothing: the id is in the box). */
+function RelatedName(props: { value: unknown; shown: Shown | undefined }) {
+  const { value, shown } = props;
+  if (!shown || value === undefined || value === null || value === '' || shown.text === String(value)) return null;
+  return (
+    <strong class="related-name">
+      <ShownValue value={shown} />
+    </strong>
+  );
+}
+
 function ReadOnly(props: { model: ChangeFormModel; names: readonly string[] }) {
   if (props.names.length === 0) return null;
   const { shown, values } = props.model;
@@ -57,7 +82,16 @@ function ReadOnly(props: { model: ChangeFormModel; names: readonly string[] }) {
 }
 
 /** The form's inputs for `serializer`'s writable fields and relations, a related one with its lookup link. */
-function Inputs(props: { serializer: Serializer; values: Readonly<Record<string, unknown>>; errors: Readonly<Record<string, readonly string[]>>; creating: boolean; skip: ReadonlySet<string>; lookups: Readonly<Record<string, string>>; prefix?: string }) {
+function Inputs(props: {
+  serializer: Serializer;
+  values: Readonly<Record<string, unknown>>;
+  /** The related records the values name, by display name (ChangeFormModel.shown). */
+  shown: Readonly<Record<string, Shown>>;
+  errors: Readonly<Record<string, readonly string[]>>;
+  creating: boolean;
+  skip: ReadonlySet<string>;
+  lookups: Readonly<Record<string, string>>;
+}) {
   const { serializer, values, errors, lookups } = props;
   const lookup = (shown: string) =>
     lookups[shown] && (
@@ -78,6 +112,7 @@ function Inputs(props: { serializer: Serializer; values: Readonly<Record<string,
               <div class="related" key={name}>
                 <RelationInput name={shown} value={values[shown] === undefined || values[shown] === null ? '' : String(values[shown])} writes="slug" errors={errors[shown]} lookup={lookups[shown]} />
                 {lookup(shown)}
+                <RelatedName value={values[shown]} shown={props.shown[shown]} />
               </div>
             );
           }
@@ -183,7 +218,7 @@ function Inline(props: { inline: InlineModel; csrfToken: string }) {
           <h3>Add another {inline.names.one}</h3>
           <input type="hidden" name={CSRF_FIELD} value={props.csrfToken} />
           {Object.keys(inline.add.errors).length > 0 && <p class="errornote">Please correct the errors below.</p>}
-          <Inputs serializer={inline.add.serializer} values={inline.add.values} errors={inline.add.errors} creating skip={new Set()} lookups={inline.add.lookups} />
+          <Inputs serializer={inline.add.serializer} values={inline.add.values} shown={{}} errors={inline.add.errors} creating skip={new Set()} lookups={inline.add.lookups} />
           <div class="actions">
             <button type="submit">Add</button>
           </div>
@@ -197,18 +232,23 @@ export function ChangeFormPage(props: { frame: Frame; model: ChangeFormModel }) 
   const { frame, model } = props;
   const { serializer, values, errors } = model;
   const inlines = model.inlines.map((inline) => <Inline key={inline.name} inline={inline} csrfToken={frame.staff!.csrfToken} />);
+  // A related record once: by its foreign key, where the form shows that (as an input or read-only).
+  const once = (names: readonly string[]): string[] => {
+    const twins = nestedTwins(serializer, new Set([...names, ...serializer.writable.map((name) => serializer.shown(name))]));
+    return names.filter((name) => !twins.has(name));
+  };
   if (!model.editable) {
     return (
       <Layout frame={frame}>
         <ObjectTools historyHref={model.historyHref} passwordHref={model.passwordHref} />
-        <ReadOnly model={model} names={Object.keys(values)} />
+        <ReadOnly model={model} names={once(Object.keys(values))} />
         {inlines}
       </Layout>
     );
   }
   // On a change, what the form does not send is shown as text: the API's read-only fields and the admin's.
   const writable = new Set([...serializer.writable, ...serializer.relationInputs].map((name) => serializer.shown(name)));
-  const shownReadOnly = model.creating ? [] : Object.keys(values).filter((name) => !writable.has(name) || model.readOnly.has(name));
+  const shownReadOnly = model.creating ? [] : once(Object.keys(values)).filter((name) => !writable.has(name) || model.readOnly.has(name));
   return (
     <Layout frame={frame}>
       <ObjectTools historyHref={model.historyHref} passwordHref={model.passwordHref} />
@@ -217,7 +257,7 @@ export function ChangeFormPage(props: { frame: Frame; model: ChangeFormModel }) 
       <ReadOnly model={model} names={shownReadOnly} />
       <form method="post" action={model.action} class="record-form" novalidate enctype={serializer.writable.some((name) => serializer.model.fields[name]!.file) ? 'multipart/form-data' : undefined}>
         <input type="hidden" name={CSRF_FIELD} value={frame.staff!.csrfToken} />
-        <Inputs serializer={serializer} values={values} errors={errors} creating={model.creating} skip={model.readOnly} lookups={model.lookups} />
+        <Inputs serializer={serializer} values={values} shown={model.shown} errors={errors} creating={model.creating} skip={model.readOnly} lookups={model.lookups} />
         <SaveButtons addAnother deleteHref={model.deleteHref} />
       </form>
       {inlines}

@@ -1,7 +1,8 @@
 /**
  * Who a request is in the log and to the shutdown: its id (X-Request-ID, the
  * client's when well formed), the worker that answered, whether its handler
- * has yet to reply, and the one log line written when it is done.
+ * has yet to reply, and the one log line written when it is done (one per admin page, whatever
+ * in-process calls it makes to the API).
  */
 import cluster from 'node:cluster';
 import { randomUUID } from 'node:crypto';
@@ -10,6 +11,7 @@ import { LogController, type FastifyInstance, type FastifyRequest, type FastifyS
 import type { Config } from '../config.js';
 import { lazyChildLogger } from '../../base/request-logger.js';
 import { appWide } from '../../base/app-wide.js';
+import { isAdminCall, pageRequestId } from '../../base/admin-calls.js';
 import { MAX_URL_LENGTH, uriTooLong } from './error-replies.js';
 
 declare module 'fastify' {
@@ -39,6 +41,9 @@ export function requestIdentityOptions(config: Config, logStream: { write(line: 
     childLoggerFactory: lazyChildLogger,
     requestIdHeader: false,
     genReqId: (request) => {
+      // An admin page's in-process call is the page's: whatever it logs bears the page's id.
+      const page = pageRequestId(request.headers);
+      if (page !== undefined) return page;
       const incoming = request.headers['x-request-id'];
       return typeof incoming === 'string' && REQUEST_ID.test(incoming) ? incoming : randomUUID();
     },
@@ -107,7 +112,8 @@ export const requestIdentity = appWide<{ readonly appLogLevel: string }>('reques
   app.addHook('onResponse', (request, reply, done) => {
     replied(request);
     // Built only when it will be written (LOG_LEVEL=warn drops it): routeOptions is made anew per read.
-    if (writesRequestLines) request.log.info(
+    // An admin page's call writes none: the page's line is the one (base/admin-calls.ts).
+    if (writesRequestLines && !isAdminCall(request)) request.log.info(
       {
         method: request.method,
         path: request.url.split('?')[0],
