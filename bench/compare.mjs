@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node bench/compare.mjs --against DIR|baseline|floor|floor:restfold|workers:N|pooler|url:URL[,…] [--scenario c|a|e|g|i|j] [--slots 20] [--slot-seconds 1.5] [--profile DIR]`
+ * `node bench/compare.mjs --against DIR|baseline|floor|floor:restfold[-without:PART+…]|workers:N|pooler|url:URL[,…] [--scenario c|a|e|g|i|j] [--slots 20] [--slot-seconds 1.5] [--profile DIR]`
  *
  * CPU per request and throughput of this checkout's build (dist/) against another build (DIR: the
  * dist/ of another checkout, a git worktree say), the baseline, the baseline served by Fastify (floor:
@@ -22,7 +22,8 @@
  * and where PgBouncer runs here, the CPU its processes spent per request (every one's).
  * With `--profile DIR`, every server runs under `node --cpu-prof`, writing its profile to
  * DIR/this, DIR/other (DIR/other-2, … for more sides; for bench/profile-summary.mjs), and each one's
- * profiled time per request (warm-up included) is printed by layer (bench/layers.mjs), side by side.
+ * profiled time per request (warm-up included) is printed by layer (bench/layers.mjs), side by side;
+ * with `--by-stage` too, Restfold's own time by the stage of a request instead of by folder.
  * Scenario (j) deletes an article per request: the run first adds the articles it deletes, one per
  * request it could send, and deletes those left at its end.
  */
@@ -32,7 +33,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import pg from 'pg';
-import { layersOf } from './layers.mjs';
+import { layersOf, stageOf } from './layers.mjs';
 import { headersFor, scenarios } from './scenarios.mjs';
 import { cpuTicksOf, startServer, warmUp } from './servers.mjs';
 
@@ -43,6 +44,8 @@ const { values: options } = parseArgs({
     slots: { type: 'string', default: '20' },
     'slot-seconds': { type: 'string', default: '1.5' },
     profile: { type: 'string' },
+    // With --profile: Restfold's own time by the stage of a request (bench/layers.mjs, stageOf), not by folder.
+    'by-stage': { type: 'boolean', default: false },
   },
 });
 if (!options.against || !process.env.DATABASE_URL) throw new Error('Set DATABASE_URL (seeded by npm run bench:seed) and pass --against DIR|baseline|floor|workers:N|pooler|url:URL.');
@@ -61,7 +64,9 @@ function start(against, side) {
   const serve = (args, env = serverEnv) => startServer([...node, ...args], env);
   if (against === 'baseline') return serve(['bench/baseline/server.mjs']);
   if (against === 'floor') return serve(['bench/baseline/fastify.mjs']);
-  if (against === 'floor:restfold') return serve(['bench/baseline/fastify-restfold.mjs']);
+  // floor:restfold-without:logger+hooks leaves those parts of the set-up out (FLOOR_WITHOUT in the floor).
+  const floor = /^floor:restfold(?:-without:(.+))?$/.exec(against);
+  if (floor) return serve(['bench/baseline/fastify-restfold.mjs'], { ...serverEnv, FLOOR_WITHOUT: floor[1]?.replaceAll('+', ',') ?? '' });
   if (against === 'pooler') return serve(['dist/cli.js', 'serve'], { ...serverEnv, DB_PREPARED_STATEMENTS: 'false' });
   // Live changes listen on DATABASE_URL, as the other side does: a LISTEN through a transaction pooler
   // is lost, and the side whose listener hears nothing would be spared the work the other does.
@@ -235,14 +240,14 @@ if (profiles) {
   const sides = servers.map((server, index) => {
     const dir = join(profiles, sideDir(index));
     const [file] = readdirSync(dir).sort().reverse();
-    const { layers, interval } = layersOf(JSON.parse(readFileSync(join(dir, file), 'utf8')));
+    const { layers, interval } = layersOf(JSON.parse(readFileSync(join(dir, file), 'utf8')), options['by-stage'] ? stageOf : undefined);
     const requests = server.warmUpRequests + server.slots.reduce((sum, slot) => sum + slot.requests, 0);
     return { layers, perRequest: (count) => (count * interval) / requests };
   });
   const names = [...new Set(sides.flatMap(({ layers }) => [...layers.keys()]))].sort((a, b) => (sides[0].layers.get(b) ?? 0) - (sides[0].layers.get(a) ?? 0));
   const cell = (side, name) => side.perRequest(side.layers.get(name) ?? 0).toFixed(1);
   const sum = (side) => side.perRequest([...side.layers.values()].reduce((total, count) => total + count, 0)).toFixed(1);
-  console.log(`\n| profiled µs per request, by layer | ${servers.map(({ name }) => name).join(' | ')} |\n|---|${servers.map(() => '--:|').join('')}`);
+  console.log(`\n| profiled µs per request, by ${options['by-stage'] ? 'stage' : 'layer'} | ${servers.map(({ name }) => name).join(' | ')} |\n|---|${servers.map(() => '--:|').join('')}`);
   for (const name of names) console.log(`| ${name} | ${sides.map((side) => cell(side, name)).join(' | ')} |`);
   console.log(`| all but idle | ${sides.map(sum).join(' | ')} |`);
 }

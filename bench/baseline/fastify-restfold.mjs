@@ -25,19 +25,37 @@ import { securityHeaders } from '../../dist/framework/app/plugins/security-heade
 import { keepRawBodies } from '../../dist/framework/routing/router.js';
 import { answer, fail } from './answers.mjs';
 
+// FLOOR_WITHOUT (comma-separated) leaves parts of the set-up out, to tell what each costs: `logger` (no
+// logger, the request ids kept), `server` (Fastify's own server, not the server factory with its
+// limits), `hooks` (none of the app-wide plugins but the error replies), `raw` (Fastify's JSON parser).
+const without = new Set((process.env.FLOOR_WITHOUT ?? '').split(','));
 const config = loadConfig();
-const app = Fastify({ ...requestIdentityOptions(config, undefined), ...httpServerOptions(config), frameworkErrors });
-await app.register(httpProtocol);
-await app.register(draining);
-await app.register(cookie, { secret: 'a-bench-cookie-secret-of-enough-length' });
-await app.register(requestIdentity, { appLogLevel: config.logLevel });
-await app.register(allowedHosts, { allowedHosts: config.allowedHosts });
+const { serverFactory, ...serverOptions } = httpServerOptions(config);
+const { logger, logController, childLoggerFactory, ...identityOptions } = requestIdentityOptions(config, undefined);
+const app = Fastify({
+  ...identityOptions,
+  ...(!without.has('logger') && { logger, logController, childLoggerFactory }),
+  ...serverOptions,
+  ...(!without.has('server') && { serverFactory }),
+  frameworkErrors,
+});
+const hooks = !without.has('hooks');
+if (hooks) {
+  await app.register(httpProtocol);
+  await app.register(draining);
+  await app.register(cookie, { secret: 'a-bench-cookie-secret-of-enough-length' });
+  await app.register(requestIdentity, { appLogLevel: config.logLevel });
+  await app.register(allowedHosts, { allowedHosts: config.allowedHosts });
+}
 await app.register(errors, { isDatabaseUnavailable: () => false, page: browsableContext(config.auth, '/api/v1', '/') });
-await app.register(securityHeaders, { pagePrefixes: [] });
-await app.register(corsPolicy, { origins: config.corsOrigins });
+if (hooks) {
+  await app.register(securityHeaders, { pagePrefixes: [] });
+  await app.register(corsPolicy, { origins: config.corsOrigins });
+}
 
 /** The body as the parsing stage reads it: JSON from the raw bytes the content-type parser kept. */
 function readBody(request) {
+  if (without.has('raw')) return request.body !== null && typeof request.body === 'object' && !Array.isArray(request.body) ? { body: request.body } : { status: 400, code: 'parse_error', error: 'Send a JSON object.' };
   if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) return { status: 415, code: 'unsupported_media_type', error: 'Send the body as application/json.' };
   try {
     const body = JSON.parse(request.body.toString('utf8'));
@@ -49,7 +67,7 @@ function readBody(request) {
 }
 
 await app.register(async (api) => {
-  keepRawBodies(api);
+  if (!without.has('raw')) keepRawBodies(api);
   api.route({
     method: ['GET', 'POST', 'PATCH', 'DELETE'],
     url: '/*',
@@ -59,7 +77,7 @@ await app.register(async (api) => {
       const text = JSON.stringify(body);
       return reply
         .code(status)
-        .headers({ ...headers, vary: 'Accept, Authorization', etag: `"${hash('sha256', text, 'base64url').slice(0, 27)}"` })
+        .headers({ ...headers, ...(!hooks && { 'x-request-id': request.id }), vary: 'Accept, Authorization', etag: `"${hash('sha256', text, 'base64url').slice(0, 27)}"` })
         .type('application/json; charset=utf-8')
         .send(text);
     },
