@@ -1,33 +1,39 @@
 #!/usr/bin/env node
 /**
- * `node bench/compare.mjs --against DIR|baseline|floor|workers:N|pooler|url:URL [--scenario c|a|e|g|i] [--slots 20] [--slot-seconds 1.5] [--profile DIR]`
+ * `node bench/compare.mjs --against DIR|baseline|floor|floor:restfold[-without:PART+…]|workers:N|pooler|url:URL[,…] [--scenario c|a|e|g|i|j] [--slots 20] [--slot-seconds 1.5] [--profile DIR]`
  *
  * CPU per request and throughput of this checkout's build (dist/) against another build (DIR: the
  * dist/ of another checkout, a git worktree say), the baseline, the baseline served by Fastify (floor:
- * bench/baseline/fastify.mjs), this build with WORKERS=N, this build in pooler mode (pooler:
+ * bench/baseline/fastify.mjs), the same served by Fastify as Restfold sets it up (floor:restfold:
+ * bench/baseline/fastify-restfold.mjs), this build with WORKERS=N, this build in pooler mode (pooler:
  * DB_PREPARED_STATEMENTS=false, every statement sent unnamed as behind a transaction pooler), or this
  * build on another URL to the same data (url:URL, a pooler in front of it say), on the database at
- * DATABASE_URL, filled by `npm run bench:seed` first. Both servers run at once and
- * the load (50 connections) moves from one to the other every slot, so the machine's drift, tens of
+ * DATABASE_URL, filled by `npm run bench:seed` first. Several `--against`, comma-separated, run as
+ * more sides of the same run (raw, Fastify floor and Restfold in one, say). Every server runs at once and
+ * the load (50 connections) moves from one to the next every slot, so the machine's drift, tens of
  * per cent over minutes on a shared VM, reaches both alike; a slot's CPU is read from /proc, and the
  * bytes each server process's V8 heap allocated over it (garbage included: bench/allocation-probe.mjs,
  * loaded into every server). Prints each side's CPU, allocation per request and req/s, and the medians
- * of the per-slot ratios, which a change of a
+ * of the per-slot ratios of every pair of sides, which a change of a
  * few per cent can be read from where `npm run bench`'s one-server-at-a-time rounds cannot. Where
  * PostgreSQL runs on this machine, also the CPU its processes spent per request (the cluster's own
  * and the benchmark database's backends: other databases' load is left out, not their share of the
  * cores), so a gap can be told to lie in the server or in the database;
  * and where PgBouncer runs here, the CPU its processes spent per request (every one's).
- * With `--profile DIR`, both servers run under `node --cpu-prof`, writing their profiles to
- * DIR/this and DIR/other (for bench/profile-summary.mjs), and each one's profiled time per request
- * (warm-up included) is printed by layer (bench/layers.mjs), side by side.
+ * With `--profile DIR`, every server runs under `node --cpu-prof`, writing its profile to
+ * DIR/this, DIR/other (DIR/other-2, … for more sides; for bench/profile-summary.mjs), and each one's
+ * profiled time per request (warm-up included) is printed by layer (bench/layers.mjs), side by side;
+ * with `--by-stage` too, Restfold's own time by the stage of a request instead of by folder.
+ * Scenario (j) deletes an article per request: the run first adds the articles it deletes, one per
+ * request it could send, and deletes those left at its end.
  */
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { layersOf } from './layers.mjs';
+import pg from 'pg';
+import { layersOf, stageOf } from './layers.mjs';
 import { headersFor, scenarios } from './scenarios.mjs';
 import { cpuTicksOf, startServer, warmUp } from './servers.mjs';
 
@@ -38,6 +44,8 @@ const { values: options } = parseArgs({
     slots: { type: 'string', default: '20' },
     'slot-seconds': { type: 'string', default: '1.5' },
     profile: { type: 'string' },
+    // With --profile: Restfold's own time by the stage of a request (bench/layers.mjs, stageOf), not by folder.
+    'by-stage': { type: 'boolean', default: false },
   },
 });
 if (!options.against || !process.env.DATABASE_URL) throw new Error('Set DATABASE_URL (seeded by npm run bench:seed) and pass --against DIR|baseline|floor|workers:N|pooler|url:URL.');
@@ -46,7 +54,9 @@ const TICKS_PER_SECOND = 100;
 
 // Each server process reports the bytes its heap allocated, read per slot (bench/allocation-probe.mjs).
 const allocations = mkdtempSync(join(tmpdir(), 'restfold-allocation-'));
-const serverEnv = { DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: 'warn', THROTTLE_ANON: 'off', THROTTLE_USER: 'off', BENCH_ALLOCATION_DIR: allocations };
+const sides = 1 + options.against.split(',').length;
+// Each side's pool: 25 connections (the default) for two sides; fewer for more, within PostgreSQL's 100.
+const serverEnv = { DATABASE_URL: process.env.DATABASE_URL, LOG_LEVEL: 'warn', THROTTLE_ANON: 'off', THROTTLE_USER: 'off', BENCH_ALLOCATION_DIR: allocations, DB_MAX_CONNECTIONS: String(sides > 2 ? Math.floor(50 / sides) : 25) };
 const profiles = options.profile;
 /** The baseline (over node:http or Fastify), a build's dist/, or `workers:N`, pooler mode or another URL of this one. */
 function start(against, side) {
@@ -54,6 +64,9 @@ function start(against, side) {
   const serve = (args, env = serverEnv) => startServer([...node, ...args], env);
   if (against === 'baseline') return serve(['bench/baseline/server.mjs']);
   if (against === 'floor') return serve(['bench/baseline/fastify.mjs']);
+  // floor:restfold-without:logger+hooks leaves those parts of the set-up out (FLOOR_WITHOUT in the floor).
+  const floor = /^floor:restfold(?:-without:(.+))?$/.exec(against);
+  if (floor) return serve(['bench/baseline/fastify-restfold.mjs'], { ...serverEnv, FLOOR_WITHOUT: floor[1]?.replaceAll('+', ',') ?? '' });
   if (against === 'pooler') return serve(['dist/cli.js', 'serve'], { ...serverEnv, DB_PREPARED_STATEMENTS: 'false' });
   // Live changes listen on DATABASE_URL, as the other side does: a LISTEN through a transaction pooler
   // is lost, and the side whose listener hears nothing would be spared the work the other does.
@@ -118,10 +131,36 @@ async function allocatedBytes(pid) {
 /** Ticks spent between two readings (a backend started meanwhile counts from 0; one that ended is lost). */
 const ticksSince = (before, after) => [...after].reduce((sum, [pid, ticks]) => sum + ticks - (before.get(pid) ?? 0), 0);
 
-const servers = [
-  { name: 'this build', slots: [], warmUpRequests: 0, ...(await start('dist', 'this')) },
-  { name: options.against, slots: [], warmUpRequests: 0, ...(await start(options.against, 'other')) },
-];
+const sideDir = (index) => ['this', 'other'][index] ?? `other-${index}`;
+const servers = [];
+for (const [index, against] of ['dist', ...options.against.split(',')].entries()) {
+  servers.push({ name: index === 0 ? 'this build' : against, slots: [], warmUpRequests: 0, ...(await start(against, sideDir(index))) });
+}
+
+/** Scenario (j)'s pool: `count` new articles by the bench user, the first one's id; and those left deleted after. */
+async function articlePool(count) {
+  const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query(
+      "INSERT INTO articles (title, body, author_id, created_at) SELECT 'pool ' || n, '', users.id, now() FROM generate_series(1, $1) AS n, users WHERE users.username = 'bench' RETURNING id",
+      [count],
+    );
+    const ids = rows.map(({ id }) => Number(id)).sort((a, b) => a - b);
+    if (ids.length !== count || ids.at(-1) - ids[0] !== count - 1) throw new Error('The pool of articles to delete is not one run of ids.');
+    return {
+      from: ids[0],
+      drop: async () => {
+        const cleaner = new pg.Client({ connectionString: process.env.DATABASE_URL });
+        await cleaner.connect();
+        await cleaner.query('DELETE FROM articles WHERE id BETWEEN $1 AND $2', [ids[0], ids.at(-1)]).finally(() => cleaner.end());
+      },
+    };
+  } finally {
+    await client.end();
+  }
+}
+let pool;
 
 try {
   const login = await fetch(`${servers[0].base}/api/v1/auth/token/`, {
@@ -132,9 +171,14 @@ try {
   if (!login.ok) throw new Error(`Logging in as "bench" answered ${login.status}: is the database seeded by npm run bench:seed?`);
   const { token } = await login.json();
   const newest = await fetch(`${servers[0].base}/api/v1/users/?ordering=-id&page_size=1`, { headers: { authorization: `Bearer ${token}` } });
-  const seeded = { firstUserId: 1, lastUserId: (await newest.json()).results[0].id, searchTerm: '' };
+  const seeded = { firstUserId: 1, lastUserId: (await newest.json()).results[0].id, searchTerm: '', poolFrom: 0 };
   const scenario = scenarios(seeded, 1).find(({ key, baseline }) => baseline && key === options.scenario);
-  if (!scenario) throw new Error('--scenario must be a, c, e, g or i (those the baseline serves).');
+  if (!scenario) throw new Error('--scenario must be a, c, e, g, i or j (those the baseline serves).');
+  // Enough for every side's warm-up (3 s, 10 000 requests at least) and every slot at 6 000 deletes a second.
+  if (scenario.pool) {
+    pool = await articlePool(servers.length * ((3 + Number(options.slots) * slotSeconds) * 6_000 + 10_000));
+    seeded.poolFrom = pool.from;
+  }
   let k = 0;
   const load = (server, seconds) =>
     autocannon({
@@ -154,8 +198,8 @@ try {
 
   for (const server of servers) server.warmUpRequests = (await warmUp((seconds) => load(server, seconds), server.workers, 3)).requests.total;
   for (let slot = 0; slot < Number(options.slots); slot++) {
-    // Alternate which side goes first, so neither always follows the other's load.
-    for (const server of slot % 2 === 0 ? servers : [...servers].reverse()) {
+    // Rotate which side goes first, so none always follows another's load.
+    for (const server of servers.map((_, index) => servers[(index + slot) % servers.length])) {
       const allocatedBefore = await allocatedBytes(server.pid);
       const before = cpuTicksOf(server.pid);
       const [databaseBefore, poolerBefore] = [processTicks('postgres'), processTicks('pgbouncer')];
@@ -172,32 +216,38 @@ try {
   const median = (values) => [...values].sort((a, b) => a - b)[Math.floor((values.length - 1) / 2)];
   const micros = ({ ticks, requests }) => (ticks * 1e6) / TICKS_PER_SECOND / requests;
   const total = (slots, key) => slots.reduce((sum, slot) => sum + slot[key], 0);
+  console.log(`load average at the end: ${readFileSync('/proc/loadavg', 'utf8').trim()}`);
   for (const { name, slots } of servers) {
     const requests = total(slots, 'requests');
     const spent = (key, whose) => (total(slots, key) ? `, ${micros({ ticks: total(slots, key), requests }).toFixed(1)} µs of ${whose}` : '');
     const kilobytes = (total(slots, 'allocated') / 1024 / requests).toFixed(1);
     console.log(`${name}: ${micros({ ticks: total(slots, 'ticks'), requests }).toFixed(1)} µs of CPU per request${spent('database', "PostgreSQL's")}${spent('pooler', "PgBouncer's")}, ${kilobytes} KB allocated per request, ${(requests / (slots.length * slotSeconds)).toFixed(0)} req/s`);
   }
-  const ratios = (of) => median(servers[0].slots.map((slot, index) => of(slot) / of(servers[1].slots[index]))).toFixed(3);
   const perRequest = (slot) => slot.allocated / slot.requests;
-  console.log(`this build / ${options.against}, median of ${options.slots} slots: CPU per request ${ratios(micros)}, allocation per request ${ratios(perRequest)}, req/s ${ratios((slot) => slot.rps)}`);
+  for (const [index, first] of servers.entries()) {
+    for (const second of servers.slice(index + 1)) {
+      const ratios = (of) => median(first.slots.map((slot, at) => of(slot) / of(second.slots[at]))).toFixed(3);
+      console.log(`${first.name} / ${second.name}, median of ${options.slots} slots: CPU per request ${ratios(micros)}, allocation per request ${ratios(perRequest)}, req/s ${ratios((slot) => slot.rps)}`);
+    }
+  }
 } finally {
   await Promise.all(servers.map((server) => server.stop()));
   rmSync(allocations, { recursive: true, force: true });
+  await pool?.drop();
 }
 if (profiles) {
   // Each side's profiled time (self, by layer) over every request it answered, the warm-up's included.
   const sides = servers.map((server, index) => {
-    const dir = join(profiles, index === 0 ? 'this' : 'other');
+    const dir = join(profiles, sideDir(index));
     const [file] = readdirSync(dir).sort().reverse();
-    const { layers, interval } = layersOf(JSON.parse(readFileSync(join(dir, file), 'utf8')));
+    const { layers, interval } = layersOf(JSON.parse(readFileSync(join(dir, file), 'utf8')), options['by-stage'] ? stageOf : undefined);
     const requests = server.warmUpRequests + server.slots.reduce((sum, slot) => sum + slot.requests, 0);
     return { layers, perRequest: (count) => (count * interval) / requests };
   });
   const names = [...new Set(sides.flatMap(({ layers }) => [...layers.keys()]))].sort((a, b) => (sides[0].layers.get(b) ?? 0) - (sides[0].layers.get(a) ?? 0));
   const cell = (side, name) => side.perRequest(side.layers.get(name) ?? 0).toFixed(1);
   const sum = (side) => side.perRequest([...side.layers.values()].reduce((total, count) => total + count, 0)).toFixed(1);
-  console.log(`\n| profiled µs per request, by layer | ${servers.map(({ name }) => name).join(' | ')} |\n|---|--:|--:|`);
+  console.log(`\n| profiled µs per request, by ${options['by-stage'] ? 'stage' : 'layer'} | ${servers.map(({ name }) => name).join(' | ')} |\n|---|${servers.map(() => '--:|').join('')}`);
   for (const name of names) console.log(`| ${name} | ${sides.map((side) => cell(side, name)).join(' | ')} |`);
   console.log(`| all but idle | ${sides.map(sum).join(' | ')} |`);
 }

@@ -1,7 +1,8 @@
 /**
  * The benchmark's scenarios, (a) to (i), shared by run.mjs and compare.mjs;
  * those with `baseline: true` are served by bench/baseline/server.mjs too.
- * `seeded` names the users to read ({ firstUserId, lastUserId, searchTerm }).
+ * `seeded` names the users to read ({ firstUserId, lastUserId, searchTerm }) and, for a scenario
+ * with `pool: true` (only bench/compare.mjs runs those), the first id of the rows made for it (poolFrom).
  */
 import { randomBytes } from 'node:crypto';
 
@@ -48,9 +49,21 @@ export function scenarios(seeded, searchPage) {
       status: 201,
       request: (k) => ({ method: 'POST', path: '/api/v1/articles/', body: { title: `Bench ${runId} ${k}`, body: 'Written by the benchmark.' } }),
     },
+    // Each request deletes another article of a pool made for the run (`pool`: bench/compare.mjs makes it, from `seeded.poolFrom` on).
+    {
+      key: 'j',
+      title: '(j) articles DELETE',
+      auth: true,
+      baseline: true,
+      pool: true,
+      bodiless: true,
+      status: 204,
+      request: (k) => ({ method: 'DELETE', path: `/api/v1/articles/${seeded.poolFrom + k}/` }),
+    },
   ];
 }
 
 export function headersFor(scenario, token) {
-  return { 'content-type': 'application/json', ...(scenario.auth ? { authorization: `Bearer ${token}` } : {}) };
+  // No content type where no body is sent: Fastify's JSON parser refuses an empty body that names one.
+  return { ...(!scenario.bodiless && { 'content-type': 'application/json' }), ...(scenario.auth ? { authorization: `Bearer ${token}` } : {}) };
 }

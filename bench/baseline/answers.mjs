@@ -31,6 +31,9 @@ const SQL = {
   createArticle:
     `WITH article AS (INSERT INTO articles (title, body, author_id, created_at) VALUES ($1, $2, $3, $4) RETURNING ${ARTICLE_COLUMNS}) ` +
     'SELECT article.*, users.username AS author_username FROM article INNER JOIN users ON users.id = article.author_id',
+  // Only its author or a holder of `articles.delete` ($3) deletes an article.
+  deleteArticle: 'DELETE FROM articles WHERE id = $1 AND (author_id = $2 OR $3) RETURNING id',
+  articleExists: 'SELECT 1 AS found FROM articles WHERE id = $1',
   publishedPosts: 'SELECT id, title, content, published, created_at, updated_at FROM posts WHERE published = $1 ORDER BY created_at DESC, id DESC',
 };
 // SQLite has no INSERT in a WITH; its RETURNING may hold a subquery instead.
@@ -55,7 +58,8 @@ function openQueries(url) {
     );
     return async (name, parameters) => statements[name].all(...parameters.map((value) => (typeof value === 'boolean' ? Number(value) : value)));
   }
-  const pool = new pg.Pool({ connectionString: url, max: 25, min: 5 });
+  // DB_MAX_CONNECTIONS, as Restfold reads it (bench/compare.mjs lowers it when more sides share the database).
+  const pool = new pg.Pool({ connectionString: url, max: Number(process.env.DB_MAX_CONNECTIONS ?? 25), min: 5 });
   // DB_PREPARED_STATEMENTS=false, as Restfold reads it: unnamed statements, which a transaction pooler allows.
   const named = process.env.DB_PREPARED_STATEMENTS !== 'false';
   return async (name, values) => (await pool.query({ ...(named && { name }), text: SQL[name], values })).rows;
@@ -89,7 +93,7 @@ const postRecord = (row) => ({
   updated_at: isoTime(row.updated_at),
 });
 
-/** An answer: its status, body (to be written as JSON) and headers beyond the content type. */
+/** An answer: its status, body (to be written as JSON; undefined: none) and headers beyond the content type. */
 const answered = (status, body, headers = {}) => ({ status, body, headers });
 
 /** An error in Restfold's shape: `{error, code, details?}`. */
@@ -156,6 +160,13 @@ async function changeUser(body, user, id) {
   return (await query('userExists', [id])).length === 0 ? notFound() : forbidden();
 }
 
+/** DELETE of an article: by its author or a `articles.delete` holder; 204 with no body. */
+async function deleteArticle(user, id) {
+  const [row] = await query('deleteArticle', [id, user.id, await holds(user, 'articles.delete')]);
+  if (row) return answered(204, undefined);
+  return (await query('articleExists', [id])).length === 0 ? notFound() : forbidden();
+}
+
 /**
  * The answer to a request, whatever serves it: `readBody()` gives the JSON object it sent ({ body }),
  * or the error to answer instead ({ status, code, error }).
@@ -191,6 +202,8 @@ export async function answer({ method, url: path, headers, readBody }) {
       results: rows.map(userRecord),
     });
   }
+  const articleId = Number(/^\/api\/v1\/articles\/(\d{1,15})\/$/.exec(url.pathname)?.[1]);
+  if (articleId && method === 'DELETE') return deleteArticle(user, articleId);
   const id = Number(/^\/api\/v1\/users\/(\d{1,15})\/$/.exec(url.pathname)?.[1]);
   if (id && method === 'PATCH') return withBody((body) => changeUser(body, user, id));
   if (id) {

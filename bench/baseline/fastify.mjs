@@ -14,12 +14,13 @@ import { answer, fail, MAX_BODY_BYTES } from './answers.mjs';
 const app = Fastify({ bodyLimit: MAX_BODY_BYTES, genReqId: () => randomUUID() });
 
 app.route({
-  method: ['GET', 'POST', 'PATCH'],
+  method: ['GET', 'POST', 'PATCH', 'DELETE'],
   url: '/*',
   handler: async (request, reply) => {
     const isObject = request.body !== null && typeof request.body === 'object' && !Array.isArray(request.body);
     const readBody = () => (isObject ? { body: request.body } : { status: 400, code: 'parse_error', error: 'Send a JSON object.' });
     const { status, body, headers } = await answer({ method: request.method, url: request.url, headers: request.headers, readBody });
+    if (body === undefined) return reply.code(status).headers({ ...headers, 'x-request-id': request.id }).send();
     const text = JSON.stringify(body);
     return reply
       .code(status)

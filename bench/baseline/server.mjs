@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * The ceiling: scenarios (a), (c), (e), (g) and (i) answered as answers.mjs does, served by node:http
+ * The ceiling: scenarios (a), (c), (e), (g), (i) and (j) answered as answers.mjs does, served by node:http
  * with nothing else around them: JSON.stringify and one writeHead per response.
  *   DATABASE_URL=... PORT=... node bench/baseline/server.mjs
  */
@@ -29,6 +29,11 @@ async function jsonBody(request) {
 }
 
 function send(response, { status, body, headers }) {
+  if (body === undefined) {
+    response.writeHead(status, headers);
+    response.end();
+    return;
+  }
   const text = JSON.stringify(body);
   response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
   response.end(text);

@@ -57,9 +57,15 @@ export function enforceBodyRate(server: Server, { minBytesPerSecond, windowMs }:
       timer = undefined;
     }
   };
+  // A body that has come is forgotten at once: kept until the next check, every request with a body
+  // would outlive the young generation's collections and be copied into the old one.
+  function arrived(this: IncomingMessage): void {
+    uploads.delete(this);
+  }
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
     if (!hasBody(request) || request.complete) return;
     uploads.set(request, { response, bytesRead: [request.socket.bytesRead] });
+    request.once('end', arrived);
     timer ??= setInterval(check, interval).unref();
   });
   server.on('close', () => clearInterval(timer));

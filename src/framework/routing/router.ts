@@ -59,8 +59,10 @@ export function keepRawBodies(instance: FastifyInstance, maxMultipartBytes?: num
  */
 export function keepMultipartUnread(instance: FastifyInstance, maxMultipartBytes?: number): void {
   instance.addContentTypeParser('multipart/form-data', (_request, _payload, done) => done(null));
-  instance.addHook('onSend', async (request) => {
-    if (!request.raw.complete && isMultipart(request.headers['content-type'])) await dropRest(request.raw, DRAINED_LIMITS * (maxMultipartBytes ?? request.routeOptions.bodyLimit ?? 0));
+  // The callback form: a promise only for the multipart body it drops, not one per request.
+  instance.addHook('onSend', (request, _reply, payload, done) => {
+    if (request.raw.complete || !isMultipart(request.headers['content-type'])) return done(null, payload);
+    dropRest(request.raw, DRAINED_LIMITS * (maxMultipartBytes ?? request.routeOptions.bodyLimit ?? 0)).then(() => done(null, payload), done);
   });
 }
 
