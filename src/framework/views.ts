@@ -12,8 +12,7 @@ import { requestReader } from '../store/read/reader.js';
 import { unscoped } from '../store/conditions/table-scopes.js';
 import type { ActionRequest, ActionResult, ActionRoute } from './actions/request.js';
 import { authenticate, type Authenticator, type ForcedUser } from './stages/authentication/index.js';
-import { readPermissions } from './base/auth-user.js';
-import { readyingTransactions } from './write/unit.js';
+import { askedIn } from './write/unit.js';
 import { asAdminWrite } from './write/change-log.js';
 import { isAdminCall } from './base/admin-calls.js';
 import type { BrowsableContext } from './render/browsable/index.js';
@@ -127,8 +126,8 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   // A GET or HEAD writes nothing (a custom action's code writes on the primary all the same): its reads may go to a replica.
   const readOnly = READ_ONLY_METHODS.has(request.method);
   // Where the app's code may ask for a permission inside a transaction (a write's hooks, a custom
-  // action's), the user's are read before one opens: a statement only where a transaction is.
-  const database = readOnly && !route.custom ? runtime.database : readyingTransactions(isAdminCall(request) ? asAdminWrite(runtime.database) : runtime.database, () => readPermissions(request.user));
+  // action's), the user's are read through it if asked there: nothing is read unless asked.
+  const database = readOnly && !route.custom ? runtime.database : askedIn(isAdminCall(request) ? asAdminWrite(runtime.database) : runtime.database, () => request.user);
   const reader = requestReader(database, readOnly);
   const id = collection.singleton ? undefined : collection.recordKey.segmentIn(request.params);
   route.announce?.(reader, id, request.url, runtime.scopePlan.scopedTables, seen);
