@@ -22,7 +22,7 @@ import type { RecordLinks } from './declare/computed.js';
 import { notAuthenticated, notFound } from './base/errors.js';
 import type { RequestContext } from './declare/scope.js';
 import { negotiate } from './stages/negotiation.js';
-import { parseRecordBody } from './stages/parsers/record-body.js';
+import { parseRecordBody, type UploadRules } from './stages/parsers/record-body.js';
 import { queryParameters } from './base/query-string.js';
 import type { Action, Permission } from './declare/permission-classes.js';
 import { checkPermissions } from './stages/permissions.js';
@@ -84,6 +84,8 @@ export interface ApiRuntime {
    */
   readonly bucketPrefix?: string;
   readonly files?: FilesRuntime;
+  /** With files: the upload rules of the models the collection's bodies are read by, built as it mounts (router.ts). */
+  readonly uploadRules?: UploadRules;
 }
 
 /**
@@ -166,7 +168,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   async function acted(): Promise<ActionResult> {
   const fromForm = (form: URLSearchParams): unknown => formBody(seen, route, bodySerializer, form);
   // A body's serializer takes a multipart body (its fields read as a form's; files only to its file fields).
-  const uploads = runtime.files && bodySerializer && { model: bodySerializer.model, storage: runtime.files.storage, limits: runtime.files.limits, stored: fileWrites?.stored ?? [] };
+  const uploads = runtime.files && bodySerializer && { model: bodySerializer.model, rules: runtime.uploadRules ?? new Map(), storage: runtime.files.storage, limits: runtime.files.limits, stored: fileWrites?.stored ?? [] };
   const parsed = route.takesBody ? parseRecordBody(request, envelope, fromForm, uploads) : undefined;
   const body = isPending(parsed) ? await parsed : parsed;
   // Setting a password checks none, so it is not a login's to limit: a user's hashes count as requests, an anonymous client's as sign-ups.
