@@ -12,8 +12,7 @@ import { requestReader } from '../store/read/reader.js';
 import { unscoped } from '../store/conditions/table-scopes.js';
 import type { ActionRequest, ActionResult, ActionRoute } from './actions/request.js';
 import { authenticate, type Authenticator, type ForcedUser } from './stages/authentication/index.js';
-import { readPermissions } from './base/auth-user.js';
-import { readyingTransactions } from './write/unit.js';
+import { askedIn } from './write/unit.js';
 import { asAdminWrite } from './write/change-log.js';
 import { isAdminCall, pageUserOf } from './base/admin-calls.js';
 import type { BrowsableContext } from './render/browsable/index.js';
@@ -23,7 +22,7 @@ import type { RecordLinks } from './declare/computed.js';
 import { notAuthenticated, notFound } from './base/errors.js';
 import type { RequestContext } from './declare/scope.js';
 import { negotiate } from './stages/negotiation.js';
-import { parseRecordBody } from './stages/parsers/record-body.js';
+import { parseRecordBody, type UploadRules } from './stages/parsers/record-body.js';
 import { queryParameters } from './base/query-string.js';
 import type { Action, Permission } from './declare/permission-classes.js';
 import { checkPermissions } from './stages/permissions.js';
@@ -85,6 +84,8 @@ export interface ApiRuntime {
    */
   readonly bucketPrefix?: string;
   readonly files?: FilesRuntime;
+  /** With files: the upload rules of the models the collection's bodies are read by, built as it mounts (router.ts). */
+  readonly uploadRules?: UploadRules;
 }
 
 /**
@@ -127,8 +128,8 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   // A GET or HEAD writes nothing (a custom action's code writes on the primary all the same): its reads may go to a replica.
   const readOnly = READ_ONLY_METHODS.has(request.method);
   // Where the app's code may ask for a permission inside a transaction (a write's hooks, a custom
-  // action's), the user's are read before one opens: a statement only where a transaction is.
-  const database = readOnly && !route.custom ? runtime.database : readyingTransactions(isAdminCall(request) ? asAdminWrite(runtime.database) : runtime.database, () => readPermissions(request.user));
+  // action's), the user's are read through it if asked there: nothing is read unless asked.
+  const database = readOnly && !route.custom ? runtime.database : askedIn(isAdminCall(request) ? asAdminWrite(runtime.database) : runtime.database, () => request.user);
   const reader = requestReader(database, readOnly);
   const id = collection.singleton ? undefined : collection.recordKey.segmentIn(request.params);
   route.announce?.(reader, id, request.url, runtime.scopePlan.scopedTables, seen);
@@ -169,7 +170,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   async function acted(): Promise<ActionResult> {
   const fromForm = (form: URLSearchParams): unknown => formBody(seen, route, bodySerializer, form);
   // A body's serializer takes a multipart body (its fields read as a form's; files only to its file fields).
-  const uploads = runtime.files && bodySerializer && { model: bodySerializer.model, storage: runtime.files.storage, limits: runtime.files.limits, stored: fileWrites?.stored ?? [] };
+  const uploads = runtime.files && bodySerializer && { model: bodySerializer.model, rules: runtime.uploadRules ?? new Map(), storage: runtime.files.storage, limits: runtime.files.limits, stored: fileWrites?.stored ?? [] };
   const parsed = route.takesBody ? parseRecordBody(request, envelope, fromForm, uploads) : undefined;
   const body = isPending(parsed) ? await parsed : parsed;
   // Setting a password checks none, so it is not a login's to limit: a user's hashes count as requests, an anonymous client's as sign-ups.

@@ -47,6 +47,18 @@ const app = withGeneratedMigrations(
             if (values.title === 'refused by hook') throw validationFailed({ title: ['The hook refused it.'] });
           },
         },
+        actions: {
+          // A body of its own with a file field: its upload rules, not the collection's model's.
+          scan: {
+            detail: false,
+            method: 'POST',
+            body: { note: fields.string({ maxLength: 20 }), scan: fields.file({ accept: ['application/pdf'], maxBytes: 1024 }) },
+            handler: ({ body }) => {
+              const { note, scan } = body as { note: string; scan: { name: string; size: number; content_type: string } };
+              return { note, name: scan.name, size: scan.size, type: scan.content_type };
+            },
+          },
+        },
       }),
     ],
   }),
@@ -120,6 +132,15 @@ describe.each(Object.keys(TEST_STORAGES) as (keyof typeof TEST_STORAGES)[])('fil
       expect(refused.status).toBe(413);
       expect(refused.json.details.kept[0]).toMatch(/at most 524288 bytes/);
       expect((await storage.objects()).length).toBe(before);
+    });
+
+    it('takes a file in a custom action’s declared body, by that body’s own rules', async () => {
+      const scanned = await send(base, 'POST', '/api/v1/docs/scan/', { token: alice.token, form: formOf({ note: 'n' }, { scan: [pdf(), 's.pdf'] }) });
+      expect(scanned.status, JSON.stringify(scanned.json)).toBe(200);
+      expect(scanned.json).toEqual({ note: 'n', name: 's.pdf', size: pdf().length, type: 'application/pdf' });
+      const big = await send(base, 'POST', '/api/v1/docs/scan/', { token: alice.token, form: formOf({ note: 'n' }, { scan: [Buffer.concat([pdf(), Buffer.alloc(2048, 0x20)]), 'big.pdf'] }) });
+      expect(big.status).toBe(413);
+      expect(big.json.details.scan[0]).toMatch(/at most 1024 bytes/);
     });
 
     it('stores nothing when the client goes away mid-upload', async () => {

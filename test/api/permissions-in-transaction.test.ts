@@ -1,9 +1,10 @@
 /**
  * An app's own code asking `hasPermission` inside a write's transaction (a before-hook with
  * `inTransaction`, an after-hook, an object permission on a locked record, a custom action's or an
- * app route's `inTransaction`) is answered, through HTTP: the
- * request's permissions were read before the transaction opened. On SQLite the transaction holds
- * the one write connection, so a read of them there would wait for ever; a short timeout fails a hang.
+ * app route's `inTransaction`) is answered, through HTTP: asked first there, the request's
+ * permissions are read through the transaction (an app route's as it is authenticated). On SQLite
+ * the transaction holds the one write connection, so a read of them beside it would wait for ever;
+ * a short timeout fails a hang.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { collection, defineApp, fields, inTransaction, model, recordStore, serializer, type Permission } from '../../src/framework/index.js';

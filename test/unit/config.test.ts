@@ -68,6 +68,14 @@ describe('configuration from the environment', () => {
     expect(() => loadConfig({ DB_PREPARED_STATEMENTS: 'never' })).toThrow(/DB_PREPARED_STATEMENTS must be true or false/);
   });
 
+  it('reads HISTORY as admin (the default), a true word (every write) or a false one (none), refusing any other word', () => {
+    expect([undefined, '', ' Admin ', 'ADMIN'].map((value) => loadConfig({ HISTORY: value }).history)).toEqual(['admin', 'admin', 'admin', 'admin']);
+    expect(['true', 'YES', ' on', '1'].map((value) => loadConfig({ HISTORY: value }).history)).toEqual(['all', 'all', 'all', 'all']);
+    expect(['false', 'No', 'off ', '0'].map((value) => loadConfig({ HISTORY: value }).history)).toEqual(['off', 'off', 'off', 'off']);
+    for (const value of ['sometimes', 'admins', 'constructor']) expect(() => loadConfig({ HISTORY: value })).toThrow(`HISTORY must be admin, true or false (got "${value}").`);
+    expect(() => loadConfig({ METRICS: 'admin' })).toThrow('METRICS must be true or false (got "admin").');
+  });
+
   it('reads lifetimes in seconds or with a unit', () => {
     const config = loadConfig({ JWT_ACCESS_LIFETIME: '90', JWT_REFRESH_LIFETIME: '12h', SESSION_LIFETIME: '30m' });
     expect([config.jwtAccessLifetime, config.jwtRefreshLifetime, config.sessionLifetime]).toEqual([90, 43_200, 1800]);

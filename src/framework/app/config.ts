@@ -8,7 +8,7 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { AuthKind } from '../stages/authentication/index.js';
 import { parseAllowedHosts } from '../base/hosts.js';
-import { booleanSetting } from '../../core/settings.js';
+import { booleanSetting, choiceSetting, trueOrFalse } from '../../core/settings.js';
 import type { HistoryKept } from '../write/change-log.js';
 import { parseTrustProxy, type TrustProxy } from '../base/proxy.js';
 import { parseRate, type Rate } from '../stages/throttling.js';
@@ -103,18 +103,10 @@ function integer(env: Env, name: string, fallback: number, min: number): number 
   return Number(text);
 }
 
-/** Django's admin is on by default at /admin/; a prefix is one or more path segments, without the trailing slash. */
 /** HISTORY: `admin` (or unset) logs the admin's writes, a true value every request's, a false one none. */
-function historyKept(env: Env): HistoryKept {
-  const text = env.HISTORY?.trim().toLowerCase();
-  if (!text || text === 'admin') return 'admin';
-  try {
-    return booleanSetting(env, 'HISTORY', false) ? 'all' : 'off';
-  } catch {
-    throw new Error(`HISTORY must be admin, true or false (got ${JSON.stringify(env.HISTORY)}).`);
-  }
-}
+const HISTORY_KEPT: Readonly<Record<string, HistoryKept>> = { admin: 'admin', ...trueOrFalse<HistoryKept>('all', 'off') };
 
+/** Django's admin is on by default at /admin/; a prefix is one or more path segments, without the trailing slash. */
 function adminPrefix(env: Env): string | undefined {
   if (!booleanSetting(env, 'ADMIN', true)) return undefined;
   const prefix = (env.ADMIN_PREFIX || '/admin').replace(/\/$/, '');
@@ -290,7 +282,7 @@ export function loadConfig(env: Env = process.env): Config {
     allowedHosts: parseAllowedHosts(env.ALLOWED_HOSTS),
     corsOrigins: (env.CORS_ORIGINS ?? '').split(',').map((origin) => origin.trim()).filter(Boolean),
     adminPrefix: adminPrefix(env),
-    history: historyKept(env),
+    history: choiceSetting(env, 'HISTORY', HISTORY_KEPT, 'admin', 'admin, true or false'),
     metrics: booleanSetting(env, 'METRICS', false),
     metricsPort: env.METRICS_PORT ? integer(env, 'METRICS_PORT', 0, 1) : undefined,
     live: {

@@ -21,44 +21,80 @@ export interface AuthUser {
   /** Names the credential the request came with (a token's or session's hash, a JWT's id), so a change it makes can keep it. */
   readonly credentialId: string | undefined;
   /**
-   * Superusers hold every permission; others their own and their groups' (read once per request, so
-   * a permission removed from the user or a group is refused from the next request on). Never read
-   * inside a transaction: a write's or a custom action's waits for them before it opens, and an app
-   * route or admin page reads them as it authenticates, so that asking in a hook or a handler's
-   * transaction reads nothing (on SQLite the transaction holds the one connection a read would wait for).
+   * Superusers hold every permission; others their own and their groups' (read once per request, when
+   * first asked, so a permission removed from the user or a group is refused from the next request on).
+   * First asked inside a transaction opened on the `database` the request hands the app's code (a
+   * write's, a custom action's), they are read through that transaction's own connection (on SQLite
+   * it holds the one connection a read elsewhere would wait for); an app route or admin page reads them
+   * as it authenticates, as its code may open a transaction the framework does not see.
    */
   hasPermission(name: string): Promise<boolean>;
 }
 
-/** The AuthUsers the framework made, each from a users row (what credentials.issue takes as a user), with how their permissions are read. */
-const madeHere = new WeakMap<object, () => Promise<unknown>>();
+/** How a user's permissions are read: once, through the transaction lent to it while one is open (`readIn`), else through the database it was found in. */
+interface Permissions {
+  read(): Promise<Set<string>>;
+  /** Once asked: then a transaction has nothing to lend. */
+  names?: Promise<Set<string>>;
+  lent?: Database;
+}
+
+/** The AuthUsers the framework made, each from a users row (what credentials.issue takes as a user), with how their permissions are read (none for a superuser). */
+const madeHere = new WeakMap<object, Permissions | undefined>();
 export const isAuthUser = (value: object): value is AuthUser => madeHere.has(value);
 
 /**
  * The user's permissions read now unless they are already (nothing for a superuser, or a user the
- * framework did not make): called outside any transaction, before one opens where the app's code
- * may ask within it, after which `hasPermission` answers from what was read.
+ * framework did not make): called outside any transaction where the app's code may open one the
+ * framework does not see (an app route's handler), after which `hasPermission` answers from what was read.
  */
 export async function readPermissions(user: AuthUser | null): Promise<void> {
-  if (user) await madeHere.get(user)?.();
+  if (user) await madeHere.get(user)?.read();
+}
+
+/**
+ * `work`, run in `transaction`, during which the user's permissions, if first asked, are read through
+ * it: on SQLite the transaction holds the one connection a read elsewhere would wait for, for ever;
+ * on PostgreSQL the connection it holds spares taking a second. Nothing is read unless asked.
+ */
+export async function readIn<T>(user: AuthUser, transaction: Database, work: () => Promise<T>): Promise<T> {
+  const permissions = madeHere.get(user);
+  // Already read, or lent another transaction of the request's (PostgreSQL only: SQLite opens one at a time).
+  if (!permissions || permissions.names || permissions.lent) return work();
+  permissions.lent = transaction;
+  try {
+    return await work();
+  } finally {
+    permissions.lent = undefined;
+  }
 }
 
 export function toAuthUser(database: Database, row: UserRow, credentialId?: string): AuthUser {
   const isSuperuser = Boolean(row.is_superuser);
-  let permissions: Promise<Set<string>> | undefined;
-  const read = (): Promise<Set<string>> => (permissions ??= effectivePermissions(database, Number(row.id)).then((names) => new Set(names)));
+  const id = Number(row.id);
+  const permissions: Permissions = {
+    // A read that failed (in a transaction that failed before it, say) is not kept: the next ask reads again.
+    read: () =>
+      (permissions.names ??= effectivePermissions(permissions.lent ?? database, id).then(
+        (found) => new Set(found),
+        (error: unknown) => {
+          permissions.names = undefined;
+          throw error;
+        },
+      )),
+  };
   const user: AuthUser = {
-    id: Number(row.id),
+    id,
     username: row.username,
     isSuperuser,
     isStaff: Boolean(row.is_staff),
     credentialsVersion: Number(row.credentials_version),
     credentialId,
     async hasPermission(name) {
-      return isSuperuser || (await read()).has(name);
+      return isSuperuser || (await permissions.read()).has(name);
     },
   };
-  madeHere.set(user, isSuperuser ? () => Promise.resolve() : read);
+  madeHere.set(user, isSuperuser ? undefined : permissions);
   return user;
 }
 

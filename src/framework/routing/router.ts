@@ -30,6 +30,9 @@ import type { Action, Permission } from '../declare/permission-classes.js';
 import { dispatch, hasFiles, permissionsFor, type ApiRuntime } from '../views.js';
 import { downloadHandler } from './downloads.js';
 import { DRAINED_LIMITS, dropRest, isMultipart } from '../stages/parsers/multipart.js';
+import { uploadRulesFor } from '../stages/parsers/record-body.js';
+import type { ActionRoute } from '../actions/request.js';
+import type { Model } from '../declare/model.js';
 
 export type Handler = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 
@@ -174,14 +177,26 @@ function documented(runtime: ApiRuntime, collection: Collection, schemaOf: (seen
   return { schema: schemas[versioning.default ?? versioning.allowed[0]!], config: { restfoldSchemas: schemas } };
 }
 
+/** A collection's custom action, and its route, built once. */
+type CustomActionRoute = readonly [name: string, declared: CustomAction, route: ActionRoute];
+
+/**
+ * The models the collection's bodies are read by, whose upload rules it mounts with: its serializers'
+ * (a version's serializer keeps its model), and its custom actions' declared bodies' (one serializer
+ * whatever the request, made as the route is).
+ */
+function bodyModels(collection: Collection, custom: readonly CustomActionRoute[]): Model[] {
+  const declared = custom.flatMap(([, , route]) => (route.bodySerializer ? [route.bodySerializer({ action: route.action, user: null }, collection).model] : []));
+  return [...collection.serializers.map(({ model }) => model), ...declared];
+}
+
 /** Each custom action's endpoint, by path (one per method). */
-function customActionEndpoints(runtime: ApiRuntime, collection: Collection): Map<string, Partial<Record<Method, Endpoint>>> {
+function customActionEndpoints(runtime: ApiRuntime, collection: Collection, custom: readonly CustomActionRoute[]): Map<string, Partial<Record<Method, Endpoint>>> {
   const byPath = new Map<string, Partial<Record<Method, Endpoint>>>();
-  for (const [name, declared] of Object.entries(collection.customActions) as [string, CustomAction][]) {
+  for (const [name, declared, route] of custom) {
     const path = customActionPath(collection, name, declared);
     const endpoints = byPath.get(path) ?? {};
     if (endpoints[declared.method]) throw new Error(`${collection.name}: two actions answer ${declared.method} ${path}.`);
-    const route = customRoute(collection, name, declared);
     const schema = customActionSchema(collection, name, declared, runtime.scopePlan.scopedTables);
     endpoints[declared.method] = {
       handler: (request, reply) => dispatch(request, reply, runtime, collection, route),
@@ -272,7 +287,9 @@ export function mountCollections(instance: FastifyInstance, runtime: ApiRuntime,
     }
     // A record's browsable page links to the collections nested under it.
     const nested = collections.filter(({ parent }) => parent?.collection.name === collection.name).map(({ name }) => name);
-    const own = { ...runtime, page: { ...runtime.page, nested }, links: recordLinks(collection, collections) };
+    const custom = (Object.entries(collection.customActions) as [string, CustomAction][]).map(([name, declared]): CustomActionRoute => [name, declared, customRoute(collection, name, declared)]);
+    const uploadRules = runtime.files && uploadRulesFor(bodyModels(collection, custom), runtime.files.limits);
+    const own = { ...runtime, page: { ...runtime.page, nested }, links: recordLinks(collection, collections), uploadRules };
     // A singleton's one record is at its list path.
     const paths = collection.singleton ? [[listPath(collection), detailActions] as const] : ([[listPath(collection), listActions], [detailPath(collection), detailActions]] as const);
     for (const [path, actions] of paths) {
@@ -287,7 +304,7 @@ export function mountCollections(instance: FastifyInstance, runtime: ApiRuntime,
     }
     if (collection.bulkCreateMax !== undefined) resource(instance, `${listPath(collection)}bulk/`, { POST: bulkCreateEndpoint(own, collection) });
     if (collection.live) resource(instance, `${listPath(collection)}${collection.live.path}/`, { GET: eventsEndpoint(own, collection) });
-    for (const [path, endpoints] of customActionEndpoints(own, collection)) resource(instance, path, endpoints);
+    for (const [path, endpoints] of customActionEndpoints(own, collection, custom)) resource(instance, path, endpoints);
   }
   if (!root) return;
   resource(instance, '/', {

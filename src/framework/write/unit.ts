@@ -34,7 +34,7 @@ import { unscoped } from '../../store/conditions/table-scopes.js';
 import { readList } from '../../store/read/list.js';
 import { findRecord, versionOf, type RecordId } from '../../store/read/records.js';
 import { deleteRow, insertRow, lockRecord, updateRow, updateRowIfVersion } from '../../store/write/writes.js';
-import type { AuthUser } from '../base/auth-user.js';
+import { readIn, type AuthUser } from '../base/auth-user.js';
 import { ApiError, permissionDenied, validationFailed, type ErrorDetails } from '../base/errors.js';
 import type { CommitEvent, HookContext, Hooks } from '../declare/hooks.js';
 import type { UpdateRules } from '../declare/model.js';
@@ -43,14 +43,15 @@ import { fromTable, type RequestCredentials } from '../toolkit/credential-store.
 import { ownValues, setsRelation, writeLinks } from './links.js';
 import { changedFields, logsWrites, logWrites, type LoggedWriter } from './change-log.js';
 
-/** A database as a request hands it to the app's code: what must be read before a transaction opens on it (the copies made of it keep it). */
-type Readying = Database & { readonly beforeTransaction?: () => Promise<unknown> };
+/** A database as a request hands it to the app's code: whose permissions its transactions read, if asked in them (the copies made of it keep it). */
+type Asking = Database & { readonly asker?: () => AuthUser | null };
 
 /**
- * `database`, whose transactions `first` waits for before they open: a read that, once one is open,
- * would wait on SQLite for the connection the transaction holds (the request's permissions).
+ * `database`, in whose transactions the permissions of the request's user (`asker`, known once the
+ * request is authenticated) are read through the transaction when first asked there (`readIn`), not
+ * through a connection of their own that, on SQLite, would wait for the one the transaction holds.
  */
-export const readyingTransactions = (database: Database, first: () => Promise<unknown>): Database => ({ ...database, beforeTransaction: first }) as Readying;
+export const askedIn = (database: Database, asker: () => AuthUser | null): Database => ({ ...database, asker }) as Asking;
 
 /**
  * `work` in a transaction: the one already open on `database`, else a new one, committed when
@@ -58,8 +59,8 @@ export const readyingTransactions = (database: Database, first: () => Promise<un
  */
 export function inTransaction<T>(database: Database, work: (transaction: Database) => Promise<T>): Promise<T> {
   if (storeDatabase(database).db.isTransaction) return work(database);
-  const first = (database as Readying).beforeTransaction;
-  return first ? first().then(() => opened(database, work)) : opened(database, work);
+  const user = (database as Asking).asker?.();
+  return opened(database, user ? (transaction) => readIn(user, transaction, () => work(transaction)) : work);
 }
 
 function opened<T>(database: Database, work: (transaction: Database) => Promise<T>): Promise<T> {

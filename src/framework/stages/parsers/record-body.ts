@@ -14,31 +14,32 @@ import type { MaybePromise } from '../../../core/maybe-promise.js';
 import { formReaderOf } from '../../base/admin-calls.js';
 import { isMultipart, parseMultipart, type UploadLimits } from './multipart.js';
 
-/** Where a multipart body's files go: the body's model, the storage, and the keys stored so far (the write removes them if it fails). */
+/** Where a multipart body's files go: the body's model (`rules` has its rules), the storage, and the keys stored so far (the write removes them if it fails). */
 export interface Uploads {
   readonly model: Model;
+  readonly rules: UploadRules;
   readonly storage: FileStorage;
   readonly limits: UploadLimits;
   readonly stored: string[];
 }
 
+/** A model's file fields' rules under the app's cap, and the largest file any of them takes. */
 interface ModelUploads {
   readonly rules: ReadonlyMap<string, CappedRules>;
   readonly largestFile: number;
 }
 
-// Built once for each model under each app's limits (tests run apps of several limits over one model).
-const modelUploads = new WeakMap<UploadLimits, WeakMap<Model, ModelUploads>>();
+/** The upload rules of each model a collection's bodies are read by, under the app's limits: built as the collection mounts. */
+export type UploadRules = ReadonlyMap<Model, ModelUploads>;
 
-function uploadsOf(model: Model, limits: UploadLimits): ModelUploads {
-  let byModel = modelUploads.get(limits);
-  if (!byModel) modelUploads.set(limits, (byModel = new WeakMap()));
-  let found = byModel.get(model);
-  if (!found) {
-    const rules = new Map(Object.entries(model.fields).flatMap(([name, field]) => (field.file ? [[name, withinCap(field.file, limits.maxFileBytes)] as const] : [])));
-    byModel.set(model, (found = { rules, largestFile: Math.max(0, ...[...rules.values()].map((rule) => rule.maxBytes)) }));
-  }
-  return found;
+/** Each model's rules once, however many of the collection's serializers read it. */
+export function uploadRulesFor(models: Iterable<Model>, limits: UploadLimits): UploadRules {
+  return new Map(
+    [...new Set(models)].map((model) => {
+      const rules = new Map(Object.entries(model.fields).flatMap(([name, field]) => (field.file ? [[name, withinCap(field.file, limits.maxFileBytes)] as const] : [])));
+      return [model, { rules, largestFile: Math.max(0, ...[...rules.values()].map((rule) => rule.maxBytes)) }];
+    }),
+  );
 }
 
 /**
@@ -53,7 +54,9 @@ export function parseRecordBody(request: FastifyRequest, envelope: Envelope | un
 
 /** A multipart body: its ordinary fields read as a form's (through an in-process caller's reader, where it names one), its files stored. */
 async function uploadBody(request: FastifyRequest, uploads: Uploads, fromForm: (form: URLSearchParams) => unknown): Promise<unknown> {
-  const { rules, largestFile } = uploadsOf(uploads.model, uploads.limits);
+  const own = uploads.rules.get(uploads.model);
+  if (!own) throw new Error(`${uploads.model.table}: no upload rules were built for this body's model as its collection mounted.`);
+  const { rules, largestFile } = own;
   const reader = formReaderOf(request);
   const read = new URLSearchParams();
   let parsed;
