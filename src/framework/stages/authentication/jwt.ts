@@ -15,6 +15,7 @@
 import { randomUUID } from 'node:crypto';
 import type { JWTPayload } from 'jose';
 import { advanceRefreshFamily, endRefreshFamily, startRefreshFamily } from '../../../store/accounts/refresh-families.js';
+import { loadedOnce } from '../../../core/load-once.js';
 import type { Database } from '../../../store/connection/database.js';
 import type { RequestReader } from '../../../store/read/reader.js';
 import { authenticationFailed } from '../../base/errors.js';
@@ -31,7 +32,7 @@ export interface JwtSettings {
 
 // Loaded when a token is first signed or checked: an app without JWTs (or a test file) does not pay
 // for its modules at start-up (docs/performance.md).
-const jose = () => import('jose');
+const jose = loadedOnce(() => import('jose'));
 
 type TokenType = 'access' | 'refresh';
 const ALGORITHM = 'HS256';

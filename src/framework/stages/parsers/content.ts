@@ -6,15 +6,14 @@
  */
 import { accepts } from '../../../core/file-fields.js';
 import { FieldError, type FileRules } from '../../../core/fields.js';
+import { loadedOnce } from '../../../core/load-once.js';
 
 /** Bytes read before judging: enough for every signature, and for an image's header past its metadata (EXIF). */
 export const HEAD_BYTES = 256 * 1024;
 
 // Loaded with the first upload: an app (or a test file) with no file field does not load their
-// many modules at start-up (docs/performance.md). Kept once loaded: each `import()` asks the module
-// loader again, through its hooks' thread when an app is loaded by tsx, which an upload then waits on.
-let loaded: Promise<[typeof import('file-type'), typeof import('image-size')]> | undefined;
-const sniffers = () => (loaded ??= Promise.all([import('file-type'), import('image-size')]));
+// many modules at start-up (docs/performance.md).
+const sniffers = loadedOnce(() => Promise.all([import('file-type'), import('image-size')]));
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
