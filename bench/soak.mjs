@@ -63,6 +63,10 @@ async function soak(kind) {
     THROTTLE_ANON: 'off',
     THROTTLE_USER: 'off',
     LOG_LEVEL: 'warn',
+    // Every subscriber is the one soak user: the default limit (5) would refuse the rest.
+    LIVE_MAX_STREAMS_PER_USER: String(Math.max(5, SUBSCRIBERS)),
+    // The JS heap and the memory outside it, read from /metrics beside RSS, tell a leak's side.
+    METRICS: 'true',
   };
   const cli = (...args) => spawnSync('node', ['dist/cli.js', ...args], { cwd: root, encoding: 'utf8', env });
   if (cli('createuser', '--username', 'soak', '--password', 'soak-pw-123456').status !== 0) throw new Error('createuser failed');
@@ -164,10 +168,18 @@ async function soak(kind) {
   const end = started + SECONDS * 1000;
   let warmRss;
   const samples = [];
-  const sample = () => {
+  /** MiB of a prom-client default metric of the process that answers (one worker's with WORKERS). */
+  const metricMiB = (text, name) => {
+    const value = new RegExp(`^restfold_${name} (\\S+)$`, 'm').exec(text)?.[1];
+    return value === undefined ? undefined : Math.round((Number(value) / 2 ** 20) * 10) / 10;
+  };
+  const sample = async () => {
     const at = Math.round((Date.now() - started) / 1000);
-    samples.push({ seconds: at, rssMiB: rssMiB(child.pid), requests: stats.requests });
-    console.error(`soak ${kind}: ${at} s, RSS ${samples.at(-1).rssMiB} MiB, ${stats.requests} requests, ${stats.byClass['5xx']} 5xx`);
+    const metrics = await fetch(`http://127.0.0.1:${port}/metrics`).then((reply) => reply.text(), () => '');
+    const heapMiB = metricMiB(metrics, 'nodejs_heap_size_used_bytes');
+    const externalMiB = metricMiB(metrics, 'nodejs_external_memory_bytes');
+    samples.push({ seconds: at, rssMiB: rssMiB(child.pid), heapMiB, externalMiB, requests: stats.requests });
+    console.error(`soak ${kind}: ${at} s, RSS ${samples.at(-1).rssMiB} MiB (heap ${heapMiB}, external ${externalMiB}), ${stats.requests} requests, ${stats.byClass['5xx']} 5xx`);
   };
   const sampler = setInterval(sample, SAMPLE_SECONDS * 1000);
   const warmTimer = setTimeout(() => (warmRss = rssMiB(child.pid)), WARM_UP_SECONDS * 1000);
@@ -201,7 +213,7 @@ async function soak(kind) {
   await Promise.all(subscribers);
   clearInterval(sampler);
   clearTimeout(warmTimer);
-  sample();
+  await sample();
   const endRss = rssMiB(child.pid);
   const elapsed = (Date.now() - started) / 1000;
 
