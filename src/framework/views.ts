@@ -22,7 +22,7 @@ import type { RecordLinks } from './declare/computed.js';
 import { notAuthenticated, notFound } from './base/errors.js';
 import type { RequestContext } from './declare/scope.js';
 import { negotiate } from './stages/negotiation.js';
-import { parseRecordBody, type UploadRules } from './stages/parsers/record-body.js';
+import { parseRecordBody, takesFiles, type UploadRules } from './stages/parsers/record-body.js';
 import { queryParameters } from './base/query-string.js';
 import type { Action, Permission } from './declare/permission-classes.js';
 import { checkPermissions } from './stages/permissions.js';
@@ -153,7 +153,9 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   const envelope = route.enveloped ? collection.envelope : undefined;
   const bodySerializer = route.bodySerializer?.({ action, user, version }, seen);
   // Only a write that may store or replace files keeps account of them.
-  const fileWrites = runtime.files && (route.takesBody || action === 'destroy') && (hasFiles(collection) || (bodySerializer !== undefined && modelHasFiles(bodySerializer.model))) ? new FileWrites(runtime.files.storage, request.log) : undefined;
+  const { files, uploadRules } = runtime;
+  const storesFiles = files && uploadRules && (route.takesBody || action === 'destroy') && (takesFiles(uploadRules, collection.serializer.model) || (bodySerializer !== undefined && takesFiles(uploadRules, bodySerializer.model)));
+  const fileWrites = storesFiles ? new FileWrites(files.storage, request.log) : undefined;
   let result: ActionResult;
   try {
     result = await acted();
@@ -170,7 +172,7 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   async function acted(): Promise<ActionResult> {
   const fromForm = (form: URLSearchParams): unknown => formBody(seen, route, bodySerializer, form);
   // A body's serializer takes a multipart body (its fields read as a form's; files only to its file fields).
-  const uploads = runtime.files && bodySerializer && { model: bodySerializer.model, rules: runtime.uploadRules ?? new Map(), storage: runtime.files.storage, limits: runtime.files.limits, stored: fileWrites?.stored ?? [] };
+  const uploads = files && uploadRules && bodySerializer && { model: bodySerializer.model, rules: uploadRules, storage: files.storage, limits: files.limits, stored: fileWrites?.stored ?? [] };
   const parsed = route.takesBody ? parseRecordBody(request, envelope, fromForm, uploads) : undefined;
   const body = isPending(parsed) ? await parsed : parsed;
   // Setting a password checks none, so it is not a login's to limit: a user's hashes count as requests, an anonymous client's as sign-ups.
@@ -214,16 +216,8 @@ export async function dispatch(request: FastifyRequest, reply: FastifyReply, run
   }
 }
 
-const withFiles = new WeakMap<Serializer['model'], boolean>();
-/** Whether a model has a file field. */
-const modelHasFiles = (model: Serializer['model']): boolean => {
-  let found = withFiles.get(model);
-  if (found === undefined) withFiles.set(model, (found = Object.values(model.fields).some((field) => field.file)));
-  return found;
-};
-
-/** Whether the collection's model has a file field. */
-export const hasFiles = (collection: Collection): boolean => modelHasFiles(collection.serializer.model);
+/** Whether the collection's model has a file field (as it mounts: a request asks its upload rules). */
+export const hasFiles = (collection: Collection): boolean => Object.values(collection.serializer.model.fields).some((field) => field.file);
 
 /** A form's fields as the body JSON would carry, read by the serializer that validates it (strings, where none does). */
 function formBody(collection: Collection, route: ActionRoute, serializer: Serializer | undefined, form: URLSearchParams): unknown {

@@ -42,6 +42,9 @@ export function uploadRulesFor(models: Iterable<Model>, limits: UploadLimits): U
   );
 }
 
+/** Whether a body of `model` may carry files (the model has a file field). */
+export const takesFiles = (rules: UploadRules, model: Model): boolean => (rules.get(model)?.rules.size ?? 0) > 0;
+
 /**
  * The body: `fromForm` reads a form's fields (urlencoded, or a multipart body's) by the
  * serializer's field kinds; `uploads`, where the write may store files, takes a multipart body
