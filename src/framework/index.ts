@@ -35,7 +35,7 @@ export type { FileOptions, ImageOptions, StoredFile } from '../core/file-fields.
 export { model } from './declare/model.js';
 export type { Model, ModelRules, RecordUpdate, UpdateRules } from './declare/model.js';
 export { allowAny, anyOf, hasPermission, isAuthenticated, isOwner, modelPermissionNames, modelPermissions, readActions } from './declare/permission-classes.js';
-export type { Action, Permission, PermissionContext } from './declare/permission-classes.js';
+export type { Action, Permission, PermissionContext, RecordConditions } from './declare/permission-classes.js';
 export { parseRecordId } from './declare/record-id.js';
 export { lockFor, recordStore } from './toolkit/record-store.js';
 export { F, increment, FieldExpression, Increment, type Operand } from '../core/expressions.js';

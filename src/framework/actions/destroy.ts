@@ -1,18 +1,29 @@
 /** destroy: the record the path names, or on the list path the records its filters select (`bulkDelete`). */
 import { deleteMatching } from '../../store/write/writes.js';
 import { notFound, validationFailed } from '../base/errors.js';
-import { deleteRecord, inTransaction, type WriteCheck } from '../write/unit.js';
+import { deleteRecord, inTransaction, type DeleteRequest, type WriteCheck } from '../write/unit.js';
+import { recordConditions } from '../stages/permissions.js';
 import { logsWrites, logWrites } from '../write/change-log.js';
 import type { Row } from '../../core/rows.js';
 import { PAGING_PARAMETERS } from './limit-offset.js';
 import { parseListQuery } from '../stages/list-params.js';
 import { guard, pathKey, selectionOf, shownRefusal, type ActionRequest, type ActionResult } from './request.js';
 
-/** Whether a delete must see the record first: to compare its ETag, to check a permission on it, or to show it to a hook. */
-const deleteReadsRecord = ({ request, permissions, collection: { hooks } }: ActionRequest): boolean =>
-  request.headers['if-match'] !== undefined ||
-  permissions.some((permission) => permission.hasObjectPermission) ||
-  Boolean(hooks.beforeDelete ?? hooks.afterDelete ?? hooks.afterCommit);
+/** Whether a delete must see the record first: to compare its ETag, or to show it to a hook. */
+const deleteShowsRecord = ({ request, collection: { hooks } }: ActionRequest): boolean =>
+  request.headers['if-match'] !== undefined || Boolean(hooks.beforeDelete ?? hooks.afterDelete ?? hooks.afterCommit);
+
+/**
+ * The record's checks as a delete runs them: none where its object permissions pass every record;
+ * said as conditions (`passing`) the DELETE carries where they can be; else read and checked first.
+ */
+async function deleteChecks(action: ActionRequest): Promise<Pick<DeleteRequest, 'check' | 'passing'>> {
+  const { user, version } = action;
+  const conditions = deleteShowsRecord(action) ? undefined : await recordConditions(action.permissions, { user, action: action.action, version });
+  if (conditions === true) return {};
+  const passing = typeof conditions === 'object' ? { fields: action.collection.queryRules.fields, conditions } : undefined;
+  return { check: guard(action), passing };
+}
 
 /**
  * DELETE on the list path (the collection's `bulkDelete`): every record the list's filters and
@@ -50,7 +61,9 @@ export async function destroy(action: ActionRequest): Promise<ActionResult> {
   let deleted: boolean;
   // With files, the record is read as it is deleted: the objects it names go once the delete commits.
   let gone: Row | undefined;
-  const checked = deleteReadsRecord(action) ? guard(action) : undefined;
+  const checks = await deleteChecks(action);
+  // The record's files are known only once it is read: so read first.
+  const { check: checked, passing } = fileWrites ? { check: checks.check } : checks;
   const check: WriteCheck | undefined = fileWrites
     ? (row, database) => {
         gone = row;
@@ -62,8 +75,8 @@ export async function destroy(action: ActionRequest): Promise<ActionResult> {
       model: collection.serializer.model,
       selection: selectionOf(action),
       id,
-      // Only the lock's conditions are read of the scope: a delete reads no record back.
-      request: { writer: action, hooks: collection.hooks, within: scope && { scope, source: collection.listSource }, check },
+      // Only the scope's conditions are read: a delete reads no record back.
+      request: { writer: action, hooks: collection.hooks, within: scope && { scope, source: collection.listSource }, check, passing },
     });
   } catch (error) {
     throw shownRefusal(action, error);

@@ -4,6 +4,7 @@
  * (stages/permissions.ts) runs them.
  */
 import type { AuthUser } from '../base/auth-user.js';
+import type { Filter } from '../../core/conditions.js';
 import type { Row } from '../../core/rows.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
 
@@ -31,7 +32,21 @@ export interface Permission {
   hasPermission(context: PermissionContext): boolean | Promise<boolean>;
   /** Checked for detail actions once the record is loaded; passes when absent. */
   hasObjectPermission?(context: PermissionContext, record: Row): boolean | Promise<boolean>;
+  /**
+   * The records `hasObjectPermission` passes for `context`, said as conditions (it must agree with
+   * it): then a delete carries them in its statement instead of reading the record first, and
+   * reads it only when the statement deletes nothing (to answer 403 rather than 404). Undefined,
+   * or absent, where they cannot be said.
+   */
+  recordConditions?(context: PermissionContext): MaybePromise<RecordConditions | undefined>;
 }
+
+/** The records a check passes, as conditions a record meets (every one of them): `true` every record, `false` none. */
+export type RecordConditions = readonly Filter[] | boolean;
+
+/** The records `permission` passes once its request check has: every one where it has no object check. */
+export const recordConditionsOf = (permission: Permission, context: PermissionContext): MaybePromise<RecordConditions | undefined> =>
+  permission.hasObjectPermission ? permission.recordConditions?.(context) : true;
 
 /** Anyone, signed in or not (DRF's `AllowAny`); a credential sent is still checked (optional authentication). */
 export const allowAny: Permission = {
@@ -60,6 +75,7 @@ export const isOwner = (field: string): Permission => ({
   description: `the user named by "${field}"`,
   hasPermission: ({ user }) => user !== null,
   hasObjectPermission: ({ user }, record) => user !== null && Number(record[field]) === user.id,
+  recordConditions: ({ user }) => user !== null && [{ field, lookup: 'exact', value: user.id }],
 });
 
 /** One permission's answer to `context`: for the request, or (given `record`) for the record. */
@@ -86,11 +102,30 @@ const passesBoth: Check<Row> = (permission, context, record) => {
   return passed && passesRecord(permission, context, record);
 };
 
+/**
+ * The records one of `permissions` passes, for the request and then for the record: every record
+ * where one passes them all, the one's conditions where only one has some; not said where several
+ * have conditions (their union is no list of conditions).
+ */
+async function eitherConditions(permissions: readonly Permission[], context: PermissionContext): Promise<RecordConditions | undefined> {
+  let said: RecordConditions = false;
+  for (const permission of permissions) {
+    if (!(await permission.hasPermission(context))) continue;
+    const conditions = await recordConditionsOf(permission, context);
+    if (conditions === undefined || conditions === true) return conditions;
+    if (conditions === false) continue;
+    if (said !== false) return undefined;
+    said = conditions;
+  }
+  return said;
+}
+
 /** Passes when any one of `permissions` passes, for the request and then for the record. */
 export const anyOf = (...permissions: Permission[]): Permission => ({
   description: permissions.map((permission) => permission.description).join(' or '),
   hasPermission: (context) => some(permissions, passesRequest, context, undefined),
   hasObjectPermission: (context, record) => some(permissions, passesBoth, context, record),
+  recordConditions: (context) => eitherConditions(permissions, context),
 });
 
 /** The four model permissions' suffixes (Django's convention: `<collection>.view`, `.add`, `.change`, `.delete`), by action. */

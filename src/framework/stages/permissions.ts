@@ -6,7 +6,8 @@
 import type { Row } from '../../core/rows.js';
 import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
 import { notAuthenticated, permissionDenied, type ApiError } from '../base/errors.js';
-import { passesRecord, passesRequest, type Check, type Permission, type PermissionContext } from '../declare/permission-classes.js';
+import type { Filter } from '../../core/conditions.js';
+import { passesRecord, passesRequest, recordConditionsOf, type Check, type Permission, type PermissionContext, type RecordConditions } from '../declare/permission-classes.js';
 
 /**
  * Whether every one of `permissions` passes `check`, in order, stopping at the first that fails.
@@ -45,4 +46,18 @@ export function checkPermissions(permissions: readonly Permission[], context: Pe
 
 export function checkObjectPermissions(permissions: readonly Permission[], context: PermissionContext, record: Row): MaybePromise<void> {
   return allowedWhen(every(permissions, passesRecord, context, record), context);
+}
+
+/**
+ * The records every one of `permissions` passes (checkObjectPermissions), as conditions a record
+ * meets, all of them (`true`: every record); undefined where one of them cannot say.
+ */
+export async function recordConditions(permissions: readonly Permission[], context: PermissionContext): Promise<RecordConditions | undefined> {
+  const all: Filter[] = [];
+  for (const permission of permissions) {
+    const conditions = await recordConditionsOf(permission, context);
+    if (conditions === undefined || conditions === false) return conditions;
+    if (conditions !== true) all.push(...conditions);
+  }
+  return all.length === 0 || all;
 }

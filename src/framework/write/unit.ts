@@ -139,7 +139,16 @@ export interface DeleteWrite {
 export interface DeleteRequest extends Requested {
   /** Given when the delete must see its record (to check it, or to show it to a hook): then locked and checked first. */
   readonly check?: WriteCheck;
+  /**
+   * The records `check` passes, said as conditions: then the DELETE carries them, and the record
+   * is locked and checked only when it deletes nothing (to refuse it, or find it gone).
+   */
+  readonly passing?: RecordScope;
 }
+
+/** The conditions of both scopes (either, where one is absent). */
+const bothScopes = (one: RecordScope | undefined, other: RecordScope | undefined): RecordScope | undefined =>
+  one && other ? { ...one, conditions: [...one.conditions, ...other.conditions] } : (one ?? other);
 
 /** The validated values with what a before-hook returned set over them (at once, without a promise, when there is no hook). */
 function prepared(values: Row, before: MaybePromise<Row | void> | undefined): MaybePromise<Row> {
@@ -346,13 +355,19 @@ const mayLeave = (scope: RecordScope, values: Row): boolean =>
   );
 
 /**
- * Whether the record existed (and is now gone). One DELETE; where the request must see the record
- * (a check, a hook) or has a scope, the record is locked first (within the scope), checked and shown
- * to the before-hook, then deleted, and the after-hook run; these and the history in one transaction.
+ * Whether the record existed (and is now gone). One DELETE, within the request's scope and carrying
+ * its check where that is said as conditions; where the request must see the record (a check, a
+ * hook) or is logged, the record is locked first (within the scope), checked and shown to the
+ * before-hook, then deleted, and the after-hook run; these and the history in one transaction.
  */
 export async function deleteRecord(database: Database, { model, selection, id, request }: DeleteWrite): Promise<boolean> {
-  if (!request?.check && !request?.within && !logged(database, request)) return deleteRow(database, selection, id);
-  const { check, hooks, writer, within } = request;
+  if (!request) return deleteRow(database, selection, id);
+  const { check, passing, hooks, writer, within } = request;
+  if (!logsWrites(database) && (!check || passing)) {
+    const deleted = await deleteRow(database, selection, id, bothScopes(within?.scope, passing));
+    // Nothing deleted: gone, outside the scope, or refused by the check, which only the locked way tells apart.
+    if (deleted || !check) return deleted;
+  }
   let existing: Row | undefined;
   const deleted = await inTransaction(database, async (transaction) => {
     const row = check || within ? await lockRecord(transaction, selection, id, within?.scope) : {};

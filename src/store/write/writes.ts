@@ -292,13 +292,19 @@ async function blockingTables(database: Database, table: string, deleted: (eb: W
 }
 
 /**
- * A DELETE's statement, refused by a restricting foreign key as RecordProtected naming the tables
- * that still refer to its records; the deleted records' `key` values (their ids returned too, for
- * the change it makes).
+ * A DELETE's statement (built from `deleted`, or `run` where the caller keeps it compiled), refused
+ * by a restricting foreign key as RecordProtected naming the tables that still refer to its
+ * records; the deleted records' `key` values (their ids returned too, for the change it makes).
  */
-async function deleting(database: Database, table: string, deleted: (eb: Where) => Expression<SqlBool>, key = 'id'): Promise<RecordId[]> {
+async function deleting(
+  database: Database,
+  table: string,
+  deleted: (eb: Where) => Expression<SqlBool>,
+  key = 'id',
+  run = (): Promise<Row[]> => storeDatabase(database).db.deleteFrom(table).where(deleted).returning(key === 'id' ? ['id'] : ['id', key]).execute(),
+): Promise<RecordId[]> {
   try {
-    const rows = await storeDatabase(database).db.deleteFrom(table).where(deleted).returning(key === 'id' ? ['id'] : ['id', key]).execute();
+    const rows = await run();
     noteChange(database, table, 'deleted', rows.map((row: Row) => row.id as RecordId));
     return rows.map((row: Row) => row[key] as RecordId);
   } catch (error) {
@@ -317,12 +323,22 @@ export async function deleteMatching(database: Database, source: ListSource, que
   return deleting(database, selection.table, (eb) => matching(database, source, query, eb), recordKeyOf(selection));
 }
 
+/** The DELETE of one record by its key, compiled once per selection. */
+const deleteByKey = (selection: Selection): Compiled<Row> =>
+  compiledStatement(selection, 'delete', (database, id) => storeDatabase(database).db.deleteFrom(selection.table).where(recordKeyOf(selection), '=', id).returning(['id']));
+
 /**
- * Whether the record existed (and is now gone): one `DELETE`. A foreign key that restricts it throws
- * RecordProtected naming the tables that still refer to it.
+ * Whether the record existed (and met `within`'s conditions: a request's scope, the checks said as
+ * conditions) and is now gone: one `DELETE`. A foreign key that restricts it throws RecordProtected
+ * naming the tables that still refer to it.
  */
-export const deleteRow = async (database: Database, selection: Selection, id: RecordId): Promise<boolean> =>
-  (await deleting(database, selection.table, (eb) => eb(recordKeyOf(selection), '=', id))).length > 0;
+export async function deleteRow(database: Database, selection: Selection, id: RecordId, within?: RecordScope): Promise<boolean> {
+  const { table } = selection;
+  const byKey = (eb: Where) => eb(recordKeyOf(selection), '=', id);
+  if (!within) return (await deleting(database, table, byKey, 'id', () => deleteByKey(selection)(database, [id]))).length > 0;
+  const meeting = (eb: Where) => eb.and([byKey(eb), ...compileConditions(database, within.fields, table, within.conditions, eb, within.across)]);
+  return (await deleting(database, table, meeting)).length > 0;
+}
 
 const INT64_MAX = 2n ** 63n - 1n;
 const INT64_MIN = -(2n ** 63n);
