@@ -94,7 +94,11 @@ export function diskStorage(folder: string): FileStorage {
     } catch (error) {
       if (!missing(error)) throw error;
       const made = await mkdir(dirname(draft), { recursive: true });
-      if (made !== undefined) await syncFolder(dirname(made));
+      // Each folder made is an entry of its parent, which is synced too (the last one's own entries are, after the rename).
+      for (let folder = dirname(draft); made !== undefined; folder = dirname(folder)) {
+        await syncFolder(dirname(folder));
+        if (folder === made || folder === dirname(folder)) break;
+      }
       return openFile(draft, 'wx', 0o600);
     }
   }
