@@ -4,11 +4,12 @@
  * reader (or a crash) never sees part of one under its key.
  */
 import { randomBytes } from 'node:crypto';
-import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat, type FileHandle } from 'node:fs/promises';
+import { close, createReadStream, createWriteStream, fdatasync, fsync, open as openFd } from 'node:fs';
+import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { promisify } from 'node:util';
 import { checkedKey, type ByteRange, type FileStorage, type StoredObject } from './storage.js';
 
 /** Temporary names end so: never a key (keys have no dot), so `list` skips them. */
@@ -44,20 +45,36 @@ const SYNC_EVERY_BYTES = 4 * 1024 * 1024;
 const MOST_BACKGROUND_SYNCS = 1;
 let backgroundSyncs = 0;
 
-/** Syncs `handle` in the background each SYNC_EVERY_BYTES `body` yields, while no other background sync is under way. */
-function syncWhileReceiving(body: Readable, handle: FileHandle): void {
+/** Syncs `fd` in the background each SYNC_EVERY_BYTES `body` yields, while no other background sync is under way. */
+function syncWhileReceiving(body: Readable, fd: number): void {
   let unsynced = 0;
   body.on('data', (chunk: Buffer) => {
     unsynced += chunk.length;
     if (unsynced < SYNC_EVERY_BYTES || backgroundSyncs >= MOST_BACKGROUND_SYNCS) return;
     unsynced = 0;
     backgroundSyncs++;
-    // The final sync is what makes the file durable; one that fails here (the file already closed) changes nothing.
-    handle
-      .datasync()
-      .catch(() => undefined)
-      .finally(() => backgroundSyncs--);
+    // The final sync is what makes the file durable; one that fails here (the file already closed,
+    // or its descriptor reused by then, so another file synced) changes nothing.
+    fdatasync(fd, () => backgroundSyncs--);
   });
+}
+
+const openFile = promisify(openFd);
+const syncFile = promisify(fsync);
+const closeFile = promisify(close);
+
+/**
+ * A folder's entries made durable: without it a power cut could lose a file renamed into it (or a
+ * folder made in it) after the row naming it committed. Windows cannot open a folder to sync it.
+ */
+async function syncFolder(folder: string): Promise<void> {
+  if (process.platform === 'win32') return;
+  const fd = await openFile(folder, 'r');
+  try {
+    await syncFile(fd);
+  } finally {
+    await closeFile(fd);
+  }
 }
 
 export function diskStorage(folder: string): FileStorage {
@@ -67,32 +84,42 @@ export function diskStorage(folder: string): FileStorage {
   /**
    * The draft opened for writing. Its folder is made only when the open finds it missing (the first
    * object under a prefix, or after the folder was removed), not before every upload: a trip to the
-   * thread pool each, queued behind the writes of the uploads in flight.
+   * thread pool each, queued behind the writes of the uploads in flight. A bare descriptor, written
+   * through the callback API: a FileHandle's writes each make promises, which cost CPU per MiB
+   * (docs/performance.md, Files).
    */
-  async function openDraft(draft: string): Promise<FileHandle> {
+  async function openDraft(draft: string): Promise<number> {
     try {
-      return await open(draft, 'wx', 0o600);
+      return await openFile(draft, 'wx', 0o600);
     } catch (error) {
       if (!missing(error)) throw error;
-      await mkdir(dirname(draft), { recursive: true });
-      return open(draft, 'wx', 0o600);
+      const made = await mkdir(dirname(draft), { recursive: true });
+      // Each folder made is an entry of its parent, which is synced too (the last one's own entries are, after the rename).
+      for (let folder = dirname(draft); made !== undefined; folder = dirname(folder)) {
+        await syncFolder(dirname(folder));
+        if (folder === made || folder === dirname(folder)) break;
+      }
+      return openFile(draft, 'wx', 0o600);
     }
   }
 
   async function put(key: string, body: Readable): Promise<StoredObject> {
     const path = pathOf(key);
     const draft = `${path}.${randomBytes(6).toString('hex')}${PARTIAL}`;
+    let renamed = false;
     try {
-      const handle = await openDraft(draft);
-      // Synced (flush) before the stream closes its file: durable once renamed into place. The stream takes the handle itself.
-      const file = createWriteStream('', { fd: handle, flush: true, highWaterMark: WRITE_BUFFER_BYTES });
+      const fd = await openDraft(draft);
+      // Synced (flush) before the stream closes its file, which it does however it ends.
+      const file = createWriteStream('', { fd, flush: true, highWaterMark: WRITE_BUFFER_BYTES });
       const written = pipeline(body, file);
-      syncWhileReceiving(body, handle);
+      syncWhileReceiving(body, fd);
       await written;
       await rename(draft, path);
+      renamed = true;
+      await syncFolder(dirname(path));
       return { size: file.bytesWritten };
     } catch (error) {
-      await rm(draft, { force: true });
+      await rm(renamed ? path : draft, { force: true });
       throw error;
     }
   }
