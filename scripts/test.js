@@ -75,11 +75,9 @@ function vitestBeside(title, paths, env) {
   };
 }
 
-// Each of these is one thread and none reads what another writes (the build writes dist/, which
-// the type-check does not include and the lint ignores): the type-check and the lint run beside the build.
-const checks = [beside('type-check', bin('tsc'), ['-p', 'tsconfig.check.json']), beside('lint', bin('eslint'), ['.'])];
 run('build', 'npm', ['run', '--silent', 'build']);
-for (const finish of checks) await finish();
+run('type-check', bin('tsc'), ['-p', 'tsconfig.check.json']);
+run('lint', bin('eslint'), ['.']);
 
 const postgres = Boolean(process.env.TEST_DATABASE_URL);
 const poolLimits = 'test/postgres/pool.test.ts';
