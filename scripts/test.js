@@ -94,7 +94,10 @@ if (postgres) vitest('PostgreSQL pool limits', [poolLimits], { RESTFOLD_TEST_DB:
 const packedInstalls = ['test/cli/tutorial.test.ts', 'test/cli/installed-package.test.ts', 'test/cli/installed-test-kit.test.ts'];
 const besideSqlite = [vitestBeside('the packed-install tests on SQLite', packedInstalls, { RESTFOLD_TEST_DB: 'sqlite' })];
 if (postgres) {
-  besideSqlite.push(vitestBeside('tests on PostgreSQL', ['test/api', 'test/postgres', 'test/crash', 'test/realworld', 'test/kit', '--exclude', poolLimits], { RESTFOLD_TEST_DB: 'postgres' }));
+  // A path given to vitest is matched as a part of a file's: test/postgres takes in test/postgres-restart
+  // too, which restarts the cluster under every suite using it, and runs alone below.
+  const exclude = [poolLimits, 'test/postgres-restart/**'].flatMap((pattern) => ['--exclude', pattern]);
+  besideSqlite.push(vitestBeside('tests on PostgreSQL', ['test/api', 'test/postgres', 'test/crash', 'test/realworld', 'test/kit', ...exclude], { RESTFOLD_TEST_DB: 'postgres' }));
 } else {
   skipped.push('PostgreSQL suites (test/api on PostgreSQL, test/postgres, test/postgres-restart, test/replica, test/pgbouncer): TEST_DATABASE_URL is not set');
 }
