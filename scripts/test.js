@@ -5,6 +5,7 @@
 // or TEST_PGBOUNCER_PREPARED_URL (transaction mode carrying named statements) is set too, and the
 // Redis suites when TEST_REDIS_URL is set; the examples' own tests (written with restfold/testing)
 // with node --test on SQLite, and on PostgreSQL too when TEST_DATABASE_URL is set. Skipped suites are named, with why.
+// Runs that keep apart from one another run side by side, each's output printed whole when it ends.
 import { spawn, spawnSync } from 'node:child_process';
 import { closeSync, existsSync, mkdtempSync, openSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -47,21 +48,29 @@ function vitest(title, paths, env) {
 }
 
 /**
- * A vitest run started beside the next ones, its output kept in a file and printed when `finish`
+ * A command started beside the next ones, its output kept in a file and printed when `finish`
  * awaits it (a pipe would fill while the others block this process).
  */
-function vitestBeside(title, paths, env) {
-  const log = join(reports, 'beside.log');
-  const report = join(reports, 'beside.json');
+function beside(title, command, args, env = {}) {
+  const log = join(reports, `${title.replace(/\W+/g, '-')}.log`);
   const out = openSync(log, 'w');
-  const child = spawn(bin('vitest'), vitestArgs(paths, report), { stdio: ['ignore', out, out], env: { ...process.env, ...env } });
+  const child = spawn(command, args, { stdio: ['ignore', out, out], env: { ...process.env, ...env } });
   const exited = new Promise((resolve) => child.once('close', resolve));
   closeSync(out);
   return async () => {
     const status = await exited;
-    console.log(`\n=== ${title} (run beside the suite above) ===`);
+    console.log(`\n=== ${title} (run beside the others) ===`);
     console.log(readFileSync(log, 'utf8'));
     if (status !== 0) failures.push(title);
+  };
+}
+
+/** A vitest run started beside the next ones (see `beside`), its tests counted when it is awaited. */
+function vitestBeside(title, paths, env) {
+  const report = join(reports, `${title.replace(/\W+/g, '-')}.json`);
+  const finished = beside(title, bin('vitest'), vitestArgs(paths, report), env);
+  return async () => {
+    await finished();
     count(report);
   };
 }
@@ -69,10 +78,29 @@ function vitestBeside(title, paths, env) {
 run('build', 'npm', ['run', '--silent', 'build']);
 run('type-check', bin('tsc'), ['-p', 'tsconfig.check.json']);
 run('lint', bin('eslint'), ['.']);
-// The files that pack the package and install it in a new folder spend most of their time waiting
-// on npm and on the commands they run there: they run beside the rest (docs/performance.md, CI).
+
+const postgres = Boolean(process.env.TEST_DATABASE_URL);
+const poolLimits = 'test/postgres/pool.test.ts';
+// The pool's limits are read off the cluster's connections, which other suites would also take
+// (PostgreSQL allows 100 in all; servers the suites spawned may still be closing theirs after
+// them): so that file runs alone, on an idle cluster, before them.
+if (postgres) vitest('PostgreSQL pool limits', [poolLimits], { RESTFOLD_TEST_DB: 'postgres' });
+
+// Each vitest run is one worker on a machine of two cores (Vitest takes the cores less one), whose
+// files wait on the commands and servers they start and on the database, and every file keeps to
+// a database (a SQLite file, a PostgreSQL schema), folder and connection names of its own: the
+// SQLite suite, the PostgreSQL suite and the packed-install files (which mostly wait on npm) run
+// side by side, all three on SQLite and PostgreSQL's shared cluster (docs/performance.md, CI).
 const packedInstalls = ['test/cli/tutorial.test.ts', 'test/cli/installed-package.test.ts', 'test/cli/installed-test-kit.test.ts'];
-const packedFinished = vitestBeside('the packed-install tests on SQLite', packedInstalls, { RESTFOLD_TEST_DB: 'sqlite' });
+const besideSqlite = [vitestBeside('the packed-install tests on SQLite', packedInstalls, { RESTFOLD_TEST_DB: 'sqlite' })];
+if (postgres) {
+  // A path given to vitest is matched as a part of a file's: test/postgres takes in test/postgres-restart
+  // too, which restarts the cluster under every suite using it, and runs alone below.
+  const exclude = [poolLimits, 'test/postgres-restart/**'].flatMap((pattern) => ['--exclude', pattern]);
+  besideSqlite.push(vitestBeside('tests on PostgreSQL', ['test/api', 'test/postgres', 'test/crash', 'test/realworld', 'test/kit', ...exclude], { RESTFOLD_TEST_DB: 'postgres' }));
+} else {
+  skipped.push('PostgreSQL suites (test/api on PostgreSQL, test/postgres, test/postgres-restart, test/replica, test/pgbouncer): TEST_DATABASE_URL is not set');
+}
 vitest('tests on SQLite', ['test/unit', 'test/api', 'test/cli', 'test/crash', 'test/realworld', 'test/kit', ...packedInstalls.flatMap((file) => ['--exclude', file])], { RESTFOLD_TEST_DB: 'sqlite' });
 
 // The examples' own tests, written with restfold/testing as an app's are, run as their users run
@@ -82,16 +110,19 @@ const exampleTests = readdirSync('examples', { withFileTypes: true })
   .filter((entry) => entry.isDirectory() && existsSync(join('examples', entry.name, 'tests')))
   .flatMap((entry) => readdirSync(join('examples', entry.name, 'tests')).filter((name) => name.endsWith('.test.ts')).map((name) => join('examples', entry.name, 'tests', name)));
 run("the examples' own tests on SQLite (node --test)", 'node', ['--import', 'tsx', '--test', ...exampleTests], { TEST_DATABASE_URL: undefined });
-// Before the PostgreSQL suites, whose pool-limits file needs the cluster to itself.
-await packedFinished();
+// Before the suites that take the cluster from every other (a restart, a replica made from it).
+for (const finish of besideSqlite) await finish();
 
-if (process.env.TEST_DATABASE_URL) {
-  // The pool's limits are read off the cluster's connections, which other suites would also take
-  // (PostgreSQL allows 100 in all; servers the suites spawned may still be closing theirs after
-  // them): so that file runs alone, on an idle cluster, before them.
-  const poolLimits = 'test/postgres/pool.test.ts';
-  vitest('PostgreSQL pool limits', [poolLimits], { RESTFOLD_TEST_DB: 'postgres' });
-  vitest('tests on PostgreSQL', ['test/api', 'test/postgres', 'test/crash', 'test/realworld', 'test/kit', '--exclude', poolLimits], { RESTFOLD_TEST_DB: 'postgres' });
+// The browser suite is on SQLite alone: it runs beside the suites that follow, which mostly wait on the cluster.
+const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+let browserFinished = async () => {};
+if (existsSync(chromium)) {
+  browserFinished = vitestBeside('browser tests (headless Chromium)', ['test/browser'], { RESTFOLD_TEST_DB: 'sqlite', CHROMIUM_PATH: chromium });
+} else {
+  skipped.push(`browser tests (test/browser): no Chromium at ${chromium} (apt-get install chromium)`);
+}
+
+if (postgres) {
   run("the examples' own tests on PostgreSQL (node --test)", 'node', ['--import', 'tsx', '--test', ...exampleTests]);
   // Restarting the cluster takes it from every suite, so this one runs alone, and only on a local cluster.
   const local = ['127.0.0.1', 'localhost', '[::1]'].includes(new URL(process.env.TEST_DATABASE_URL).hostname);
@@ -118,16 +149,8 @@ if (process.env.TEST_DATABASE_URL) {
   const unset = Object.entries(poolers).filter(([name]) => !process.env[name]);
   if (unset.length < Object.keys(poolers).length) vitest('tests through PgBouncer', ['test/pgbouncer'], { RESTFOLD_TEST_DB: 'postgres' });
   for (const [name, mode] of unset) skipped.push(`PgBouncer ${mode} mode (test/pgbouncer): ${name} is not set`);
-} else {
-  skipped.push('PostgreSQL suites (test/api on PostgreSQL, test/postgres, test/postgres-restart, test/replica, test/pgbouncer): TEST_DATABASE_URL is not set');
 }
-
-const chromium = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-if (existsSync(chromium)) {
-  vitest('browser tests (headless Chromium)', ['test/browser'], { RESTFOLD_TEST_DB: 'sqlite', CHROMIUM_PATH: chromium });
-} else {
-  skipped.push(`browser tests (test/browser): no Chromium at ${chromium} (apt-get install chromium)`);
-}
+await browserFinished();
 
 if (process.env.TEST_REDIS_URL && existsSync('test/redis')) {
   vitest('tests on Redis', ['test/redis'], { RESTFOLD_TEST_DB: process.env.TEST_DATABASE_URL ? 'postgres' : 'sqlite' });

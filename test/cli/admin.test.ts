@@ -3,7 +3,7 @@
  * on a SQLite file, checked through the HTTP API on the same file. Like the
  * other CLI suites, it runs what `npm run build` left in dist/.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -29,14 +29,38 @@ interface Run {
   stderr: string;
 }
 
+const command = (args: string[]) => [join(root, 'dist', 'cli.js'), ...args];
+const cliEnv = () => ({ PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' });
+
 function cli(args: string[], input?: string): Run {
-  const result = spawnSync(process.execPath, [join(root, 'dist', 'cli.js'), ...args], {
-    cwd: folder,
-    input,
-    encoding: 'utf8',
-    env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
-  });
+  const result = spawnSync(process.execPath, command(args), { cwd: folder, input, encoding: 'utf8', env: cliEnv() });
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+/**
+ * Runs that change nothing, all at once on a migrated database: each is mostly the CLI starting,
+ * so one after another they leave the machine's other cores idle.
+ */
+function clisAtOnce(runs: readonly (readonly [string[], string?])[]): Promise<Run[]> {
+  return Promise.all(runs.map(([args, input]) => new Promise<Run>((resolve, reject) => {
+    const child = spawn(process.execPath, command(args), { cwd: folder, env: cliEnv() });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    child.once('error', reject);
+    child.once('close', (status) => resolve({ status, stdout, stderr }));
+    child.stdin.end(input);
+  })));
+}
+
+/** Each of `cases` (arguments, the message, standard input) exits non-zero saying its message; they run at once (clisAtOnce). */
+async function expectRefused(cases: readonly (readonly [string[], RegExp, string?])[]): Promise<void> {
+  const runs = await clisAtOnce(cases.map(([args, , input]) => [args, input]));
+  cases.forEach(([args, message], n) => {
+    expect(runs[n]!.status, args.join(' ')).not.toBe(0);
+    expect(runs[n]!.stderr, args.join(' ')).toMatch(message);
+  });
 }
 
 function ok(args: string[], input?: string): string {
@@ -69,7 +93,8 @@ async function withApi<T>(work: (request: (method: string, url: string, token?: 
 const tokenOf = async (request: Parameters<Parameters<typeof withApi>[0]>[0], username: string, password: string) =>
   (await request('POST', '/api/v1/auth/token/', undefined, { username, password })).json?.token as string | undefined;
 
-describe('createuser', () => {
+// Many CLI runs each: each migrates and opens the database anew.
+describe('createuser', { timeout: 120_000 }, () => {
   it('--password-stdin reads the password from standard input and never prints it', async () => {
     const out = cli(['createuser', '--username', 'alice', '--password-stdin'], 'stdin-secret-pass\n');
     expect(out.status).toBe(0);
@@ -112,11 +137,9 @@ describe('createuser', () => {
       [['createuser', '--username', 'a', '--password', 'p', '--permission', 'no spaces'], /Invalid permission name "no spaces"/],
       [['createuser', '--username', 'a', '--password', 'p', '--admin'], /Unknown option '--admin'/],
     ];
-    for (const [args, message, input] of cases) {
-      const run = cli(args, input);
-      expect(run.status, args.join(' ')).not.toBe(0);
-      expect(run.stderr, args.join(' ')).toMatch(message);
-    }
+    // Migrated first, so that the runs at once do not each make the tables.
+    ok(['migrate']);
+    await expectRefused(cases);
     await withApi(async (request) => {
       expect(await tokenOf(request, 'a', 'p')).toBeUndefined();
     });
@@ -140,7 +163,7 @@ describe('createuser', () => {
   });
 });
 
-describe('permissions', () => {
+describe('permissions', { timeout: 120_000 }, () => {
   beforeEach(() => {
     ok(['createuser', '--username', 'bob', '--password', 'bob-pass']);
   });
@@ -162,7 +185,7 @@ describe('permissions', () => {
     });
   });
 
-  it('refuses bad input with a clear message and a non-zero exit, changing nothing', () => {
+  it('refuses bad input with a clear message and a non-zero exit, changing nothing', async () => {
     const cases: [string[], RegExp][] = [
       [['permissions', 'list'], /--username is required/],
       [['permissions', 'list', '--username', 'nobody'], /No user named "nobody"/],
@@ -173,16 +196,11 @@ describe('permissions', () => {
       [['permissions', 'grant', '--username', 'bob', 'users.add'], /Use "permissions list", "permissions add" or "permissions remove"/],
       [['permissions', 'list', '--username', 'bob', 'extra'], /takes no names/],
     ];
-    for (const [args, message] of cases) {
-      const run = cli(args);
-      expect(run.status, args.join(' ')).not.toBe(0);
-      expect(run.stderr, args.join(' ')).toMatch(message);
-    }
+    await expectRefused(cases);
     expect(ok(['permissions', 'list', '--username', 'bob'])).toBe('');
   });
 });
 
-// Many CLI runs each: each migrates and opens the database anew.
 describe('groups', { timeout: 120_000 }, () => {
   beforeEach(() => {
     ok(['createuser', '--username', 'bob', '--password', 'bob-pass']);
@@ -235,7 +253,7 @@ describe('groups', { timeout: 120_000 }, () => {
     });
   });
 
-  it('refuses bad input with a clear message and a non-zero exit, changing nothing', () => {
+  it('refuses bad input with a clear message and a non-zero exit, changing nothing', async () => {
     ok(['groups', 'create', 'clerks']);
     const cases: [string[], RegExp][] = [
       [['groups', 'create'], /Name at least one group/],
@@ -253,11 +271,7 @@ describe('groups', { timeout: 120_000 }, () => {
       [['permissions', 'add', '--group', 'clerks', '--group', 'other', 'a.b'], /Name one --group/],
       [['createuser', '--username', 'c', '--password', 'p', '--group', 'nobody'], /No group named "nobody"/],
     ];
-    for (const [args, message] of cases) {
-      const run = cli(args);
-      expect(run.status, args.join(' ')).not.toBe(0);
-      expect(run.stderr, args.join(' ')).toMatch(message);
-    }
+    await expectRefused(cases);
     expect(ok(['groups', 'list'])).toBe('clerks\n');
     expect(ok(['permissions', 'list', '--group', 'clerks'])).toBe('');
     expect(cli(['permissions', 'list', '--username', 'c']).stderr).toMatch(/No user named "c"/);
