@@ -219,3 +219,21 @@ export function checkFilter(vocabulary: ConditionVocabulary, filter: { readonly 
   }
   return parseCondition(vocabulary, filter.lookup === 'exact' ? filter.field : `${filter.field}__${filter.lookup}`, filter.value, 'code');
 }
+
+/** A value whose equality the databases judge as JavaScript does: a whole number or a boolean (text has collations, numbers with fractions and times have types). */
+const plainlyEqual = (value: unknown): value is number | boolean => typeof value === 'boolean' || Number.isSafeInteger(value);
+
+/**
+ * Whether a record holding `values` meets `filter`, where that can be told without the database:
+ * `exact` or `in` of whole numbers or booleans, or `isnull`, on a field `values` holds; undefined
+ * otherwise (the database then judges).
+ */
+export function meetsInMemory(filter: Filter, values: Readonly<Record<string, unknown>>): boolean | undefined {
+  if (!(filter.field in values)) return undefined;
+  const held = values[filter.field];
+  if (filter.lookup === 'isnull') return typeof filter.value === 'boolean' ? (held === null || held === undefined) === filter.value : undefined;
+  const among = filter.lookup === 'exact' ? [filter.value] : filter.lookup === 'in' && Array.isArray(filter.value) ? filter.value : undefined;
+  if (!among?.every(plainlyEqual)) return undefined;
+  if (held === null) return false;
+  return plainlyEqual(held) ? among.includes(held) : undefined;
+}

@@ -12,7 +12,8 @@
  *      where it changed since it was read), then the delete's before-hook, the model's `beforeStore`;
  *   4. the statement (store/write/writes.ts: INSERT, UPDATE, UPDATE if the version is as seen,
  *      DELETE), then the many-to-many links, and the record read again to show them;
- *   5. the scope re-read: the written records read within the scope, refused (403) outside it;
+ *   5. the scope re-read: the written records read within the scope, refused (403) outside it
+ *      (a create's told on its values before it is stored, where its conditions can be: meetsInMemory);
  *   6. the history (history.ts: who added, changed or deleted which record), then hooks after,
  *      in the transaction;
  *   7. commit, then the writes' changes told (store/changes/changes.ts);
@@ -31,6 +32,7 @@ import { recordKeyOf, type Row, type Selection } from '../../core/rows.js';
 import { storeDatabase, transaction, type Database } from '../../store/connection/database.js';
 import { heldChanges } from '../../store/changes/changes.js';
 import { unscoped } from '../../store/conditions/table-scopes.js';
+import { meetsInMemory } from '../../core/conditions.js';
 import { readList } from '../../store/read/list.js';
 import { findRecord, versionOf, type RecordId } from '../../store/read/records.js';
 import { deleteRow, insertRow, lockRecord, updateRow, updateRowIfVersion } from '../../store/write/writes.js';
@@ -228,17 +230,39 @@ export function atIndex(index: number, details: ErrorDetails | undefined): Error
   return Object.fromEntries(Object.entries(details ?? {}).map(([field, messages]) => [`${index}.${field}`, messages]));
 }
 
+/**
+ * Whether records holding each of `records`' values meet the scope, told without the database
+ * (meetsInMemory); undefined where a condition cannot be told so, or a before-hook may change them.
+ */
+function meetsScope({ scope }: NonNullable<Requested['within']>, records: readonly Row[], hooks: Hooks): boolean | undefined {
+  if (hooks.beforeCreate) return undefined;
+  let meets = true;
+  for (const condition of scope.conditions) {
+    if (!('lookup' in condition) || scope.across?.[condition.field]) return undefined;
+    for (const values of records) {
+      const met = meetsInMemory(condition, values);
+      if (met === undefined) return undefined;
+      meets &&= met;
+    }
+  }
+  return meets;
+}
+
 /** New records, all or none; each refusal of a bulk create carries the refused record's index. */
 export async function createRecords(database: Database, write: CreateWrite): Promise<Row[]> {
   const { request, many = false } = write;
   const hooks = request?.hooks;
-  const transactional = request?.within !== undefined || hooks?.afterCreate !== undefined || hooks?.inTransaction === true || many || logged(database, request);
-  const rows = transactional ? await inTransaction(database, (transaction) => created(transaction, write)) : await created(database, write);
+  // A scope told on the values refuses before anything is stored; one that is not is read again after, in the write's transaction.
+  const judged = request?.within && meetsScope(request.within, write.records, request.hooks);
+  if (judged === false) throw permissionDenied(CREATED_OUTSIDE);
+  const rereads = request?.within !== undefined && judged === undefined;
+  const transactional = rereads || hooks?.afterCreate !== undefined || hooks?.inTransaction === true || many || logged(database, request);
+  const rows = transactional ? await inTransaction(database, (transaction) => created(transaction, write, rereads)) : await created(database, write, rereads);
   if (hooks?.afterCommit) await committed(request!, hooks.afterCommit, 'create', rows);
   return rows;
 }
 
-async function created(database: Database, write: CreateWrite): Promise<Row[]> {
+async function created(database: Database, write: CreateWrite, rereads: boolean): Promise<Row[]> {
   const { request, records, many, serializer, selection } = write;
   const beforeCreate = request?.hooks.beforeCreate;
   const values: Row[] = [];
@@ -263,7 +287,7 @@ async function created(database: Database, write: CreateWrite): Promise<Row[]> {
       throw many && error instanceof RecordRefused ? new RecordRefused(error.details, index, error.clashing) : error;
     }
   }
-  const rows = request?.within ? await inScope(database, request.within, stored, CREATED_OUTSIDE) : stored;
+  const rows = rereads ? await inScope(database, request!.within!, stored, CREATED_OUTSIDE) : stored;
   fromTable(serializer.model, ...rows);
   if (logged(database, request)) await logWrites(database, request.writer, 'add', rows.map((row, index) => ({ key: row[recordKeyOf(selection)], changed: Object.keys(values[index]!) })));
   const afterCreate = request?.hooks.afterCreate;
