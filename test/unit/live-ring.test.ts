@@ -3,15 +3,20 @@ import { describe, expect, it } from 'vitest';
 import { ChangeRing } from '../../src/framework/actions/live/ring.js';
 
 describe('the ring of recent changes', () => {
-  it('gives each record of a change its own event id, opaque and never the same twice', () => {
+  it('gives each record of a change its own event id, opaque, sealed once for all its subscribers', () => {
     const ring = new ChangeRing(10);
-    const [entry] = ring.add('items', 'deleted', [4]);
+    const [entry, other] = ring.add('items', 'deleted', [4, 6]);
     const ids = [ring.eventId(entry!), ring.eventId(entry!)];
     expect(ids[0]).toMatch(/^[A-Za-z0-9_-]{48}$/);
-    expect(ids[0]).not.toBe(ids[1]);
-    // Sent to two subscribers, one position gives two ids, each of which resumes after it.
+    // Sent to two subscribers, one change gives one id, which resumes after it.
+    expect(ids[1]).toBe(ids[0]);
+    expect(ring.eventId(other!)).not.toBe(ids[0]);
+    // A new ring (another life) seals the same position otherwise.
+    const another = new ChangeRing(10);
+    const [again] = another.add('items', 'deleted', [4]);
+    expect(another.eventId(again!)).not.toBe(ids[0]);
     ring.add('items', 'created', [5]);
-    for (const id of ids) expect(ring.since(id, 'items')?.map(({ id: record }) => record)).toEqual([5]);
+    expect(ring.since(ids[0]!, 'items')?.map(({ id: record }) => record)).toEqual([6, 5]);
   });
 
   it('replays the table\'s entries after an id it still holds, and none for the newest', () => {

@@ -2,10 +2,10 @@
  * The recent changes of one process, each record's change under its own position, kept so that a
  * client reconnecting with `Last-Event-ID` is sent what it missed: at most `retained` of them, the
  * oldest dropped first. Positions count up from 1 in one process's life, over every user's changes:
- * an event id is the position sealed (AES-256-GCM under a key of this life, a fresh nonce each
- * time), so that it tells its subscriber nothing, neither how many changes others made between two
- * of theirs nor which process sent it, and an id of another process or an earlier life (another
- * key) is not taken for one of ours.
+ * an event id is the position sealed (AES-256-GCM under a key of this life, a fresh nonce for
+ * each change, sealed once for all its subscribers), so that it tells its subscriber nothing,
+ * neither how many changes others made between two of theirs nor which process sent it, and an id
+ * of another process or an earlier life (another key) is not taken for one of ours.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { ChangeKind } from '../../../store/changes/changes.js';
@@ -41,8 +41,17 @@ export class ChangeRing {
     return added;
   }
 
-  /** The event id a subscriber sees: the entry's position, sealed. */
+  /** Each entry's event id, sealed once for all its subscribers (a seal per subscriber per change was the fan-out's largest cost). */
+  private readonly sealed = new WeakMap<ChangeEntry, string>();
+
+  /** The event id subscribers see: the entry's position, sealed. */
   eventId(entry: ChangeEntry): string {
+    let id = this.sealed.get(entry);
+    if (id === undefined) this.sealed.set(entry, (id = this.seal(entry)));
+    return id;
+  }
+
+  private seal(entry: ChangeEntry): string {
     const nonce = randomBytes(NONCE_BYTES);
     const cipher = createCipheriv('aes-256-gcm', this.key, nonce);
     const position = Buffer.alloc(8);
