@@ -17,6 +17,7 @@ import { sqliteCapabilities } from '../dialects/sqlite/capabilities.js';
 import { sqliteDriver } from '../dialects/sqlite/driver.js';
 import { isStalePlan, NamedStatement, runOn, UnnamedStatement, type StatementResult } from '../dialects/postgres/named-statement.js';
 import { registerSqlFunctions } from '../dialects/sqlite/functions.js';
+import { DEFAULT_CACHE_KIB, limitPageCache } from '../dialects/sqlite/page-cache.js';
 import { sqliteReaders, type SqliteReaders } from '../dialects/sqlite/readers.js';
 
 /** Tables are declared at run time, so the schema type is open. */
@@ -42,6 +43,8 @@ export interface DatabaseOptions {
   sqliteReaderThreads?: number;
   /** SQLite: each reader thread's page cache, in KiB (SQLITE_READER_CACHE_KIB). */
   sqliteReaderCacheKib?: number;
+  /** SQLite: the server's own connection's page cache, in KiB (SQLITE_CACHE_KIB). */
+  sqliteCacheKib?: number;
 }
 
 /**
@@ -218,6 +221,7 @@ function openSqlite(path: string, options: DatabaseOptions): StoreDatabase {
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
+  limitPageCache(connection, options.sqliteCacheKib ?? DEFAULT_CACHE_KIB);
   registerSqlFunctions(connection);
   const statements = withStatementCache(connection);
   const readers = sqliteReaders(path, { threads: options.sqliteReaderThreads, cacheKib: options.sqliteReaderCacheKib });

@@ -10,6 +10,7 @@ import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { cached } from '../../../core/cache.js';
 import { registerSqlFunctions } from './functions.js';
+import { limitPageCache } from './page-cache.js';
 
 export interface ReadRequest {
   readonly sql: string;
@@ -47,8 +48,7 @@ if (parentPort) {
   const { path, cacheKib } = workerData as ReaderData;
   const connection = new SQLite(path, { readonly: true, fileMustExist: true });
   connection.pragma('busy_timeout = 5000');
-  // Negative: a size in KiB, not in pages, so the bound holds whatever the page size.
-  connection.pragma(`cache_size = -${Math.trunc(cacheKib)}`);
+  limitPageCache(connection, cacheKib);
   lowerPriority();
   registerSqlFunctions(connection);
   const statements = new Map<string, SQLite.Statement>();

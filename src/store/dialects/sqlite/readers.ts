@@ -11,6 +11,7 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { sqliteDriver } from './driver.js';
+import { DEFAULT_CACHE_KIB } from './page-cache.js';
 import type { ReadRequest, ReadResponse, ReaderData } from './reader-thread.js';
 
 export interface SqliteReaders {
@@ -23,11 +24,9 @@ const READER = new URL('./reader-thread.js', import.meta.url);
 /**
  * Threads at most, by default: two at least, so that one client's slow reads leave a thread to
  * everyone else's; one per core up to four. Each thread holds a runtime of its own and its
- * connection's page cache, so this and the cache below bound the readers' memory (docs/databases.md).
+ * connection's page cache (page-cache.ts): this and SQLITE_READER_CACHE_KIB bound the readers' memory (docs/databases.md).
  */
 export const DEFAULT_READER_THREADS = Math.min(4, Math.max(2, availableParallelism()));
-/** Each reader connection's page cache by default, in KiB: SQLite's own default (2,000 KiB), stated so it is a documented bound. */
-export const DEFAULT_READER_CACHE_KIB = 2000;
 
 export interface ReaderLimits {
   readonly threads?: number;
@@ -61,7 +60,7 @@ export function sqliteReaders(path: string, limits: ReaderLimits = {}): SqliteRe
   if (path === ':memory:' || path === '' || !import.meta.url.endsWith('.js')) return undefined;
   if (!existsSync(fileURLToPath(READER))) throw new Error(`The SQLite reader threads' script is missing: ${fileURLToPath(READER)}`);
   const most = limits.threads ?? DEFAULT_READER_THREADS;
-  const workerData: ReaderData = { path, cacheKib: limits.cacheKib ?? DEFAULT_READER_CACHE_KIB };
+  const workerData: ReaderData = { path, cacheKib: limits.cacheKib ?? DEFAULT_CACHE_KIB };
   const threads = new Set<Thread>();
   const idle: Thread[] = [];
   const queue: Waiting[] = [];
