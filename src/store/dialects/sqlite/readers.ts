@@ -16,7 +16,14 @@ import type { ReadRequest, ReadResponse, ReaderData } from './reader-thread.js';
 
 export interface SqliteReaders {
   read(sql: string, parameters: readonly unknown[]): Promise<unknown[]>;
+  /** Threads running, and their V8 heaps' resident bytes, summed, as each last reported. */
+  stats(): ReaderStats;
   close(): Promise<void>;
+}
+
+export interface ReaderStats {
+  readonly threads: number;
+  readonly heapBytes: number;
 }
 
 const READER = new URL('./reader-thread.js', import.meta.url);
@@ -48,6 +55,7 @@ interface Waiting {
 interface Thread {
   readonly worker: Worker;
   running?: Waiting;
+  heapBytes: number;
 }
 
 /**
@@ -88,9 +96,10 @@ export function sqliteReaders(path: string, limits: ReaderLimits = {}): SqliteRe
     if (queue.length > 0 && !closed) dispatch(start());
   };
   const start = (): Thread => {
-    const thread: Thread = { worker: new Worker(READER, { workerData }) };
+    const thread: Thread = { worker: new Worker(READER, { workerData }), heapBytes: 0 };
     threads.add(thread);
     thread.worker.on('message', (response: ReadResponse) => {
+      thread.heapBytes = response.heapBytes;
       const running = thread.running;
       if (!running) return;
       if ('rows' in response) running.resolve(response.rows);
@@ -113,6 +122,7 @@ export function sqliteReaders(path: string, limits: ReaderLimits = {}): SqliteRe
         if (free) dispatch(free);
       });
     },
+    stats: () => ({ threads: threads.size, heapBytes: [...threads].reduce((sum, thread) => sum + thread.heapBytes, 0) }),
     async close() {
       closed = true;
       // Anything still running or waiting fails, not hangs.
