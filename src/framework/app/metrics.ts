@@ -39,7 +39,7 @@ function createMetrics(app: FastifyInstance, database: Database, counters: Count
   });
 
   if (database.readerStats()) {
-    // Each reader thread runs a V8 runtime of its own, which restfold_nodejs_heap_* (this thread's) leaves out.
+    // Each reader thread has a JavaScript heap of its own, which restfold_nodejs_heap_* (this thread's) leaves out.
     new Gauge({
       name: 'restfold_sqlite_reader_threads',
       help: "SQLite's reader threads running (at most SQLITE_READER_THREADS)",
@@ -50,7 +50,7 @@ function createMetrics(app: FastifyInstance, database: Database, counters: Count
     });
     new Gauge({
       name: 'restfold_sqlite_reader_heap_bytes',
-      help: "V8 heap resident in SQLite's reader threads, summed, as each reported after its last read",
+      help: "JavaScript heap resident in SQLite's reader threads, summed, as each reported after its last read",
       registers: [registry],
       collect() {
         this.set(database.readerStats()?.heapBytes ?? 0);

@@ -62,7 +62,7 @@ export interface Database {
   violatedConstraint(error: unknown): string | undefined;
   /** Pool connections by state (PostgreSQL); undefined where there is no pool. */
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
-  /** SQLite's reader threads running and their V8 heaps (store/dialects/sqlite/readers.ts); undefined where reads stay on the event loop. */
+  /** SQLite's reader threads running and their JavaScript heaps (store/dialects/sqlite/readers.ts); undefined where reads stay on the event loop. */
   readerStats(): ReaderStats | undefined;
   /** The columns of a foreign key whose target row is missing (deleted meanwhile), if this error says so; [] if unknown. */
   missingReference(error: unknown): string[] | undefined;

@@ -24,7 +24,7 @@ export interface ReaderData {
   readonly cacheKib: number;
 }
 
-/** Rows or an error, and the bytes of this thread's V8 heap resident after the read: the server's metrics count them (its own heap statistics are its thread's alone). */
+/** Rows or an error, and the bytes of this thread's JavaScript heap resident after the read: the server's metrics count them (its own heap statistics are its thread's alone). */
 export type ReadResponse = ({ readonly rows: unknown[] } | { readonly error: { readonly message: string; readonly code?: string } }) & { readonly heapBytes: number };
 
 /**

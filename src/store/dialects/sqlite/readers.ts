@@ -16,7 +16,7 @@ import type { ReadRequest, ReadResponse, ReaderData } from './reader-thread.js';
 
 export interface SqliteReaders {
   read(sql: string, parameters: readonly unknown[]): Promise<unknown[]>;
-  /** Threads running, and their V8 heaps' resident bytes, summed, as each last reported. */
+  /** Threads running, and their JavaScript heaps' resident bytes, summed, as each last reported. */
   stats(): ReaderStats;
   close(): Promise<void>;
 }
