@@ -12,13 +12,15 @@
 // follow the server's speed; unset, each connection sends its next as soon as one answers.
 // SOAK_SUBSCRIBERS live streams of the articles stay open, each reconnecting every
 // SOAK_RECONNECT_SECONDS. RSS (the server and its workers) is sampled every SOAK_SAMPLE_SECONDS
-// and printed to stderr as it goes, so a long run's file shows the curve.
+// and printed to stderr as it goes, so a long run's file shows the curve, with its parts: the
+// JavaScript heaps (the main thread's, SQLite's reader threads') and the malloc arenas (bench/SOAK.md).
 //
 // Passes when: no 5xx, no socket errors, RSS at the end at most 20 % above RSS
 // after warm-up (a leak grows; V8's heap saws, so a lower end is fine), and
 // stored records == creates acknowledged − deletes
 // acknowledged (posts and articles each). Exits 1 otherwise.
 import { spawn, spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { join } from 'node:path';
 import { freePort, freshDatabase, rssOf } from './servers.mjs';
@@ -52,6 +54,31 @@ async function startServer(env) {
 
 /** Resident set size of a process, in MiB. */
 const rssMiB = (pid) => Math.round((rssOf(pid) / 2 ** 20) * 10) / 10;
+
+/**
+ * Where a process's native memory is, in MiB (Linux), from /proc/PID/smaps: the main thread's malloc
+ * arena (`[heap]`) and glibc's thread arenas (an anonymous region aligned to 64 MiB, read-write, the
+ * rest of its 64 MiB reserved behind it).
+ */
+function mallocMiB(pid) {
+  const arena = 64n << 20n;
+  const regions = [];
+  try {
+    for (const line of readFileSync(`/proc/${pid}/smaps`, 'utf8').split('\n')) {
+      const mapping = /^([0-9a-f]+)-([0-9a-f]+) (\S+) \S+ \S+ \S+\s*(.*)$/.exec(line);
+      if (mapping) regions.push({ start: BigInt(`0x${mapping[1]}`), end: BigInt(`0x${mapping[2]}`), mode: mapping[3], name: mapping[4], kib: 0 });
+      const rss = /^Rss:\s+(\d+) kB/.exec(line);
+      if (rss) regions.at(-1).kib += Number(rss[1]);
+    }
+  } catch {
+    return {};
+  }
+  const isArena = (region, next) =>
+    region.name === '' && region.mode === 'rw-p' && region.start % arena === 0n && (region.end - region.start === arena || (next?.start === region.end && next.mode === '---p' && next.end - region.start === arena));
+  const kib = (keep) => regions.reduce((sum, region, index) => sum + (keep(region, regions[index + 1]) ? region.kib : 0), 0);
+  const mib = (value) => Math.round(value / 102.4) / 10;
+  return { mainMallocMiB: mib(kib((region) => region.name === '[heap]')), threadArenasMiB: mib(kib(isArena)) };
+}
 
 async function soak(kind) {
   const database = await freshDatabase(kind, 'soak');
@@ -178,8 +205,14 @@ async function soak(kind) {
     const metrics = await fetch(`http://127.0.0.1:${port}/metrics`).then((reply) => reply.text(), () => '');
     const heapMiB = metricMiB(metrics, 'nodejs_heap_size_used_bytes');
     const externalMiB = metricMiB(metrics, 'nodejs_external_memory_bytes');
-    samples.push({ seconds: at, rssMiB: rssMiB(child.pid), heapMiB, externalMiB, requests: stats.requests });
-    console.error(`soak ${kind}: ${at} s, RSS ${samples.at(-1).rssMiB} MiB (heap ${heapMiB}, external ${externalMiB}), ${stats.requests} requests, ${stats.byClass['5xx']} 5xx`);
+    // SQLite's reader threads' heaps, which the main thread's heap leaves out, and native memory by arena.
+    const readersHeapMiB = metricMiB(metrics, 'sqlite_reader_heap_bytes');
+    const malloc = mallocMiB(child.pid);
+    samples.push({ seconds: at, rssMiB: rssMiB(child.pid), heapMiB, externalMiB, readersHeapMiB, ...malloc, requests: stats.requests });
+    console.error(
+      `soak ${kind}: ${at} s, RSS ${samples.at(-1).rssMiB} MiB (heap ${heapMiB}, external ${externalMiB}, readers' heaps ${readersHeapMiB}, ` +
+        `main malloc ${malloc.mainMallocMiB}, thread arenas ${malloc.threadArenasMiB}), ${stats.requests} requests, ${stats.byClass['5xx']} 5xx`,
+    );
   };
   const sampler = setInterval(sample, SAMPLE_SECONDS * 1000);
   const warmTimer = setTimeout(() => (warmRss = rssMiB(child.pid)), WARM_UP_SECONDS * 1000);

@@ -17,7 +17,7 @@ const WORDS = 'the quick brown fox jumps over lazy dog while seven wizards quiet
 const SEARCH = WORDS.join('+');
 
 beforeAll(async () => {
-  server = await startServer({ env: { THROTTLE_ANON: 'off', THROTTLE_USER: 'off' } });
+  server = await startServer({ env: { THROTTLE_ANON: 'off', THROTTLE_USER: 'off', METRICS: 'true' } });
   server.cli(['createuser', '--username', 'admin', '--password', 'admin-password-1', '--superuser']);
   token = server.cli(['token', 'create', '--username', 'admin']).trim();
   const database = new SQLite(join(server.folder, 'db.sqlite3'));
@@ -70,5 +70,14 @@ describe('reads that scan with LIKE, on a SQLite file', () => {
     const duration = finished - started;
     expect(duration).toBeGreaterThan(150);
     expect(longestSilence).toBeLessThan(duration / 4);
+  });
+
+  it('are counted in /metrics: the threads running and their heaps, which the process heap metrics leave out', async () => {
+    await get('/api/v1/articles/?search=unique-marker');
+    const metrics = await (await fetch(`${server.url}/metrics`)).text();
+    const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(metrics)?.[1]);
+    expect(value('restfold_sqlite_reader_threads')).toBeGreaterThanOrEqual(1);
+    // A V8 runtime of its own: a few MiB at least, reported after each read.
+    expect(value('restfold_sqlite_reader_heap_bytes')).toBeGreaterThan(2 ** 20);
   });
 });

@@ -30,6 +30,18 @@ describe('listShapeOf', () => {
     expect(other({ filters: [{ field: 'rank', lookup: 'exact', value: 1 }] })).toBe(other({ filters: [{ field: 'rank', lookup: 'exact', value: 9 }] }));
   });
 
+  it('pads an `in` list to a power of two with its last value, so lists of 1 to 500 values make 10 statements, not 500', () => {
+    const among = (length: number) => listShapeOf(query({ filters: [{ field: 'id', lookup: 'in', value: Array.from({ length }, (_, index) => index + 1) }] }))!;
+    expect(among(5).values).toEqual([1, 2, 3, 4, 5, 5, 5, 5]);
+    expect(among(8).values).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(among(1).values).toEqual([1]);
+    expect(among(5).key).toBe(among(8).key);
+    expect(among(5).key).not.toBe(among(9).key);
+    expect(new Set(Array.from({ length: 500 }, (_, index) => among(index + 1).key)).size).toBe(10);
+    // The statement takes the padded list as it binds it.
+    expect(among(3).query(['a', 'b', 'c', 'd']).filters).toEqual([{ field: 'id', lookup: 'in', value: ['a', 'b', 'c', 'd'] }]);
+  });
+
   it('rebuilds the query with stand-ins in place of its values, in their order', () => {
     const shape = listShapeOf(
       query({

@@ -13,7 +13,8 @@ import type { HistoryKept } from '../write/change-log.js';
 import { parseTrustProxy, type TrustProxy } from '../base/proxy.js';
 import { parseRate, type Rate } from '../stages/throttling.js';
 import type { LiveLimits } from '../actions/live/hub.js';
-import { DEFAULT_READER_CACHE_KIB, DEFAULT_READER_THREADS } from '../../store/dialects/sqlite/readers.js';
+import { DEFAULT_READER_THREADS } from '../../store/dialects/sqlite/readers.js';
+import { DEFAULT_CACHE_KIB } from '../../store/dialects/sqlite/page-cache.js';
 
 /** The server's configuration, read by `loadConfig` from the environment. */
 export interface Config {
@@ -33,6 +34,8 @@ export interface Config {
   /** SQLite: reader threads at most (SQLITE_READER_THREADS) and each one's page cache in KiB (SQLITE_READER_CACHE_KIB); docs/databases.md. */
   readonly sqliteReaderThreads: number;
   readonly sqliteReaderCacheKib: number;
+  /** SQLite: the server's own connection's page cache in KiB (SQLITE_CACHE_KIB); docs/databases.md. */
+  readonly sqliteCacheKib: number;
   /** undefined: generate one and keep it in the data folder (see secrets.ts). */
   readonly secretKey: string | undefined;
   readonly auth: readonly AuthKind[];
@@ -249,7 +252,8 @@ export function loadConfig(env: Env = process.env): Config {
     replicaMaxLagMs: integer(env, 'DATABASE_REPLICA_MAX_LAG_MS', 1000, 1),
     replicaPollMs: integer(env, 'DATABASE_REPLICA_POLL_MS', 100, 10),
     sqliteReaderThreads: integer(env, 'SQLITE_READER_THREADS', DEFAULT_READER_THREADS, 1),
-    sqliteReaderCacheKib: integer(env, 'SQLITE_READER_CACHE_KIB', DEFAULT_READER_CACHE_KIB, 64),
+    sqliteReaderCacheKib: integer(env, 'SQLITE_READER_CACHE_KIB', DEFAULT_CACHE_KIB, 64),
+    sqliteCacheKib: integer(env, 'SQLITE_CACHE_KIB', DEFAULT_CACHE_KIB, 64),
     // Both for the whole service, shared among its workers (cluster.ts): connections past what
     // PostgreSQL has cores for only queue there (docs/performance.md: workers share the pool).
     maxConnections: integer(env, 'DB_MAX_CONNECTIONS', 25, 1),

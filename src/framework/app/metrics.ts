@@ -1,6 +1,6 @@
 /**
  * Prometheus metrics (prom-client): requests by route and status, their
- * latency, throttle rejections and where the counters are, the database pool, the compiled statements, and read replicas in use and their lag. Off unless
+ * latency, throttle rejections and where the counters are, the database pool, SQLite's reader threads and their heaps, the compiled statements, and read replicas in use and their lag. Off unless
  * METRICS=true; with METRICS_PORT they are served on that port only, never on
  * the public one.
  */
@@ -37,6 +37,26 @@ function createMetrics(app: FastifyInstance, database: Database, counters: Count
       for (const [state, value] of Object.entries(stats)) this.set({ state }, value);
     },
   });
+
+  if (database.readerStats()) {
+    // Each reader thread has a JavaScript heap of its own, which restfold_nodejs_heap_* (this thread's) leaves out.
+    new Gauge({
+      name: 'restfold_sqlite_reader_threads',
+      help: "SQLite's reader threads running (at most SQLITE_READER_THREADS)",
+      registers: [registry],
+      collect() {
+        this.set(database.readerStats()?.threads ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'restfold_sqlite_reader_heap_bytes',
+      help: "JavaScript heap resident in SQLite's reader threads, summed, as each reported after its last read",
+      registers: [registry],
+      collect() {
+        this.set(database.readerStats()?.heapBytes ?? 0);
+      },
+    });
+  }
 
   new Gauge({
     name: 'restfold_compiled_statements',

@@ -23,6 +23,7 @@ const poolOptions = (config: Config): DatabaseOptions => ({
   preparedStatements: config.preparedStatements,
   sqliteReaderThreads: config.sqliteReaderThreads,
   sqliteReaderCacheKib: config.sqliteReaderCacheKib,
+  sqliteCacheKib: config.sqliteCacheKib,
 });
 
 /** The primary alone: what migrations, `check` and the other commands use. */

@@ -17,7 +17,8 @@ import { sqliteCapabilities } from '../dialects/sqlite/capabilities.js';
 import { sqliteDriver } from '../dialects/sqlite/driver.js';
 import { isStalePlan, NamedStatement, runOn, UnnamedStatement, type StatementResult } from '../dialects/postgres/named-statement.js';
 import { registerSqlFunctions } from '../dialects/sqlite/functions.js';
-import { sqliteReaders, type SqliteReaders } from '../dialects/sqlite/readers.js';
+import { DEFAULT_CACHE_KIB, limitPageCache } from '../dialects/sqlite/page-cache.js';
+import { sqliteReaders, type ReaderStats, type SqliteReaders } from '../dialects/sqlite/readers.js';
 
 /** Tables are declared at run time, so the schema type is open. */
 export type Tables = Record<string, Record<string, unknown>>;
@@ -42,6 +43,8 @@ export interface DatabaseOptions {
   sqliteReaderThreads?: number;
   /** SQLite: each reader thread's page cache, in KiB (SQLITE_READER_CACHE_KIB). */
   sqliteReaderCacheKib?: number;
+  /** SQLite: the server's own connection's page cache, in KiB (SQLITE_CACHE_KIB). */
+  sqliteCacheKib?: number;
 }
 
 /**
@@ -59,6 +62,8 @@ export interface Database {
   violatedConstraint(error: unknown): string | undefined;
   /** Pool connections by state (PostgreSQL); undefined where there is no pool. */
   poolStats(): { total: number; idle: number; waiting: number } | undefined;
+  /** SQLite's reader threads running and their JavaScript heaps (store/dialects/sqlite/readers.ts); undefined where reads stay on the event loop. */
+  readerStats(): ReaderStats | undefined;
   /** The columns of a foreign key whose target row is missing (deleted meanwhile), if this error says so; [] if unknown. */
   missingReference(error: unknown): string[] | undefined;
   /** The tables whose rows still refer to a row a delete would remove (a `restrict` key), if this error says so; [] if unknown. */
@@ -183,6 +188,7 @@ const sqliteAnswers = {
   },
   violatedConstraint: (error) => /^CHECK constraint failed: (\w+)$/.exec(error instanceof Error ? error.message : '')?.[1],
   poolStats: () => undefined,
+  readerStats: () => undefined,
 } satisfies Partial<StoreDatabase>;
 
 /**
@@ -218,6 +224,7 @@ function openSqlite(path: string, options: DatabaseOptions): StoreDatabase {
   connection.pragma('synchronous = NORMAL');
   connection.pragma('foreign_keys = ON');
   connection.pragma('busy_timeout = 5000');
+  limitPageCache(connection, options.sqliteCacheKib ?? DEFAULT_CACHE_KIB);
   registerSqlFunctions(connection);
   const statements = withStatementCache(connection);
   const readers = sqliteReaders(path, { threads: options.sqliteReaderThreads, cacheKib: options.sqliteReaderCacheKib });
@@ -238,6 +245,7 @@ function openSqlite(path: string, options: DatabaseOptions): StoreDatabase {
     missingReference: (error) => foreignKeyFailed(error),
     stillReferenced: (error) => foreignKeyFailed(error),
     isUnavailable: (error) => error instanceof Sqlite.SqliteError && /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN)/.test(error.code),
+    readerStats: () => readers?.stats(),
     close: async () => {
       await readers?.close();
       await db.destroy();
@@ -414,6 +422,7 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
       return code === '23505' || code === '23514' ? constraint : undefined;
     },
     poolStats: () => ({ total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }),
+    readerStats: () => undefined,
     missingReference(error) {
       const { code, detail } = (error ?? {}) as { code?: string; detail?: string };
       const match = /^Key \((.+?)\)=.* is not present in table/.exec(detail ?? '');

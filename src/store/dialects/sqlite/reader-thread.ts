@@ -6,10 +6,12 @@
  */
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
+import { getHeapStatistics } from 'node:v8';
 import { parentPort, workerData } from 'node:worker_threads';
 import SQLite from 'better-sqlite3';
 import { cached } from '../../../core/cache.js';
 import { registerSqlFunctions } from './functions.js';
+import { limitPageCache } from './page-cache.js';
 
 export interface ReadRequest {
   readonly sql: string;
@@ -22,7 +24,8 @@ export interface ReaderData {
   readonly cacheKib: number;
 }
 
-export type ReadResponse = { readonly rows: unknown[] } | { readonly error: { readonly message: string; readonly code?: string } };
+/** Rows or an error, and the bytes of this thread's JavaScript heap resident after the read: the server's metrics count them (its own heap statistics are its thread's alone). */
+export type ReadResponse = ({ readonly rows: unknown[] } | { readonly error: { readonly message: string; readonly code?: string } }) & { readonly heapBytes: number };
 
 /**
  * Where cores are short, a scan here must not take them from the event loop: this thread runs at
@@ -47,19 +50,18 @@ if (parentPort) {
   const { path, cacheKib } = workerData as ReaderData;
   const connection = new SQLite(path, { readonly: true, fileMustExist: true });
   connection.pragma('busy_timeout = 5000');
-  // Negative: a size in KiB, not in pages, so the bound holds whatever the page size.
-  connection.pragma(`cache_size = -${Math.trunc(cacheKib)}`);
+  limitPageCache(connection, cacheKib);
   lowerPriority();
   registerSqlFunctions(connection);
   const statements = new Map<string, SQLite.Statement>();
   port.on('message', ({ sql, parameters }: ReadRequest) => {
-    let response: ReadResponse;
+    let answer: { rows: unknown[] } | { error: { message: string; code?: string } };
     try {
-      response = { rows: cached(statements, sql, STATEMENTS_KEPT, () => connection.prepare(sql)).all(parameters) };
+      answer = { rows: cached(statements, sql, STATEMENTS_KEPT, () => connection.prepare(sql)).all(parameters) };
     } catch (error) {
       const { message, code } = error as { message: string; code?: string };
-      response = { error: { message, code } };
+      answer = { error: { message, code } };
     }
-    port.postMessage(response);
+    port.postMessage({ ...answer, heapBytes: getHeapStatistics().total_physical_size } satisfies ReadResponse);
   });
 }

@@ -11,11 +11,19 @@ import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { sqliteDriver } from './driver.js';
+import { DEFAULT_CACHE_KIB } from './page-cache.js';
 import type { ReadRequest, ReadResponse, ReaderData } from './reader-thread.js';
 
 export interface SqliteReaders {
   read(sql: string, parameters: readonly unknown[]): Promise<unknown[]>;
+  /** Threads running, and their JavaScript heaps' resident bytes, summed, as each last reported. */
+  stats(): ReaderStats;
   close(): Promise<void>;
+}
+
+export interface ReaderStats {
+  readonly threads: number;
+  readonly heapBytes: number;
 }
 
 const READER = new URL('./reader-thread.js', import.meta.url);
@@ -23,11 +31,9 @@ const READER = new URL('./reader-thread.js', import.meta.url);
 /**
  * Threads at most, by default: two at least, so that one client's slow reads leave a thread to
  * everyone else's; one per core up to four. Each thread holds a runtime of its own and its
- * connection's page cache, so this and the cache below bound the readers' memory (docs/databases.md).
+ * connection's page cache (page-cache.ts): this and SQLITE_READER_CACHE_KIB bound the readers' memory (docs/databases.md).
  */
 export const DEFAULT_READER_THREADS = Math.min(4, Math.max(2, availableParallelism()));
-/** Each reader connection's page cache by default, in KiB: SQLite's own default (2,000 KiB), stated so it is a documented bound. */
-export const DEFAULT_READER_CACHE_KIB = 2000;
 
 export interface ReaderLimits {
   readonly threads?: number;
@@ -49,6 +55,7 @@ interface Waiting {
 interface Thread {
   readonly worker: Worker;
   running?: Waiting;
+  heapBytes: number;
 }
 
 /**
@@ -61,7 +68,7 @@ export function sqliteReaders(path: string, limits: ReaderLimits = {}): SqliteRe
   if (path === ':memory:' || path === '' || !import.meta.url.endsWith('.js')) return undefined;
   if (!existsSync(fileURLToPath(READER))) throw new Error(`The SQLite reader threads' script is missing: ${fileURLToPath(READER)}`);
   const most = limits.threads ?? DEFAULT_READER_THREADS;
-  const workerData: ReaderData = { path, cacheKib: limits.cacheKib ?? DEFAULT_READER_CACHE_KIB };
+  const workerData: ReaderData = { path, cacheKib: limits.cacheKib ?? DEFAULT_CACHE_KIB };
   const threads = new Set<Thread>();
   const idle: Thread[] = [];
   const queue: Waiting[] = [];
@@ -89,9 +96,10 @@ export function sqliteReaders(path: string, limits: ReaderLimits = {}): SqliteRe
     if (queue.length > 0 && !closed) dispatch(start());
   };
   const start = (): Thread => {
-    const thread: Thread = { worker: new Worker(READER, { workerData }) };
+    const thread: Thread = { worker: new Worker(READER, { workerData }), heapBytes: 0 };
     threads.add(thread);
     thread.worker.on('message', (response: ReadResponse) => {
+      thread.heapBytes = response.heapBytes;
       const running = thread.running;
       if (!running) return;
       if ('rows' in response) running.resolve(response.rows);
@@ -114,6 +122,7 @@ export function sqliteReaders(path: string, limits: ReaderLimits = {}): SqliteRe
         if (free) dispatch(free);
       });
     },
+    stats: () => ({ threads: threads.size, heapBytes: [...threads].reduce((sum, thread) => sum + thread.heapBytes, 0) }),
     async close() {
       closed = true;
       // Anything still running or waiting fails, not hangs.
