@@ -9,9 +9,9 @@ import { PAGING_PARAMETERS } from './limit-offset.js';
 import { parseListQuery } from '../stages/list-params.js';
 import { guard, pathKey, selectionOf, shownRefusal, type ActionRequest, type ActionResult } from './request.js';
 
-/** Whether a delete must see the record first: to compare its ETag, or to show it to a hook. */
-const deleteShowsRecord = ({ request, collection: { hooks } }: ActionRequest): boolean =>
-  request.headers['if-match'] !== undefined || Boolean(hooks.beforeDelete ?? hooks.afterDelete ?? hooks.afterCommit);
+/** Whether a delete must see the record first: to compare its ETag, to show it to a hook, or to know its files. */
+const deleteShowsRecord = ({ request, fileWrites, collection: { hooks } }: ActionRequest): boolean =>
+  request.headers['if-match'] !== undefined || fileWrites !== undefined || Boolean(hooks.beforeDelete ?? hooks.afterDelete ?? hooks.afterCommit);
 
 /**
  * The record's checks as a delete runs them: none where its object permissions pass every record;
@@ -61,9 +61,7 @@ export async function destroy(action: ActionRequest): Promise<ActionResult> {
   let deleted: boolean;
   // With files, the record is read as it is deleted: the objects it names go once the delete commits.
   let gone: Row | undefined;
-  const checks = await deleteChecks(action);
-  // The record's files are known only once it is read: so read first.
-  const { check: checked, passing } = fileWrites ? { check: checks.check } : checks;
+  const { check: checked, passing } = await deleteChecks(action);
   const check: WriteCheck | undefined = fileWrites
     ? (row, database) => {
         gone = row;
