@@ -50,7 +50,7 @@ function createMetrics(app: FastifyInstance, database: Database, counters: Count
     });
     new Gauge({
       name: 'restfold_sqlite_reader_heap_bytes',
-      help: "JavaScript heap resident in SQLite's reader threads, summed, as each reported after its last read",
+      help: "JavaScript heap resident in SQLite's reader threads, summed, as each last reported (at most a second old at its last read)",
       registers: [registry],
       collect() {
         this.set(database.readerStats()?.heapBytes ?? 0);

@@ -24,7 +24,7 @@ export interface ReaderData {
   readonly cacheKib: number;
 }
 
-/** Rows or an error, and the bytes of this thread's JavaScript heap resident after the read: the server's metrics count them (its own heap statistics are its thread's alone). */
+/** Rows or an error, and the bytes of this thread's JavaScript heap resident (measured at most a second before): the server's metrics count them (its own heap statistics are its thread's alone). */
 export type ReadResponse = ({ readonly rows: unknown[] } | { readonly error: { readonly message: string; readonly code?: string } }) & { readonly heapBytes: number };
 
 /**
@@ -44,6 +44,8 @@ function lowerPriority(): void {
 
 /** As the server's own connection keeps them: a list runs the same few SQL texts over and over. */
 const STATEMENTS_KEPT = 500;
+/** How old the heap's size a read reports may be. */
+const HEAP_EVERY_MS = 1000;
 
 if (parentPort) {
   const port = parentPort;
@@ -54,6 +56,13 @@ if (parentPort) {
   lowerPriority();
   registerSqlFunctions(connection);
   const statements = new Map<string, SQLite.Statement>();
+  // Read at most once a second, not on every read: the metrics are sampled far less often.
+  let measured = { at: 0, bytes: 0 };
+  const heapBytes = (): number => {
+    const now = Date.now();
+    if (now - measured.at >= HEAP_EVERY_MS) measured = { at: now, bytes: getHeapStatistics().total_physical_size };
+    return measured.bytes;
+  };
   port.on('message', ({ sql, parameters }: ReadRequest) => {
     let answer: { rows: unknown[] } | { error: { message: string; code?: string } };
     try {
@@ -62,6 +71,6 @@ if (parentPort) {
       const { message, code } = error as { message: string; code?: string };
       answer = { error: { message, code } };
     }
-    port.postMessage({ ...answer, heapBytes: getHeapStatistics().total_physical_size } satisfies ReadResponse);
+    port.postMessage({ ...answer, heapBytes: heapBytes() } satisfies ReadResponse);
   });
 }
