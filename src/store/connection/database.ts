@@ -15,6 +15,7 @@ import type { Dialect, DialectCapabilities } from '../dialects/capabilities.js';
 import { postgresCapabilities } from '../dialects/postgres/capabilities.js';
 import { sqliteCapabilities } from '../dialects/sqlite/capabilities.js';
 import { sqliteDriver } from '../dialects/sqlite/driver.js';
+import { begunOn, withDeferredBegin } from './deferred-begin.js';
 import { isStalePlan, NamedStatement, runOn, UnnamedStatement, type StatementResult } from '../dialects/postgres/named-statement.js';
 import { registerSqlFunctions } from '../dialects/sqlite/functions.js';
 import { DEFAULT_CACHE_KIB, limitPageCache } from '../dialects/sqlite/page-cache.js';
@@ -229,7 +230,7 @@ function openSqlite(path: string, options: DatabaseOptions): StoreDatabase {
   const statements = withStatementCache(connection);
   const readers = sqliteReaders(path, { threads: options.sqliteReaderThreads, cacheKib: options.sqliteReaderCacheKib });
   const config = { database: statements };
-  const db = new Kysely<Tables>({ dialect: readers ? new SqliteDialectWithReaders(config, readers, connection, statements) : new ImmediateSqliteDialect(config) });
+  const db = new Kysely<Tables>({ dialect: withDeferredBegin(readers ? new SqliteDialectWithReaders(config, readers, connection, statements) : new ImmediateSqliteDialect(config)) });
   return {
     ...sqliteAnswers,
     db,
@@ -385,7 +386,7 @@ function openPostgres(url: string, options: DatabaseOptions): StoreDatabase {
   pool.on('connect', (client) => client.on('error', () => {}));
   if (hosts.length > 1) failOver(pool, hosts.length, current);
   const prepared = options.preparedStatements ?? true;
-  const db = new Kysely<Tables>({ dialect: new PostgresDialect({ pool: prepared ? withNamedStatements(pool) : withUnnamedStatements(pool) }) });
+  const db = new Kysely<Tables>({ dialect: withDeferredBegin(new PostgresDialect({ pool: prepared ? withNamedStatements(pool) : withUnnamedStatements(pool) })) });
   return {
     db,
     url,
@@ -579,6 +580,10 @@ export function transaction<T>(database: Database, work: (transaction: Database)
   const attempt = () => db.transaction().execute((transaction) => work({ ...database, db: transaction } as Database));
   return attempt().catch((error: unknown) => (isStalePlan(error) ? attempt() : Promise.reject(error)));
 }
+
+/** Whether the transaction `database` is bound to has sent a statement yet: it begins at its first (deferred-begin.ts). */
+export const transactionBegun = (database: Database): Promise<boolean> =>
+  storeDatabase(database).db.getExecutor().provideConnection((connection) => Promise.resolve(begunOn(connection)));
 
 /** A server that does not accept writes, where the URL asked for one that does (target_session_attrs). */
 class ReadOnlyServer extends Error {}
