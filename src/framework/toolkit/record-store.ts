@@ -40,8 +40,12 @@ function exactValues(filters: readonly Filter[]): Row | undefined {
 /** Records read per query by `each`: large enough that round trips are few, small enough to hold. */
 const BATCH_SIZE = 200;
 
-/** How often getOrCreate looks again for a record that concurrent writes make and delete as it looks. */
-const GET_OR_CREATE_ATTEMPTS = 5;
+/**
+ * How often getOrCreate looks again for a record that concurrent writes make and delete as it
+ * looks. Each look lost means another writer's insert won, so n writers of one record at once may
+ * need up to n looks: 10 pins beside 10 unpins at once took more than 5 (test/api/idempotent-writes.test.ts).
+ */
+const GET_OR_CREATE_ATTEMPTS = 25;
 
 /** `recordStore`'s options. */
 export interface RecordStoreOptions {
