@@ -153,6 +153,16 @@ describe('a write', () => {
     expect(sent).toHaveLength(postgres ? 2 : 3);
   });
 
+  it('creates a bulk of records in one INSERT after the token, in the order sent (each nested read apart on SQLite)', async () => {
+    const titles = ['First', 'Second', 'Third', 'Fourth'];
+    const reply = await api.request('POST', '/api/v1/articles/', { token: alice.token, body: titles.map((title) => ({ title })) });
+    expect(reply.status).toBe(201);
+    expect(reply.json.map((record: { title: string }) => record.title)).toEqual(titles);
+    expect(reply.json[3]).toMatchObject({ author: { id: alice.id, username: 'alice' } });
+    expect(sent.filter((statement) => /insert into "articles"/.test(statement))).toHaveLength(1);
+    expect(sent).toHaveLength(postgres ? 2 : 2 + titles.length);
+  });
+
   it('refuses a bulk create whole when one record names a missing author, the error under its index', async () => {
     const editor = await api.user('editor3', { permissions: ['articles.change'] });
     const before = (await api.request('GET', '/api/v1/articles/', { token: alice.token })).json.count;

@@ -4,14 +4,17 @@
  * (recordStore's, a custom action's, a hook's, which join the transaction they are given):
  *
  *   1. the transaction: opened where a step needs one (the history, after-hooks, a scope re-read,
- *      `hooks.inTransaction`, several records, many-to-many links, a locked read); joined where the
- *      database given is in one already; none otherwise (one statement commits itself);
+ *      `hooks.inTransaction`, several INSERTs, many-to-many links, a locked read); joined where the
+ *      database given is in one already; none otherwise (one statement commits itself). It begins
+ *      at its first statement: one that only before-hooks ran in, and they sent nothing, is left,
+ *      and the write's statement commits itself;
  *   2. hooks before (an update's first, as its values choose the way it goes), then the model's checks;
  *   3. lock: the record read FOR UPDATE, within the scope (a delete that must see its record, an
  *      update on the locked way), then checks on it (object permissions, If-Match, validation again
  *      where it changed since it was read), then the delete's before-hook, the model's `beforeStore`;
  *   4. the statement (store/write/writes.ts: INSERT, UPDATE, UPDATE if the version is as seen,
- *      DELETE), then the many-to-many links, and the record read again to show them;
+ *      DELETE; a bulk create's records in INSERTs of many rows), then the many-to-many links, and
+ *      the record read again to show them;
  *   5. the scope re-read: the written records read within the scope, refused (403) outside it
  *      (a create's told on its values before it is stored, where its conditions can be: meetsInMemory);
  *   6. the history (history.ts: who added, changed or deleted which record), then hooks after,
@@ -29,13 +32,13 @@ import { isPending, type MaybePromise } from '../../core/maybe-promise.js';
 import type { Table } from '../../core/model.js';
 import { RecordRefused } from '../../core/refused.js';
 import { recordKeyOf, type Row, type Selection } from '../../core/rows.js';
-import { storeDatabase, transaction, type Database } from '../../store/connection/database.js';
+import { storeDatabase, transaction, transactionBegun, type Database } from '../../store/connection/database.js';
 import { heldChanges } from '../../store/changes/changes.js';
 import { unscoped } from '../../store/conditions/table-scopes.js';
 import { meetsInMemory } from '../../core/conditions.js';
 import { readList } from '../../store/read/list.js';
 import { findRecord, versionOf, type RecordId } from '../../store/read/records.js';
-import { deleteRow, insertRow, lockRecord, updateRow, updateRowIfVersion } from '../../store/write/writes.js';
+import { deleteRow, insertRow, insertRows, lockRecord, updateRow, updateRowIfVersion } from '../../store/write/writes.js';
 import { readIn, type AuthUser } from '../base/auth-user.js';
 import { ApiError, permissionDenied, validationFailed, type ErrorDetails } from '../base/errors.js';
 import type { CommitEvent, HookContext, Hooks } from '../declare/hooks.js';
@@ -248,6 +251,20 @@ function meetsScope({ scope }: NonNullable<Requested['within']>, records: readon
   return meets;
 }
 
+/**
+ * `before` in a transaction, then `rest` with what it gave: in that transaction where `before` sent
+ * a statement in it; else after it, as `rest` runs with no transaction, since one that sent
+ * nothing began nothing (store/connection/deferred-begin.ts). For writes whose only steps in the
+ * transaction come before their statement (`hooks.inTransaction` and before-hooks alone).
+ */
+async function beforeInTransaction<T, R>(database: Database, before: (transaction: Database) => Promise<T>, rest: (database: Database, given: T) => Promise<R>): Promise<R> {
+  const outcome = await inTransaction(database, async (transaction): Promise<{ done: R } | { given: T }> => {
+    const given = await before(transaction);
+    return (await transactionBegun(transaction)) ? { done: await rest(transaction, given) } : { given };
+  });
+  return 'done' in outcome ? outcome.done : rest(database, outcome.given);
+}
+
 /** New records, all or none; each refusal of a bulk create carries the refused record's index. */
 export async function createRecords(database: Database, write: CreateWrite): Promise<Row[]> {
   const { request, many = false } = write;
@@ -256,38 +273,77 @@ export async function createRecords(database: Database, write: CreateWrite): Pro
   const judged = request?.within && meetsScope(request.within, write.records, request.hooks);
   if (judged === false) throw permissionDenied(CREATED_OUTSIDE);
   const rereads = request?.within !== undefined && judged === undefined;
-  const transactional = rereads || hooks?.afterCreate !== undefined || hooks?.inTransaction === true || many || logged(database, request);
-  const rows = transactional ? await inTransaction(database, (transaction) => created(transaction, write, rereads)) : await created(database, write, rereads);
+  const store = (database: Database, values: readonly Row[]) => stored(database, write, values, rereads);
+  const rows =
+    rereads || hooks?.afterCreate !== undefined || logged(database, request)
+      ? await inTransaction(database, async (transaction) => store(transaction, await creating(transaction, write)))
+      : // A bulk create's before-hooks run in its transaction, as they did when it always had one.
+        hooks?.inTransaction || (many && hooks?.beforeCreate)
+        ? await beforeInTransaction(database, (transaction) => creating(transaction, write), store)
+        : await store(database, await creating(database, write));
   if (hooks?.afterCommit) await committed(request!, hooks.afterCommit, 'create', rows);
   return rows;
 }
 
-async function created(database: Database, write: CreateWrite, rereads: boolean): Promise<Row[]> {
-  const { request, records, many, serializer, selection } = write;
+/** Each record's values, with what the before-create hook set over them. */
+async function creating(database: Database, { request, records, many }: CreateWrite): Promise<readonly Row[]> {
   const beforeCreate = request?.hooks.beforeCreate;
+  if (!beforeCreate) return records;
   const values: Row[] = [];
   for (let index = 0; index < records.length; index++) {
     const row = records[index]!;
     try {
-      const set = prepared(row, beforeCreate?.({ ...hookEvent(request!.writer, database), values: row }));
+      const set = prepared(row, beforeCreate({ ...hookEvent(request!.writer, database), values: row }));
       values.push(isPending(set) ? await set : set);
     } catch (error) {
       if (!many || !(error instanceof ApiError) || !error.details) throw error;
       throw validationFailed(atIndex(index, error.details));
     }
   }
-  const stored: Row[] = [];
+  return values;
+}
+
+/** Each of `values` inserted, with its links, one at a time; a refusal of a bulk create's carries its record's index. */
+async function oneByOne(database: Database, write: CreateWrite, values: readonly Row[]): Promise<Row[]> {
+  const { many, serializer, selection } = write;
+  const inserted: Row[] = [];
   for (let index = 0; index < values.length; index++) {
     const own = values[index]!;
     try {
-      stored.push(
+      inserted.push(
         await withLinks(database, write, own, (database, own) => insertRow(database, serializer.model, selection, own)),
       );
     } catch (error) {
       throw many && error instanceof RecordRefused ? new RecordRefused(error.details, index, error.clashing) : error;
     }
   }
-  const rows = rereads ? await inScope(database, request!.within!, stored, CREATED_OUTSIDE) : stored;
+  return inserted;
+}
+
+/**
+ * A bulk create's records: in INSERTs of many rows (insertRows), with no transaction where they take
+ * one, where the database given is in none and no record sets a many-to-many; else one at a time,
+ * in one transaction. A refusal of an INSERT of many names no record: then they are inserted again
+ * one at a time, in a transaction, which names the record refused by its index (or stores them all,
+ * where what refused them is gone meanwhile).
+ */
+async function manyInserted(database: Database, write: CreateWrite, values: readonly Row[]): Promise<Row[]> {
+  const { serializer, selection } = write;
+  const oneAtATime = (database: Database) => oneByOne(database, write, values);
+  if (storeDatabase(database).db.isTransaction || values.some((own) => setsRelation(serializer, own))) return inTransaction(database, oneAtATime);
+  try {
+    return await insertRows(database, serializer.model, selection, values, (work) => inTransaction(database, work));
+  } catch (error) {
+    if (error instanceof RecordRefused || database.isUnavailable(error)) throw error;
+    return inTransaction(database, oneAtATime);
+  }
+}
+
+/** The records inserted, read again within the scope where `rereads`, logged, and shown to the after-create hook. */
+async function stored(database: Database, write: CreateWrite, values: readonly Row[], rereads: boolean): Promise<Row[]> {
+  const { request, many, serializer, selection } = write;
+  const inserted = many && values.length > 1 ? await manyInserted(database, write, values) : await oneByOne(database, write, values);
+  const rows = rereads ? await inScope(database, request!.within!, inserted, CREATED_OUTSIDE) : inserted;
   fromTable(serializer.model, ...rows);
   if (logged(database, request)) await logWrites(database, request.writer, 'add', rows.map((row, index) => ({ key: row[recordKeyOf(selection)], changed: Object.keys(values[index]!) })));
   const afterCreate = request?.hooks.afterCreate;
@@ -307,10 +363,13 @@ export async function updateRecord(database: Database, write: UpdateWrite): Prom
   const { hooks, within } = request;
   // Whether the update may move the record out of the scope (a before-hook may set any field): then it is read again within it before it commits.
   const checksScope = within !== undefined && (hooks.beforeUpdate !== undefined || mayLeave(within.scope, values));
+  const store = (database: Database, given: Updating) => storedUpdate(database, write, request, given, checksScope);
   const row =
-    hooks.afterUpdate !== undefined || hooks.inTransaction === true || checksScope || logged(database, request)
-      ? await inTransaction(database, (transaction) => updated(transaction, write, request, checksScope))
-      : await updated(database, write, request, checksScope);
+    hooks.afterUpdate !== undefined || checksScope || logged(database, request)
+      ? await inTransaction(database, async (transaction) => store(transaction, await updating(transaction, write, request)))
+      : hooks.inTransaction === true
+        ? await beforeInTransaction(database, (transaction) => updating(transaction, write, request), store)
+        : await store(database, await updating(database, write, request));
   if (row && hooks.afterCommit) await committed(request, hooks.afterCommit, 'update', [row]);
   return row;
 }
@@ -318,25 +377,33 @@ export async function updateRecord(database: Database, write: UpdateWrite): Prom
 /** Whether the model's rules write alongside this update (beforeStore, for the fields it is called on). */
 const storesBefore = (rules: UpdateRules, values: Row): boolean => !rules.beforeStoreOn || rules.beforeStoreOn.some((field) => field in values);
 
-async function updated(database: Database, write: UpdateWrite, request: UpdateRequest, checksScope: boolean): Promise<Row | undefined> {
-  const { serializer } = write;
-  const { hooks, writer, existing, within } = request;
-  const { model } = serializer;
+/** An update's values as the before-hook set them, checked by the model's rules, and what those write alongside. */
+interface Updating {
+  readonly values: Row;
+  readonly alongside: WriteCheck | undefined;
+}
+
+async function updating(database: Database, write: UpdateWrite, request: UpdateRequest): Promise<Updating> {
+  const { hooks, writer, existing } = request;
   const set = prepared(write.values, hooks.beforeUpdate?.({ ...hookEvent(writer, database), values: write.values, existing }));
   const values = isPending(set) ? await set : set;
-  const rules = model.rules?.updates;
-  let alongside: WriteCheck | undefined;
-  if (rules) {
-    // The model's rules get the record's id, whatever the path named it by.
-    const update = { id: existing.id as RecordId, values, body: writer.body as Row, user: writer.user, database: unscoped(database), countPasswordCheck: writer.credentials.countOwnCheck };
-    const checked = rules.check(update);
-    if (isPending(checked)) await checked;
-    if (storesBefore(rules, values)) alongside = (row, database) => rules.beforeStore({ ...update, database: unscoped(database) }, row);
-  }
+  const rules = write.serializer.model.rules?.updates;
+  if (!rules) return { values, alongside: undefined };
+  // The model's rules get the record's id, whatever the path named it by.
+  const update = { id: existing.id as RecordId, values, body: writer.body as Row, user: writer.user, database: unscoped(database), countPasswordCheck: writer.credentials.countOwnCheck };
+  const checked = rules.check(update);
+  if (isPending(checked)) await checked;
+  const alongside: WriteCheck | undefined = storesBefore(rules, values) ? (row, database) => rules.beforeStore({ ...update, database: unscoped(database) }, row) : undefined;
+  return { values, alongside };
+}
+
+/** The record written (within the scope where `checksScope`), logged, and shown to the after-update hook. */
+async function storedUpdate(database: Database, write: UpdateWrite, request: UpdateRequest, { values, alongside }: Updating, checksScope: boolean): Promise<Row | undefined> {
+  const { hooks, writer, existing, within } = request;
   const written = await withLinks(database, write, values, (database, own) => guarded(database, write, request, own, alongside));
   const row = written && checksScope && mayLeave(within!.scope, values) ? (await inScope(database, within!, [written], MOVED_OUT))[0] : written;
   if (!row) return undefined;
-  fromTable(model, row);
+  fromTable(write.serializer.model, row);
   if (logged(database, request)) await logWrites(database, writer, 'change', [{ key: write.id, changed: changedFields(values, existing, row) }]);
   if (hooks.afterUpdate) await hooks.afterUpdate({ ...hookEvent(writer, database), values, existing, record: row });
   return row;

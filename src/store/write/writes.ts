@@ -23,7 +23,7 @@ import { findScopedRecord, matching, type Matching } from '../read/list.js';
 import type { Placeholder } from '../statements/placeholder.js';
 import { compiledStatement, type Compiled } from '../statements/compiled.js';
 import { compileConditions, visibleRow } from '../conditions/filters.js';
-import { assembleRow, findRecord, fromSelection, recordExists, returnedColumns, selectColumns, withBatches, type RecordId, type RowQuery } from '../read/records.js';
+import { assembleRow, attachBatches, findRecord, fromSelection, recordExists, returnedColumns, selectColumns, withBatches, type RecordId, type RowQuery } from '../read/records.js';
 import { driverShape, toDriverValues, type DriverShape } from './driver-values.js';
 
 type Where = ExpressionBuilder<Tables, string>;
@@ -192,6 +192,86 @@ function inserted(database: Database, model: Model, selection: Selection, values
 /** A new record, as `selection` reads it. */
 export const insertRow = (database: Database, model: Model, selection: Selection, values: Row): Promise<Row> =>
   inserted(database, model, selection, values, false) as Promise<Row>;
+
+/** Most parameters one INSERT of many rows binds: under SQLite's and PostgreSQL's own limits (32 766, 65 535). */
+const PARAMETERS_PER_INSERT = 30_000;
+/** Most rows one INSERT of many holds. */
+const ROWS_PER_INSERT = 256;
+
+/** The INSERT of `size` rows of the shape's columns, compiled once per selection, shape and size (sizes are bounded by a collection's bulk create). */
+const manyRowsQuery = (model: Model, selection: Selection, shape: DriverShape, size: number): Compiled<Row> =>
+  writeQuery(selection, `${statementShape(shape, 'insert')} x${size}`, shape.columns.length * size, (database, placeholders) => {
+    const { columns } = shape;
+    const into = storeDatabase(database).db.insertInto(model.table);
+    if (columns.length === 0) return into.defaultValues() as unknown as Returnable;
+    const rows = Array.from({ length: size }, (_, row) => bound(columns, placeholders.slice(row * columns.length, (row + 1) * columns.length)));
+    return into.values(rows) as unknown as Returnable;
+  });
+
+/**
+ * The rows an INSERT of many returned, in the order of the records it was given: by their ids where
+ * the records carry them (made on create: a UUID), else by ascending id, the order a table's own
+ * counter numbers the rows of one statement in.
+ */
+function inGivenOrder(rows: Row[], records: readonly Row[]): Row[] {
+  if (records[0] && 'id' in records[0]) {
+    const byId = new Map(rows.map((row) => [String(row.id), row]));
+    return records.map((record) => byId.get(String(record.id))!);
+  }
+  return rows.sort((one, other) => (BigInt(one.id as number) < BigInt(other.id as number) ? -1 : 1));
+}
+
+/** `records` (of one shape, at most one INSERT's worth) in one INSERT, as `selection` reads them. */
+async function insertedMany(database: Database, model: Model, selection: Selection, shape: DriverShape, records: readonly Row[]): Promise<Row[]> {
+  const parameters = records.flatMap((values) => shape.parameters(values));
+  const returned = inGivenOrder(await manyRowsQuery(model, selection, shape, records.length)(database, parameters), records);
+  const rows = !readsRelated(selection)
+    ? returned
+    : readInOneStatement(database, selection)
+      ? returned.map((row) => assembleRow(row, selection))
+      : // Read apart, a record may be gone already (deleted by another request): then it is shown as written.
+        await Promise.all(returned.map(async (row) => (await findRecord(database, selection, row[recordKeyOf(selection)] as RecordId)) ?? assembleRow(row, selection)));
+  if (selection.batches) await attachBatches(database, selection, rows);
+  noteChange(database, model.table, 'created', rows.map((row) => row.id as RecordId));
+  return rows;
+}
+
+/**
+ * New records, as `selection` reads them, in the order given: each run of records that set the
+ * same columns in one INSERT of many rows (at most ROWS_PER_INSERT, and PARAMETERS_PER_INSERT
+ * values). Several INSERTs run through `atomically` (a transaction), one alone. A refusal names no
+ * record: the caller tells which by inserting them one at a time (insertRow). Where a foreign key
+ * may name a row of a scoped table, each record's is checked first, as insertRow does.
+ */
+export async function insertRows(
+  database: Database,
+  model: Model,
+  selection: Selection,
+  records: readonly Row[],
+  atomically: (work: (database: Database) => Promise<Row[]>) => Promise<Row[]>,
+): Promise<Row[]> {
+  const runs: { shape: DriverShape; records: readonly Row[] }[] = [];
+  for (let start = 0; start < records.length; ) {
+    const shape = driverShape(model, records[start]!);
+    let end = start + 1;
+    while (end < records.length && driverShape(model, records[end]!) === shape) end++;
+    // A record of no values is inserted with its defaults alone, one per INSERT (`VALUES ()` is no SQL).
+    const most = shape.columns.length === 0 ? 1 : Math.min(ROWS_PER_INSERT, Math.floor(PARAMETERS_PER_INSERT / shape.columns.length));
+    for (let at = start; at < end; at += most) runs.push({ shape, records: records.slice(at, Math.min(end, at + most)) });
+    start = end;
+  }
+  for (const [index, values] of records.entries()) {
+    const shape = driverShape(model, values);
+    const missing = await hiddenReferences(database, model, shape.columns, shape.parameters(values));
+    if (missing && missing.length > 0) throw new RecordRefused(missingRefusal(missing, values).details, index);
+  }
+  const insert = async (database: Database) => {
+    const rows: Row[] = [];
+    for (const { shape, records } of runs) rows.push(...(await insertedMany(database, model, selection, shape, records)));
+    return rows;
+  };
+  return runs.length === 1 ? insert(database) : atomically(insert);
+}
 
 /**
  * A new record, unless a unique constraint finds its values taken (by a record stored or being
