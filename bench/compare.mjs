@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node bench/compare.mjs --against DIR|baseline|floor|floor:restfold[-without:PART+…]|workers:N|pooler|url:URL[,…] [--scenario c|a|e|g|i|j] [--slots 20] [--slot-seconds 1.5] [--profile DIR]`
+ * `node bench/compare.mjs --against DIR|baseline|floor|floor:restfold[-without:PART+…]|workers:N|pooler|url:URL[,…] [--scenario c|a|e|g|i|j|k] [--slots 20] [--slot-seconds 1.5] [--profile DIR]`
  *
  * CPU per request and throughput of this checkout's build (dist/) against another build (DIR: the
  * dist/ of another checkout, a git worktree say), the baseline, the baseline served by Fastify (floor:
@@ -173,7 +173,7 @@ try {
   const newest = await fetch(`${servers[0].base}/api/v1/users/?ordering=-id&page_size=1`, { headers: { authorization: `Bearer ${token}` } });
   const seeded = { firstUserId: 1, lastUserId: (await newest.json()).results[0].id, searchTerm: '', poolFrom: 0 };
   const scenario = scenarios(seeded, 1).find(({ key, baseline }) => baseline && key === options.scenario);
-  if (!scenario) throw new Error('--scenario must be a, c, e, g, i or j (those the baseline serves).');
+  if (!scenario) throw new Error('--scenario must be a, c, e, g, i, j or k (those the baseline serves).');
   // Enough for every side's warm-up (3 s, 10 000 requests at least) and every slot at 6 000 deletes a second.
   if (scenario.pool) {
     pool = await articlePool(servers.length * ((3 + Number(options.slots) * slotSeconds) * 6_000 + 10_000));

@@ -49,6 +49,14 @@ export function scenarios(seeded, searchPage) {
       status: 201,
       request: (k) => ({ method: 'POST', path: '/api/v1/articles/', body: { title: `Bench ${runId} ${k}`, body: 'Written by the benchmark.' } }),
     },
+    {
+      key: 'k',
+      title: "(k) articles bulk create of 100 (the token's user as author)",
+      auth: true,
+      baseline: true,
+      status: 201,
+      request: (k) => ({ method: 'POST', path: '/api/v1/articles/', body: Array.from({ length: 100 }, (_, row) => ({ title: `Bench ${runId} ${k}.${row}`, body: 'Written by the benchmark.' })) }),
+    },
     // Each request deletes another article of a pool made for the run (`pool`: bench/compare.mjs makes it, from `seeded.poolFrom` on).
     {
       key: 'j',

@@ -1,6 +1,6 @@
 /**
  * What the baseline answers, whatever serves it: the SQL a good implementation needs (token lookup,
- * count, page; one INSERT or UPDATE … RETURNING per write) over the bare driver (pg with named
+ * count, page; one INSERT or UPDATE … RETURNING per write, one INSERT of many rows per bulk create) over the bare driver (pg with named
  * prepared statements, unnamed with DB_PREPARED_STATEMENTS=false, or better-sqlite3 with prepared statements), the minimal checks Restfold makes
  * on those requests, and the same statuses and bodies. server.mjs serves it over node:http (the
  * ceiling), fastify.mjs over Fastify (the floor a Fastify-based framework starts from).
@@ -44,7 +44,20 @@ const SQLITE_SQL = {
     `RETURNING ${ARTICLE_COLUMNS}, (SELECT username FROM users WHERE users.id = articles.author_id) AS author_username`,
 };
 
-/** name → (parameters) → rows, on whichever driver DATABASE_URL names. */
+/** The INSERT of `count` articles with their authors, in one statement, in the order given (by id: the table's counter numbers them so). */
+function createArticlesSql(count) {
+  const rows = Array.from({ length: count }, (_, row) => `($${4 * row + 1}, $${4 * row + 2}, $${4 * row + 3}, $${4 * row + 4})`).join(', ');
+  return {
+    postgres:
+      `WITH article AS (INSERT INTO articles (title, body, author_id, created_at) VALUES ${rows} RETURNING ${ARTICLE_COLUMNS}) ` +
+      'SELECT article.*, users.username AS author_username FROM article INNER JOIN users ON users.id = article.author_id ORDER BY article.id',
+    sqlite:
+      `INSERT INTO articles (title, body, author_id, created_at) VALUES ${rows} ` +
+      `RETURNING ${ARTICLE_COLUMNS}, (SELECT username FROM users WHERE users.id = articles.author_id) AS author_username`,
+  };
+}
+
+/** name → (parameters, texts?) → rows, on whichever driver DATABASE_URL names; `texts` ({ postgres, sqlite }) for a statement made at run time. */
 function openQueries(url) {
   if (url.startsWith('sqlite:')) {
     // The pragmas Restfold's own connection runs with, so writes are as durable on both.
@@ -56,13 +69,16 @@ function openQueries(url) {
     const statements = Object.fromEntries(
       Object.entries(SQLITE_SQL).map(([name, text]) => [name, connection.prepare(text.replace(/\$\d+/g, '?'))]),
     );
-    return async (name, parameters) => statements[name].all(...parameters.map((value) => (typeof value === 'boolean' ? Number(value) : value)));
+    return async (name, parameters, texts) => {
+      statements[name] ??= connection.prepare(texts.sqlite.replace(/\$\d+/g, '?'));
+      return statements[name].all(...parameters.map((value) => (typeof value === 'boolean' ? Number(value) : value)));
+    };
   }
   // DB_MAX_CONNECTIONS, as Restfold reads it (bench/compare.mjs lowers it when more sides share the database).
   const pool = new pg.Pool({ connectionString: url, max: Number(process.env.DB_MAX_CONNECTIONS ?? 25), min: 5 });
   // DB_PREPARED_STATEMENTS=false, as Restfold reads it: unnamed statements, which a transaction pooler allows.
   const named = process.env.DB_PREPARED_STATEMENTS !== 'false';
-  return async (name, values) => (await pool.query({ ...(named && { name }), text: SQL[name], values })).rows;
+  return async (name, values, texts) => (await pool.query({ ...(named && { name }), text: texts?.postgres ?? SQL[name], values })).rows;
 }
 
 const query = openQueries(process.env.DATABASE_URL ?? '');
@@ -124,7 +140,9 @@ function stringError(value, { maxLength, blank }) {
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
-async function createArticle(body, user, host) {
+/** An article's values from a request's record, or its errors by field. */
+async function articleValues(body, user) {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return { errors: { non_field_errors: ['Expected a JSON object.'] } };
   const { title, body: text = '', author_id: authorId = user.id } = body;
   const errors = {};
   const titleError = stringError(title, { maxLength: 200, blank: false });
@@ -134,15 +152,42 @@ async function createArticle(body, user, host) {
   if (!Number.isSafeInteger(authorId)) errors.author_id = ['A valid integer is required.'];
   // Nobody files an article under another user's name, save an editor.
   else if (authorId !== user.id && !(await holds(user, 'articles.change'))) errors.author_id = ['You may only name yourself.'];
-  if (Object.keys(errors).length > 0) return invalid(errors);
+  return Object.keys(errors).length > 0 ? { errors } : { values: [title, text, authorId, new Date().toISOString()] };
+}
+
+const missingAuthor = (error) => error.code === '23503' || error.code === 'SQLITE_CONSTRAINT_FOREIGNKEY';
+
+async function createArticle(body, user, host) {
+  const { values, errors } = await articleValues(body, user);
+  if (errors) return invalid(errors);
   let row;
   try {
-    [row] = await query('createArticle', [title, text, authorId, new Date().toISOString()]);
+    [row] = await query('createArticle', values);
   } catch (error) {
-    if (error.code === '23503' || error.code === 'SQLITE_CONSTRAINT_FOREIGNKEY') return invalid({ author_id: ['No such user.'] });
+    if (missingAuthor(error)) return invalid({ author_id: ['No such user.'] });
     throw error;
   }
   return answered(201, articleRecord(row), { location: `http://${host}/api/v1/articles/${row.id}/` });
+}
+
+/** A bulk create of articles (at most 100, as Restfold's): every record valid, then one INSERT of them all, with their authors. */
+async function createArticles(records, user) {
+  if (records.length > 100) return fail(413, 'payload_too_large', 'Send at most 100 records at once.');
+  if (records.length === 0) return invalid({ non_field_errors: ['Send at least one record.'] });
+  const details = {};
+  const values = [];
+  for (const [index, record] of records.entries()) {
+    const checked = await articleValues(record, user);
+    if (checked.errors) for (const [field, messages] of Object.entries(checked.errors)) details[`${index}.${field}`] = messages;
+    else values.push(...checked.values);
+  }
+  if (Object.keys(details).length > 0) return invalid(details);
+  try {
+    return answered(201, (await query(`createArticles${records.length}`, values, createArticlesSql(records.length))).map(articleRecord));
+  } catch (error) {
+    if (missingAuthor(error)) return invalid({ non_field_errors: ['No such user.'] });
+    throw error;
+  }
 }
 
 /** PATCH of a user's e-mail (the one change the baseline makes): by its owner or a `users.change` holder. */
@@ -184,7 +229,7 @@ export async function answer({ method, url: path, headers, readBody }) {
     const { body, ...refused } = await readBody();
     return body ? write(body) : fail(refused.status, refused.code, refused.error);
   };
-  if (url.pathname === '/api/v1/articles/' && method === 'POST') return withBody((body) => createArticle(body, user, headers.host));
+  if (url.pathname === '/api/v1/articles/' && method === 'POST') return withBody((body) => (Array.isArray(body) ? createArticles(body, user) : createArticle(body, user, headers.host)));
   if (url.pathname === '/api/v1/users/') {
     const page = Number(url.searchParams.get('page') ?? '1');
     const [{ count }] = await query('activeCount', [true]);

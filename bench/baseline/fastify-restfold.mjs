@@ -55,15 +55,15 @@ if (hooks) {
 
 /** The body as the parsing stage reads it: JSON from the raw bytes the content-type parser kept. */
 function readBody(request) {
-  if (without.has('raw')) return request.body !== null && typeof request.body === 'object' && !Array.isArray(request.body) ? { body: request.body } : { status: 400, code: 'parse_error', error: 'Send a JSON object.' };
+  if (without.has('raw')) return request.body !== null && typeof request.body === 'object' ? { body: request.body } : { status: 400, code: 'parse_error', error: 'Send a JSON object, or an array of them.' };
   if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) return { status: 415, code: 'unsupported_media_type', error: 'Send the body as application/json.' };
   try {
     const body = JSON.parse(request.body.toString('utf8'));
-    if (body !== null && typeof body === 'object' && !Array.isArray(body)) return { body };
+    if (body !== null && typeof body === 'object') return { body };
   } catch {
     // Answered below, as a body that is no object.
   }
-  return { status: 400, code: 'parse_error', error: 'Send a JSON object.' };
+  return { status: 400, code: 'parse_error', error: 'Send a JSON object, or an array of them.' };
 }
 
 await app.register(async (api) => {

@@ -17,8 +17,8 @@ app.route({
   method: ['GET', 'POST', 'PATCH', 'DELETE'],
   url: '/*',
   handler: async (request, reply) => {
-    const isObject = request.body !== null && typeof request.body === 'object' && !Array.isArray(request.body);
-    const readBody = () => (isObject ? { body: request.body } : { status: 400, code: 'parse_error', error: 'Send a JSON object.' });
+    const isObject = request.body !== null && typeof request.body === 'object';
+    const readBody = () => (isObject ? { body: request.body } : { status: 400, code: 'parse_error', error: 'Send a JSON object, or an array of them.' });
     const { status, body, headers } = await answer({ method: request.method, url: request.url, headers: request.headers, readBody });
     if (body === undefined) return reply.code(status).headers({ ...headers, 'x-request-id': request.id }).send();
     const text = JSON.stringify(body);

@@ -1,13 +1,13 @@
 #!/usr/bin/env node
 /**
- * The ceiling: scenarios (a), (c), (e), (g), (i) and (j) answered as answers.mjs does, served by node:http
+ * The ceiling: scenarios (a), (c), (e), (g), (i), (j) and (k) answered as answers.mjs does, served by node:http
  * with nothing else around them: JSON.stringify and one writeHead per response.
  *   DATABASE_URL=... PORT=... node bench/baseline/server.mjs
  */
 import { createServer } from 'node:http';
 import { answer, fail, MAX_BODY_BYTES } from './answers.mjs';
 
-/** The JSON object a request sent ({ body }), or the error to answer instead ({ status, code, error }). */
+/** The JSON object (or array, a bulk create) a request sent ({ body }), or the error to answer instead ({ status, code, error }). */
 async function jsonBody(request) {
   if (!/^application\/json\b/i.test(request.headers['content-type'] ?? '')) {
     return { status: 415, code: 'unsupported_media_type', error: 'Send the body as application/json.' };
@@ -21,11 +21,11 @@ async function jsonBody(request) {
   }
   try {
     const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-    if (body !== null && typeof body === 'object' && !Array.isArray(body)) return { body };
+    if (body !== null && typeof body === 'object') return { body };
   } catch {
     // Answered below, as a body that is no object.
   }
-  return { status: 400, code: 'parse_error', error: 'Send a JSON object.' };
+  return { status: 400, code: 'parse_error', error: 'Send a JSON object, or an array of them.' };
 }
 
 function send(response, { status, body, headers }) {
