@@ -1,9 +1,9 @@
 #!/usr/bin/env node
 /**
- * `node bench/compare.mjs --against DIR|baseline|floor|floor:restfold[-without:PART+…]|workers:N|pooler|url:URL[,…] [--scenario c|a|e|g|i|j|k] [--slots 20] [--slot-seconds 1.5] [--profile DIR]`
+ * `node bench/compare.mjs --against DIR|baseline|baseline:N|floor|floor:restfold[-without:PART+…]|workers:N|pooler|url:URL[,…] [--scenario c|a|e|g|i|j|k] [--slots 20] [--slot-seconds 1.5] [--profile DIR]`
  *
  * CPU per request and throughput of this checkout's build (dist/) against another build (DIR: the
- * dist/ of another checkout, a git worktree say), the baseline, the baseline served by Fastify (floor:
+ * dist/ of another checkout, a git worktree say), the baseline (baseline:N: on N processes), the baseline served by Fastify (floor:
  * bench/baseline/fastify.mjs), the same served by Fastify as Restfold sets it up (floor:restfold:
  * bench/baseline/fastify-restfold.mjs), this build with WORKERS=N, this build in pooler mode (pooler:
  * DB_PREPARED_STATEMENTS=false, every statement sent unnamed as behind a transaction pooler), or this
@@ -63,6 +63,8 @@ function start(against, side) {
   const node = [`--import=${new URL('allocation-probe.mjs', import.meta.url).href}`, ...(profiles ? ['--cpu-prof', `--cpu-prof-dir=${join(profiles, side)}`] : [])];
   const serve = (args, env = serverEnv) => startServer([...node, ...args], env);
   if (against === 'baseline') return serve(['bench/baseline/server.mjs']);
+  const baselineWorkers = /^baseline:(\d+)$/.exec(against)?.[1];
+  if (baselineWorkers) return serve(['bench/baseline/server.mjs'], { ...serverEnv, WORKERS: baselineWorkers });
   if (against === 'floor') return serve(['bench/baseline/fastify.mjs']);
   // floor:restfold-without:logger+hooks leaves those parts of the set-up out (FLOOR_WITHOUT in the floor).
   const floor = /^floor:restfold(?:-without:(.+))?$/.exec(against);

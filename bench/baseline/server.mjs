@@ -2,8 +2,9 @@
 /**
  * The ceiling: scenarios (a), (c), (e), (g), (i), (j) and (k) answered as answers.mjs does, served by node:http
  * with nothing else around them: JSON.stringify and one writeHead per response.
- *   DATABASE_URL=... PORT=... node bench/baseline/server.mjs
+ *   DATABASE_URL=... PORT=... [WORKERS=N] node bench/baseline/server.mjs
  */
+import cluster from 'node:cluster';
 import { createServer } from 'node:http';
 import { answer, fail, MAX_BODY_BYTES } from './answers.mjs';
 
@@ -39,16 +40,30 @@ function send(response, { status, body, headers }) {
   response.end(text);
 }
 
-createServer((request, response) => {
-  answer({ method: request.method, url: request.url, headers: request.headers, readBody: () => jsonBody(request) })
-    .then((answered) => send(response, answered))
-    .catch((error) => {
-      // The client hung up while its body was read (a load run stopping): nobody to answer.
-      if (error.code === 'ECONNRESET') return;
-      console.error(error);
-      send(response, fail(500, 'server_error', 'Server error.'));
-    });
-}).listen(Number(process.env.PORT ?? 8001), '127.0.0.1', () => console.log('baseline listening'));
+// WORKERS=N: N processes sharing the port (node:cluster), as Restfold's WORKERS runs them.
+const workers = Number(process.env.WORKERS ?? 1);
+if (cluster.isPrimary && workers > 1) {
+  let listening = 0;
+  for (let index = 0; index < workers; index++) cluster.fork().once('listening', () => ++listening === workers && console.log('baseline listening'));
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(0));
+} else {
+  serve();
+}
 
-// Exit normally on a signal, so `node --cpu-prof` writes its profile.
-for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(0));
+function serve() {
+  createServer((request, response) => {
+    answer({ method: request.method, url: request.url, headers: request.headers, readBody: () => jsonBody(request) })
+      .then((answered) => send(response, answered))
+      .catch((error) => {
+        // The client hung up while its body was read (a load run stopping): nobody to answer.
+        if (error.code === 'ECONNRESET') return;
+        console.error(error);
+        send(response, fail(500, 'server_error', 'Server error.'));
+      });
+  }).listen(Number(process.env.PORT ?? 8001), '127.0.0.1', () => cluster.isPrimary && console.log('baseline listening'));
+
+  // Exit normally on a signal, so `node --cpu-prof` writes its profile.
+  for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => process.exit(0));
+  // A worker whose primary is gone ends too.
+  if (cluster.isWorker) cluster.worker.on('disconnect', () => process.exit(0));
+}
