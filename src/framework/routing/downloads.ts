@@ -15,7 +15,7 @@ import type { StoredFile } from '../../core/file-fields.js';
 import { ApiError, notFound } from '../base/errors.js';
 import { FILE_FIELD_PARAMETER, verifiedLink } from '../base/file-links.js';
 import { fileTransfer } from '../base/transfer-heap.js';
-import { checkedKey, type ByteRange } from '../../store/files/storage.js';
+import { checkedKey, type ByteRange, type OpenedObject } from '../../store/files/storage.js';
 import type { Collection } from '../declare/collection.js';
 import { loadRecord, type ActionResult, type ActionRoute } from '../actions/request.js';
 import { dispatch, type ApiRuntime, type FilesRuntime } from '../views.js';
@@ -54,8 +54,9 @@ async function fileAnswer(request: FastifyRequest, files: FilesRuntime, stored: 
     const url = await files.storage.presign(key, { expiresIn: presignedSeconds, contentType: type, contentDisposition: disposition });
     return { status: 302, headers: { location: url, 'cache-control': 'no-store' }, type: 'text/plain; charset=utf-8' };
   }
-  const stat = await files.storage.stat(key);
-  if (!stat) throw notFound();
+  const object = await files.storage.open(key);
+  if (!object) throw notFound();
+  const { size } = object;
   const etag = `"${key.slice(key.lastIndexOf('/') + 1)}"`;
   const headers: Record<string, string> = {
     etag,
@@ -65,19 +66,25 @@ async function fileAnswer(request: FastifyRequest, files: FilesRuntime, stored: 
     'content-disposition': disposition,
     'cache-control': 'private, max-age=3600',
   };
-  if (request.headers['if-none-match'] === etag) return { status: 304, headers, type };
-  const range = rangeOf(request.headers.range, stat.size);
-  if (range === null) return { status: 416, headers: { ...headers, 'content-range': `bytes */${stat.size}` }, type };
-  if (range) headers['content-range'] = `bytes ${range.start}-${range.end}/${stat.size}`;
-  headers['content-length'] = String(range ? range.end - range.start + 1 : stat.size);
+  // Every answer but the bytes' own closes the object unread.
+  if (request.headers['if-none-match'] === etag) return closed(object, { status: 304, headers, type });
+  const range = rangeOf(request.headers.range, size);
+  if (range === null) return closed(object, { status: 416, headers: { ...headers, 'content-range': `bytes */${size}` }, type });
+  if (range) headers['content-range'] = `bytes ${range.start}-${range.end}/${size}`;
+  headers['content-length'] = String(range ? range.end - range.start + 1 : size);
   const status = range ? 206 : 200;
   // An empty stream: Fastify's HEAD route keeps the length set above for a stream (it would call no body 0).
-  if (request.method === 'HEAD') return { status, headers, type, body: Readable.from([]) };
-  // The whole object as a range when none was asked: its size is known here, so the store need not read it again.
-  const bytes = await files.storage.read(key, range ?? (stat.size > 0 ? { start: 0, end: stat.size - 1 } : undefined));
+  if (request.method === 'HEAD') return closed(object, { status, headers, type, body: Readable.from([]) });
+  const bytes = await object.read(range);
   if (!bytes) throw notFound();
   bytes.once('close', fileTransfer());
   return { status, headers, type, body: bytes };
+}
+
+/** `answer`, once `object` is closed unread. */
+function closed<T>(object: OpenedObject, answer: T): T {
+  object.close();
+  return answer;
 }
 
 /** A signed link's download: the signature, not a credential, is the right to the bytes. */

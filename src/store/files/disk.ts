@@ -4,13 +4,13 @@
  * reader (or a crash) never sees part of one under its key.
  */
 import { randomBytes } from 'node:crypto';
-import { close, createReadStream, createWriteStream, fdatasync, fsync, open as openFd } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { close, createReadStream, createWriteStream, fdatasync, fstat, fsync, open as openFd } from 'node:fs';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { checkedKey, type ByteRange, type FileStorage, type StoredObject } from './storage.js';
+import { checkedKey, type FileStorage, type OpenedObject, type StoredObject } from './storage.js';
 
 /** Temporary names end so: never a key (keys have no dot), so `list` skips them. */
 const PARTIAL = '.partial';
@@ -60,6 +60,7 @@ function syncWhileReceiving(body: Readable, fd: number): void {
 }
 
 const openFile = promisify(openFd);
+const statFile = promisify(fstat);
 const syncFile = promisify(fsync);
 const closeFile = promisify(close);
 
@@ -124,18 +125,36 @@ export function diskStorage(folder: string): FileStorage {
     }
   }
 
-  async function read(key: string, range?: ByteRange): Promise<Readable | null> {
-    const path = pathOf(key);
-    // Opened first, so an absent object is null rather than a stream that fails later.
-    const handle = await open(path, 'r').catch((error: unknown) => {
+  /**
+   * Opened once, by a bare descriptor through the callback API, and its size read from that
+   * descriptor: a FileHandle's promises and a stat by path before the open each cost a download
+   * CPU (docs/performance.md, Files). The read stream closes the descriptor however it ends.
+   */
+  async function openObject(key: string): Promise<OpenedObject | null> {
+    const fd = await openFile(pathOf(key), 'r').catch((error: unknown) => {
       if (missing(error)) return null;
       throw error;
     });
-    if (!handle) return null;
-    const length = range ? range.end - range.start + 1 : (await handle.stat()).size;
-    const highWaterMark = Math.max(16 * 1024, Math.min(READ_BUFFER_BYTES, length));
-    // The stream takes the handle itself (never its bare fd, which the handle would close again when collected).
-    return createReadStream('', { fd: handle, autoClose: true, highWaterMark, ...(range && { start: range.start, end: range.end }) });
+    if (fd === null) return null;
+    let size: number;
+    try {
+      ({ size } = await statFile(fd));
+    } catch (error) {
+      close(fd, () => {});
+      throw error;
+    }
+    return {
+      size,
+      async read(range) {
+        // Up to the end its size names: the stream then never asks the file for the end of it.
+        const { start, end } = range ?? { start: 0, end: size - 1 };
+        const highWaterMark = Math.max(16 * 1024, Math.min(READ_BUFFER_BYTES, end - start + 1));
+        return createReadStream('', { fd, autoClose: true, highWaterMark, ...(end >= start && { start, end }) });
+      },
+      close() {
+        close(fd, () => {});
+      },
+    };
   }
 
   async function* walk(folderPath: string): AsyncGenerator<string> {
@@ -153,14 +172,7 @@ export function diskStorage(folder: string): FileStorage {
   return {
     kind: 'file',
     put,
-    read,
-    async stat(key) {
-      const found = await stat(pathOf(key)).catch((error: unknown) => {
-        if (missing(error)) return null;
-        throw error;
-      });
-      return found && { size: found.size };
-    },
+    open: openObject,
     async remove(key) {
       await rm(pathOf(key), { force: true });
     },
