@@ -13,7 +13,7 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StoredFile } from '../../core/file-fields.js';
 import { ApiError, notFound } from '../base/errors.js';
-import { FILE_FIELD_PARAMETER, verifiedLink } from '../base/file-links.js';
+import { FILE_FIELD_PARAMETER, verifiedLink, type LinkQuery } from '../base/file-links.js';
 import { fileTransfer } from '../base/transfer-heap.js';
 import { checkedKey, type ByteRange, type OpenedObject } from '../../store/files/storage.js';
 import type { Collection } from '../declare/collection.js';
@@ -88,7 +88,7 @@ function closed<T>(object: OpenedObject, answer: T): T {
 }
 
 /** A signed link's download: the signature, not a credential, is the right to the bytes. */
-async function signedDownload(request: FastifyRequest, reply: FastifyReply, files: FilesRuntime, collection: Collection, query: URLSearchParams): Promise<FastifyReply> {
+async function signedDownload(request: FastifyRequest, reply: FastifyReply, files: FilesRuntime, collection: Collection, query: LinkQuery): Promise<FastifyReply> {
   const params = request.params as Record<string, string | undefined>;
   const place = { collection: collection.name, record: collection.singleton ? '' : (collection.recordKey.segmentIn(params) ?? ''), field: params[FILE_FIELD_PARAMETER] ?? '' };
   const file = verifiedLink(files.linkKey, place, query);
@@ -130,7 +130,8 @@ function downloadRoute(collection: Collection, files: FilesRuntime): ActionRoute
 export function downloadHandler(runtime: ApiRuntime, files: FilesRuntime, collection: Collection): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   const route = downloadRoute(collection, files);
   return (request, reply) => {
-    const query = new URLSearchParams(request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '');
-    return query.has('signature') ? signedDownload(request, reply, files, collection, query) : dispatch(request, reply, runtime, collection, route);
+    // The query as Fastify parsed it for the route, not parsed again.
+    const query = request.query as LinkQuery;
+    return query.signature !== undefined ? signedDownload(request, reply, files, collection, query) : dispatch(request, reply, runtime, collection, route);
   };
 }
