@@ -75,9 +75,14 @@ async function fileAnswer(request: FastifyRequest, files: FilesRuntime, stored: 
   const status = range ? 206 : 200;
   // An empty stream: Fastify's HEAD route keeps the length set above for a stream (it would call no body 0).
   if (request.method === 'HEAD') return closed(object, { status, headers, type, body: Readable.from([]) });
-  const bytes = await object.read(range);
+  const transferred = fileTransfer();
+  const bytes = await object.read(range).catch((error: unknown) => {
+    transferred();
+    throw error;
+  });
+  if (bytes instanceof Readable) bytes.once('close', transferred);
+  else transferred();
   if (!bytes) throw notFound();
-  bytes.once('close', fileTransfer());
   return { status, headers, type, body: bytes };
 }
 

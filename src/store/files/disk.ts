@@ -4,7 +4,7 @@
  * reader (or a crash) never sees part of one under its key.
  */
 import { randomBytes } from 'node:crypto';
-import { close, createReadStream, createWriteStream, fdatasync, fstat, fsync, open as openFd } from 'node:fs';
+import { close, createReadStream, createWriteStream, fdatasync, fstat, fsync, open as openFd, read as readFd } from 'node:fs';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
@@ -27,7 +27,7 @@ const WRITE_BUFFER_BYTES = 256 * 1024;
 /**
  * A download's reads, larger than the stream's default: fewer reads, socket writes and buffers for
  * the collector per byte (see docs/performance.md, Files). Held per download in flight, which
- * MAX_CONNECTIONS bounds; a smaller object reads at its own size.
+ * MAX_CONNECTIONS bounds; a smaller object reads at its own size, in one read into one buffer.
  */
 const READ_BUFFER_BYTES = 256 * 1024;
 
@@ -61,6 +61,7 @@ function syncWhileReceiving(body: Readable, fd: number): void {
 
 const openFile = promisify(openFd);
 const statFile = promisify(fstat);
+const readAt = promisify(readFd);
 const syncFile = promisify(fsync);
 const closeFile = promisify(close);
 
@@ -75,6 +76,23 @@ async function syncFolder(folder: string): Promise<void> {
     await syncFile(fd);
   } finally {
     await closeFile(fd);
+  }
+}
+
+/**
+ * `length` bytes from `position` of `fd`, which is closed after: bytes that fit one read need no
+ * stream around them, whose making, piping and closing cost a small download more CPU than its
+ * read (docs/performance.md, Files).
+ */
+async function readOnce(fd: number, position: number, length: number): Promise<Buffer> {
+  try {
+    const buffer = Buffer.allocUnsafe(length);
+    const { bytesRead } = length === 0 ? { bytesRead: 0 } : await readAt(fd, buffer, 0, length, position);
+    // An object is never changed once under its key (only replaced or removed), so a short read is a fault.
+    if (bytesRead !== length) throw new Error(`A stored file ended after ${bytesRead} of the ${length} bytes its size names.`);
+    return buffer;
+  } finally {
+    close(fd, () => {});
   }
 }
 
@@ -148,8 +166,9 @@ export function diskStorage(folder: string): FileStorage {
       async read(range) {
         // Up to the end its size names: the stream then never asks the file for the end of it.
         const { start, end } = range ?? { start: 0, end: size - 1 };
-        const highWaterMark = Math.max(16 * 1024, Math.min(READ_BUFFER_BYTES, end - start + 1));
-        return createReadStream('', { fd, autoClose: true, highWaterMark, ...(end >= start && { start, end }) });
+        const length = Math.max(0, end - start + 1);
+        if (length <= READ_BUFFER_BYTES) return readOnce(fd, start, length);
+        return createReadStream('', { fd, autoClose: true, highWaterMark: READ_BUFFER_BYTES, start, end });
       },
       close() {
         close(fd, () => {});

@@ -27,8 +27,8 @@ export interface StoredObject {
  * called, once: a store may hold a file open until then.
  */
 export interface OpenedObject extends StoredObject {
-  /** The object's bytes (or the range's); null when a store that holds nothing open (S3) finds it removed since. */
-  read(range?: ByteRange): Promise<Readable | null>;
+  /** The object's bytes (or the range's), streamed or, where few, whole; null when a store that holds nothing open (S3) finds it removed since. */
+  read(range?: ByteRange): Promise<Readable | Buffer | null>;
   /** Releases the object unread. */
   close(): void;
 }
