@@ -3,7 +3,8 @@
  * link's query (`key`, `name`, `type`, `expires`, `signature`) the object answers without
  * credentials; without one, the request passes the collection's own pipeline as the record's GET
  * does (authentication, permissions, throttling, scope, object checks), and the bytes of the file
- * the record holds now answer. GET and HEAD stream the bytes, with their type, an ETag (the key
+ * the record holds now answer. GET and HEAD send the bytes (as the store reads them: streamed, or
+ * in one buffer when few), with their type, an ETag (the key
  * names one version of the bytes, so it never changes), their length, and single byte ranges
  * (206, 416). Nothing downloaded runs in the API's origin: `nosniff`, a sandboxing
  * Content-Security-Policy, and anything but a raster image (SVG is no image here) as an
