@@ -4,7 +4,7 @@
  * their headers and ranges, and storage that never keeps an object no row names (each failure
  * case counts the objects stored). The whole suite runs on disk and on an S3 API server.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { rm, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -372,6 +372,20 @@ describe.each(Object.keys(TEST_STORAGES) as (keyof typeof TEST_STORAGES)[])('fil
       } finally {
         events.close();
       }
+    });
+
+    it('answers a link past its expiry 403, and one naming a part of its query twice 404', async () => {
+      vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + 3 * 60_000 });
+      try {
+        const late = await send(base, 'GET', doc.attachment.url);
+        expect(late.status).toBe(403);
+        expect(JSON.stringify(late.json)).toMatch(/expired/);
+      } finally {
+        vi.useRealTimers();
+      }
+      const twice = new URL(doc.attachment.url);
+      twice.searchParams.append('key', twice.searchParams.get('key')!);
+      expect((await send(base, 'GET', twice.href)).status).toBe(404);
     });
 
     it('refuses a tampered link or one for another key (404), and an expired one', async () => {

@@ -81,7 +81,6 @@ describe('S3 storage: where objects go', () => {
   it('fails loudly, rather than answering “no such file”, when the bucket is missing', async () => {
     const storage = s3Storage('s3://no-such-bucket/x', server.env);
     try {
-      await expect(storage.read('a')).rejects.toThrow(/GetObject in bucket no-such-bucket failed: 404 NoSuchBucket/);
       await expect(storage.remove('a')).rejects.toThrow(/DeleteObject in bucket no-such-bucket failed: 404 NoSuchBucket/);
       await expect(storage.put('a', Readable.from([Buffer.from('x')]), 'text/plain')).rejects.toThrow(/PutObject in bucket no-such-bucket failed: 404 NoSuchBucket/);
       await expect(keysUnder(storage, '')).rejects.toThrow(/ListObjectsV2 in bucket no-such-bucket failed: 404 NoSuchBucket/);
@@ -175,8 +174,7 @@ describe('S3 storage: credentials', () => {
     try {
       const failures = await Promise.all([
         storage.put('x', Readable.from([Buffer.from('bytes')]), 'text/plain').catch((error: unknown) => error),
-        storage.read('x').catch((error: unknown) => error),
-        storage.stat('x').catch((error: unknown) => error),
+        storage.open('x').catch((error: unknown) => error),
         storage.remove('x').catch((error: unknown) => error),
         keysUnder(storage, '').catch((error: unknown) => error),
       ]);

@@ -37,8 +37,7 @@ function storage(failAfter: number, slow: boolean): FileStorage {
       }
       return { size };
     },
-    read: () => Promise.resolve(null),
-    stat: () => Promise.resolve(null),
+    open: () => Promise.resolve(null),
     remove: () => Promise.resolve(),
     list: async function* () {},
     close: () => Promise.resolve(),

@@ -50,15 +50,18 @@ export function signedQuery(secret: Uint8Array, file: LinkedFile): string {
   return new URLSearchParams({ key: file.key, name: file.name, type: file.type, expires: String(file.expires), signature: signature(secret, file).toString('base64url') }).toString();
 }
 
+/** A request's query as the router parsed it: a name given more than once holds every value. */
+export type LinkQuery = Readonly<Record<string, string | readonly string[] | undefined>>;
+
 /** The link's file when its signature is good for that record and field; undefined otherwise (expiry is the caller's to judge). */
-export function verifiedLink(secret: Uint8Array, place: Pick<LinkedFile, 'collection' | 'record' | 'field'>, query: URLSearchParams): LinkedFile | undefined {
-  const key = query.get('key');
-  const name = query.get('name');
-  const type = query.get('type');
-  const expires = Number(query.get('expires'));
-  const given = Buffer.from(query.get('signature') ?? '', 'base64url');
-  if (key === null || name === null || type === null || !Number.isSafeInteger(expires)) return undefined;
+export function verifiedLink(secret: Uint8Array, place: Pick<LinkedFile, 'collection' | 'record' | 'field'>, query: LinkQuery): LinkedFile | undefined {
+  const { key, name, type, expires: expiry, signature: signed } = query;
+  // Each named once: a link this module made never repeats a name.
+  if (typeof key !== 'string' || typeof name !== 'string' || typeof type !== 'string' || typeof expiry !== 'string' || typeof signed !== 'string') return undefined;
+  const expires = Number(expiry);
+  if (!Number.isSafeInteger(expires)) return undefined;
   const file = { ...place, key, name, type, expires };
+  const given = Buffer.from(signed, 'base64url');
   const expected = signature(secret, file);
   return given.length === expected.length && timingSafeEqual(given, expected) ? file : undefined;
 }

@@ -3,7 +3,8 @@
  * link's query (`key`, `name`, `type`, `expires`, `signature`) the object answers without
  * credentials; without one, the request passes the collection's own pipeline as the record's GET
  * does (authentication, permissions, throttling, scope, object checks), and the bytes of the file
- * the record holds now answer. GET and HEAD stream the bytes, with their type, an ETag (the key
+ * the record holds now answer. GET and HEAD send the bytes (as the store reads them: streamed, or
+ * in one buffer when few), with their type, an ETag (the key
  * names one version of the bytes, so it never changes), their length, and single byte ranges
  * (206, 416). Nothing downloaded runs in the API's origin: `nosniff`, a sandboxing
  * Content-Security-Policy, and anything but a raster image (SVG is no image here) as an
@@ -13,9 +14,9 @@ import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { StoredFile } from '../../core/file-fields.js';
 import { ApiError, notFound } from '../base/errors.js';
-import { FILE_FIELD_PARAMETER, verifiedLink } from '../base/file-links.js';
+import { FILE_FIELD_PARAMETER, verifiedLink, type LinkQuery } from '../base/file-links.js';
 import { fileTransfer } from '../base/transfer-heap.js';
-import { checkedKey, type ByteRange } from '../../store/files/storage.js';
+import { checkedKey, type ByteRange, type OpenedObject } from '../../store/files/storage.js';
 import type { Collection } from '../declare/collection.js';
 import { loadRecord, type ActionResult, type ActionRoute } from '../actions/request.js';
 import { dispatch, type ApiRuntime, type FilesRuntime } from '../views.js';
@@ -54,8 +55,9 @@ async function fileAnswer(request: FastifyRequest, files: FilesRuntime, stored: 
     const url = await files.storage.presign(key, { expiresIn: presignedSeconds, contentType: type, contentDisposition: disposition });
     return { status: 302, headers: { location: url, 'cache-control': 'no-store' }, type: 'text/plain; charset=utf-8' };
   }
-  const stat = await files.storage.stat(key);
-  if (!stat) throw notFound();
+  const object = await files.storage.open(key);
+  if (!object) throw notFound();
+  const { size } = object;
   const etag = `"${key.slice(key.lastIndexOf('/') + 1)}"`;
   const headers: Record<string, string> = {
     etag,
@@ -65,23 +67,34 @@ async function fileAnswer(request: FastifyRequest, files: FilesRuntime, stored: 
     'content-disposition': disposition,
     'cache-control': 'private, max-age=3600',
   };
-  if (request.headers['if-none-match'] === etag) return { status: 304, headers, type };
-  const range = rangeOf(request.headers.range, stat.size);
-  if (range === null) return { status: 416, headers: { ...headers, 'content-range': `bytes */${stat.size}` }, type };
-  if (range) headers['content-range'] = `bytes ${range.start}-${range.end}/${stat.size}`;
-  headers['content-length'] = String(range ? range.end - range.start + 1 : stat.size);
+  // Every answer but the bytes' own closes the object unread.
+  if (request.headers['if-none-match'] === etag) return closed(object, { status: 304, headers, type });
+  const range = rangeOf(request.headers.range, size);
+  if (range === null) return closed(object, { status: 416, headers: { ...headers, 'content-range': `bytes */${size}` }, type });
+  if (range) headers['content-range'] = `bytes ${range.start}-${range.end}/${size}`;
+  headers['content-length'] = String(range ? range.end - range.start + 1 : size);
   const status = range ? 206 : 200;
   // An empty stream: Fastify's HEAD route keeps the length set above for a stream (it would call no body 0).
-  if (request.method === 'HEAD') return { status, headers, type, body: Readable.from([]) };
-  // The whole object as a range when none was asked: its size is known here, so the store need not read it again.
-  const bytes = await files.storage.read(key, range ?? (stat.size > 0 ? { start: 0, end: stat.size - 1 } : undefined));
+  if (request.method === 'HEAD') return closed(object, { status, headers, type, body: Readable.from([]) });
+  const transferred = fileTransfer();
+  const bytes = await object.read(range).catch((error: unknown) => {
+    transferred();
+    throw error;
+  });
+  if (bytes instanceof Readable) bytes.once('close', transferred);
+  else transferred();
   if (!bytes) throw notFound();
-  bytes.once('close', fileTransfer());
   return { status, headers, type, body: bytes };
 }
 
+/** `answer`, once `object` is closed unread. */
+function closed<T>(object: OpenedObject, answer: T): T {
+  object.close();
+  return answer;
+}
+
 /** A signed link's download: the signature, not a credential, is the right to the bytes. */
-async function signedDownload(request: FastifyRequest, reply: FastifyReply, files: FilesRuntime, collection: Collection, query: URLSearchParams): Promise<FastifyReply> {
+async function signedDownload(request: FastifyRequest, reply: FastifyReply, files: FilesRuntime, collection: Collection, query: LinkQuery): Promise<FastifyReply> {
   const params = request.params as Record<string, string | undefined>;
   const place = { collection: collection.name, record: collection.singleton ? '' : (collection.recordKey.segmentIn(params) ?? ''), field: params[FILE_FIELD_PARAMETER] ?? '' };
   const file = verifiedLink(files.linkKey, place, query);
@@ -123,7 +136,8 @@ function downloadRoute(collection: Collection, files: FilesRuntime): ActionRoute
 export function downloadHandler(runtime: ApiRuntime, files: FilesRuntime, collection: Collection): (request: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply> {
   const route = downloadRoute(collection, files);
   return (request, reply) => {
-    const query = new URLSearchParams(request.url.includes('?') ? request.url.slice(request.url.indexOf('?') + 1) : '');
-    return query.has('signature') ? signedDownload(request, reply, files, collection, query) : dispatch(request, reply, runtime, collection, route);
+    // The query as Fastify parsed it for the route, not parsed again.
+    const query = request.query as LinkQuery;
+    return query.signature !== undefined ? signedDownload(request, reply, files, collection, query) : dispatch(request, reply, runtime, collection, route);
   };
 }

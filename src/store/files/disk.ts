@@ -4,13 +4,13 @@
  * reader (or a crash) never sees part of one under its key.
  */
 import { randomBytes } from 'node:crypto';
-import { close, createReadStream, createWriteStream, fdatasync, fsync, open as openFd } from 'node:fs';
-import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
+import { close, createReadStream, createWriteStream, fdatasync, fstat, fsync, open as openFd, read as readFd } from 'node:fs';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
-import { checkedKey, type ByteRange, type FileStorage, type StoredObject } from './storage.js';
+import { checkedKey, type FileStorage, type OpenedObject, type StoredObject } from './storage.js';
 
 /** Temporary names end so: never a key (keys have no dot), so `list` skips them. */
 const PARTIAL = '.partial';
@@ -27,7 +27,7 @@ const WRITE_BUFFER_BYTES = 256 * 1024;
 /**
  * A download's reads, larger than the stream's default: fewer reads, socket writes and buffers for
  * the collector per byte (see docs/performance.md, Files). Held per download in flight, which
- * MAX_CONNECTIONS bounds; a smaller object reads at its own size.
+ * MAX_CONNECTIONS bounds; a smaller object reads at its own size, in one read into one buffer.
  */
 const READ_BUFFER_BYTES = 256 * 1024;
 
@@ -60,6 +60,8 @@ function syncWhileReceiving(body: Readable, fd: number): void {
 }
 
 const openFile = promisify(openFd);
+const statFile = promisify(fstat);
+const readAt = promisify(readFd);
 const syncFile = promisify(fsync);
 const closeFile = promisify(close);
 
@@ -74,6 +76,23 @@ async function syncFolder(folder: string): Promise<void> {
     await syncFile(fd);
   } finally {
     await closeFile(fd);
+  }
+}
+
+/**
+ * `length` bytes from `position` of `fd`, which is closed after: bytes that fit one read need no
+ * stream around them, whose making, piping and closing cost a small download more CPU than its
+ * read (docs/performance.md, Files).
+ */
+async function readOnce(fd: number, position: number, length: number): Promise<Buffer> {
+  try {
+    const buffer = Buffer.allocUnsafe(length);
+    const { bytesRead } = length === 0 ? { bytesRead: 0 } : await readAt(fd, buffer, 0, length, position);
+    // An object is never changed once under its key (only replaced or removed), so a short read is a fault.
+    if (bytesRead !== length) throw new Error(`A stored file ended after ${bytesRead} of the ${length} bytes its size names.`);
+    return buffer;
+  } finally {
+    close(fd, () => {});
   }
 }
 
@@ -124,18 +143,37 @@ export function diskStorage(folder: string): FileStorage {
     }
   }
 
-  async function read(key: string, range?: ByteRange): Promise<Readable | null> {
-    const path = pathOf(key);
-    // Opened first, so an absent object is null rather than a stream that fails later.
-    const handle = await open(path, 'r').catch((error: unknown) => {
+  /**
+   * Opened once, by a bare descriptor through the callback API, and its size read from that
+   * descriptor: a FileHandle's promises and a stat by path before the open each cost a download
+   * CPU (docs/performance.md, Files). The read stream closes the descriptor however it ends.
+   */
+  async function openObject(key: string): Promise<OpenedObject | null> {
+    const fd = await openFile(pathOf(key), 'r').catch((error: unknown) => {
       if (missing(error)) return null;
       throw error;
     });
-    if (!handle) return null;
-    const length = range ? range.end - range.start + 1 : (await handle.stat()).size;
-    const highWaterMark = Math.max(16 * 1024, Math.min(READ_BUFFER_BYTES, length));
-    // The stream takes the handle itself (never its bare fd, which the handle would close again when collected).
-    return createReadStream('', { fd: handle, autoClose: true, highWaterMark, ...(range && { start: range.start, end: range.end }) });
+    if (fd === null) return null;
+    let size: number;
+    try {
+      ({ size } = await statFile(fd));
+    } catch (error) {
+      close(fd, () => {});
+      throw error;
+    }
+    return {
+      size,
+      async read(range) {
+        // Up to the end its size names: the stream then never asks the file for the end of it.
+        const { start, end } = range ?? { start: 0, end: size - 1 };
+        const length = Math.max(0, end - start + 1);
+        if (length <= READ_BUFFER_BYTES) return readOnce(fd, start, length);
+        return createReadStream('', { fd, autoClose: true, highWaterMark: READ_BUFFER_BYTES, start, end });
+      },
+      close() {
+        close(fd, () => {});
+      },
+    };
   }
 
   async function* walk(folderPath: string): AsyncGenerator<string> {
@@ -153,14 +191,7 @@ export function diskStorage(folder: string): FileStorage {
   return {
     kind: 'file',
     put,
-    read,
-    async stat(key) {
-      const found = await stat(pathOf(key)).catch((error: unknown) => {
-        if (missing(error)) return null;
-        throw error;
-      });
-      return found && { size: found.size };
-    },
+    open: openObject,
     async remove(key) {
       await rm(pathOf(key), { force: true });
     },

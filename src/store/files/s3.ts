@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-s3';
 import { Upload } from '@aws-sdk/lib-storage';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
-import { checkedKey, type ByteRange, type FileStorage, type StoredObject } from './storage.js';
+import { checkedKey, type FileStorage, type OpenedObject, type StoredObject } from './storage.js';
 import { parseS3Settings, type S3Settings } from './s3-settings.js';
 
 /**
@@ -133,26 +133,30 @@ export function s3Storage(url: string, env: Readonly<Record<string, string | und
       }
     },
 
-    async read(key: string, range?: ByteRange): Promise<Readable | null> {
-      let output: GetObjectCommandOutput;
+    async open(key: string): Promise<OpenedObject | null> {
+      let size: number;
       try {
-        output = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: objectKey(key), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }));
-      } catch (error) {
-        if (isNoSuchKey(error)) return null;
-        throw failed('GetObject', error);
-      }
-      // In Node the SDK's body is the HTTP response itself, a Readable.
-      return output.Body as Readable;
-    },
-
-    async stat(key: string): Promise<StoredObject | null> {
-      try {
-        const output = await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: objectKey(key) }));
-        return { size: output.ContentLength ?? 0 };
+        size = (await s3.send(new HeadObjectCommand({ Bucket: bucket, Key: objectKey(key) }))).ContentLength ?? 0;
       } catch (error) {
         if (isHeadNotFound(error)) return null;
         throw failed('HeadObject', error);
       }
+      return {
+        size,
+        // Nothing is held open between the two requests: an object removed in between reads as null.
+        async read(range) {
+          let output: GetObjectCommandOutput;
+          try {
+            output = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: objectKey(key), ...(range ? { Range: `bytes=${range.start}-${range.end}` } : {}) }));
+          } catch (error) {
+            if (isNoSuchKey(error)) return null;
+            throw failed('GetObject', error);
+          }
+          // In Node the SDK's body is the HTTP response itself, a Readable.
+          return output.Body as Readable;
+        },
+        close() {},
+      };
     },
 
     async remove(key: string): Promise<void> {

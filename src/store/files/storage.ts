@@ -21,6 +21,18 @@ export interface StoredObject {
   size: number;
 }
 
+/**
+ * An object opened for reading: its size known before a byte is read (what a download answers
+ * first), then its bytes read once, or it is closed unread. Exactly one of `read` and `close` is
+ * called, once: a store may hold a file open until then.
+ */
+export interface OpenedObject extends StoredObject {
+  /** The object's bytes (or the range's), streamed or, where few, whole; null when a store that holds nothing open (S3) finds it removed since. */
+  read(range?: ByteRange): Promise<Readable | Buffer | null>;
+  /** Releases the object unread. */
+  close(): void;
+}
+
 export interface PresignOptions {
   /** Seconds the URL works for. */
   expiresIn: number;
@@ -39,10 +51,8 @@ export interface FileStorage {
    * errors or is destroyed.
    */
   put(key: string, body: Readable, contentType: string): Promise<StoredObject>;
-  /** The object's bytes (or the range's), or null when no object has that key. */
-  read(key: string, range?: ByteRange): Promise<Readable | null>;
-  /** The object's size, or null when absent. */
-  stat(key: string): Promise<StoredObject | null>;
+  /** The object opened for reading, or null when no object has that key. */
+  open(key: string): Promise<OpenedObject | null>;
   /** Removes the object; removing one that is absent is not an error. */
   remove(key: string): Promise<void>;
   /** Every key under `prefix` (all keys when empty), in no particular order. */
