@@ -218,7 +218,8 @@ function inGivenOrder(rows: Row[], records: readonly Row[]): Row[] {
     const byId = new Map(rows.map((row) => [String(row.id), row]));
     return records.map((record) => byId.get(String(record.id))!);
   }
-  return rows.sort((one, other) => (BigInt(one.id as number) < BigInt(other.id as number) ? -1 : 1));
+  // A bigint key may come back as its digits (PostgreSQL's int8): compared as a number, it would lose precision.
+  return rows.sort(({ id: one }, { id: other }) => (typeof one === 'number' && typeof other === 'number' ? one - other : BigInt(one as string) < BigInt(other as string) ? -1 : 1));
 }
 
 /** `records` (of one shape, at most one INSERT's worth) in one INSERT, as `selection` reads them. */
