@@ -4,7 +4,10 @@
  * one at a time: its records get event ids and a place in the ring, then each stream of the table
  * hears of them as its subscriber may see them. Streams reading the same way (the same scope,
  * filters and fields) share one statement per change, which reads the changed records through
- * their list's conditions; each subscriber's event is then rendered for them.
+ * their list's conditions. Where their serializer renders a record from its row alone, they render
+ * alike too, and each event is rendered and framed once for all of them, each distinct batch of
+ * events encoded once; else each subscriber's event is rendered for them. A stream is sent what one
+ * delivery tells it in one write.
  *
  * Whether a change is a `created`, an `updated` or a `deleted` for a subscriber is decided by what
  * the stream has told them: each stream remembers the ids of the records it has shown (seeded, as
@@ -30,7 +33,7 @@ import type { Change } from '../../../store/changes/changes.js';
 import type { RecordId } from '../../../store/read/records.js';
 import { ApiError } from '../../base/errors.js';
 import { ChangeRing, type ChangeEntry } from './ring.js';
-import { EventStream, type StreamLimits } from './stream.js';
+import { eventFrame, EventStream, type StreamLimits } from './stream.js';
 
 export interface LiveLimits extends StreamLimits {
   /** Streams open at once on the process (503 past it). */
@@ -67,6 +70,8 @@ export interface Subscription {
   visibleIds(limit: number): Promise<RecordId[]>;
   /** A record as the subscriber's list renders it. */
   render(row: Row): unknown;
+  /** Whether every subscription of its group renders a record as it does (Serializer.rendersFromRow), so that one render serves them all. */
+  readonly rendersAlike: boolean;
 }
 
 interface Subscriber {
@@ -84,6 +89,11 @@ const idKey = (id: unknown): string => String(id);
 
 /** Ids read per statement: a bulk write's change may name more than a statement may bind. */
 const READ_BATCH = 500;
+
+/** What one record's change tells a subscriber: an event of this kind, or, `unsure`, nothing it can be told (see above). */
+type Told = 'created' | 'updated' | 'deleted' | 'unsure' | undefined;
+
+const RESET = eventFrame('reset', undefined, '{}');
 
 export class LiveHub {
   private readonly ring: ChangeRing;
@@ -219,7 +229,7 @@ export class LiveHub {
       this.dropAfter(error, [subscriber]);
       return;
     }
-    if (reset) subscriber.stream.send('reset', undefined, '{}');
+    if (reset) subscriber.stream.sendFramed(RESET);
   }
 
   /** Changes in arrival order: each table's entries, told to each group of its streams with one read. */
@@ -243,7 +253,10 @@ export class LiveHub {
     for (const members of groups.values()) await this.tell(members, byTable.get(members[0]!.subscription.table)!, false);
   }
 
-  /** Tells `members` (who read alike) of `entries`: their records read once, each decided per subscriber. */
+  /**
+   * Tells `members` (who read alike) of `entries`: their records read once, each decided per
+   * subscriber, each subscriber's events sent in one write.
+   */
   private async tell(members: readonly Subscriber[], entries: readonly ChangeEntry[], replayed: boolean): Promise<void> {
     const ids = [...new Set(entries.filter(({ kind }) => kind !== 'deleted').map(({ id }) => id))];
     const rows: Row[] = [];
@@ -254,28 +267,55 @@ export class LiveHub {
       return;
     }
     const byId = new Map(rows.map((row) => [idKey(row.id), row]));
+    // Rendered alike: each event framed once (by its position and kind), each distinct batch encoded once.
+    const framed = members[0]!.subscription.rendersAlike ? new Map<string, string>() : undefined;
+    const encoded = new Map<string, Buffer>();
     for (const subscriber of members) {
+      const frames: string[] = [];
+      const keys: string[] = [];
       let unsure = false;
-      for (const entry of entries) unsure = this.decide(subscriber, entry, byId.get(idKey(entry.id)), replayed) || unsure;
-      if (unsure && replayed) subscriber.stream.send('reset', undefined, '{}');
+      for (const entry of entries) {
+        const row = byId.get(idKey(entry.id));
+        const told = this.decide(subscriber, entry, row, replayed);
+        if (told === 'unsure') unsure = true;
+        else if (told) {
+          const key = `${entry.seq}${told}`;
+          let frame = framed?.get(key);
+          if (frame === undefined) {
+            frame = eventFrame(told, this.ring.eventId(entry), stringifyJson(row ? subscriber.subscription.render(row) : { id: entry.id }));
+            framed?.set(key, frame);
+          }
+          frames.push(frame);
+          keys.push(key);
+        }
+      }
+      if (unsure && replayed) {
+        frames.push(RESET);
+        keys.push('reset');
+      }
+      if (frames.length === 0) continue;
+      if (!framed) {
+        subscriber.stream.sendFramed(frames.join(''));
+        continue;
+      }
+      const batch = keys.join(' ');
+      let bytes = encoded.get(batch);
+      if (!bytes) encoded.set(batch, (bytes = Buffer.from(frames.join(''))));
+      subscriber.stream.sendFramed(bytes);
     }
   }
 
-  /** Tells the subscriber of one record's change; true when it may have seen a record it can no longer see, and cannot be told which. */
-  private decide(subscriber: Subscriber, entry: ChangeEntry, row: Row | undefined, replayed: boolean): boolean {
-    const { stream, subscription } = subscriber;
+  /** What one record's change tells the subscriber (remembering what it then knows); `unsure`: it may have seen a record it can no longer see, and cannot be told which. */
+  private decide(subscriber: Subscriber, entry: ChangeEntry, row: Row | undefined, replayed: boolean): Told {
     const key = idKey(entry.id);
     const known = replayed ? null : subscriber.known;
-    const id = this.ring.eventId(entry);
     if (row) {
       const kind = known ? (known.has(key) ? 'updated' : 'created') : entry.kind === 'created' ? 'created' : 'updated';
       this.remember(subscriber, key);
-      stream.send(kind, id, stringifyJson(subscription.render(row)));
-      return false;
+      return kind;
     }
-    if (!known) return entry.kind !== 'created';
-    if (known.delete(key)) stream.send('deleted', id, stringifyJson({ id: entry.id }));
-    return false;
+    if (!known) return entry.kind === 'created' ? undefined : 'unsure';
+    return known.delete(key) ? 'deleted' : undefined;
   }
 
   private remember(subscriber: Subscriber, key: string): void {

@@ -26,6 +26,10 @@ export interface StreamLimits {
 /** A field's value on one line: a line break in it would end the field (JSON has none outside strings, where they are escaped). */
 const line = (value: string): string => value.replace(/[\r\n]/g, ' ');
 
+/** An event as the protocol frames it: `event`, `id` (for Last-Event-ID) and its data as JSON. */
+export const eventFrame = (event: string, id: string | undefined, data: string): string =>
+  `${id === undefined ? '' : `id: ${line(id)}\n`}event: ${event}\ndata: ${line(data)}\n\n`;
+
 export class EventStream {
   private readonly heartbeat: NodeJS.Timeout;
   private readonly expiry: NodeJS.Timeout;
@@ -55,7 +59,12 @@ export class EventStream {
 
   /** An event: `event`, `id` (for Last-Event-ID) and its data as JSON. */
   send(event: string, id: string | undefined, data: string): void {
-    this.write(`${id === undefined ? '' : `id: ${line(id)}\n`}event: ${event}\ndata: ${line(data)}\n\n`);
+    this.write(eventFrame(event, id, data));
+  }
+
+  /** Events framed by eventFrame, one after another, in one write: bytes may be shared by streams that are sent the same. */
+  sendFramed(frames: string | Buffer): void {
+    this.write(frames);
   }
 
   /** Ends the stream, with `retry:` telling the client when to come back. */
@@ -70,14 +79,14 @@ export class EventStream {
   }
 
   /** Written, unless more than `queueBytes` still waits from before: then the subscriber is not reading, and is dropped. */
-  private write(text: string): void {
+  private write(bytes: string | Buffer): void {
     if (this.closed) return;
     if (this.response.writableLength > this.limits.queueBytes) {
       this.response.destroy();
       this.finish();
       return;
     }
-    this.response.write(text);
+    this.response.write(bytes);
   }
 
   private finish(): void {
