@@ -9,6 +9,13 @@
  * events encoded once; else each subscriber's event is rendered for them. A stream is sent what one
  * delivery tells it in one write.
  *
+ * The writes to the sockets, one per stream, are most of what telling costs. Events are decided and
+ * framed as their changes arrive, but handed to the sockets together: after the hub wrote, it
+ * writes again only once nine times as long as that write and the framing before it took has
+ * passed (at most MAX_PAUSE_MS), so that under a stream of writes telling takes at most a tenth of
+ * the process, and a stream is sent the events of that pause in one write. Each stream is sent
+ * the same events in the same order as without the pause; an idle hub writes at once.
+ *
  * Whether a change is a `created`, an `updated` or a `deleted` for a subscriber is decided by what
  * the stream has told them: each stream remembers the ids of the records it has shown (seeded, as
  * it opens, with those its subscriber may see then), at most `track` of them. A changed record they
@@ -90,6 +97,12 @@ const idKey = (id: unknown): string => String(id);
 /** Ids read per statement: a bulk write's change may name more than a statement may bind. */
 const READ_BATCH = 500;
 
+/** The pause after the hub wrote, per ms that writing and the framing before it took: they take at most 1 / (1 + PAUSE_PER_MS_SPENT) of the process. */
+const PAUSE_PER_MS_SPENT = 9;
+
+/** The longest pause between the hub's writes, whatever the last one cost. */
+const MAX_PAUSE_MS = 200;
+
 /** What one record's change tells a subscriber: an event of this kind, or, `unsure`, nothing it can be told (see above). */
 type Told = 'created' | 'updated' | 'deleted' | 'unsure' | undefined;
 
@@ -110,6 +123,13 @@ export class LiveHub {
    * waits to batch: a change arriving to an idle queue is delivered at once.
    */
   private waiting: Change[] | undefined;
+  /** Streams with events waiting to be written (EventStream.flush). */
+  private readonly unwritten = new Set<EventStream>();
+  /** The ms spent framing the events waiting. */
+  private framing = 0;
+  /** When the hub may write again (performance.now()), paced by what the last write cost. */
+  private resumeAt = 0;
+  private writeTimer: NodeJS.Timeout | undefined;
   private closing = false;
   /** Sends a committed change to every process, this one included (set by app/live.ts; by default, this process only). */
   publish: (change: Change) => void = (change) => this.receive(change);
@@ -194,13 +214,17 @@ export class LiveHub {
   private enqueue(task: () => Promise<void>): void {
     // A change arriving after this task is told after it, not with the changes before it.
     this.waiting = undefined;
-    this.queue = this.queue.then(task).catch((error: unknown) => this.log.error({ err: error }, 'live changes: a change could not be delivered'));
+    this.queue = this.queue
+      .then(task)
+      .catch((error: unknown) => this.log.error({ err: error }, 'live changes: a change could not be delivered'))
+      .then(() => this.writeSoon());
   }
 
   private leave(stream: EventStream): void {
     const subscriber = this.open.get(stream);
     if (!subscriber) return;
     this.open.delete(stream);
+    this.unwritten.delete(stream);
     this.listening.delete(subscriber);
     clearInterval(subscriber.timer);
     const { owner } = subscriber.subscription;
@@ -229,7 +253,7 @@ export class LiveHub {
       this.dropAfter(error, [subscriber]);
       return;
     }
-    if (reset) subscriber.stream.sendFramed(RESET);
+    if (reset) this.send(subscriber.stream, RESET);
   }
 
   /** Changes in arrival order: each table's entries, told to each group of its streams with one read. */
@@ -255,7 +279,7 @@ export class LiveHub {
 
   /**
    * Tells `members` (who read alike) of `entries`: their records read once, each decided per
-   * subscriber, each subscriber's events sent in one write.
+   * subscriber, each subscriber's events framed together.
    */
   private async tell(members: readonly Subscriber[], entries: readonly ChangeEntry[], replayed: boolean): Promise<void> {
     const ids = [...new Set(entries.filter(({ kind }) => kind !== 'deleted').map(({ id }) => id))];
@@ -266,6 +290,7 @@ export class LiveHub {
       this.dropAfter(error, members);
       return;
     }
+    const started = performance.now();
     const byId = new Map(rows.map((row) => [idKey(row.id), row]));
     // Rendered alike: each event framed once (by its position and kind), each distinct batch encoded once.
     const framed = members[0]!.subscription.rendersAlike ? new Map<string, string>() : undefined;
@@ -295,14 +320,39 @@ export class LiveHub {
       }
       if (frames.length === 0) continue;
       if (!framed) {
-        subscriber.stream.sendFramed(frames.join(''));
+        this.send(subscriber.stream, frames.join(''));
         continue;
       }
       const batch = keys.join(' ');
       let bytes = encoded.get(batch);
       if (!bytes) encoded.set(batch, (bytes = Buffer.from(frames.join(''))));
-      subscriber.stream.sendFramed(bytes);
+      this.send(subscriber.stream, bytes);
     }
+    this.framing += performance.now() - started;
+  }
+
+  /** Events for `stream`, written with the others' (see above). */
+  private send(stream: EventStream, frames: string | Buffer): void {
+    stream.sendFramed(frames);
+    this.unwritten.add(stream);
+  }
+
+  /** The events waiting, written now if the pause after the last write is over, else once it is. */
+  private writeSoon(): void {
+    if (this.writeTimer || this.unwritten.size === 0) return;
+    const pause = this.resumeAt - performance.now();
+    if (pause <= 0) this.write();
+    else this.writeTimer = setTimeout(() => this.write(), pause);
+  }
+
+  private write(): void {
+    this.writeTimer = undefined;
+    const started = performance.now();
+    for (const stream of this.unwritten) stream.flush();
+    this.unwritten.clear();
+    const ended = performance.now();
+    this.resumeAt = ended + Math.min(PAUSE_PER_MS_SPENT * (this.framing + ended - started), MAX_PAUSE_MS);
+    this.framing = 0;
   }
 
   /** What one record's change tells the subscriber (remembering what it then knows); `unsure`: it may have seen a record it can no longer see, and cannot be told which. */
