@@ -5,7 +5,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi, type TestUser } from '../support/api.js';
 import { openEvents, type EventStreamClient } from '../support/event-stream.js';
-import { collection, defineApp, fields, hasPermission, model, serializer } from '../../src/framework/index.js';
+import { collection, computed, defineApp, fields, hasPermission, model, serializer } from '../../src/framework/index.js';
 import { revokePermissions } from '../../src/framework/app/admin.js';
 import { Item, items, liveItemsApp } from '../support/live-items.js';
 import { withGeneratedMigrations } from '../support/migrations.js';
@@ -275,6 +275,57 @@ describe('live changes', () => {
     const here = await note(first, 'here');
     expect(await stream.next()).toMatchObject({ event: 'created', data: { id: here.id, text: 'here' } });
     closeAll();
+  });
+
+  it('send each subscriber only the records of their own scope, and one subscriber\'s view to another of the same view as it', async () => {
+    const first = await subscribe(alice);
+    const other = await subscribe(bob);
+    const same = await subscribe(alice);
+    await ready(first, alice);
+    expect((await same.next()).event).toBe('created');
+    await ready(other, bob);
+    const mine = await create(alice, { text: 'hers', status: 'new' });
+    const his = await create(bob, { text: 'his' });
+    const told = await first.next();
+    expect(told).toMatchObject({ event: 'created', data: { id: mine.id, text: 'hers', status: 'new', owner_id: alice.id } });
+    expect(await same.next()).toEqual(told);
+    expect(await other.next()).toMatchObject({ event: 'created', data: { id: his.id, text: 'his', owner_id: bob.id } });
+    // Bob's record reached neither of Alice's streams: her next record is the next thing each hears.
+    const next = await create(alice, { text: 'again' });
+    expect((await first.next()).data).toMatchObject({ id: next.id });
+    expect((await same.next()).data).toMatchObject({ id: next.id });
+    closeAll();
+  });
+
+  it('render a record for each subscriber where their serializer reads the request or its user, though they read the same rows', async () => {
+    const Notice = model('live_notices', { id: fields.id(), text: fields.string({ maxLength: 100 }) });
+    const notices = collection('notices', {
+      serializer: serializer(Notice, {
+        fields: ['id', 'text', 'viewer', 'url'],
+        computed: { viewer: computed.from((_row, { user }) => user?.username ?? null), url: computed.url() },
+      }),
+      live: true,
+    });
+    const noticeApi = await startApi({}, withGeneratedMigrations(defineApp({ collections: [notices] })));
+    try {
+      const port = await noticeApi.listen();
+      const url = `http://127.0.0.1:${port}/api/v1/notices/events/`;
+      const [ann, ben] = [await noticeApi.user('ann'), await noticeApi.user('ben')];
+      const annStream = await openEvents(url, { authorization: `Bearer ${ann.token}` });
+      const benStream = await openEvents(url, { authorization: `Bearer ${ben.token}` });
+      const elsewhere = await openEvents(url, { authorization: `Bearer ${ann.token}`, host: `localhost:${port}` });
+      streams.push(annStream, benStream, elsewhere);
+      const post = async (text: string) => (await noticeApi.request('POST', '/api/v1/notices/', { token: ann.token, body: { text } })).json as { id: number };
+      const ready = await post('ready');
+      for (const stream of [annStream, benStream, elsewhere]) expect((await stream.next()).data).toMatchObject({ id: ready.id });
+      const { id } = await post('shown');
+      expect((await annStream.next()).data).toEqual({ id, text: 'shown', viewer: 'ann', url: `http://127.0.0.1:${port}/api/v1/notices/${id}/` });
+      expect((await benStream.next()).data).toEqual({ id, text: 'shown', viewer: 'ben', url: `http://127.0.0.1:${port}/api/v1/notices/${id}/` });
+      expect((await elsewhere.next()).data).toEqual({ id, text: 'shown', viewer: 'ann', url: `http://localhost:${port}/api/v1/notices/${id}/` });
+      closeAll();
+    } finally {
+      await noticeApi.close();
+    }
   });
 
   it('limits the streams one user holds (429), and ends every stream on close with a retry hint', async () => {

@@ -110,6 +110,7 @@ async function subscribe(action: ActionRequest, hub: LiveHub, reauthenticate: Re
     read: async (ids: readonly RecordId[]) => (await read({ source, query: among([{ field: 'id', lookup: 'in', value: ids }], ids.length) })).rows,
     visibleIds: async (limit: number) => (await read({ source: { ...source, selection: idSelection(collection) }, query: among([], limit + 1) })).rows.map((row) => row.id as RecordId),
     render: (row) => serializer.render(row, context),
+    rendersAlike: serializer.rendersFromRow,
   };
   hub.subscribe(subscription, (closed) => {
     reply.hijack();

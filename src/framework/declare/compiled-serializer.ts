@@ -21,8 +21,15 @@ import type { RenderContext } from './computed.js';
 
 /** How one shown field's value comes from a row: its model field's rendering of a column, or a function of the whole row. */
 export type RenderStep =
-  | { readonly name: string; readonly column: string; readonly field: Field; readonly render?: undefined }
-  | { readonly name: string; readonly column?: undefined; readonly field?: undefined; readonly render: (row: Row, context: RenderContext) => unknown };
+  | { readonly name: string; readonly column: string; readonly field: Field; readonly render?: undefined; readonly readsContext?: undefined }
+  | {
+      readonly name: string;
+      readonly column?: undefined;
+      readonly field?: undefined;
+      readonly render: (row: Row, context: RenderContext) => unknown;
+      /** Whether `render` reads its context (the request, its user), so that two requests may render one row apart. */
+      readonly readsContext: boolean;
+    };
 
 export type RecordRenderer = (row: Row, context: RenderContext) => Row;
 

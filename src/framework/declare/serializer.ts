@@ -214,6 +214,12 @@ export class Serializer {
   private readonly parseFields: FieldsParser<WriteContext> | undefined;
   /** Whether a shown aggregate depends on the requesting user (the selection is then made per request). */
   readonly perUser: boolean;
+  /**
+   * Whether a record renders from its row alone: no shown field's rendering reads the request or its
+   * user (a computed function, a record's URL, a file's signed link), in nested and listed records
+   * too. Requests that read the same row then render the same record (live streams share it).
+   */
+  readonly rendersFromRow: boolean;
   /** The versions its `versions` or a nested record's serializer's name: each shows fewer fields. */
   readonly versions: readonly string[];
   /** Each of those versions' serializer, made once. */
@@ -330,6 +336,7 @@ export class Serializer {
     if (unrestrictable.length > 0) throw new Error(`${model.table}: writableBy ${unrestrictable.join(', ')} must be writable fields of \`fields\`.`);
     this.renderSteps = this.fields.filter((name) => !this.writeOnly.has(name)).map((name) => this.renderStepOf(name, shownOf(name)));
     this.renderRecord = compileRender(this.renderSteps) ?? interpretRender(this.renderSteps);
+    this.rendersFromRow = this.renderSteps.every((step) => !step.readsContext);
     const parseSteps = this.writable.map((name): ParseStep<WriteContext> => {
       const field = fieldOf(name)!;
       const ruled = field.validate !== undefined || field.requestingUserOnly !== undefined;
@@ -511,28 +518,29 @@ export class Serializer {
 
   /** How the field `name`, shown as `shown`, renders: its model field's rendering of its column, or a function of the row. */
   private renderStepOf(name: string, shown: string): RenderStep {
-    const step = (render: (row: Row, context: RenderContext) => unknown): RenderStep => ({ name: shown, render });
+    const step = (render: (row: Row, context: RenderContext) => unknown, readsContext = false): RenderStep => ({ name: shown, render, readsContext });
     const format = this.format[name];
     const nested = this.nested[name]?.serializer;
     const computed = this.computed[name];
     if (this.hidden.has(name)) return step(() => null);
-    if (computed?.compute) return step(computed.compute);
+    // The app's function is given the context: whether it reads it cannot be told.
+    if (computed?.compute) return step(computed.compute, true);
     if (computed?.recordUrl) {
       const { table } = this.model;
-      return step((row, { request, links }) => (request && links ? links.recordUrl(request, table, row) : null));
+      return step((row, { request, links }) => (request && links ? links.recordUrl(request, table, row) : null), true);
     }
     if (format) return step((row) => format(row[name], row));
     const slug = this.relations[name]?.slug;
     if (slug) return step((row) => (row[name] as Row | null)?.[slug.field] ?? null);
     const listed = this.relations[name]?.serializer;
-    if (listed) return step((row, context) => (row[name] as Row[]).map((related) => listed.render(related, context)));
+    if (listed) return step((row, context) => (row[name] as Row[]).map((related) => listed.render(related, context)), !listed.rendersFromRow);
     const slugs = this.relations[name]?.slugs;
     if (slugs) {
       const field = slugs.target.fields[slugs.field]!;
       return step((row) => (row[name] as Row[]).map((related) => field.render(related[slugs.field])));
     }
     if (computed || this.relations[name]) return step((row) => row[name]);
-    if (nested) return step((row, context) => (row[name] ? nested.render(row[name] as Row, context) : null));
+    if (nested) return step((row, context) => (row[name] ? nested.render(row[name] as Row, context) : null), !nested.rendersFromRow);
     const field = this.model.fields[name]!;
     if (field.file) {
       const { table } = this.model;
@@ -541,7 +549,7 @@ export class Serializer {
         if (!stored || !request || !fileLinks) return renderFile(stored, null);
         const place = links?.filePlace(request, table, row);
         return renderFile(stored, place ? fileLinks.url(request, place, shown, stored) : null);
-      });
+      }, true);
     }
     return { name: shown, column: name, field };
   }

@@ -1,10 +1,11 @@
 /**
  * One Server-Sent Events response: events written as the protocol frames them, a comment every
- * heartbeat so that proxies keep an idle stream open, and a bound on what waits to be sent. What
- * Node has not yet handed to the socket (its writable buffer) is the subscriber's queue: when more
- * than `queueBytes` waits there as the next event comes, the subscriber is not reading, and its
- * stream is dropped (the socket destroyed), so a slow client costs at most that much memory and one
- * event, never the process.
+ * heartbeat so that proxies keep an idle stream open, and a bound on what waits to be sent. Events
+ * are kept until the hub writes them, the events of a few changes together (hub.ts). What Node has
+ * not yet handed to the socket (its writable buffer) is the subscriber's queue: when more than
+ * `queueBytes` waits there as the next event comes, the subscriber is not reading, and its stream
+ * is dropped (the socket destroyed), so a slow client costs at most that much memory and the
+ * events of one of the hub's pauses, never the process.
  */
 import type { ServerResponse } from 'node:http';
 
@@ -26,10 +27,16 @@ export interface StreamLimits {
 /** A field's value on one line: a line break in it would end the field (JSON has none outside strings, where they are escaped). */
 const line = (value: string): string => value.replace(/[\r\n]/g, ' ');
 
+/** An event as the protocol frames it: `event`, `id` (for Last-Event-ID) and its data as JSON. */
+export const eventFrame = (event: string, id: string | undefined, data: string): string =>
+  `${id === undefined ? '' : `id: ${line(id)}\n`}event: ${event}\ndata: ${line(data)}\n\n`;
+
 export class EventStream {
   private readonly heartbeat: NodeJS.Timeout;
   private readonly expiry: NodeJS.Timeout;
   private closed = false;
+  /** Events sent and not yet written (see flush). */
+  private unwritten: (string | Buffer)[] = [];
 
   /** `headers`: the response's (Vary, the request id) beside the stream's own. `onClose`: once, however it ends. */
   constructor(
@@ -46,7 +53,8 @@ export class EventStream {
       'X-Accel-Buffering': 'no',
     });
     response.write(`retry: ${limits.retryMs}\n\n`);
-    this.heartbeat = setInterval(() => this.write(': heartbeat\n\n'), limits.heartbeatMs).unref();
+    // Written at once: a comment, no event, it may go out before events kept.
+    this.heartbeat = setInterval(() => this.reading() && this.response.write(': heartbeat\n\n'), limits.heartbeatMs).unref();
     this.expiry = setTimeout(() => this.end(), limits.maxAgeMs).unref();
     response.on('close', () => this.finish());
     // A write racing the socket's end must not become an unhandled error.
@@ -55,12 +63,34 @@ export class EventStream {
 
   /** An event: `event`, `id` (for Last-Event-ID) and its data as JSON. */
   send(event: string, id: string | undefined, data: string): void {
-    this.write(`${id === undefined ? '' : `id: ${line(id)}\n`}event: ${event}\ndata: ${line(data)}\n\n`);
+    this.sendFramed(eventFrame(event, id, data));
   }
 
-  /** Ends the stream, with `retry:` telling the client when to come back. */
+  /**
+   * Events framed by eventFrame (bytes may be shared by streams that are sent the same), kept until
+   * flush(); dropped with the stream when its subscriber is not reading.
+   */
+  sendFramed(frames: string | Buffer): void {
+    if (this.reading()) this.unwritten.push(frames);
+  }
+
+  /**
+   * Writes the events kept, in one write. Handed to the socket now, not on the next tick as Node's
+   * own corking of a chunked response would: the hub measures what its writes cost.
+   */
+  flush(): void {
+    if (this.closed || this.unwritten.length === 0) return;
+    const { socket } = this.response;
+    socket?.cork();
+    for (const frames of this.unwritten) this.response.write(frames);
+    socket?.uncork();
+    this.unwritten = [];
+  }
+
+  /** Ends the stream, after the events kept, with `retry:` telling the client when to come back. */
   end(): void {
     if (this.closed) return;
+    this.flush();
     this.response.end(`retry: ${this.limits.retryMs}\n\n`);
     this.finish();
   }
@@ -69,15 +99,13 @@ export class EventStream {
     return !this.closed;
   }
 
-  /** Written, unless more than `queueBytes` still waits from before: then the subscriber is not reading, and is dropped. */
-  private write(text: string): void {
-    if (this.closed) return;
-    if (this.response.writableLength > this.limits.queueBytes) {
-      this.response.destroy();
-      this.finish();
-      return;
-    }
-    this.response.write(text);
+  /** Whether the subscriber reads: not when more than `queueBytes` still waits from before, and the stream is then dropped. */
+  private reading(): boolean {
+    if (this.closed) return false;
+    if (this.response.writableLength <= this.limits.queueBytes) return true;
+    this.response.destroy();
+    this.finish();
+    return false;
   }
 
   private finish(): void {
