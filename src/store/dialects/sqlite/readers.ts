@@ -41,7 +41,7 @@ export interface ReaderLimits {
 }
 /**
  * Each thread's young generation (`resourceLimits`), in MiB. Left to the runtime it grows as a
- * thread's reads run and is rarely given back, so the readers' heaps rose for as long as a soak ran
+ * thread's reads run and is given back only now and then, so the readers' heaps rose through a soak
  * (bench/SOAK.md); a read's garbage is short-lived, and this much holds it. The old generation keeps
  * the runtime's own bound: a cap there would fail a read whose rows outgrow it.
  */
