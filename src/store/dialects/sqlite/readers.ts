@@ -40,6 +40,14 @@ export interface ReaderLimits {
   readonly cacheKib?: number;
 }
 /**
+ * Each thread's young generation (`resourceLimits`), in MiB. Left to the runtime it grows as a
+ * thread's reads run and is given back only now and then, so the readers' heaps rose through a soak
+ * (bench/SOAK.md); a read's garbage is short-lived, and this much holds it. The old generation keeps
+ * the runtime's own bound: a cap there would fail a read whose rows outgrow it.
+ */
+const YOUNG_GENERATION_MIB = 3;
+
+/**
  * Reads waiting for a thread at most; past it a read fails as a busy database does (503). Each
  * request waits on one read at a time, so this is well above what the open connections can ask.
  */
@@ -96,7 +104,7 @@ export function sqliteReaders(path: string, limits: ReaderLimits = {}): SqliteRe
     if (queue.length > 0 && !closed) dispatch(start());
   };
   const start = (): Thread => {
-    const thread: Thread = { worker: new Worker(READER, { workerData }), heapBytes: 0 };
+    const thread: Thread = { worker: new Worker(READER, { workerData, resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MIB } }), heapBytes: 0 };
     threads.add(thread);
     thread.worker.on('message', (response: ReadResponse) => {
       thread.heapBytes = response.heapBytes;
