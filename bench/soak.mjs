@@ -99,6 +99,13 @@ async function soak(kind) {
   if (cli('createuser', '--username', 'soak', '--password', 'soak-pw-123456').status !== 0) throw new Error('createuser failed');
   const token = cli('token', 'create', '--username', 'soak').stdout.trim();
   const { child, port } = await startServer(env);
+  // A server that dies under the soak ends it at once, named: sampling a dead process reads nothing.
+  let stopping = false;
+  child.once('exit', (code, signal) => {
+    if (stopping) return;
+    console.error(`soak ${kind}: the server exited unasked (code ${code}, signal ${signal}) at ${new Date().toISOString()}`);
+    process.exit(1);
+  });
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONNECTIONS });
 
   const stats = { requests: 0, byClass: { '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 }, socketErrors: 0 };
@@ -254,6 +261,7 @@ async function soak(kind) {
   const posts = JSON.parse((await request('GET', '/api/posts')).body).length;
   const articles = JSON.parse((await request('GET', '/api/v1/articles/?page_size=1', undefined, true)).body).count;
   agent.destroy();
+  stopping = true;
   child.kill('SIGTERM');
   await new Promise((resolve) => child.once('exit', resolve));
   await database.drop();

@@ -1,6 +1,6 @@
 /**
  * How a process sends its committed changes to the others (app/live.ts): one after another in
- * commit order, those of one table and kind waiting together as one, and, when the carrier falls
+ * commit order, those of one table and kind (or users' credentials) waiting together as one, and, when the carrier falls
  * behind, at most a bounded number waiting; the ones dropped past it are answered by one reset, so
  * every stream refetches instead of missing them.
  */
@@ -49,6 +49,20 @@ describe('sending changes to the other processes', () => {
       change(7, 'created', 'comments'),
       change(5),
     ]);
+  });
+
+  it('sends the users whose credentials changed, waiting together, as one message naming each once', async () => {
+    const carrier = slowCarrier();
+    const { publish } = inOrder(carrier.send, () => undefined);
+    publish({ credentials: [1] });
+    for (const id of [2, 3, 2]) publish({ credentials: [id] });
+    publish(change(9));
+    publish({ credentials: [4] });
+    publish({ credentials: [5] });
+    carrier.open();
+    await settled();
+    // A change between them keeps its place: the users after it are checked after it.
+    expect(carrier.sent).toEqual([{ credentials: [1] }, { credentials: [2, 3] }, change(9), { credentials: [4, 5] }]);
   });
 
   it('sends at most 100 ids in one message', async () => {

@@ -125,20 +125,28 @@ async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Databa
   return { send, close: () => listening.close(), listening: () => listening.connected() };
 }
 
+/** Whether `next` may travel inside `message`: a change of the same table and kind, or both users whose credentials changed. */
+const joins = (message: Message, next: Message): boolean =>
+  'table' in message ? 'table' in next && next.table === message.table && next.kind === message.kind : 'credentials' in message && 'credentials' in next;
+
 /**
- * `message`, with the changes of its table and kind that wait right behind it taken into it (up to
+ * `message`, with the messages of its kind that wait right behind it taken into it (up to
  * IDS_PER_NOTIFICATION ids): under load one message carries many writes, where each cost a round
- * trip of its own, and the order of the ids is the order of the writes.
+ * trip (and on PostgreSQL a commit) of its own. A change's ids keep the order of the writes; a user
+ * named twice in credentials is checked once.
  */
 function gathered(message: Message, waiting: Message[]): Message {
-  if (!('table' in message)) return message;
-  const ids = [...message.ids];
-  for (let next = waiting[0]; next && 'table' in next && next.table === message.table && next.kind === message.kind; next = waiting[0]) {
-    if (ids.length + next.ids.length > IDS_PER_NOTIFICATION) break;
-    ids.push(...next.ids);
+  const first = idsOf(message);
+  if (!first) return message;
+  const ids = [...first];
+  for (let next = waiting[0]; next && joins(message, next); next = waiting[0]) {
+    const more = idsOf(next)!;
+    if (ids.length + more.length > IDS_PER_NOTIFICATION) break;
+    ids.push(...more);
     waiting.shift();
   }
-  return ids.length === message.ids.length ? message : { ...message, ids };
+  if (ids.length === first.length) return message;
+  return 'credentials' in message ? { credentials: [...new Set(ids)] } : { ...message, ids };
 }
 
 /**

@@ -102,7 +102,8 @@ export async function listen(database: Database, url: string | undefined, handle
   return {
     async notify(payload) {
       if (!client) throw new Error('The connection live changes are sent on is lost; connecting again.');
-      await client.query('SELECT pg_notify($1, $2)', [channel, payload]);
+      // Named: prepared once on this connection, not parsed again for every notification.
+      await client.query({ name: 'restfold_notify', text: 'SELECT pg_notify($1, $2)', values: [channel, payload] });
     },
     connected: () => client !== undefined,
     async close() {
