@@ -24,6 +24,8 @@
  * DIR/this, DIR/other (DIR/other-2, … for more sides; for bench/profile-summary.mjs), and each one's
  * profiled time per request (warm-up included) is printed by layer (bench/layers.mjs), side by side;
  * with `--by-stage` too, Restfold's own time by the stage of a request instead of by folder.
+ * A slot ends once its server has settled (`settled`): what its requests left
+ * to do after their answers is charged to it, and does not slow the next side's slot.
  * Scenario (j) deletes an article per request: the run first adds the articles it deletes, one per
  * request it could send, and deletes those left at its end.
  */
@@ -130,6 +132,20 @@ async function allocatedBytes(pid) {
   }
   return sum;
 }
+/**
+ * Waits until a server has done the work its slot's requests left behind (changes still being sent
+ * to other processes, say: at most 3 s), so that it is charged to that slot, not to the next side's,
+ * whose requests it would also slow.
+ */
+async function settled(pid) {
+  let before = cpuTicksOf(pid);
+  for (let waited = 0; waited < 30; waited++) {
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    const now = cpuTicksOf(pid);
+    if (now - before <= 1) return;
+    before = now;
+  }
+}
 /** Ticks spent between two readings (a backend started meanwhile counts from 0; one that ended is lost). */
 const ticksSince = (before, after) => [...after].reduce((sum, [pid, ticks]) => sum + ticks - (before.get(pid) ?? 0), 0);
 
@@ -206,6 +222,7 @@ try {
       const before = cpuTicksOf(server.pid);
       const [databaseBefore, poolerBefore] = [processTicks('postgres'), processTicks('pgbouncer')];
       const result = await load(server, slotSeconds);
+      await settled(server.pid);
       // Which statuses, so an overloaded machine's 503s are told from a wrong answer.
       if (result.non2xx || result.errors) throw new Error(`${server.name}: ${result.non2xx} non-2xx (by status: ${JSON.stringify(result.statusCodeStats)}), ${result.errors} errors.`);
       const ticks = cpuTicksOf(server.pid) - before;
