@@ -238,6 +238,31 @@ describe('live changes', () => {
     closeAll();
   });
 
+  it('gives each record of a bulk create its own id, the same on every stream, and resumes after any of them', async () => {
+    const first = await subscribe(alice);
+    const second = await subscribe(alice);
+    await ready(first, alice);
+    await second.next();
+    const bulk = await api.request('POST', '/api/v1/items/bulk/', { token: alice.token, body: [{ text: 'a' }, { text: 'b' }, { text: 'c' }] });
+    expect(bulk.status, bulk.body).toBe(201);
+    const told = [await first.next(), await first.next(), await first.next()];
+    expect(told.map(({ event, data }) => [event, data.text])).toEqual([
+      ['created', 'a'],
+      ['created', 'b'],
+      ['created', 'c'],
+    ]);
+    const ids = told.map(({ id }) => id!);
+    for (const id of ids) expect(id).toMatch(/^[A-Za-z0-9_-]{48}$/);
+    expect(new Set(ids.map((id) => id.slice(0, 8))).size).toBe(3);
+    expect([await second.next(), await second.next(), await second.next()]).toEqual(told);
+    const resumed = [await subscribe(alice, '', { 'last-event-id': ids[0]! }), await subscribe(alice, '', { 'last-event-id': ids[1]! })];
+    for (const [after, stream] of resumed.entries()) for (const missed of told.slice(after + 1)) expect(await stream.next()).toEqual(missed);
+    // Nothing more was replayed: the next record is the next thing each hears.
+    const { id } = await create(alice, { text: 'next' });
+    for (const stream of resumed) expect(await stream.next()).toMatchObject({ event: 'created', data: { id } });
+    closeAll();
+  });
+
   it('drops a subscriber that does not read, while another keeps receiving', async () => {
     const stalled = await openEvents(`${base}events/`, { authorization: `Bearer ${alice.token}` }, { read: false });
     streams.push(stalled);

@@ -4,10 +4,11 @@
  * one at a time: its records get event ids and a place in the ring, then each stream of the table
  * hears of them as its subscriber may see them. Streams reading the same way (the same scope,
  * filters and fields) share one statement per change, which reads the changed records through
- * their list's conditions. Where their serializer renders a record from its row alone, they render
- * alike too, and each event is rendered and framed once for all of them, each distinct batch of
- * events encoded once; else each subscriber's event is rendered for them. A stream is sent what one
- * delivery tells it in one write.
+ * their list's conditions. Streams of one group that have told their subscribers the same ids share
+ * what they remember (a Memory), so each change is decided once for them all. Where their
+ * serializer renders a record from its row alone, they render alike too, and each event is rendered
+ * and framed once for all of them, each distinct batch of events encoded once; else each
+ * subscriber's event is rendered for them. A stream is sent what one delivery tells it in one write.
  *
  * The writes to the sockets, one per stream, are most of what telling costs. Events are decided and
  * framed as their changes arrive, but handed to the sockets together: after the hub wrote, it
@@ -81,11 +82,20 @@ export interface Subscription {
   readonly rendersAlike: boolean;
 }
 
+/**
+ * The ids a stream told of (see above); null past `track`. Streams of one group that told the same
+ * share one: the same changes, read alike, then tell them the same (see share).
+ */
+interface Memory {
+  known: Set<string> | null;
+}
+
 interface Subscriber {
   readonly subscription: Subscription;
   readonly stream: EventStream;
-  /** The ids told of (see above); null past `track`. */
-  known: Set<string> | null;
+  /** Its table and group, made once: every delivery sorts the streams by it. */
+  readonly reads: string;
+  memory: Memory;
   /** The recheck under way, if any. */
   rechecking?: Promise<void>;
   /** Rechecks an authenticated stream every recheckMs. */
@@ -161,7 +171,7 @@ export class LiveHub {
     }
     this.owners.set(owner, held + 1);
     const stream = start((closed) => this.leave(closed));
-    const subscriber: Subscriber = { subscription, stream, known: null };
+    const subscriber: Subscriber = { subscription, stream, reads: `${subscription.table}\0${subscription.group}`, memory: { known: null } };
     this.open.set(stream, subscriber);
     if (subscription.userId !== undefined) subscriber.timer = setInterval(() => void this.recheck(subscriber, false), this.limits.recheckMs).unref();
     this.enqueue(() => this.join(subscriber));
@@ -188,7 +198,12 @@ export class LiveHub {
   reset(): void {
     this.enqueue(async () => {
       await this.recheckAll([...this.open.values()]);
-      for (const subscriber of this.listening) await this.reseed(subscriber, true);
+      const reseeded: Subscriber[] = [];
+      for (const subscriber of this.listening) {
+        await this.reseed(subscriber, true);
+        this.share(subscriber, reseeded);
+        reseeded.push(subscriber);
+      }
     });
   }
 
@@ -240,7 +255,29 @@ export class LiveHub {
     const missed = lastEventId === undefined ? [] : this.ring.since(lastEventId, table);
     await this.reseed(subscriber, missed === undefined);
     if (missed && missed.length > 0) await this.tell([subscriber], missed, true);
-    if (subscriber.stream.open) this.listening.add(subscriber);
+    if (!subscriber.stream.open) return;
+    this.share(subscriber, this.listening);
+    this.listening.add(subscriber);
+  }
+
+  /**
+   * The subscriber takes the memory of a stream among `others` of its table and group that
+   * remembers the same ids, if any: from then on they are told the same of every change, decided
+   * once. Compared once, as the stream starts to hear changes (or after a reset).
+   */
+  private share(subscriber: Subscriber, others: Iterable<Subscriber>): void {
+    const { known } = subscriber.memory;
+    const compared = new Set<Memory>();
+    for (const other of others) {
+      const { memory } = other;
+      if (memory === subscriber.memory || compared.has(memory) || other.reads !== subscriber.reads) continue;
+      compared.add(memory);
+      const same = known === null ? memory.known === null : memory.known !== null && memory.known.size === known.size && [...known].every((key) => memory.known!.has(key));
+      if (same) {
+        subscriber.memory = memory;
+        return;
+      }
+    }
   }
 
   /** The ids the subscriber may see now, remembered; with `reset`, the client is told to refetch its list. */
@@ -248,7 +285,8 @@ export class LiveHub {
     const { track } = subscriber.subscription;
     try {
       const ids = await subscriber.subscription.visibleIds(track);
-      subscriber.known = ids.length > track ? null : new Set(ids.map(idKey));
+      // A memory of its own: another stream's it shared is theirs still.
+      subscriber.memory = { known: ids.length > track ? null : new Set(ids.map(idKey)) };
     } catch (error) {
       this.dropAfter(error, [subscriber]);
       return;
@@ -267,19 +305,17 @@ export class LiveHub {
     }
     const groups = new Map<string, Subscriber[]>();
     for (const subscriber of this.listening) {
-      const { table, group } = subscriber.subscription;
-      if (!byTable.has(table)) continue;
-      const key = `${table}\0${group}`;
-      const members = groups.get(key);
+      if (!byTable.has(subscriber.subscription.table)) continue;
+      const members = groups.get(subscriber.reads);
       if (members) members.push(subscriber);
-      else groups.set(key, [subscriber]);
+      else groups.set(subscriber.reads, [subscriber]);
     }
     for (const members of groups.values()) await this.tell(members, byTable.get(members[0]!.subscription.table)!, false);
   }
 
   /**
-   * Tells `members` (who read alike) of `entries`: their records read once, each decided per
-   * subscriber, each subscriber's events framed together.
+   * Tells `members` (who read alike) of `entries`: their records read once, each decided once per
+   * memory the members hold, each subscriber's events framed together.
    */
   private async tell(members: readonly Subscriber[], entries: readonly ChangeEntry[], replayed: boolean): Promise<void> {
     const ids = [...new Set(entries.filter(({ kind }) => kind !== 'deleted').map(({ id }) => id))];
@@ -292,43 +328,53 @@ export class LiveHub {
     }
     const started = performance.now();
     const byId = new Map(rows.map((row) => [idKey(row.id), row]));
-    // Rendered alike: each event framed once (by its position and kind), each distinct batch encoded once.
-    const framed = members[0]!.subscription.rendersAlike ? new Map<string, string>() : undefined;
-    const encoded = new Map<string, Buffer>();
+    const entryRows = entries.map(({ id }) => byId.get(idKey(id)));
+    this.ring.seal(entries);
+    const sharing = new Map<Memory, Subscriber[]>();
     for (const subscriber of members) {
-      const frames: string[] = [];
-      const keys: string[] = [];
-      let unsure = false;
-      for (const entry of entries) {
-        const row = byId.get(idKey(entry.id));
-        const told = this.decide(subscriber, entry, row, replayed);
-        if (told === 'unsure') unsure = true;
-        else if (told) {
-          const key = `${entry.seq}${told}`;
-          let frame = framed?.get(key);
-          if (frame === undefined) {
-            frame = eventFrame(told, this.ring.eventId(entry), stringifyJson(row ? subscriber.subscription.render(row) : { id: entry.id }));
-            framed?.set(key, frame);
-          }
-          frames.push(frame);
-          keys.push(key);
-        }
-      }
-      if (unsure && replayed) {
-        frames.push(RESET);
-        keys.push('reset');
-      }
-      if (frames.length === 0) continue;
-      if (!framed) {
-        this.send(subscriber.stream, frames.join(''));
+      const alike = sharing.get(subscriber.memory);
+      if (alike) alike.push(subscriber);
+      else sharing.set(subscriber.memory, [subscriber]);
+    }
+    const { rendersAlike, track } = members[0]!.subscription;
+    // Rendered alike: each event framed once (by its position and kind), each distinct batch encoded once.
+    const framed = new Map<string, string>();
+    const encoded = new Map<string, Buffer>();
+    for (const [memory, alike] of sharing) {
+      const told = entries.map((entry, index) => this.decide(memory, track, entry, entryRows[index], replayed));
+      const reset = replayed && told.includes('unsure');
+      if (!reset && told.every((kind) => kind === undefined || kind === 'unsure')) continue;
+      if (!rendersAlike) {
+        for (const subscriber of alike) this.send(subscriber.stream, this.frames(entries, entryRows, told, reset, (row) => subscriber.subscription.render(row)));
         continue;
       }
-      const batch = keys.join(' ');
+      const batch = told.join(' ');
       let bytes = encoded.get(batch);
-      if (!bytes) encoded.set(batch, (bytes = Buffer.from(frames.join(''))));
-      this.send(subscriber.stream, bytes);
+      if (!bytes) {
+        const { subscription } = alike[0]!;
+        encoded.set(batch, (bytes = Buffer.from(this.frames(entries, entryRows, told, reset, (row) => subscription.render(row), framed))));
+      }
+      for (const subscriber of alike) this.send(subscriber.stream, bytes);
     }
     this.framing += performance.now() - started;
+  }
+
+  /** The events `told` of `entries`, framed (`framed`: frames already made for streams rendering alike, by position and kind), then `reset` if asked. */
+  private frames(entries: readonly ChangeEntry[], rows: readonly (Row | undefined)[], told: readonly Told[], reset: boolean, render: (row: Row) => unknown, framed?: Map<string, string>): string {
+    let frames = '';
+    for (const [index, kind] of told.entries()) {
+      if (kind === undefined || kind === 'unsure') continue;
+      const entry = entries[index]!;
+      const key = `${entry.seq}${kind}`;
+      let frame = framed?.get(key);
+      if (frame === undefined) {
+        const row = rows[index];
+        frame = eventFrame(kind, this.ring.eventId(entry), stringifyJson(row ? render(row) : { id: entry.id }));
+        framed?.set(key, frame);
+      }
+      frames += frame;
+    }
+    return reset ? frames + RESET : frames;
   }
 
   /** Events for `stream`, written with the others' (see above). */
@@ -355,24 +401,24 @@ export class LiveHub {
     this.framing = 0;
   }
 
-  /** What one record's change tells the subscriber (remembering what it then knows); `unsure`: it may have seen a record it can no longer see, and cannot be told which. */
-  private decide(subscriber: Subscriber, entry: ChangeEntry, row: Row | undefined, replayed: boolean): Told {
+  /** What one record's change tells the streams holding `memory` (remembering what they then know); `unsure`: they may have shown a record they can no longer see, and cannot be told which. */
+  private decide(memory: Memory, track: number, entry: ChangeEntry, row: Row | undefined, replayed: boolean): Told {
     const key = idKey(entry.id);
-    const known = replayed ? null : subscriber.known;
+    const known = replayed ? null : memory.known;
     if (row) {
       const kind = known ? (known.has(key) ? 'updated' : 'created') : entry.kind === 'created' ? 'created' : 'updated';
-      this.remember(subscriber, key);
+      this.remember(memory, track, key);
       return kind;
     }
     if (!known) return entry.kind === 'created' ? undefined : 'unsure';
     return known.delete(key) ? 'deleted' : undefined;
   }
 
-  private remember(subscriber: Subscriber, key: string): void {
-    const { known } = subscriber;
+  private remember(memory: Memory, track: number, key: string): void {
+    const { known } = memory;
     if (!known || known.has(key)) return;
     known.add(key);
-    if (known.size > subscriber.subscription.track) subscriber.known = null;
+    if (known.size > track) memory.known = null;
   }
 
   private async recheckAll(subscribers: readonly Subscriber[]): Promise<void> {

@@ -47,16 +47,24 @@ export class ChangeRing {
   /** The event id subscribers see: the entry's position, sealed. */
   eventId(entry: ChangeEntry): string {
     let id = this.sealed.get(entry);
-    if (id === undefined) this.sealed.set(entry, (id = this.seal(entry)));
+    if (id === undefined) {
+      this.seal([entry]);
+      id = this.sealed.get(entry)!;
+    }
     return id;
   }
 
-  private seal(entry: ChangeEntry): string {
-    const nonce = randomBytes(NONCE_BYTES);
-    const cipher = createCipheriv('aes-256-gcm', this.key, nonce);
+  /** Seals the event ids of those of `entries` not sealed yet, their nonces drawn at once (a draw per id was a third of a seal's cost). */
+  seal(entries: readonly ChangeEntry[]): void {
+    const unsealed = entries.filter((entry) => !this.sealed.has(entry));
+    const nonces = randomBytes(NONCE_BYTES * unsealed.length);
     const position = Buffer.alloc(8);
-    position.writeBigUInt64BE(BigInt(entry.seq));
-    return Buffer.concat([nonce, cipher.update(position), cipher.final(), cipher.getAuthTag()]).toString('base64url');
+    for (const [index, entry] of unsealed.entries()) {
+      const nonce = nonces.subarray(index * NONCE_BYTES, (index + 1) * NONCE_BYTES);
+      const cipher = createCipheriv('aes-256-gcm', this.key, nonce);
+      position.writeBigUInt64BE(BigInt(entry.seq));
+      this.sealed.set(entry, Buffer.concat([nonce, cipher.update(position), cipher.final(), cipher.getAuthTag()]).toString('base64url'));
+    }
   }
 
   /**

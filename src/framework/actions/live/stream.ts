@@ -3,7 +3,7 @@
  * heartbeat so that proxies keep an idle stream open, and a bound on what waits to be sent. Events
  * are kept until the hub writes them, the events of a few changes together (hub.ts). What Node has
  * not yet handed to the socket (its writable buffer) is the subscriber's queue: when more than
- * `queueBytes` waits there as the next event comes, the subscriber is not reading, and its stream
+ * `queueBytes` waits there as the next events are written, the subscriber is not reading, and its stream
  * is dropped (the socket destroyed), so a slow client costs at most that much memory and the
  * events of one of the hub's pauses, never the process.
  */
@@ -68,18 +68,19 @@ export class EventStream {
 
   /**
    * Events framed by eventFrame (bytes may be shared by streams that are sent the same), kept until
-   * flush(); dropped with the stream when its subscriber is not reading.
+   * flush().
    */
   sendFramed(frames: string | Buffer): void {
-    if (this.reading()) this.unwritten.push(frames);
+    if (!this.closed) this.unwritten.push(frames);
   }
 
   /**
-   * Writes the events kept, in one write. Handed to the socket now, not on the next tick as Node's
-   * own corking of a chunked response would: the hub measures what its writes cost.
+   * Writes the events kept, in one write, unless the subscriber is not reading (the stream is then
+   * dropped with them). Handed to the socket now, not on the next tick as Node's own corking of a
+   * chunked response would: the hub measures what its writes cost.
    */
   flush(): void {
-    if (this.closed || this.unwritten.length === 0) return;
+    if (this.unwritten.length === 0 || !this.reading()) return;
     const { socket } = this.response;
     socket?.cork();
     for (const frames of this.unwritten) this.response.write(frames);
@@ -91,6 +92,8 @@ export class EventStream {
   end(): void {
     if (this.closed) return;
     this.flush();
+    // Dropped by it, its subscriber not reading.
+    if (this.closed) return;
     this.response.end(`retry: ${this.limits.retryMs}\n\n`);
     this.finish();
   }

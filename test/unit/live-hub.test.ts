@@ -1,0 +1,100 @@
+/**
+ * The hub's decisions for the streams of one group (actions/live/hub.ts): streams that read alike
+ * but have told their subscribers different ids are each told a change as their subscriber saw the
+ * record before, and a batch of records' ids resumes after any of them.
+ */
+import type { FastifyBaseLogger } from 'fastify';
+import { describe, expect, it, vi } from 'vitest';
+import type { Row } from '../../src/core/rows.js';
+import { LiveHub, type Subscription } from '../../src/framework/actions/live/hub.js';
+import type { EventStream } from '../../src/framework/actions/live/stream.js';
+import type { RecordId } from '../../src/store/read/records.js';
+
+const limits = { maxStreams: 10, maxStreamsPerUser: 10, retained: 100, recheckMs: 60_000, heartbeatMs: 60_000, queueBytes: 1 << 20, retryMs: 1000, maxAgeMs: 60_000 };
+const log = { warn: () => {}, error: () => {} } as unknown as FastifyBaseLogger;
+
+/** The records every stream of the group may see. */
+const records = new Map<RecordId, Row>();
+
+interface Told {
+  readonly event: string;
+  readonly id: string | undefined;
+  readonly data: { id: RecordId; text?: string };
+}
+
+/** A stream of the one group, seeded with `seen` (the ids its subscriber was shown), resuming after `lastEventId`; its events as written. */
+function open(hub: LiveHub, seen: RecordId[], lastEventId?: string): Told[] {
+  const events: Told[] = [];
+  const subscription: Subscription = {
+    table: 'items',
+    group: 'everyone',
+    track: 100,
+    owner: `owner ${Math.random()}`,
+    userId: undefined,
+    recheck: () => Promise.resolve(undefined),
+    lastEventId,
+    read: (ids) => Promise.resolve(ids.map((id) => records.get(id)).filter((row): row is Row => row !== undefined)),
+    visibleIds: () => Promise.resolve(seen),
+    render: (row) => row,
+    rendersAlike: true,
+  };
+  let unwritten = '';
+  const stream = {
+    open: true,
+    sendFramed: (frames: string | Buffer) => (unwritten += String(frames)),
+    flush: () => {
+      for (const frame of unwritten.split('\n\n').filter(Boolean)) {
+        const fields = new Map(frame.split('\n').map((line) => [line.slice(0, line.indexOf(': ')), line.slice(line.indexOf(': ') + 2)]));
+        events.push({ event: fields.get('event')!, id: fields.get('id'), data: JSON.parse(fields.get('data')!) as Told['data'] });
+      }
+      unwritten = '';
+    },
+    end: () => {},
+  } as unknown as EventStream;
+  hub.subscribe(subscription, () => stream);
+  return events;
+}
+
+describe('the live hub', () => {
+  it('tells streams of one group that showed different records a change as each showed it, with one id', async () => {
+    records.clear();
+    const hub = new LiveHub(limits, log);
+    records.set(1, { id: 1, text: 'one' });
+    // A shown record 1 before it changed, B and C did not (their lists were read before it was created).
+    const [a, b, c] = [open(hub, [1]), open(hub, []), open(hub, [])];
+    records.set(1, { id: 1, text: 'one, changed' });
+    hub.receive({ table: 'items', kind: 'updated', ids: [1] });
+    await vi.waitFor(() => expect(c).toHaveLength(1));
+    expect(a).toEqual([{ event: 'updated', id: expect.stringMatching(/^[A-Za-z0-9_-]{48}$/), data: { id: 1, text: 'one, changed' } }]);
+    expect(b).toEqual([{ ...a[0], event: 'created' }]);
+    expect(c).toEqual(b);
+    // Now all three have shown it: alike from here, and a record they may not see is told to none.
+    records.set(2, { id: 2, text: 'two' });
+    records.delete(1);
+    hub.receive({ table: 'items', kind: 'deleted', ids: [1] });
+    hub.receive({ table: 'items', kind: 'created', ids: [2, 3] });
+    await vi.waitFor(() => expect(c).toHaveLength(3));
+    for (const events of [a, b, c]) expect(events.slice(1).map(({ event, data }) => [event, data])).toEqual([['deleted', { id: 1 }], ['created', { id: 2, text: 'two' }]]);
+    expect(a.slice(1)).toEqual(b.slice(1));
+  });
+
+  it('resumes after any id of a change of several records, their ids sealed together', async () => {
+    records.clear();
+    const hub = new LiveHub(limits, log);
+    const watching = open(hub, []);
+    for (const id of [1, 2, 3]) records.set(id, { id, text: `item ${id}` });
+    hub.receive({ table: 'items', kind: 'created', ids: [1, 2, 3] });
+    await vi.waitFor(() => expect(watching).toHaveLength(3));
+    const ids = watching.map(({ id }) => id!);
+    expect(new Set(ids).size).toBe(3);
+    const resumed = open(hub, [1, 2, 3], ids[0]);
+    await vi.waitFor(() => expect(resumed).toHaveLength(2));
+    expect(resumed).toEqual(watching.slice(1));
+    // After the last, nothing is replayed: the next change is the first thing heard.
+    const caughtUp = open(hub, [1, 2, 3], ids[2]);
+    records.set(4, { id: 4, text: 'item 4' });
+    hub.receive({ table: 'items', kind: 'created', ids: [4] });
+    await vi.waitFor(() => expect(caughtUp).toHaveLength(1));
+    expect(caughtUp[0]).toMatchObject({ event: 'created', data: { id: 4 } });
+  });
+});
