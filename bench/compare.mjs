@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `node bench/compare.mjs --against DIR|baseline|baseline:N|floor|floor:restfold[-without:PART+…]|workers:N|pooler|url:URL[,…] [--scenario c|a|e|g|i|j|k] [--slots 20] [--slot-seconds 1.5] [--profile DIR]`
+ * `node bench/compare.mjs --against DIR|DIR#workers:N|baseline|baseline:N[@POOL]|floor|floor:restfold[-without:PART+…]|workers:N[@POOL]|pooler|url:URL[,…] [--scenario c|a|e|g|i|j|k] [--slots 20] [--slot-seconds 1.5] [--profile DIR]`
  *
  * CPU per request and throughput of this checkout's build (dist/) against another build (DIR: the
  * dist/ of another checkout, a git worktree say), the baseline (baseline:N: on N processes), the baseline served by Fastify (floor:
@@ -20,9 +20,14 @@
  * and the benchmark database's backends: other databases' load is left out, not their share of the
  * cores), so a gap can be told to lie in the server or in the database;
  * and where PgBouncer runs here, the CPU its processes spent per request (every one's).
+ * Also per request: the load generator's CPU (autocannon, in this process), a cluster primary's own,
+ * the PostgreSQL backends that carry live changes (application_name …-listen: LISTEN and each
+ * process's pg_notify), and the server's involuntary context switches. `@POOL` sets DB_MAX_CONNECTIONS for a side's
+ * whole service (Restfold's workers share it; baseline:N@POOL gives each process POOL/N), and
+ * DIR#workers:N runs another build with WORKERS=N.
  * With `--profile DIR`, every server runs under `node --cpu-prof`, writing its profile to
  * DIR/this, DIR/other (DIR/other-2, … for more sides; for bench/profile-summary.mjs), and each one's
- * profiled time per request (warm-up included) is printed by layer (bench/layers.mjs), side by side;
+ * profiled time per request, summed over its processes (a cluster's primary and workers), (warm-up included) is printed by layer (bench/layers.mjs), side by side;
  * with `--by-stage` too, Restfold's own time by the stage of a request instead of by folder.
  * A slot ends once its server has settled (`settled`): what its requests left
  * to do after their answers is charged to it, and does not slow the next side's slot.
@@ -65,8 +70,12 @@ function start(against, side) {
   const node = [`--import=${new URL('allocation-probe.mjs', import.meta.url).href}`, ...(profiles ? ['--cpu-prof', `--cpu-prof-dir=${join(profiles, side)}`] : [])];
   const serve = (args, env = serverEnv) => startServer([...node, ...args], env);
   if (against === 'baseline') return serve(['bench/baseline/server.mjs']);
-  const baselineWorkers = /^baseline:(\d+)$/.exec(against)?.[1];
-  if (baselineWorkers) return serve(['bench/baseline/server.mjs'], { ...serverEnv, WORKERS: baselineWorkers });
+  // baseline:N@POOL: its N processes share POOL connections, as Restfold's workers share DB_MAX_CONNECTIONS
+  // (without it each process has a pool of its own as large as a one-process side's).
+  const [, baselineWorkers, baselinePool] = /^baseline:(\d+)(?:@(\d+))?$/.exec(against) ?? [];
+  if (baselineWorkers) {
+    return serve(['bench/baseline/server.mjs'], { ...serverEnv, WORKERS: baselineWorkers, ...(baselinePool && { DB_MAX_CONNECTIONS: String(Math.max(1, Math.floor(Number(baselinePool) / Number(baselineWorkers)))) }) });
+  }
   if (against === 'floor') return serve(['bench/baseline/fastify.mjs']);
   // floor:restfold-without:logger+hooks leaves those parts of the set-up out (FLOOR_WITHOUT in the floor).
   const floor = /^floor:restfold(?:-without:(.+))?$/.exec(against);
@@ -75,8 +84,12 @@ function start(against, side) {
   // Live changes listen on DATABASE_URL, as the other side does: a LISTEN through a transaction pooler
   // is lost, and the side whose listener hears nothing would be spared the work the other does.
   if (against.startsWith('url:')) return serve(['dist/cli.js', 'serve'], { ...serverEnv, DATABASE_URL: against.slice('url:'.length), LIVE_DATABASE_URL: serverEnv.DATABASE_URL });
-  const workers = /^workers:(\d+)$/.exec(against)?.[1];
-  if (workers) return serve(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: workers });
+  // workers:N@POOL: with DB_MAX_CONNECTIONS=POOL for the whole service (its workers share it).
+  const [, workers, pool] = /^workers:(\d+)(?:@(\d+))?$/.exec(against) ?? [];
+  if (workers) return serve(['dist/cli.js', 'serve'], { ...serverEnv, WORKERS: workers, ...(pool && { DB_MAX_CONNECTIONS: pool }) });
+  // DIR#workers:N: another build's dist/ with WORKERS=N.
+  const [, dir, dirWorkers] = /^(.+)#workers:(\d+)$/.exec(against) ?? [];
+  if (dir) return serve([`${dir}/cli.js`, 'serve'], { ...serverEnv, WORKERS: dirWorkers });
   return serve([`${against}/cli.js`, 'serve']);
 }
 /** The database both servers read: PostgreSQL's backends serving others (other sessions' tests) are not counted. */
@@ -103,6 +116,38 @@ function processTicks(command) {
     }
   }
   return ticks;
+}
+/** The pids (as /proc names them) of the benchmark database's backends that listen for live changes (application_name …-listen). */
+async function listeningBackends() {
+  const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await client.connect();
+  try {
+    const { rows } = await client.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%-listen'");
+    return new Set(rows.map(({ pid }) => String(pid)));
+  } finally {
+    await client.end();
+  }
+}
+/** CPU time so far of one process alone (its children left out), in clock ticks. */
+function ownTicksOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
+/** How often a server's processes were preempted so far (involuntary context switches, every thread's). */
+function switchesOf(pid) {
+  let sum = 0;
+  for (const each of processTree(pid)) {
+    try {
+      for (const task of readdirSync(`/proc/${each}/task`)) sum += Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync(`/proc/${each}/task/${task}/status`, 'utf8'))[1]);
+    } catch {
+      // Ended meanwhile.
+    }
+  }
+  return sum;
 }
 /** A process and its children (cluster workers), by pid. */
 function processTree(pid) {
@@ -220,15 +265,28 @@ try {
     for (const server of servers.map((_, index) => servers[(index + slot) % servers.length])) {
       const allocatedBefore = await allocatedBytes(server.pid);
       const before = cpuTicksOf(server.pid);
+      const switchesBefore = switchesOf(server.pid);
+      const primaryBefore = ownTicksOf(server.pid);
+      const generatorBefore = process.cpuUsage();
       const [databaseBefore, poolerBefore] = [processTicks('postgres'), processTicks('pgbouncer')];
       const result = await load(server, slotSeconds);
       await settled(server.pid);
       // Which statuses, so an overloaded machine's 503s are told from a wrong answer.
       if (result.non2xx || result.errors) throw new Error(`${server.name}: ${result.non2xx} non-2xx (by status: ${JSON.stringify(result.statusCodeStats)}), ${result.errors} errors.`);
       const ticks = cpuTicksOf(server.pid) - before;
-      const [database, pooler] = [ticksSince(databaseBefore, processTicks('postgres')), ticksSince(poolerBefore, processTicks('pgbouncer'))];
+      // The load generator (autocannon, in this process) and, under WORKERS, the primary alone, in ticks as the rest.
+      const { user, system } = process.cpuUsage(generatorBefore);
+      const generator = ((user + system) * TICKS_PER_SECOND) / 1e6;
+      const switches = switchesOf(server.pid) - switchesBefore;
+      const primary = processTree(server.pid).length > 1 ? ownTicksOf(server.pid) - primaryBefore : 0;
+      const databaseAfter = processTicks('postgres');
+      const [database, pooler] = [ticksSince(databaseBefore, databaseAfter), ticksSince(poolerBefore, processTicks('pgbouncer'))];
+      // Of the database's, the backends that carry live changes (LISTEN, and each process's pg_notify).
+      const listeners = await listeningBackends();
+      const pick = (ticks) => new Map([...ticks].filter(([pid]) => listeners.has(pid)));
+      const listen = ticksSince(pick(databaseBefore), pick(databaseAfter));
       const allocated = (await allocatedBytes(server.pid)) - allocatedBefore;
-      server.slots.push({ ticks, database, pooler, allocated, requests: result.requests.total, rps: result.requests.total / slotSeconds });
+      server.slots.push({ ticks, switches, primary, generator, database, listen, pooler, allocated, requests: result.requests.total, rps: result.requests.total / slotSeconds });
     }
   }
 
@@ -240,7 +298,7 @@ try {
     const requests = total(slots, 'requests');
     const spent = (key, whose) => (total(slots, key) ? `, ${micros({ ticks: total(slots, key), requests }).toFixed(1)} µs of ${whose}` : '');
     const kilobytes = (total(slots, 'allocated') / 1024 / requests).toFixed(1);
-    console.log(`${name}: ${micros({ ticks: total(slots, 'ticks'), requests }).toFixed(1)} µs of CPU per request${spent('database', "PostgreSQL's")}${spent('pooler', "PgBouncer's")}, ${kilobytes} KB allocated per request, ${(requests / (slots.length * slotSeconds)).toFixed(0)} req/s`);
+    console.log(`${name}: ${micros({ ticks: total(slots, 'ticks'), requests }).toFixed(1)} µs of CPU per request${spent('primary', "its cluster primary's")}${spent('database', "PostgreSQL's")}${spent('listen', 'it in its listening backends')}${spent('pooler', "PgBouncer's")}${spent('generator', "the load generator's")}, ${(total(slots, 'switches') / requests).toFixed(2)} involuntary context switches per request, ${kilobytes} KB allocated per request, ${(requests / (slots.length * slotSeconds)).toFixed(0)} req/s`);
   }
   const perRequest = (slot) => slot.allocated / slot.requests;
   for (const [index, first] of servers.entries()) {
@@ -255,13 +313,17 @@ try {
   await pool?.drop();
 }
 if (profiles) {
-  // Each side's profiled time (self, by layer) over every request it answered, the warm-up's included.
+  // Each side's profiled time (self, by layer) over every request it answered, the warm-up's included:
+  // in µs, summed over its processes' profiles (a cluster's primary and workers each write one).
   const sides = servers.map((server, index) => {
     const dir = join(profiles, sideDir(index));
-    const [file] = readdirSync(dir).sort().reverse();
-    const { layers, interval } = layersOf(JSON.parse(readFileSync(join(dir, file), 'utf8')), options['by-stage'] ? stageOf : undefined);
+    const layers = new Map();
+    for (const file of readdirSync(dir)) {
+      const profiled = layersOf(JSON.parse(readFileSync(join(dir, file), 'utf8')), options['by-stage'] ? stageOf : undefined);
+      for (const [name, count] of profiled.layers) layers.set(name, (layers.get(name) ?? 0) + count * profiled.interval);
+    }
     const requests = server.warmUpRequests + server.slots.reduce((sum, slot) => sum + slot.requests, 0);
-    return { layers, perRequest: (count) => (count * interval) / requests };
+    return { layers, perRequest: (micros) => micros / requests };
   });
   const names = [...new Set(sides.flatMap(({ layers }) => [...layers.keys()]))].sort((a, b) => (sides[0].layers.get(b) ?? 0) - (sides[0].layers.get(a) ?? 0));
   const cell = (side, name) => side.perRequest(side.layers.get(name) ?? 0).toFixed(1);
