@@ -4,15 +4,13 @@
  * through what the deployment already runs. With REDIS_URL, Redis pub/sub (a connection of its own
  * subscribes); else, where the database carries notifications (PostgreSQL), LISTEN/NOTIFY, heard on
  * LIVE_DATABASE_URL, on a connection of its own (a direct one: not through a transaction pooler); else (SQLite) this
- * process alone. Each process tells its own hub of its changes as they commit, and sends them to the
- * others one after another, in commit order, in rounds under load. When the channel
+ * process alone. Each process sends its changes one after another, in commit order. When the channel
  * was lost and is back, changes may have been missed: every stream is told to refetch (`reset`).
  * The same carrier tells every process whose credentials or rights changed (a write to the users
  * table, a token revoked, a session ended: `credentialsChanged`), and each checks those users'
  * streams again; and that a group, its permissions or its members changed (`rightsChanged`), when
  * each checks every authenticated stream again (a group's members are known only before the change).
  */
-import { randomUUID } from 'node:crypto';
 import { setTimeout } from 'node:timers/promises';
 import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
@@ -55,15 +53,8 @@ const idsOf = (message: Message): readonly RecordId[] | undefined =>
 /** The framework's tables whose writes change what users hold (declare/users/groups.ts). */
 const GROUP_TABLES: ReadonlySet<string> = new Set(groupModels.map(({ table }) => table));
 
-/**
- * What a hub marks its messages with: its own changes reach it as they commit, and, heard back from
- * the carrier, are known by the start of their text and left unread.
- */
-const own = (origin: string): string => `{"from":"${origin}"`;
-
-/** A message as another hub sent it (JSON), or undefined when it is none or the one marked `origin`'s (this hub's own). */
-function received(text: string, origin: string): Message | undefined {
-  if (text.startsWith(own(origin))) return undefined;
+/** A message as another process sent it (JSON), or undefined when it is none. */
+function received(text: string): Message | undefined {
   try {
     const message = JSON.parse(text) as Partial<Change> & { reset?: unknown; credentials?: unknown; rights?: unknown };
     if (message.reset === true) return { reset: true };
@@ -84,9 +75,9 @@ const hear = (hub: LiveHub, message: Message | undefined): void => {
   else hub.receive(message);
 };
 
-/** As JSON carries it, marked as `origin`'s: a bigint id as its digits. */
-const sent = (message: Message, origin: string): string =>
-  JSON.stringify({ from: origin, ...message }, (_name, value: unknown) => (typeof value === 'bigint' ? String(value) : value));
+/** As JSON carries it: a bigint id as its digits. */
+const sent = (message: Message): string =>
+  JSON.stringify(message, (_name, value: unknown) => (typeof value === 'bigint' ? String(value) : value));
 
 export type Send = (message: Message) => Promise<unknown>;
 
@@ -98,26 +89,26 @@ interface Carrier {
   listening?(): boolean;
 }
 
-async function overRedis(app: FastifyInstance, hub: LiveHub, redis: Redis, prefix: string, origin: string): Promise<Carrier> {
+async function overRedis(app: FastifyInstance, hub: LiveHub, redis: Redis, prefix: string): Promise<Carrier> {
   const channel = `${prefix}changes`;
   const subscriber = redis.duplicate();
   subscriber.on('error', (error: Error) => app.log.warn({ err: error }, 'live changes: redis subscriber error'));
   await subscriber.connect();
   await subscriber.subscribe(channel);
-  subscriber.on('message', (_channel: string, text: string) => hear(hub, received(text, origin)));
+  subscriber.on('message', (_channel: string, text: string) => hear(hub, received(text)));
   // Ready again after a reconnection: what was published meanwhile was not heard.
   subscriber.on('ready', () => hub.reset());
-  return { send: (change) => redis.publish(channel, sent(change, origin)), close: () => closeRedis(subscriber) };
+  return { send: (change) => redis.publish(channel, sent(change)), close: () => closeRedis(subscriber) };
 }
 
-async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Database, config: Config, origin: string): Promise<Carrier> {
+async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Database, config: Config): Promise<Carrier> {
   const url = config.liveDatabaseUrl;
   // Unnamed statements say a transaction pooler is in front, which would lose the LISTEN silently.
   if (!url && !config.preparedStatements) {
     app.log.warn('live changes: DB_PREPARED_STATEMENTS=false says a transaction pooler serves DATABASE_URL, and a LISTEN through one is lost: set LIVE_DATABASE_URL to a direct connection, or REDIS_URL');
   }
   const listening = await listen(database, url, {
-    heard: (text) => hear(hub, received(text, origin)),
+    heard: (text) => hear(hub, received(text)),
     resumed: () => hub.reset(),
     failed: (error) => app.log.warn({ err: error }, 'live changes: the listening connection failed'),
     unheard: () =>
@@ -125,10 +116,10 @@ async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Databa
   });
   const send: Send = async (message) => {
     const ids = idsOf(message);
-    if (!ids) return listening.notify(sent(message, origin));
+    if (!ids) return listening.notify(sent(message));
     for (let start = 0; start < ids.length; start += IDS_PER_NOTIFICATION) {
       const part = ids.slice(start, start + IDS_PER_NOTIFICATION);
-      await listening.notify(sent('credentials' in message ? { credentials: part } : { ...message, ids: part }, origin));
+      await listening.notify(sent('credentials' in message ? { credentials: part } : { ...message, ids: part }));
     }
   };
   return { send, close: () => listening.close(), listening: () => listening.connected() };
@@ -159,40 +150,22 @@ function gathered(message: Message, waiting: Message[]): Message {
 }
 
 /**
- * Under a stream of changes, how long at least from one round of notifications to the next: each
- * notification costs PostgreSQL a transaction and every listening process a delivery, and a round
- * sends all that waited as few as they gather into (docs/performance.md, issue 50: a round at each
- * send's return sent ~0.1 per create, twice as many per create with two workers, each heard by both).
- * A change after a quiet spell goes at once.
- */
-const ROUND_MS = 20;
-
-/**
  * `publish`: `send` for each change in commit order, one after another (so that another process
- * hears this one's changes in that order), in rounds at least ROUND_MS apart, at most MAX_WAITING of
- * them waiting; a send that fails is `failed`'s. `sent`: settles once none is waiting or being sent.
+ * hears this one's changes in that order), at most MAX_WAITING of them waiting; a send that fails
+ * is `failed`'s. `sent`: settles once none is waiting or being sent.
  */
 export function inOrder(send: Send, failed: (error: unknown) => void): { publish(message: Message): void; sent(): Promise<void> } {
-  let waiting: Message[] = [];
+  const waiting: Message[] = [];
   let dropped = false;
   let draining = false;
   let sending: Promise<void> = Promise.resolve();
-  let roundAt = -Infinity;
   const drain = async (): Promise<void> => {
     draining = true;
-    while (waiting.length > 0) {
-      const pause = roundAt + ROUND_MS - performance.now();
-      if (pause > 0) await setTimeout(pause);
-      roundAt = performance.now();
-      // What arrives meanwhile waits for the next round.
-      const round = waiting;
-      waiting = [];
-      for (let message = round.shift(); message; message = round.shift()) {
-        try {
-          await send(gathered(message, round));
-        } catch (error) {
-          failed(error);
-        }
+    for (let message = waiting.shift(); message; message = waiting.shift()) {
+      try {
+        await send(gathered(message, waiting));
+      } catch (error) {
+        failed(error);
       }
       if (waiting.length === 0 && dropped) {
         dropped = false;
@@ -226,28 +199,16 @@ export async function liveChanges(
 ): Promise<{ database: Database; hub?: LiveHub; listening?: () => boolean }> {
   if (!collections.some(({ live }) => live)) return { database };
   const hub = new LiveHub(config.live, app.log);
-  const origin = randomUUID();
   const carrier = redis
-    ? await overRedis(app, hub, redis, config.redisKeyPrefix, origin)
+    ? await overRedis(app, hub, redis, config.redisKeyPrefix)
     : notifies(database)
-      ? await overPostgres(app, hub, database, config, origin)
+      ? await overPostgres(app, hub, database, config)
       : undefined;
   if (carrier) {
     const changes = inOrder(carrier.send, (error) => app.log.warn({ err: error }, 'live changes: a change could not be sent'));
-    // This process's hub is told at once, in commit order, each change on its own (a change read
-    // with one that deletes its record would be told as nothing); the others, in rounds.
-    hub.publish = (change) => {
-      hub.receive(change);
-      changes.publish(change);
-    };
-    hub.publishCredentials = (userIds) => {
-      hub.credentialsChanged(userIds);
-      changes.publish({ credentials: userIds });
-    };
-    hub.publishRights = () => {
-      hub.rightsChanged();
-      changes.publish({ rights: true });
-    };
+    hub.publish = (change) => changes.publish(change);
+    hub.publishCredentials = (userIds) => changes.publish({ credentials: userIds });
+    hub.publishRights = () => changes.publish({ rights: true });
     // A process stopped under writes (a deploy) still tells the others what it committed, for a while at most.
     app.addHook('onClose', async () => {
       await Promise.race([changes.sent(), setTimeout(CLOSE_SENDING_MS, undefined, { ref: false })]);
