@@ -7,7 +7,7 @@ import type { FastifyBaseLogger } from 'fastify';
 import { describe, expect, it, vi } from 'vitest';
 import type { Row } from '../../src/core/rows.js';
 import { LiveHub, type Subscription } from '../../src/framework/actions/live/hub.js';
-import type { EventStream } from '../../src/framework/actions/live/stream.js';
+import { EventStream } from '../../src/framework/actions/live/stream.js';
 import type { RecordId } from '../../src/store/read/records.js';
 
 const limits = { maxStreams: 10, maxStreamsPerUser: 10, retained: 100, recheckMs: 60_000, heartbeatMs: 60_000, queueBytes: 1 << 20, retryMs: 1000, maxAgeMs: 60_000 };
@@ -50,6 +50,7 @@ function open(hub: LiveHub, seen: RecordId[], lastEventId?: string): Told[] {
       unwritten = '';
     },
     end: () => {},
+    begin: () => {},
   } as unknown as EventStream;
   hub.subscribe(subscription, () => stream);
   return events;
@@ -96,5 +97,37 @@ describe('the live hub', () => {
     hub.receive({ table: 'items', kind: 'created', ids: [4] });
     await vi.waitFor(() => expect(caughtUp).toHaveLength(1));
     expect(caughtUp[0]).toMatchObject({ event: 'created', data: { id: 4 } });
+  });
+
+  it("sends a stream's answer only once it has read what the subscriber may see, so a record written after the answer is told as created", async () => {
+    records.clear();
+    const hub = new LiveHub(limits, log);
+    // What reaches the socket: nothing until the first write (Node sends the head with it).
+    const written: string[] = [];
+    const response = { writeHead: () => {}, write: (chunk: string) => written.push(String(chunk)), on: () => {}, socket: null, writableLength: 0, writableEnded: false, destroy: () => {}, end: () => {} };
+    let seed: (ids: RecordId[]) => void = () => {};
+    const subscription: Subscription = {
+      table: 'items',
+      group: 'everyone',
+      track: 100,
+      owner: 'owner',
+      userId: undefined,
+      recheck: () => Promise.resolve(undefined),
+      lastEventId: undefined,
+      read: (ids) => Promise.resolve(ids.map((id) => records.get(id)).filter((row): row is Row => row !== undefined)),
+      visibleIds: () => new Promise((resolve) => (seed = resolve)),
+      render: (row) => row,
+      rendersAlike: true,
+    };
+    hub.subscribe(subscription, (closed) => new EventStream(response as never, {}, limits, closed));
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(written).toEqual([]);
+    seed([]);
+    await vi.waitFor(() => expect(written).toEqual([`retry: ${limits.retryMs}\n\n`]));
+    records.set(1, { id: 1, text: 'after the answer' });
+    hub.receive({ table: 'items', kind: 'created', ids: [1] });
+    await vi.waitFor(() => expect(written).toHaveLength(2));
+    expect(written[1]).toMatch(/^id: \S+\nevent: created\ndata: \{"id":1,"text":"after the answer"\}\n\n$/);
+    hub.close();
   });
 });

@@ -254,6 +254,7 @@ export class LiveHub {
     const { lastEventId, table } = subscriber.subscription;
     const missed = lastEventId === undefined ? [] : this.ring.since(lastEventId, table);
     await this.reseed(subscriber, missed === undefined);
+    subscriber.stream.begin();
     if (missed && missed.length > 0) await this.tell([subscriber], missed, true);
     if (!subscriber.stream.open) return;
     this.share(subscriber, this.listening);

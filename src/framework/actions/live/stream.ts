@@ -35,6 +35,7 @@ export class EventStream {
   private readonly heartbeat: NodeJS.Timeout;
   private readonly expiry: NodeJS.Timeout;
   private closed = false;
+  private begun = false;
   /** Events sent and not yet written (see flush). */
   private unwritten: (string | Buffer)[] = [];
 
@@ -45,6 +46,7 @@ export class EventStream {
     private readonly limits: StreamLimits,
     private readonly onClose: (stream: EventStream) => void,
   ) {
+    // Set now, sent with the first write (begin): the answer waits until the hub knows what its subscriber may see.
     response.writeHead(200, {
       ...headers,
       'Content-Type': 'text/event-stream; charset=utf-8',
@@ -52,13 +54,22 @@ export class EventStream {
       // nginx buffers responses unless told not to.
       'X-Accel-Buffering': 'no',
     });
-    response.write(`retry: ${limits.retryMs}\n\n`);
     // Written at once: a comment, no event, it may go out before events kept.
-    this.heartbeat = setInterval(() => this.reading() && this.response.write(': heartbeat\n\n'), limits.heartbeatMs).unref();
+    this.heartbeat = setInterval(() => this.begun && this.reading() && this.response.write(': heartbeat\n\n'), limits.heartbeatMs).unref();
     this.expiry = setTimeout(() => this.end(), limits.maxAgeMs).unref();
     response.on('close', () => this.finish());
     // A write racing the socket's end must not become an unhandled error.
     response.on('error', () => this.finish());
+  }
+
+  /**
+   * Sends the answer's head: the hub calls it once it has read the ids its subscriber may see, so
+   * that a record the client writes after the answer came is told to it as created.
+   */
+  begin(): void {
+    if (this.begun || this.closed) return;
+    this.begun = true;
+    this.response.write(`retry: ${this.limits.retryMs}\n\n`);
   }
 
   /** An event: `event`, `id` (for Last-Event-ID) and its data as JSON. */
