@@ -16,6 +16,8 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { PASSWORD, startApi, type Reply, type TestApi, type TestUser } from '../support/api.js';
 import { createTestDatabase, testDialect } from '../support/database.js';
+import { openEvents } from '../support/event-stream.js';
+import { liveItemsApp } from '../support/live-items.js';
 
 /** A free loopback port, for a Redis of the test's own. */
 async function freePort(): Promise<number> {
@@ -62,18 +64,18 @@ let a: TestApi;
 let b: TestApi;
 let alice: TestUser;
 let bob: TestUser;
-let dropDatabase: () => Promise<void>;
+const dropDatabases: (() => Promise<void>)[] = [];
 const logged: string[] = [];
 
 /** One database for both instances: a SQLite file (a memory database is one process's own), or a PostgreSQL schema. */
 async function sharedDatabase(): Promise<string> {
   if (testDialect === 'postgres') {
     const database = await createTestDatabase();
-    dropDatabase = database.drop;
+    dropDatabases.push(database.drop);
     return database.url;
   }
   const folder = mkdtempSync(join(tmpdir(), 'restfold-redis-outage-'));
-  dropDatabase = async () => rmSync(folder, { recursive: true, force: true });
+  dropDatabases.push(async () => rmSync(folder, { recursive: true, force: true }));
   return `sqlite:${join(folder, 'db.sqlite3')}`;
 }
 
@@ -99,7 +101,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await b?.close();
   await a?.close();
-  await dropDatabase?.();
+  await Promise.all(dropDatabases.map((drop) => drop()));
   if (redis) await stopRedis(redis);
 });
 
@@ -183,4 +185,36 @@ it('keeps token and JWT requests answered through a Redis outage, refuses sessio
   expect(messages.filter((msg) => msg.startsWith('rate-limit store unreachable'))).toHaveLength(1);
   expect(messages.filter((msg) => msg.startsWith('rate-limit store back'))).toHaveLength(1);
   expect(await metric('restfold_rate_limit_fallbacks')).toBe(1);
+}, 60_000);
+
+it('tells a live stream to refetch once Redis is back, a write on another process meanwhile unheard, then delivers again', async () => {
+  const env = { REDIS_URL: `redis://127.0.0.1:${port}`, REDIS_KEY_PREFIX: `outage-live:${randomBytes(4).toString('hex')}:` };
+  const databaseUrl = await sharedDatabase();
+  const listening = await startApi(env, liveItemsApp, { databaseUrl });
+  const writing = await startApi(env, liveItemsApp, { databaseUrl });
+  try {
+    const carol = await listening.user('carol');
+    const stream = await openEvents(`http://127.0.0.1:${await listening.listen()}/api/v1/items/events/`, { authorization: `Bearer ${carol.token}` });
+    const create = async (text: string): Promise<number> => {
+      const reply = await writing.request('POST', '/api/v1/items/', { token: carol.token, body: { text } });
+      expect(reply.status).toBe(201);
+      return (reply.json as { id: number }).id;
+    };
+    const before = await create('before');
+    expect(await stream.next()).toMatchObject({ event: 'created', data: { id: before } });
+
+    await stopRedis(redis);
+    await until(async () => (await listening.request('GET', '/readyz')).json.redis === 'unreachable', '/readyz to say Redis is unreachable');
+    // Committed and answered, but no process can hear of it: the stream must not go on as if nothing happened.
+    await create('during');
+    redis = await startRedis(port);
+    expect(await stream.next()).toMatchObject({ event: 'reset', data: {} });
+    await until(async () => (await writing.request('GET', '/readyz')).json.redis === 'ok', 'the writing process to reach Redis again');
+    const after = await create('after');
+    expect(await stream.next()).toMatchObject({ event: 'created', data: { id: after } });
+    stream.close();
+  } finally {
+    await writing.close();
+    await listening.close();
+  }
 }, 60_000);
