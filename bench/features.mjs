@@ -9,17 +9,19 @@
  * a create) moves from one collection to the next every slot, in a rotated order each round, so
  * the machine's drift reaches all alike; each feature's figure is the median over rounds of its
  * req/s divided by the plain collection's in the same round. Every answer must be a 201. The live
- * streams must each receive the events of the live collection's creates (counted). PostgreSQL
- * needs TEST_DATABASE_URL (a schema is made in it and dropped).
+ * streams, read in a process of their own, must each receive the events of the live collection's
+ * creates (counted). Each slot's CPU per create is counted apart for the server, the load generator
+ * and the readers, which share the machine: the rate alone charges the readers' work to the server.
+ * PostgreSQL needs TEST_DATABASE_URL (a schema is made in it and dropped).
  */
-import { spawnSync } from 'node:child_process';
+import { fork, spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import http from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
-import { freshDatabase, startServer } from './servers.mjs';
+import { cpuTicksOf, freshDatabase, startServer } from './servers.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -53,9 +55,9 @@ const env = {
 };
 const app = ['--app', 'bench/features/app.ts'];
 const server = await startServer([...options['node-flags'].split(' ').filter(Boolean), 'dist/cli.js', 'serve', ...app], env);
-let streams = [];
+let readers;
 const finish = async () => {
-  for (const stream of streams) stream.destroy();
+  readers?.disconnect();
   await server.stop();
   await database.drop();
   rmSync(files, { recursive: true, force: true });
@@ -70,27 +72,30 @@ cli('createuser', '--username', 'bench', '--password', 'bench-password-123');
 const token = cli('token', 'create', '--username', 'bench');
 const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
 
-/** The live collection's streams: each counts the `created` events it receives. */
-const received = [];
-streams = await Promise.all(
-  Array.from(
-    { length: SUBSCRIBERS },
-    (_, index) =>
-      new Promise((resolve, reject) => {
-        received[index] = 0;
-        const request = http.get(`${server.base}/api/v1/live/events/`, { headers: { authorization: headers.authorization, accept: 'text/event-stream' }, agent: false }, (response) => {
-          if (response.statusCode !== 200) return reject(new Error(`a stream answered ${response.statusCode}`));
-          response.setEncoding('utf8');
-          response.on('data', (chunk) => (received[index] += chunk.split('event: created').length - 1));
-          response.on('error', () => {});
-          resolve(request);
-        });
-        request.on('error', reject);
-      }),
-  ),
-);
+// The live collection's streams, read in a process of their own (bench/features/readers.mjs).
+readers = fork(fileURLToPath(new URL('features/readers.mjs', import.meta.url)), [`${server.base}/api/v1/live/events/`, headers.authorization, String(SUBSCRIBERS)]);
+const fromReaders = () =>
+  new Promise((resolve, reject) => {
+    readers.once('message', resolve);
+    readers.once('exit', (code) => reject(new Error(`the readers exited (${code})`)));
+  });
+await fromReaders();
+
+/** CPU per create in µs, over a slot: the server's, the load generator's (this process), the readers'. */
+const TICK_US = 10_000;
+function cpuSince(before, created) {
+  const now = { server: cpuTicksOf(server.pid), readers: cpuTicksOf(readers.pid), bench: process.cpuUsage() };
+  if (!before) return now;
+  const bench = now.bench.user + now.bench.system - before.bench.user - before.bench.system;
+  return {
+    server: ((now.server - before.server) * TICK_US) / created,
+    bench: bench / created,
+    readers: ((now.readers - before.readers) * TICK_US) / created,
+  };
+}
 
 async function slot(name, seconds) {
+  const before = cpuSince();
   const result = await autocannon({
     url: `${server.base}/api/v1/${name}/`,
     method: 'POST',
@@ -101,19 +106,21 @@ async function slot(name, seconds) {
   });
   const refused = result.non2xx + result.errors + result.timeouts;
   if (refused > 0) throw new Error(`${name}: ${refused} answers were not 2xx (non-2xx ${result.non2xx}, errors ${result.errors}, timeouts ${result.timeouts})`);
-  return { rate: result.requests.total / seconds, created: result.requests.total };
+  return { rate: result.requests.total / seconds, created: result.requests.total, cpu: cpuSince(before, result.requests.total) };
 }
 
 console.log(`features bench on ${options.db}: ${options.rounds} rounds of ${options['slot-seconds']} s per collection, ${options.connections} connections, ${SUBSCRIBERS} live streams; load ${loads()}`);
 // Warm-up: each collection's path compiled and its statements prepared.
 for (const name of COLLECTIONS) await slot(name, 2);
 const rates = Object.fromEntries(COLLECTIONS.map((name) => [name, []]));
+const cpus = Object.fromEntries(COLLECTIONS.map((name) => [name, []]));
 let liveCreated = 0;
 for (let round = 0; round < Number(options.rounds); round++) {
   const order = COLLECTIONS.map((_, index) => COLLECTIONS[(index + round) % COLLECTIONS.length]);
   for (const name of order) {
-    const { rate, created } = await slot(name, Number(options['slot-seconds']));
+    const { rate, created, cpu } = await slot(name, Number(options['slot-seconds']));
     rates[name].push(rate);
+    cpus[name].push(cpu);
     if (name === 'live') liveCreated += created;
   }
 }
@@ -122,13 +129,15 @@ const end = loads();
 await new Promise((resolve) => setTimeout(resolve, 2000));
 
 console.log(`load at the end: ${end}`);
-console.log('| collection | req/s (median) | / plain, median of rounds | rounds |');
-console.log('|---|--:|--:|---|');
+console.log('| collection | req/s (median) | / plain, median of rounds | rounds | CPU per create, µs: server, load generator, readers (medians) |');
+console.log('|---|--:|--:|---|---|');
 for (const name of COLLECTIONS) {
   const ratios = rates[name].map((rate, round) => rate / rates.plain[round]);
-  console.log(`| ${name} | ${median(rates[name]).toFixed(0)} | ${median(ratios).toFixed(3)} | ${ratios.map((ratio) => ratio.toFixed(2)).join(' ')} |`);
+  const cpu = ['server', 'bench', 'readers'].map((part) => median(cpus[name].map((slot) => slot[part])).toFixed(0)).join(', ');
+  console.log(`| ${name} | ${median(rates[name]).toFixed(0)} | ${median(ratios).toFixed(3)} | ${ratios.map((ratio) => ratio.toFixed(2)).join(' ')} | ${cpu} |`);
 }
-const fewest = Math.min(...received);
+readers.send('count');
+const { fewest } = await fromReaders();
 console.log(`live: ${liveCreated} created in the measured rounds; each of the ${SUBSCRIBERS} streams received at least ${fewest} created events (warm-up included)`);
 if (fewest < liveCreated) throw new Error(`a stream missed events: ${fewest} received, ${liveCreated} created`);
 } finally {
