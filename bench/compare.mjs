@@ -117,16 +117,10 @@ function processTicks(command) {
   }
   return ticks;
 }
-/** The pids (as /proc names them) of the benchmark database's backends that listen for live changes (application_name …-listen). */
-async function listeningBackends() {
-  const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await client.connect();
-  try {
-    const { rows } = await client.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%-listen'");
-    return new Set(rows.map(({ pid }) => String(pid)));
-  } finally {
-    await client.end();
-  }
+/** The pids (as /proc names them) of the benchmark database's backends that listen for live changes (application_name …-listen), asked on `client`. */
+async function listeningBackends(client) {
+  const { rows } = await client.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%-listen'");
+  return new Set(rows.map(({ pid }) => String(pid)));
 }
 /** CPU time so far of one process alone (its children left out), in clock ticks. */
 function ownTicksOf(pid) {
@@ -224,6 +218,8 @@ async function articlePool(count) {
   }
 }
 let pool;
+/** The connection listeningBackends asks on, one for the run: its queries fall between slots, outside any slot's reading. */
+let catalog;
 
 try {
   const login = await fetch(`${servers[0].base}/api/v1/auth/token/`, {
@@ -259,6 +255,8 @@ try {
       ],
     });
 
+  catalog = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await catalog.connect();
   for (const server of servers) server.warmUpRequests = (await warmUp((seconds) => load(server, seconds), server.workers, 3)).requests.total;
   for (let slot = 0; slot < Number(options.slots); slot++) {
     // Rotate which side goes first, so none always follows another's load.
@@ -282,7 +280,7 @@ try {
       const databaseAfter = processTicks('postgres');
       const [database, pooler] = [ticksSince(databaseBefore, databaseAfter), ticksSince(poolerBefore, processTicks('pgbouncer'))];
       // Of the database's, the backends that carry live changes (LISTEN, and each process's pg_notify).
-      const listeners = await listeningBackends();
+      const listeners = await listeningBackends(catalog);
       const pick = (ticks) => new Map([...ticks].filter(([pid]) => listeners.has(pid)));
       const listen = ticksSince(pick(databaseBefore), pick(databaseAfter));
       const allocated = (await allocatedBytes(server.pid)) - allocatedBefore;
@@ -310,6 +308,7 @@ try {
 } finally {
   await Promise.all(servers.map((server) => server.stop()));
   rmSync(allocations, { recursive: true, force: true });
+  await catalog?.end();
   await pool?.drop();
 }
 if (profiles) {
