@@ -42,7 +42,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { layersOf, stageOf } from './layers.mjs';
 import { headersFor, scenarios } from './scenarios.mjs';
-import { cpuTicksOf, startServer, warmUp } from './servers.mjs';
+import { cpuTicksOf, ownTicksOf, startServer, warmUp } from './servers.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -121,15 +121,6 @@ function processTicks(command) {
 async function listeningBackends(client) {
   const { rows } = await client.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%-listen'");
   return new Set(rows.map(({ pid }) => String(pid)));
-}
-/** CPU time so far of one process alone (its children left out), in clock ticks. */
-function ownTicksOf(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return 0;
-  }
 }
 /** How often a server's processes were preempted so far (involuntary context switches, every thread's). */
 function switchesOf(pid) {
