@@ -27,7 +27,7 @@
  * DIR#workers:N runs another build with WORKERS=N.
  * With `--profile DIR`, every server runs under `node --cpu-prof`, writing its profile to
  * DIR/this, DIR/other (DIR/other-2, … for more sides; for bench/profile-summary.mjs), and each one's
- * profiled time per request, summed over its processes (a cluster's primary and workers), (warm-up included) is printed by layer (bench/layers.mjs), side by side;
+ * profiled time per request (warm-up included), summed over its processes (a cluster's primary and workers), is printed by layer (bench/layers.mjs), side by side;
  * with `--by-stage` too, Restfold's own time by the stage of a request instead of by folder.
  * A slot ends once its server has settled (`settled`): what its requests left
  * to do after their answers is charged to it, and does not slow the next side's slot.
@@ -55,7 +55,7 @@ const { values: options } = parseArgs({
     'by-stage': { type: 'boolean', default: false },
   },
 });
-if (!options.against || !process.env.DATABASE_URL) throw new Error('Set DATABASE_URL (seeded by npm run bench:seed) and pass --against DIR|baseline|floor|workers:N|pooler|url:URL.');
+if (!options.against || !process.env.DATABASE_URL) throw new Error('Set DATABASE_URL (seeded by npm run bench:seed) and pass --against (its forms: the top of bench/compare.mjs).');
 const slotSeconds = Number(options['slot-seconds']);
 const TICKS_PER_SECOND = 100;
 
