@@ -27,7 +27,7 @@
  * DIR#workers:N runs another build with WORKERS=N.
  * With `--profile DIR`, every server runs under `node --cpu-prof`, writing its profile to
  * DIR/this, DIR/other (DIR/other-2, … for more sides; for bench/profile-summary.mjs), and each one's
- * profiled time per request, summed over its processes (a cluster's primary and workers), (warm-up included) is printed by layer (bench/layers.mjs), side by side;
+ * profiled time per request (warm-up included), summed over its processes (a cluster's primary and workers), is printed by layer (bench/layers.mjs), side by side;
  * with `--by-stage` too, Restfold's own time by the stage of a request instead of by folder.
  * A slot ends once its server has settled (`settled`): what its requests left
  * to do after their answers is charged to it, and does not slow the next side's slot.
@@ -42,7 +42,7 @@ import autocannon from 'autocannon';
 import pg from 'pg';
 import { layersOf, stageOf } from './layers.mjs';
 import { headersFor, scenarios } from './scenarios.mjs';
-import { cpuTicksOf, startServer, warmUp } from './servers.mjs';
+import { cpuTicksOf, ownTicksOf, startServer, warmUp } from './servers.mjs';
 
 const { values: options } = parseArgs({
   options: {
@@ -55,7 +55,7 @@ const { values: options } = parseArgs({
     'by-stage': { type: 'boolean', default: false },
   },
 });
-if (!options.against || !process.env.DATABASE_URL) throw new Error('Set DATABASE_URL (seeded by npm run bench:seed) and pass --against DIR|baseline|floor|workers:N|pooler|url:URL.');
+if (!options.against || !process.env.DATABASE_URL) throw new Error('Set DATABASE_URL (seeded by npm run bench:seed) and pass --against (its forms: the top of bench/compare.mjs).');
 const slotSeconds = Number(options['slot-seconds']);
 const TICKS_PER_SECOND = 100;
 
@@ -117,25 +117,10 @@ function processTicks(command) {
   }
   return ticks;
 }
-/** The pids (as /proc names them) of the benchmark database's backends that listen for live changes (application_name …-listen). */
-async function listeningBackends() {
-  const client = new pg.Client({ connectionString: process.env.DATABASE_URL });
-  await client.connect();
-  try {
-    const { rows } = await client.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%-listen'");
-    return new Set(rows.map(({ pid }) => String(pid)));
-  } finally {
-    await client.end();
-  }
-}
-/** CPU time so far of one process alone (its children left out), in clock ticks. */
-function ownTicksOf(pid) {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
-    return Number(fields[11]) + Number(fields[12]);
-  } catch {
-    return 0;
-  }
+/** The pids (as /proc names them) of the benchmark database's backends that listen for live changes (application_name …-listen), asked on `client`. */
+async function listeningBackends(client) {
+  const { rows } = await client.query("SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND application_name LIKE '%-listen'");
+  return new Set(rows.map(({ pid }) => String(pid)));
 }
 /** How often a server's processes were preempted so far (involuntary context switches, every thread's). */
 function switchesOf(pid) {
@@ -224,6 +209,8 @@ async function articlePool(count) {
   }
 }
 let pool;
+/** The connection listeningBackends asks on, one for the run: its queries fall between slots, outside any slot's reading. */
+let catalog;
 
 try {
   const login = await fetch(`${servers[0].base}/api/v1/auth/token/`, {
@@ -259,6 +246,8 @@ try {
       ],
     });
 
+  catalog = new pg.Client({ connectionString: process.env.DATABASE_URL });
+  await catalog.connect();
   for (const server of servers) server.warmUpRequests = (await warmUp((seconds) => load(server, seconds), server.workers, 3)).requests.total;
   for (let slot = 0; slot < Number(options.slots); slot++) {
     // Rotate which side goes first, so none always follows another's load.
@@ -282,7 +271,7 @@ try {
       const databaseAfter = processTicks('postgres');
       const [database, pooler] = [ticksSince(databaseBefore, databaseAfter), ticksSince(poolerBefore, processTicks('pgbouncer'))];
       // Of the database's, the backends that carry live changes (LISTEN, and each process's pg_notify).
-      const listeners = await listeningBackends();
+      const listeners = await listeningBackends(catalog);
       const pick = (ticks) => new Map([...ticks].filter(([pid]) => listeners.has(pid)));
       const listen = ticksSince(pick(databaseBefore), pick(databaseAfter));
       const allocated = (await allocatedBytes(server.pid)) - allocatedBefore;
@@ -310,6 +299,7 @@ try {
 } finally {
   await Promise.all(servers.map((server) => server.stop()));
   rmSync(allocations, { recursive: true, force: true });
+  await catalog?.end();
   await pool?.drop();
 }
 if (profiles) {

@@ -34,13 +34,22 @@ export function rssOf(pid) {
   }
 }
 
+/** CPU time a process alone (its children left out) has used, in clock ticks. */
+export function ownTicksOf(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime and stime are the 14th and 15th fields; the split above starts at the 3rd.
+    return Number(fields[11]) + Number(fields[12]);
+  } catch {
+    return 0;
+  }
+}
+
 /** CPU time a process and its children have used, in clock ticks. */
 export function cpuTicksOf(pid) {
   try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
     const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean);
-    // utime and stime are the 14th and 15th fields; the split above starts at the 3rd.
-    return Number(fields[11]) + Number(fields[12]) + children.reduce((sum, child) => sum + cpuTicksOf(Number(child)), 0);
+    return ownTicksOf(pid) + children.reduce((sum, child) => sum + cpuTicksOf(Number(child)), 0);
   } catch {
     return 0;
   }

@@ -79,6 +79,25 @@ describe('the live hub', () => {
     expect(a.slice(1)).toEqual(b.slice(1));
   });
 
+  it('tells streams that showed the same records alike, and each apart again once a reset shows them different ones', async () => {
+    records.clear();
+    const hub = new LiveHub(limits, log);
+    records.set(1, { id: 1, text: 'one' });
+    const [seenByA, seenByB] = [[1], [1]];
+    const [a, b, c] = [open(hub, seenByA), open(hub, seenByB), open(hub, [])];
+    records.set(1, { id: 1, text: 'one, changed' });
+    hub.receive({ table: 'items', kind: 'updated', ids: [1] });
+    await vi.waitFor(() => expect(c).toHaveLength(1));
+    expect([a, b, c].map((events) => events.map(({ event }) => event))).toEqual([['updated'], ['updated'], ['created']]);
+    // B's list no longer shows record 1 when it is read again: B alone is told it as new.
+    seenByB.length = 0;
+    hub.reset();
+    records.set(1, { id: 1, text: 'one, changed again' });
+    hub.receive({ table: 'items', kind: 'updated', ids: [1] });
+    await vi.waitFor(() => expect(c).toHaveLength(3));
+    expect([a, b, c].map((events) => events.slice(1).map(({ event }) => event))).toEqual([['reset', 'updated'], ['reset', 'created'], ['reset', 'created']]);
+  });
+
   it('resumes after any id of a change of several records, their ids sealed together', async () => {
     records.clear();
     const hub = new LiveHub(limits, log);

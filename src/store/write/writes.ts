@@ -90,7 +90,7 @@ function writtenRow(database: Database, selection: Selection, query: Compiled<Ro
   return query(database, values).then(([row]) => {
     if (!row) return row;
     const shown = asSelected(database, selection, row);
-    return shown instanceof Promise ? shown.then((found) => found ?? withBatches(database, selection, assembleRow(row, selection))) : withBatches(database, selection, shown);
+    return shown instanceof Promise ? shown : withBatches(database, selection, shown);
   });
 }
 
@@ -99,13 +99,13 @@ const readApart = (database: Database, selection: Selection): boolean => readsRe
 
 /**
  * A written row as `selection` reads it: itself, or assembled where its nested fields came in the
- * write's statement (its batched relations still to attach); else read again, with them (undefined:
- * gone meanwhile, deleted by another request).
+ * write's statement (its batched relations still to attach); else read again, with them, or, gone
+ * meanwhile (deleted by another request), shown as written, with them too.
  */
-function asSelected(database: Database, selection: Selection, row: Row): Row | Promise<Row | undefined> {
+function asSelected(database: Database, selection: Selection, row: Row): Row | Promise<Row> {
   if (!readsRelated(selection)) return row;
   if (!readApart(database, selection)) return assembleRow(row, selection);
-  return findRecord(database, selection, row[recordKeyOf(selection)] as RecordId);
+  return findRecord(database, selection, row[recordKeyOf(selection)] as RecordId).then((found) => found ?? withBatches(database, selection, assembleRow(row, selection)));
 }
 
 const detailsFor = (columns: readonly string[], message: (column: string) => string): Record<string, string[]> =>
@@ -238,8 +238,8 @@ function inGivenOrder(rows: Row[], records: readonly Row[]): Row[] {
 async function insertedMany(database: Database, model: Model, selection: Selection, shape: DriverShape, records: readonly Row[]): Promise<Row[]> {
   const parameters = records.flatMap((values) => shape.parameters(values));
   const returned = inGivenOrder(await manyRowsQuery(model, selection, shape, records.length)(database, parameters), records);
-  // Read apart, a record may be gone already: then it is shown as written.
-  const rows = await Promise.all(returned.map(async (row) => (await asSelected(database, selection, row)) ?? assembleRow(row, selection)));
+  const rows = await Promise.all(returned.map((row) => asSelected(database, selection, row)));
+  // Read apart, each came with its batched relations; else they are read for all rows at once.
   if (selection.batches && !readApart(database, selection)) await attachBatches(database, selection, rows);
   noteChange(database, model.table, 'created', rows.map((row) => row.id as RecordId));
   return rows;

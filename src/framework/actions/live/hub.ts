@@ -40,6 +40,7 @@ import type { Row } from '../../../core/rows.js';
 import type { Change } from '../../../store/changes/changes.js';
 import type { RecordId } from '../../../store/read/records.js';
 import { ApiError } from '../../base/errors.js';
+import { Memory } from './memory.js';
 import { ChangeRing, type ChangeEntry } from './ring.js';
 import { eventFrame, EventStream, type StreamLimits } from './stream.js';
 
@@ -82,19 +83,12 @@ export interface Subscription {
   readonly rendersAlike: boolean;
 }
 
-/**
- * The ids a stream told of (see above); null past `track`. Streams of one group that told the same
- * share one: the same changes, read alike, then tell them the same (see share).
- */
-interface Memory {
-  known: Set<string> | null;
-}
-
 interface Subscriber {
   readonly subscription: Subscription;
   readonly stream: EventStream;
   /** Its table and group, made once: every delivery sorts the streams by it. */
   readonly reads: string;
+  /** The ids told of (see above). Streams of one group that told the same share one: the same changes, read alike, then tell them the same (see share). */
   memory: Memory;
   /** The recheck under way, if any. */
   rechecking?: Promise<void>;
@@ -171,7 +165,7 @@ export class LiveHub {
     }
     this.owners.set(owner, held + 1);
     const stream = start((closed) => this.leave(closed));
-    const subscriber: Subscriber = { subscription, stream, reads: `${subscription.table}\0${subscription.group}`, memory: { known: null } };
+    const subscriber: Subscriber = { subscription, stream, reads: `${subscription.table}\0${subscription.group}`, memory: new Memory(null, subscription.track) };
     this.open.set(stream, subscriber);
     if (subscription.userId !== undefined) subscriber.timer = setInterval(() => void this.recheck(subscriber, false), this.limits.recheckMs).unref();
     this.enqueue(() => this.join(subscriber));
@@ -264,17 +258,12 @@ export class LiveHub {
   /**
    * The subscriber takes the memory of a stream among `others` of its table and group that
    * remembers the same ids, if any: from then on they are told the same of every change, decided
-   * once. Compared once, as the stream starts to hear changes (or after a reset).
+   * once. Compared once, as the stream starts to hear changes (or after a reset), most memories
+   * told apart by their fingerprints alone (memory.ts).
    */
   private share(subscriber: Subscriber, others: Iterable<Subscriber>): void {
-    const { known } = subscriber.memory;
-    const compared = new Set<Memory>();
-    for (const other of others) {
-      const { memory } = other;
-      if (memory === subscriber.memory || compared.has(memory) || other.reads !== subscriber.reads) continue;
-      compared.add(memory);
-      const same = known === null ? memory.known === null : memory.known !== null && memory.known.size === known.size && [...known].every((key) => memory.known!.has(key));
-      if (same) {
+    for (const { memory, reads } of others) {
+      if (memory !== subscriber.memory && reads === subscriber.reads && memory.holdsSameAs(subscriber.memory)) {
         subscriber.memory = memory;
         return;
       }
@@ -287,7 +276,7 @@ export class LiveHub {
     try {
       const ids = await subscriber.subscription.visibleIds(track);
       // A memory of its own: another stream's it shared is theirs still.
-      subscriber.memory = { known: ids.length > track ? null : new Set(ids.map(idKey)) };
+      subscriber.memory = new Memory(ids.length > track ? null : ids.map(idKey), track);
     } catch (error) {
       this.dropAfter(error, [subscriber]);
       return;
@@ -337,12 +326,12 @@ export class LiveHub {
       if (alike) alike.push(subscriber);
       else sharing.set(subscriber.memory, [subscriber]);
     }
-    const { rendersAlike, track } = members[0]!.subscription;
+    const { rendersAlike } = members[0]!.subscription;
     // Rendered alike: each event framed once (by its position and kind), each distinct batch encoded once.
     const framed = new Map<string, string>();
     const encoded = new Map<string, Buffer>();
     for (const [memory, alike] of sharing) {
-      const told = entries.map((entry, index) => this.decide(memory, track, entry, entryRows[index], replayed));
+      const told = entries.map((entry, index) => this.decide(memory, entry, entryRows[index], replayed));
       const reset = replayed && told.includes('unsure');
       if (!reset && told.every((kind) => kind === undefined || kind === 'unsure')) continue;
       if (!rendersAlike) {
@@ -403,23 +392,16 @@ export class LiveHub {
   }
 
   /** What one record's change tells the streams holding `memory` (remembering what they then know); `unsure`: they may have shown a record they can no longer see, and cannot be told which. */
-  private decide(memory: Memory, track: number, entry: ChangeEntry, row: Row | undefined, replayed: boolean): Told {
+  private decide(memory: Memory, entry: ChangeEntry, row: Row | undefined, replayed: boolean): Told {
     const key = idKey(entry.id);
     const known = replayed ? null : memory.known;
     if (row) {
       const kind = known ? (known.has(key) ? 'updated' : 'created') : entry.kind === 'created' ? 'created' : 'updated';
-      this.remember(memory, track, key);
+      memory.remember(key);
       return kind;
     }
     if (!known) return entry.kind === 'created' ? undefined : 'unsure';
-    return known.delete(key) ? 'deleted' : undefined;
-  }
-
-  private remember(memory: Memory, track: number, key: string): void {
-    const { known } = memory;
-    if (!known || known.has(key)) return;
-    known.add(key);
-    if (known.size > track) memory.known = null;
+    return memory.forget(key) ? 'deleted' : undefined;
   }
 
   private async recheckAll(subscribers: readonly Subscriber[]): Promise<void> {
