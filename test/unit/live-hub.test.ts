@@ -4,7 +4,7 @@
  * record before, and a batch of records' ids resumes after any of them.
  */
 import type { FastifyBaseLogger } from 'fastify';
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { Row } from '../../src/core/rows.js';
 import { LiveHub, type Subscription } from '../../src/framework/actions/live/hub.js';
 import { EventStream } from '../../src/framework/actions/live/stream.js';
@@ -23,7 +23,7 @@ interface Told {
 }
 
 /** A stream of the one group, seeded with `seen` (the ids its subscriber was shown), resuming after `lastEventId`; its events as written. */
-function open(hub: LiveHub, seen: RecordId[], lastEventId?: string): Told[] {
+function open(hub: LiveHub, seen: RecordId[], lastEventId?: string, read?: Subscription['read']): Told[] {
   const events: Told[] = [];
   const subscription: Subscription = {
     table: 'items',
@@ -33,7 +33,7 @@ function open(hub: LiveHub, seen: RecordId[], lastEventId?: string): Told[] {
     userId: undefined,
     recheck: () => Promise.resolve(undefined),
     lastEventId,
-    read: (ids) => Promise.resolve(ids.map((id) => records.get(id)).filter((row): row is Row => row !== undefined)),
+    read: read ?? ((ids) => Promise.resolve(ids.map((id) => records.get(id)).filter((row): row is Row => row !== undefined))),
     visibleIds: () => Promise.resolve(seen),
     render: (row) => row,
     rendersAlike: true,
@@ -57,6 +57,31 @@ function open(hub: LiveHub, seen: RecordId[], lastEventId?: string): Told[] {
 }
 
 describe('the live hub', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('reads the changes that arrive while it pauses after a read together, in one statement, and tells each in order', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'performance'] });
+    records.clear();
+    for (const id of [1, 2, 3, 4]) records.set(id, { id, text: `${id}` });
+    const hub = new LiveHub(limits, log);
+    const reads: RecordId[][] = [];
+    // Each read takes 2 ms: the next waits 18 ms after it.
+    const events = open(hub, [], undefined, async (ids) => {
+      reads.push([...ids]);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+      return ids.map((id) => records.get(id)!);
+    });
+    await vi.advanceTimersByTimeAsync(1);
+    hub.receive({ table: 'items', kind: 'created', ids: [1] });
+    for (const id of [2, 3, 4]) {
+      await vi.advanceTimersByTimeAsync(5);
+      hub.receive({ table: 'items', kind: 'created', ids: [id] });
+    }
+    await vi.advanceTimersByTimeAsync(30);
+    expect(reads).toEqual([[1], [2, 3, 4]]);
+    expect(events.map(({ event, data }) => [event, data.id])).toEqual([1, 2, 3, 4].map((id) => ['created', id]));
+  });
+
   it('tells streams of one group that showed different records a change as each showed it, with one id', async () => {
     records.clear();
     const hub = new LiveHub(limits, log);

@@ -4,7 +4,7 @@
  * behind, at most a bounded number waiting; the ones dropped past it are answered by one reset, so
  * every stream refetches instead of missing them.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { inOrder, type Message } from '../../src/framework/app/live.js';
 import type { Change } from '../../src/store/changes/changes.js';
 
@@ -30,16 +30,18 @@ function slowCarrier() {
 const settled = () => new Promise((resolve) => setTimeout(resolve, 0));
 
 describe('sending changes to the other processes', () => {
+  afterEach(() => vi.useRealTimers());
+
   it('sends them one after another, in the order they were committed, those of one table and kind waiting together as one', async () => {
     const carrier = slowCarrier();
-    const { publish } = inOrder(carrier.send, () => undefined);
+    const { publish, sent } = inOrder(carrier.send, () => undefined);
     for (const id of [1, 2, 3]) publish(change(id));
     publish(change(2, 'updated'));
     publish(change(4));
     publish(change(7, 'created', 'comments'));
     publish(change(5));
     carrier.open();
-    await settled();
+    await sent();
     // 1 was being sent when the others arrived.
     expect(carrier.sent).toEqual([
       change(1),
@@ -53,53 +55,77 @@ describe('sending changes to the other processes', () => {
 
   it('sends the users whose credentials changed, waiting together, as one message naming each once', async () => {
     const carrier = slowCarrier();
-    const { publish } = inOrder(carrier.send, () => undefined);
+    const { publish, sent } = inOrder(carrier.send, () => undefined);
     publish({ credentials: [1] });
     for (const id of [2, 3, 2]) publish({ credentials: [id] });
     publish(change(9));
     publish({ credentials: [4] });
     publish({ credentials: [5] });
     carrier.open();
-    await settled();
+    await sent();
     // A change between them keeps its place: the users after it are checked after it.
     expect(carrier.sent).toEqual([{ credentials: [1] }, { credentials: [2, 3] }, change(9), { credentials: [4, 5] }]);
   });
 
   it('sends at most 100 ids in one message', async () => {
     const carrier = slowCarrier();
-    const { publish } = inOrder(carrier.send, () => undefined);
+    const { publish, sent } = inOrder(carrier.send, () => undefined);
     for (let id = 1; id <= 251; id += 1) publish(change(id));
     carrier.open();
-    await settled();
+    await sent();
     expect(carrier.sent.map((message) => ('ids' in message ? message.ids.length : 0))).toEqual([1, 100, 100, 50]);
     expect(ids(carrier.sent)).toEqual(Array.from({ length: 251 }, (_, index) => index + 1));
   });
 
   it('keeps at most 10 000 waiting, and follows those it dropped with a reset', async () => {
     const carrier = slowCarrier();
-    const { publish } = inOrder(carrier.send, () => undefined);
+    const { publish, sent } = inOrder(carrier.send, () => undefined);
     for (let id = 1; id <= 10_050; id += 1) publish(change(id));
     carrier.open();
-    await settled();
+    await sent();
     // The first was being sent when the others arrived: 10 000 more waited, 49 were dropped.
     expect(ids(carrier.sent)).toEqual([...Array.from({ length: 10_001 }, (_, index) => index + 1), 'reset']);
     publish(change(20_000));
-    await settled();
+    await sent();
     expect(carrier.sent.at(-1)).toEqual(change(20_000));
   });
 
   it('goes on after a send fails', async () => {
     const sent: Message[] = [];
     const failures: unknown[] = [];
-    const { publish } = inOrder(async (message) => {
+    const { publish, sent: allSent } = inOrder(async (message) => {
       if ('ids' in message && message.ids[0] === 1) throw new Error('connection terminated');
       sent.push(message);
     }, (error) => failures.push(error));
     publish(change(1));
     publish(change(2));
-    await settled();
+    await allSent();
     expect(sent).toEqual([change(2)]);
     expect(failures).toEqual([new Error('connection terminated')]);
+  });
+
+  it('waits after a send nine times as long as it took, at most 20 ms, so that what is published meanwhile goes as one', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'performance'] });
+    const sent: Message[] = [];
+    // Each send takes 2 ms: the next waits 18 ms after it.
+    const { publish } = inOrder(async (message) => {
+      sent.push(message);
+      await new Promise((resolve) => setTimeout(resolve, 2));
+    }, () => undefined);
+    publish(change(1));
+    await vi.advanceTimersByTimeAsync(5);
+    publish(change(2));
+    await vi.advanceTimersByTimeAsync(5);
+    publish(change(3));
+    await vi.advanceTimersByTimeAsync(5);
+    publish(change(4));
+    expect(sent).toEqual([change(1)]);
+    await vi.advanceTimersByTimeAsync(5);
+    expect(sent).toEqual([change(1), { table: 'articles', kind: 'created', ids: [2, 3, 4] }]);
+    // Idle since: the next goes at once.
+    await vi.advanceTimersByTimeAsync(100);
+    publish(change(5));
+    expect(sent.at(-1)).toEqual(change(5));
   });
 
   it('tells when every change waiting has been sent (a closing process waits for it)', async () => {

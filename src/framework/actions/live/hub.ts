@@ -10,12 +10,14 @@
  * and framed once for all of them, each distinct batch of events encoded once; else each
  * subscriber's event is rendered for them. A stream is sent what one delivery tells it in one write.
  *
- * The writes to the sockets, one per stream, are most of what telling costs. Events are decided and
- * framed as their changes arrive, but handed to the sockets together: after the hub wrote, it
- * writes again only once nine times as long as that write and the framing before it took has
- * passed (at most MAX_PAUSE_MS), so that under a stream of writes telling takes at most a tenth of
- * the process, and a stream is sent the events of that pause in one write. Each stream is sent
- * the same events in the same order as without the pause; an idle hub writes at once.
+ * Telling costs a read per change and group, and a write per stream: both are paced
+ * (base/pacing.ts). After the hub read, it reads again only once nine times as long as that read
+ * took has passed (at most MAX_READ_PAUSE_MS), the changes arriving meanwhile read together; after
+ * it wrote, it writes again only once nine times as long as that write and the framing before it
+ * took has passed (at most MAX_PAUSE_MS), a stream sent the events of that pause in one write. So
+ * under a stream of writes telling takes a bounded share of the process and of the database; each
+ * stream is sent the same events in the same order as without the pauses, and an idle hub reads
+ * and writes at once.
  *
  * Whether a change is a `created`, an `updated` or a `deleted` for a subscriber is decided by what
  * the stream has told them: each stream remembers the ids of the records it has shown (seeded, as
@@ -40,6 +42,7 @@ import type { Row } from '../../../core/rows.js';
 import type { Change } from '../../../store/changes/changes.js';
 import type { RecordId } from '../../../store/read/records.js';
 import { ApiError } from '../../base/errors.js';
+import { Pacing } from '../../base/pacing.js';
 import { Memory } from './memory.js';
 import { ChangeRing, type ChangeEntry } from './ring.js';
 import { eventFrame, EventStream, type StreamLimits } from './stream.js';
@@ -107,6 +110,12 @@ const PAUSE_PER_MS_SPENT = 9;
 /** The longest pause between the hub's writes, whatever the last one cost. */
 const MAX_PAUSE_MS = 200;
 
+/** The pause before the hub reads changed records again, per ms the last delivery's reads took: under a stream of writes, a read for many changes rather than one each. */
+const READ_PAUSE_PER_MS = 9;
+
+/** The longest pause between the hub's reads. */
+const MAX_READ_PAUSE_MS = 20;
+
 /** What one record's change tells a subscriber: an event of this kind, or, `unsure`, nothing it can be told (see above). */
 type Told = 'created' | 'updated' | 'deleted' | 'unsure' | undefined;
 
@@ -122,17 +131,20 @@ export class LiveHub {
   private queue: Promise<void> = Promise.resolve();
   /**
    * The changes of the last task queued, while it waits: a change arriving then joins them, so
-   * when reads fall behind the writes (a busy database) the changes waiting are read together,
-   * one statement per group for all of them, instead of each waiting for the one before. Nothing
-   * waits to batch: a change arriving to an idle queue is delivered at once.
+   * that under a stream of writes the changes waiting are read together, one statement per group
+   * for all of them. A delivery waits for the reads' pause (nine times as long as the last
+   * delivery's reads took, at most MAX_READ_PAUSE_MS); a change arriving to an idle hub is
+   * delivered at once.
    */
   private waiting: Change[] | undefined;
   /** Streams with events waiting to be written (EventStream.flush). */
   private readonly unwritten = new Set<EventStream>();
   /** The ms spent framing the events waiting. */
   private framing = 0;
-  /** When the hub may write again (performance.now()), paced by what the last write cost. */
-  private resumeAt = 0;
+  /** When the hub may write again, paced by what the last write (and the framing before it) cost. */
+  private readonly writes = new Pacing(PAUSE_PER_MS_SPENT, MAX_PAUSE_MS);
+  /** When the hub may read changed records again, paced by how long the last delivery's reads took. */
+  private readonly reads = new Pacing(READ_PAUSE_PER_MS, MAX_READ_PAUSE_MS);
   private writeTimer: NodeJS.Timeout | undefined;
   private closing = false;
   /** Sends a committed change to every process, this one included (set by app/live.ts; by default, this process only). */
@@ -178,9 +190,13 @@ export class LiveHub {
       return;
     }
     const changes = [change];
-    this.enqueue(() => {
+    this.enqueue(async () => {
+      // Changes arriving during the pause join these: one read for them all.
+      await this.reads.ready();
       if (this.waiting === changes) this.waiting = undefined;
-      return this.deliver(changes);
+      const started = performance.now();
+      await this.deliver(changes);
+      this.reads.spent(performance.now() - started);
     });
     this.waiting = changes;
   }
@@ -376,7 +392,7 @@ export class LiveHub {
   /** The events waiting, written now if the pause after the last write is over, else once it is. */
   private writeSoon(): void {
     if (this.writeTimer || this.unwritten.size === 0) return;
-    const pause = this.resumeAt - performance.now();
+    const pause = this.writes.left();
     if (pause <= 0) this.write();
     else this.writeTimer = setTimeout(() => this.write(), pause);
   }
@@ -386,8 +402,7 @@ export class LiveHub {
     const started = performance.now();
     for (const stream of this.unwritten) stream.flush();
     this.unwritten.clear();
-    const ended = performance.now();
-    this.resumeAt = ended + Math.min(PAUSE_PER_MS_SPENT * (this.framing + ended - started), MAX_PAUSE_MS);
+    this.writes.spent(this.framing + performance.now() - started);
     this.framing = 0;
   }
 
