@@ -18,7 +18,6 @@ import { tellingChanges, type Change } from '../../store/changes/changes.js';
 import type { Database } from '../../store/connection/database.js';
 import { listen, notifies } from '../../store/changes/notifications.js';
 import { closeRedis } from '../base/redis.js';
-import { Pacing } from '../base/pacing.js';
 import type { RecordId } from '../../store/read/records.js';
 import type { Collection } from '../declare/collection.js';
 import { LiveHub } from '../actions/live/hub.js';
@@ -33,12 +32,6 @@ const IDS_PER_NOTIFICATION = 100;
  * queue without bound. Past it changes are dropped, and every process's streams told to refetch.
  */
 const MAX_WAITING = 10_000;
-
-/** The pause before the next send, per ms the last one took: under a stream of writes, one message carries many (gathered). */
-const SEND_PAUSE_PER_MS = 9;
-
-/** The longest pause between two sends. */
-const MAX_SEND_PAUSE_MS = 20;
 
 /** How long a closing process goes on sending the changes it committed before it closes the carrier. */
 const CLOSE_SENDING_MS = 5_000;
@@ -158,29 +151,24 @@ function gathered(message: Message, waiting: Message[]): Message {
 
 /**
  * `publish`: `send` for each change in commit order, one after another (so that another process
- * hears this one's changes in that order), paced (base/pacing.ts) so that under load what waits
- * goes together, at most MAX_WAITING of them waiting; a send that fails is `failed`'s. `sent`:
- * settles once none is waiting or being sent.
+ * hears this one's changes in that order), what waits behind a send going together, at most
+ * MAX_WAITING of them waiting; a send that fails is `failed`'s. `sent`: settles once none is
+ * waiting or being sent. A change is never held back once nothing is being sent: the other
+ * processes send theirs at once, and a later write answered by one of them would be heard first.
  */
 export function inOrder(send: Send, failed: (error: unknown) => void): { publish(message: Message): void; sent(): Promise<void> } {
   const waiting: Message[] = [];
   let dropped = false;
   let draining = false;
   let sending: Promise<void> = Promise.resolve();
-  const pacing = new Pacing(SEND_PAUSE_PER_MS, MAX_SEND_PAUSE_MS);
   const drain = async (): Promise<void> => {
     draining = true;
-    while (waiting.length > 0) {
-      // What is published during the pause goes with the message that waited for it.
-      const pause = pacing.ready();
-      if (pause) await pause;
-      const started = performance.now();
+    for (let message = waiting.shift(); message; message = waiting.shift()) {
       try {
-        await send(gathered(waiting.shift()!, waiting));
+        await send(gathered(message, waiting));
       } catch (error) {
         failed(error);
       }
-      pacing.spent(performance.now() - started);
       if (waiting.length === 0 && dropped) {
         dropped = false;
         waiting.push({ reset: true });

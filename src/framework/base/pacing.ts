@@ -1,17 +1,19 @@
 /**
- * A duty cycle for work that takes in one go whatever has waited for it (a live hub's reads and its
- * writes to the streams, the changes a process sends the others): after work that took t ms, the
- * next starts only once `perMsSpent` × t has passed, at most `maxMs`. Under a stream of arrivals
- * the work then takes at most 1 / (1 + perMsSpent) of the time, and what arrives meanwhile is done
- * together, in one statement or one write; when nothing came lately, it starts at once.
+ * The pause after work, per ms it took: paced work takes at most 1 / (1 + PAUSE_PER_MS_SPENT) of
+ * the time under a stream of arrivals.
+ */
+export const PAUSE_PER_MS_SPENT = 9;
+
+/**
+ * A duty cycle for work that takes in one go whatever has waited for it (a live hub's reads of
+ * changed records and its writes to the streams): after work that took t ms, the
+ * next starts only once PAUSE_PER_MS_SPENT × t has passed, at most `maxMs`. What arrives meanwhile
+ * is done together, in one statement or one write; when nothing came lately, it starts at once.
  */
 export class Pacing {
   #nextAt = 0;
 
-  constructor(
-    private readonly perMsSpent: number,
-    private readonly maxMs: number,
-  ) {}
+  constructor(private readonly maxMs: number) {}
 
   /** The ms before the next work may start (none left: zero or less). */
   left(): number {
@@ -26,6 +28,6 @@ export class Pacing {
 
   /** The work just done took `ms`. */
   spent(ms: number): void {
-    this.#nextAt = performance.now() + Math.min(this.perMsSpent * ms, this.maxMs);
+    this.#nextAt = performance.now() + Math.min(PAUSE_PER_MS_SPENT * ms, this.maxMs);
   }
 }

@@ -11,10 +11,10 @@
  * subscriber's event is rendered for them. A stream is sent what one delivery tells it in one write.
  *
  * Telling costs a read per change and group, and a write per stream: both are paced
- * (base/pacing.ts). After the hub read, it reads again only once nine times as long as that read
- * took has passed (at most MAX_READ_PAUSE_MS), the changes arriving meanwhile read together; after
- * it wrote, it writes again only once nine times as long as that write and the framing before it
- * took has passed (at most MAX_PAUSE_MS), a stream sent the events of that pause in one write. So
+ * (base/pacing.ts). After the hub read, it reads again only once a pause in proportion to that read
+ * has passed (at most MAX_READ_PAUSE_MS), the changes arriving meanwhile read together; after
+ * it wrote, it writes again only once a pause in proportion to that write and the framing before it
+ * has passed (at most MAX_PAUSE_MS), a stream sent the events of that pause in one write. So
  * under a stream of writes telling takes a bounded share of the process and of the database; each
  * stream is sent the same events in the same order as without the pauses, and an idle hub reads
  * and writes at once.
@@ -104,14 +104,8 @@ const idKey = (id: unknown): string => String(id);
 /** Ids read per statement: a bulk write's change may name more than a statement may bind. */
 const READ_BATCH = 500;
 
-/** The pause after the hub wrote, per ms that writing and the framing before it took: they take at most 1 / (1 + PAUSE_PER_MS_SPENT) of the process. */
-const PAUSE_PER_MS_SPENT = 9;
-
 /** The longest pause between the hub's writes, whatever the last one cost. */
 const MAX_PAUSE_MS = 200;
-
-/** The pause before the hub reads changed records again, per ms the last delivery's reads took: under a stream of writes, a read for many changes rather than one each. */
-const READ_PAUSE_PER_MS = 9;
 
 /** The longest pause between the hub's reads. */
 const MAX_READ_PAUSE_MS = 20;
@@ -132,8 +126,8 @@ export class LiveHub {
   /**
    * The changes of the last task queued, while it waits: a change arriving then joins them, so
    * that under a stream of writes the changes waiting are read together, one statement per group
-   * for all of them. A delivery waits for the reads' pause (nine times as long as the last
-   * delivery's reads took, at most MAX_READ_PAUSE_MS); a change arriving to an idle hub is
+   * for all of them. A delivery waits for the reads' pause (in proportion to the last
+   * delivery's reads, at most MAX_READ_PAUSE_MS); a change arriving to an idle hub is
    * delivered at once.
    */
   private waiting: Change[] | undefined;
@@ -142,9 +136,9 @@ export class LiveHub {
   /** The ms spent framing the events waiting. */
   private framing = 0;
   /** When the hub may write again, paced by what the last write (and the framing before it) cost. */
-  private readonly writes = new Pacing(PAUSE_PER_MS_SPENT, MAX_PAUSE_MS);
+  private readonly writes = new Pacing(MAX_PAUSE_MS);
   /** When the hub may read changed records again, paced by how long the last delivery's reads took. */
-  private readonly reads = new Pacing(READ_PAUSE_PER_MS, MAX_READ_PAUSE_MS);
+  private readonly reads = new Pacing(MAX_READ_PAUSE_MS);
   private writeTimer: NodeJS.Timeout | undefined;
   private closing = false;
   /** Sends a committed change to every process, this one included (set by app/live.ts; by default, this process only). */
