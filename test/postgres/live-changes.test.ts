@@ -42,6 +42,32 @@ describe('live changes over LISTEN/NOTIFY', () => {
   });
 });
 
+describe('what a process tells the others over LISTEN/NOTIFY', () => {
+  let api: TestApi | undefined;
+  afterAll(() => api?.close());
+
+  it("tells them of a users write only when it changes what a credential gives, and of a change without the columns it set", async () => {
+    const url = await fresh();
+    api = await startApi({}, undefined, { databaseUrl: url });
+    const [root, alice, bob] = [await api.user('root', { superuser: true }), await api.user('alice'), await api.user('bob')];
+    await onPostgres(async (client) => {
+      const heard: Record<string, unknown>[] = [];
+      client.on('notification', ({ payload }) => heard.push(JSON.parse(payload!) as Record<string, unknown>));
+      const { rows } = await client.query<{ schema: string }>('SELECT current_schema() AS schema');
+      await client.query(`LISTEN ${client.escapeIdentifier(`restfold_changes:${rows[0]!.schema}`)}`);
+      expect((await api!.request('PATCH', `/api/v1/users/${alice.id}/`, { token: alice.token, body: { email: 'alice@example.com' } })).status).toBe(200);
+      const article = await api!.request('POST', '/api/v1/articles/', { token: alice.token, body: { title: 'Told', body: 'Without its columns.' } });
+      expect((await api!.request('PATCH', `/api/v1/articles/${article.json.id}/`, { token: alice.token, body: { title: 'Told again' } })).status).toBe(200);
+      expect((await api!.request('PATCH', `/api/v1/users/${bob.id}/`, { token: root.token, body: { is_active: false } })).status).toBe(200);
+      const credentials = () => heard.flatMap((message) => (message.credentials as number[] | undefined) ?? []);
+      for (let waited = 0; !credentials().includes(bob.id) && waited < 5000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      // Sent in order: had Alice's e-mail been told, it would have come before Bob's deactivation.
+      expect(credentials()).toEqual([bob.id]);
+      expect(heard).toContainEqual({ table: 'articles', kind: 'updated', ids: [article.json.id] });
+    }, url);
+  });
+});
+
 describe('rights across the workers of one server, over LISTEN/NOTIFY', () => {
   // Rechecked once a minute only: within 5 s, only the message between the workers ends the streams.
   rightsAcrossWorkers({ LIVE_RECHECK_MS: '60000' }, fresh);

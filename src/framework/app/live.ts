@@ -17,6 +17,7 @@ import type { Redis } from 'ioredis';
 import { tellingChanges, type Change } from '../../store/changes/changes.js';
 import type { Database } from '../../store/connection/database.js';
 import { listen, notifies } from '../../store/changes/notifications.js';
+import { CREDENTIAL_COLUMNS } from '../../store/accounts/users.js';
 import { closeRedis } from '../base/redis.js';
 import type { RecordId } from '../../store/read/records.js';
 import type { Collection } from '../declare/collection.js';
@@ -225,11 +226,12 @@ export async function liveChanges(
   // Streams are of the live collections' tables: another table's change would cost every write a
   // message to every process, and take a place in the ring from the changes streams replay.
   const tables = new Set(collections.filter(({ live }) => live).map(({ serializer }) => serializer.model.table));
-  // A users row written (a password, is_active, is_superuser) may change what its user's streams may read.
-  const listener = (change: Change): void => {
-    if (tables.has(change.table)) hub.publish(change);
-    if (change.table === usersTable && change.kind !== 'created') hub.publishCredentials(change.ids);
-    if (GROUP_TABLES.has(change.table)) hub.publishRights();
+  // A users row written (a password, is_active, is_superuser) may change what its user's streams may
+  // read; an update of other columns (an e-mail) changes nothing a credential gives.
+  const listener = ({ table, kind, ids, columns }: Change): void => {
+    if (tables.has(table)) hub.publish({ table, kind, ids });
+    if (table === usersTable && kind !== 'created' && (!columns || columns.some((column) => CREDENTIAL_COLUMNS.has(column)))) hub.publishCredentials(ids);
+    if (GROUP_TABLES.has(table)) hub.publishRights();
   };
   return { database: tellingChanges(database, listener), hub, listening: carrier?.listening };
 }

@@ -13,6 +13,12 @@ import { joinGroups } from './groups.js';
 /** The columns a query finding a user selects. */
 export const USER_COLUMNS = ['id', 'username', 'is_superuser', 'is_staff', 'credentials_version'] as const;
 
+/**
+ * The columns whose change may change what a user's credentials give: those a credential's user is
+ * found by and carries (currentUserRow), and the password, whose change ends the others.
+ */
+export const CREDENTIAL_COLUMNS: ReadonlySet<string> = new Set([...USER_COLUMNS, 'is_active', 'credentials_kept', 'password']);
+
 export interface UserRow {
   id: number;
   username: string;

@@ -15,6 +15,8 @@ export interface Change {
   readonly table: string;
   readonly kind: ChangeKind;
   readonly ids: readonly RecordId[];
+  /** An update's: the columns it set. Absent: any column may have changed. */
+  readonly columns?: readonly string[];
 }
 
 export type ChangeListener = (change: Change) => void;
@@ -26,8 +28,8 @@ type Telling = Database & { readonly changes?: ChangeListener };
 export const tellingChanges = (database: Database, listener: ChangeListener): Database => ({ ...database, changes: listener }) as Telling;
 
 /** A write's change: told now, or kept until its transaction commits (see heldChanges). */
-export function noteChange(database: Database, table: string, kind: ChangeKind, ids: readonly RecordId[]): void {
-  if (ids.length > 0) (database as Telling).changes?.({ table, kind, ids });
+export function noteChange(database: Database, table: string, kind: ChangeKind, ids: readonly RecordId[], columns?: readonly string[]): void {
+  if (ids.length > 0) (database as Telling).changes?.(columns ? { table, kind, ids, columns } : { table, kind, ids });
 }
 
 /** A transaction's changes, held until it commits (see heldChanges). */

@@ -338,7 +338,7 @@ function updated(database: Database, model: Model, selection: Selection, id: Rec
   bindings.push(id);
   if (version !== undefined) bindings.push(version);
   return refusing(database, model, values, shape.columns, bindings, () => writtenRow(database, selection, query, bindings), kept).then((row) => {
-    if (row) noteChange(database, model.table, 'updated', [row.id as RecordId]);
+    if (row) noteChange(database, model.table, 'updated', [row.id as RecordId], shape.columns);
     return row;
   });
 }
@@ -519,7 +519,7 @@ export function matchingUpdate(database: Database, model: Model, conditions: rea
       .where((eb) => eb.and([selected(eb), ...bounds.map(({ within }) => within)]))
       .returning('id')
       .execute();
-    noteChange(database, model.table, 'updated', rows.map((row: Row) => row.id as RecordId));
+    noteChange(database, model.table, 'updated', rows.map((row: Row) => row.id as RecordId), Object.keys(set));
     return rows.length;
   };
   if (bounds.length === 0) return { checksRanges: false, run: (database) => refusing(database, model, changes, Object.keys(plain), Object.values(plain), () => update(database)) };
