@@ -76,8 +76,12 @@ const headers = { authorization: `Bearer ${token}`, 'content-type': 'application
 readers = fork(fileURLToPath(new URL('features/readers.mjs', import.meta.url)), [`${server.base}/api/v1/live/events/`, headers.authorization, String(SUBSCRIBERS)]);
 const fromReaders = () =>
   new Promise((resolve, reject) => {
-    readers.once('message', resolve);
-    readers.once('exit', (code) => reject(new Error(`the readers exited (${code})`)));
+    const exited = (code) => reject(new Error(`the readers exited (${code})`));
+    readers.once('exit', exited);
+    readers.once('message', (message) => {
+      readers.off('exit', exited);
+      resolve(message);
+    });
   });
 await fromReaders();
 
