@@ -55,14 +55,16 @@ describe('what a process tells the others over LISTEN/NOTIFY', () => {
       client.on('notification', ({ payload }) => heard.push(JSON.parse(payload!) as Record<string, unknown>));
       const { rows } = await client.query<{ schema: string }>('SELECT current_schema() AS schema');
       await client.query(`LISTEN ${client.escapeIdentifier(`restfold_changes:${rows[0]!.schema}`)}`);
-      expect((await api!.request('PATCH', `/api/v1/users/${alice.id}/`, { token: alice.token, body: { email: 'alice@example.com' } })).status).toBe(200);
+      const email = await api!.request('PATCH', `/api/v1/users/${alice.id}/`, { token: alice.token, body: { email: 'alice.new@example.com' } });
+      expect(email.json).toMatchObject({ email: 'alice.new@example.com' });
       const article = await api!.request('POST', '/api/v1/articles/', { token: alice.token, body: { title: 'Told', body: 'Without its columns.' } });
       expect((await api!.request('PATCH', `/api/v1/articles/${article.json.id}/`, { token: alice.token, body: { title: 'Told again' } })).status).toBe(200);
       expect((await api!.request('PATCH', `/api/v1/users/${bob.id}/`, { token: root.token, body: { is_active: false } })).status).toBe(200);
+      expect((await api!.request('PATCH', `/api/v1/users/${alice.id}/`, { token: alice.token, body: { username: 'alice2' } })).status).toBe(200);
       const credentials = () => heard.flatMap((message) => (message.credentials as number[] | undefined) ?? []);
-      for (let waited = 0; !credentials().includes(bob.id) && waited < 5000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
-      // Sent in order: had Alice's e-mail been told, it would have come before Bob's deactivation.
-      expect(credentials()).toEqual([bob.id]);
+      for (let waited = 0; !credentials().includes(alice.id) && waited < 5000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      // Sent in order: had Alice's e-mail been told, she would have been named before Bob.
+      expect(credentials()).toEqual([bob.id, alice.id]);
       expect(heard).toContainEqual({ table: 'articles', kind: 'updated', ids: [article.json.id] });
     }, url);
   });

@@ -6,8 +6,8 @@
  * LIVE_DATABASE_URL, on a connection of its own (a direct one: not through a transaction pooler); else (SQLite) this
  * process alone. Each process sends its changes one after another, in commit order. When the channel
  * was lost and is back, changes may have been missed: every stream is told to refetch (`reset`).
- * The same carrier tells every process whose credentials or rights changed (a write to the users
- * table, a token revoked, a session ended: `credentialsChanged`), and each checks those users'
+ * The same carrier tells every process whose credentials or rights changed (a users row deleted, or
+ * updated beyond its e-mail and date joined, a token revoked, a session ended: `credentialsChanged`), and each checks those users'
  * streams again; and that a group, its permissions or its members changed (`rightsChanged`), when
  * each checks every authenticated stream again (a group's members are known only before the change).
  */
@@ -24,6 +24,7 @@ import type { Collection } from '../declare/collection.js';
 import { LiveHub } from '../actions/live/hub.js';
 import type { Config } from './config.js';
 import { groupModels } from '../declare/users/group-models.js';
+import { User } from '../declare/users/user-model.js';
 
 /** Ids per notification: PostgreSQL takes at most 8000 bytes in one. */
 const IDS_PER_NOTIFICATION = 100;
@@ -38,6 +39,13 @@ const MAX_WAITING = 10_000;
 const CLOSE_SENDING_MS = 5_000;
 
 const KINDS = new Set(['created', 'updated', 'deleted']);
+
+/**
+ * The framework's users columns no credential carries (the e-mail, the date joined): an update of
+ * only these checks no stream again. An app's own columns (User.extend) may be read by its
+ * permissions, and do.
+ */
+const UNTOLD_USER_COLUMNS: ReadonlySet<string> = new Set(Object.keys(User.fields).filter((column) => !CREDENTIAL_COLUMNS.has(column)));
 
 /** The users whose credentials or rights changed. */
 interface Credentials {
@@ -227,10 +235,10 @@ export async function liveChanges(
   // message to every process, and take a place in the ring from the changes streams replay.
   const tables = new Set(collections.filter(({ live }) => live).map(({ serializer }) => serializer.model.table));
   // A users row written (a password, is_active, is_superuser) may change what its user's streams may
-  // read; an update of other columns (an e-mail) changes nothing a credential gives.
+  // read; an update of only the framework's other columns (an e-mail) changes nothing a credential gives.
   const listener = ({ table, kind, ids, columns }: Change): void => {
     if (tables.has(table)) hub.publish({ table, kind, ids });
-    if (table === usersTable && kind !== 'created' && (!columns || columns.some((column) => CREDENTIAL_COLUMNS.has(column)))) hub.publishCredentials(ids);
+    if (table === usersTable && kind !== 'created' && (!columns || columns.some((column) => !UNTOLD_USER_COLUMNS.has(column)))) hub.publishCredentials(ids);
     if (GROUP_TABLES.has(table)) hub.publishRights();
   };
   return { database: tellingChanges(database, listener), hub, listening: carrier?.listening };

@@ -2,7 +2,7 @@
  * The pause after work, per ms it took: paced work takes at most 1 / (1 + PAUSE_PER_MS_SPENT) of
  * the time under a stream of arrivals.
  */
-export const PAUSE_PER_MS_SPENT = 9;
+const PAUSE_PER_MS_SPENT = 9;
 
 /**
  * A duty cycle for work that takes in one go whatever has waited for it (a live hub's reads of
