@@ -422,6 +422,39 @@ describe('a permission removed while a stream is open', () => {
   });
 });
 
+describe('a standing the scope reads, changed while a stream is open', () => {
+  const staffed = collection('staffed', {
+    serializer: serializer(Item, { fields: ['id', 'text', 'owner_id'], readOnly: ['owner_id'] }),
+    live: true,
+    scope: ({ user }) => (user?.isStaff ? {} : { owner_id: user?.id ?? null }),
+  });
+  const app = withGeneratedMigrations(defineApp({ collections: [staffed] }));
+  let served: TestApi;
+  afterAll(() => served?.close());
+
+  it('ends the stream of a staff member who no longer is one, within 5 s, and scopes the next one afresh', async () => {
+    served = await startApi({ LIVE_RECHECK_MS: '60000' }, app);
+    const url = `http://127.0.0.1:${await served.listen()}/api/v1/staffed/events/`;
+    const [root, sam, ann] = [await served.user('root', { superuser: true }), await served.user('sam'), await served.user('ann')];
+    expect((await served.request('PATCH', `/api/v1/auth/users/${sam.id}/`, { token: root.token, body: { is_staff: true } })).status).toBe(200);
+    const stream = await openEvents(url, { authorization: `Bearer ${sam.token}` });
+    streams.push(stream);
+    const anns = await served.request('POST', '/api/v1/staffed/', { token: ann.token, body: { text: "ann's" } });
+    expect(await stream.next()).toMatchObject({ event: 'created', data: { id: anns.json.id } });
+    // Rechecked once a minute only: within 5 s, only the change of the users row ends it.
+    expect((await served.request('PATCH', `/api/v1/auth/users/${sam.id}/`, { token: root.token, body: { is_staff: false } })).status).toBe(200);
+    const rest = await stream.ended(5000);
+    expect(rest).toEqual([expect.objectContaining({ event: 'revoked', data: expect.objectContaining({ code: 'authentication_failed' }) })]);
+    const again = await openEvents(url, { authorization: `Bearer ${sam.token}` });
+    streams.push(again);
+    expect(again.status).toBe(200);
+    await served.request('POST', '/api/v1/staffed/', { token: ann.token, body: { text: 'not for sam' } });
+    const own = await served.request('POST', '/api/v1/staffed/', { token: sam.token, body: { text: "sam's" } });
+    expect(await again.next()).toMatchObject({ event: 'created', data: { id: own.json.id } });
+    closeAll();
+  });
+});
+
 describe('a table no stream is of', () => {
   const Memo = model('live_memos', { id: fields.id(), text: fields.string({ maxLength: 100 }) });
   const app = withGeneratedMigrations(defineApp({ collections: [items, collection('memos', { serializer: serializer(Memo, { fields: ['id', 'text'] }) })] }));

@@ -59,14 +59,15 @@ export type Reauthenticate = (request: FastifyRequest) => Promise<AuthUser | nul
 
 /**
  * Whether the rights a stream opened with hold now: its credential names the same user, of the same
- * standing (a superuser no longer one would be scoped otherwise), who passes the list's permissions;
- * else the 401 or 403 its request would get.
+ * standing (as the scope was computed: a superuser or staff member no longer one, or a renamed
+ * user, would be scoped otherwise), who passes the list's permissions; else the 401 or 403 its
+ * request would get.
  */
 async function rightsNow(action: ActionRequest, reauthenticate: Reauthenticate): Promise<ApiError | undefined> {
   const { user, request, permissions } = action;
   try {
     const now = await reauthenticate(request);
-    if (user && (now?.id !== user.id || now.isSuperuser !== user.isSuperuser)) return authenticationFailed('The credential no longer names the user the stream was opened for, as they stood.');
+    if (user && (now?.id !== user.id || now.isSuperuser !== user.isSuperuser || now.isStaff !== user.isStaff || now.username !== user.username)) return authenticationFailed('The credential no longer names the user the stream was opened for, as they stood.');
     await checkPermissions(permissions, { user: now, action: 'list' });
     return undefined;
   } catch (error) {
