@@ -60,15 +60,22 @@ export const isAuthenticated: Permission = {
   hasPermission: ({ user }) => user !== null,
 };
 
+/** The permissions `hasPermission` made: asking one may read the user's permissions, a query the built-in others never send. */
+const named = new WeakSet<Permission>();
+
 /**
  * A named permission (`hasPermission('library.edit')`), granted with `restfold createuser --permission` or
  * `restfold permissions add`; superusers hold every one.
  */
-export const hasPermission = (name: string): Permission => ({
-  description: `the permission "${name}"`,
-  // A superuser holds every permission (AuthUser.hasPermission): answered at once, with no promise to wait for.
-  hasPermission: ({ user }) => user !== null && (user.isSuperuser || user.hasPermission(name)),
-});
+export const hasPermission = (name: string): Permission => {
+  const permission: Permission = {
+    description: `the permission "${name}"`,
+    // A superuser holds every permission (AuthUser.hasPermission): answered at once, with no promise to wait for.
+    hasPermission: ({ user }) => user !== null && (user.isSuperuser || user.hasPermission(name)),
+  };
+  named.add(permission);
+  return permission;
+};
 
 /** The record's `field` names the requesting user (their own record, an article they wrote). */
 export const isOwner = (field: string): Permission => ({
@@ -120,13 +127,20 @@ async function eitherConditions(permissions: readonly Permission[], context: Per
   return said;
 }
 
-/** Passes when any one of `permissions` passes, for the request and then for the record. */
-export const anyOf = (...permissions: Permission[]): Permission => ({
-  description: permissions.map((permission) => permission.description).join(' or '),
-  hasPermission: (context) => some(permissions, passesRequest, context, undefined),
-  hasObjectPermission: (context, record) => some(permissions, passesBoth, context, record),
-  recordConditions: (context) => eitherConditions(permissions, context),
-});
+/**
+ * Passes when any one of `permissions` passes, for the request and then for the record. Named
+ * permissions (`hasPermission`) are asked after the others: one may read the user's permissions,
+ * which an owner passing `isOwner` spares. The answer is the same in any order.
+ */
+export const anyOf = (...permissions: Permission[]): Permission => {
+  const asked = [...permissions.filter((permission) => !named.has(permission)), ...permissions.filter((permission) => named.has(permission))];
+  return {
+    description: permissions.map((permission) => permission.description).join(' or '),
+    hasPermission: (context) => some(asked, passesRequest, context, undefined),
+    hasObjectPermission: (context, record) => some(asked, passesBoth, context, record),
+    recordConditions: (context) => eitherConditions(asked, context),
+  };
+};
 
 /** The four model permissions' suffixes (Django's convention: `<collection>.view`, `.add`, `.change`, `.delete`), by action. */
 const MODEL_PERMISSIONS: Readonly<Record<Action, string>> = {
