@@ -4,7 +4,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { startApi, type TestApi } from '../support/api.js';
 import { createTestDatabase, onPostgres, withApplicationName, type TestDatabase } from '../support/database.js';
 import { openEvents } from '../support/event-stream.js';
-import { liveItemsApp } from '../support/live-items.js';
+import { items, liveItemsApp } from '../support/live-items.js';
+import { withGeneratedMigrations } from '../support/migrations.js';
+import { User, collection, defineApp, fields, isOwner, serializer } from '../../src/framework/index.js';
 import { liveAcrossProcesses, rightsAcrossWorkers } from '../support/live-processes.js';
 import { startServer } from '../support/spawned-server.js';
 
@@ -42,31 +44,67 @@ describe('live changes over LISTEN/NOTIFY', () => {
   });
 });
 
+/** An app whose user model has a column of its own, which its permissions may read; and a live collection. */
+const Member = User.extend({ plan: fields.string({ maxLength: 20, default: 'free' }) });
+const members = collection('members', {
+  serializer: serializer(Member, { fields: ['id', 'email', 'plan'], readOnly: ['id'] }),
+  permissions: { partial_update: [isOwner('id')] },
+});
+const membersApp = withGeneratedMigrations(defineApp({ collections: [items, members], userModel: Member }));
+
+/**
+ * `writes` made while a client of its own listens on the app's channel at `url`; then the users
+ * the messages named as their credentials changed, once `last` is among them (at most 5 s).
+ */
+async function credentialsTold(url: string, last: number, writes: (heard: readonly Record<string, unknown>[]) => Promise<void>): Promise<number[]> {
+  return onPostgres(async (client) => {
+    const heard: Record<string, unknown>[] = [];
+    client.on('notification', ({ payload }) => heard.push(JSON.parse(payload!) as Record<string, unknown>));
+    const { rows } = await client.query<{ schema: string }>('SELECT current_schema() AS schema');
+    await client.query(`LISTEN ${client.escapeIdentifier(`restfold_changes:${rows[0]!.schema}`)}`);
+    await writes(heard);
+    const credentials = () => heard.flatMap((message) => (message.credentials as number[] | undefined) ?? []);
+    for (let waited = 0; !credentials().includes(last) && waited < 5000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    return credentials();
+  }, url);
+}
+
 describe('what a process tells the others over LISTEN/NOTIFY', () => {
-  let api: TestApi | undefined;
-  afterAll(() => api?.close());
+  const apis: TestApi[] = [];
+  afterAll(() => Promise.all(apis.map((api) => api.close())));
 
   it("tells them of a users write only when it changes what a credential gives, and of a change without the columns it set", async () => {
     const url = await fresh();
-    api = await startApi({}, undefined, { databaseUrl: url });
+    const api = await startApi({}, undefined, { databaseUrl: url });
+    apis.push(api);
     const [root, alice, bob] = [await api.user('root', { superuser: true }), await api.user('alice'), await api.user('bob')];
-    await onPostgres(async (client) => {
-      const heard: Record<string, unknown>[] = [];
-      client.on('notification', ({ payload }) => heard.push(JSON.parse(payload!) as Record<string, unknown>));
-      const { rows } = await client.query<{ schema: string }>('SELECT current_schema() AS schema');
-      await client.query(`LISTEN ${client.escapeIdentifier(`restfold_changes:${rows[0]!.schema}`)}`);
-      const email = await api!.request('PATCH', `/api/v1/users/${alice.id}/`, { token: alice.token, body: { email: 'alice.new@example.com' } });
+    let articleId = 0;
+    const told = await credentialsTold(url, alice.id, async (heard) => {
+      const email = await api.request('PATCH', `/api/v1/users/${alice.id}/`, { token: alice.token, body: { email: 'alice.new@example.com' } });
       expect(email.json).toMatchObject({ email: 'alice.new@example.com' });
-      const article = await api!.request('POST', '/api/v1/articles/', { token: alice.token, body: { title: 'Told', body: 'Without its columns.' } });
-      expect((await api!.request('PATCH', `/api/v1/articles/${article.json.id}/`, { token: alice.token, body: { title: 'Told again' } })).status).toBe(200);
-      expect((await api!.request('PATCH', `/api/v1/users/${bob.id}/`, { token: root.token, body: { is_active: false } })).status).toBe(200);
-      expect((await api!.request('PATCH', `/api/v1/users/${alice.id}/`, { token: alice.token, body: { username: 'alice2' } })).status).toBe(200);
-      const credentials = () => heard.flatMap((message) => (message.credentials as number[] | undefined) ?? []);
-      for (let waited = 0; !credentials().includes(alice.id) && waited < 5000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
-      // Sent in order: had Alice's e-mail been told, she would have been named before Bob.
-      expect(credentials()).toEqual([bob.id, alice.id]);
-      expect(heard).toContainEqual({ table: 'articles', kind: 'updated', ids: [article.json.id] });
-    }, url);
+      const article = await api.request('POST', '/api/v1/articles/', { token: alice.token, body: { title: 'Told', body: 'Without its columns.' } });
+      articleId = article.json.id;
+      expect((await api.request('PATCH', `/api/v1/articles/${articleId}/`, { token: alice.token, body: { title: 'Told again' } })).status).toBe(200);
+      expect((await api.request('PATCH', `/api/v1/users/${bob.id}/`, { token: root.token, body: { is_active: false } })).status).toBe(200);
+      expect((await api.request('PATCH', `/api/v1/users/${alice.id}/`, { token: alice.token, body: { username: 'alice2' } })).status).toBe(200);
+      // The article's change, heard before the last credentials: sent in order.
+      for (let waited = 0; !heard.some((message) => message.table === 'articles' && message.kind === 'updated') && waited < 5000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(heard).toContainEqual({ table: 'articles', kind: 'updated', ids: [articleId] });
+    });
+    // Sent in order: had Alice's e-mail been told, she would have been named before Bob.
+    expect(told).toEqual([bob.id, alice.id]);
+  });
+
+  it("tells them of a write to a column the app added to its user model, which its permissions may read", async () => {
+    const url = await fresh();
+    const api = await startApi({}, membersApp, { databaseUrl: url });
+    apis.push(api);
+    const [alice, bob] = [await api.user('alice'), await api.user('bob')];
+    const told = await credentialsTold(url, alice.id, async () => {
+      expect((await api.request('PATCH', `/api/v1/members/${bob.id}/`, { token: bob.token, body: { email: 'bob.new@example.com' } })).json).toMatchObject({ email: 'bob.new@example.com' });
+      expect((await api.request('PATCH', `/api/v1/members/${alice.id}/`, { token: alice.token, body: { plan: 'pro' } })).json).toMatchObject({ plan: 'pro' });
+    });
+    expect(told).toEqual([alice.id]);
   });
 });
 
