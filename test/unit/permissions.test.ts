@@ -154,4 +154,16 @@ describe('anyOf', () => {
     const refusing: Permission = { description: 'never', hasPermission: () => false };
     expect(await object([anyOf(isOwner('author_id'), refusing)], user(1), { author_id: 7 })).toBe('permission_denied at once');
   });
+  it('asks the built-ins that never read the database first, the others in the order given', async () => {
+    const asked: string[] = [];
+    const custom = (name: string): Permission => ({ description: name, hasPermission: () => (asked.push(name), false) });
+    const author = user(7, ['books.change']);
+    // The owner passes before their permissions are read, wherever isOwner is written.
+    expect(await object([anyOf(hasPermission('books.change'), custom('first'), isOwner('author_id'))], author, { author_id: 7 })).toBe('passed at once');
+    expect(author.hasPermission).not.toHaveBeenCalled();
+    expect(asked).toEqual([]);
+    // Among the others the declared order holds: an app's own check written first is asked first.
+    expect(await request([anyOf(custom('first'), hasPermission('books.change'), custom('last'))], user(1, ['books.change']))).toBe('passed later');
+    expect(asked).toEqual(['first']);
+  });
 });

@@ -48,42 +48,45 @@ export type RecordConditions = readonly Filter[] | boolean;
 export const recordConditionsOf = (permission: Permission, context: PermissionContext): MaybePromise<RecordConditions | undefined> =>
   permission.hasObjectPermission ? permission.recordConditions?.(context) : true;
 
+/** The built-in permissions that answer from the request and record alone, never reading the database: `anyOf` asks them first. */
+const fromRequestAlone = new WeakSet<Permission>();
+
+/** `permission`, known to answer from the request and record alone. */
+function answeringAtOnce(permission: Permission): Permission {
+  fromRequestAlone.add(permission);
+  return permission;
+}
+
 /** Anyone, signed in or not (DRF's `AllowAny`); a credential sent is still checked (optional authentication). */
-export const allowAny: Permission = {
+export const allowAny: Permission = answeringAtOnce({
   description: 'anyone',
   hasPermission: () => true,
-};
+});
 
 /** Signed-in users only (DRF's `IsAuthenticated`): 401 for an anonymous request. */
-export const isAuthenticated: Permission = {
+export const isAuthenticated: Permission = answeringAtOnce({
   description: 'an authenticated user',
   hasPermission: ({ user }) => user !== null,
-};
-
-/** The permissions `hasPermission` made: asking one may read the user's permissions, a query the built-in others never send. */
-const named = new WeakSet<Permission>();
+});
 
 /**
  * A named permission (`hasPermission('library.edit')`), granted with `restfold createuser --permission` or
  * `restfold permissions add`; superusers hold every one.
  */
-export const hasPermission = (name: string): Permission => {
-  const permission: Permission = {
-    description: `the permission "${name}"`,
-    // A superuser holds every permission (AuthUser.hasPermission): answered at once, with no promise to wait for.
-    hasPermission: ({ user }) => user !== null && (user.isSuperuser || user.hasPermission(name)),
-  };
-  named.add(permission);
-  return permission;
-};
+export const hasPermission = (name: string): Permission => ({
+  description: `the permission "${name}"`,
+  // A superuser holds every permission (AuthUser.hasPermission): answered at once, with no promise to wait for.
+  hasPermission: ({ user }) => user !== null && (user.isSuperuser || user.hasPermission(name)),
+});
 
 /** The record's `field` names the requesting user (their own record, an article they wrote). */
-export const isOwner = (field: string): Permission => ({
-  description: `the user named by "${field}"`,
-  hasPermission: ({ user }) => user !== null,
-  hasObjectPermission: ({ user }, record) => user !== null && Number(record[field]) === user.id,
-  recordConditions: ({ user }) => user !== null && [{ field, lookup: 'exact', value: user.id }],
-});
+export const isOwner = (field: string): Permission =>
+  answeringAtOnce({
+    description: `the user named by "${field}"`,
+    hasPermission: ({ user }) => user !== null,
+    hasObjectPermission: ({ user }, record) => user !== null && Number(record[field]) === user.id,
+    recordConditions: ({ user }) => user !== null && [{ field, lookup: 'exact', value: user.id }],
+  });
 
 /** One permission's answer to `context`: for the request, or (given `record`) for the record. */
 export type Check<R> = (permission: Permission, context: PermissionContext, record: R) => MaybePromise<boolean>;
@@ -128,12 +131,14 @@ async function eitherConditions(permissions: readonly Permission[], context: Per
 }
 
 /**
- * Passes when any one of `permissions` passes, for the request and then for the record. Named
- * permissions (`hasPermission`) are asked after the others: one may read the user's permissions,
- * which an owner passing `isOwner` spares. The answer is the same in any order.
+ * Passes when any one of `permissions` passes, for the request and then for the record. The
+ * built-ins that never read the database (`allowAny`, `isAuthenticated`, `isOwner`) are asked
+ * first, the others in the order given: a `hasPermission` may read the user's permissions, which
+ * an owner passing `isOwner` spares. The answer is the same in any order.
  */
 export const anyOf = (...permissions: Permission[]): Permission => {
-  const asked = [...permissions.filter((permission) => !named.has(permission)), ...permissions.filter((permission) => named.has(permission))];
+  const atOnce = (permission: Permission) => fromRequestAlone.has(permission);
+  const asked = [...permissions.filter(atOnce), ...permissions.filter((permission) => !atOnce(permission))];
   return {
     description: permissions.map((permission) => permission.description).join(' or '),
     hasPermission: (context) => some(asked, passesRequest, context, undefined),
