@@ -9,6 +9,7 @@ import { withGeneratedMigrations } from '../support/migrations.js';
 import { User, collection, defineApp, fields, isOwner, serializer } from '../../src/framework/index.js';
 import { liveAcrossProcesses, rightsAcrossWorkers } from '../support/live-processes.js';
 import { startServer } from '../support/spawned-server.js';
+import { eventually } from './spawned.js';
 
 const databases: TestDatabase[] = [];
 const fresh = async (): Promise<string> => {
@@ -64,7 +65,7 @@ async function credentialsTold(url: string, last: number, writes: (heard: readon
     await client.query(`LISTEN ${client.escapeIdentifier(`restfold_changes:${rows[0]!.schema}`)}`);
     await writes(heard);
     const credentials = () => heard.flatMap((message) => (message.credentials as number[] | undefined) ?? []);
-    for (let waited = 0; !credentials().includes(last) && waited < 5000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+    await eventually(async () => (credentials().includes(last) ? true : undefined), `user ${last} told`, 5);
     return credentials();
   }, url);
 }
@@ -88,7 +89,7 @@ describe('what a process tells the others over LISTEN/NOTIFY', () => {
       expect((await api.request('PATCH', `/api/v1/users/${bob.id}/`, { token: root.token, body: { is_active: false } })).status).toBe(200);
       expect((await api.request('PATCH', `/api/v1/users/${alice.id}/`, { token: alice.token, body: { username: 'alice2' } })).status).toBe(200);
       // The article's change, heard before the last credentials: sent in order.
-      for (let waited = 0; !heard.some((message) => message.table === 'articles' && message.kind === 'updated') && waited < 5000; waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+      await eventually(async () => (heard.some((message) => message.table === 'articles' && message.kind === 'updated') ? true : undefined), 'the article updated told', 5);
       expect(heard).toContainEqual({ table: 'articles', kind: 'updated', ids: [articleId] });
     });
     // Sent in order: had Alice's e-mail been told, she would have been named before Bob.
