@@ -14,6 +14,8 @@ import { join, relative } from 'node:path';
 const failures = [];
 const skipped = [];
 const counts = { passed: 0, failed: 0, skipped: 0 };
+/** Files that failed, with why (a hook's or an import's error fails a file with no test failed), for the summary. */
+const failedFiles = [];
 const reports = mkdtempSync(join(tmpdir(), 'restfold-test-'));
 const reportFile = join(reports, 'report.json');
 
@@ -34,6 +36,14 @@ function count(report) {
   counts.passed += numPassedTests;
   counts.failed += numFailedTests;
   counts.skipped += numPendingTests + numTodoTests;
+  for (const { name, status, message, assertionResults } of testResults) {
+    if (status !== 'failed') continue;
+    // The report keeps no hook's error: its output above has it; here, the tests it kept from running.
+    const failed = assertionResults.filter((test) => test.status === 'failed').map((test) => test.fullName);
+    const kept = assertionResults.filter((test) => test.status === 'skipped').map((test) => test.fullName);
+    const why = message.trim().split('\n')[0] || (failed.length > 0 ? `failed: ${failed.join('; ')}` : `a hook or the file failed; not run: ${kept.join('; ') || 'none'}`);
+    failedFiles.push(`${relative(process.cwd(), name)}: ${why.slice(0, 400)}`);
+  }
   const slowest = testResults
     .map(({ name, startTime, endTime }) => ({ name: relative(process.cwd(), name), seconds: (endTime - startTime) / 1000 }))
     .sort((a, b) => b.seconds - a.seconds)
@@ -161,6 +171,7 @@ if (process.env.TEST_REDIS_URL && existsSync('test/redis')) {
 console.log('\n=== summary ===');
 console.log(`tests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped`);
 for (const line of skipped) console.log(`SKIPPED: ${line}`);
+for (const line of failedFiles) console.log(`FAILED FILE: ${line}`);
 if (failures.length > 0) {
   console.log(`FAILED: ${failures.join('; ')}`);
   process.exit(1);
