@@ -56,6 +56,9 @@ describe.runIf(transactionPooler)('through PgBouncer in transaction mode, DB_PRE
     );
     expect(unexpected).toEqual([]);
     expect(requests).toBe(8 * 2 * 19);
+    // The writes' changes were sent (heard by no other process: the LISTEN is lost through the pooler,
+    // as each warned), none refused by a statement name another client had prepared on the connection.
+    for (const server of servers) expect(server.output()).not.toContain('a change could not be sent');
   });
 
   it("refuses restfold/testing's schema per test app at once, saying to reach PostgreSQL directly, and leaves no schema behind", async () => {

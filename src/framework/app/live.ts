@@ -16,7 +16,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Redis } from 'ioredis';
 import { tellingChanges, type Change } from '../../store/changes/changes.js';
 import type { Database } from '../../store/connection/database.js';
-import { listen, notifies } from '../../store/changes/notifications.js';
+import { listen, notifies, type ListenHandlers } from '../../store/changes/notifications.js';
 import { CREDENTIAL_COLUMNS } from '../../store/accounts/users.js';
 import { closeRedis } from '../base/redis.js';
 import type { RecordId } from '../../store/read/records.js';
@@ -116,13 +116,15 @@ async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Databa
   if (!url && !config.preparedStatements) {
     app.log.warn('live changes: DB_PREPARED_STATEMENTS=false says a transaction pooler serves DATABASE_URL, and a LISTEN through one is lost: set LIVE_DATABASE_URL to a direct connection, or REDIS_URL');
   }
-  const listening = await listen(database, url, {
+  const handlers: ListenHandlers = {
     heard: (text) => hear(hub, received(text)),
     resumed: () => hub.reset(),
     failed: (error) => app.log.warn({ err: error }, 'live changes: the listening connection failed'),
     unheard: () =>
       app.log.warn('live changes: a notification sent through DATABASE_URL did not reach the listening connection, so other processes will not hear this one\'s changes: a transaction pooler loses a LISTEN; set LIVE_DATABASE_URL to a direct connection, or REDIS_URL'),
-  });
+  };
+  // A named statement is prepared once on the connection; behind a transaction pooler another client's connection may hold its name.
+  const listening = await listen(database, url, handlers, { named: Boolean(url) || config.preparedStatements });
   const send: Send = async (message) => {
     const ids = idsOf(message);
     if (!ids) return listening.notify(sent(message));

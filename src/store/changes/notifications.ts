@@ -52,8 +52,13 @@ function listenerUrl(url: string): string {
 /** Whether `database` can carry notifications between processes. */
 export const notifies = (database: Database): boolean => storeDatabase(database).capabilities.notifies;
 
-/** Listens for the channel of its schema on `url` (a direct connection), by default the one `database` was opened with. */
-export async function listen(database: Database, url: string | undefined, handlers: ListenHandlers): Promise<Listening> {
+/**
+ * Listens for the channel of its schema on `url` (a direct connection), by default the one `database`
+ * was opened with. `named`: whether the notifications may be sent as a named statement, prepared once
+ * on the connection; not through a transaction pooler, where another client's connection may hold
+ * the name already.
+ */
+export async function listen(database: Database, url: string | undefined, handlers: ListenHandlers, { named }: { named: boolean }): Promise<Listening> {
   const connectionString = listenerUrl(url ?? storeDatabase(database).url ?? '');
   let closed = false;
   let client: pg.Client | undefined;
@@ -102,8 +107,7 @@ export async function listen(database: Database, url: string | undefined, handle
   return {
     async notify(payload) {
       if (!client) throw new Error('The connection live changes are sent on is lost; connecting again.');
-      // Named: prepared once on this connection, not parsed again for every notification.
-      await client.query({ name: 'restfold_notify', text: 'SELECT pg_notify($1, $2)', values: [channel, payload] });
+      await client.query({ ...(named && { name: 'restfold_notify' }), text: 'SELECT pg_notify($1, $2)', values: [channel, payload] });
     },
     connected: () => client !== undefined,
     async close() {
