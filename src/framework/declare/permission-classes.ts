@@ -49,22 +49,22 @@ export const recordConditionsOf = (permission: Permission, context: PermissionCo
   permission.hasObjectPermission ? permission.recordConditions?.(context) : true;
 
 /** The built-in permissions that answer from the request and record alone, never reading the database: `anyOf` asks them first. */
-const fromRequestAlone = new WeakSet<Permission>();
+const readingNothing = new WeakSet<Permission>();
 
-/** `permission`, known to answer from the request and record alone. */
-function answeringAtOnce(permission: Permission): Permission {
-  fromRequestAlone.add(permission);
+/** `permission`, known to read nothing. */
+function readsNothing(permission: Permission): Permission {
+  readingNothing.add(permission);
   return permission;
 }
 
 /** Anyone, signed in or not (DRF's `AllowAny`); a credential sent is still checked (optional authentication). */
-export const allowAny: Permission = answeringAtOnce({
+export const allowAny: Permission = readsNothing({
   description: 'anyone',
   hasPermission: () => true,
 });
 
 /** Signed-in users only (DRF's `IsAuthenticated`): 401 for an anonymous request. */
-export const isAuthenticated: Permission = answeringAtOnce({
+export const isAuthenticated: Permission = readsNothing({
   description: 'an authenticated user',
   hasPermission: ({ user }) => user !== null,
 });
@@ -81,7 +81,7 @@ export const hasPermission = (name: string): Permission => ({
 
 /** The record's `field` names the requesting user (their own record, an article they wrote). */
 export const isOwner = (field: string): Permission =>
-  answeringAtOnce({
+  readsNothing({
     description: `the user named by "${field}"`,
     hasPermission: ({ user }) => user !== null,
     hasObjectPermission: ({ user }, record) => user !== null && Number(record[field]) === user.id,
@@ -137,8 +137,8 @@ async function eitherConditions(permissions: readonly Permission[], context: Per
  * an owner passing `isOwner` spares. The answer is the same in any order.
  */
 export const anyOf = (...permissions: Permission[]): Permission => {
-  const atOnce = (permission: Permission) => fromRequestAlone.has(permission);
-  const asked = [...permissions.filter(atOnce), ...permissions.filter((permission) => !atOnce(permission))];
+  const first = (permission: Permission) => readingNothing.has(permission);
+  const asked = [...permissions.filter(first), ...permissions.filter((permission) => !first(permission))];
   return {
     description: permissions.map((permission) => permission.description).join(' or '),
     hasPermission: (context) => some(asked, passesRequest, context, undefined),
