@@ -113,7 +113,8 @@ async function overRedis(app: FastifyInstance, hub: LiveHub, redis: Redis, prefi
 async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Database, config: Config): Promise<Carrier> {
   const url = config.liveDatabaseUrl;
   // Unnamed statements say a transaction pooler is in front, which would lose the LISTEN silently.
-  if (!url && !config.preparedStatements) {
+  const throughPooler = !url && !config.preparedStatements;
+  if (throughPooler) {
     app.log.warn('live changes: DB_PREPARED_STATEMENTS=false says a transaction pooler serves DATABASE_URL, and a LISTEN through one is lost: set LIVE_DATABASE_URL to a direct connection, or REDIS_URL');
   }
   const handlers: ListenHandlers = {
@@ -123,8 +124,8 @@ async function overPostgres(app: FastifyInstance, hub: LiveHub, database: Databa
     unheard: () =>
       app.log.warn('live changes: a notification sent through DATABASE_URL did not reach the listening connection, so other processes will not hear this one\'s changes: a transaction pooler loses a LISTEN; set LIVE_DATABASE_URL to a direct connection, or REDIS_URL'),
   };
-  // A named statement is prepared once on the connection; behind a transaction pooler another client's connection may hold its name.
-  const listening = await listen(database, url, handlers, { named: Boolean(url) || config.preparedStatements });
+  // Through a pooler, another client's server connection may hold the name of a statement prepared on it.
+  const listening = await listen(database, url, handlers, { named: !throughPooler });
   const send: Send = async (message) => {
     const ids = idsOf(message);
     if (!ids) return listening.notify(sent(message));

@@ -65,6 +65,8 @@ export async function listen(database: Database, url: string | undefined, handle
   let channel = '';
   // A payload of this process's own (no other process's message looks like it): is a notification sent through the pool heard?
   const probe = `probe:${randomUUID()}`;
+  // Named: prepared once on the connection, not parsed again for every notification.
+  const name = named ? 'restfold_notify' : undefined;
   let probeHeard: () => void = () => undefined;
   const connect = async (): Promise<void> => {
     const connecting = new pg.Client({ connectionString });
@@ -107,7 +109,7 @@ export async function listen(database: Database, url: string | undefined, handle
   return {
     async notify(payload) {
       if (!client) throw new Error('The connection live changes are sent on is lost; connecting again.');
-      await client.query({ ...(named && { name: 'restfold_notify' }), text: 'SELECT pg_notify($1, $2)', values: [channel, payload] });
+      await client.query({ name, text: 'SELECT pg_notify($1, $2)', values: [channel, payload] });
     },
     connected: () => client !== undefined,
     async close() {
